@@ -1,0 +1,14 @@
+import ArgumentParser
+
+/// The `kagami` command: a debugging proxy and API mock server.
+public struct Kagami: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "kagami",
+        abstract: "HTTP(S) debugging proxy and API mock server.",
+        version: "0.1.0",
+        subcommands: [
+        ]
+    )
+
+    public init() {}
+}

@@ -1,0 +1,3 @@
+import KagamiCLI
+
+await Kagami.main()

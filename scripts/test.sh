@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Passes every test on a fresh machine: installs what the tests need when it is missing,
+# then builds and runs the whole suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+command -v sqlite3 >/dev/null 2>&1 || need_apt+=(sqlite3)
+if [ ${#need_apt[@]} -gt 0 ]; then
+    echo "installing: ${need_apt[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+# The external suites live beside the checkout (../shared/conformance) unless told otherwise.
+export KAGAMI_CONFORMANCE_DIR="${KAGAMI_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/conformance}"
+
+swift build --build-tests
+swift test --skip-build "$@"
