@@ -3,14 +3,23 @@ import PackageDescription
 
 let package = Package(
     name: "kagami",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "kagami", targets: ["kagami"]),
         .library(name: "KagamiJSON", targets: ["KagamiJSON"]),
+        .library(name: "KagamiFlow", targets: ["KagamiFlow"]),
+        .library(name: "KagamiProxy", targets: ["KagamiProxy"]),
+        .library(name: "KagamiStore", targets: ["KagamiStore"]),
+        .library(name: "KagamiHAR", targets: ["KagamiHAR"]),
+        .library(name: "KagamiTesting", targets: ["KagamiTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // Plain JSON values with ordered objects; no Foundation types at the surface.
@@ -18,17 +27,57 @@ let package = Package(
             name: "KagamiJSON",
             dependencies: [.product(name: "OrderedCollections", package: "swift-collections")]
         ),
+        // One value per HTTP exchange, with no networking types: everything else speaks flows.
+        .target(name: "KagamiFlow"),
+        // The SwiftNIO engine: client connections, server connections, tunnels.
+        .target(
+            name: "KagamiProxy",
+            dependencies: [
+                "KagamiFlow",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        // Sessions: the FlowStore protocol and its SQLite driver.
+        .target(
+            name: "KagamiStore",
+            dependencies: ["KagamiFlow", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        // HTTP Archive (HAR 1.2) from and to flows.
+        .target(name: "KagamiHAR", dependencies: ["KagamiFlow", "KagamiJSON"]),
+        // For tests of Kagami and of apps that use it: an origin server on port 0, fixtures.
+        .target(
+            name: "KagamiTesting",
+            dependencies: [
+                "KagamiFlow",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // The commands; the executable only calls into this.
         .target(
             name: "KagamiCLI",
             dependencies: [
-                "KagamiJSON",
+                "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "kagami", dependencies: ["KagamiCLI"]),
 
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
+        .testTarget(
+            name: "KagamiProxyTests",
+            dependencies: [
+                "KagamiProxy", "KagamiStore", "KagamiTesting", "KagamiFlow", "KagamiHAR",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

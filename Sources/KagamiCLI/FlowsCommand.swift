@@ -1,0 +1,48 @@
+import ArgumentParser
+import Foundation
+import KagamiFlow
+
+struct FlowsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "flows",
+        abstract: "List the exchanges of a session, one per line: time, method, status, URL, size, duration."
+    )
+
+    @Option(help: "Session file.")
+    var session: String
+
+    @Flag(help: "Show each exchange's id first (for curl, repeat and export).")
+    var ids = false
+
+    func run() async throws {
+        let store = try SessionFile.open(session)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss.SSS"
+        var output = ""
+        for flow in try await store.allFlows(includeBodies: false) {
+            output += FlowLine.format(flow, dateFormatter: formatter, withID: ids) + "\n"
+        }
+        FileHandle.standardOutput.write(Data(output.utf8))
+    }
+}
+
+enum FlowLine {
+    static func format(_ flow: Flow, dateFormatter: DateFormatter, withID: Bool) -> String {
+        let status = flow.response.map { String($0.status) } ?? "-"
+        let size = flow.response.map { byteCount($0.body.size) } ?? "-"
+        let duration = flow.duration.map { String(format: "%.0fms", $0 * 1000) } ?? "-"
+        var line = withID ? "\(flow.id.uuidString) " : ""
+        line += "\(dateFormatter.string(from: flow.timings.start)) \(flow.request.method) \(status) \(flow.request.url) \(size) \(duration)"
+        if let error = flow.error { line += " ! \(error.message)" }
+        return line
+    }
+
+    static func byteCount(_ n: Int) -> String {
+        switch n {
+        case ..<1024: "\(n)B"
+        case ..<(1024 * 1024): String(format: "%.1fKB", Double(n) / 1024)
+        default: String(format: "%.1fMB", Double(n) / 1024 / 1024)
+        }
+    }
+}

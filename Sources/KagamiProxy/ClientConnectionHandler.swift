@@ -1,0 +1,498 @@
+import Foundation
+import KagamiFlow
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// Settings every client connection shares.
+struct ConnectionSettings: Sendable {
+    var mode: ProxyServer.Mode
+    var captureLimit: Int
+    var connectTimeout: TimeAmount
+    var responseTimeout: TimeAmount
+    var sink: any FlowSink
+}
+
+/// One exchange in progress on a client connection.
+final class Exchange {
+    var recorder: FlowRecorder
+    let target: ProxyTarget
+    let upstreamHead: HTTPRequestHead
+    let clientVersion: HTTPVersion
+    var upstream: UpstreamConnection?
+    /// Request parts that arrived before the server connection was ready.
+    var pendingParts: [HTTPClientRequestPart] = []
+    var requestComplete = false
+    var responseStarted = false
+    var clientKeepAlive: Bool
+    var upstreamKeepAlive = true
+    var timeout: Scheduled<Void>?
+
+    init(recorder: FlowRecorder, target: ProxyTarget, upstreamHead: HTTPRequestHead, clientHead: HTTPRequestHead) {
+        self.recorder = recorder
+        self.target = target
+        self.upstreamHead = upstreamHead
+        self.clientVersion = clientHead.version
+        self.clientKeepAlive = clientHead.isKeepAlive
+    }
+}
+
+/// The last handler on a client connection. It reads requests, sends them to the server (or
+/// opens a tunnel for CONNECT), relays the response back, and records each exchange.
+final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler, UpstreamDelegate {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let settings: ConnectionSettings
+    private let pool: UpstreamPool
+    private var context: ChannelHandlerContext?
+    private var exchange: Exchange?
+    /// A CONNECT waiting for its `.end` or its server connection.
+    private var pendingTunnel: (target: ProxyTarget, recorder: FlowRecorder)?
+    private var readsPaused = false
+    private var readPending = false
+    private var clientAddress: String?
+
+    init(settings: ConnectionSettings, pool: UpstreamPool) {
+        self.settings = settings
+        self.pool = pool
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if let address = context.channel.remoteAddress, let ip = address.ipAddress, let port = address.port {
+            clientAddress = ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    // MARK: Client side
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            if head.method == .CONNECT {
+                beginTunnel(head, context: context)
+            } else {
+                beginExchange(head, context: context)
+            }
+        case .body(let buffer):
+            guard let exchange else { return }
+            exchange.recorder.requestBodyPart(buffer)
+            send(.body(.byteBuffer(buffer)), in: exchange)
+        case .end(let trailers):
+            if pendingTunnel != nil {
+                openTunnel(context: context)
+                return
+            }
+            guard let exchange else { return }
+            exchange.requestComplete = true
+            send(.end(trailers), in: exchange)
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        exchange?.upstream?.handler.flush()
+        context.fireChannelReadComplete()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { exchange?.upstream?.handler.resumeReads() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if let exchange {
+            self.exchange = nil
+            exchange.timeout?.cancel()
+            exchange.upstream?.handler.delegate = nil
+            exchange.upstream?.channel.close(promise: nil)
+            let what = exchange.responseStarted ? "during the response" : "before the response"
+            settings.sink.record(exchange.recorder.finish(error: FlowError(.clientDisconnected, "the client closed the connection \(what)")))
+        }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if readsPaused {
+            readPending = true
+        } else {
+            context.read()
+        }
+    }
+
+    private func pauseClientReads() { readsPaused = true }
+
+    private func resumeClientReads() {
+        readsPaused = false
+        if readPending, let context {
+            readPending = false
+            context.read()
+        }
+    }
+
+    // MARK: Exchanges
+
+    private func beginExchange(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let target: ProxyTarget
+        var headers = head.headers
+        headers.remove(name: "proxy-connection")
+        switch settings.mode {
+        case .forward:
+            do {
+                target = try ProxyTarget(absoluteURL: head.uri)
+            } catch {
+                respondWithoutUpstream(head, status: .badRequest, message: "Kagami is an HTTP proxy: send requests in absolute form (http://host/path). \(error)")
+                return
+            }
+            guard target.scheme == "http" else {
+                respondWithoutUpstream(head, status: .notImplemented, message: "https:// URLs must be sent through a CONNECT tunnel")
+                return
+            }
+            headers.remove(name: "proxy-authorization")
+            if !headers.contains(name: "host") { headers.add(name: "Host", value: target.hostHeader) }
+        case .reverse(let upstream):
+            let base = upstream.path.hasSuffix("/") ? String(upstream.path.dropLast()) : upstream.path
+            target = ProxyTarget(scheme: upstream.scheme, host: upstream.host, port: upstream.port, path: base + (head.uri.hasPrefix("/") ? head.uri : "/" + head.uri))
+            // As Charles's reverse proxies do unless told to preserve it: the server sees its own name.
+            headers.replaceOrAdd(name: "Host", value: target.hostHeader)
+        }
+        let upstreamHead = HTTPRequestHead(version: .http1_1, method: head.method, uri: target.path, headers: headers)
+        var recorder = FlowRecorder(
+            mode: settings.mode.flowMode, clientAddress: clientAddress, target: target, head: upstreamHead,
+            captureLimit: settings.captureLimit, allocator: context.channel.allocator
+        )
+        recorder.setVersion(head.version)
+        let exchange = Exchange(recorder: recorder, target: target, upstreamHead: upstreamHead, clientHead: head)
+        self.exchange = exchange
+        pauseClientReads()
+        pool.acquire(UpstreamPool.Key(host: target.host, port: target.port)) { [weak self] result in
+            guard let self else { return }
+            guard self.exchange === exchange else {
+                if case .success(let connection) = result { connection.channel.close(promise: nil) }
+                return
+            }
+            switch result {
+            case .success(let connection):
+                self.attach(connection, to: exchange)
+            case .failure(let error):
+                self.failBeforeResponse(exchange, error: error)
+            }
+        }
+    }
+
+    private func attach(_ connection: UpstreamConnection, to exchange: Exchange) {
+        exchange.upstream = connection
+        exchange.recorder.connected(to: connection.remoteAddress)
+        connection.handler.delegate = self
+        connection.handler.write(.head(exchange.upstreamHead))
+        let parts = exchange.pendingParts
+        exchange.pendingParts = []
+        for part in parts { send(part, in: exchange) }
+        connection.handler.flush()
+        if connection.channel.isWritable { resumeClientReads() }
+    }
+
+    private func send(_ part: HTTPClientRequestPart, in exchange: Exchange) {
+        guard let upstream = exchange.upstream else {
+            exchange.pendingParts.append(part)
+            return
+        }
+        if case .end = part {
+            let promise = upstream.channel.eventLoop.makePromise(of: Void.self)
+            promise.futureResult.assumeIsolated().whenSuccess { [weak exchange] in exchange?.recorder.requestSent() }
+            upstream.handler.write(part, promise: promise)
+            upstream.handler.flush()
+            armTimeout(exchange)
+        } else {
+            upstream.handler.write(part)
+            if !upstream.channel.isWritable {
+                upstream.handler.flush()
+                pauseClientReads()
+            }
+        }
+    }
+
+    private func armTimeout(_ exchange: Exchange) {
+        exchange.timeout?.cancel()
+        guard let context else { return }
+        exchange.timeout = context.eventLoop.assumeIsolated().scheduleTask(in: settings.responseTimeout) { [weak self, weak exchange] in
+            guard let self, let exchange, self.exchange === exchange else { return }
+            self.timedOut(exchange)
+        }
+    }
+
+    private func timedOut(_ exchange: Exchange) {
+        let error = FlowError(.timeout, "no response from \(exchange.target.authority) within \(UpstreamFailure.seconds(settings.responseTimeout))")
+        exchange.upstream?.handler.delegate = nil
+        exchange.upstream?.channel.close(promise: nil)
+        if exchange.responseStarted {
+            self.exchange = nil
+            settings.sink.record(exchange.recorder.finish(error: error))
+            context?.close(promise: nil)
+        } else {
+            respondWithError(exchange, status: .gatewayTimeout, error: error)
+        }
+    }
+
+    // MARK: Server side
+
+    func upstreamReceived(_ part: HTTPClientResponsePart) {
+        guard let exchange, let context else { return }
+        if exchange.requestComplete { armTimeout(exchange) }
+        switch part {
+        case .head(var head):
+            let code = head.status.code
+            if code >= 100 && code < 200 && code != 101 {
+                context.write(wrapOutboundOut(.head(head)), promise: nil)
+                return
+            }
+            exchange.recorder.responseHead(head)
+            exchange.responseStarted = true
+            exchange.upstreamKeepAlive = head.isKeepAlive
+            if !head.isKeepAlive { exchange.clientKeepAlive = false }
+            if exchange.clientVersion.minor == 0 {
+                // An HTTP/1.0 client can't read chunked framing: send the body raw and close.
+                head.version = .http1_0
+                if head.headers[canonicalForm: "transfer-encoding"].contains(where: { $0.lowercased() == "chunked" }) {
+                    head.headers.remove(name: "transfer-encoding")
+                    exchange.clientKeepAlive = false
+                }
+                if !head.headers.contains(name: "content-length") { exchange.clientKeepAlive = false }
+            }
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+        case .body(let buffer):
+            exchange.recorder.responseBodyPart(buffer)
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            if !context.channel.isWritable {
+                context.flush()
+                exchange.upstream?.handler.pauseReads()
+            }
+        case .end(let trailers):
+            finish(exchange, trailers: trailers)
+        }
+    }
+
+    func upstreamReadComplete() {
+        context?.flush()
+    }
+
+    func upstreamWritabilityChanged(isWritable: Bool) {
+        if isWritable { resumeClientReads() }
+    }
+
+    func upstreamFailed(_ error: any Error) {
+        guard let exchange else { return }
+        exchange.upstream = nil
+        if exchange.responseStarted {
+            failDuringResponse(exchange, error: UpstreamFailure.classify(error, target: exchange.target, connectTimeout: settings.connectTimeout).1)
+        } else {
+            failBeforeResponse(exchange, error: error)
+        }
+    }
+
+    func upstreamClosed() {
+        guard let exchange else { return }
+        exchange.upstream = nil
+        if exchange.responseStarted {
+            let received = exchange.recorder.flow.response?.body.size ?? 0
+            failDuringResponse(exchange, error: FlowError(.connectionReset, "\(exchange.target.authority) closed the connection after \(received) bytes of the response body"))
+        } else {
+            failBeforeResponse(exchange, error: ChannelError.eof)
+        }
+    }
+
+    private func finish(_ exchange: Exchange, trailers: HTTPHeaders?) {
+        guard let context else { return }
+        exchange.timeout?.cancel()
+        self.exchange = nil
+        settings.sink.record(exchange.recorder.finish(error: nil))
+        if let upstream = exchange.upstream {
+            upstream.handler.delegate = nil
+            if exchange.requestComplete && exchange.upstreamKeepAlive {
+                pool.release(upstream)
+            } else {
+                upstream.channel.close(promise: nil)
+            }
+        }
+        let closeAfter = !exchange.clientKeepAlive || !exchange.requestComplete
+        let written = context.writeAndFlush(wrapOutboundOut(.end(trailers)))
+        if closeAfter {
+            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        }
+        resumeClientReads()
+    }
+
+    private func failBeforeResponse(_ exchange: Exchange, error: any Error) {
+        let (status, flowError) = UpstreamFailure.classify(error, target: exchange.target, connectTimeout: settings.connectTimeout)
+        exchange.upstream?.handler.delegate = nil
+        exchange.upstream?.channel.close(promise: nil)
+        exchange.upstream = nil
+        respondWithError(exchange, status: status, error: flowError)
+    }
+
+    private func failDuringResponse(_ exchange: Exchange, error: FlowError) {
+        exchange.timeout?.cancel()
+        self.exchange = nil
+        settings.sink.record(exchange.recorder.finish(error: error))
+        // The status line is already out: closing is the only way to tell the client.
+        context?.close(promise: nil)
+    }
+
+    /// Answers the client with a short plain-text page and records the exchange with `error`.
+    private func respondWithError(_ exchange: Exchange, status: HTTPResponseStatus, error: FlowError) {
+        guard let context else { return }
+        exchange.timeout?.cancel()
+        self.exchange = nil
+        let (head, body) = localResponse(status: status, message: "Kagami: \(error.message)", version: exchange.clientVersion, close: !exchange.requestComplete || !exchange.clientKeepAlive)
+        exchange.recorder.localResponse(status: status, headers: head.headers, body: body)
+        settings.sink.record(exchange.recorder.finish(error: error))
+        writeLocal(head, body, close: !exchange.requestComplete || !exchange.clientKeepAlive, context: context)
+    }
+
+    /// A request Kagami can't forward at all (bad target): answer it and close, since its
+    /// body (if any) will not be read.
+    private func respondWithoutUpstream(_ head: HTTPRequestHead, status: HTTPResponseStatus, message: String) {
+        guard let context else { return }
+        let (responseHead, body) = localResponse(status: status, message: message, version: head.version, close: true)
+        writeLocal(responseHead, body, close: true, context: context)
+    }
+
+    private func localResponse(status: HTTPResponseStatus, message: String, version: HTTPVersion, close: Bool) -> (HTTPResponseHead, ByteBuffer) {
+        let body = ByteBuffer(string: message + "\n")
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+        headers.add(name: "Content-Length", value: String(body.readableBytes))
+        if close { headers.add(name: "Connection", value: "close") }
+        return (HTTPResponseHead(version: version, status: status, headers: headers), body)
+    }
+
+    private func writeLocal(_ head: HTTPResponseHead, _ body: ByteBuffer, close: Bool, context: ChannelHandlerContext) {
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if close {
+            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        } else {
+            resumeClientReads()
+        }
+    }
+
+    // MARK: CONNECT tunnels
+
+    private func beginTunnel(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let target: ProxyTarget
+        do {
+            target = try ProxyTarget(connectAuthority: head.uri)
+        } catch {
+            respondWithoutUpstream(head, status: .badRequest, message: "Kagami: bad CONNECT target: \(error)")
+            return
+        }
+        var recorder = FlowRecorder(
+            mode: .tunnel, clientAddress: clientAddress, target: target, head: head,
+            captureLimit: 0, allocator: context.channel.allocator
+        )
+        recorder.setVersion(head.version)
+        pendingTunnel = (target, recorder)
+        // Bytes after the CONNECT belong to the tunnel, not to the HTTP parser.
+        pauseClientReads()
+    }
+
+    private func openTunnel(context: ChannelHandlerContext) {
+        guard let (target, recorder) = pendingTunnel else { return }
+        let clientChannel = context.channel
+        ClientBootstrap(group: context.eventLoop)
+            .connectTimeout(settings.connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(TunnelRelayHandler())
+                }
+            }
+            .connect(host: target.host, port: target.port)
+            .assumeIsolated()
+            .whenComplete { [weak self] result in
+                guard let self, let context = self.context, clientChannel.isActive else {
+                    if case .success(let channel) = result { channel.close(promise: nil) }
+                    return
+                }
+                self.pendingTunnel = nil
+                switch result {
+                case .success(let serverChannel):
+                    self.joinTunnel(serverChannel: serverChannel, recorder: recorder, context: context)
+                case .failure(let error):
+                    let (status, flowError) = UpstreamFailure.classify(error, target: target, connectTimeout: self.settings.connectTimeout)
+                    var recorder = recorder
+                    let (head, body) = self.localResponse(status: status, message: "Kagami: \(flowError.message)", version: .http1_1, close: true)
+                    recorder.localResponse(status: status, headers: head.headers, body: body)
+                    self.settings.sink.record(recorder.finish(error: flowError))
+                    self.writeLocal(head, body, close: true, context: context)
+                }
+            }
+    }
+
+    private func joinTunnel(serverChannel: any Channel, recorder: FlowRecorder, context: ChannelHandlerContext) {
+        let sink = settings.sink
+        var recorder = recorder
+        recorder.connected(to: serverChannel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" })
+        let established = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: 200, reasonPhrase: "Connection Established"))
+        recorder.responseHead(established)
+        do {
+            let serverRelay = try serverChannel.pipeline.syncOperations.handler(type: TunnelRelayHandler.self)
+            let clientRelay = TunnelRelayHandler()
+            TunnelRelayHandler.join(clientRelay, serverRelay)
+            let record = TunnelRecord(recorder: recorder, sink: sink, client: clientRelay, server: serverRelay)
+            clientRelay.onFinished = record.finish
+            serverRelay.onFinished = record.finish
+
+            // The HTTP handlers leave; the CONNECT reply goes out as raw bytes (an HTTP encoder
+            // would frame it), and the decoder hands any bytes it already read to the relay.
+            let pipeline = context.pipeline.syncOperations
+            for name in [ProxyServer.HandlerName.encoder, ProxyServer.HandlerName.serverPipeline, ProxyServer.HandlerName.errors] {
+                pipeline.removeHandler(name: name, promise: nil)
+            }
+            try pipeline.addHandler(clientRelay)
+            clientRelay.writeRaw(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n"))
+            let channel = context.channel
+            pipeline.removeHandler(context: context, promise: nil)
+            pipeline.removeHandler(name: ProxyServer.HandlerName.decoder, promise: nil)
+            channel.read()
+        } catch {
+            serverChannel.close(promise: nil)
+            context.close(promise: nil)
+        }
+    }
+}
+
+/// Records a tunnel once both of its sides have closed.
+final class TunnelRecord {
+    private var recorder: FlowRecorder
+    private let sink: any FlowSink
+    private var client: TunnelRelayHandler?
+    private var server: TunnelRelayHandler?
+    private var done = false
+
+    init(recorder: FlowRecorder, sink: any FlowSink, client: TunnelRelayHandler, server: TunnelRelayHandler) {
+        self.recorder = recorder
+        self.sink = sink
+        self.client = client
+        self.server = server
+    }
+
+    func finish() {
+        guard !done else { return }
+        done = true
+        recorder.countTunnelBytes(up: client?.bytesRead ?? 0, down: server?.bytesRead ?? 0)
+        client = nil
+        server = nil
+        sink.record(recorder.finish(error: nil))
+    }
+}

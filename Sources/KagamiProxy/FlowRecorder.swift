@@ -1,0 +1,104 @@
+import Foundation
+import KagamiFlow
+import NIOCore
+import NIOHTTP1
+
+/// Builds one `Flow` from the parts of an exchange as they pass through the proxy, keeping
+/// body bytes up to the capture limit and counting the rest.
+struct FlowRecorder {
+    private(set) var flow: Flow
+    private var requestBody: ByteBuffer
+    private var responseBody: ByteBuffer
+    private let captureLimit: Int
+
+    init(mode: Flow.Mode, clientAddress: String?, target: ProxyTarget, head: HTTPRequestHead, captureLimit: Int, allocator: ByteBufferAllocator) {
+        let request = FlowRequest(
+            method: head.method.rawValue,
+            scheme: target.scheme,
+            host: target.host,
+            port: target.port,
+            target: head.method == .CONNECT ? target.authority : target.path,
+            version: head.version.description,
+            headers: HeaderFields(head.headers.map { ($0.name, $0.value) })
+        )
+        flow = Flow(mode: mode, clientAddress: clientAddress, request: request, timings: FlowTimings(start: Date()))
+        requestBody = allocator.buffer(capacity: 0)
+        responseBody = allocator.buffer(capacity: 0)
+        self.captureLimit = captureLimit
+    }
+
+    /// The version the client spoke (the server may be spoken to in another).
+    mutating func setVersion(_ version: HTTPVersion) {
+        flow.request.version = version.description
+    }
+
+    mutating func setRequestHeaders(_ headers: HTTPHeaders) {
+        flow.request.headers = HeaderFields(headers.map { ($0.name, $0.value) })
+    }
+
+    mutating func connected(to address: String?) {
+        flow.serverAddress = address
+        flow.timings.connected = Date()
+    }
+
+    mutating func requestBodyPart(_ buffer: ByteBuffer) {
+        flow.request.body.size += buffer.readableBytes
+        Self.keep(buffer, in: &requestBody, limit: captureLimit, truncated: &flow.request.body.isTruncated)
+    }
+
+    mutating func requestSent() {
+        if flow.timings.requestSent == nil { flow.timings.requestSent = Date() }
+    }
+
+    mutating func responseHead(_ head: HTTPResponseHead) {
+        if flow.timings.firstByte == nil { flow.timings.firstByte = Date() }
+        flow.response = FlowResponse(
+            status: Int(head.status.code),
+            reason: head.status.reasonPhrase,
+            version: head.version.description,
+            headers: HeaderFields(head.headers.map { ($0.name, $0.value) })
+        )
+    }
+
+    mutating func responseBodyPart(_ buffer: ByteBuffer) {
+        guard flow.response != nil else { return }
+        flow.response?.body.size += buffer.readableBytes
+        var truncated = flow.response?.body.isTruncated ?? false
+        Self.keep(buffer, in: &responseBody, limit: captureLimit, truncated: &truncated)
+        flow.response?.body.isTruncated = truncated
+    }
+
+    /// A response Kagami made itself (an error page), recorded as what the client received.
+    mutating func localResponse(status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer) {
+        responseHead(HTTPResponseHead(version: .http1_1, status: status, headers: headers))
+        responseBodyPart(body)
+    }
+
+    /// Counts relayed bytes without keeping them (tunnels).
+    mutating func countTunnelBytes(up: Int, down: Int) {
+        flow.request.body.size = up
+        flow.response?.body.size = down
+    }
+
+    mutating func finish(error: FlowError?) -> Flow {
+        flow.timings.end = Date()
+        if flow.error == nil { flow.error = error }
+        flow.request.body.data = Data(requestBody.readableBytesView)
+        if flow.response != nil { flow.response?.body.data = Data(responseBody.readableBytesView) }
+        return flow
+    }
+
+    private static func keep(_ buffer: ByteBuffer, in store: inout ByteBuffer, limit: Int, truncated: inout Bool) {
+        let room = limit - store.readableBytes
+        if room >= buffer.readableBytes {
+            var copy = buffer
+            store.writeBuffer(&copy)
+        } else {
+            if room > 0, let slice = buffer.getSlice(at: buffer.readerIndex, length: room) {
+                var slice = slice
+                store.writeBuffer(&slice)
+            }
+            truncated = true
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import KagamiFlow
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Turns what went wrong talking to a server into the status the client gets and the error
+/// stored with the exchange.
+enum UpstreamFailure {
+    static func classify(_ error: any Error, target: ProxyTarget, connectTimeout: TimeAmount) -> (HTTPResponseStatus, FlowError) {
+        let server = target.authority
+        if let channelError = error as? ChannelError {
+            switch channelError {
+            case .connectTimeout:
+                return (.gatewayTimeout, FlowError(.timeout, "connecting to \(server) timed out after \(seconds(connectTimeout))"))
+            case .eof, .ioOnClosedChannel, .alreadyClosed:
+                return (.badGateway, FlowError(.connectionReset, "\(server) closed the connection without a response"))
+            default:
+                break
+            }
+        }
+        if let connectionError = error as? NIOConnectionError {
+            if connectionError.connectionErrors.isEmpty {
+                return (.badGateway, FlowError(.dnsFailure, "could not resolve \(target.host)"))
+            }
+            let errnos = connectionError.connectionErrors.compactMap { ($0.error as? IOError)?.errnoCode }
+            if !errnos.isEmpty, errnos.allSatisfy({ $0 == ECONNREFUSED }) {
+                return (.badGateway, FlowError(.connectionRefused, "connection refused by \(server)"))
+            }
+            let first = connectionError.connectionErrors.first.map { "\($0.error)" } ?? "\(error)"
+            return (.badGateway, FlowError(.other, "could not connect to \(server): \(first)"))
+        }
+        if let ioError = error as? IOError {
+            switch ioError.errnoCode {
+            case ECONNREFUSED:
+                return (.badGateway, FlowError(.connectionRefused, "connection refused by \(server)"))
+            case ECONNRESET, EPIPE:
+                return (.badGateway, FlowError(.connectionReset, "\(server) reset the connection"))
+            case ETIMEDOUT:
+                return (.gatewayTimeout, FlowError(.timeout, "connection to \(server) timed out"))
+            default:
+                return (.badGateway, FlowError(.other, "error talking to \(server): \(ioError)"))
+            }
+        }
+        if error is HTTPParserError {
+            return (.badGateway, FlowError(.badResponse, "invalid HTTP response from \(server): \(error)"))
+        }
+        return (.badGateway, FlowError(.other, "error talking to \(server): \(error)"))
+    }
+
+    static func seconds(_ amount: TimeAmount) -> String {
+        let ms = amount.nanoseconds / 1_000_000
+        return ms % 1000 == 0 ? "\(ms / 1000) s" : "\(ms) ms"
+    }
+}

@@ -1,0 +1,152 @@
+import KagamiFlow
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// The proxy: listens for clients, forwards their requests (absolute-form, or to a fixed
+/// upstream in reverse mode), relays CONNECT tunnels, and hands every finished exchange to a
+/// `FlowSink`.
+public final class ProxyServer: Sendable {
+    public enum Mode: Sendable, Hashable {
+        /// A forward proxy: clients send absolute-form requests and CONNECT.
+        case forward
+        /// A reverse proxy: every request goes to this server (like Charles's Reverse Proxies).
+        case reverse(ProxyTarget)
+
+        var flowMode: Flow.Mode {
+            switch self {
+            case .forward: .forward
+            case .reverse: .reverse
+            }
+        }
+    }
+
+    public struct Configuration: Sendable {
+        public var host: String
+        /// 0 picks a free port; `start()` returns the one bound.
+        public var port: Int
+        public var mode: Mode
+        public var connectTimeout: Duration
+        /// How long a server may stay silent once the request has been sent.
+        public var responseTimeout: Duration
+        /// How long an unused keep-alive connection to a server is kept.
+        public var idleConnectionTimeout: Duration
+        public var maximumIdleConnectionsPerServer: Int
+        /// Bytes of each body kept in the session; the rest is counted, not kept.
+        public var bodyCaptureLimit: Int
+
+        public init(
+            host: String = "127.0.0.1", port: Int = 8888, mode: Mode = .forward,
+            connectTimeout: Duration = .seconds(10), responseTimeout: Duration = .seconds(60),
+            idleConnectionTimeout: Duration = .seconds(60), maximumIdleConnectionsPerServer: Int = 64,
+            bodyCaptureLimit: Int = 10 * 1024 * 1024
+        ) {
+            self.host = host
+            self.port = port
+            self.mode = mode
+            self.connectTimeout = connectTimeout
+            self.responseTimeout = responseTimeout
+            self.idleConnectionTimeout = idleConnectionTimeout
+            self.maximumIdleConnectionsPerServer = maximumIdleConnectionsPerServer
+            self.bodyCaptureLimit = bodyCaptureLimit
+        }
+    }
+
+    enum HandlerName {
+        static let decoder = "kagami.http.decoder"
+        static let encoder = "kagami.http.encoder"
+        static let serverPipeline = "kagami.http.pipelining"
+        static let errors = "kagami.http.errors"
+    }
+
+    public let configuration: Configuration
+    private let group: any EventLoopGroup
+    private let sink: any FlowSink
+    /// One pool per event loop, made on first use on that loop.
+    private let pools: [ObjectIdentifier: NIOLoopBoundBox<UpstreamPool?>]
+    private let poolConfiguration: UpstreamPool.Configuration
+    private let listener = NIOLockedValueBox<(any Channel)?>(nil)
+
+    public init(configuration: Configuration, sink: any FlowSink, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.configuration = configuration
+        self.group = group
+        self.sink = sink
+        let poolConfiguration = UpstreamPool.Configuration(
+            connectTimeout: TimeAmount(configuration.connectTimeout),
+            idleTimeout: TimeAmount(configuration.idleConnectionTimeout),
+            maximumIdlePerServer: configuration.maximumIdleConnectionsPerServer,
+            decoderLimits: NIOHTTPDecoderLimitConfiguration()
+        )
+        var pools: [ObjectIdentifier: NIOLoopBoundBox<UpstreamPool?>] = [:]
+        for loop in group.makeIterator() {
+            pools[ObjectIdentifier(loop)] = .makeEmptyBox(valueType: UpstreamPool.self, eventLoop: loop)
+        }
+        self.pools = pools
+        self.poolConfiguration = poolConfiguration
+    }
+
+    /// Binds and starts accepting clients; returns the address it listens on.
+    @discardableResult
+    public func start() async throws -> SocketAddress {
+        let settings = ConnectionSettings(
+            mode: configuration.mode,
+            captureLimit: configuration.bodyCaptureLimit,
+            connectTimeout: TimeAmount(configuration.connectTimeout),
+            responseTimeout: TimeAmount(configuration.responseTimeout),
+            sink: sink
+        )
+        let pools = self.pools
+        let poolConfiguration = self.poolConfiguration
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 1024)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pool: UpstreamPool
+                    if let box = pools[ObjectIdentifier(channel.eventLoop)] {
+                        if box.value == nil { box.value = UpstreamPool(eventLoop: channel.eventLoop, configuration: poolConfiguration) }
+                        pool = box.value ?? UpstreamPool(eventLoop: channel.eventLoop, configuration: poolConfiguration)
+                    } else {
+                        pool = UpstreamPool(eventLoop: channel.eventLoop, configuration: poolConfiguration)
+                    }
+                    try Self.configureClientPipeline(channel.pipeline.syncOperations, settings: settings, pool: pool)
+                }
+            }
+            .bind(host: configuration.host, port: configuration.port)
+            .get()
+        listener.withLockedValue { $0 = channel }
+        guard let address = channel.localAddress else {
+            throw ChannelError.unknownLocalAddress
+        }
+        return address
+    }
+
+    static func configureClientPipeline(_ pipeline: ChannelPipeline.SynchronousOperations, settings: ConnectionSettings, pool: UpstreamPool) throws {
+        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)), name: HandlerName.decoder)
+        try pipeline.addHandler(ProxyResponseEncoder(), name: HandlerName.encoder)
+        try pipeline.addHandler(HTTPServerPipelineHandler(), name: HandlerName.serverPipeline)
+        try pipeline.addHandler(HTTPServerProtocolErrorHandler(), name: HandlerName.errors)
+        try pipeline.addHandler(ClientConnectionHandler(settings: settings, pool: pool))
+    }
+
+    /// The port it listens on, once started.
+    public var port: Int? {
+        listener.withLockedValue { $0?.localAddress?.port }
+    }
+
+    /// Stops accepting clients and closes idle server connections. Exchanges in flight end
+    /// when their connections do.
+    public func stop() async throws {
+        let channel = listener.withLockedValue { value in
+            defer { value = nil }
+            return value
+        }
+        try await channel?.close()
+        for box in pools.values {
+            try await box.eventLoop.submit { box.value?.closeAll() }.get()
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import NIOCore
+
+/// Joins two connections byte for byte (a CONNECT tunnel). Reads on one side wait while the
+/// other side can't take more, so a fast sender can't fill memory.
+final class TunnelRelayHandler: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private var partner: TunnelRelayHandler?
+    private var context: ChannelHandlerContext?
+    private var readPending = false
+    private(set) var bytesRead = 0
+    private(set) var isClosed = false
+    /// Called once, when both sides have closed.
+    var onFinished: (() -> Void)?
+
+    static func join(_ a: TunnelRelayHandler, _ b: TunnelRelayHandler) {
+        a.partner = b
+        b.partner = a
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if !context.channel.isActive { isClosed = true }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        partner = nil
+    }
+
+    /// Writes bytes that are not relayed (the CONNECT reply) straight to this side.
+    func writeRaw(_ buffer: ByteBuffer) {
+        context?.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        bytesRead += buffer.readableBytes
+        partner?.context?.write(wrapOutboundOut(buffer), promise: nil)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        partner?.context?.flush()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { partner?.partnerBecameWritable() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    private func partnerBecameWritable() {
+        if readPending, let context {
+            readPending = false
+            context.read()
+        }
+    }
+
+    private var partnerIsWritable: Bool { partner?.context?.channel.isWritable ?? true }
+
+    func read(context: ChannelHandlerContext) {
+        if partnerIsWritable {
+            context.read()
+        } else {
+            readPending = true
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        isClosed = true
+        if let partner, let partnerContext = partner.context, !partner.isClosed {
+            // Let what is already queued for the other side go out, then close it.
+            partnerContext.writeAndFlush(wrapOutboundOut(partnerContext.channel.allocator.buffer(capacity: 0))).assumeIsolated().whenComplete { _ in
+                partnerContext.close(promise: nil)
+            }
+        }
+        finishIfBothClosed()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    private func finishIfBothClosed() {
+        guard isClosed, partner?.isClosed ?? true else { return }
+        let finished = onFinished ?? partner?.onFinished
+        onFinished = nil
+        partner?.onFinished = nil
+        finished?()
+    }
+}

@@ -1,0 +1,114 @@
+import NIOCore
+import NIOHTTP1
+
+/// What a server connection reports to the exchange using it.
+protocol UpstreamDelegate: AnyObject {
+    func upstreamReceived(_ part: HTTPClientResponsePart)
+    func upstreamReadComplete()
+    func upstreamWritabilityChanged(isWritable: Bool)
+    func upstreamFailed(_ error: any Error)
+    func upstreamClosed()
+}
+
+/// The last handler on a server connection: hands response parts to the exchange that owns
+/// the connection, and holds reads back while the client can't take more (backpressure).
+final class UpstreamHandler: ChannelDuplexHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundIn = HTTPClientRequestPart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    weak var delegate: (any UpstreamDelegate)?
+    /// Called once when the connection closes, so an idle pool can forget it.
+    var onClose: (() -> Void)?
+    private var readsPaused = false
+    private var readPending = false
+    private var context: ChannelHandlerContext?
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard let delegate else {
+            // Bytes on an idle connection: the server is confused or closing; don't reuse it.
+            context.close(promise: nil)
+            return
+        }
+        delegate.upstreamReceived(unwrapInboundIn(data))
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        delegate?.upstreamReadComplete()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        delegate?.upstreamWritabilityChanged(isWritable: context.channel.isWritable)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        let delegate = self.delegate
+        self.delegate = nil
+        delegate?.upstreamFailed(error)
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        let delegate = self.delegate
+        self.delegate = nil
+        delegate?.upstreamClosed()
+        onClose?()
+        onClose = nil
+        context.fireChannelInactive()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if readsPaused {
+            readPending = true
+        } else {
+            context.read()
+        }
+    }
+
+    func pauseReads() { readsPaused = true }
+
+    func resumeReads() {
+        readsPaused = false
+        if readPending, let context {
+            readPending = false
+            context.read()
+        }
+    }
+
+    func write(_ part: HTTPClientRequestPart, promise: EventLoopPromise<Void>? = nil) {
+        guard let context else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        context.write(wrapOutboundOut(part), promise: promise)
+    }
+
+    func flush() { context?.flush() }
+}
+
+/// A connection to a server, on the event loop of the client connections that use it.
+final class UpstreamConnection {
+    let key: UpstreamPool.Key
+    let channel: any Channel
+    let handler: UpstreamHandler
+    /// True when it served an earlier exchange.
+    var isReused = false
+    var idleTimeout: Scheduled<Void>?
+
+    init(key: UpstreamPool.Key, channel: any Channel, handler: UpstreamHandler) {
+        self.key = key
+        self.channel = channel
+        self.handler = handler
+    }
+
+    var remoteAddress: String? {
+        guard let address = channel.remoteAddress else { return nil }
+        if let ip = address.ipAddress, let port = address.port {
+            return ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+        }
+        return "\(address)"
+    }
+}

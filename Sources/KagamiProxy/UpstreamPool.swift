@@ -1,0 +1,98 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// Keep-alive connections to servers, one pool per event loop so that a client connection and
+/// its server connections share a thread and never need a lock.
+final class UpstreamPool {
+    struct Key: Hashable {
+        var host: String
+        var port: Int
+    }
+
+    struct Configuration {
+        var connectTimeout: TimeAmount
+        var idleTimeout: TimeAmount
+        var maximumIdlePerServer: Int
+        var decoderLimits: NIOHTTPDecoderLimitConfiguration
+    }
+
+    private let eventLoop: any EventLoop
+    private let configuration: Configuration
+    private var idle: [Key: [UpstreamConnection]] = [:]
+
+    init(eventLoop: any EventLoop, configuration: Configuration) {
+        self.eventLoop = eventLoop
+        self.configuration = configuration
+    }
+
+    /// Hands out an idle connection to `key`, or opens one. `completion` runs on the loop.
+    func acquire(_ key: Key, completion: @escaping (Result<UpstreamConnection, any Error>) -> Void) {
+        while let connection = idle[key]?.popLast() {
+            connection.idleTimeout?.cancel()
+            connection.idleTimeout = nil
+            connection.handler.onClose = nil
+            if connection.channel.isActive {
+                connection.isReused = true
+                completion(.success(connection))
+                return
+            }
+        }
+        let limits = configuration.decoderLimits
+        ClientBootstrap(group: eventLoop)
+            .connectTimeout(configuration.connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    var encoderConfiguration = HTTPRequestEncoder.Configuration()
+                    encoderConfiguration.automaticallySetFramingHeaders = false
+                    try sync.addHandler(HTTPRequestEncoder(configuration: encoderConfiguration))
+                    try sync.addHandler(ByteToMessageHandler(HTTPResponseDecoder(
+                        leftOverBytesStrategy: .dropBytes,
+                        informationalResponseStrategy: .forward,
+                        limitConfiguration: limits
+                    )))
+                    try sync.addHandler(UpstreamHandler())
+                }
+            }
+            .connect(host: key.host, port: key.port)
+            .assumeIsolated()
+            .whenComplete { result in
+                completion(result.flatMap { channel in
+                    Result {
+                        let handler = try channel.pipeline.syncOperations.handler(type: UpstreamHandler.self)
+                        return UpstreamConnection(key: key, channel: channel, handler: handler)
+                    }
+                })
+            }
+    }
+
+    /// Takes back a connection whose exchange ended cleanly; closes it when the pool is full.
+    func release(_ connection: UpstreamConnection) {
+        connection.handler.delegate = nil
+        connection.handler.resumeReads()
+        guard connection.channel.isActive, idle[connection.key, default: []].count < configuration.maximumIdlePerServer else {
+            connection.channel.close(promise: nil)
+            return
+        }
+        idle[connection.key, default: []].append(connection)
+        let key = connection.key
+        let forget: () -> Void = { [weak self, weak connection] in
+            guard let self, let connection else { return }
+            self.idle[key]?.removeAll { $0 === connection }
+        }
+        connection.handler.onClose = forget
+        connection.idleTimeout = eventLoop.assumeIsolated().scheduleTask(in: configuration.idleTimeout) {
+            connection.channel.close(promise: nil)
+        }
+    }
+
+    func closeAll() {
+        for connection in idle.values.joined() {
+            connection.idleTimeout?.cancel()
+            connection.channel.close(promise: nil)
+        }
+        idle.removeAll()
+    }
+}

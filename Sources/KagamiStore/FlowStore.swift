@@ -1,0 +1,28 @@
+import Foundation
+import KagamiFlow
+
+/// Where captured exchanges live. The proxy hands finished flows to `record(_:)` from its
+/// event loops, so that call never blocks; everything else is for readers.
+public protocol FlowStore: FlowSink {
+    /// Queues a flow for writing; a flow with an id already stored replaces it.
+    func record(_ flow: Flow)
+    /// Returns once every flow recorded before the call is durable.
+    func flush() async throws
+    /// The flow with bodies, or nil.
+    func flow(id: UUID) async throws -> Flow?
+    /// Flows in capture order; without bodies' bytes unless asked (sizes are always there).
+    func flows(offset: Int, limit: Int?, includeBodies: Bool) async throws -> [Flow]
+    func count() async throws -> Int
+}
+
+extension FlowStore {
+    public func allFlows(includeBodies: Bool = true) async throws -> [Flow] {
+        try await flows(offset: 0, limit: nil, includeBodies: includeBodies)
+    }
+}
+
+public struct FlowStoreError: Error, CustomStringConvertible, Sendable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

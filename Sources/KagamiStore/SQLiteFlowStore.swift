@@ -1,0 +1,234 @@
+import Foundation
+import GRDB
+import KagamiFlow
+import Synchronization
+
+/// The default store: one SQLite file per session, in WAL mode. Flows are written in batches on
+/// a queue of their own (group commit: whatever arrived while the last batch was being written
+/// goes in the next transaction), so a finished exchange reaches the file within one write,
+/// and a process killed afterwards loses nothing already written.
+public final class SQLiteFlowStore: FlowStore {
+    public let path: String
+    private let database: DatabasePool
+    private let writeQueue = DispatchQueue(label: "kagami.store.writer")
+    private let pending = Mutex(PendingWrites())
+    private let encoder: JSONEncoder
+    private let decoder = JSONDecoder()
+
+    struct PendingWrites {
+        var flows: [Flow] = []
+        var drainScheduled = false
+        var lastError: String?
+    }
+
+    public init(path: String) throws {
+        self.path = path
+        var configuration = Configuration()
+        configuration.label = "kagami.session"
+        configuration.prepareDatabase { db in
+            // NORMAL in WAL mode: a committed transaction survives the process being killed;
+            // only power loss can take the last ones.
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        do {
+            database = try DatabasePool(path: path, configuration: configuration)
+            try Self.migrator.migrate(database)
+        } catch {
+            throw FlowStoreError("cannot open session file \(path): \(error)")
+        }
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        self.encoder = encoder
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: flows and bodies") { db in
+            try db.create(table: "flow") { t in
+                t.autoIncrementedPrimaryKey("seq")
+                t.column("id", .text).notNull().unique()
+                t.column("mode", .text).notNull()
+                t.column("startedAt", .double).notNull()
+                t.column("method", .text).notNull()
+                t.column("url", .text).notNull()
+                t.column("host", .text).notNull()
+                t.column("status", .integer)
+                t.column("requestSize", .integer).notNull()
+                t.column("responseSize", .integer)
+                t.column("duration", .double)
+                t.column("error", .text)
+                // Everything else about the flow (headers, timings, TLS...) without body bytes.
+                t.column("metadata", .blob).notNull()
+            }
+            try db.create(table: "body") { t in
+                t.column("flowId", .text).notNull().references("flow", column: "id", onDelete: .cascade)
+                t.column("part", .text).notNull()
+                t.column("data", .blob).notNull()
+                t.primaryKey(["flowId", "part"])
+            }
+        }
+        return migrator
+    }
+
+    // MARK: Writing
+
+    public func record(_ flow: Flow) {
+        let schedule = pending.withLock { state in
+            state.flows.append(flow)
+            if state.drainScheduled { return false }
+            state.drainScheduled = true
+            return true
+        }
+        if schedule {
+            writeQueue.async { self.drain() }
+        }
+    }
+
+    private func drain() {
+        while true {
+            let batch = pending.withLock { state -> [Flow] in
+                let batch = state.flows
+                state.flows.removeAll(keepingCapacity: true)
+                if batch.isEmpty { state.drainScheduled = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+            do {
+                try database.write { db in
+                    for flow in batch { try self.insert(flow, db) }
+                }
+            } catch {
+                let message = "could not write \(batch.count) flow(s) to \(path): \(error)"
+                pending.withLock { $0.lastError = message }
+                FileHandle.standardError.write(Data("kagami: \(message)\n".utf8))
+            }
+        }
+    }
+
+    private func insert(_ flow: Flow, _ db: Database) throws {
+        var metadata = flow
+        metadata.request.body.data = Data()
+        metadata.response?.body.data = Data()
+        let row = FlowRow(
+            id: flow.id.uuidString,
+            mode: flow.mode.rawValue,
+            startedAt: flow.timings.start.timeIntervalSince1970,
+            method: flow.request.method,
+            url: flow.request.url,
+            host: flow.request.host,
+            status: flow.response?.status,
+            requestSize: flow.request.body.size,
+            responseSize: flow.response?.body.size,
+            duration: flow.duration,
+            error: flow.error?.message,
+            metadata: try encoder.encode(metadata)
+        )
+        try db.execute(sql: "DELETE FROM body WHERE flowId = ?", arguments: [row.id])
+        try db.execute(sql: "DELETE FROM flow WHERE id = ?", arguments: [row.id])
+        try row.insert(db)
+        if !flow.request.body.data.isEmpty {
+            try BodyRow(flowId: row.id, part: "request", data: flow.request.body.data).insert(db)
+        }
+        if let response = flow.response, !response.body.data.isEmpty {
+            try BodyRow(flowId: row.id, part: "response", data: response.body.data).insert(db)
+        }
+    }
+
+    public func flush() async throws {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            writeQueue.async { continuation.resume() }
+        }
+        if let error = pending.withLock({ $0.lastError }) {
+            throw FlowStoreError(error)
+        }
+    }
+
+    // MARK: Reading
+
+    public func flow(id: UUID) async throws -> Flow? {
+        try await database.read { db in
+            guard let row = try FlowRow.filter(FlowRow.Columns.id == id.uuidString).fetchOne(db) else { return nil }
+            return try self.flow(from: row, bodies: true, db)
+        }
+    }
+
+    public func flows(offset: Int = 0, limit: Int? = nil, includeBodies: Bool = false) async throws -> [Flow] {
+        try await database.read { db in
+            let rows = try FlowRow.order(FlowRow.Columns.seq).limit(limit ?? -1, offset: offset).fetchAll(db)
+            return try rows.map { try self.flow(from: $0, bodies: includeBodies, db) }
+        }
+    }
+
+    public func count() async throws -> Int {
+        try await database.read { db in try FlowRow.fetchCount(db) }
+    }
+
+    private func flow(from row: FlowRow, bodies: Bool, _ db: Database) throws -> Flow {
+        var flow: Flow
+        do {
+            flow = try decoder.decode(Flow.self, from: row.metadata)
+        } catch {
+            throw FlowStoreError("flow \(row.id) in \(path) has unreadable metadata: \(error)")
+        }
+        if bodies {
+            for body in try BodyRow.filter(BodyRow.Columns.flowId == row.id).fetchAll(db) {
+                switch body.part {
+                case "request": flow.request.body.data = body.data
+                case "response": flow.response?.body.data = body.data
+                default: break
+                }
+            }
+        }
+        return flow
+    }
+}
+
+struct FlowRow: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "flow"
+    var seq: Int64?
+    var id: String
+    var mode: String
+    var startedAt: Double
+    var method: String
+    var url: String
+    var host: String
+    var status: Int?
+    var requestSize: Int
+    var responseSize: Int?
+    var duration: Double?
+    var error: String?
+    var metadata: Data
+
+    init(id: String, mode: String, startedAt: Double, method: String, url: String, host: String, status: Int?,
+         requestSize: Int, responseSize: Int?, duration: Double?, error: String?, metadata: Data) {
+        self.id = id
+        self.mode = mode
+        self.startedAt = startedAt
+        self.method = method
+        self.url = url
+        self.host = host
+        self.status = status
+        self.requestSize = requestSize
+        self.responseSize = responseSize
+        self.duration = duration
+        self.error = error
+        self.metadata = metadata
+    }
+
+    enum Columns {
+        static let seq = Column(CodingKeys.seq)
+        static let id = Column(CodingKeys.id)
+    }
+}
+
+struct BodyRow: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "body"
+    var flowId: String
+    var part: String
+    var data: Data
+
+    enum Columns {
+        static let flowId = Column(CodingKeys.flowId)
+    }
+}

@@ -1,0 +1,8 @@
+import KagamiCLI
+
+@main
+struct KagamiMain {
+    static func main() async {
+        await Kagami.main(nil)
+    }
+}

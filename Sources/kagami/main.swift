@@ -1,3 +1,0 @@
-import KagamiCLI
-
-await Kagami.main()
