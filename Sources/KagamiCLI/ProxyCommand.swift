@@ -50,22 +50,24 @@ struct ProxyCommand: AsyncParsableCommand {
         )
         let address = try await server.start()
         let listening = "http://\(host.contains(":") ? "[\(host)]" : host):\(address.port ?? port)"
+        var banner: String
         switch mode {
         case .forward:
-            print("Kagami proxy listening on \(listening) (set it as the HTTP proxy of your app or device)")
+            banner = "Kagami proxy listening on \(listening) (set it as the HTTP proxy of your app or device)\n"
         case .reverse(let upstream):
-            print("Kagami reverse proxy listening on \(listening) → \(upstream)")
+            banner = "Kagami reverse proxy listening on \(listening) → \(upstream)\n"
         }
-        print("Session: \(sessionPath)")
+        banner += "Session: \(sessionPath)\n"
         if !["127.0.0.1", "::1", "localhost"].contains(host) {
-            print("Warning: listening on \(host) lets other hosts use this proxy.")
+            banner += "Warning: listening on \(host) lets other hosts use this proxy.\n"
         }
-        FileHandle.standardOutput.synchronizeFile()
+        // Unbuffered, so a script or test reading the pipe sees the port at once.
+        FileHandle.standardOutput.write(Data(banner.utf8))
 
         await SignalWaiter.waitForTermination()
         try await server.stop()
         try await store.flush()
-        print("Stopped. \(try await store.count()) exchanges in \(sessionPath)")
+        FileHandle.standardOutput.write(Data("Stopped. \(try await store.count()) exchanges in \(sessionPath)\n".utf8))
     }
 }
 

@@ -215,8 +215,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         } else {
             upstream.handler.write(part)
             if !upstream.channel.isWritable {
-                upstream.handler.flush()
+                // Pause before flushing: the flush may drain at once and report the channel
+                // writable again, which resumes reads.
                 pauseClientReads()
+                upstream.handler.flush()
             }
         }
     }
@@ -273,8 +275,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             exchange.recorder.responseBodyPart(buffer)
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
             if !context.channel.isWritable {
-                context.flush()
                 exchange.upstream?.handler.pauseReads()
+                context.flush()
             }
         case .end(let trailers):
             finish(exchange, trailers: trailers)
@@ -293,7 +295,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         guard let exchange else { return }
         exchange.upstream = nil
         if exchange.responseStarted {
-            failDuringResponse(exchange, error: UpstreamFailure.classify(error, target: exchange.target, connectTimeout: settings.connectTimeout).1)
+            failDuringResponse(exchange, error: UpstreamFailure.classifyDuringBody(error, target: exchange.target, received: exchange.recorder.flow.response?.body.size ?? 0))
         } else {
             failBeforeResponse(exchange, error: error)
         }
@@ -303,8 +305,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         guard let exchange else { return }
         exchange.upstream = nil
         if exchange.responseStarted {
-            let received = exchange.recorder.flow.response?.body.size ?? 0
-            failDuringResponse(exchange, error: FlowError(.connectionReset, "\(exchange.target.authority) closed the connection after \(received) bytes of the response body"))
+            failDuringResponse(exchange, error: UpstreamFailure.classifyDuringBody(ChannelError.eof, target: exchange.target, received: exchange.recorder.flow.response?.body.size ?? 0))
         } else {
             failBeforeResponse(exchange, error: ChannelError.eof)
         }

@@ -53,6 +53,21 @@ enum UpstreamFailure {
         return (.badGateway, FlowError(.other, "error talking to \(server): \(error)"))
     }
 
+    /// A failure after the response head went to the client: a body cut short.
+    static func classifyDuringBody(_ error: any Error, target: ProxyTarget, received: Int) -> FlowError {
+        let cutShort: Bool
+        switch error {
+        case let parserError as HTTPParserError: cutShort = parserError == .invalidEOFState
+        case let channelError as ChannelError: cutShort = channelError == .eof
+        case let ioError as IOError: cutShort = ioError.errnoCode == ECONNRESET || ioError.errnoCode == EPIPE
+        default: cutShort = false
+        }
+        if cutShort {
+            return FlowError(.connectionReset, "\(target.authority) closed the connection after \(received) bytes of the response body")
+        }
+        return classify(error, target: target, connectTimeout: .seconds(0)).1
+    }
+
     static func seconds(_ amount: TimeAmount) -> String {
         let ms = amount.nanoseconds / 1_000_000
         return ms % 1000 == 0 ? "\(ms / 1000) s" : "\(ms) ms"

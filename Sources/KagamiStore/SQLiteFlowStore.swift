@@ -37,9 +37,10 @@ public final class SQLiteFlowStore: FlowStore {
             throw FlowStoreError("cannot open session file \(path): \(error)")
         }
         let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .millisecondsSince1970
+        // Seconds since 2001 as Date keeps them: exact round trips.
+        encoder.dateEncodingStrategy = .deferredToDate
         self.encoder = encoder
-        decoder.dateDecodingStrategy = .millisecondsSince1970
+        decoder.dateDecodingStrategy = .deferredToDate
     }
 
     static var migrator: DatabaseMigrator {

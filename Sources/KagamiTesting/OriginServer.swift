@@ -24,6 +24,8 @@ public final class OriginServer: Sendable {
         public var version: String
         public var headers: [(name: String, value: String)]
         public var body: Data
+        /// The port the request came from: one per connection, so reuse shows.
+        public var clientPort: Int
     }
 
     private let channel: any Channel
@@ -109,7 +111,8 @@ private final class OriginHandler: ChannelInboundHandler {
             log.withLockedValue {
                 $0.append(.init(
                     method: head.method.rawValue, uri: head.uri, version: head.version.description,
-                    headers: head.headers.map { ($0.name, $0.value) }, body: Data(body.readableBytesView)))
+                    headers: head.headers.map { ($0.name, $0.value) }, body: Data(body.readableBytesView),
+                    clientPort: context.channel.remoteAddress?.port ?? 0))
             }
             route(head, context: context)
         }

@@ -1,0 +1,54 @@
+import Foundation
+import KagamiFlow
+
+/// Ready-made flows for tests of code that consumes them (stores, exports, views).
+public enum FlowFixtures {
+    public static func getJSON(
+        url path: String = "/users/1", host: String = "api.example.com", status: Int = 200,
+        body: String = #"{"id":1,"name":"Ada"}"#, start: Date = Date(timeIntervalSince1970: 1_780_000_000)
+    ) -> Flow {
+        Flow(
+            mode: .forward,
+            clientAddress: "127.0.0.1:50000",
+            serverAddress: "93.184.216.34:80",
+            request: FlowRequest(
+                method: "GET", scheme: "http", host: host, port: 80, target: path,
+                headers: HeaderFields([("Host", host), ("Accept", "application/json"), ("Cookie", "session=abc; theme=dark")])
+            ),
+            response: FlowResponse(
+                status: status, reason: "OK",
+                headers: HeaderFields([("Content-Type", "application/json"), ("Set-Cookie", "session=def; Path=/; HttpOnly")]),
+                body: FlowBody(data: Data(body.utf8))
+            ),
+            timings: FlowTimings(
+                start: start, connected: start.addingTimeInterval(0.010), requestSent: start.addingTimeInterval(0.011),
+                firstByte: start.addingTimeInterval(0.050), end: start.addingTimeInterval(0.060)
+            )
+        )
+    }
+
+    public static func postBinary(size: Int = 1024, start: Date = Date(timeIntervalSince1970: 1_780_000_001)) -> Flow {
+        // Starts with bytes that are never UTF-8, so exports must treat it as binary.
+        let bytes = Data((0..<size).map { UInt8(truncatingIfNeeded: 0xFF &- $0 &* 7) })
+        return Flow(
+            mode: .forward,
+            request: FlowRequest(
+                method: "POST", scheme: "http", host: "upload.example.com", port: 8080, target: "/files?name=a%20b&x=1",
+                headers: HeaderFields([("Host", "upload.example.com:8080"), ("Content-Type", "application/octet-stream"), ("Content-Length", String(size))]),
+                body: FlowBody(data: bytes)
+            ),
+            response: FlowResponse(status: 201, reason: "Created", headers: HeaderFields([("Content-Type", "image/png")]), body: FlowBody(data: bytes)),
+            timings: FlowTimings(start: start, end: start.addingTimeInterval(0.2))
+        )
+    }
+
+    public static func refused(start: Date = Date(timeIntervalSince1970: 1_780_000_002)) -> Flow {
+        Flow(
+            mode: .forward,
+            request: FlowRequest(method: "GET", scheme: "http", host: "127.0.0.1", port: 1, target: "/"),
+            response: FlowResponse(status: 502, reason: "Bad Gateway", body: FlowBody(data: Data("Kagami: connection refused by 127.0.0.1:1\n".utf8))),
+            timings: FlowTimings(start: start, end: start.addingTimeInterval(0.001)),
+            error: FlowError(.connectionRefused, "connection refused by 127.0.0.1:1")
+        )
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// A TCP client that sends exact bytes and collects what comes back: for requests no HTTP
+/// client would send (malformed, pipelined, oversized).
+public enum RawConnection {
+    public struct Closed: Error {}
+
+    /// Sends `bytes` to 127.0.0.1:`port` and returns what was received once `until` holds for
+    /// the text so far, the server closes, or `timeout` passes.
+    public static func exchange(
+        port: Int, send bytes: Data, timeout: Duration = .seconds(10),
+        until done: @escaping @Sendable (String) -> Bool = { _ in false }
+    ) async throws -> String {
+        let collected = NIOLockedValueBox(Data())
+        let finished = NIOLockedValueBox<CheckedContinuation<Void, Never>?>(nil)
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(Collector(collected: collected, done: done, finished: finished))
+                }
+            }
+            .connect(host: "127.0.0.1", port: port)
+            .get()
+        await withCheckedContinuation { continuation in
+            finished.withLockedValue { $0 = continuation }
+            channel.writeAndFlush(ByteBuffer(bytes: bytes), promise: nil)
+            channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+                finished.withLockedValue { $0?.resume(); $0 = nil }
+            }
+        }
+        try? await channel.close()
+        return String(decoding: collected.withLockedValue { $0 }, as: UTF8.self)
+    }
+
+    private final class Collector: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        let collected: NIOLockedValueBox<Data>
+        let done: @Sendable (String) -> Bool
+        let finished: NIOLockedValueBox<CheckedContinuation<Void, Never>?>
+
+        init(collected: NIOLockedValueBox<Data>, done: @escaping @Sendable (String) -> Bool, finished: NIOLockedValueBox<CheckedContinuation<Void, Never>?>) {
+            self.collected = collected
+            self.done = done
+            self.finished = finished
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let buffer = unwrapInboundIn(data)
+            let text = collected.withLockedValue { all in
+                all.append(contentsOf: buffer.readableBytesView)
+                return String(decoding: all, as: UTF8.self)
+            }
+            if done(text) { finish() }
+        }
+
+        func channelInactive(context: ChannelHandlerContext) { finish() }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            context.close(promise: nil)
+        }
+
+        private func finish() {
+            finished.withLockedValue { $0?.resume(); $0 = nil }
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import KagamiFlow
+import KagamiProxy
+import KagamiTesting
+import Testing
+
+@Suite("Reverse proxy and CONNECT tunnels")
+struct ModesTests {
+    @Test func reverseModeSendsEverythingToItsServer() async throws {
+        try await ProxyHarness.with(mode: { origin in .reverse(ProxyTarget(scheme: "http", host: "127.0.0.1", port: origin.port)) }) { h in
+            let result = try await CommandLineClient.curl.run(["-s", "--max-time", "10", "--data-binary", "abc", "\(h.proxyURL)/echo?r=1"])
+            let echo = try Echo(result.stdout)
+            #expect(echo.uri == "/echo?r=1")
+            #expect(echo.method == "POST")
+            // The server sees its own name in Host, as behind Charles's reverse proxies.
+            #expect(echo.headers.contains { $0 == ["Host", "127.0.0.1:\(h.origin.port)"] })
+            let flow = try #require(try await h.flows(count: 1).first)
+            #expect(flow.mode == .reverse)
+            #expect(flow.request.url == "\(h.origin.baseURL)/echo?r=1")
+            #expect(flow.request.body.data == Data("abc".utf8))
+        }
+    }
+
+    @Test func connectTunnelRelaysBytesUntouchedAndIsRecorded() async throws {
+        try await ProxyHarness.with { h in
+            let result = try await h.curl(["-p", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", "\(h.origin.baseURL)/bytes/300000", "-o", "/dev/null", "\(h.origin.baseURL)/echo"])
+            #expect(result.stdoutText == "200 300000200 \(h.origin.received.last.map { _ in "" } ?? "")" || result.stdoutText.hasPrefix("200 300000200 "))
+            #expect(h.origin.received.count == 2)
+            let flows = try await h.flows(count: 1)
+            let tunnel = try #require(flows.first)
+            #expect(tunnel.mode == .tunnel)
+            #expect(tunnel.request.method == "CONNECT")
+            #expect(tunnel.request.url == "127.0.0.1:\(h.origin.port)")
+            #expect(tunnel.response?.status == 200)
+            #expect((tunnel.response?.body.size ?? 0) > 300_000)
+            #expect(tunnel.request.body.size > 0)
+        }
+    }
+
+    @Test func connectToDeadServerGets502() async throws {
+        try await ProxyHarness.with { h in
+            let result = try await h.curl(["-p", "-w", "%{http_connect}", "http://127.0.0.1:1/"])
+            #expect(result.stdoutText.hasSuffix("502"))
+            let flow = try #require(try await h.flows(count: 1).first)
+            #expect(flow.request.method == "CONNECT")
+            #expect(flow.error?.kind == .connectionRefused)
+        }
+    }
+}
+
+@Suite("Memory and durability")
+struct DurabilityTests {
+    /// A gigabyte passes through while the proxy keeps only the capture limit of it.
+    @Test func oneGigabyteDownloadStreamsInConstantMemory() async throws {
+        try await ProxyHarness.with { h in
+            let size = 1 << 30
+            let baseline = ResidentMemory.current()
+            let sampler = Task {
+                var peak = 0
+                while !Task.isCancelled {
+                    peak = max(peak, ResidentMemory.current())
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+                return peak
+            }
+            let result = try await CommandLineClient.curl.run(["-s", "--max-time", "300", "-x", h.proxyURL, "-o", "/dev/null", "-w", "%{size_download}", "\(h.origin.baseURL)/bytes/\(size)"])
+            sampler.cancel()
+            let peak = await sampler.value
+            #expect(result.stdoutText == String(size))
+            let growth = peak - baseline
+            #expect(growth < 150 << 20, "resident memory grew by \(growth >> 20) MiB during a 1 GiB download")
+            let flow = try #require(try await h.flows(count: 1).first)
+            #expect(flow.response?.body.size == size)
+            #expect(flow.response?.body.isTruncated == true)
+        }
+    }
+
+    /// Exchanges that completed are in the session file even when the proxy is killed -9.
+    @Test func exchangesSurviveSIGKILL() async throws {
+        let origin = try await OriginServer.start()
+        let session = temporaryPath("killed.sqlite")
+        let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--session", session])
+        let count = 40
+        let urls = (1...count).map { "\(origin.baseURL)/echo?n=\($0)" }
+        let outputs = Array(repeating: ["-o", "/dev/null"], count: count).flatMap { $0 }
+        let result = try await CommandLineClient.curl.run(["-s", "-x", "http://127.0.0.1:\(proxy.port)", "-w", "%{http_code}\n"] + outputs + urls)
+        #expect(result.stdoutText.split(separator: "\n").count == count)
+        proxy.kill9()
+        try await origin.stop()
+
+        let reopened = try KagamiStoreOpen.open(session)
+        let flows = try await reopened.allFlows()
+        #expect(flows.count == count)
+        #expect(Set(flows.map(\.request.url)) == Set(urls))
+        #expect(flows.allSatisfy { $0.response?.status == 200 })
+    }
+}

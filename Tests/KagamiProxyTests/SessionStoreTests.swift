@@ -1,0 +1,77 @@
+import Foundation
+import KagamiFlow
+import KagamiHAR
+import KagamiJSON
+import KagamiStore
+import KagamiTesting
+import Testing
+
+@Suite("Session store and HAR export")
+struct SessionStoreTests {
+    @Test func flowsRoundTripWithBodiesInCaptureOrder() async throws {
+        let path = temporaryPath("store.sqlite")
+        let store = try SQLiteFlowStore(path: path)
+        let flows = [FlowFixtures.getJSON(), FlowFixtures.postBinary(size: 70_000), FlowFixtures.refused()]
+        for flow in flows { store.record(flow) }
+        try await store.flush()
+        #expect(try await store.count() == 3)
+        #expect(try await store.allFlows() == flows)
+
+        let summaries = try await store.flows(offset: 1, limit: 1, includeBodies: false)
+        #expect(summaries.count == 1)
+        #expect(summaries[0].id == flows[1].id)
+        #expect(summaries[0].request.body.data.isEmpty)
+        #expect(summaries[0].request.body.size == 70_000)
+        #expect(try await store.flow(id: flows[1].id) == flows[1])
+        #expect(try await store.flow(id: UUID()) == nil)
+
+        // Recording a flow again replaces it (an edited or finished exchange).
+        var updated = flows[0]
+        updated.violations = [ContractViolation(location: "response.body/id", message: "expected string")]
+        store.record(updated)
+        try await store.flush()
+        #expect(try await store.count() == 3)
+        #expect(try await store.flow(id: updated.id)?.violations == updated.violations)
+
+        // Another process opening the same file sees the same flows.
+        let reopened = try SQLiteFlowStore(path: path)
+        #expect(try await reopened.count() == 3)
+    }
+
+    @Test func unwritableSessionFileIsAClearError() {
+        #expect {
+            _ = try SQLiteFlowStore(path: "/proc/definitely/not/here.sqlite")
+        } throws: { error in
+            "\(error)".contains("cannot open session file /proc/definitely/not/here.sqlite")
+        }
+    }
+
+    @Test func harExportHasTheFieldsHARDefines() throws {
+        let flows = [FlowFixtures.getJSON(), FlowFixtures.postBinary(size: 16), FlowFixtures.refused()]
+        let har = HARExport.archive(flows, creatorVersion: "test")
+        let text = har.serialized(.prettyPrinted)
+        let parsed = try JSONValue(parsing: text)
+        let log = try #require(parsed["log"])
+        #expect(log["version"] == "1.2")
+        let entries = try #require(log["entries"]?.arrayValue)
+        #expect(entries.count == 3)
+
+        let get = entries[0]
+        #expect(get["startedDateTime"] == "2026-05-28T20:26:40.000Z")
+        #expect(get["time"]?.doubleValue == 60)
+        #expect(get["request"]?["url"] == "http://api.example.com/users/1")
+        #expect(get["request"]?["cookies"]?[1]?["name"] == "theme")
+        #expect(get["response"]?["content"]?["text"] == #"{"id":1,"name":"Ada"}"#)
+        #expect(get["response"]?["cookies"]?[0]?["httpOnly"] == true)
+        #expect(get["timings"]?["wait"]?.doubleValue == 39)
+        #expect(get["serverIPAddress"] == "93.184.216.34")
+
+        let post = entries[1]
+        #expect(post["request"]?["url"] == "http://upload.example.com:8080/files?name=a%20b&x=1")
+        #expect(post["request"]?["queryString"]?[0] == ["name": "name", "value": "a b"])
+        #expect(post["request"]?["bodySize"] == 16)
+        #expect(post["response"]?["content"]?["encoding"] == "base64")
+
+        #expect(entries[2]["_error"] == "connection refused by 127.0.0.1:1")
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import KagamiFlow
+import KagamiTesting
+import Testing
+
+@Suite("Server failures")
+struct UpstreamFailureTests {
+    @Test func deadServerGets502AndIsStoredWithTheError() async throws {
+        try await ProxyHarness.with { h in
+            let result = try await h.curl(["-w", "\n%{http_code}", "http://127.0.0.1:1/nothing"])
+            #expect(result.stdoutText.hasSuffix("\n502"))
+            #expect(result.stdoutText.contains("connection refused by 127.0.0.1:1"))
+            let flow = try #require(try await h.flows(count: 1).first)
+            #expect(flow.error?.kind == .connectionRefused)
+            #expect(flow.response?.status == 502)
+            #expect(flow.request.url == "http://127.0.0.1:1/nothing")
+        }
+    }
+
+    @Test func serverClosingMidBodyIsStoredAsReset() async throws {
+        try await ProxyHarness.with { h in
+            let result = try await h.curl(["-o", "/dev/null", "-w", "%{http_code} %{size_download}", "\(h.origin.baseURL)/close-mid-body"])
+            // curl sees the status, then a body cut short (exit 18: partial file).
+            #expect(result.status == 18)
+            #expect(result.stdoutText == "200 1000")
+            let flow = try #require(try await h.flows(count: 1).first)
+            #expect(flow.error?.kind == .connectionReset)
+            #expect(flow.error?.message.contains("after 1000 bytes") == true)
+            #expect(flow.response?.body.size == 1000)
+            // The proxy is still fine for the next request.
+            #expect(try await h.curl(["\(h.origin.baseURL)/echo"]).status == 0)
+        }
+    }
+
+    @Test func invalidResponseGets502() async throws {
+        try await ProxyHarness.with { h in
+            let result = try await h.curl(["-w", "\n%{http_code}", "\(h.origin.baseURL)/garbage"])
+            #expect(result.stdoutText.hasSuffix("\n502"))
+            let flow = try #require(try await h.flows(count: 1).first)
+            #expect(flow.error?.kind == .badResponse)
+            #expect(flow.error?.message.contains("invalid HTTP response") == true)
+        }
+    }
+
+    @Test func silentServerGets504() async throws {
+        try await ProxyHarness.with(configure: { $0.responseTimeout = .milliseconds(300) }) { h in
+            let result = try await h.curl(["-w", "\n%{http_code}", "\(h.origin.baseURL)/no-response"])
+            #expect(result.stdoutText.hasSuffix("\n504"))
+            #expect(result.stdoutText.contains("no response from 127.0.0.1:\(h.origin.port) within 300 ms"))
+            let flow = try #require(try await h.flows(count: 1).first)
+            #expect(flow.error?.kind == .timeout)
+            // A slow but answering server is not cut off.
+            let slow = try await h.curl(["-w", " %{http_code}", "\(h.origin.baseURL)/slow/100"])
+            #expect(slow.stdoutText == "slow 100\n 200")
+        }
+    }
+
+    @Test func serverAnsweringBeforeTheUploadEndsClosesCleanly() async throws {
+        try await ProxyHarness.with { h in
+            let (path, _) = try randomFile(size: 2 << 20)
+            let result = try await h.curl(["-w", "%{http_code}", "-o", "/dev/null", "--data-binary", "@\(path)", "\(h.origin.baseURL)/close-early"])
+            #expect(result.stdoutText == "413")
+            let flow = try #require(try await h.flows(count: 1).first)
+            #expect(flow.response?.status == 413)
+        }
+    }
+
+    @Test func clientLeavingIsStored() async throws {
+        try await ProxyHarness.with { h in
+            let result = try await CommandLineClient.curl.run(["-s", "--max-time", "0.5", "-x", h.proxyURL, "\(h.origin.baseURL)/no-response"])
+            #expect(result.status == 28)
+            let flow = try #require(try await h.flows(count: 1).first)
+            #expect(flow.error?.kind == .clientDisconnected)
+        }
+    }
+}
+
+@Suite("Malformed requests")
+struct MalformedRequestTests {
+    static let cases: [(String, String)] = [
+        ("bad request line", "THIS IS NOT HTTP\r\n\r\n"),
+        ("oversized headers", "GET http://127.0.0.1/ HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 200_000))\r\n\r\n"),
+        ("invalid chunk size", "POST http://127.0.0.1:1/ HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"),
+        ("relative target to a forward proxy", "GET /only-a-path HTTP/1.1\r\nHost: x\r\n\r\n"),
+        ("bad CONNECT target", "CONNECT no-port-here HTTP/1.1\r\nHost: x\r\n\r\n"),
+        ("NUL in header", "GET http://127.0.0.1/ HTTP/1.1\r\nHost: x\u{0}y\r\n\r\n"),
+    ]
+
+    @Test(arguments: cases.map(\.0))
+    func malformedRequestGets400WithoutDisturbingOthers(name: String) async throws {
+        let raw = try #require(Self.cases.first { $0.0 == name }?.1)
+        try await ProxyHarness.with { h in
+            // The bad client gets its answer; the next clients are served as usual.
+            let reply = try await RawConnection.exchange(port: h.proxyPort, send: Data(raw.utf8))
+            #expect(reply.hasPrefix("HTTP/1.1 400") || reply.hasPrefix("HTTP/1.0 400"), "\(name): \(reply.prefix(200))")
+            let after = try await h.curl(["-w", " %{http_code}", "-o", "/dev/null", "\(h.origin.baseURL)/echo", "-o", "/dev/null", "\(h.origin.baseURL)/echo"])
+            #expect(after.stdoutText == " 200 200")
+        }
+    }
+}
