@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "kagami", targets: ["kagami"]),
         .library(name: "KagamiJSON", targets: ["KagamiJSON"]),
+        .library(name: "KagamiURITemplate", targets: ["KagamiURITemplate"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -18,17 +19,24 @@ let package = Package(
             name: "KagamiJSON",
             dependencies: [.product(name: "OrderedCollections", package: "swift-collections")]
         ),
+        // RFC 6570 URI templates: parse, expand, and match requests back to variables.
+        .target(
+            name: "KagamiURITemplate",
+            dependencies: ["KagamiJSON", .product(name: "OrderedCollections", package: "swift-collections")]
+        ),
         // The commands; the executable only calls into this.
         .target(
             name: "KagamiCLI",
             dependencies: [
                 "KagamiJSON",
+                "KagamiURITemplate",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "kagami", dependencies: ["KagamiCLI"]),
 
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
+        .testTarget(name: "KagamiURITemplateTests", dependencies: ["KagamiURITemplate", "KagamiJSON"]),
     ],
     swiftLanguageModes: [.v6]
 )
