@@ -7,6 +7,7 @@ public struct Kagami: AsyncParsableCommand {
         abstract: "HTTP(S) debugging proxy and API mock server.",
         version: "0.1.0",
         subcommands: [
+            TemplateCommand.self,
         ]
     )
 

@@ -40,7 +40,7 @@ extension URITemplate {
                 if case .prefix = variable.modifier {
                     throw URITemplateError(
                         .prefixOfCompositeValue, template: text, position: variable.position,
-                        reason: "prefix modifier on variable '\(variable.name)', whose value is a \(value.kindName)")
+                        reason: "prefix modifier on variable '\(variable.name)', whose value is \(value.kindName)")
                 }
                 expandComposite(value, variable: variable, op: op, into: &out)
             }
@@ -109,9 +109,9 @@ extension URITemplate {
 extension URITemplate.Value {
     var kindName: String {
         switch self {
-        case .string: "string"
-        case .list: "list"
-        case .associative: "associative array"
+        case .string: "a string"
+        case .list: "a list"
+        case .associative: "an associative array"
         }
     }
 }

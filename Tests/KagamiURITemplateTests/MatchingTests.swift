@@ -120,7 +120,7 @@ import Testing
 
     @Test func longTargetsDoNotBlowUp() throws {
         let template = try URITemplate("/{+a}/{+b}/{+c}/{+d}/end")
-        let path = "/" + Array(repeating: "x", count: 2000).joined(separator: "/")
+        let path = "/" + Array(repeating: "x", count: 600).joined(separator: "/")
         #expect(template.match(path) == nil)
         #expect(template.match(path + "/end")?.variables["a"] == .string("x"))
     }
