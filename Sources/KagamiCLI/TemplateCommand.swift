@@ -17,14 +17,13 @@ struct TemplateCommand: ParsableCommand {
             discussion: "The variables file holds a JSON object: strings as they are, numbers and booleans as their JSON text, arrays as lists, objects as associative arrays, null as undefined."
         )
 
-        @Argument(help: "The URI template, e.g. '/users/{id}{?fields*}'.")
-        var template: String
+        @OptionGroup var template: TemplateArgument
 
-        @Option(name: .customLong("vars"), help: "A JSON file with the variables.")
+        @Option(name: .customLong("vars"), help: ArgumentHelp("A JSON file with the variables.", valueName: "file.json"))
         var variablesFile: String?
 
         func run() throws {
-            let parsed = try TemplateCommand.parse(template)
+            let parsed = try template.parsed()
             var variables: [String: URITemplate.Value] = [:]
             if let variablesFile { variables = try TemplateCommand.readVariables(variablesFile) }
             do {
@@ -42,14 +41,13 @@ struct TemplateCommand: ParsableCommand {
             discussion: "Exits 1 and prints 'no match' when the URL does not match the template. A URL with a scheme and host is matched by its path and query unless the template has a scheme too."
         )
 
-        @Argument(help: "The URI template, e.g. '/users/{id}{?fields}'.")
-        var template: String
+        @OptionGroup var template: TemplateArgument
 
         @Argument(help: "The URL or path with query, e.g. '/users/42?fields=name'.")
         var url: String
 
         func run() throws {
-            let parsed = try TemplateCommand.parse(template)
+            let parsed = try template.parsed()
             guard let match = parsed.match(TemplateCommand.requestTarget(url, for: parsed)) else {
                 TemplateCommand.printError("no match")
                 throw ExitCode(1)
@@ -59,15 +57,6 @@ struct TemplateCommand: ParsableCommand {
                 let names = match.unmatchedQueryParameters.map(\.name).joined(separator: ", ")
                 TemplateCommand.printError("query parameters not in the template: \(names)")
             }
-        }
-    }
-
-    static func parse(_ text: String) throws -> URITemplate {
-        do {
-            return try URITemplate(text)
-        } catch {
-            printError("error: \(error)")
-            throw ExitCode(2)
         }
     }
 
@@ -102,5 +91,20 @@ struct TemplateCommand: ParsableCommand {
 
     static func printError(_ message: String) {
         FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+}
+
+/// The template argument both subcommands take; a template that does not parse exits 2.
+struct TemplateArgument: ParsableArguments {
+    @Argument(help: "The URI template, e.g. '/users/{id}{?fields*}'.")
+    var template: String
+
+    func parsed() throws -> URITemplate {
+        do {
+            return try URITemplate(template)
+        } catch {
+            TemplateCommand.printError("error: \(error)")
+            throw ExitCode(2)
+        }
     }
 }

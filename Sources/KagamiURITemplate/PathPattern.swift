@@ -36,12 +36,10 @@ struct PathPattern: Sendable {
                 let op = expression.operator
                 for (index, variable) in expression.variables.enumerated() {
                     let explode = variable.modifier == .explode
-                    var maxLength: Int?
-                    if case .prefix(let length) = variable.modifier { maxLength = length }
                     steps.append(.variable(VariableStep(
                         name: variable.name,
                         nameBytes: PercentEncoding.normalize(variable.name),
-                        op: op, explode: explode, maxLength: maxLength,
+                        op: op, explode: explode, maxLength: variable.maxLength,
                         closesExpression: index == expression.variables.count - 1,
                         first: Array(op.first.utf8), separator: Array(op.separator.utf8),
                         stops: Self.stopTable(op, explode: explode))))

@@ -59,19 +59,15 @@ struct QueryPattern: Sendable {
                 if op == .query || op == .queryContinuation {
                     flush()
                     for variable in expression.variables {
-                        var maxLength: Int?
-                        if case .prefix(let length) = variable.modifier { maxLength = length }
                         let key = PercentEncoding.decode(PercentEncoding.normalize(variable.name)[...])
                         parameters.append(.variable(
-                            name: variable.name, key: key, explode: variable.modifier == .explode, maxLength: maxLength))
+                            name: variable.name, key: key, explode: variable.modifier == .explode, maxLength: variable.maxLength))
                     }
                 } else if case .text(let text) = pending, text.hasSuffix("="), !text.dropLast().contains("="),
                           op == .simple || op == .reserved, expression.variables.count == 1,
                           let variable = expression.variables.first, variable.modifier != .explode {
-                    var maxLength: Int?
-                    if case .prefix(let length) = variable.modifier { maxLength = length }
                     let key = PercentEncoding.decode(PercentEncoding.normalize(text.dropLast())[...], plusIsSpace: true)
-                    pending = .bound(key: key, name: variable.name, maxLength: maxLength)
+                    pending = .bound(key: key, name: variable.name, maxLength: variable.maxLength)
                 } else {
                     pending = .ignored
                 }

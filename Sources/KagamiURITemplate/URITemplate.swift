@@ -131,6 +131,11 @@ extension URITemplate.Expression: CustomStringConvertible {
 }
 
 extension URITemplate.Variable: CustomStringConvertible {
+    /// The prefix modifier's length, if it has one.
+    public var maxLength: Int? {
+        if case .prefix(let length) = modifier { length } else { nil }
+    }
+
     public var description: String {
         switch modifier {
         case .none: name
