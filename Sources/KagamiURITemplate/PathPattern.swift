@@ -63,10 +63,9 @@ struct PathPattern: Sendable {
         case .pathSegment:
             if !explode { stops[slash] = true }
         case .pathParameter, .query, .queryContinuation:
-            // Named values: the separator always ends a value; items are `name=value`.
+            // Named values end at the separator, which also starts the next `name=value`.
             stops[slash] = true
-            stops[Int(UInt8(ascii: ";"))] = true
-            stops[Int(UInt8(ascii: "&"))] = true
+            stops[Int(op.separator.utf8.first ?? UInt8(ascii: ";"))] = true
         }
         return stops
     }
