@@ -84,6 +84,8 @@ struct PathPattern: Sendable {
 
     /// The variables captured when the whole of `bytes` (a normalised path) matches.
     func match(_ bytes: [UInt8]) -> [(name: String, value: URITemplate.Value)]? {
+        // Most routes of a router fail on their leading literal; answer those without allocating.
+        if case .literal(let leading)? = steps.first, !Self.has(leading, in: bytes, at: 0) { return nil }
         let n = bytes.count
         var failed = Set<Int>()
         func key(_ step: Int, _ emitted: Bool, _ position: Int) -> Int {
