@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "kagami", targets: ["kagami"]),
         .library(name: "KagamiJSON", targets: ["KagamiJSON"]),
+        .library(name: "KagamiURITemplate", targets: ["KagamiURITemplate"]),
         .library(name: "KagamiFlow", targets: ["KagamiFlow"]),
         .library(name: "KagamiProxy", targets: ["KagamiProxy"]),
         .library(name: "KagamiStore", targets: ["KagamiStore"]),
@@ -26,6 +27,11 @@ let package = Package(
         .target(
             name: "KagamiJSON",
             dependencies: [.product(name: "OrderedCollections", package: "swift-collections")]
+        ),
+        // RFC 6570 URI templates: parse, expand, and match requests back to variables.
+        .target(
+            name: "KagamiURITemplate",
+            dependencies: ["KagamiJSON", .product(name: "OrderedCollections", package: "swift-collections")]
         ),
         // One value per HTTP exchange, with no networking types: everything else speaks flows.
         .target(name: "KagamiFlow"),
@@ -62,13 +68,14 @@ let package = Package(
         .target(
             name: "KagamiCLI",
             dependencies: [
-                "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR",
+                "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR", "KagamiURITemplate",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "kagami", dependencies: ["KagamiCLI"]),
 
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
+        .testTarget(name: "KagamiURITemplateTests", dependencies: ["KagamiURITemplate", "KagamiJSON"]),
         // A URLSession client the proxy tests run as a child process.
         .executableTarget(name: "url-session-probe", path: "Tests/Probes/URLSessionProbe"),
         .testTarget(
