@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "kagami", targets: ["kagami"]),
         .library(name: "KagamiJSON", targets: ["KagamiJSON"]),
+        .library(name: "KagamiJSONSchema", targets: ["KagamiJSONSchema"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -18,17 +19,21 @@ let package = Package(
             name: "KagamiJSON",
             dependencies: [.product(name: "OrderedCollections", package: "swift-collections")]
         ),
+        // JSON Schema (draft 4 and 2020-12) compiled once, validated many times.
+        .target(name: "KagamiJSONSchema", dependencies: ["KagamiJSON"]),
         // The commands; the executable only calls into this.
         .target(
             name: "KagamiCLI",
             dependencies: [
                 "KagamiJSON",
+                "KagamiJSONSchema",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "kagami", dependencies: ["KagamiCLI"]),
 
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
+        .testTarget(name: "KagamiJSONSchemaTests", dependencies: ["KagamiJSONSchema", "KagamiCLI"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,132 @@
+// JSON Schema patterns are ECMA-262 regular expressions; NSRegularExpression speaks ICU.
+// The pattern is rewritten where the two differ in ways schemas meet (see docs/JSON-SCHEMA.md).
+import Foundation
+
+struct ECMARegexError: Error {
+    let reason: String
+}
+
+/// A compiled pattern. NSRegularExpression is immutable and documented thread-safe, which is
+/// why this wrapper is Sendable.
+struct ECMARegex: @unchecked Sendable {
+    let source: String
+    private let expression: NSRegularExpression
+
+    /// Patterns are searched, not anchored, as ECMA-262 `RegExp.prototype.test` does.
+    func matches(_ text: String) -> Bool {
+        let range = NSRange(location: 0, length: text.utf16.count)
+        return expression.firstMatch(in: text, options: [], range: range) != nil
+    }
+
+    private init(source: String, expression: NSRegularExpression) {
+        self.source = source
+        self.expression = expression
+    }
+
+    /// A compiled pattern, shared by every schema that uses the same source.
+    static func compiled(_ pattern: String) throws(ECMARegexError) -> ECMARegex {
+        if let cached = cache.value(for: pattern) { return cached }
+        let translated = try translate(pattern)
+        let expression: NSRegularExpression
+        do {
+            expression = try NSRegularExpression(pattern: translated, options: [])
+        } catch {
+            throw ECMARegexError(reason: "the expression does not compile")
+        }
+        let regex = ECMARegex(source: pattern, expression: expression)
+        cache.store(regex, for: pattern)
+        return regex
+    }
+
+    private static let cache = RegexCache()
+
+    /// ECMA-262 `\s`: WhiteSpace and LineTerminator, Unicode-wide.
+    private static let ecmaSpace = "\\t\\n\\x{0B}\\f\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}"
+
+    /// Rewrites the ECMA-262 constructs whose ICU meaning differs.
+    static func translate(_ pattern: String) throws(ECMARegexError) -> String {
+        let scalars = Array(pattern.unicodeScalars)
+        var out = ""
+        var inClass = false
+        var i = 0
+        while i < scalars.count {
+            let c = scalars[i]
+            switch c {
+            case "\\":
+                guard i + 1 < scalars.count else { throw ECMARegexError(reason: "\\ at end of pattern") }
+                let next = scalars[i + 1]
+                i += 2
+                switch next {
+                // ECMA-262 classes are ASCII (ICU's are Unicode-wide).
+                case "d": out += inClass ? "0-9" : "[0-9]"
+                case "D": out += "[^0-9]"
+                case "w": out += inClass ? "a-zA-Z0-9_" : "[a-zA-Z0-9_]"
+                case "W": out += "[^a-zA-Z0-9_]"
+                case "s": out += inClass ? ecmaSpace : "[" + ecmaSpace + "]"
+                case "S": out += "[^" + ecmaSpace + "]"
+                case "u" where i < scalars.count && scalars[i] == "{":
+                    // \u{1F600} (unicode mode) is \x{1F600} in ICU.
+                    out += "\\x"
+                case "c" where i < scalars.count && scalars[i].properties.isAlphabetic:
+                    out += "\\c"
+                default:
+                    out += "\\"
+                    out.unicodeScalars.append(next)
+                }
+                continue
+            case "[" where !inClass:
+                if i + 2 < scalars.count, scalars[i + 1] == "^", scalars[i + 2] == "]" {
+                    out += "[\\s\\S]"  // [^] matches any character
+                    i += 3
+                    continue
+                }
+                if i + 1 < scalars.count, scalars[i + 1] == "]" {
+                    out += "(?!)"  // [] matches nothing
+                    i += 2
+                    continue
+                }
+                inClass = true
+                out += "["
+                if i + 1 < scalars.count, scalars[i + 1] == "^" {
+                    out += "^"
+                    i += 1
+                }
+                i += 1
+                continue
+            case "[":
+                out += "\\["  // a nested set in ICU, a plain character in ECMA-262
+            case "&" where inClass, "~" where inClass:
+                out += "\\"
+                out.unicodeScalars.append(c)
+            case "]" where inClass:
+                inClass = false
+                out += "]"
+            case "$" where !inClass:
+                out += "\\z"  // end of input only: ICU's $ also matches before a final newline
+            default:
+                out.unicodeScalars.append(c)
+            }
+            i += 1
+        }
+        return out
+    }
+}
+
+/// Compiled patterns by source, shared process-wide.
+private final class RegexCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [String: ECMARegex] = [:]
+
+    func value(for pattern: String) -> ECMARegex? {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries[pattern]
+    }
+
+    func store(_ regex: ECMARegex, for pattern: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        if entries.count > 4096 { entries.removeAll() }
+        entries[pattern] = regex
+    }
+}

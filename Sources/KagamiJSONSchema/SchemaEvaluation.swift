@@ -1,0 +1,605 @@
+// One validation run over a SchemaProgram: walks instance and schema together, tracks the
+// dynamic scope and (when unevaluated* needs them) which items and properties were evaluated.
+import KagamiJSON
+
+/// What a successful subschema evaluated at its instance location.
+struct EvaluatedParts {
+    var allItems = false
+    var itemPrefix = 0
+    var itemIndexes: Set<Int> = []
+    var allProperties = false
+    var properties: Set<String> = []
+
+    mutating func merge(_ other: EvaluatedParts) {
+        allItems = allItems || other.allItems
+        itemPrefix = max(itemPrefix, other.itemPrefix)
+        if !other.itemIndexes.isEmpty { itemIndexes.formUnion(other.itemIndexes) }
+        allProperties = allProperties || other.allProperties
+        if !other.properties.isEmpty { properties.formUnion(other.properties) }
+    }
+
+    func includesItem(_ index: Int) -> Bool {
+        allItems || index < itemPrefix || itemIndexes.contains(index)
+    }
+
+    func includesProperty(_ name: String) -> Bool {
+        allProperties || properties.contains(name)
+    }
+}
+
+final class SchemaEvaluation {
+    private enum InstanceToken {
+        case key(String)
+        case index(Int)
+    }
+
+    /// Deep enough for any document the JSON parser accepts, shallow enough for the stack.
+    static let maximumDepth = 1200
+
+    let program: SchemaProgram
+    let collectsErrors: Bool
+    private(set) var errors: [JSONSchemaValidationError] = []
+    private var instancePath: [InstanceToken] = []
+    private var keywordPath: [String] = []
+    private var dynamicScope: [Int] = []
+    /// `$ref` targets entered at each instance depth, to stop cycles that consume nothing.
+    private var activeReferences: [(node: Int, instanceDepth: Int)] = []
+    private var referenceDepth = 0
+    private var depth = 0
+    private var currentNode = 0
+    private let tracks: Bool
+
+    init(program: SchemaProgram, collectsErrors: Bool) {
+        self.program = program
+        self.collectsErrors = collectsErrors
+        tracks = program.tracksAnnotations
+    }
+
+    func run(_ instance: JSONValue) -> Bool {
+        evaluate(program.root, instance, collect: collectsErrors).valid
+    }
+
+    // MARK: Nodes
+
+    private func evaluate(_ index: Int, _ instance: JSONValue, collect: Bool) -> (valid: Bool, parts: EvaluatedParts) {
+        let node = program.nodes[index]
+        let previousNode = currentNode
+        currentNode = index
+        defer { currentNode = previousNode }
+        switch node.body {
+        case .alwaysValid:
+            return (true, EvaluatedParts())
+        case .alwaysInvalid:
+            if collect { report("", "no value is allowed here (the schema is false)", keywordOnly: false) }
+            return (false, EvaluatedParts())
+        case .keywords(let keywords):
+            guard depth < Self.maximumDepth else {
+                if collect { report("", "schema evaluation nested deeper than \(Self.maximumDepth) levels", keywordOnly: false) }
+                return (false, EvaluatedParts())
+            }
+            depth += 1
+            let entersResource = dynamicScope.last != node.resource
+            if entersResource { dynamicScope.append(node.resource) }
+            defer {
+                depth -= 1
+                if entersResource { dynamicScope.removeLast() }
+            }
+            var valid = true
+            var parts = EvaluatedParts()
+            for keyword in keywords {
+                if !apply(keyword, instance, collect: collect, parts: &parts) {
+                    valid = false
+                    if !collect { break }
+                }
+            }
+            return (valid, valid ? parts : EvaluatedParts())
+        }
+    }
+
+    /// Evaluates a subschema, with the keyword path (and instance path) extended for it.
+    private func descend(
+        _ node: Int, _ instance: JSONValue, _ keyword: String, _ subkey: String? = nil,
+        at token: InstanceToken? = nil, collect: Bool
+    ) -> (valid: Bool, parts: EvaluatedParts) {
+        if collect {
+            keywordPath.append(keyword)
+            if let subkey { keywordPath.append(subkey) }
+        }
+        if let token { instancePath.append(token) }
+        defer {
+            if collect {
+                keywordPath.removeLast()
+                if subkey != nil { keywordPath.removeLast() }
+            }
+            if token != nil { instancePath.removeLast() }
+        }
+        return evaluate(node, instance, collect: collect)
+    }
+
+    private func follow(_ target: Int, _ instance: JSONValue, _ keyword: String, collect: Bool, parts: inout EvaluatedParts) -> Bool {
+        let instanceDepth = instancePath.count
+        for entry in activeReferences.reversed() {
+            guard entry.instanceDepth == instanceDepth else { break }
+            if entry.node == target {
+                if collect {
+                    report(keyword, "the reference leads back to itself without consuming any of the instance (\(display(program.nodes[target].location)))")
+                }
+                return false
+            }
+        }
+        activeReferences.append((target, instanceDepth))
+        referenceDepth += 1
+        defer {
+            activeReferences.removeLast()
+            referenceDepth -= 1
+        }
+        let outcome = descend(target, instance, keyword, collect: collect)
+        if outcome.valid { parts.merge(outcome.parts) }
+        return outcome.valid
+    }
+
+    // MARK: Keywords
+
+    private func apply(_ keyword: CompiledKeyword, _ instance: JSONValue, collect: Bool, parts: inout EvaluatedParts) -> Bool {
+        switch keyword.check {
+        case .ref(let target):
+            return follow(target, instance, keyword.name, collect: collect, parts: &parts)
+        case .dynamicRef(let target, let anchor):
+            var resolved = target
+            if let anchor {
+                for resource in dynamicScope {
+                    if let candidate = program.resources[resource].dynamicAnchors[anchor] {
+                        resolved = candidate
+                        break
+                    }
+                }
+            }
+            return follow(resolved, instance, keyword.name, collect: collect, parts: &parts)
+        case .allOf(let schemas):
+            var valid = true
+            for (n, schema) in schemas.enumerated() {
+                let outcome = descend(schema, instance, keyword.name, String(n), collect: collect)
+                if outcome.valid {
+                    parts.merge(outcome.parts)
+                } else {
+                    valid = false
+                    if !collect { return false }
+                }
+            }
+            return valid
+        case .anyOf(let schemas):
+            var matched = false
+            for schema in schemas {
+                let outcome = evaluate(schema, instance, collect: false)
+                if outcome.valid {
+                    matched = true
+                    parts.merge(outcome.parts)
+                    if !tracks { break }
+                }
+            }
+            if !matched, collect {
+                report(keyword.name, "value does not match any of the \(schemas.count) schemas in anyOf")
+            }
+            return matched
+        case .oneOf(let schemas):
+            var matches: [Int] = []
+            var matchedParts = EvaluatedParts()
+            for (n, schema) in schemas.enumerated() {
+                let outcome = evaluate(schema, instance, collect: false)
+                if outcome.valid {
+                    matches.append(n)
+                    matchedParts = outcome.parts
+                    if matches.count > 1 && !collect { return false }
+                }
+            }
+            if matches.count == 1 {
+                parts.merge(matchedParts)
+                return true
+            }
+            if collect {
+                if matches.isEmpty {
+                    report(keyword.name, "value does not match any of the \(schemas.count) schemas in oneOf")
+                } else {
+                    report(keyword.name, "value matches \(matches.count) schemas in oneOf (at \(matches.map(String.init).joined(separator: ", "))), expected exactly one")
+                }
+            }
+            return false
+        case .not(let schema):
+            if evaluate(schema, instance, collect: false).valid {
+                if collect { report(keyword.name, "value must not match the schema in not") }
+                return false
+            }
+            return true
+        case .conditional(let condition, let then, let otherwise):
+            let test = evaluate(condition, instance, collect: false)
+            if test.valid { parts.merge(test.parts) }
+            guard let branch = test.valid ? then : otherwise else { return true }
+            let outcome = descend(branch, instance, test.valid ? "then" : "else", collect: collect)
+            if outcome.valid { parts.merge(outcome.parts) }
+            return outcome.valid
+        default:
+            switch instance {
+            case .string(let text): return applyString(keyword, text, collect: collect)
+            case .array(let items): return applyArray(keyword, items, collect: collect, parts: &parts)
+            case .object(let members): return applyObject(keyword, members, collect: collect, parts: &parts)
+            case .integer, .number: return applyNumber(keyword, instance, collect: collect)
+            default: return applyAny(keyword, instance, collect: collect)
+            }
+        }
+    }
+
+    /// Keywords that apply to every type.
+    private func applyAny(_ keyword: CompiledKeyword, _ instance: JSONValue, collect: Bool) -> Bool {
+        switch keyword.check {
+        case .type(let types):
+            if types.contains(where: { $0.matches(instance) }) { return true }
+            if collect {
+                let expected = types.map(\.rawValue).joined(separator: " or ")
+                report(keyword.name, "expected \(expected), found \(instanceTypeName(instance))")
+            }
+            return false
+        case .enumeration(let options):
+            if options.contains(where: { $0.isJSONEqual(to: instance) }) { return true }
+            if collect {
+                report(keyword.name, "value \(abbreviated(instance)) is not one of \(abbreviated(.array(options)))")
+            }
+            return false
+        case .constant(let expected):
+            if expected.isJSONEqual(to: instance) { return true }
+            if collect { report(keyword.name, "value must be \(abbreviated(expected)), found \(abbreviated(instance))") }
+            return false
+        default:
+            return true
+        }
+    }
+
+    private func applyNumber(_ keyword: CompiledKeyword, _ instance: JSONValue, collect: Bool) -> Bool {
+        guard let value = instance.doubleValue else { return true }
+        switch keyword.check {
+        case .multipleOf(let divisor):
+            if divisor.divides(instance) { return true }
+            if collect { report(keyword.name, "\(instance) is not a multiple of \(formatted(divisor.value))") }
+            return false
+        case .minimum(let limit, let exclusive):
+            if exclusive ? value > limit : value >= limit { return true }
+            if collect {
+                report(keyword.name, "\(instance) is \(exclusive ? "not greater than" : "less than") the \(exclusive ? "exclusive " : "")minimum \(formatted(limit))")
+            }
+            return false
+        case .maximum(let limit, let exclusive):
+            if exclusive ? value < limit : value <= limit { return true }
+            if collect {
+                report(keyword.name, "\(instance) is \(exclusive ? "not less than" : "greater than") the \(exclusive ? "exclusive " : "")maximum \(formatted(limit))")
+            }
+            return false
+        default:
+            return applyAny(keyword, instance, collect: collect)
+        }
+    }
+
+    private func applyString(_ keyword: CompiledKeyword, _ text: String, collect: Bool) -> Bool {
+        switch keyword.check {
+        case .minLength(let minimum):
+            // Lengths count Unicode code points, not UTF-16 units or grapheme clusters.
+            let length = text.unicodeScalars.count
+            if length >= minimum { return true }
+            if collect { report(keyword.name, "string has \(length) character\(length == 1 ? "" : "s"), fewer than the minimum \(minimum)") }
+            return false
+        case .maxLength(let maximum):
+            let length = text.unicodeScalars.count
+            if length <= maximum { return true }
+            if collect { report(keyword.name, "string has \(length) characters, more than the maximum \(maximum)") }
+            return false
+        case .pattern(let regex):
+            if regex.matches(text) { return true }
+            if collect { report(keyword.name, "string \(abbreviated(.string(text))) does not match the pattern \(abbreviated(.string(regex.source)))") }
+            return false
+        case .format(let format):
+            if format.accepts(text) { return true }
+            if collect { report(keyword.name, "\(abbreviated(.string(text))) is not a valid \(format.rawValue)") }
+            return false
+        default:
+            return applyAny(keyword, .string(text), collect: collect)
+        }
+    }
+
+    private func applyArray(_ keyword: CompiledKeyword, _ items: [JSONValue], collect: Bool, parts: inout EvaluatedParts) -> Bool {
+        switch keyword.check {
+        case .minItems(let minimum):
+            if items.count >= minimum { return true }
+            if collect { report(keyword.name, "array has \(items.count) item\(items.count == 1 ? "" : "s"), fewer than the minimum \(minimum)") }
+            return false
+        case .maxItems(let maximum):
+            if items.count <= maximum { return true }
+            if collect { report(keyword.name, "array has \(items.count) items, more than the maximum \(maximum)") }
+            return false
+        case .uniqueItems:
+            guard let (first, second) = firstDuplicate(items) else { return true }
+            if collect { report(keyword.name, "items at \(first) and \(second) are equal; items must be unique") }
+            return false
+        case .prefixItems(let schemas):
+            var valid = true
+            for (n, schema) in schemas.enumerated() where n < items.count {
+                if !descend(schema, items[n], keyword.name, String(n), at: .index(n), collect: collect).valid {
+                    valid = false
+                    if !collect { return false }
+                }
+            }
+            if tracks { parts.itemPrefix = max(parts.itemPrefix, min(schemas.count, items.count)) }
+            return valid
+        case .items(let schema, let start):
+            var valid = true
+            if start < items.count {
+                for n in start..<items.count {
+                    if !descend(schema, items[n], keyword.name, at: .index(n), collect: collect).valid {
+                        valid = false
+                        if !collect { return false }
+                    }
+                }
+            }
+            if tracks { parts.allItems = true }
+            return valid
+        case .contains(let schema, let minimum, let maximum):
+            var matched = 0
+            for (n, item) in items.enumerated() {
+                instancePath.append(.index(n))
+                let outcome = evaluate(schema, item, collect: false)
+                instancePath.removeLast()
+                if outcome.valid {
+                    matched += 1
+                    if tracks { parts.itemIndexes.insert(n) }
+                }
+            }
+            if matched < minimum {
+                if collect { report(keyword.name, "array has \(matched) item\(matched == 1 ? "" : "s") matching contains, expected at least \(minimum)") }
+                return false
+            }
+            if let maximum, matched > maximum {
+                if collect { report(keyword.name, "array has \(matched) items matching contains, expected at most \(maximum)") }
+                return false
+            }
+            return true
+        case .unevaluatedItems(let schema):
+            var valid = true
+            for (n, item) in items.enumerated() where !parts.includesItem(n) {
+                if !descend(schema, item, keyword.name, at: .index(n), collect: collect).valid {
+                    valid = false
+                    if !collect { return false }
+                }
+            }
+            parts.allItems = true
+            return valid
+        default:
+            return applyAny(keyword, .array(items), collect: collect)
+        }
+    }
+
+    private func applyObject(_ keyword: CompiledKeyword, _ members: JSONObject, collect: Bool, parts: inout EvaluatedParts) -> Bool {
+        switch keyword.check {
+        case .minProperties(let minimum):
+            if members.count >= minimum { return true }
+            if collect { report(keyword.name, "object has \(members.count) propert\(members.count == 1 ? "y" : "ies"), fewer than the minimum \(minimum)") }
+            return false
+        case .maxProperties(let maximum):
+            if members.count <= maximum { return true }
+            if collect { report(keyword.name, "object has \(members.count) properties, more than the maximum \(maximum)") }
+            return false
+        case .required(let names):
+            var valid = true
+            for name in names where members[name] == nil {
+                valid = false
+                guard collect else { return false }
+                report(keyword.name, "missing required property \(quoted(name))")
+            }
+            return valid
+        case .dependentRequired(let dependencies):
+            var valid = true
+            for (property, required) in dependencies where members[property] != nil {
+                for name in required where members[name] == nil {
+                    valid = false
+                    guard collect else { return false }
+                    report(keyword.name, "property \(quoted(name)) is required when \(quoted(property)) is present")
+                }
+            }
+            return valid
+        case .dependentSchemas(let dependencies):
+            var valid = true
+            for (property, schema) in dependencies where members[property] != nil {
+                let outcome = descend(schema, .object(members), keyword.name, property, collect: collect)
+                if outcome.valid {
+                    parts.merge(outcome.parts)
+                } else {
+                    valid = false
+                    if !collect { return false }
+                }
+            }
+            return valid
+        case .properties(let table):
+            var valid = true
+            // Walk the smaller side: schemas often declare many optional properties.
+            if table.count <= members.count {
+                for (name, schema) in table {
+                    guard let value = members[name] else { continue }
+                    if !checkProperty(schema, value, name, keyword.name, collect: collect, parts: &parts) {
+                        valid = false
+                        if !collect { return false }
+                    }
+                }
+            } else {
+                for (name, value) in members {
+                    guard let schema = table[name] else { continue }
+                    if !checkProperty(schema, value, name, keyword.name, collect: collect, parts: &parts) {
+                        valid = false
+                        if !collect { return false }
+                    }
+                }
+            }
+            return valid
+        case .patternProperties(let entries):
+            var valid = true
+            for (name, value) in members {
+                for entry in entries where entry.regex.matches(name) {
+                    if !checkProperty(entry.schema, value, name, keyword.name, subkey: entry.regex.source, collect: collect, parts: &parts) {
+                        valid = false
+                        if !collect { return false }
+                    }
+                }
+            }
+            return valid
+        case .additionalProperties(let schema, let declared, let patterns):
+            var valid = true
+            for (name, value) in members where !declared.contains(name) && !patterns.contains(where: { $0.matches(name) }) {
+                if !checkAdditional(schema, value, name, keyword.name, collect: collect) {
+                    valid = false
+                    if !collect { return false }
+                }
+                if tracks { parts.properties.insert(name) }
+            }
+            return valid
+        case .propertyNames(let schema):
+            var valid = true
+            for name in members.keys where !evaluate(schema, .string(name), collect: false).valid {
+                valid = false
+                guard collect else { return false }
+                report(keyword.name, "property name \(quoted(name)) does not match the propertyNames schema")
+            }
+            return valid
+        case .unevaluatedProperties(let schema):
+            var valid = true
+            for (name, value) in members where !parts.includesProperty(name) {
+                if !checkAdditional(schema, value, name, keyword.name, collect: collect) {
+                    valid = false
+                    if !collect { return false }
+                }
+            }
+            parts.allProperties = true
+            return valid
+        default:
+            return applyAny(keyword, .object(members), collect: collect)
+        }
+    }
+
+    private func checkProperty(
+        _ schema: Int, _ value: JSONValue, _ name: String, _ keyword: String, subkey: String? = nil,
+        collect: Bool, parts: inout EvaluatedParts
+    ) -> Bool {
+        if tracks { parts.properties.insert(name) }
+        return descend(schema, value, keyword, subkey ?? name, at: .key(name), collect: collect).valid
+    }
+
+    /// additionalProperties / unevaluatedProperties: a `false` schema gets a message naming
+    /// the property rather than "no value is allowed here".
+    private func checkAdditional(_ schema: Int, _ value: JSONValue, _ name: String, _ keyword: String, collect: Bool) -> Bool {
+        if case .alwaysInvalid = program.nodes[schema].body {
+            if collect {
+                instancePath.append(.key(name))
+                report(keyword, "property \(quoted(name)) is not allowed (\(keyword) is false)")
+                instancePath.removeLast()
+            }
+            return false
+        }
+        return descend(schema, value, keyword, at: .key(name), collect: collect).valid
+    }
+
+    private func firstDuplicate(_ items: [JSONValue]) -> (Int, Int)? {
+        var seen: [JSONEqualityKey: Int] = [:]
+        for (n, item) in items.enumerated() {
+            if let earlier = seen.updateValue(n, forKey: JSONEqualityKey(item)) {
+                return (earlier, n)
+            }
+        }
+        return nil
+    }
+
+    // MARK: Reporting
+
+    private func report(_ keyword: String, _ message: String, keywordOnly: Bool = true) {
+        var tokens = keywordPath
+        if keywordOnly { tokens.append(keyword) }
+        let absolute: String?
+        if referenceDepth > 0 {
+            let base = program.nodes[currentNode].location
+            absolute = display(keywordOnly ? base + "/" + JSONPointer.escape(keyword) : base)
+        } else {
+            absolute = nil
+        }
+        errors.append(JSONSchemaValidationError(
+            instanceLocation: instancePointer(), keywordLocation: JSONPointer.string(tokens),
+            absoluteKeywordLocation: absolute, keyword: keyword, message: message))
+    }
+
+    private func instancePointer() -> String {
+        var pointer = ""
+        for token in instancePath {
+            switch token {
+            case .key(let key): pointer += "/" + JSONPointer.escape(key)
+            case .index(let index): pointer += "/" + String(index)
+            }
+        }
+        return pointer
+    }
+
+    /// Locations in the schema itself read as `#/pointer`.
+    private func display(_ location: String) -> String {
+        location.hasPrefix(program.implicitBase + "#") ? String(location.dropFirst(program.implicitBase.count)) : location
+    }
+
+    private func instanceTypeName(_ value: JSONValue) -> String {
+        if case .number(let d) = value, d.isFinite, d.rounded() == d { return "integer" }
+        return value.typeName
+    }
+
+    private func quoted(_ text: String) -> String {
+        JSONValue.string(text).serialized()
+    }
+
+    private func formatted(_ number: Double) -> String {
+        if number.isFinite, number.rounded() == number, abs(number) < 1e15 { return String(Int(number)) }
+        return "\(number)"
+    }
+
+    private func abbreviated(_ value: JSONValue) -> String {
+        let text = value.serialized()
+        return text.count > 80 ? String(text.prefix(77)) + "..." : text
+    }
+}
+
+/// Hashes JSON values so that JSON-equal values (1 and 1.0, objects in any member order)
+/// land in the same bucket; equality is `isJSONEqual`.
+struct JSONEqualityKey: Hashable {
+    let value: JSONValue
+
+    init(_ value: JSONValue) { self.value = value }
+
+    static func == (lhs: JSONEqualityKey, rhs: JSONEqualityKey) -> Bool {
+        lhs.value.isJSONEqual(to: rhs.value)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        Self.feed(value, into: &hasher)
+    }
+
+    private static func feed(_ value: JSONValue, into hasher: inout Hasher) {
+        switch value {
+        case .null: hasher.combine(0)
+        case .bool(let b): hasher.combine(b)
+        case .integer(let i): hasher.combine(Double(i))
+        case .number(let d): hasher.combine(d)
+        case .string(let s): hasher.combine(s)
+        case .array(let items):
+            hasher.combine(items.count)
+            for item in items { feed(item, into: &hasher) }
+        case .object(let members):
+            // Member order must not matter: combine member hashes commutatively.
+            var sum = 0
+            for (key, member) in members {
+                var memberHasher = Hasher()
+                memberHasher.combine(key)
+                feed(member, into: &memberHasher)
+                sum &+= memberHasher.finalize()
+            }
+            hasher.combine(members.count)
+            hasher.combine(sum)
+        }
+    }
+}
