@@ -33,8 +33,10 @@ final class SchemaEvaluation {
         case index(Int)
     }
 
-    /// Deep enough for any document the JSON parser accepts, shallow enough for the stack.
-    static let maximumDepth = 1200
+    /// Nested subschema evaluations allowed: a self-referencing schema can follow a document
+    /// as deep as the JSON parser accepts (512), and a debug build stays within about 4 MB
+    /// of stack.
+    static let maximumDepth = 1000
 
     let program: SchemaProgram
     let collectsErrors: Bool
@@ -513,7 +515,9 @@ final class SchemaEvaluation {
 
     // MARK: Reporting
 
-    private func report(_ keyword: String, _ message: String, keywordOnly: Bool = true) {
+    /// The message is an autoclosure so that its formatting stays out of the (recursive)
+    /// callers' stack frames.
+    private func report(_ keyword: String, _ message: @autoclosure () -> String, keywordOnly: Bool = true) {
         var tokens = keywordPath
         if keywordOnly { tokens.append(keyword) }
         let absolute: String?
@@ -525,7 +529,7 @@ final class SchemaEvaluation {
         }
         errors.append(JSONSchemaValidationError(
             instanceLocation: instancePointer(), keywordLocation: JSONPointer.string(tokens),
-            absoluteKeywordLocation: absolute, keyword: keyword, message: message))
+            absoluteKeywordLocation: absolute, keyword: keyword, message: message()))
     }
 
     private func instancePointer() -> String {

@@ -1,0 +1,70 @@
+import KagamiJSON
+import Testing
+@testable import KagamiJSONSchema
+
+struct JSONSchemaFormatAndPatternTests {
+    private func schema(format: String, asserting: Bool = true) throws -> JSONSchema {
+        try JSONSchema(compiling: ["format": .string(format)], options: .init(assertsFormat: asserting))
+    }
+
+    @Test func formatIsAnAnnotationUnlessAsked() throws {
+        #expect(try schema(format: "email", asserting: false).isValid("not an email"))
+        #expect(!(try schema(format: "email")).isValid("not an email"))
+        #expect(try schema(format: "email").isValid(42), "formats only constrain strings")
+        #expect(try schema(format: "made-up").isValid("anything"), "unknown formats stay annotations")
+        let found = try schema(format: "date").validate("2024-02-30").errors
+        #expect(found.first?.message == "\"2024-02-30\" is not a valid date")
+    }
+
+    @Test(arguments: [
+        ("date-time", ["1963-06-19T08:30:06.283185Z", "1963-06-19t08:30:06z", "1990-12-31T15:59:60-08:00", "2024-01-01T00:00:00+05:30"],
+         ["1963-06-19T08:30:06", "1963-06-19 08:30:06Z", "1990-12-31T23:59:60+01:00", "2024-13-01T00:00:00Z", "1963-06-1T08:30:06Z"]),
+        ("date", ["2020-02-29", "1999-12-31"], ["2021-02-29", "2020-1-01", "2020-04-31", "１９６３-06-19"]),
+        ("time", ["08:30:06Z", "23:59:60Z", "08:30:06.5+01:00"], ["08:30:06", "24:00:00Z", "08:30:60Z", "8:30:06Z"]),
+        ("email", ["joe.bloggs@example.com", "te~st@example.com", "\"joe bloggs\"@example.com", "joe@[127.0.0.1]"],
+         ["2962", ".test@example.com", "te..st@example.com", "test@", "joe@-example.com"]),
+        ("hostname", ["www.example.com", "xn--4gbwdl.xn--wgbh1c", "a"], ["-a.com", "a..b", "ab--cd.com", String(repeating: "a", count: 64) + ".com"]),
+        ("ipv4", ["192.168.0.1", "0.0.0.0"], ["256.0.0.1", "1.2.3", "01.2.3.4", "1.2.3.4.5", "١.2.3.4"]),
+        ("ipv6", ["::1", "::", "2001:db8::ff00:42:8329", "::ffff:192.168.0.1", "1:2:3:4:5:6:7:8"],
+         ["12345::", ":::", "1:2:3:4:5:6:7:8:9", "1::2::3", "::ffff:256.0.0.1", "fe80::1%eth0"]),
+        ("uri", ["http://example.com/a?b=c#d", "urn:isbn:0451450523", "mailto:joe@example.com", "http://[2001:db8::1]:80/"],
+         ["//example.com", "/relative", "http://exa mple.com", "http://example.com/%zz", "1a:b"]),
+        ("uri-reference", ["/relative", "#frag", "../up", "http://example.com"], ["\\\\WINDOWS\\file", "http://exa mple.com", "#a#b"]),
+        ("uuid", ["2EB8AA08-AA98-11EA-B4AA-73B441D16380", "00000000-0000-0000-0000-000000000000"],
+         ["2eb8aa08aa9811eab4aa73b441d16380", "2eb8aa08-aa98-11ea-b4aa-73b441d1638", "2eb8aa08-aa98-11ea-73b441d16380-b4aa"]),
+        ("regex", ["^[a-z]+$", "\\d{3}"], ["(unclosed", "[z-a]"]),
+    ])
+    func assertedFormats(format: String, valid: [String], invalid: [String]) throws {
+        let schema = try schema(format: format)
+        for text in valid { #expect(schema.isValid(.string(text)), "\(format) should accept \(text)") }
+        for text in invalid { #expect(!schema.isValid(.string(text)), "\(format) should reject \(text)") }
+    }
+
+    @Test func patternsFollowECMAScript() throws {
+        func matches(_ pattern: String, _ text: String) throws -> Bool {
+            try JSONSchema(compiling: ["pattern": .string(pattern)]).isValid(.string(text))
+        }
+        // \d and \w are ASCII-only in ECMA-262.
+        #expect(try matches("^\\d+$", "123"))
+        #expect(try !matches("^\\d+$", "١٢٣"))
+        #expect(try !matches("^\\w+$", "café"))
+        #expect(try matches("^[\\w-]+$", "a_b-c"))
+        // \s includes Unicode spaces such as NBSP and BOM.
+        #expect(try matches("^\\s$", "\u{FEFF}"))
+        #expect(try !matches("^\\S$", "\u{00A0}"))
+        // $ is end of input only; ICU would accept a final newline.
+        #expect(try !matches("^abc$", "abc\n"))
+        // Patterns search anywhere unless anchored.
+        #expect(try matches("b", "abc"))
+        // Unicode property escapes and code point escapes.
+        #expect(try matches("^\\p{L}+$", "ĉapelo"))
+        #expect(try matches("^\\u{1F600}$", "😀"))
+        #expect(try matches("^[^]$", "\n"))
+    }
+
+    @Test func translationRewritesClassesAndAnchors() throws {
+        #expect(try ECMARegex.translate("[\\d\\w]$") == "[0-9a-zA-Z0-9_]\\z")
+        #expect(try ECMARegex.translate("[a&&b]") == "[a\\&\\&b]")
+        #expect(try ECMARegex.translate("[[]") == "[\\[]")
+    }
+}
