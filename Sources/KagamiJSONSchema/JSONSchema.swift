@@ -124,9 +124,10 @@ public struct JSONSchemaCompileError: Error, Sendable, Equatable, CustomStringCo
 }
 
 /// Serves schema documents by absolute URI (without fragment) for `$ref`s and `$schema`s
-/// that leave the compiled schema. Returning nil makes the reference a compile error.
+/// that leave the compiled schema. Returning nil (or throwing, to say why) makes the
+/// reference a compile error.
 public protocol JSONSchemaResolver: Sendable {
-    func schemaDocument(at uri: String) -> JSONValue?
+    func schemaDocument(at uri: String) throws -> JSONValue?
 }
 
 /// A fixed set of schema documents by URI.

@@ -222,12 +222,12 @@ struct KeywordCompilation {
         var patterns: [ECMARegex] = []
         if let value = object["properties"] {
             guard case .object(let members) = value else { throw failure("properties", "must be an object") }
-            var table: [String: Int] = [:]
+            var ordered: [(name: String, schema: Int)] = []
             for name in members.keys {
-                table[name] = try schema("properties", name)
+                ordered.append((name, try schema("properties", name)))
             }
             declared = Set(members.keys)
-            add("properties", .properties(table))
+            add("properties", .properties(ordered, Dictionary(ordered, uniquingKeysWith: { first, _ in first })))
         }
         if let value = object["patternProperties"] {
             guard case .object(let members) = value else { throw failure("patternProperties", "must be an object") }

@@ -124,7 +124,13 @@ final class SchemaCompiler {
                 throw JSONSchemaCompileError(schemaLocation: uri, message: "built-in metaschema does not parse: \(error)")
             }
         }
-        guard let document = options.resolver?.schemaDocument(at: uri) else { return false }
+        let found: JSONValue?
+        do {
+            found = try options.resolver?.schemaDocument(at: uri)
+        } catch {
+            throw JSONSchemaCompileError(schemaLocation: uri, message: "cannot load \(uri): \(error)")
+        }
+        guard let document = found else { return false }
         try load(document, at: uri, dialect: dialect)
         return true
     }

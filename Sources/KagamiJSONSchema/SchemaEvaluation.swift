@@ -416,11 +416,11 @@ final class SchemaEvaluation {
                 }
             }
             return valid
-        case .properties(let table):
+        case .properties(let ordered, let table):
             var valid = true
             // Walk the smaller side: schemas often declare many optional properties.
-            if table.count <= members.count {
-                for (name, schema) in table {
+            if ordered.count <= members.count {
+                for (name, schema) in ordered {
                     guard let value = members[name] else { continue }
                     if !checkProperty(schema, value, name, keyword.name, collect: collect, parts: &parts) {
                         valid = false

@@ -101,7 +101,8 @@ enum SchemaCheck: Sendable {
     case required([String])
     case dependentRequired([(property: String, required: [String])])
     case dependentSchemas([(property: String, schema: Int)])
-    case properties([String: Int])
+    /// Declared properties in schema order, and the same as a table for lookups.
+    case properties([(name: String, schema: Int)], [String: Int])
     case patternProperties([(regex: ECMARegex, schema: Int)])
     case additionalProperties(Int, declared: Set<String>, patterns: [ECMARegex])
     case propertyNames(Int)
