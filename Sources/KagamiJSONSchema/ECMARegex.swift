@@ -15,7 +15,8 @@ struct ECMARegex: @unchecked Sendable {
     /// Patterns are searched, not anchored, as ECMA-262 `RegExp.prototype.test` does.
     func matches(_ text: String) -> Bool {
         let range = NSRange(location: 0, length: text.utf16.count)
-        return expression.firstMatch(in: text, options: [], range: range) != nil
+        // rangeOfFirstMatch builds no NSTextCheckingResult.
+        return expression.rangeOfFirstMatch(in: text, options: [], range: range).location != NSNotFound
     }
 
     private init(source: String, expression: NSRegularExpression) {

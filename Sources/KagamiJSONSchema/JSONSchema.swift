@@ -47,6 +47,9 @@ public struct JSONSchema: Sendable {
 
     /// Validates `instance` and collects every violation.
     public func validate(_ instance: JSONValue) -> JSONSchemaValidationResult {
+        // Most instances are valid: a first pass that keeps no paths settles those, and
+        // only an invalid one is walked again to collect its errors.
+        if isValid(instance) { return JSONSchemaValidationResult(isValid: true, errors: []) }
         let evaluation = SchemaEvaluation(program: program, collectsErrors: true)
         let valid = evaluation.run(instance)
         return JSONSchemaValidationResult(isValid: valid, errors: evaluation.errors)

@@ -313,23 +313,21 @@ final class SchemaCompiler {
         }
         let scope = scope(of: location)
         let relative = Array(location.pointer.dropFirst(scope.resourceRoot.count))
-        var node = SchemaNode(
-            body: .alwaysValid, resource: resourceIndex(scope.base),
-            location: scope.base + "#" + JSONPointer.string(relative))
+        let body: SchemaNode.Body
         switch value {
         case .bool(true):
-            node.body = .alwaysValid
+            body = .alwaysValid
         case .bool(false):
-            node.body = .alwaysInvalid
+            body = .alwaysInvalid
         case .object(let object):
             var keywords = KeywordCompilation(compiler: self, object: object, location: location, dialect: scope.dialect)
-            node.body = .keywords(try keywords.compile())
+            body = .keywords(try keywords.compile())
         default:
             throw JSONSchemaCompileError(
                 schemaLocation: display(location),
                 message: "a schema must be an object or a boolean, found \(value.typeName)")
         }
-        return node
+        return SchemaNode(body: body, resource: resourceIndex(scope.base), location: scope.base + "#" + JSONPointer.string(relative))
     }
 
     /// A location as users see it: a pointer into their schema, or `uri#pointer` elsewhere.

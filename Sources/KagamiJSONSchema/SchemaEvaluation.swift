@@ -3,27 +3,36 @@
 import KagamiJSON
 
 /// What a successful subschema evaluated at its instance location.
+/// The sets stay nil until used, so that schemas without unevaluated* pay nothing here.
 struct EvaluatedParts {
     var allItems = false
     var itemPrefix = 0
-    var itemIndexes: Set<Int> = []
+    var itemIndexes: Set<Int>?
     var allProperties = false
-    var properties: Set<String> = []
+    var properties: Set<String>?
 
     mutating func merge(_ other: EvaluatedParts) {
         allItems = allItems || other.allItems
         itemPrefix = max(itemPrefix, other.itemPrefix)
-        if !other.itemIndexes.isEmpty { itemIndexes.formUnion(other.itemIndexes) }
+        if let indexes = other.itemIndexes { itemIndexes = itemIndexes?.union(indexes) ?? indexes }
         allProperties = allProperties || other.allProperties
-        if !other.properties.isEmpty { properties.formUnion(other.properties) }
+        if let names = other.properties { properties = properties?.union(names) ?? names }
+    }
+
+    mutating func insertItem(_ index: Int) {
+        if itemIndexes == nil { itemIndexes = [index] } else { itemIndexes?.insert(index) }
+    }
+
+    mutating func insertProperty(_ name: String) {
+        if properties == nil { properties = [name] } else { properties?.insert(name) }
     }
 
     func includesItem(_ index: Int) -> Bool {
-        allItems || index < itemPrefix || itemIndexes.contains(index)
+        allItems || index < itemPrefix || itemIndexes?.contains(index) == true
     }
 
     func includesProperty(_ name: String) -> Bool {
-        allProperties || properties.contains(name)
+        allProperties || properties?.contains(name) == true
     }
 }
 
@@ -42,6 +51,7 @@ final class SchemaEvaluation {
     let collectsErrors: Bool
     private(set) var errors: [JSONSchemaValidationError] = []
     private var instancePath: [InstanceToken] = []
+    private var instanceDepth = 0
     private var keywordPath: [String] = []
     private var dynamicScope: [Int] = []
     /// `$ref` targets entered at each instance depth, to stop cycles that consume nothing.
@@ -103,23 +113,25 @@ final class SchemaEvaluation {
         _ node: Int, _ instance: JSONValue, _ keyword: String, _ subkey: String? = nil,
         at token: InstanceToken? = nil, collect: Bool
     ) -> (valid: Bool, parts: EvaluatedParts) {
+        // Paths are only kept while errors are collected; the depth always counts.
         if collect {
             keywordPath.append(keyword)
             if let subkey { keywordPath.append(subkey) }
+            if let token { instancePath.append(token) }
         }
-        if let token { instancePath.append(token) }
+        if token != nil { instanceDepth += 1 }
         defer {
             if collect {
                 keywordPath.removeLast()
                 if subkey != nil { keywordPath.removeLast() }
+                if token != nil { instancePath.removeLast() }
             }
-            if token != nil { instancePath.removeLast() }
+            if token != nil { instanceDepth -= 1 }
         }
         return evaluate(node, instance, collect: collect)
     }
 
     private func follow(_ target: Int, _ instance: JSONValue, _ keyword: String, collect: Bool, parts: inout EvaluatedParts) -> Bool {
-        let instanceDepth = instancePath.count
         for entry in activeReferences.reversed() {
             guard entry.instanceDepth == instanceDepth else { break }
             if entry.node == target {
@@ -344,12 +356,12 @@ final class SchemaEvaluation {
         case .contains(let schema, let minimum, let maximum):
             var matched = 0
             for (n, item) in items.enumerated() {
-                instancePath.append(.index(n))
+                instanceDepth += 1
                 let outcome = evaluate(schema, item, collect: false)
-                instancePath.removeLast()
+                instanceDepth -= 1
                 if outcome.valid {
                     matched += 1
-                    if tracks { parts.itemIndexes.insert(n) }
+                    if tracks { parts.insertItem(n) }
                 }
             }
             if matched < minimum {
@@ -455,12 +467,12 @@ final class SchemaEvaluation {
                     valid = false
                     if !collect { return false }
                 }
-                if tracks { parts.properties.insert(name) }
+                if tracks { parts.insertProperty(name) }
             }
             return valid
         case .propertyNames(let schema):
             var valid = true
-            for name in members.keys where !evaluate(schema, .string(name), collect: false).valid {
+            for name in members.keys where !evaluateName(schema, name) {
                 valid = false
                 guard collect else { return false }
                 report(keyword.name, "property name \(quoted(name)) does not match the propertyNames schema")
@@ -481,11 +493,18 @@ final class SchemaEvaluation {
         }
     }
 
+    /// A property name is evaluated as an instance one level below the object.
+    private func evaluateName(_ schema: Int, _ name: String) -> Bool {
+        instanceDepth += 1
+        defer { instanceDepth -= 1 }
+        return evaluate(schema, .string(name), collect: false).valid
+    }
+
     private func checkProperty(
         _ schema: Int, _ value: JSONValue, _ name: String, _ keyword: String, subkey: String? = nil,
         collect: Bool, parts: inout EvaluatedParts
     ) -> Bool {
-        if tracks { parts.properties.insert(name) }
+        if tracks { parts.insertProperty(name) }
         return descend(schema, value, keyword, subkey ?? name, at: .key(name), collect: collect).valid
     }
 

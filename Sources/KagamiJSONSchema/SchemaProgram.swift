@@ -33,23 +33,36 @@ struct SchemaResource: Sendable {
     let dynamicAnchors: [String: Int]
 }
 
-struct SchemaNode: Sendable {
+/// Nodes and keywords are immutable classes: evaluation passes them around by reference,
+/// which keeps reference counting to one object instead of every array inside.
+final class SchemaNode: Sendable {
     enum Body: Sendable {
         case alwaysValid
         case alwaysInvalid
         case keywords([CompiledKeyword])
     }
 
-    var body: Body
-    var resource: Int
+    let body: Body
+    let resource: Int
     /// Absolute location, `uri#pointer`, with the pointer relative to the resource.
-    var location: String
+    let location: String
+
+    init(body: Body, resource: Int, location: String) {
+        self.body = body
+        self.resource = resource
+        self.location = location
+    }
 }
 
-struct CompiledKeyword: Sendable {
+final class CompiledKeyword: Sendable {
     /// The keyword as written in the schema; the last token of the keyword location.
     let name: String
     let check: SchemaCheck
+
+    init(name: String, check: SchemaCheck) {
+        self.name = name
+        self.check = check
+    }
 }
 
 enum JSONType: String, Sendable, CaseIterable {
