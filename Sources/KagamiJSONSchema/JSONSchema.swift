@@ -50,14 +50,15 @@ public struct JSONSchema: Sendable {
         // Most instances are valid: a first pass that keeps no paths settles those, and
         // only an invalid one is walked again to collect its errors.
         if isValid(instance) { return JSONSchemaValidationResult(isValid: true, errors: []) }
-        let evaluation = SchemaEvaluation(program: program, collectsErrors: true)
+        var evaluation = SchemaEvaluation(program: program, collectsErrors: true)
         let valid = evaluation.run(instance)
         return JSONSchemaValidationResult(isValid: valid, errors: evaluation.errors)
     }
 
     /// Whether `instance` is valid; stops at the first violation.
     public func isValid(_ instance: JSONValue) -> Bool {
-        SchemaEvaluation(program: program, collectsErrors: false).run(instance)
+        var evaluation = SchemaEvaluation(program: program, collectsErrors: false)
+        return evaluation.run(instance)
     }
 }
 

@@ -36,7 +36,8 @@ struct EvaluatedParts {
     }
 }
 
-final class SchemaEvaluation {
+/// A struct, so that its paths and scopes need no dynamic exclusivity checks.
+struct SchemaEvaluation {
     private enum InstanceToken {
         case key(String)
         case index(Int)
@@ -67,13 +68,13 @@ final class SchemaEvaluation {
         tracks = program.tracksAnnotations
     }
 
-    func run(_ instance: JSONValue) -> Bool {
+    mutating func run(_ instance: JSONValue) -> Bool {
         evaluate(program.root, instance, collect: collectsErrors).valid
     }
 
     // MARK: Nodes
 
-    private func evaluate(_ index: Int, _ instance: JSONValue, collect: Bool) -> (valid: Bool, parts: EvaluatedParts) {
+    private mutating func evaluate(_ index: Int, _ instance: JSONValue, collect: Bool) -> (valid: Bool, parts: EvaluatedParts) {
         let node = program.nodes[index]
         let previousNode = currentNode
         currentNode = index
@@ -109,7 +110,7 @@ final class SchemaEvaluation {
     }
 
     /// Evaluates a subschema, with the keyword path (and instance path) extended for it.
-    private func descend(
+    private mutating func descend(
         _ node: Int, _ instance: JSONValue, _ keyword: String, _ subkey: String? = nil,
         at token: InstanceToken? = nil, collect: Bool
     ) -> (valid: Bool, parts: EvaluatedParts) {
@@ -131,12 +132,13 @@ final class SchemaEvaluation {
         return evaluate(node, instance, collect: collect)
     }
 
-    private func follow(_ target: Int, _ instance: JSONValue, _ keyword: String, collect: Bool, parts: inout EvaluatedParts) -> Bool {
+    private mutating func follow(_ target: Int, _ instance: JSONValue, _ keyword: String, collect: Bool, parts: inout EvaluatedParts) -> Bool {
         for entry in activeReferences.reversed() {
             guard entry.instanceDepth == instanceDepth else { break }
             if entry.node == target {
                 if collect {
-                    report(keyword, "the reference leads back to itself without consuming any of the instance (\(display(program.nodes[target].location)))")
+                    let location = display(program.nodes[target].location)
+                    report(keyword, "the reference leads back to itself without consuming any of the instance (\(location))")
                 }
                 return false
             }
@@ -154,7 +156,7 @@ final class SchemaEvaluation {
 
     // MARK: Keywords
 
-    private func apply(_ keyword: CompiledKeyword, _ instance: JSONValue, collect: Bool, parts: inout EvaluatedParts) -> Bool {
+    private mutating func apply(_ keyword: CompiledKeyword, _ instance: JSONValue, collect: Bool, parts: inout EvaluatedParts) -> Bool {
         switch keyword.check {
         case .ref(let target):
             return follow(target, instance, keyword.name, collect: collect, parts: &parts)
@@ -243,47 +245,47 @@ final class SchemaEvaluation {
     }
 
     /// Keywords that apply to every type.
-    private func applyAny(_ keyword: CompiledKeyword, _ instance: JSONValue, collect: Bool) -> Bool {
+    private mutating func applyAny(_ keyword: CompiledKeyword, _ instance: JSONValue, collect: Bool) -> Bool {
         switch keyword.check {
         case .type(let types):
             if types.contains(where: { $0.matches(instance) }) { return true }
             if collect {
                 let expected = types.map(\.rawValue).joined(separator: " or ")
-                report(keyword.name, "expected \(expected), found \(instanceTypeName(instance))")
+                report(keyword.name, "expected \(expected), found \(Self.instanceTypeName(instance))")
             }
             return false
         case .enumeration(let options):
             if options.contains(where: { $0.isJSONEqual(to: instance) }) { return true }
             if collect {
-                report(keyword.name, "value \(abbreviated(instance)) is not one of \(abbreviated(.array(options)))")
+                report(keyword.name, "value \(Self.abbreviated(instance)) is not one of \(Self.abbreviated(.array(options)))")
             }
             return false
         case .constant(let expected):
             if expected.isJSONEqual(to: instance) { return true }
-            if collect { report(keyword.name, "value must be \(abbreviated(expected)), found \(abbreviated(instance))") }
+            if collect { report(keyword.name, "value must be \(Self.abbreviated(expected)), found \(Self.abbreviated(instance))") }
             return false
         default:
             return true
         }
     }
 
-    private func applyNumber(_ keyword: CompiledKeyword, _ instance: JSONValue, collect: Bool) -> Bool {
+    private mutating func applyNumber(_ keyword: CompiledKeyword, _ instance: JSONValue, collect: Bool) -> Bool {
         guard let value = instance.doubleValue else { return true }
         switch keyword.check {
         case .multipleOf(let divisor):
             if divisor.divides(instance) { return true }
-            if collect { report(keyword.name, "\(instance) is not a multiple of \(formatted(divisor.value))") }
+            if collect { report(keyword.name, "\(instance) is not a multiple of \(Self.formatted(divisor.value))") }
             return false
         case .minimum(let limit, let exclusive):
             if exclusive ? value > limit : value >= limit { return true }
             if collect {
-                report(keyword.name, "\(instance) is \(exclusive ? "not greater than" : "less than") the \(exclusive ? "exclusive " : "")minimum \(formatted(limit))")
+                report(keyword.name, "\(instance) is \(exclusive ? "not greater than" : "less than") the \(exclusive ? "exclusive " : "")minimum \(Self.formatted(limit))")
             }
             return false
         case .maximum(let limit, let exclusive):
             if exclusive ? value < limit : value <= limit { return true }
             if collect {
-                report(keyword.name, "\(instance) is \(exclusive ? "not less than" : "greater than") the \(exclusive ? "exclusive " : "")maximum \(formatted(limit))")
+                report(keyword.name, "\(instance) is \(exclusive ? "not less than" : "greater than") the \(exclusive ? "exclusive " : "")maximum \(Self.formatted(limit))")
             }
             return false
         default:
@@ -291,7 +293,7 @@ final class SchemaEvaluation {
         }
     }
 
-    private func applyString(_ keyword: CompiledKeyword, _ text: String, collect: Bool) -> Bool {
+    private mutating func applyString(_ keyword: CompiledKeyword, _ text: String, collect: Bool) -> Bool {
         switch keyword.check {
         case .minLength(let minimum):
             // Lengths count Unicode code points, not UTF-16 units or grapheme clusters.
@@ -306,18 +308,18 @@ final class SchemaEvaluation {
             return false
         case .pattern(let regex):
             if regex.matches(text) { return true }
-            if collect { report(keyword.name, "string \(abbreviated(.string(text))) does not match the pattern \(abbreviated(.string(regex.source)))") }
+            if collect { report(keyword.name, "string \(Self.abbreviated(.string(text))) does not match the pattern \(Self.abbreviated(.string(regex.source)))") }
             return false
         case .format(let format):
             if format.accepts(text) { return true }
-            if collect { report(keyword.name, "\(abbreviated(.string(text))) is not a valid \(format.rawValue)") }
+            if collect { report(keyword.name, "\(Self.abbreviated(.string(text))) is not a valid \(format.rawValue)") }
             return false
         default:
             return applyAny(keyword, .string(text), collect: collect)
         }
     }
 
-    private func applyArray(_ keyword: CompiledKeyword, _ items: [JSONValue], collect: Bool, parts: inout EvaluatedParts) -> Bool {
+    private mutating func applyArray(_ keyword: CompiledKeyword, _ items: [JSONValue], collect: Bool, parts: inout EvaluatedParts) -> Bool {
         switch keyword.check {
         case .minItems(let minimum):
             if items.count >= minimum { return true }
@@ -388,7 +390,7 @@ final class SchemaEvaluation {
         }
     }
 
-    private func applyObject(_ keyword: CompiledKeyword, _ members: JSONObject, collect: Bool, parts: inout EvaluatedParts) -> Bool {
+    private mutating func applyObject(_ keyword: CompiledKeyword, _ members: JSONObject, collect: Bool, parts: inout EvaluatedParts) -> Bool {
         switch keyword.check {
         case .minProperties(let minimum):
             if members.count >= minimum { return true }
@@ -403,7 +405,7 @@ final class SchemaEvaluation {
             for name in names where members[name] == nil {
                 valid = false
                 guard collect else { return false }
-                report(keyword.name, "missing required property \(quoted(name))")
+                report(keyword.name, "missing required property \(Self.quoted(name))")
             }
             return valid
         case .dependentRequired(let dependencies):
@@ -412,7 +414,7 @@ final class SchemaEvaluation {
                 for name in required where members[name] == nil {
                     valid = false
                     guard collect else { return false }
-                    report(keyword.name, "property \(quoted(name)) is required when \(quoted(property)) is present")
+                    report(keyword.name, "property \(Self.quoted(name)) is required when \(Self.quoted(property)) is present")
                 }
             }
             return valid
@@ -475,7 +477,7 @@ final class SchemaEvaluation {
             for name in members.keys where !evaluateName(schema, name) {
                 valid = false
                 guard collect else { return false }
-                report(keyword.name, "property name \(quoted(name)) does not match the propertyNames schema")
+                report(keyword.name, "property name \(Self.quoted(name)) does not match the propertyNames schema")
             }
             return valid
         case .unevaluatedProperties(let schema):
@@ -494,13 +496,13 @@ final class SchemaEvaluation {
     }
 
     /// A property name is evaluated as an instance one level below the object.
-    private func evaluateName(_ schema: Int, _ name: String) -> Bool {
+    private mutating func evaluateName(_ schema: Int, _ name: String) -> Bool {
         instanceDepth += 1
         defer { instanceDepth -= 1 }
         return evaluate(schema, .string(name), collect: false).valid
     }
 
-    private func checkProperty(
+    private mutating func checkProperty(
         _ schema: Int, _ value: JSONValue, _ name: String, _ keyword: String, subkey: String? = nil,
         collect: Bool, parts: inout EvaluatedParts
     ) -> Bool {
@@ -510,11 +512,11 @@ final class SchemaEvaluation {
 
     /// additionalProperties / unevaluatedProperties: a `false` schema gets a message naming
     /// the property rather than "no value is allowed here".
-    private func checkAdditional(_ schema: Int, _ value: JSONValue, _ name: String, _ keyword: String, collect: Bool) -> Bool {
+    private mutating func checkAdditional(_ schema: Int, _ value: JSONValue, _ name: String, _ keyword: String, collect: Bool) -> Bool {
         if case .alwaysInvalid = program.nodes[schema].body {
             if collect {
                 instancePath.append(.key(name))
-                report(keyword, "property \(quoted(name)) is not allowed (\(keyword) is false)")
+                report(keyword, "property \(Self.quoted(name)) is not allowed (\(keyword) is false)")
                 instancePath.removeLast()
             }
             return false
@@ -536,7 +538,7 @@ final class SchemaEvaluation {
 
     /// The message is an autoclosure so that its formatting stays out of the (recursive)
     /// callers' stack frames.
-    private func report(_ keyword: String, _ message: @autoclosure () -> String, keywordOnly: Bool = true) {
+    private mutating func report(_ keyword: String, _ message: @autoclosure () -> String, keywordOnly: Bool = true) {
         var tokens = keywordPath
         if keywordOnly { tokens.append(keyword) }
         let absolute: String?
@@ -567,21 +569,21 @@ final class SchemaEvaluation {
         location.hasPrefix(program.implicitBase + "#") ? String(location.dropFirst(program.implicitBase.count)) : location
     }
 
-    private func instanceTypeName(_ value: JSONValue) -> String {
+    private static func instanceTypeName(_ value: JSONValue) -> String {
         if case .number(let d) = value, d.isFinite, d.rounded() == d { return "integer" }
         return value.typeName
     }
 
-    private func quoted(_ text: String) -> String {
+    private static func quoted(_ text: String) -> String {
         JSONValue.string(text).serialized()
     }
 
-    private func formatted(_ number: Double) -> String {
+    private static func formatted(_ number: Double) -> String {
         if number.isFinite, number.rounded() == number, abs(number) < 1e15 { return String(Int(number)) }
         return "\(number)"
     }
 
-    private func abbreviated(_ value: JSONValue) -> String {
+    private static func abbreviated(_ value: JSONValue) -> String {
         let text = value.serialized()
         return text.count > 80 ? String(text.prefix(77)) + "..." : text
     }
