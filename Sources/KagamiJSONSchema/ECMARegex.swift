@@ -10,31 +10,44 @@ struct ECMARegexError: Error {
 /// why this wrapper is Sendable.
 struct ECMARegex: @unchecked Sendable {
     let source: String
-    private let expression: NSRegularExpression
+    private let engine: Engine
+
+    private enum Engine {
+        case simple(SimplePattern)
+        case icu(NSRegularExpression)
+    }
 
     /// Patterns are searched, not anchored, as ECMA-262 `RegExp.prototype.test` does.
     func matches(_ text: String) -> Bool {
+        let expression: NSRegularExpression
+        switch engine {
+        case .simple(let simple): return simple.matches(text)
+        case .icu(let icu): expression = icu
+        }
         let range = NSRange(location: 0, length: text.utf16.count)
         // rangeOfFirstMatch builds no NSTextCheckingResult.
         return expression.rangeOfFirstMatch(in: text, options: [], range: range).location != NSNotFound
     }
 
-    private init(source: String, expression: NSRegularExpression) {
+    private init(source: String, engine: Engine) {
         self.source = source
-        self.expression = expression
+        self.engine = engine
     }
 
     /// A compiled pattern, shared by every schema that uses the same source.
     static func compiled(_ pattern: String) throws(ECMARegexError) -> ECMARegex {
         if let cached = cache.value(for: pattern) { return cached }
-        let translated = try translate(pattern)
-        let expression: NSRegularExpression
-        do {
-            expression = try NSRegularExpression(pattern: translated, options: [])
-        } catch {
-            throw ECMARegexError(reason: "the expression does not compile")
+        let regex: ECMARegex
+        if let simple = SimplePattern(pattern) {
+            regex = ECMARegex(source: pattern, engine: .simple(simple))
+        } else {
+            let translated = try translate(pattern)
+            do {
+                regex = ECMARegex(source: pattern, engine: .icu(try NSRegularExpression(pattern: translated, options: [])))
+            } catch {
+                throw ECMARegexError(reason: "the expression does not compile")
+            }
         }
-        let regex = ECMARegex(source: pattern, expression: expression)
         cache.store(regex, for: pattern)
         return regex
     }

@@ -1,3 +1,4 @@
+import Foundation
 import KagamiJSON
 import Testing
 @testable import KagamiJSONSchema
@@ -66,5 +67,55 @@ struct JSONSchemaFormatAndPatternTests {
         #expect(try ECMARegex.translate("[\\d\\w]$") == "[0-9a-zA-Z0-9_]\\z")
         #expect(try ECMARegex.translate("[a&&b]") == "[a\\&\\&b]")
         #expect(try ECMARegex.translate("[[]") == "[\\[]")
+    }
+}
+
+/// The linear-time matcher for simple patterns must agree with ICU on what it accepts.
+struct SimplePatternTests {
+    /// A fixed-seed generator, so a disagreement reproduces.
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static let patterns = [
+        "^[A-Z]{3}-[0-9]{5}$", "^-?[0-9]+\\.[0-9]{2}$", "^[0-9a-f-]{36}$", "^[A-Z0-9 -]{3,10}$",
+        "a*b", "^a?b+c{2,}$", "x.y", "^\\d{2,4}\\s?\\w*$", "[^abc]+", "^[\\d-x]$", "\\.\\*",
+        "^$", "ab*?c", "^[a-c]{0,2}b{1,3}$", "[\\s\\d]", "^.*$", "^\\D\\W\\S$",
+    ]
+
+    @Test func parsesOnlyWhatItCanMatch() {
+        for pattern in Self.patterns {
+            #expect(SimplePattern(pattern) != nil, "\(pattern) should be handled without ICU")
+        }
+        // ICU refuses an empty pattern; ECMA-262 matches everything with it.
+        #expect(SimplePattern("")?.matches("anything") == true)
+        for pattern in ["(a|b)", "a{2", "\\p{L}", "\\bword", "[[a]]", "a**", "^(?=x)", "\\1", "[]", "[^]", "a$b"] {
+            #expect(SimplePattern(pattern) == nil, "\(pattern) must go to ICU")
+        }
+    }
+
+    @Test func agreesWithICU() throws {
+        var random = SplitMix(state: 20_261_121)
+        let alphabet = Array("abcxyzAZ09-. \n\u{A0}é😀_*").map(String.init)
+        for pattern in Self.patterns {
+            guard let simple = SimplePattern(pattern) else { continue }
+            let icu = try NSRegularExpression(pattern: try ECMARegex.translate(pattern))
+            var samples = ["", "ABC-12345", "12.50", "-3.99", "aab", "abcc", "xzy", "x\ny", "12 ab", "zzz"]
+            for _ in 0..<300 {
+                let length = Int.random(in: 0...12, using: &random)
+                samples.append((0..<length).map { _ in alphabet.randomElement(using: &random) ?? "a" }.joined())
+            }
+            for sample in samples {
+                let expected = icu.firstMatch(in: sample, range: NSRange(location: 0, length: sample.utf16.count)) != nil
+                #expect(simple.matches(sample) == expected, "\(pattern) on \(sample.debugDescription)")
+            }
+        }
     }
 }
