@@ -124,6 +124,16 @@ while size < target_bytes:
     size += len(json.dumps(o)) + 2
 document = {"generatedAt": "2026-11-21T00:00:00Z", "orders": orders}
 
+# The same feed with every 50th order broken in three ways, for the error-collecting path.
+broken = json.loads(json.dumps(document))
+for n, o in enumerate(broken["orders"]):
+    if n % 50 == 0:
+        o["lines"][0]["sku"] = "bad sku"
+        o["lines"][0]["quantity"] = 0
+        del o["createdAt"]
+with open(f"{out_dir}/orders-invalid.json", "w") as f:
+    json.dump(broken, f)
+
 with open(f"{out_dir}/orders.schema.json", "w") as f:
     json.dump(schema, f, indent=2)
 with open(f"{out_dir}/orders.json", "w") as f:
