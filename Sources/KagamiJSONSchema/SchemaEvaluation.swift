@@ -172,17 +172,11 @@ struct SchemaEvaluation {
             }
             return follow(resolved, instance, keyword.name, collect: collect, parts: &parts)
         case .allOf(let schemas):
-            var valid = true
-            for (n, schema) in schemas.enumerated() {
-                let outcome = descend(schema, instance, keyword.name, String(n), collect: collect)
-                if outcome.valid {
-                    parts.merge(outcome.parts)
-                } else {
-                    valid = false
-                    if !collect { return false }
-                }
+            return every(schemas.indices, collect: collect) { evaluation, n in
+                let outcome = evaluation.descend(schemas[n], instance, keyword.name, String(n), collect: collect)
+                if outcome.valid { parts.merge(outcome.parts) }
+                return outcome.valid
             }
-            return valid
         case .anyOf(let schemas):
             var matched = false
             for schema in schemas {
@@ -334,24 +328,14 @@ struct SchemaEvaluation {
             if collect { report(keyword.name, "items at \(first) and \(second) are equal; items must be unique") }
             return false
         case .prefixItems(let schemas):
-            var valid = true
-            for (n, schema) in schemas.enumerated() where n < items.count {
-                if !descend(schema, items[n], keyword.name, String(n), at: .index(n), collect: collect).valid {
-                    valid = false
-                    if !collect { return false }
-                }
+            let valid = every(0..<min(schemas.count, items.count), collect: collect) { evaluation, n in
+                evaluation.descend(schemas[n], items[n], keyword.name, String(n), at: .index(n), collect: collect).valid
             }
             if tracks { parts.itemPrefix = max(parts.itemPrefix, min(schemas.count, items.count)) }
             return valid
         case .items(let schema, let start):
-            var valid = true
-            if start < items.count {
-                for n in start..<items.count {
-                    if !descend(schema, items[n], keyword.name, at: .index(n), collect: collect).valid {
-                        valid = false
-                        if !collect { return false }
-                    }
-                }
+            let valid = every(min(start, items.count)..<items.count, collect: collect) { evaluation, n in
+                evaluation.descend(schema, items[n], keyword.name, at: .index(n), collect: collect).valid
             }
             if tracks { parts.allItems = true }
             return valid
@@ -376,12 +360,8 @@ struct SchemaEvaluation {
             }
             return true
         case .unevaluatedItems(let schema):
-            var valid = true
-            for (n, item) in items.enumerated() where !parts.includesItem(n) {
-                if !descend(schema, item, keyword.name, at: .index(n), collect: collect).valid {
-                    valid = false
-                    if !collect { return false }
-                }
+            let valid = every(items.indices, collect: collect) { evaluation, n in
+                parts.includesItem(n) || evaluation.descend(schema, items[n], keyword.name, at: .index(n), collect: collect).valid
             }
             parts.allItems = true
             return valid
@@ -419,59 +399,37 @@ struct SchemaEvaluation {
             }
             return valid
         case .dependentSchemas(let dependencies):
-            var valid = true
-            for (property, schema) in dependencies where members[property] != nil {
-                let outcome = descend(schema, .object(members), keyword.name, property, collect: collect)
-                if outcome.valid {
-                    parts.merge(outcome.parts)
-                } else {
-                    valid = false
-                    if !collect { return false }
-                }
+            return every(dependencies, collect: collect) { evaluation, dependency in
+                guard members[dependency.property] != nil else { return true }
+                let outcome = evaluation.descend(dependency.schema, .object(members), keyword.name, dependency.property, collect: collect)
+                if outcome.valid { parts.merge(outcome.parts) }
+                return outcome.valid
             }
-            return valid
         case .properties(let ordered, let table):
-            var valid = true
             // Walk the smaller side: schemas often declare many optional properties.
             if ordered.count <= members.count {
-                for (name, schema) in ordered {
-                    guard let value = members[name] else { continue }
-                    if !checkProperty(schema, value, name, keyword.name, collect: collect, parts: &parts) {
-                        valid = false
-                        if !collect { return false }
-                    }
-                }
-            } else {
-                for (name, value) in members {
-                    guard let schema = table[name] else { continue }
-                    if !checkProperty(schema, value, name, keyword.name, collect: collect, parts: &parts) {
-                        valid = false
-                        if !collect { return false }
-                    }
+                return every(ordered, collect: collect) { evaluation, declared in
+                    guard let value = members[declared.name] else { return true }
+                    return evaluation.checkProperty(declared.schema, value, declared.name, keyword.name, collect: collect, parts: &parts)
                 }
             }
-            return valid
+            return every(members, collect: collect) { evaluation, member in
+                guard let schema = table[member.key] else { return true }
+                return evaluation.checkProperty(schema, member.value, member.key, keyword.name, collect: collect, parts: &parts)
+            }
         case .patternProperties(let entries):
-            var valid = true
-            for (name, value) in members {
-                for entry in entries where entry.regex.matches(name) {
-                    if !checkProperty(entry.schema, value, name, keyword.name, subkey: entry.regex.source, collect: collect, parts: &parts) {
-                        valid = false
-                        if !collect { return false }
-                    }
+            return every(members, collect: collect) { evaluation, member in
+                evaluation.every(entries, collect: collect) { evaluation, entry in
+                    !entry.regex.matches(member.key)
+                        || evaluation.checkProperty(entry.schema, member.value, member.key, keyword.name, subkey: entry.regex.source, collect: collect, parts: &parts)
                 }
             }
-            return valid
         case .additionalProperties(let schema, let declared, let patterns):
-            var valid = true
-            for (name, value) in members where !declared.contains(name) && !patterns.contains(where: { $0.matches(name) }) {
-                if !checkAdditional(schema, value, name, keyword.name, collect: collect) {
-                    valid = false
-                    if !collect { return false }
-                }
-                if tracks { parts.insertProperty(name) }
+            return every(members, collect: collect) { evaluation, member in
+                guard !declared.contains(member.key), !patterns.contains(where: { $0.matches(member.key) }) else { return true }
+                if evaluation.tracks { parts.insertProperty(member.key) }
+                return evaluation.checkAdditional(schema, member.value, member.key, keyword.name, collect: collect)
             }
-            return valid
         case .propertyNames(let schema):
             var valid = true
             for name in members.keys where !evaluateName(schema, name) {
@@ -481,18 +439,27 @@ struct SchemaEvaluation {
             }
             return valid
         case .unevaluatedProperties(let schema):
-            var valid = true
-            for (name, value) in members where !parts.includesProperty(name) {
-                if !checkAdditional(schema, value, name, keyword.name, collect: collect) {
-                    valid = false
-                    if !collect { return false }
-                }
+            let valid = every(members, collect: collect) { evaluation, member in
+                parts.includesProperty(member.key)
+                    || evaluation.checkAdditional(schema, member.value, member.key, keyword.name, collect: collect)
             }
             parts.allProperties = true
             return valid
         default:
             return applyAny(keyword, .object(members), collect: collect)
         }
+    }
+
+    /// Runs `check` on each element; the first failure ends the loop unless errors are collected.
+    private mutating func every<S: Sequence>(
+        _ elements: S, collect: Bool, _ check: (inout SchemaEvaluation, S.Element) -> Bool
+    ) -> Bool {
+        var valid = true
+        for element in elements where !check(&self, element) {
+            valid = false
+            if !collect { return false }
+        }
+        return valid
     }
 
     /// A property name is evaluated as an instance one level below the object.
