@@ -83,10 +83,27 @@ struct ECMARegex: @unchecked Sendable {
                     out += "\\x"
                 case "c" where i < scalars.count && scalars[i].properties.isAlphabetic:
                     out += "\\c"
+                case "v":
+                    out += "\\x{0B}"  // ICU's \v is a class of vertical spaces
+                case "b" where inClass:
+                    out += "\\x{08}"  // backspace inside a class
                 default:
+                    // ICU knows escapes ECMA-262 does not (\a, \e, \z, \Q...); refuse them.
+                    if next.isASCII, next.properties.isAlphabetic, !"dDwWsSbBfnrtvcxukpP".unicodeScalars.contains(next) {
+                        throw ECMARegexError(reason: "\\\(next) is not an ECMA-262 escape")
+                    }
                     out += "\\"
                     out.unicodeScalars.append(next)
                 }
+                continue
+            case "(" where !inClass && i + 1 < scalars.count && scalars[i + 1] == "?":
+                // ECMA-262 groups: (?: (?= (?! (?<= (?<! (?<name>; not ICU's flags or comments.
+                let rest = String(String.UnicodeScalarView(scalars[(i + 2)...].prefix(2)))
+                guard rest.hasPrefix(":") || rest.hasPrefix("=") || rest.hasPrefix("!") || rest.hasPrefix("<") else {
+                    throw ECMARegexError(reason: "(?\(rest.prefix(1)) is not an ECMA-262 group")
+                }
+                out += "(?"
+                i += 2
                 continue
             case "[" where !inClass:
                 if i + 2 < scalars.count, scalars[i + 1] == "^", scalars[i + 2] == "]" {

@@ -22,8 +22,12 @@ struct NumberDivisor: Sendable {
         }
         guard let x = instance.doubleValue else { return true }
         let quotient = x / value
-        // A quotient beyond Double's range cannot be a whole number we could verify.
-        guard quotient.isFinite else { return false }
+        guard quotient.isFinite else {
+            // Beyond Double's range only one case can be decided: a whole number divided by
+            // 1/k (0.5, 0.25, 0.1...) is a multiple of it.
+            let reciprocal = 1 / value
+            return x.rounded() == x && reciprocal.rounded() == reciprocal
+        }
         if let decimal, let dividend = Decimal(string: Self.decimalText(instance)), !dividend.isNaN {
             var exact = dividend / decimal
             var rounded = Decimal()

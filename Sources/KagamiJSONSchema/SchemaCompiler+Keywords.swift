@@ -40,7 +40,7 @@ struct KeywordCompilation {
         }
         if compiler.options.assertsFormat || dialect.vocabularies.contains(.formatAssertion),
            case .string(let name)? = object["format"], let format = StringFormat(rawValue: name) {
-            add("format", .format(format))
+            add("format", .format(format, dialect.draft))
         }
         if isDraft4 || dialect.vocabularies.contains(.applicator) {
             try compileApplicators()
@@ -162,7 +162,9 @@ struct KeywordCompilation {
     }
 
     private mutating func compileDependencies() throws(JSONSchemaCompileError) {
-        if isDraft4, let value = object["dependencies"] {
+        // 2020-12 split `dependencies` into dependentRequired/dependentSchemas; schemas
+        // written the draft 4-7 way still mean it, so it is honoured in both.
+        if let value = object["dependencies"] {
             guard case .object(let members) = value else { throw failure("dependencies", "must be an object") }
             var required: [(property: String, required: [String])] = []
             var schemas: [(property: String, schema: Int)] = []

@@ -304,8 +304,8 @@ struct SchemaEvaluation {
             if regex.matches(text) { return true }
             if collect { report(keyword.name, "string \(Self.abbreviated(.string(text))) does not match the pattern \(Self.abbreviated(.string(regex.source)))") }
             return false
-        case .format(let format):
-            if format.accepts(text) { return true }
+        case .format(let format, let draft):
+            if format.accepts(text, draft: draft) { return true }
             if collect { report(keyword.name, "\(Self.abbreviated(.string(text))) is not a valid \(format.rawValue)") }
             return false
         default:

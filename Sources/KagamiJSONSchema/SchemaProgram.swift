@@ -98,7 +98,7 @@ enum SchemaCheck: Sendable {
     case minLength(Int)
     case maxLength(Int)
     case pattern(ECMARegex)
-    case format(StringFormat)
+    case format(StringFormat, JSONSchema.Draft)
     // Arrays
     case minItems(Int)
     case maxItems(Int)

@@ -12,14 +12,17 @@ enum StringFormat: String, Sendable, CaseIterable {
     case uuid
     case regex
 
-    func accepts(_ text: String) -> Bool {
+    /// Draft 4 names RFC 1123 for hostnames; 2020-12 adds the IDNA rule that reserves "--"
+    /// in the third and fourth place for A-labels.
+    func accepts(_ text: String, draft: JSONSchema.Draft = .draft2020_12) -> Bool {
         let bytes = Array(text.utf8)
+        let idna = draft == .draft2020_12
         switch self {
         case .dateTime: return Self.isDateTime(bytes)
         case .date: return Self.isDate(bytes[...])
         case .time: return Self.isTime(bytes[...], dayOffset: nil)
-        case .email: return Self.isEmail(text)
-        case .hostname: return Self.isHostname(bytes)
+        case .email: return Self.isEmail(text, idna: idna)
+        case .hostname: return Self.isHostname(bytes, idna: idna)
         case .ipv4: return Self.isIPv4(bytes[...])
         case .ipv6: return Self.isIPv6(bytes[...])
         case .uri: return Self.isURI(text, requireScheme: true)
@@ -91,7 +94,7 @@ enum StringFormat: String, Sendable, CaseIterable {
 
     // MARK: Internet names and addresses
 
-    private static func isHostname(_ bytes: [UInt8]) -> Bool {
+    private static func isHostname(_ bytes: [UInt8], idna: Bool) -> Bool {
         guard !bytes.isEmpty, bytes.count <= 253 else { return false }
         let labels = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         for label in labels {
@@ -100,7 +103,7 @@ enum StringFormat: String, Sendable, CaseIterable {
                   label.allSatisfy({ isASCIIAlphanumeric($0) || $0 == UInt8(ascii: "-") }) else { return false }
             // "--" in the third and fourth place is reserved for IDNA ("xn--").
             let l = Array(label)
-            if l.count >= 4, l[2] == UInt8(ascii: "-"), l[3] == UInt8(ascii: "-"),
+            if idna, l.count >= 4, l[2] == UInt8(ascii: "-"), l[3] == UInt8(ascii: "-"),
                !(l[0] | 0x20 == UInt8(ascii: "x") && l[1] | 0x20 == UInt8(ascii: "n")) {
                 return false
             }
@@ -152,7 +155,7 @@ enum StringFormat: String, Sendable, CaseIterable {
         return compressed ? groups < 8 : groups == 8
     }
 
-    private static func isEmail(_ text: String) -> Bool {
+    private static func isEmail(_ text: String, idna: Bool) -> Bool {
         guard let at = text.lastIndex(of: "@") else { return false }
         let local = text[..<at]
         let domain = text[text.index(after: at)...]
@@ -170,7 +173,30 @@ enum StringFormat: String, Sendable, CaseIterable {
             if literal.hasPrefix("IPv6:") { return isIPv6(Array(literal.dropFirst(5).utf8)[...]) }
             return isIPv4(Array(literal.utf8)[...])
         }
-        return isHostname(Array(domain.utf8))
+        return isHostname(Array(domain.utf8), idna: idna)
+    }
+
+    /// RFC 3986 `[ userinfo "@" ] host [ ":" port ]`.
+    private static func isAuthority(_ authority: String) -> Bool {
+        let parts = authority.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let hostPort = parts.last else { return false }
+        if parts.count == 2, parts[0].contains("[") || parts[0].contains("]") { return false }
+        var port: Substring = ""
+        if hostPort.hasPrefix("[") {
+            guard let close = hostPort.firstIndex(of: "]") else { return false }
+            let literal = hostPort[hostPort.index(after: hostPort.startIndex)..<close]
+            if !literal.lowercased().hasPrefix("v") && !isIPv6(Array(literal.utf8)[...]) { return false }
+            let rest = hostPort[hostPort.index(after: close)...]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":") else { return false }
+                port = rest.dropFirst()
+            }
+        } else {
+            if hostPort.contains("[") || hostPort.contains("]") { return false }
+            // A registered name admits no colon: what follows one is the port.
+            if let colon = hostPort.firstIndex(of: ":") { port = hostPort[hostPort.index(after: colon)...] }
+        }
+        return port.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
     }
 
     private static func isUUID(_ bytes: [UInt8]) -> Bool {
@@ -207,16 +233,7 @@ enum StringFormat: String, Sendable, CaseIterable {
             // "1a:b" is neither a URI (bad scheme) nor a relative reference (colon in the first segment).
             return false
         }
-        if let authority = uri.authority {
-            let hostPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? ""
-            if hostPort.hasPrefix("[") {
-                guard let close = hostPort.firstIndex(of: "]") else { return false }
-                let literal = hostPort[hostPort.index(after: hostPort.startIndex)..<close]
-                if !literal.lowercased().hasPrefix("v") && !isIPv6(Array(literal.utf8)[...]) { return false }
-            } else if hostPort.contains("[") || hostPort.contains("]") {
-                return false
-            }
-        }
+        if let authority = uri.authority, !isAuthority(authority) { return false }
         if let fragment = uri.fragment, fragment.contains("#") || fragment.contains("[") || fragment.contains("]") { return false }
         if let query = uri.query, query.contains("[") || query.contains("]") { return false }
         if uri.path.contains("[") || uri.path.contains("]") { return false }
