@@ -42,6 +42,13 @@ public struct JSONSchema: Sendable {
         program = try SchemaCompiler(options: options).compile(schema)
     }
 
+    /// Compiles the schema found at `pointer` (a JSON Pointer such as
+    /// `/components/schemas/Order`) inside a larger document, so that the document's own
+    /// `$ref`s (`#/components/schemas/Customer`) resolve.
+    public init(compiling document: JSONValue, at pointer: String, options: Options = Options()) throws(JSONSchemaCompileError) {
+        program = try SchemaCompiler(options: options).compile(document, at: pointer)
+    }
+
     /// The dialect the root schema was compiled as.
     public var draft: Draft { program.draft }
 

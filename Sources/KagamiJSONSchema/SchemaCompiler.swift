@@ -80,12 +80,19 @@ final class SchemaCompiler {
         self.options = options
     }
 
-    func compile(_ schema: JSONValue) throws(JSONSchemaCompileError) -> SchemaProgram {
+    /// Compiles the schema at `pointer` in `document` (the whole document by default); `$ref`s
+    /// resolve against the whole document, as in an OpenAPI file's `#/components/schemas/...`.
+    func compile(_ document: JSONValue, at pointer: String = "") throws(JSONSchemaCompileError) -> SchemaProgram {
         let base = options.baseURI.map { SchemaURI(parsing: $0).withoutFragment.text } ?? Self.implicitBase
         rootDocument = base
         let dialect = options.draft.map { $0 == .draft4 ? Dialect.draft4 : .draft2020 } ?? .draft2020
-        try load(schema, at: base, dialect: dialect, forced: options.draft != nil)
-        let root = node(at: Location(document: base, pointer: []))
+        try load(document, at: base, dialect: dialect, forced: options.draft != nil)
+        guard let tokens = JSONPointer.tokens(pointer), JSONPointer.resolve(tokens, in: document) != nil else {
+            throw JSONSchemaCompileError(schemaLocation: pointer, message: "the document has no schema at \"\(pointer)\"")
+        }
+        let start = Location(document: base, pointer: tokens)
+        try indexIfNeeded(start)
+        let root = node(at: start)
         while let job = pending.popLast() {
             nodes[job.index] = try build(job.location)
         }
@@ -93,7 +100,7 @@ final class SchemaCompiler {
         guard compiled.count == nodes.count else {
             throw JSONSchemaCompileError(schemaLocation: "", message: "internal error: a subschema was not compiled")
         }
-        let rootDialect = scope(of: Location(document: base, pointer: [])).dialect
+        let rootDialect = scope(of: start).dialect
         return SchemaProgram(
             nodes: compiled, resources: resources, root: root, draft: rootDialect.draft,
             tracksAnnotations: tracksAnnotations, implicitBase: Self.implicitBase)
@@ -234,6 +241,16 @@ final class SchemaCompiler {
         }
     }
 
+    /// A pointer may lead where no schema keyword does (an OpenAPI document's components, an
+    /// unknown keyword); the subschema there is indexed when first used, under the scope of
+    /// its nearest indexed ancestor.
+    private func indexIfNeeded(_ location: Location) throws(JSONSchemaCompileError) {
+        guard scopes[location.key] == nil, let document = documents[location.document],
+              let value = JSONPointer.resolve(location.pointer, in: document) else { return }
+        let scope = scope(of: location)
+        try index(value, at: location, base: scope.base, resourceRoot: scope.resourceRoot, dialect: scope.dialect, depth: 0)
+    }
+
     /// The scope at `location`: recorded for indexed subschemas; for other places a pointer
     /// can reach, that of the nearest indexed ancestor.
     private func scope(of location: Location) -> Scope {
@@ -272,6 +289,7 @@ final class SchemaCompiler {
                     schemaLocation: display(location.appending(keyword)),
                     message: "cannot resolve \(keyword) \"\(reference)\": \(resource) has nothing at \(fragment)")
             }
+            try indexIfNeeded(target)
             return target
         }
         guard let anchored = anchors[resource + "#" + fragment] else {

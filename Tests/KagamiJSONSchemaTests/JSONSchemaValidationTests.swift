@@ -213,3 +213,25 @@ struct JSONSchemaValidationTests {
         #expect(!strict.isValid(["children": [["daat": 1]]]))
     }
 }
+
+struct JSONSchemaDocumentTests {
+    static let openAPI = """
+        {"openapi": "3.1.0", "components": {"schemas": {
+            "Order": {"type": "object", "required": ["customer"], "properties": {"customer": {"$ref": "#/components/schemas/Customer"},
+                      "currency": {"$ref": "#/components/schemas/Currency"}}},
+            "Customer": {"type": "object", "required": ["email"], "properties": {"email": {"type": "string"}}},
+            "Currency": {"$id": "https://example.com/currency", "enum": ["EUR", "JPY"]}}}}
+        """
+
+    @Test func compilesASchemaInsideALargerDocument() throws {
+        let document = try JSONValue(parsing: Self.openAPI)
+        let order = try JSONSchema(compiling: document, at: "/components/schemas/Order")
+        #expect(order.isValid(["customer": ["email": "a@example.com"], "currency": "EUR"]))
+        let found = order.validate(["customer": [:], "currency": "USD"]).errors
+        #expect(found.map(\.keywordLocation) == ["/properties/customer/$ref/required", "/properties/currency/$ref/enum"])
+        #expect(found.first?.absoluteKeywordLocation == "#/components/schemas/Customer/required")
+        // The $id met on the way starts its own resource.
+        #expect(found.last?.absoluteKeywordLocation == "https://example.com/currency#/enum")
+        #expect(throws: JSONSchemaCompileError.self) { try JSONSchema(compiling: document, at: "/components/schemas/Missing") }
+    }
+}
