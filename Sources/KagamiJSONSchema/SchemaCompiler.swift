@@ -332,20 +332,24 @@ final class SchemaCompiler {
         let scope = scope(of: location)
         let relative = Array(location.pointer.dropFirst(scope.resourceRoot.count))
         let body: SchemaNode.Body
+        var keywords: [CompiledKeyword] = []
         switch value {
         case .bool(true):
             body = .alwaysValid
         case .bool(false):
             body = .alwaysInvalid
         case .object(let object):
-            var keywords = KeywordCompilation(compiler: self, object: object, location: location, dialect: scope.dialect)
-            body = .keywords(try keywords.compile())
+            var compilation = KeywordCompilation(compiler: self, object: object, location: location, dialect: scope.dialect)
+            keywords = try compilation.compile()
+            body = .keywords
         default:
             throw JSONSchemaCompileError(
                 schemaLocation: display(location),
                 message: "a schema must be an object or a boolean, found \(value.typeName)")
         }
-        return SchemaNode(body: body, resource: resourceIndex(scope.base), location: scope.base + "#" + JSONPointer.string(relative))
+        return SchemaNode(
+            body: body, resource: resourceIndex(scope.base), location: scope.base + "#" + JSONPointer.string(relative),
+            keywords: keywords)
     }
 
     /// A location as users see it: a pointer into their schema, or `uri#pointer` elsewhere.

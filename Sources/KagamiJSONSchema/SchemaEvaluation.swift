@@ -85,7 +85,7 @@ struct SchemaEvaluation {
         case .alwaysInvalid:
             if collect { report("", "no value is allowed here (the schema is false)", keywordOnly: false) }
             return (false, EvaluatedParts())
-        case .keywords(let keywords):
+        case .keywords:
             guard depth < Self.maximumDepth else {
                 if collect { report("", "schema evaluation nested deeper than \(Self.maximumDepth) levels", keywordOnly: false) }
                 return (false, EvaluatedParts())
@@ -97,12 +97,21 @@ struct SchemaEvaluation {
                 depth -= 1
                 if entersResource { dynamicScope.removeLast() }
             }
-            var valid = true
             var parts = EvaluatedParts()
-            for keyword in keywords {
-                if !apply(keyword, instance, collect: collect, parts: &parts) {
-                    valid = false
-                    if !collect { break }
+            var valid = every(node.general, collect: collect) { $0.apply($1, instance, collect: collect, parts: &parts) }
+            // The instance's payload is taken out once for all keywords of its type.
+            if valid || collect {
+                switch instance {
+                case .object(let members):
+                    valid = every(node.object, collect: collect) { $0.applyObject($1, members, collect: collect, parts: &parts) } && valid
+                case .array(let items):
+                    valid = every(node.array, collect: collect) { $0.applyArray($1, items, collect: collect, parts: &parts) } && valid
+                case .string(let text):
+                    valid = every(node.string, collect: collect) { $0.applyString($1, text, collect: collect) } && valid
+                case .integer, .number:
+                    valid = every(node.number, collect: collect) { $0.applyNumber($1, instance, collect: collect) } && valid
+                case .null, .bool:
+                    break
                 }
             }
             return (valid, valid ? parts : EvaluatedParts())
@@ -227,20 +236,6 @@ struct SchemaEvaluation {
             let outcome = descend(branch, instance, test.valid ? "then" : "else", collect: collect)
             if outcome.valid { parts.merge(outcome.parts) }
             return outcome.valid
-        default:
-            switch instance {
-            case .string(let text): return applyString(keyword, text, collect: collect)
-            case .array(let items): return applyArray(keyword, items, collect: collect, parts: &parts)
-            case .object(let members): return applyObject(keyword, members, collect: collect, parts: &parts)
-            case .integer, .number: return applyNumber(keyword, instance, collect: collect)
-            default: return applyAny(keyword, instance, collect: collect)
-            }
-        }
-    }
-
-    /// Keywords that apply to every type.
-    private mutating func applyAny(_ keyword: CompiledKeyword, _ instance: JSONValue, collect: Bool) -> Bool {
-        switch keyword.check {
         case .type(let types):
             if types.contains(where: { $0.matches(instance) }) { return true }
             if collect {
@@ -259,6 +254,7 @@ struct SchemaEvaluation {
             if collect { report(keyword.name, "value must be \(Self.abbreviated(expected)), found \(Self.abbreviated(instance))") }
             return false
         default:
+            // The node sorted every other keyword under the instance type it constrains.
             return true
         }
     }
@@ -283,7 +279,7 @@ struct SchemaEvaluation {
             }
             return false
         default:
-            return applyAny(keyword, instance, collect: collect)
+            return true  // not a keyword for this type (sorted at compile time)
         }
     }
 
@@ -309,7 +305,7 @@ struct SchemaEvaluation {
             if collect { report(keyword.name, "\(Self.abbreviated(.string(text))) is not a valid \(format.rawValue)") }
             return false
         default:
-            return applyAny(keyword, .string(text), collect: collect)
+            return true  // not a keyword for this type (sorted at compile time)
         }
     }
 
@@ -366,7 +362,7 @@ struct SchemaEvaluation {
             parts.allItems = true
             return valid
         default:
-            return applyAny(keyword, .array(items), collect: collect)
+            return true  // not a keyword for this type (sorted at compile time)
         }
     }
 
@@ -446,7 +442,7 @@ struct SchemaEvaluation {
             parts.allProperties = true
             return valid
         default:
-            return applyAny(keyword, .object(members), collect: collect)
+            return true  // not a keyword for this type (sorted at compile time)
         }
     }
 

@@ -39,18 +39,45 @@ final class SchemaNode: Sendable {
     enum Body: Sendable {
         case alwaysValid
         case alwaysInvalid
-        case keywords([CompiledKeyword])
+        case keywords
     }
 
     let body: Body
     let resource: Int
     /// Absolute location, `uri#pointer`, with the pointer relative to the resource.
     let location: String
+    /// Keywords for every instance (type, enum, const, references, in-place applicators),
+    /// evaluated first.
+    let general: [CompiledKeyword]
+    /// Keywords by the instance type they constrain, each in schema order with
+    /// unevaluated* last; an instance of another type skips them without looking.
+    let object: [CompiledKeyword]
+    let array: [CompiledKeyword]
+    let string: [CompiledKeyword]
+    let number: [CompiledKeyword]
 
-    init(body: Body, resource: Int, location: String) {
+    init(body: Body, resource: Int, location: String, keywords: [CompiledKeyword] = []) {
         self.body = body
         self.resource = resource
         self.location = location
+        var general: [CompiledKeyword] = [], object: [CompiledKeyword] = [], array: [CompiledKeyword] = []
+        var string: [CompiledKeyword] = [], number: [CompiledKeyword] = []
+        for keyword in keywords {
+            switch keyword.check {
+            case .ref, .dynamicRef, .type, .enumeration, .constant, .allOf, .anyOf, .oneOf, .not, .conditional:
+                general.append(keyword)
+            case .multipleOf, .minimum, .maximum:
+                number.append(keyword)
+            case .minLength, .maxLength, .pattern, .format:
+                string.append(keyword)
+            case .minItems, .maxItems, .uniqueItems, .prefixItems, .items, .contains, .unevaluatedItems:
+                array.append(keyword)
+            case .minProperties, .maxProperties, .required, .dependentRequired, .dependentSchemas, .properties,
+                 .patternProperties, .additionalProperties, .propertyNames, .unevaluatedProperties:
+                object.append(keyword)
+            }
+        }
+        (self.general, self.object, self.array, self.string, self.number) = (general, object, array, string, number)
     }
 }
 
