@@ -73,10 +73,7 @@ struct SchemaCheckCommand: AsyncParsableCommand {
                 print("\(file): valid")
             } else {
                 status = max(status, 1)
-                for error in result.errors {
-                    let pointer = error.instanceLocation.isEmpty ? "(root)" : error.instanceLocation
-                    print("\(file): \(pointer)  \(error.keywordLocation)  \(error.message)")
-                }
+                printErrors(result.errors, of: file, indent: "")
             }
         }
         if let instances {
@@ -84,6 +81,15 @@ struct SchemaCheckCommand: AsyncParsableCommand {
         }
         if self.repeat > 1 { printError(clock.summary) }
         if status != 0 { throw ExitCode(status) }
+    }
+
+    /// An anyOf/oneOf error is followed by its alternatives' errors, indented.
+    private func printErrors(_ errors: [JSONSchemaValidationError], of file: String, indent: String) {
+        for error in errors {
+            let pointer = error.instanceLocation.isEmpty ? "(root)" : error.instanceLocation
+            print("\(file): \(indent)\(pointer)  \(error.keywordLocation)  \(error.message)")
+            printErrors(error.causes, of: file, indent: indent + "  ")
+        }
     }
 
     private func loadSchema() throws -> JSONSchema {

@@ -88,16 +88,20 @@ public struct JSONSchemaValidationError: Error, Sendable, Hashable, CustomString
     public var keyword: String
     /// A readable sentence, e.g. `expected integer, found string`.
     public var message: String
+    /// For an `anyOf`/`oneOf` that no alternative matched: each alternative's own errors
+    /// (their keyword locations say which alternative).
+    public var causes: [JSONSchemaValidationError]
 
     public init(
         instanceLocation: String, keywordLocation: String, absoluteKeywordLocation: String? = nil,
-        keyword: String, message: String
+        keyword: String, message: String, causes: [JSONSchemaValidationError] = []
     ) {
         self.instanceLocation = instanceLocation
         self.keywordLocation = keywordLocation
         self.absoluteKeywordLocation = absoluteKeywordLocation
         self.keyword = keyword
         self.message = message
+        self.causes = causes
     }
 
     public var description: String {
@@ -105,7 +109,8 @@ public struct JSONSchemaValidationError: Error, Sendable, Hashable, CustomString
         return "\(instance): \(message) (\(absoluteKeywordLocation ?? keywordLocation))"
     }
 
-    /// `{instanceLocation, schemaLocation, message}` as the CLI and reports print it.
+    /// `{instanceLocation, schemaLocation, [absoluteSchemaLocation,] message, [causes]}` as the
+    /// CLI and reports print it.
     public var jsonValue: JSONValue {
         var object: JSONObject = [
             "instanceLocation": .string(instanceLocation),
@@ -113,6 +118,7 @@ public struct JSONSchemaValidationError: Error, Sendable, Hashable, CustomString
         ]
         if let absoluteKeywordLocation { object["absoluteSchemaLocation"] = .string(absoluteKeywordLocation) }
         object["message"] = .string(message)
+        if !causes.isEmpty { object["causes"] = .array(causes.map(\.jsonValue)) }
         return .object(object)
     }
 }

@@ -197,7 +197,8 @@ struct SchemaEvaluation {
                 }
             }
             if !matched, collect {
-                report(keyword.name, "value does not match any of the \(schemas.count) schemas in anyOf")
+                let causes = alternativeErrors(schemas, instance, keyword.name)
+                report(keyword.name, "value does not match any of the \(schemas.count) schemas in anyOf", causes: causes)
             }
             return matched
         case .oneOf(let schemas):
@@ -217,7 +218,8 @@ struct SchemaEvaluation {
             }
             if collect {
                 if matches.isEmpty {
-                    report(keyword.name, "value does not match any of the \(schemas.count) schemas in oneOf")
+                    let causes = alternativeErrors(schemas, instance, keyword.name)
+                    report(keyword.name, "value does not match any of the \(schemas.count) schemas in oneOf", causes: causes)
                 } else {
                     report(keyword.name, "value matches \(matches.count) schemas in oneOf (at \(matches.map(String.init).joined(separator: ", "))), expected exactly one")
                 }
@@ -501,7 +503,22 @@ struct SchemaEvaluation {
 
     /// The message is an autoclosure so that its formatting stays out of the (recursive)
     /// callers' stack frames.
-    private mutating func report(_ keyword: String, _ message: @autoclosure () -> String, keywordOnly: Bool = true) {
+    /// Why each alternative of a failed anyOf/oneOf failed, for the error's `causes`.
+    private mutating func alternativeErrors(_ schemas: [Int], _ instance: JSONValue, _ keyword: String) -> [JSONSchemaValidationError] {
+        let outer = errors
+        errors = []
+        for (n, schema) in schemas.enumerated() {
+            _ = descend(schema, instance, keyword, String(n), collect: true)
+        }
+        let causes = errors
+        errors = outer
+        return causes
+    }
+
+    private mutating func report(
+        _ keyword: String, _ message: @autoclosure () -> String, keywordOnly: Bool = true,
+        causes: [JSONSchemaValidationError] = []
+    ) {
         var tokens = keywordPath
         if keywordOnly { tokens.append(keyword) }
         let absolute: String?
@@ -513,7 +530,7 @@ struct SchemaEvaluation {
         }
         errors.append(JSONSchemaValidationError(
             instanceLocation: instancePointer(), keywordLocation: JSONPointer.string(tokens),
-            absoluteKeywordLocation: absolute, keyword: keyword, message: message()))
+            absoluteKeywordLocation: absolute, keyword: keyword, message: message(), causes: causes))
     }
 
     private func instancePointer() -> String {

@@ -235,3 +235,24 @@ struct JSONSchemaDocumentTests {
         #expect(throws: JSONSchemaCompileError.self) { try JSONSchema(compiling: document, at: "/components/schemas/Missing") }
     }
 }
+
+struct JSONSchemaAlternativesTests {
+    @Test func failedAlternativesCarryTheirOwnErrors() throws {
+        let schema = try JSONSchema(compiling: try JSONValue(parsing: """
+            {"properties": {"payment": {"oneOf": [
+                {"type": "object", "required": ["iban"]},
+                {"type": "object", "required": ["card"], "properties": {"card": {"pattern": "^[0-9]{16}$"}}}]}}}
+            """))
+        let errors = schema.validate(["payment": ["card": "1234"]]).errors
+        #expect(errors.count == 1)
+        let error = try #require(errors.first)
+        #expect(error.keywordLocation == "/properties/payment/oneOf")
+        #expect(error.causes == [
+            JSONSchemaValidationError(instanceLocation: "/payment", keywordLocation: "/properties/payment/oneOf/0/required",
+                                      keyword: "required", message: "missing required property \"iban\""),
+            JSONSchemaValidationError(instanceLocation: "/payment/card", keywordLocation: "/properties/payment/oneOf/1/properties/card/pattern",
+                                      keyword: "pattern", message: "string \"1234\" does not match the pattern \"^[0-9]{16}$\""),
+        ])
+        #expect(error.jsonValue["causes"]?.arrayValue?.count == 2)
+    }
+}
