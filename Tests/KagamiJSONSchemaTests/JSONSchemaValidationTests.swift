@@ -1,3 +1,4 @@
+import Foundation
 import KagamiJSON
 import Testing
 @testable import KagamiJSONSchema
@@ -254,5 +255,30 @@ struct JSONSchemaAlternativesTests {
                                       keyword: "pattern", message: "string \"1234\" does not match the pattern \"^[0-9]{16}$\""),
         ])
         #expect(error.jsonValue["causes"]?.arrayValue?.count == 2)
+    }
+}
+
+struct JSONSchemaFileResolverTests {
+    @Test func servesNeighbourFilesOnlyUnderItsRoot() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("kagami-resolver-\(UUID().uuidString)")
+        let schemas = root.appendingPathComponent("schemas")
+        try FileManager.default.createDirectory(at: schemas, withIntermediateDirectories: true)
+        try #"{"type": "string", "minLength": 3}"#.write(to: schemas.appendingPathComponent("name.json"), atomically: true, encoding: .utf8)
+        try #"{"type": "integer"}"#.write(to: root.appendingPathComponent("outside.json"), atomically: true, encoding: .utf8)
+        try "{\"type\": }".write(to: schemas.appendingPathComponent("broken.json"), atomically: true, encoding: .utf8)
+        let options = JSONSchema.Options(
+            baseURI: JSONSchemaFileResolver.baseURI(for: schemas.appendingPathComponent("main.json")),
+            resolver: JSONSchemaFileResolver(root: schemas))
+
+        let name = try JSONSchema(compiling: ["$ref": "name.json"], options: options)
+        #expect(name.isValid("Ada"))
+        #expect(!name.isValid("Al"))
+        #expect(throws: JSONSchemaCompileError.self) { try JSONSchema(compiling: ["$ref": "../outside.json"], options: options) }
+        do {
+            _ = try JSONSchema(compiling: ["$ref": "broken.json"], options: options)
+            Issue.record("a broken neighbour compiled")
+        } catch {
+            #expect(error.message.contains("broken.json:1:10: expected a value, found '}'"))
+        }
     }
 }
