@@ -17,16 +17,40 @@ struct ECMARegex: @unchecked Sendable {
         case icu(NSRegularExpression)
     }
 
+    enum Outcome {
+        case matched, unmatched, timedOut
+    }
+
+    /// The longest one backtracking (ICU) match may run: a pattern such as `^(a+)+$` takes
+    /// exponential time on a string like "aaaa…!", and instances come from clients.
+    static let timeLimit: Duration = .milliseconds(100)
+
     /// Patterns are searched, not anchored, as ECMA-262 `RegExp.prototype.test` does.
-    func matches(_ text: String) -> Bool {
+    func test(_ text: String) -> Outcome {
         let expression: NSRegularExpression
         switch engine {
-        case .simple(let simple): return simple.matches(text)
+        case .simple(let simple): return simple.matches(text) ? .matched : .unmatched
         case .icu(let icu): expression = icu
         }
-        let range = NSRange(location: 0, length: text.utf16.count)
-        // rangeOfFirstMatch builds no NSTextCheckingResult.
-        return expression.rangeOfFirstMatch(in: text, options: [], range: range).location != NSNotFound
+        var outcome = Outcome.unmatched
+        let deadline = ContinuousClock.now + Self.timeLimit
+        // With reportProgress ICU calls back (result nil) while it works, so a runaway match
+        // can be stopped.
+        expression.enumerateMatches(in: text, options: [.reportProgress], range: NSRange(location: 0, length: text.utf16.count)) { result, _, stop in
+            if result != nil {
+                outcome = .matched
+                stop.pointee = true
+            } else if ContinuousClock.now > deadline {
+                outcome = .timedOut
+                stop.pointee = true
+            }
+        }
+        return outcome
+    }
+
+    /// A match within the time limit.
+    func matches(_ text: String) -> Bool {
+        test(text) == .matched
     }
 
     private init(source: String, engine: Engine) {

@@ -299,8 +299,14 @@ struct SchemaEvaluation {
             if collect { report(keyword.name, "string has \(length) characters, more than the maximum \(maximum)") }
             return false
         case .pattern(let regex):
-            if regex.matches(text) { return true }
-            if collect { report(keyword.name, "string \(Self.abbreviated(.string(text))) does not match the pattern \(Self.abbreviated(.string(regex.source)))") }
+            switch regex.test(text) {
+            case .matched:
+                return true
+            case .unmatched:
+                if collect { report(keyword.name, "string \(Self.abbreviated(.string(text))) does not match the pattern \(Self.abbreviated(.string(regex.source)))") }
+            case .timedOut:
+                if collect { report(keyword.name, "the pattern \(Self.abbreviated(.string(regex.source))) ran longer than \(ECMARegex.timeLimit) on this string; it counts as not matching") }
+            }
             return false
         case .format(let format, let draft):
             if format.accepts(text, draft: draft) { return true }

@@ -119,3 +119,16 @@ struct SimplePatternTests {
         }
     }
 }
+
+struct RunawayPatternTests {
+    @Test func backtrackingPatternsStopAtTheTimeLimit() throws {
+        let schema = try JSONSchema(compiling: ["pattern": "^(a+)+$"])
+        let hostile = JSONValue.string(String(repeating: "a", count: 40) + "!")
+        let start = ContinuousClock.now
+        let result = schema.validate(hostile)
+        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(!result.isValid)
+        #expect(result.errors.first?.message.contains("ran longer than") == true)
+        #expect(schema.isValid("aaaa"))
+    }
+}
