@@ -11,6 +11,12 @@ enum StringFormat: String, Sendable, CaseIterable {
     case uriReference = "uri-reference"
     case uuid
     case regex
+    case duration
+    case jsonPointer = "json-pointer"
+    case relativeJSONPointer = "relative-json-pointer"
+    case uriTemplate = "uri-template"
+    case iri
+    case iriReference = "iri-reference"
 
     /// Draft 4 names RFC 1123 for hostnames; 2020-12 adds the IDNA rule that reserves "--"
     /// in the third and fourth place for A-labels.
@@ -27,9 +33,119 @@ enum StringFormat: String, Sendable, CaseIterable {
         case .ipv6: return Self.isIPv6(bytes[...])
         case .uri: return Self.isURI(text, requireScheme: true)
         case .uriReference: return Self.isURI(text, requireScheme: false)
+        case .iri: return Self.isURI(text, requireScheme: true, international: true)
+        case .iriReference: return Self.isURI(text, requireScheme: false, international: true)
         case .uuid: return Self.isUUID(bytes)
         case .regex: return (try? ECMARegex.compiled(text)) != nil
+        case .duration: return Self.isDuration(bytes)
+        case .jsonPointer: return Self.isJSONPointer(bytes[...])
+        case .relativeJSONPointer: return Self.isRelativeJSONPointer(bytes)
+        case .uriTemplate: return Self.isURITemplate(text)
         }
+    }
+
+    // MARK: Durations, pointers, templates
+
+    /// RFC 3339 appendix A: P[nY[nM[nD]] | nM[nD] | nD][T(nH[nM[nS]] | nM[nS] | nS)] or PnW.
+    private static func isDuration(_ bytes: [UInt8]) -> Bool {
+        guard bytes.first == UInt8(ascii: "P"), bytes.count > 1 else { return false }
+        // (number, designator) pairs, with "T" kept as its own marker.
+        var units: [UInt8] = []
+        var i = 1
+        while i < bytes.count {
+            if bytes[i] == UInt8(ascii: "T") {
+                units.append(bytes[i])
+                i += 1
+                continue
+            }
+            let start = i
+            while i < bytes.count, bytes[i] >= 0x30 && bytes[i] <= 0x39 { i += 1 }
+            guard i > start, i < bytes.count, bytes[i] != UInt8(ascii: "T") else { return false }
+            units.append(bytes[i])
+            i += 1
+        }
+        if units == [UInt8(ascii: "W")] { return true }
+        let time = units.firstIndex(of: UInt8(ascii: "T")) ?? units.count
+        let date = Array(units[..<time]), clock = Array(units[min(time + 1, units.count)...])
+        if time < units.count && clock.isEmpty { return false }  // "P1YT"
+        if date.isEmpty && clock.isEmpty { return false }
+        // Each part: a run of consecutive designators in order, starting anywhere.
+        func inOrder(_ part: [UInt8], _ order: [UInt8]) -> Bool {
+            guard let first = part.first, let start = order.firstIndex(of: first) else { return part.isEmpty }
+            return Array(order[start...].prefix(part.count)) == part
+        }
+        return inOrder(date, Array("YMD".utf8)) && inOrder(clock, Array("HMS".utf8)) && !clock.contains(UInt8(ascii: "T"))
+    }
+
+    private static func isJSONPointer(_ bytes: ArraySlice<UInt8>) -> Bool {
+        guard bytes.isEmpty || bytes.first == UInt8(ascii: "/") else { return false }
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            if bytes[i] == UInt8(ascii: "~") {
+                let next = bytes.index(after: i)
+                guard next < bytes.endIndex, bytes[next] == UInt8(ascii: "0") || bytes[next] == UInt8(ascii: "1") else { return false }
+            }
+            i = bytes.index(after: i)
+        }
+        return true
+    }
+
+    /// A non-negative integer without leading zeros, then "#" or a JSON Pointer.
+    private static func isRelativeJSONPointer(_ bytes: [UInt8]) -> Bool {
+        var i = 0
+        while i < bytes.count, bytes[i] >= 0x30 && bytes[i] <= 0x39 { i += 1 }
+        guard i > 0, i == 1 || bytes[0] != UInt8(ascii: "0") else { return false }
+        if i == bytes.count - 1, bytes[i] == UInt8(ascii: "#") { return true }
+        return isJSONPointer(bytes[i...])
+    }
+
+    /// RFC 6570 level 4 syntax: literals, and `{[operator]varspec,...}` expressions.
+    private static func isURITemplate(_ text: String) -> Bool {
+        var rest = Substring(text)
+        while let open = rest.firstIndex(where: { $0 == "{" || $0 == "}" }) {
+            guard isTemplateLiteral(rest[..<open]), rest[open] == "{",
+                  let close = rest[open...].firstIndex(of: "}") else { return false }
+            var expression = rest[rest.index(after: open)..<close]
+            if let first = expression.first, "+#./;?&=,!@|".contains(first) { expression = expression.dropFirst() }
+            let specs = expression.split(separator: ",", omittingEmptySubsequences: false)
+            guard specs.allSatisfy(isVarspec) else { return false }
+            rest = rest[rest.index(after: close)...]
+        }
+        return isTemplateLiteral(rest)
+    }
+
+    private static func isTemplateLiteral(_ literal: Substring) -> Bool {
+        literal.unicodeScalars.allSatisfy { scalar in
+            scalar.value > 0x20 && scalar.value != 0x7F && !"\"'<>\\^`{|}".unicodeScalars.contains(scalar)
+                || scalar == "'"
+        }
+    }
+
+    private static func isVarspec(_ spec: Substring) -> Bool {
+        var name = spec
+        if name.hasSuffix("*") {
+            name = name.dropLast()
+        } else if let colon = name.firstIndex(of: ":") {
+            let length = name[name.index(after: colon)...]
+            guard let value = Int(length), value > 0, value < 10000, length.first != "0",
+                  length.allSatisfy({ $0.isASCII && $0.isNumber }) else { return false }
+            name = name[..<colon]
+        }
+        // varname: varchar *( ["."] varchar ), varchar = ALPHA / DIGIT / "_" / pct-encoded
+        guard !name.isEmpty, name.first != ".", name.last != ".", !name.contains("..") else { return false }
+        let bytes = Array(name.utf8)
+        var i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            if b == UInt8(ascii: "%") {
+                guard i + 2 < bytes.count, isHex(bytes[i + 1]), isHex(bytes[i + 2]) else { return false }
+                i += 3
+                continue
+            }
+            guard isASCIIAlphanumeric(b) || b == UInt8(ascii: "_") || b == UInt8(ascii: ".") else { return false }
+            i += 1
+        }
+        return true
     }
 
     // MARK: RFC 3339
@@ -213,13 +329,14 @@ enum StringFormat: String, Sendable, CaseIterable {
 
     /// RFC 3986 characters and shape: a scheme when required, valid percent escapes, no
     /// spaces or other characters outside the grammar.
-    private static func isURI(_ text: String, requireScheme: Bool) -> Bool {
+    private static func isURI(_ text: String, requireScheme: Bool, international: Bool = false) -> Bool {
         let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~:/?#[]@!$&'()*+,;=%".utf8)
         let bytes = Array(text.utf8)
         var i = 0
         while i < bytes.count {
             let b = bytes[i]
-            guard allowed.contains(b) else { return false }
+            // An IRI may also hold any non-ASCII character (RFC 3987 ucschar, iprivate).
+            guard allowed.contains(b) || (international && b >= 0x80) else { return false }
             if b == UInt8(ascii: "%") {
                 guard i + 2 < bytes.count, isHex(bytes[i + 1]), isHex(bytes[i + 2]) else { return false }
                 i += 2

@@ -33,7 +33,13 @@ struct JSONSchemaFormatAndPatternTests {
         ("uri-reference", ["/relative", "#frag", "../up", "http://example.com"], ["\\\\WINDOWS\\file", "http://exa mple.com", "#a#b"]),
         ("uuid", ["2EB8AA08-AA98-11EA-B4AA-73B441D16380", "00000000-0000-0000-0000-000000000000"],
          ["2eb8aa08aa9811eab4aa73b441d16380", "2eb8aa08-aa98-11ea-b4aa-73b441d1638", "2eb8aa08-aa98-11ea-73b441d16380-b4aa"]),
-        ("regex", ["^[a-z]+$", "\\d{3}"], ["(unclosed", "[z-a]"]),
+        ("regex", ["^[a-z]+$", "\\d{3}"], ["(unclosed", "[z-a]", "\\a", "(?i)abc"]),
+        ("duration", ["P4DT12H30M5S", "PT36H", "P2W", "P1Y2M"], ["PT1D", "P", "P1YT", "P2D1Y", "P1Y2W", "PT0.5S", "P1D2T3H"]),
+        ("json-pointer", ["", "/", "/a~1b/~0", "/foo//bar"], ["a", "/~2", "/foo/bar~", "#/a"]),
+        ("relative-json-pointer", ["0", "1/a", "0#", "120/x"], ["/a", "-1/a", "01/a", "0##", "1#/a"]),
+        ("uri-template", ["http://example.com/{id}{?q,page}", "{+path*}", "{v:30}", ""], ["{", "{}", "{a,,b}", "{v:0}", "a}b", "{a..b}"]),
+        ("iri", ["http://ƒøø.ßår/?∂éœ=πîx#πîüx", "urn:ex:ü"], ["/abc", "âππ", "http://[::ffff:192.168.0.01]"]),
+        ("iri-reference", ["//ƒøø.ßår/", "#ƒrägmênt", "âππ"], ["\\\\WINDOWS\\filëßåré", "#ƒräg#mênt"]),
     ])
     func assertedFormats(format: String, valid: [String], invalid: [String]) throws {
         let schema = try schema(format: format)
