@@ -149,12 +149,8 @@ struct KeywordCompilation {
             let condition = try schema("if")
             let then = object["then"] != nil ? try schema("then") : nil
             let otherwise = object["else"] != nil ? try schema("else") : nil
-            if then != nil || otherwise != nil {
-                add("if", .conditional(if: condition, then: then, else: otherwise))
-            } else {
-                // Alone, `if` still yields annotations (for unevaluated*) but never fails.
-                add("if", .conditional(if: condition, then: nil, else: nil))
-            }
+            // Even alone, `if` counts: its annotations reach unevaluated*, though it never fails.
+            add("if", .conditional(if: condition, then: then, else: otherwise))
         }
         try compileDependencies()
         try compileArrayApplicators()
