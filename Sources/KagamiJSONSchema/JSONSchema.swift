@@ -11,6 +11,13 @@ public struct JSONSchema: Sendable {
         case draft4 = "4"
         /// 2020-12, as in OpenAPI 3.1.
         case draft2020_12 = "2020-12"
+
+        /// The draft a `$schema` URI names (`http://json-schema.org/draft-04/schema#`,
+        /// `https://json-schema.org/draft/2020-12/schema`), or nil for any other.
+        public init?(schemaURI: String) {
+            guard let dialect = Dialect.known(SchemaURI(parsing: schemaURI).withoutFragment.text) else { return nil }
+            self = dialect.draft
+        }
     }
 
     public struct Options: Sendable {

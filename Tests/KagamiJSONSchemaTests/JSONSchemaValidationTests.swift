@@ -122,6 +122,12 @@ struct JSONSchemaValidationTests {
         #expect(declared.isValid("ab"))
     }
 
+    @Test func draftsAreNamedByTheirMetaschemaURIs() {
+        #expect(JSONSchema.Draft(schemaURI: "http://json-schema.org/draft-04/schema#") == .draft4)
+        #expect(JSONSchema.Draft(schemaURI: "https://json-schema.org/draft/2020-12/schema") == .draft2020_12)
+        #expect(JSONSchema.Draft(schemaURI: "http://json-schema.org/draft-07/schema#") == nil)
+    }
+
     @Test func metaschemasAreBuiltIn() throws {
         let draft4 = try compile(##"{"$ref": "http://json-schema.org/draft-04/schema#"}"##, .init(draft: .draft4))
         #expect(draft4.isValid(["type": "string"]))
