@@ -204,7 +204,10 @@ struct KeywordCompilation {
             prefixCount = prefix.count
             add("prefixItems", .prefixItems(prefix))
         }
-        if object["items"] != nil {
+        if let items = object["items"] {
+            if case .array = items {
+                throw failure("items", "must be a schema in 2020-12; a list of schemas by position is prefixItems (or declare draft 4)")
+            }
             add("items", .items(try schema("items"), start: prefixCount))
         }
         if object["contains"] != nil {

@@ -155,6 +155,7 @@ struct JSONSchemaValidationTests {
             (##"{"$ref": "#/$defs/missing"}"##, "/$ref", "has nothing at /$defs/missing"),
             (##"{"allOf": [{"$ref": "#nowhere"}]}"##, "/allOf/0/$ref", "no anchor \"nowhere\""),
             (##"{"not": 3}"##, "/not", "must be a schema"),
+            (##"{"items": [{"type": "string"}]}"##, "/items", "a list of schemas by position is prefixItems"),
         ]
         for (text, location, message) in cases {
             do {
