@@ -47,6 +47,10 @@ struct SchemaEvaluation {
     /// two evaluations per level) follows a document about 500 levels deep, and a debug build
     /// stays within about 4 MB of stack.
     static let maximumDepth = 1000
+    /// Below this depth the stack is not looked at; beyond it, evaluation stops while this
+    /// much of the thread's stack is left (threads other than main may have 512 KB in all).
+    static let stackCheckDepth = 48
+    static let stackReserve: UInt = 96 * 1024
 
     let program: SchemaProgram
     let collectsErrors: Bool
@@ -61,6 +65,8 @@ struct SchemaEvaluation {
     private var depth = 0
     private var currentNode = 0
     private let tracks: Bool
+    /// The lowest stack address evaluation may reach; found when evaluation first gets deep.
+    private var stackFloor: UInt?
 
     init(program: SchemaProgram, collectsErrors: Bool) {
         self.program = program
@@ -90,6 +96,11 @@ struct SchemaEvaluation {
                 if collect { report("", "schema evaluation nested deeper than \(Self.maximumDepth) levels", keywordOnly: false) }
                 return (false, EvaluatedParts())
             }
+            if depth >= Self.stackCheckDepth, !stackLeft() {
+                let levels = depth
+                if collect { report("", "schema evaluation nested too deep (\(levels) levels) for this thread's stack", keywordOnly: false) }
+                return (false, EvaluatedParts())
+            }
             depth += 1
             let entersResource = dynamicScope.last != node.resource
             if entersResource { dynamicScope.append(node.resource) }
@@ -116,6 +127,13 @@ struct SchemaEvaluation {
             }
             return (valid, valid ? parts : EvaluatedParts())
         }
+    }
+
+    private mutating func stackLeft() -> Bool {
+        if stackFloor == nil {
+            stackFloor = ThreadStack.lowerBound().map { $0 + Self.stackReserve } ?? 0
+        }
+        return ThreadStack.currentAddress() > stackFloor ?? 0
     }
 
     /// Evaluates a subschema, with the keyword path (and instance path) extended for it.

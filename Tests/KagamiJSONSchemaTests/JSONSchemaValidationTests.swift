@@ -289,3 +289,30 @@ struct JSONSchemaFileResolverTests {
         }
     }
 }
+
+struct JSONSchemaStackTests {
+    /// A thread with a small stack gets an error where it would otherwise overflow.
+    @Test func deepEvaluationStopsBeforeTheStackEnds() throws {
+        let schema = try JSONSchema(compiling: try JSONValue(parsing: ##"{"items": {"$ref": "#"}, "type": "array"}"##))
+        var deep: JSONValue = []
+        for _ in 0..<450 { deep = [deep] }
+        let instance = deep
+        let box = ResultBox()
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            box.result = schema.validate(instance)
+            done.signal()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+        done.wait()
+        let result = try #require(box.result)
+        #expect(!result.isValid)
+        #expect(result.errors.first?.message.contains("for this thread's stack") == true)
+        #expect(schema.isValid(deep) == true, "the test thread's own stack is large enough")
+    }
+
+    final class ResultBox: @unchecked Sendable {
+        var result: JSONSchemaValidationResult?
+    }
+}
