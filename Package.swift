@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "kagami", targets: ["kagami"]),
         .library(name: "KagamiJSON", targets: ["KagamiJSON"]),
         .library(name: "KagamiURITemplate", targets: ["KagamiURITemplate"]),
+        .library(name: "KagamiJSONSchema", targets: ["KagamiJSONSchema"]),
         .library(name: "KagamiFlow", targets: ["KagamiFlow"]),
         .library(name: "KagamiProxy", targets: ["KagamiProxy"]),
         .library(name: "KagamiStore", targets: ["KagamiStore"]),
@@ -33,6 +34,8 @@ let package = Package(
             name: "KagamiURITemplate",
             dependencies: ["KagamiJSON", .product(name: "OrderedCollections", package: "swift-collections")]
         ),
+        // JSON Schema (draft 4 and 2020-12) compiled once, validated many times.
+        .target(name: "KagamiJSONSchema", dependencies: ["KagamiJSON"]),
         // One value per HTTP exchange, with no networking types: everything else speaks flows.
         .target(name: "KagamiFlow"),
         // The SwiftNIO engine: client connections, server connections, tunnels.
@@ -68,7 +71,7 @@ let package = Package(
         .target(
             name: "KagamiCLI",
             dependencies: [
-                "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR", "KagamiURITemplate",
+                "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR", "KagamiURITemplate", "KagamiJSONSchema",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -76,6 +79,7 @@ let package = Package(
 
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
         .testTarget(name: "KagamiURITemplateTests", dependencies: ["KagamiURITemplate", "KagamiJSON"]),
+        .testTarget(name: "KagamiJSONSchemaTests", dependencies: ["KagamiJSONSchema", "KagamiCLI"]),
         // A URLSession client the proxy tests run as a child process.
         .executableTarget(name: "url-session-probe", path: "Tests/Probes/URLSessionProbe"),
         .testTarget(

@@ -11,6 +11,7 @@ public struct Kagami: AsyncParsableCommand {
             FlowsCommand.self,
             ExportCommand.self,
             TemplateCommand.self,
+            SchemaCommand.self,
         ]
     )
 

@@ -77,12 +77,13 @@ extension JSONValue {
     }
 
     /// Equality as JSON means it: numbers compare by value (`1 == 1.0`), object member
-    /// order does not matter.
+    /// order does not matter, strings compare by code points.
     public func isJSONEqual(to other: JSONValue) -> Bool {
         switch (self, other) {
         case (.null, .null): return true
         case (.bool(let a), .bool(let b)): return a == b
-        case (.string(let a), .string(let b)): return a == b
+        // Code point by code point: Swift's == treats "é" and "e\u{301}" as equal, JSON does not.
+        case (.string(let a), .string(let b)): return a.unicodeScalars.elementsEqual(b.unicodeScalars)
         case (.integer(let a), .integer(let b)): return a == b
         case (.integer, .number), (.number, .integer), (.number, .number):
             return doubleValue == other.doubleValue

@@ -1,0 +1,45 @@
+import Foundation
+import KagamiJSON
+
+/// RFC 6901 JSON Pointers, as used for instance and schema locations and `$ref` fragments.
+enum JSONPointer {
+    static func escape(_ token: String) -> String {
+        guard token.contains("~") || token.contains("/") else { return token }
+        return token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+    }
+
+    static func unescape(_ token: String) -> String {
+        guard token.contains("~") else { return token }
+        return token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+    }
+
+    static func string(_ tokens: [String]) -> String {
+        tokens.reduce(into: "") { $0 += "/" + escape($1) }
+    }
+
+    /// The tokens of a pointer, or nil when it is neither empty nor starts with `/`.
+    static func tokens(_ pointer: String) -> [String]? {
+        if pointer.isEmpty { return [] }
+        guard pointer.hasPrefix("/") else { return nil }
+        return pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map { unescape(String($0)) }
+    }
+
+    static func resolve(_ tokens: some Sequence<String>, in document: JSONValue) -> JSONValue? {
+        var current = document
+        for token in tokens {
+            switch current {
+            case .object(let members):
+                guard let next = members[token] else { return nil }
+                current = next
+            case .array(let items):
+                // RFC 6901 array indexes: no sign, no leading zeros.
+                guard let index = Int(token), index >= 0, index < items.count,
+                      token == "0" || !token.hasPrefix("0") else { return nil }
+                current = items[index]
+            default:
+                return nil
+            }
+        }
+        return current
+    }
+}
