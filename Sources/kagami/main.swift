@@ -1,3 +1,3 @@
 import KagamiCLI
 
-await Kagami.main()
+await Kagami.launch()

@@ -1,0 +1,325 @@
+// MSON (Markdown Syntax for Object Notation) as written: the element tree before named types
+// are resolved. Rendering and schema generation live in MSONRenderer.
+import KagamiContract
+
+/// Type attributes from a signature's parentheses.
+struct MSONTypeAttributes: OptionSet, Hashable {
+    let rawValue: Int
+    static let required = MSONTypeAttributes(rawValue: 1 << 0)
+    static let optional = MSONTypeAttributes(rawValue: 1 << 1)
+    static let fixed = MSONTypeAttributes(rawValue: 1 << 2)
+    static let fixedType = MSONTypeAttributes(rawValue: 1 << 3)
+    static let nullable = MSONTypeAttributes(rawValue: 1 << 4)
+    static let sample = MSONTypeAttributes(rawValue: 1 << 5)
+    static let `default` = MSONTypeAttributes(rawValue: 1 << 6)
+}
+
+/// `Sample` and `Default` sections: a value as text, or nested members.
+struct MSONValueSection {
+    var text: String?
+    var members: [MSONMember]
+}
+
+/// One element: a property, an array item, an enum member, a named type or an attributes root.
+struct MSONElement {
+    var name: String?
+    /// `*name*`: any property name matches (rendered with the name, schema'd as a pattern).
+    var nameIsVariable = false
+    /// The whole text before the attributes, for items and members (which have no name).
+    var literal: String?
+    /// The text after `:` for properties, or the literal for items.
+    var value: String?
+    /// `*value*`: the value is a sample, not a fixed value.
+    var valueIsSample = false
+    var typeName: String?
+    /// Types in brackets: `array[string, number]`, `enum[number]`.
+    var nestedTypes: [String] = []
+    var attributes: MSONTypeAttributes = []
+    var description = ""
+    var members: [MSONMember] = []
+    var samples: [MSONValueSection] = []
+    var defaults: [MSONValueSection] = []
+    var location: SourceLocation
+}
+
+indirect enum MSONMember {
+    case element(MSONElement)
+    case include(String, SourceLocation)
+    case oneOf([MSONMember], SourceLocation)
+    /// A `Properties`, `Items` or `Members` section: its members stand in place.
+    case group([MSONMember])
+}
+
+/// The parts of `name: value (attributes) - description`.
+struct MSONSignature {
+    var identifier: String
+    var name: String?
+    var value: String?
+    var attributes: [String] = []
+    var description: String?
+
+    init(_ text: String) {
+        let scalars = Array(text.unicodeScalars)
+        var head = scalars.count
+        var depth = 0
+        var inCode = false
+        var index = 0
+        // The description starts at the first ` - ` outside code spans and parentheses.
+        while index < scalars.count {
+            let scalar = scalars[index]
+            if scalar == "`" { inCode.toggle() } else if !inCode {
+                if scalar == "(" || scalar == "[" { depth += 1 } else if scalar == ")" || scalar == "]" { depth = max(0, depth - 1) } else if scalar == "-", depth == 0, index > 0, scalars[index - 1] == " " || scalars[index - 1] == "\t",
+                    index + 1 == scalars.count || scalars[index + 1] == " " || scalars[index + 1] == "\t"
+                {
+                    head = index
+                    break
+                }
+            }
+            index += 1
+        }
+        if head < scalars.count {
+            description = String(String.UnicodeScalarView(scalars[(head + 1)...])).trimmedBlanks
+        }
+        var headEnd = head
+        while headEnd > 0, scalars[headEnd - 1] == " " || scalars[headEnd - 1] == "\t" { headEnd -= 1 }
+        // Attributes: the parenthesised group that ends the head, outside code spans.
+        if headEnd > 0, scalars[headEnd - 1] == ")" {
+            var level = 0
+            var open: Int?
+            var code = false
+            for position in stride(from: headEnd - 1, through: 0, by: -1) {
+                let scalar = scalars[position]
+                if scalar == "`" { code.toggle(); continue }
+                if code { continue }
+                if scalar == ")" { level += 1 } else if scalar == "(" {
+                    level -= 1
+                    if level == 0 { open = position; break }
+                }
+            }
+            if let open {
+                let inner = String(String.UnicodeScalarView(scalars[(open + 1)..<(headEnd - 1)]))
+                attributes = MSONSignature.splitList(inner, respectingBrackets: true)
+                headEnd = open
+            }
+        }
+        identifier = String(String.UnicodeScalarView(scalars[0..<headEnd])).trimmedBlanks
+        // Name and value split at the first `:` outside code spans.
+        var code = false
+        for (position, scalar) in identifier.unicodeScalars.enumerated() {
+            if scalar == "`" { code.toggle() } else if scalar == ":", !code {
+                let parts = Array(identifier.unicodeScalars)
+                name = String(String.UnicodeScalarView(parts[0..<position])).trimmedBlanks
+                value = String(String.UnicodeScalarView(parts[(position + 1)...])).trimmedBlanks
+                break
+            }
+        }
+        if name == nil { name = identifier }
+    }
+
+    /// Comma-separated entries, trimmed; commas inside code spans (and brackets) don't split.
+    static func splitList(_ text: String, respectingBrackets: Bool) -> [String] {
+        var parts: [String] = []
+        var current = ""
+        var code = false
+        var depth = 0
+        for character in text {
+            if character == "`" { code.toggle() }
+            if !code, respectingBrackets {
+                if character == "[" { depth += 1 } else if character == "]" { depth = max(0, depth - 1) }
+            }
+            if character == ",", !code, depth == 0 {
+                parts.append(current.trimmedBlanks)
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        let last = current.trimmedBlanks
+        if !last.isEmpty || !parts.isEmpty { parts.append(last) }
+        return parts
+    }
+
+    /// Removes code-span backticks around a literal.
+    static func unescape(_ text: String) -> String {
+        var slice = Substring(text.trimmedBlanks)
+        var ticks = 0
+        while slice.hasPrefix("`"), slice.hasSuffix("`"), slice.count >= 2 {
+            slice = slice.dropFirst().dropLast()
+            ticks += 1
+        }
+        return ticks > 0 ? String(slice).trimmedBlanks : String(slice)
+    }
+
+    /// `*text*` emphasised: returns the inner text.
+    static func emphasised(_ text: String) -> String? {
+        guard text.count >= 2, text.hasPrefix("*"), text.hasSuffix("*") else { return nil }
+        return String(text.dropFirst().dropLast())
+    }
+}
+
+/// Reads MSON elements from list items.
+struct MSONReader {
+    let source: BlueprintSource
+    var annotations: [Annotation] = []
+
+    init(source: BlueprintSource) {
+        self.source = source
+    }
+
+    /// Guards against pathological nesting in hostile input.
+    static let maximumDepth = 64
+
+    /// An element from a signature line (a property, an item, or a section's own header).
+    mutating func element(signature text: String, at location: SourceLocation) -> MSONElement {
+        let signature = MSONSignature(text)
+        var element = MSONElement(location: location)
+        element.description = signature.description ?? ""
+        apply(attributes: signature.attributes, to: &element, at: location)
+        let literal = signature.identifier
+        element.literal = literal.isEmpty ? nil : literal
+        if let rawName = signature.name, signature.value != nil || !rawName.isEmpty {
+            if let inner = MSONSignature.emphasised(rawName) {
+                element.name = MSONSignature.unescape(inner)
+                element.nameIsVariable = true
+            } else {
+                element.name = MSONSignature.unescape(rawName)
+            }
+        }
+        if let rawValue = signature.value, !rawValue.isEmpty {
+            if let inner = MSONSignature.emphasised(rawValue) {
+                element.value = inner
+                element.valueIsSample = true
+            } else {
+                element.value = rawValue
+            }
+        }
+        return element
+    }
+
+    mutating func apply(attributes: [String], to element: inout MSONElement, at location: SourceLocation) {
+        for attribute in attributes {
+            let word = attribute.trimmedBlanks
+            switch word.lowercased() {
+            case "required": element.attributes.insert(.required)
+            case "optional": element.attributes.insert(.optional)
+            case "fixed": element.attributes.insert(.fixed)
+            case "fixed-type": element.attributes.insert(.fixedType)
+            case "nullable": element.attributes.insert(.nullable)
+            case "sample": element.attributes.insert(.sample)
+            case "default": element.attributes.insert(.default)
+            case "": continue
+            default:
+                if element.typeName != nil {
+                    annotations.append(Annotation(.warning, "unrecognized type attribute '\(word)'", at: location))
+                    continue
+                }
+                if let open = word.firstIndex(of: "["), word.hasSuffix("]") {
+                    element.typeName = MSONSignature.unescape(String(word[..<open]))
+                    let inner = word[word.index(after: open)..<word.index(before: word.endIndex)]
+                    element.nestedTypes = MSONSignature.splitList(String(inner), respectingBrackets: true)
+                        .map { MSONSignature.unescape($0) }.filter { !$0.isEmpty }
+                } else {
+                    element.typeName = MSONSignature.unescape(word)
+                }
+            }
+        }
+        let conflicts: [(MSONTypeAttributes, MSONTypeAttributes, String)] = [
+            (.required, .optional, "cannot use 'required' and 'optional' together"),
+            (.fixed, .optional, "cannot use 'fixed' and 'optional' together"),
+            (.default, .sample, "cannot use 'default' and 'sample' together"),
+            (.fixed, .fixedType, "cannot use 'fixed' and 'fixed-type' together"),
+        ]
+        for (first, second, message) in conflicts where element.attributes.contains(first) && element.attributes.contains(second) {
+            annotations.append(Annotation(.warning, message, at: location))
+        }
+    }
+
+    /// Fills `element` with the members, sections and description nested under `item`.
+    mutating func readNested(under item: ListItem, into element: inout MSONElement, depth: Int) {
+        let level = source.children(of: item)
+        read(level: level, itemIndent: item.indent, into: &element, depth: depth)
+    }
+
+    mutating func read(level: ListLevel, itemIndent: Int, into element: inout MSONElement, depth: Int) {
+        if !level.leading.isEmpty {
+            let text = source.block(level.leading, strip: itemIndent + 4).trimmedNewlines
+            if !text.isEmpty { element.description += element.description.isEmpty ? text : "\n" + text }
+        }
+        for item in level.items {
+            read(item: item, into: &element, depth: depth)
+        }
+    }
+
+    private mutating func read(item: ListItem, into element: inout MSONElement, depth: Int) {
+        let location = source.location(line: item.line)
+        guard depth < Self.maximumDepth else {
+            annotations.append(Annotation(.error, "MSON nested deeper than \(Self.maximumDepth) levels", at: location))
+            return
+        }
+        let keyword = item.text.lowercased()
+        switch keyword {
+        case "members", "items", "properties":
+            element.members.append(.group(members(under: item, depth: depth + 1)))
+            return
+        case "one of":
+            element.members.append(.oneOf(members(under: item, depth: depth + 1), location))
+            return
+        default:
+            break
+        }
+        if keyword.hasPrefix("sample") || keyword.hasPrefix("default") {
+            let word = keyword.hasPrefix("sample") ? "sample" : "default"
+            let rest = item.text.dropFirst(word.count).trimmedBlanks
+            if rest.isEmpty || rest.hasPrefix(":") {
+                var section = MSONValueSection(text: nil, members: [])
+                let inline = rest.dropFirst().trimmedBlanks
+                if !inline.isEmpty {
+                    section.text = inline
+                } else {
+                    let nested = source.children(of: item)
+                    section.members = members(in: nested.items, depth: depth + 1)
+                    if nested.items.isEmpty {
+                        let text = source.nestedText(of: item).text
+                        if !text.isEmpty { section.text = text }
+                    }
+                }
+                if word == "sample" { element.samples.append(section) } else { element.defaults.append(section) }
+                return
+            }
+        }
+        if keyword.hasPrefix("include ") {
+            let name = MSONSignature.unescape(String(item.text.dropFirst("include ".count)))
+            element.members.append(.include(name, location))
+            return
+        }
+        element.members.append(.element(self.element(item: item, depth: depth + 1)))
+    }
+
+    mutating func element(item: ListItem, depth: Int) -> MSONElement {
+        var child = element(signature: item.text, at: source.location(line: item.line))
+        readNested(under: item, into: &child, depth: depth)
+        return child
+    }
+
+    private mutating func members(under item: ListItem, depth: Int) -> [MSONMember] {
+        var holder = MSONElement(location: source.location(line: item.line))
+        readNested(under: item, into: &holder, depth: depth)
+        return holder.members
+    }
+
+    private mutating func members(in items: [ListItem], depth: Int) -> [MSONMember] {
+        var holder = MSONElement(location: source.location(line: items.first?.line ?? 0))
+        for item in items { read(item: item, into: &holder, depth: depth) }
+        return holder.members
+    }
+}
+
+extension String {
+    /// Without leading and trailing blank lines and whitespace.
+    var trimmedNewlines: String {
+        var slice = Substring(self)
+        while let first = slice.first, first.isWhitespace { slice.removeFirst() }
+        while let last = slice.last, last.isWhitespace { slice.removeLast() }
+        return String(slice)
+    }
+}

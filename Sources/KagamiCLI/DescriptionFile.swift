@@ -1,0 +1,41 @@
+// Reads a description file of either format into the contract model.
+import Foundation
+import KagamiBlueprint
+import KagamiContract
+
+/// A description file on disk and the contract read from it.
+struct DescriptionFile {
+    enum ReadError: Error, CustomStringConvertible {
+        case unreadable(path: String, reason: String)
+
+        var description: String {
+            switch self {
+            case .unreadable(let path, let reason): "\(path): cannot read the file: \(reason)"
+            }
+        }
+    }
+
+    let path: String
+    let contract: APIContract
+
+    init(path: String) throws(ReadError) {
+        self.path = path
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw .unreadable(path: path, reason: error.localizedDescription)
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        contract = BlueprintParser.parse(text)
+    }
+
+    /// `file:line:col: severity: message`, the form editors and CI logs understand.
+    func diagnostics() -> [String] {
+        contract.annotations.map { annotation in
+            let line = annotation.sourceLocation?.line ?? 1
+            let column = annotation.sourceLocation?.column ?? 1
+            return "\(path):\(line):\(column): \(annotation.severity.rawValue): \(annotation.message)"
+        }
+    }
+}
