@@ -171,7 +171,7 @@ struct BlueprintDocumentReader {
             guard let element = renderer.namedTypes[name] else { return nil }
             return DataStructure(
                 name: name, description: element.description,
-                example: renderer.render(element), schema: renderer.schemaDocument(for: element),
+                example: renderer.render(element, stack: [name]), schema: renderer.schemaDocument(for: element, stack: [name]),
                 sourceLocation: element.location)
         }
         contract.annotations = (annotations + mson.annotations + renderer.annotations).sorted {

@@ -26,6 +26,10 @@ struct MSONRenderer {
     static let schemaDialect = "http://json-schema.org/draft-07/schema#"
 
     var namedTypes: [String: MSONElement] = [:]
+    /// Elements being rendered right now; mixins inside members can recurse without a named
+    /// type on the stack, so this bounds the depth whatever the input.
+    private var nesting = 0
+    static let maximumNesting = 96
     var annotations: [Annotation] = []
     /// Each message is reported once per place.
     private var reported: Set<String> = []
@@ -152,6 +156,12 @@ struct MSONRenderer {
 
     /// The example JSON for an element; nil when it has nothing to show (an empty optional).
     mutating func render(_ element: MSONElement, asValue: Bool = false, stack: [String] = []) -> JSONValue {
+        nesting += 1
+        defer { nesting -= 1 }
+        guard nesting < Self.maximumNesting else {
+            fail("data structure nested deeper than \(Self.maximumNesting) levels (a circular mixin?)", at: element.location)
+            return .null
+        }
         let outer = stack
         var stack = stack
         if let type = element.typeName, MSONKind(typeName: type) == nil {
@@ -369,13 +379,19 @@ struct MSONRenderer {
     // MARK: JSON Schema
 
     /// A JSON Schema (draft 7, as drafter writes it) for an element, with `$schema` at the root.
-    mutating func schemaDocument(for element: MSONElement) -> JSONValue {
+    mutating func schemaDocument(for element: MSONElement, stack: [String] = []) -> JSONValue {
         var root: JSONObject = ["$schema": .string(Self.schemaDialect)]
-        for (key, value) in schema(element, fixed: false, stack: []) { root[key] = value }
+        for (key, value) in schema(element, fixed: false, stack: stack) { root[key] = value }
         return .object(root)
     }
 
     mutating func schema(_ element: MSONElement, fixed inherited: Bool, asValue: Bool = false, stack: [String]) -> JSONObject {
+        nesting += 1
+        defer { nesting -= 1 }
+        guard nesting < Self.maximumNesting else {
+            fail("data structure nested deeper than \(Self.maximumNesting) levels (a circular mixin?)", at: element.location)
+            return [:]
+        }
         let outer = stack
         var stack = stack
         let kind = kind(of: element, asValue: asValue)

@@ -1,0 +1,195 @@
+// Comparable facts about a parsed description, read either from drafter's API Elements
+// (refract JSON) parse result or from our contract model, so the two can be compared.
+import KagamiContract
+import KagamiJSON
+
+struct MessageFacts: Equatable {
+    var headers: [String] = []
+    var body: String?
+    var schema: String?
+
+    static func == (lhs: MessageFacts, rhs: MessageFacts) -> Bool {
+        lhs.headers == rhs.headers && sameText(lhs.body, rhs.body) && sameText(lhs.schema, rhs.schema)
+    }
+
+    /// JSON texts compare as JSON values; other texts without surrounding whitespace.
+    static func sameText(_ lhs: String?, _ rhs: String?) -> Bool {
+        switch (lhs, rhs) {
+        case (nil, nil): return true
+        case (let left?, let right?):
+            if let a = try? JSONValue(parsing: left), let b = try? JSONValue(parsing: right) { return a.isJSONEqual(to: b) }
+            return left.trimmedForComparison == right.trimmedForComparison
+        default: return false
+        }
+    }
+}
+
+struct TransactionFacts: Equatable {
+    var method: String?
+    var request: MessageFacts?
+    var status: Int?
+    var response: MessageFacts?
+}
+
+struct ActionFacts: Equatable {
+    var method: String
+    var href: String
+    var variables: [String]
+    var transactions: [TransactionFacts]
+}
+
+struct DescriptionFacts {
+    var actions: [ActionFacts] = []
+    var hasWarning = false
+    var hasError = false
+
+    /// What differs, or nil when the two agree. When `expected` reports an error, agreeing
+    /// means reporting an error too.
+    static func difference(expected: DescriptionFacts, actual: DescriptionFacts) -> String? {
+        if expected.hasError || actual.hasError {
+            return expected.hasError == actual.hasError ? nil : "error annotation: expected \(expected.hasError), got \(actual.hasError)"
+        }
+        if expected.hasWarning != actual.hasWarning {
+            return "warning annotation: expected \(expected.hasWarning), got \(actual.hasWarning)"
+        }
+        if expected.actions.count != actual.actions.count {
+            return "actions: expected \(expected.actions.map { "\($0.method) \($0.href)" }), got \(actual.actions.map { "\($0.method) \($0.href)" })"
+        }
+        for (wanted, found) in zip(expected.actions, actual.actions) where wanted != found {
+            if wanted.method != found.method || wanted.href != found.href {
+                return "action: expected \(wanted.method) \(wanted.href), got \(found.method) \(found.href)"
+            }
+            if wanted.variables != found.variables {
+                return "\(wanted.method) \(wanted.href) parameters: expected \(wanted.variables), got \(found.variables)"
+            }
+            if wanted.transactions.count != found.transactions.count {
+                return "\(wanted.method) \(wanted.href): expected \(wanted.transactions.count) transactions, got \(found.transactions.count)"
+            }
+            for (a, b) in zip(wanted.transactions, found.transactions) where a != b {
+                return "\(wanted.method) \(wanted.href) transaction:\n      expected \(a)\n      got      \(b)"
+            }
+        }
+        return nil
+    }
+}
+
+extension String {
+    var trimmedForComparison: String {
+        var slice = Substring(self)
+        while let first = slice.first, first.isWhitespace { slice.removeFirst() }
+        while let last = slice.last, last.isWhitespace { slice.removeLast() }
+        return String(slice)
+    }
+}
+
+// MARK: From API Elements
+
+/// Reads drafter's parse result: resources, transitions, HTTP transactions and annotations.
+enum APIElementsAdapter {
+    static func facts(_ parseResult: JSONValue) -> DescriptionFacts {
+        var facts = DescriptionFacts()
+        for element in parseResult["content"]?.arrayValue ?? [] {
+            if element["element"]?.stringValue == "annotation" {
+                let classes = element["meta"]?["classes"]?["content"]?.arrayValue?.compactMap { $0["content"]?.stringValue } ?? []
+                if classes.contains("error") { facts.hasError = true }
+                if classes.contains("warning") { facts.hasWarning = true }
+            } else {
+                collect(element, resourceHref: nil, resourceVariables: [], into: &facts)
+            }
+        }
+        return facts
+    }
+
+    private static func collect(_ element: JSONValue, resourceHref: String?, resourceVariables: [String], into facts: inout DescriptionFacts) {
+        switch element["element"]?.stringValue {
+        case "resource":
+            let href = element["attributes"]?["href"]?["content"]?.stringValue ?? ""
+            let variables = variableNames(element["attributes"]?["hrefVariables"])
+            for child in element["content"]?.arrayValue ?? [] {
+                collect(child, resourceHref: href, resourceVariables: variables, into: &facts)
+            }
+        case "transition":
+            let href = element["attributes"]?["href"]?["content"]?.stringValue ?? resourceHref ?? ""
+            let variables = Set(resourceVariables + variableNames(element["attributes"]?["hrefVariables"])).sorted()
+            var transactions: [TransactionFacts] = []
+            for transaction in element["content"]?.arrayValue ?? [] where transaction["element"]?.stringValue == "httpTransaction" {
+                var facts = TransactionFacts()
+                for message in transaction["content"]?.arrayValue ?? [] {
+                    switch message["element"]?.stringValue {
+                    case "httpRequest":
+                        facts.method = message["attributes"]?["method"]?["content"]?.stringValue
+                        facts.request = messageFacts(message)
+                    case "httpResponse":
+                        facts.status = message["attributes"]?["statusCode"]?["content"]?.stringValue.flatMap { Int($0) }
+                        facts.response = messageFacts(message)
+                    default: continue
+                    }
+                }
+                transactions.append(facts)
+            }
+            let method = transactions.first?.method ?? ""
+            facts.actions.append(ActionFacts(method: method, href: href, variables: variables, transactions: transactions))
+        case "category":
+            for child in element["content"]?.arrayValue ?? [] {
+                collect(child, resourceHref: resourceHref, resourceVariables: resourceVariables, into: &facts)
+            }
+        default:
+            return
+        }
+    }
+
+    private static func variableNames(_ hrefVariables: JSONValue?) -> [String] {
+        (hrefVariables?["content"]?.arrayValue ?? []).compactMap { $0["content"]?["key"]?["content"]?.stringValue }
+    }
+
+    private static func messageFacts(_ message: JSONValue) -> MessageFacts {
+        var facts = MessageFacts()
+        for header in message["attributes"]?["headers"]?["content"]?.arrayValue ?? [] {
+            let name = header["content"]?["key"]?["content"]?.stringValue ?? ""
+            let value = header["content"]?["value"]?["content"]?.stringValue ?? ""
+            facts.headers.append("\(name): \(value)")
+        }
+        for asset in message["content"]?.arrayValue ?? [] where asset["element"]?.stringValue == "asset" {
+            let classes = asset["meta"]?["classes"]?["content"]?.arrayValue?.compactMap { $0["content"]?.stringValue } ?? []
+            if classes.contains("messageBody") { facts.body = asset["content"]?.stringValue }
+            if classes.contains("messageBodySchema") { facts.schema = asset["content"]?.stringValue }
+        }
+        return facts
+    }
+}
+
+// MARK: From the contract model
+
+extension DescriptionFacts {
+    init(_ contract: APIContract) {
+        hasWarning = !contract.warnings.isEmpty
+        hasError = !contract.errors.isEmpty
+        for action in contract.actions {
+            var transactions: [TransactionFacts] = []
+            for example in action.examples {
+                let requests: [Request?] = example.requests.isEmpty ? [nil] : example.requests
+                let responses: [Response?] = example.responses.isEmpty ? [nil] : example.responses
+                for request in requests {
+                    for response in responses {
+                        transactions.append(TransactionFacts(
+                            method: action.method, request: request.map { Self.message($0.payload) } ?? MessageFacts(),
+                            status: response?.status, response: response.map { Self.message($0.payload) } ?? MessageFacts()))
+                    }
+                }
+            }
+            let method = transactions.isEmpty ? "" : action.method
+            actions.append(ActionFacts(
+                method: method, href: action.uriTemplate,
+                variables: Set(action.parameters.map(\.name)).sorted(), transactions: transactions))
+        }
+    }
+
+    /// Only what the description itself states: a body written or rendered from MSON, a
+    /// schema written or generated from MSON (not ones Kagami derives for the mock).
+    private static func message(_ payload: MessagePayload) -> MessageFacts {
+        MessageFacts(
+            headers: payload.headers.map { "\($0.name): \($0.value)" },
+            body: payload.bodySource == .schema ? nil : payload.body,
+            schema: payload.schemaSource == .body ? nil : payload.schema.map { $0.serialized() })
+    }
+}
