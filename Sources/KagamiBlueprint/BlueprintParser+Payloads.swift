@@ -13,11 +13,13 @@ struct PayloadDraft {
     var schemaText: String?
     var attributes: MSONElement?
     var modelReference: String?
+    /// A request's own `+ Parameters`, read against the action's URI template.
+    var parameters: ListItem?
     var location: SourceLocation
 }
 
 extension BlueprintDocumentReader {
-    private static let payloadSections: Set<String> = ["headers", "body", "schema", "attributes", "attribute"]
+    private static let payloadSections: Set<String> = ["headers", "body", "schema", "attributes", "attribute", "parameters"]
 
     mutating func payloadDraft(_ item: ListItem, keywordLength: Int) -> PayloadDraft {
         let location = source.location(line: item.line)
@@ -77,6 +79,8 @@ extension BlueprintDocumentReader {
                 if !nested.text.isEmpty { draft.schemaText = nested.text }
             case "attributes", "attribute":
                 draft.attributes = attributesElement(child)
+            case "parameters":
+                draft.parameters = child
             default:
                 annotations.append(Annotation(.warning, "ignoring unrecognized block", at: childLocation))
             }
@@ -114,7 +118,7 @@ extension BlueprintDocumentReader {
                 payload.schemaSource = .schema
                 payload.schemaDialect = payload.schema?["$schema"]?.stringValue
             } catch {
-                annotations.append(Annotation(.warning, "schema is not valid JSON: \(error)", at: draft.location))
+                // Not JSON Schema (drafter accepts any schema text): nothing to validate with.
             }
         }
         if let attributes = draft.attributes, isJSON {
@@ -235,6 +239,27 @@ extension BlueprintDocumentReader {
 /// Variable names in a URI template's expressions and whether each is a query parameter.
 struct URITemplateVariables {
     private var placements: [String: ParameterLocation] = [:]
+
+    /// drafter's complaints about a template: characters that must be percent-encoded, and
+    /// variable names with characters RFC 6570 doesn't allow.
+    static func problems(in template: String) -> [String] {
+        var problems: [String] = []
+        var inExpression = false
+        for character in template {
+            if character == "{" { inExpression = true } else if character == "}" { inExpression = false } else if !inExpression, " []\"<>\\^`|".contains(character) {
+                problems.append("URI template contains disallowed character '\(character)'. Disallowed characters must be percent encoded.")
+                break
+            }
+        }
+        var variables = URITemplateVariables(template)
+        for name in variables.placements.keys.sorted() {
+            if let bad = name.first(where: { !($0.isLetter || $0.isNumber || $0 == "_" || $0 == "." || $0 == "%") }) {
+                problems.append("URI template variable '\(name)' contains invalid character '\(bad)', which should be percent encoded")
+            }
+        }
+        variables.placements = [:]
+        return problems
+    }
 
     init(_ template: String) {
         var rest = Substring(template)

@@ -117,6 +117,7 @@ struct BlueprintDocumentReader {
                 resourceLevel = nil
                 inAction = false
             case .resource(let name, let uri):
+                checkURITemplate(uri, title: section.title, at: location)
                 var resource = Resource(name: name, uriTemplate: uri, sourceLocation: location)
                 readResourceBody(section.body, into: &resource)
                 appendResource(resource, to: &groups)
@@ -124,6 +125,7 @@ struct BlueprintDocumentReader {
                 resourceIsEndpoint = false
                 inAction = false
             case .endpoint(let name, let method, let uri):
+                checkURITemplate(uri, title: section.title, at: location)
                 if let level = resourceLevel, section.level > level, !resourceIsEndpoint, var resource = groups[groups.count - 1].resources.popLast() {
                     var action = Action(name: name, method: method, uriTemplate: uri, sourceLocation: location)
                     readActionBody(section.body, into: &action, resource: resource)
@@ -178,6 +180,17 @@ struct BlueprintDocumentReader {
             ($0.sourceLocation?.offset ?? 0) < ($1.sourceLocation?.offset ?? 0)
         }
         return contract
+    }
+
+    private mutating func checkURITemplate(_ uri: String, title: String, at location: SourceLocation) {
+        if !uri.hasPrefix("/"), !uri.hasPrefix("{"), !uri.contains("://") {
+            annotations.append(Annotation(.warning, "URI path in '\(title)' is not absolute, it should have a leading forward slash", at: location))
+        } else if uri.hasPrefix("{"), !uri.hasPrefix("{/") {
+            annotations.append(Annotation(.warning, "URI path in '\(title)' is not absolute, it should have a leading forward slash", at: location))
+        }
+        for problem in URITemplateVariables.problems(in: uri) {
+            annotations.append(Annotation(.warning, problem, at: location))
+        }
     }
 
     private func appendResource(_ resource: Resource, to groups: inout [ResourceGroup]) {
@@ -292,6 +305,7 @@ struct BlueprintDocumentReader {
                 element.literal = nil
                 let level = source.listLevel(section.body, codeIndent: 4)
                 mson.read(level: level, itemIndent: -4, into: &element, depth: 0)
+                mson.check(element)
                 define(name, element, at: location)
                 current = name
             }
@@ -336,7 +350,9 @@ struct BlueprintDocumentReader {
             let word = Self.keyword(item.text)
             if word == "attributes" || word == "attribute" {
                 let element = attributesElement(item)
-                define(name, element, at: source.location(line: item.line))
+                // `## Profile [...]` with `+ Attributes (Profile)` describes the data structure
+                // by that name; it doesn't declare a second one.
+                if element.typeName != name { define(name, element, at: source.location(line: item.line)) }
             } else if word == "model" {
                 models[name] = payloadDraft(item, keywordLength: 5)
             }
@@ -440,6 +456,9 @@ struct BlueprintDocumentReader {
             for (name, draft) in example.requests {
                 var draft = draft
                 if draft.attributes == nil, draft.body == nil, let actionAttributes { draft.attributes = actionAttributes }
+                if let item = draft.parameters {
+                    action.parameters = merged(action.parameters, parameters(item, template: action.uriTemplate))
+                }
                 transaction.requests.append(Request(name: name, payload: payload(from: draft, status: nil)))
             }
             for (status, draft) in example.responses {

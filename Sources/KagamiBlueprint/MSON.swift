@@ -31,6 +31,9 @@ struct MSONElement {
     var value: String?
     /// `*value*`: the value is a sample, not a fixed value.
     var valueIsSample = false
+    /// The value as written, before `*…*` is taken off: lists split this, then look at
+    /// each entry's emphasis.
+    var rawValue: String?
     var typeName: String?
     /// Types in brackets: `array[string, number]`, `enum[number]`.
     var nestedTypes: [String] = []
@@ -186,6 +189,7 @@ struct MSONReader {
             }
         }
         if let rawValue = signature.value, !rawValue.isEmpty {
+            element.rawValue = rawValue
             if let inner = MSONSignature.emphasised(rawValue) {
                 element.value = inner
                 element.valueIsSample = true
@@ -245,9 +249,18 @@ struct MSONReader {
             let text = source.block(level.leading, strip: itemIndent + 4).trimmedNewlines
             if !text.isEmpty { element.description += element.description.isEmpty ? text : "\n" + text }
         }
-        for item in level.items {
+        // With an explicit `Items`/`Members`/`Properties` section, list items before it are
+        // part of the description.
+        let sectionIndex = level.items.lastIndex { ["items", "members", "properties"].contains($0.text.lowercased()) }
+        for (index, item) in level.items.enumerated() {
+            if let sectionIndex, index < sectionIndex, !Self.isSectionKeyword(item.text) { continue }
             read(item: item, into: &element, depth: depth)
         }
+    }
+
+    static func isSectionKeyword(_ text: String) -> Bool {
+        let lowered = text.lowercased()
+        return ["items", "members", "properties", "one of"].contains(lowered) || lowered.hasPrefix("sample") || lowered.hasPrefix("default") || lowered.hasPrefix("include ")
     }
 
     private mutating func read(item: ListItem, into element: inout MSONElement, depth: Int) {
@@ -298,7 +311,22 @@ struct MSONReader {
     mutating func element(item: ListItem, depth: Int) -> MSONElement {
         var child = element(signature: item.text, at: source.location(line: item.line))
         readNested(under: item, into: &child, depth: depth)
+        check(child)
         return child
+    }
+
+    /// drafter's warnings about an element's attributes and sections.
+    mutating func check(_ element: MSONElement) {
+        for (attribute, word) in [(MSONTypeAttributes.default, "default"), (.sample, "sample")]
+        where element.attributes.contains(attribute) && element.value == nil && !element.hasElementMembers {
+            annotations.append(Annotation(.warning, "no value present when '\(word)' is specified", at: element.location))
+        }
+        if element.defaults.count > 1 {
+            annotations.append(Annotation(.warning, "multiple definitions of 'default' value", at: element.location))
+        }
+        if let type = element.typeName, ["string", "number", "boolean"].contains(type), element.hasElementMembers {
+            annotations.append(Annotation(.warning, "sub-types of primitive types should not have nested members", at: element.location))
+        }
     }
 
     private mutating func members(under item: ListItem, depth: Int) -> [MSONMember] {

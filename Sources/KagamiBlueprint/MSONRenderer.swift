@@ -112,6 +112,10 @@ struct MSONRenderer {
                     result.append(member)
                 }
             case .include(let name, let location):
+                if MSONKind(typeName: name) != nil {
+                    warn("mixin type may not include a type of a primitive sub-type", at: location)
+                    continue
+                }
                 guard let named = namedTypes[name] else {
                     fail("base type '\(name)' is not defined in the document", at: location)
                     continue
@@ -267,28 +271,30 @@ struct MSONRenderer {
         func literalItems(_ text: String) -> [JSONValue] {
             MSONSignature.splitList(text, respectingBrackets: false).map { entry in
                 var item = MSONElement(location: element.location)
-                item.value = entry
+                item.value = MSONSignature.emphasised(entry) ?? entry
                 if itemKind.isPrimitive, let itemType { item.typeName = itemType }
                 return renderPrimitive(item, kind: itemKind.isPrimitive ? itemKind : .string)
             }
         }
         if let sample = element.samples.first {
-            if !sample.members.isEmpty { return .array(renderItems(sample.members, stack: stack)) }
+            if !sample.members.isEmpty { return .array(renderItems(sample.members, nestedType: itemType, stack: stack)) }
             if let text = sample.text { return .array(literalItems(text)) }
         }
-        if let value = element.value { return .array(literalItems(value)) }
+        if let value = element.rawValue ?? element.value { return .array(literalItems(value)) }
         if let fallback = element.defaults.first {
-            if !fallback.members.isEmpty { return .array(renderItems(fallback.members, stack: stack)) }
+            if !fallback.members.isEmpty { return .array(renderItems(fallback.members, nestedType: itemType, stack: stack)) }
             if let text = fallback.text { return .array(literalItems(text)) }
         }
-        var items = renderItems(expandedMembers(of: element, stack: outer), stack: stack)
-        if items.isEmpty, let itemType, MSONKind(typeName: itemType) == nil {
-            if namedTypes[itemType] == nil {
-                warn("Undefined named type '\(itemType)' referenced in type definition", at: element.location)
-            } else {
-                var item = MSONElement(location: element.location)
-                item.typeName = itemType
-                items.append(render(item, asValue: true, stack: stack))
+        var items = renderItems(expandedMembers(of: element, stack: outer), nestedType: itemType, stack: stack)
+        if items.isEmpty {
+            for type in element.nestedTypes where MSONKind(typeName: type) == nil {
+                if namedTypes[type] == nil {
+                    warn("Undefined named type '\(type)' referenced in type definition", at: element.location)
+                } else {
+                    var item = MSONElement(location: element.location)
+                    item.typeName = type
+                    items.append(render(item, asValue: true, stack: stack))
+                }
             }
         }
         return .array(items)
@@ -302,25 +308,29 @@ struct MSONRenderer {
         }
     }
 
-    private mutating func renderItems(_ members: [MSONMember], stack: [String]) -> [JSONValue] {
+    private mutating func renderItems(_ members: [MSONMember], nestedType: String?, stack: [String]) -> [JSONValue] {
         var items: [JSONValue] = []
         for member in members {
             switch member {
             case .element(let child):
-                let childKind = kind(of: child, asValue: true)
-                if childKind.isPrimitive, child.literal == nil, valueText(of: child) == nil, !attributes(of: child).contains(.fixed) {
+                let childKind = kind(of: child.asItem(nestedType: nestedType), asValue: true)
+                if childKind == .object, child.literal != nil {
+                    warn("array member definition of type 'object' contains value. You should use type definition without value eg. '- (object)'", at: child.location)
+                    var item = child
+                    item.value = nil
+                    item.literal = nil
+                    items.append(render(item, asValue: true, stack: stack))
                     continue
                 }
-                if !childKind.isPrimitive, child.literal != nil, child.hasElementMembers || child.typeName != nil {
-                    warn("array member definition of type 'object' contains value. You should use type definition without value eg. '- (object)'", at: child.location)
+                let item = child.asItem(nestedType: nestedType)
+                if childKind.isPrimitive, item.value == nil, valueText(of: item) == nil, !attributes(of: item).contains(.fixed) {
+                    continue
                 }
-                var item = child
-                if childKind.isPrimitive, item.value == nil { item.value = item.literal }
                 items.append(render(item, asValue: true, stack: stack))
             case .group(let inner):
-                items.append(contentsOf: renderItems(inner, stack: stack))
+                items.append(contentsOf: renderItems(inner, nestedType: nestedType, stack: stack))
             case .oneOf(let options, _):
-                if let first = options.first { items.append(contentsOf: renderItems([first], stack: stack)) }
+                if let first = options.first { items.append(contentsOf: renderItems([first], nestedType: nestedType, stack: stack)) }
             case .include:
                 continue
             }
@@ -332,28 +342,33 @@ struct MSONRenderer {
     /// marked as the sample or default.
     private func enumMembers(_ element: MSONElement, stack: [String]) -> [MSONElement] {
         var result: [MSONElement] = []
-        if let value = element.value, !element.attributes.contains(.default), !element.attributes.contains(.sample) {
-            for entry in MSONSignature.splitList(value, respectingBrackets: false) {
-                var member = MSONElement(location: element.location)
-                member.value = entry
-                member.literal = entry
-                result.append(member)
-            }
-        }
+        let nestedType = element.nestedTypes.first
         func collect(_ members: [MSONMember]) {
             for member in members {
                 switch member {
-                case .element(var child):
-                    if child.value == nil { child.value = child.literal }
-                    result.append(child)
+                case .element(let child): result.append(child.asItem(nestedType: nestedType))
                 case .group(let inner): collect(inner)
                 case .oneOf(let options, _): collect(options)
                 case .include: continue
                 }
             }
         }
-        var copy = self
-        collect(copy.expandedMembers(of: element, stack: stack))
+        if let type = element.typeName, let named = namedTypes[type], !stack.contains(type) {
+            result = enumMembers(named, stack: stack + [type])
+        }
+        if let value = element.rawValue ?? element.value, !element.attributes.contains(.default), !element.attributes.contains(.sample) {
+            for entry in MSONSignature.splitList(value, respectingBrackets: false) {
+                var member = MSONElement(location: element.location)
+                member.value = entry
+                member.literal = entry
+                if let nestedType, MSONKind(typeName: nestedType)?.isPrimitive == true { member.typeName = nestedType }
+                result.append(member)
+            }
+        }
+        collect(element.members)
+        if result.isEmpty {
+            for section in element.samples + element.defaults { collect(section.members) }
+        }
         return result
     }
 
@@ -367,11 +382,11 @@ struct MSONRenderer {
         if let value = element.value, element.attributes.contains(.default) || element.attributes.contains(.sample) {
             return typed(value)
         }
-        if let text = element.samples.first?.text { return typed(text) }
-        if let text = element.defaults.first?.text { return typed(text) }
-        guard let first = enumMembers(element, stack: outer).first else {
-            return attributes(of: element).contains(.nullable) ? .null : .object([:])
+        for section in element.samples + element.defaults {
+            if let text = section.text { return typed(text) }
+            if case .element(let child)? = section.members.first { return typed(child.asItem(nestedType: nil).value ?? "") }
         }
+        guard let first = enumMembers(element, stack: outer).first else { return .null }
         if first.typeName == nil, !first.hasElementMembers { return typed(first.value ?? "") }
         return render(first, asValue: true, stack: stack)
     }
@@ -407,10 +422,8 @@ struct MSONRenderer {
         }
         switch kind {
         case .string, .number, .boolean:
-            if fixed, !element.valueIsSample, let text = element.value ?? element.samples.first?.text {
-                var item = element
-                item.value = text
-                return ["const": renderPrimitive(item, kind: kind)]
+            if fixed, !element.valueIsSample, element.value != nil {
+                return ["const": renderPrimitive(element, kind: kind)]
             }
             return ["type": .string(kind.rawValue)]
         case .object:
@@ -489,11 +502,8 @@ struct MSONRenderer {
         func collect(_ members: [MSONMember]) {
             for member in members {
                 switch member {
-                case .element(var child):
-                    if child.value == nil, child.typeName == nil || kind(of: child, asValue: true).isPrimitive {
-                        child.value = child.literal
-                    }
-                    itemElements.append(child)
+                case .element(let child):
+                    itemElements.append(child.asItem(nestedType: element.nestedTypes.first))
                 case .group(let inner): collect(inner)
                 case .oneOf(let options, _): collect(options)
                 case .include: continue
@@ -501,10 +511,11 @@ struct MSONRenderer {
             }
         }
         collect(expandedMembers(of: element, stack: outer))
-        if itemElements.isEmpty, let value = element.value {
+        if itemElements.isEmpty, let value = element.rawValue ?? element.value {
             for entry in MSONSignature.splitList(value, respectingBrackets: false) {
                 var item = MSONElement(location: element.location)
-                item.value = entry
+                item.value = MSONSignature.emphasised(entry) ?? entry
+                item.valueIsSample = MSONSignature.emphasised(entry) != nil
                 if let type = element.nestedTypes.first, MSONKind(typeName: type)?.isPrimitive == true { item.typeName = type }
                 itemElements.append(item)
             }
@@ -552,17 +563,48 @@ struct MSONRenderer {
                 complex.append(.object(schema(member, fixed: false, asValue: true, stack: stack)))
             }
         }
+        var unique: [JSONValue] = []
+        for value in values where !unique.contains(where: { $0.isJSONEqual(to: value) && $0.typeName == value.typeName }) {
+            unique.append(value)
+        }
+        values = unique
         if nullable { values.insert(.null, at: 0) }
         if let nested = element.nestedTypes.first {
             return ["anyOf": [typeSchema(nested, stack: stack), ["enum": .array(values)]]]
         }
-        if complex.isEmpty { return ["enum": .array(values)] }
+        if complex.isEmpty {
+            if values.count == 1, let only = values.first, element.typeName == nil || MSONKind(typeName: element.typeName ?? "") != nil {
+                return ["const": only]
+            }
+            return ["enum": .array(values)]
+        }
         if values.count == 1, let only = values.first { complex.append(["const": only]) } else if !values.isEmpty { complex.append(["enum": .array(values)]) }
         return ["anyOf": .array(complex)]
     }
 }
 
 extension MSONElement {
+    /// This element read as an array item or enum member: its whole literal is the value
+    /// (`*value*` marks a sample), typed by the container's nested type when it has none.
+    func asItem(nestedType: String?) -> MSONElement {
+        var item = self
+        if item.value == nil || item.name != nil, let literal = item.literal {
+            if let inner = MSONSignature.emphasised(literal) {
+                item.value = inner
+                item.valueIsSample = true
+            } else {
+                item.value = literal
+                item.valueIsSample = false
+            }
+        }
+        item.name = nil
+        item.nameIsVariable = false
+        if item.typeName == nil, let nestedType, MSONKind(typeName: nestedType)?.isPrimitive == true {
+            item.typeName = nestedType
+        }
+        return item
+    }
+
     /// Has nested properties or items (not just sections).
     var hasElementMembers: Bool {
         members.contains { member in
