@@ -113,6 +113,7 @@ extension BlueprintDocumentReader {
             payload.bodySource = .body
         }
         if let text = draft.schemaText {
+            payload.schemaText = text
             do {
                 payload.schema = try JSONValue(parsing: text)
                 payload.schemaSource = .schema

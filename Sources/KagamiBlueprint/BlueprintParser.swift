@@ -333,8 +333,9 @@ struct BlueprintDocumentReader {
         case "sample", "default":
             var section = MSONValueSection(text: nil, members: holder.members)
             if holder.members.isEmpty {
+                // drafter keeps the paragraph's line break and adds one.
                 let text = source.block(level.leading, strip: 0)
-                if !text.isEmpty { section.text = text }
+                if !text.isEmpty { section.text = text + "\n" }
             }
             if title == "sample" { element.samples.append(section) } else { element.defaults.append(section) }
         default:
@@ -349,10 +350,11 @@ struct BlueprintDocumentReader {
         for item in level.items {
             let word = Self.keyword(item.text)
             if word == "attributes" || word == "attribute" {
-                let element = attributesElement(item)
-                // `## Profile [...]` with `+ Attributes (Profile)` describes the data structure
-                // by that name; it doesn't declare a second one.
-                if element.typeName != name { define(name, element, at: source.location(line: item.line)) }
+                var element = attributesElement(item)
+                // `## Profile [...]` with `+ Attributes (Profile)` names the resource's own
+                // structure, not a base type.
+                if element.typeName == name { element.typeName = nil }
+                define(name, element, at: source.location(line: item.line))
             } else if word == "model" {
                 models[name] = payloadDraft(item, keywordLength: 5)
             }
@@ -422,7 +424,10 @@ struct BlueprintDocumentReader {
             case "parameters":
                 actionParameters = parameters(item, template: action.uriTemplate)
             case "attributes", "attribute":
-                actionAttributes = attributesElement(item)
+                let attributes = attributesElement(item)
+                // Rendered once here so unknown types are reported even without a request.
+                _ = renderer.render(attributes)
+                actionAttributes = attributes
             case "relation":
                 if let colon = item.text.firstIndex(of: ":") {
                     action.relation = String(item.text[item.text.index(after: colon)...]).trimmedBlanks
@@ -455,7 +460,7 @@ struct BlueprintDocumentReader {
             var transaction = TransactionExample()
             for (name, draft) in example.requests {
                 var draft = draft
-                if draft.attributes == nil, draft.body == nil, let actionAttributes { draft.attributes = actionAttributes }
+                if draft.attributes == nil, let actionAttributes { draft.attributes = actionAttributes }
                 if let item = draft.parameters {
                     action.parameters = merged(action.parameters, parameters(item, template: action.uriTemplate))
                 }

@@ -292,7 +292,7 @@ struct MSONReader {
                     let nested = source.children(of: item)
                     section.members = members(in: nested.items, depth: depth + 1)
                     if nested.items.isEmpty {
-                        let text = source.nestedText(of: item).text
+                        let text = source.nestedText(of: item).text.trimmedNewlines
                         if !text.isEmpty { section.text = text }
                     }
                 }
@@ -318,11 +318,17 @@ struct MSONReader {
     /// drafter's warnings about an element's attributes and sections.
     mutating func check(_ element: MSONElement) {
         for (attribute, word) in [(MSONTypeAttributes.default, "default"), (.sample, "sample")]
-        where element.attributes.contains(attribute) && element.value == nil && !element.hasElementMembers {
+        where element.attributes.contains(attribute) && element.value == nil {
             annotations.append(Annotation(.warning, "no value present when '\(word)' is specified", at: element.location))
         }
-        if element.defaults.count > 1 {
-            annotations.append(Annotation(.warning, "multiple definitions of 'default' value", at: element.location))
+        if element.typeName == "enum" {
+            var defaults = element.defaults.reduce(0) { $0 + max($1.members.count, $1.text == nil ? 0 : 1) }
+            if element.attributes.contains(.default), let value = element.rawValue ?? element.value {
+                defaults += MSONSignature.splitList(value, respectingBrackets: false).count
+            }
+            if defaults > 1 {
+                annotations.append(Annotation(.warning, "multiple definitions of 'default' value", at: element.location))
+            }
         }
         if let type = element.typeName, ["string", "number", "boolean"].contains(type), element.hasElementMembers {
             annotations.append(Annotation(.warning, "sub-types of primitive types should not have nested members", at: element.location))

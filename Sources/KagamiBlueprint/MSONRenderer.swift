@@ -129,7 +129,11 @@ struct MSONRenderer {
                     continue
                 }
                 result.append(.group(expandedMembers(of: named, stack: stack + [name])))
-            case .oneOf, .group:
+            case .group(let inner):
+                var holder = MSONElement(location: element.location)
+                holder.members = inner
+                result.append(.group(expandedMembers(of: holder, stack: stack)))
+            case .oneOf:
                 result.append(member)
             }
         }
@@ -173,7 +177,13 @@ struct MSONRenderer {
                 return emptyValue(kind(of: element, asValue: asValue))
             }
             if namedTypes[type] == nil {
-                warn("base type '\(type)' is not defined in the document", at: element.location)
+                // drafter fails on an unknown type for a whole attributes section; a member's
+                // unknown type (often a misspelt attribute) only gets a warning.
+                if nesting == 1 {
+                    fail("base type '\(type)' is not defined in the document", at: element.location)
+                } else {
+                    warn("base type '\(type)' is not defined in the document", at: element.location)
+                }
             }
             stack.append(type)
         }
@@ -266,7 +276,7 @@ struct MSONRenderer {
     }
 
     private mutating func renderArray(_ element: MSONElement, outer: [String], stack: [String]) -> JSONValue {
-        let itemType = element.nestedTypes.first
+        let itemType = element.nestedTypes.count == 1 ? element.nestedTypes.first : nil
         let itemKind = itemType.flatMap { kind(ofType: $0) } ?? .string
         func literalItems(_ text: String) -> [JSONValue] {
             MSONSignature.splitList(text, respectingBrackets: false).map { entry in
@@ -349,7 +359,10 @@ struct MSONRenderer {
                 case .element(let child): result.append(child.asItem(nestedType: nestedType))
                 case .group(let inner): collect(inner)
                 case .oneOf(let options, _): collect(options)
-                case .include: continue
+                case .include(let name, _):
+                    if let named = namedTypes[name], !stack.contains(name) {
+                        result.append(contentsOf: enumMembers(named, stack: stack + [name]))
+                    }
                 }
             }
         }
@@ -379,13 +392,17 @@ struct MSONRenderer {
             item.value = text
             return renderPrimitive(item, kind: memberKind.isPrimitive ? memberKind : .string)
         }
-        if let value = element.value, element.attributes.contains(.default) || element.attributes.contains(.sample) {
-            return typed(value)
+        let inline = (element.rawValue ?? element.value).map { value in
+            MSONSignature.splitList(value, respectingBrackets: false).first ?? value
+        }
+        if let inline, element.attributes.contains(.default) || element.attributes.contains(.sample) {
+            return typed(inline)
         }
         for section in element.samples + element.defaults {
             if let text = section.text { return typed(text) }
             if case .element(let child)? = section.members.first { return typed(child.asItem(nestedType: nil).value ?? "") }
         }
+        if let inline { return typed(MSONSignature.emphasised(inline) ?? inline) }
         guard let first = enumMembers(element, stack: outer).first else { return .null }
         if first.typeName == nil, !first.hasElementMembers { return typed(first.value ?? "") }
         return render(first, asValue: true, stack: stack)
@@ -503,7 +520,7 @@ struct MSONRenderer {
             for member in members {
                 switch member {
                 case .element(let child):
-                    itemElements.append(child.asItem(nestedType: element.nestedTypes.first))
+                    itemElements.append(child.asItem(nestedTypes: element.nestedTypes))
                 case .group(let inner): collect(inner)
                 case .oneOf(let options, _): collect(options)
                 case .include: continue
@@ -524,6 +541,9 @@ struct MSONRenderer {
             var items: [JSONValue] = element.nestedTypes.isEmpty || itemElements.isEmpty ? [] : element.nestedTypes.map { typeSchema($0, stack: stack) }
             for item in itemElements { items.append(.object(schema(item, fixed: true, asValue: true, stack: stack))) }
             return ["type": "array", "minItems": .integer(items.count), "items": .array(items), "additionalItems": false]
+        }
+        if itemElements.count == 1, let only = itemElements.first {
+            return ["type": "array", "items": .object(schema(only, fixed: false, asValue: true, stack: stack))]
         }
         if itemElements.isEmpty {
             let types = element.nestedTypes.map { typeSchema($0, stack: stack) }
@@ -587,6 +607,12 @@ extension MSONElement {
     /// This element read as an array item or enum member: its whole literal is the value
     /// (`*value*` marks a sample), typed by the container's nested type when it has none.
     func asItem(nestedType: String?) -> MSONElement {
+        asItem(nestedTypes: nestedType.map { [$0] } ?? [])
+    }
+
+    /// Items take the container's nested type only when it names exactly one.
+    func asItem(nestedTypes: [String]) -> MSONElement {
+        let nestedType = nestedTypes.count == 1 ? nestedTypes.first : nil
         var item = self
         if item.value == nil || item.name != nil, let literal = item.literal {
             if let inner = MSONSignature.emphasised(literal) {

@@ -99,6 +99,7 @@ extension MessagePayload {
         object["body"] = body.map(JSONValue.string) ?? .null
         object["bodySource"] = bodySource.map { .string($0.rawValue) } ?? .null
         object["schema"] = schema ?? .null
+        object["schemaText"] = schemaText.map(JSONValue.string) ?? .null
         object["schemaSource"] = schemaSource.map { .string($0.rawValue) } ?? .null
         object["schemaDialect"] = schemaDialect.map(JSONValue.string) ?? .null
         object["location"] = sourceLocation.jsonValue

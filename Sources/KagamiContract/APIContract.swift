@@ -269,6 +269,8 @@ public struct MessagePayload: Sendable, Hashable, Codable {
     public var bodySource: BodySource?
     /// JSON Schema to validate bodies with.
     public var schema: JSONValue?
+    /// The schema as written in the description, also when it isn't JSON (e.g. an XML schema).
+    public var schemaText: String?
     public var schemaSource: SchemaSource?
     /// `$schema` dialect of `schema`, e.g. `http://json-schema.org/draft-07/schema#`.
     public var schemaDialect: String?

@@ -190,6 +190,6 @@ extension DescriptionFacts {
         MessageFacts(
             headers: payload.headers.map { "\($0.name): \($0.value)" },
             body: payload.bodySource == .schema ? nil : payload.body,
-            schema: payload.schemaSource == .body ? nil : payload.schema.map { $0.serialized() })
+            schema: payload.schemaSource == .body ? nil : payload.schemaText ?? payload.schema.map { $0.serialized() })
     }
 }

@@ -8,7 +8,10 @@ import Testing
 /// drafter's API Elements result `<name>.json` (see DescriptionFacts for what is compared).
 @Suite struct DrafterFixturesTests {
     /// Passes per category never go below these (raise them as the parser improves).
-    static let floors: [String: Int] = [:]
+    static let floors: [String: Int] = [
+        "api": 27, "circular": 9, "extend": 2, "mson": 46, "oneof": 6, "parse-result": 6,
+        "render": 29, "schema": 55, "syntax": 2,
+    ]
 
     @Test func contractAgreesWithDrafter() throws {
         let root = ConformanceSuite.directory.appendingPathComponent("drafter")
