@@ -2,6 +2,7 @@
 import Foundation
 import KagamiBlueprint
 import KagamiContract
+import KagamiOpenAPI
 
 /// A description file on disk and the contract read from it.
 struct DescriptionFile {
@@ -27,7 +28,16 @@ struct DescriptionFile {
             throw .unreadable(path: path, reason: error.localizedDescription)
         }
         let text = String(decoding: data, as: UTF8.self)
-        contract = BlueprintParser.parse(text)
+        contract = Self.isOpenAPI(path: path, text: text) ? OpenAPIReader.parse(text) : BlueprintParser.parse(text)
+    }
+
+    /// By extension (`.json`, `.yaml`, `.yml`), else by an `openapi` field near the top.
+    static func isOpenAPI(path: String, text: String) -> Bool {
+        let lowered = path.lowercased()
+        if lowered.hasSuffix(".apib") || lowered.hasSuffix(".md") { return false }
+        if lowered.hasSuffix(".json") || lowered.hasSuffix(".yaml") || lowered.hasSuffix(".yml") { return true }
+        let head = text.prefix(4096)
+        return head.contains("openapi:") || head.contains("\"openapi\"")
     }
 
     /// `file:line:col: severity: message`, the form editors and CI logs understand.
