@@ -380,19 +380,21 @@ struct BlueprintDocumentReader {
 
     // MARK: Resources and actions
 
-    private mutating func readResourceBody(_ body: Range<Int>, into resource: inout Resource) {
+    /// The list items of a resource or action from its first known section on; the text and
+    /// any lists before that section are its description, as in Markdown.
+    private func sections(_ body: Range<Int>, known: Set<String>, description: inout String) -> ArraySlice<ListItem> {
         let level = source.listLevel(body, codeIndent: 4)
-        resource.description = text(level.leading)
-        var recognized = false
-        for item in level.items {
-            let keyword = Self.keyword(item.text)
-            if !recognized, !Self.resourceSections.contains(keyword) {
-                // Lists before the first section are part of the description, as in Markdown.
-                resource.description += "\n\n" + source.block(item.line..<item.body.upperBound, strip: 0).trimmedNewlines
-                continue
-            }
-            recognized = true
-            switch keyword {
+        description = text(level.leading)
+        let first = level.items.firstIndex { known.contains(Self.keyword($0.text)) } ?? level.items.endIndex
+        for item in level.items[..<first] {
+            description += "\n\n" + source.block(item.line..<item.body.upperBound, strip: 0).trimmedNewlines
+        }
+        return level.items[first...]
+    }
+
+    private mutating func readResourceBody(_ body: Range<Int>, into resource: inout Resource) {
+        for item in sections(body, known: Self.resourceSections, description: &resource.description) {
+            switch Self.keyword(item.text) {
             case "parameters":
                 resource.parameters = parameters(item, template: resource.uriTemplate)
             case "attributes", "attribute", "model":
@@ -406,21 +408,12 @@ struct BlueprintDocumentReader {
     }
 
     private mutating func readActionBody(_ body: Range<Int>, into action: inout Action, resource: Resource) {
-        let level = source.listLevel(body, codeIndent: 4)
-        action.description = text(level.leading)
         var actionParameters: [Parameter] = []
         var actionAttributes: MSONElement?
         var examples: [(requests: [(String, PayloadDraft)], responses: [(Int, PayloadDraft)])] = []
-        var recognized = false
-        for item in level.items {
+        for item in sections(body, known: Self.actionSections, description: &action.description) {
             let location = source.location(line: item.line)
-            let keyword = Self.keyword(item.text)
-            if !recognized, !Self.actionSections.contains(keyword) {
-                action.description += "\n\n" + source.block(item.line..<item.body.upperBound, strip: 0).trimmedNewlines
-                continue
-            }
-            recognized = true
-            switch keyword {
+            switch Self.keyword(item.text) {
             case "parameters":
                 actionParameters = parameters(item, template: action.uriTemplate)
             case "attributes", "attribute":

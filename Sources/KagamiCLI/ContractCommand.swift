@@ -16,13 +16,7 @@ struct ContractCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let description: DescriptionFile
-        do {
-            description = try DescriptionFile(path: file)
-        } catch {
-            FileHandle.standardError.write(Data((error.description + "\n").utf8))
-            throw ExitCode(2)
-        }
+        let description = try DescriptionFile.readOrExit(path: file)
         let contract = description.contract
         if json {
             print(contract.jsonValue.serialized(.prettyPrinted))

@@ -1,4 +1,5 @@
 // Reads a description file of either format into the contract model.
+import ArgumentParser
 import Foundation
 import KagamiBlueprint
 import KagamiContract
@@ -38,6 +39,16 @@ struct DescriptionFile {
         if lowered.hasSuffix(".json") || lowered.hasSuffix(".yaml") || lowered.hasSuffix(".yml") { return true }
         let head = text.prefix(4096)
         return head.contains("openapi:") || head.contains("\"openapi\"")
+    }
+
+    /// The file read, or the reason it can't be on standard error and exit status 2.
+    static func readOrExit(path: String) throws -> DescriptionFile {
+        do {
+            return try DescriptionFile(path: path)
+        } catch {
+            FileHandle.standardError.write(Data((error.description + "\n").utf8))
+            throw ExitCode(2)
+        }
     }
 
     /// `file:line:col: severity: message`, the form editors and CI logs understand.

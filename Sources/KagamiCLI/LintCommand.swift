@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 
 /// `kagami lint FILE`: reports what is wrong with an API description.
 struct LintCommand: ParsableCommand {
@@ -13,13 +12,7 @@ struct LintCommand: ParsableCommand {
     var file: String
 
     func run() throws {
-        let description: DescriptionFile
-        do {
-            description = try DescriptionFile(path: file)
-        } catch {
-            FileHandle.standardError.write(Data((error.description + "\n").utf8))
-            throw ExitCode(2)
-        }
+        let description = try DescriptionFile.readOrExit(path: file)
         let lines = description.diagnostics()
         if !lines.isEmpty { print(lines.joined(separator: "\n")) }
         if !description.contract.errors.isEmpty { throw ExitCode(1) }
