@@ -1,5 +1,6 @@
 // Comparable facts about a parsed description, read either from drafter's API Elements
 // (refract JSON) parse result or from our contract model, so the two can be compared.
+@testable import KagamiBlueprint
 import KagamiContract
 import KagamiJSON
 
@@ -18,7 +19,7 @@ struct MessageFacts: Equatable {
         case (nil, nil): return true
         case (let left?, let right?):
             if let a = try? JSONValue(parsing: left), let b = try? JSONValue(parsing: right) { return a.isJSONEqual(to: b) }
-            return left.trimmedForComparison == right.trimmedForComparison
+            return left.trimmedNewlines == right.trimmedNewlines
         default: return false
         }
     }
@@ -70,15 +71,6 @@ struct DescriptionFacts {
             }
         }
         return nil
-    }
-}
-
-extension String {
-    var trimmedForComparison: String {
-        var slice = Substring(self)
-        while let first = slice.first, first.isWhitespace { slice.removeFirst() }
-        while let last = slice.last, last.isWhitespace { slice.removeLast() }
-        return String(slice)
     }
 }
 
