@@ -51,7 +51,7 @@ let package = Package(
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
         .testTarget(
             name: "KagamiContractTests",
-            dependencies: ["KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiJSON"],
+            dependencies: ["KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiJSON", "KagamiCLI"],
             exclude: ["Fuzz", "Fixtures"]
         ),
     ],

@@ -445,7 +445,13 @@ struct BlueprintDocumentReader {
                 annotations.append(Annotation(.warning, "ignoring unrecognized block", at: location))
             }
         }
-        action.parameters = merged(resource.parameters, actionParameters)
+        // An action with its own URI inherits only the resource parameters its URI uses.
+        var inherited = resource.parameters
+        if action.uriTemplate != resource.uriTemplate {
+            let variables = URITemplateVariables(action.uriTemplate)
+            inherited = inherited.filter { variables.location(of: $0.name) != nil }
+        }
+        action.parameters = merged(inherited, actionParameters)
         if examples.isEmpty {
             annotations.append(Annotation(.warning, "action is missing a response", at: action.sourceLocation))
         }

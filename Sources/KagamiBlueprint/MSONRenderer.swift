@@ -152,6 +152,15 @@ struct MSONRenderer {
         return nil
     }
 
+    /// The element's `[…]` types, or its named type's when it has none of its own.
+    func nestedTypes(of element: MSONElement, stack: [String] = []) -> [String] {
+        if !element.nestedTypes.isEmpty { return element.nestedTypes }
+        if let type = element.typeName, MSONKind(typeName: type) == nil, let named = namedTypes[type], !stack.contains(type) {
+            return nestedTypes(of: named, stack: stack + [type])
+        }
+        return []
+    }
+
     func attributes(of element: MSONElement, stack: [String] = []) -> MSONTypeAttributes {
         var attributes = element.attributes
         if let type = element.typeName, let named = namedTypes[type], !stack.contains(type), MSONKind(typeName: type) == nil {
@@ -276,7 +285,8 @@ struct MSONRenderer {
     }
 
     private mutating func renderArray(_ element: MSONElement, outer: [String], stack: [String]) -> JSONValue {
-        let itemType = element.nestedTypes.count == 1 ? element.nestedTypes.first : nil
+        let nestedTypes = nestedTypes(of: element)
+        let itemType = nestedTypes.count == 1 ? nestedTypes.first : nil
         let itemKind = itemType.flatMap { kind(ofType: $0) } ?? .string
         func literalItems(_ text: String) -> [JSONValue] {
             MSONSignature.splitList(text, respectingBrackets: false).map { entry in
@@ -297,7 +307,7 @@ struct MSONRenderer {
         }
         var items = renderItems(expandedMembers(of: element, stack: outer), nestedType: itemType, stack: stack)
         if items.isEmpty {
-            for type in element.nestedTypes where MSONKind(typeName: type) == nil {
+            for type in nestedTypes where MSONKind(typeName: type) == nil {
                 if namedTypes[type] == nil {
                     warn("Undefined named type '\(type)' referenced in type definition", at: element.location)
                 } else {

@@ -84,5 +84,48 @@ import Testing
         let parameter = try #require(get.parameters.first)
         #expect(parameter.name == "id")
         #expect(parameter.location == .path)
+
+        // `Coupons` is `array[Coupon]`: its example holds one rendered coupon.
+        let list = try #require(contract.actions.first { $0.uriTemplate == "/coupons{?limit}" && $0.method == "GET" })
+        #expect(list.defaultResponse?.payload.bodyJSON?[0]?["id"]?.stringValue == "250FF")
+        let limit = try #require(list.parameters.first)
+        #expect(limit.required == false)
+        #expect(limit.defaultValue == "10")
+        #expect(limit.location == .query)
+        // Action attributes describe the request body.
+        let create = try #require(contract.actions.first { $0.method == "POST" })
+        #expect(create.examples.first?.requests.first?.payload.bodyJSON?["percent_off"]?.intValue == 25)
+    }
+
+    @Test func actionWithItsOwnURIKeepsOnlyParametersItUses() throws {
+        let file = ConformanceSuite.directory.appendingPathComponent("api-blueprint/examples/12. Advanced Action.md")
+        let contract = BlueprintParser.parse(ConformanceSuite.text(file))
+        #expect(contract.actions.map { $0.parameters.map(\.name) } == [["status", "priority"], ["id"], ["id"]])
+        #expect(contract.actions[0].parameters.map(\.location) == [.query, .query])
+    }
+
+    @Test func problemsCarryLineAndColumn() throws {
+        let text = """
+        # API
+
+        ## Note [/notes/{id}]
+
+        ### Get [GET]
+
+        + Parameters
+            + id: 1 (number)
+
+        + Response 200 (application/json)
+            + Attributes (Missing)
+
+        ## Broken [/a b]
+        """
+        let contract = BlueprintParser.parse(text)
+        let error = try #require(contract.errors.first)
+        #expect(error.message == "base type 'Missing' is not defined in the document")
+        #expect(error.sourceLocation?.line == 11)
+        #expect(error.sourceLocation?.column == 5)
+        let warning = try #require(contract.warnings.first { $0.message.contains("disallowed character ' '") })
+        #expect(warning.sourceLocation?.line == 13)
     }
 }
