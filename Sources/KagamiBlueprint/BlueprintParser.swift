@@ -35,14 +35,14 @@ enum BlueprintHeader: Equatable {
             self = .dataStructures
             return
         }
-        if let (method, uri) = BlueprintHeader.requestLine(title) {
+        if let (method, uri) = BlueprintHeader.requestLine(title), uri.map(BlueprintHeader.isAbsolute) ?? true {
             self = uri.map { .endpoint(name: "", method: method, uri: $0) } ?? .action(name: "", method: method)
             return
         }
         if title.hasSuffix("]"), let open = title.lastIndex(of: "[") {
             let name = String(title[..<open]).trimmedBlanks
             let inside = String(title[title.index(after: open)..<title.index(before: title.endIndex)]).trimmedBlanks
-            if let (method, uri) = BlueprintHeader.requestLine(inside) {
+            if let (method, uri) = BlueprintHeader.requestLine(inside), uri.map(BlueprintHeader.isAbsolute) ?? true {
                 self = uri.map { .endpoint(name: name, method: method, uri: $0) } ?? .action(name: name, method: method)
                 return
             }
@@ -56,6 +56,19 @@ enum BlueprintHeader: Equatable {
             return
         }
         self = .other(title: title)
+    }
+
+    /// drafter reads `[GET {username}]` as no action at all (and says why): the URI must be
+    /// absolute.
+    static func isAbsolute(_ uri: String) -> Bool {
+        uri.hasPrefix("/") || uri.hasPrefix("{/") || uri.contains("://")
+    }
+
+    /// A header that would be an action but for a relative URI.
+    static func relativeRequestLine(_ title: String) -> Bool {
+        let inside = title.hasSuffix("]") ? title.lastIndex(of: "[").map { String(title[title.index(after: $0)..<title.index(before: title.endIndex)]) } ?? title : title
+        guard let (_, uri) = requestLine(inside.trimmedBlanks), let uri else { return false }
+        return !isAbsolute(uri)
     }
 
     /// `METHOD` or `METHOD URI`.
@@ -156,6 +169,9 @@ struct BlueprintDocumentReader {
                 resourceLevel = nil
                 inAction = false
             case .other(let title):
+                if BlueprintHeader.relativeRequestLine(title) {
+                    annotations.append(Annotation(.warning, "URI path in '\(title)' is not absolute, it should have a leading forward slash", at: location))
+                }
                 if index == 0, contract.name.isEmpty, groups.count == 1, groups[0].resources.isEmpty {
                     contract.name = title
                     let overview = text(section.body)
@@ -183,9 +199,7 @@ struct BlueprintDocumentReader {
     }
 
     private mutating func checkURITemplate(_ uri: String, title: String, at location: SourceLocation) {
-        if !uri.hasPrefix("/"), !uri.hasPrefix("{"), !uri.contains("://") {
-            annotations.append(Annotation(.warning, "URI path in '\(title)' is not absolute, it should have a leading forward slash", at: location))
-        } else if uri.hasPrefix("{"), !uri.hasPrefix("{/") {
+        if !BlueprintHeader.isAbsolute(uri) {
             annotations.append(Annotation(.warning, "URI path in '\(title)' is not absolute, it should have a leading forward slash", at: location))
         }
         for problem in URITemplateVariables.problems(in: uri) {

@@ -301,7 +301,14 @@ struct MSONReader {
             }
         }
         if keyword.hasPrefix("include ") {
-            let name = MSONSignature.unescape(String(item.text.dropFirst("include ".count)))
+            var name = MSONSignature.unescape(String(item.text.dropFirst("include ".count)))
+            if name.hasPrefix("("), name.hasSuffix(")") { name = String(name.dropFirst().dropLast()).trimmedBlanks }
+            // A structure type is nothing to include: the member stays, empty.
+            guard !["object", "array", "enum", ""].contains(name.lowercased()) else {
+                annotations.append(Annotation(.warning, "ignoring unrecognized block", at: location))
+                element.members.append(.group([]))
+                return
+            }
             element.members.append(.include(name, location))
             return
         }
