@@ -474,10 +474,8 @@ struct BlueprintDocumentReader {
             for (name, draft) in example.requests {
                 var draft = draft
                 if draft.attributes == nil, let actionAttributes { draft.attributes = actionAttributes }
-                if let item = draft.parameters {
-                    action.parameters = merged(action.parameters, parameters(item, template: action.uriTemplate))
-                }
-                transaction.requests.append(Request(name: name, payload: payload(from: draft, status: nil)))
+                let requestParameters = draft.parameters.map { parameters($0, template: action.uriTemplate) } ?? []
+                transaction.requests.append(Request(name: name, parameters: requestParameters, payload: payload(from: draft, status: nil)))
             }
             for (status, draft) in example.responses {
                 transaction.responses.append(Response(status: status, payload: payload(from: draft, status: status)))

@@ -79,7 +79,7 @@ extension TransactionExample {
         [
             "name": .string(name),
             "requests": .array(requests.map { request in
-                var object: JSONObject = ["name": .string(request.name)]
+                var object: JSONObject = ["name": .string(request.name), "parameters": .array(request.parameters.map(\.jsonValue))]
                 request.payload.write(into: &object)
                 return .object(object)
             }),

@@ -314,10 +314,14 @@ public struct MessagePayload: Sendable, Hashable, Codable {
 /// An example request.
 public struct Request: Sendable, Hashable, Codable {
     public var name: String
+    /// Parameters this example request sets (Blueprint `+ Parameters` inside `+ Request`),
+    /// overriding the action's by name.
+    public var parameters: [Parameter]
     public var payload: MessagePayload
 
-    public init(name: String = "", payload: MessagePayload = MessagePayload()) {
+    public init(name: String = "", parameters: [Parameter] = [], payload: MessagePayload = MessagePayload()) {
         self.name = name
+        self.parameters = parameters
         self.payload = payload
     }
 }

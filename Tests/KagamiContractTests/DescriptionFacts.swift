@@ -130,8 +130,20 @@ enum APIElementsAdapter {
         }
     }
 
+    /// Name, required or optional, example and default of each href variable.
     private static func variableNames(_ hrefVariables: JSONValue?) -> [String] {
-        (hrefVariables?["content"]?.arrayValue ?? []).compactMap { $0["content"]?["key"]?["content"]?.stringValue }
+        (hrefVariables?["content"]?.arrayValue ?? []).compactMap { member in
+            guard let name = member["content"]?["key"]?["content"]?.stringValue else { return nil }
+            let attributes = member["attributes"]?["typeAttributes"]?["content"]?.arrayValue?.compactMap { $0["content"]?.stringValue } ?? []
+            let value = member["content"]?["value"]
+            var example = value?["content"]?.stringValue ?? value?["content"].map { $0.serialized() } ?? ""
+            if value?["element"]?.stringValue == "enum" {
+                example = value?["content"]?["content"]?.stringValue ?? ""
+            }
+            let fallback = value?["attributes"]?["default"]
+            let defaultValue = fallback?["content"]?.stringValue ?? fallback?["content"]?["content"]?.stringValue ?? ""
+            return DescriptionFacts.variable(name, required: !attributes.contains("optional"), example: example, defaultValue: defaultValue)
+        }
     }
 
     private static func messageFacts(_ message: JSONValue) -> MessageFacts {
@@ -172,8 +184,15 @@ extension DescriptionFacts {
             let method = transactions.isEmpty ? "" : action.method
             actions.append(ActionFacts(
                 method: method, href: action.uriTemplate,
-                variables: Set(action.parameters.map(\.name)).sorted(), transactions: transactions))
+                variables: Set(action.parameters.map {
+                    Self.variable($0.name, required: $0.required, example: $0.example ?? "", defaultValue: $0.defaultValue ?? "")
+                }).sorted(),
+                transactions: transactions))
         }
+    }
+
+    static func variable(_ name: String, required: Bool, example: String, defaultValue: String) -> String {
+        "\(name) \(required ? "required" : "optional") example=\(example) default=\(defaultValue)"
     }
 
     /// Only what the description itself states: a body written or rendered from MSON, a
