@@ -41,6 +41,8 @@ struct ActionFacts: Equatable {
 
 struct DescriptionFacts {
     var actions: [ActionFacts] = []
+    /// Named types (`# Data Structures` and named resources' attributes), sorted.
+    var dataStructures: [String] = []
     var hasWarning = false
     var hasError = false
 
@@ -52,6 +54,9 @@ struct DescriptionFacts {
         }
         if expected.hasWarning != actual.hasWarning {
             return "warning annotation: expected \(expected.hasWarning), got \(actual.hasWarning)"
+        }
+        if expected.dataStructures != actual.dataStructures {
+            return "data structures: expected \(expected.dataStructures), got \(actual.dataStructures)"
         }
         if expected.actions.count != actual.actions.count {
             return "actions: expected \(expected.actions.map { "\($0.method) \($0.href)" }), got \(actual.actions.map { "\($0.method) \($0.href)" })"
@@ -89,7 +94,27 @@ enum APIElementsAdapter {
                 collect(element, resourceHref: nil, resourceVariables: [], into: &facts)
             }
         }
+        facts.dataStructures = Set(namedTypes(parseResult)).sorted()
         return facts
+    }
+
+    /// Ids of every `dataStructure` element in the result.
+    private static func namedTypes(_ element: JSONValue) -> [String] {
+        switch element {
+        case .object(let members):
+            var names: [String] = []
+            if members["element"]?.stringValue == "dataStructure" {
+                // The content is the type element, or (older results) a one-element array of it.
+                let type = members["content"]?.arrayValue?.first ?? members["content"]
+                if let id = type?["meta"]?["id"]?["content"]?.stringValue { names.append(id) }
+            }
+            for (_, value) in members { names += namedTypes(value) }
+            return names
+        case .array(let items):
+            return items.flatMap(namedTypes)
+        default:
+            return []
+        }
     }
 
     private static func collect(_ element: JSONValue, resourceHref: String?, resourceVariables: [String], into facts: inout DescriptionFacts) {
@@ -168,6 +193,7 @@ extension DescriptionFacts {
     init(_ contract: APIContract) {
         hasWarning = !contract.warnings.isEmpty
         hasError = !contract.errors.isEmpty
+        dataStructures = Set(contract.dataStructures.map(\.name)).sorted()
         for action in contract.actions {
             var transactions: [TransactionFacts] = []
             for example in action.examples {
