@@ -54,7 +54,7 @@ struct MSONRenderer {
     func kind(ofType name: String, visited: Set<String> = []) -> MSONKind? {
         if let kind = MSONKind(typeName: name) { return kind }
         guard let named = namedTypes[name], !visited.contains(name) else { return nil }
-        guard let base = named.typeName else { return named.hasElementMembers ? .object : .object }
+        guard let base = named.typeName else { return .object }
         return kind(ofType: base, visited: visited.union([name]))
     }
 
