@@ -162,6 +162,9 @@ extension BlueprintSource {
 extension StringProtocol {
     /// Without leading and trailing spaces and tabs.
     var trimmedBlanks: String {
+        if let first = first, let last = last, first != " ", first != "\t", last != " ", last != "\t" {
+            return String(self)
+        }
         var slice = Substring(self)
         while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
         while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }

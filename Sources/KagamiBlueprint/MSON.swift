@@ -62,57 +62,60 @@ struct MSONSignature {
     var description: String?
 
     init(_ text: String) {
-        let scalars = Array(text.unicodeScalars)
-        var head = scalars.count
+        // Every delimiter is ASCII, so the UTF-8 bytes can be cut anywhere one is found.
+        let bytes = Array(text.utf8)
+        func string(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
+        let backtick = UInt8(ascii: "`")
+        var head = bytes.count
         var depth = 0
         var inCode = false
-        var index = 0
         // The description starts at the first ` - ` outside code spans and parentheses.
-        while index < scalars.count {
-            let scalar = scalars[index]
-            if scalar == "`" { inCode.toggle() } else if !inCode {
-                if scalar == "(" || scalar == "[" { depth += 1 } else if scalar == ")" || scalar == "]" { depth = max(0, depth - 1) } else if scalar == "-", depth == 0, index > 0, scalars[index - 1] == " " || scalars[index - 1] == "\t",
-                    index + 1 == scalars.count || scalars[index + 1] == " " || scalars[index + 1] == "\t"
-                {
-                    head = index
-                    break
-                }
+        for index in bytes.indices {
+            let byte = bytes[index]
+            if byte == backtick { inCode.toggle(); continue }
+            if inCode { continue }
+            switch byte {
+            case UInt8(ascii: "("), UInt8(ascii: "["): depth += 1
+            case UInt8(ascii: ")"), UInt8(ascii: "]"): depth = max(0, depth - 1)
+            case UInt8(ascii: "-") where depth == 0 && index > 0 && (bytes[index - 1] == 0x20 || bytes[index - 1] == 0x09)
+                && (index + 1 == bytes.count || bytes[index + 1] == 0x20 || bytes[index + 1] == 0x09):
+                head = index
+            default: break
             }
-            index += 1
+            if head < bytes.count { break }
         }
-        if head < scalars.count {
-            description = String(String.UnicodeScalarView(scalars[(head + 1)...])).trimmedBlanks
+        if head < bytes.count {
+            description = string((head + 1)..<bytes.count).trimmedBlanks
         }
         var headEnd = head
-        while headEnd > 0, scalars[headEnd - 1] == " " || scalars[headEnd - 1] == "\t" { headEnd -= 1 }
+        while headEnd > 0, bytes[headEnd - 1] == 0x20 || bytes[headEnd - 1] == 0x09 { headEnd -= 1 }
         // Attributes: the parenthesised group that ends the head, outside code spans.
-        if headEnd > 0, scalars[headEnd - 1] == ")" {
+        if headEnd > 0, bytes[headEnd - 1] == UInt8(ascii: ")") {
             var level = 0
             var open: Int?
             var code = false
             for position in stride(from: headEnd - 1, through: 0, by: -1) {
-                let scalar = scalars[position]
-                if scalar == "`" { code.toggle(); continue }
+                let byte = bytes[position]
+                if byte == backtick { code.toggle(); continue }
                 if code { continue }
-                if scalar == ")" { level += 1 } else if scalar == "(" {
+                if byte == UInt8(ascii: ")") { level += 1 } else if byte == UInt8(ascii: "(") {
                     level -= 1
                     if level == 0 { open = position; break }
                 }
             }
             if let open {
-                let inner = String(String.UnicodeScalarView(scalars[(open + 1)..<(headEnd - 1)]))
-                attributes = MSONSignature.splitList(inner, respectingBrackets: true)
+                attributes = MSONSignature.splitList(string((open + 1)..<(headEnd - 1)), respectingBrackets: true)
                 headEnd = open
             }
         }
-        identifier = String(String.UnicodeScalarView(scalars[0..<headEnd])).trimmedBlanks
+        identifier = string(0..<headEnd).trimmedBlanks
         // Name and value split at the first `:` outside code spans.
         var code = false
-        for (position, scalar) in identifier.unicodeScalars.enumerated() {
-            if scalar == "`" { code.toggle() } else if scalar == ":", !code {
-                let parts = Array(identifier.unicodeScalars)
-                name = String(String.UnicodeScalarView(parts[0..<position])).trimmedBlanks
-                value = String(String.UnicodeScalarView(parts[(position + 1)...])).trimmedBlanks
+        for position in 0..<headEnd {
+            let byte = bytes[position]
+            if byte == backtick { code.toggle() } else if byte == UInt8(ascii: ":"), !code {
+                name = string(0..<position).trimmedBlanks
+                value = string((position + 1)..<headEnd).trimmedBlanks
                 break
             }
         }
@@ -144,7 +147,9 @@ struct MSONSignature {
 
     /// Removes code-span backticks around a literal.
     static func unescape(_ text: String) -> String {
-        var slice = Substring(text.trimmedBlanks)
+        let trimmed = text.trimmedBlanks
+        guard trimmed.utf8.first == 0x60 else { return trimmed }
+        var slice = Substring(trimmed)
         var ticks = 0
         while slice.hasPrefix("`"), slice.hasSuffix("`"), slice.count >= 2 {
             slice = slice.dropFirst().dropLast()

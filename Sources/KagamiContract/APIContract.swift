@@ -294,14 +294,15 @@ public struct MessagePayload: Sendable, Hashable, Codable {
     /// The first header with this name, compared case-insensitively.
     public func header(_ name: String) -> String? {
         let wanted = name.lowercased()
-        return headers.first { $0.name.lowercased() == wanted }?.value
+        return headers.first { $0.name.utf8.count == wanted.utf8.count && $0.name.lowercased() == wanted }?.value
     }
 
     /// The media type from `Content-Type`, without parameters.
     public var mediaType: String? {
         guard let value = header("Content-Type") else { return nil }
-        let type = value.split(separator: ";", maxSplits: 1).first.map(String.init) ?? value
-        return String(type.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()).lowercased()
+        let type = value.split(separator: ";", maxSplits: 1).first ?? Substring(value)
+        let trimmed = type.drop { $0 == " " }
+        return String(trimmed[..<(trimmed.lastIndex { $0 != " " }.map(trimmed.index(after:)) ?? trimmed.startIndex)]).lowercased()
     }
 
     /// The body parsed as JSON, when it is JSON.
