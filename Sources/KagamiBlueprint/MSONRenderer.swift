@@ -585,7 +585,8 @@ struct MSONRenderer {
             case .string, .number, .boolean:
                 values.append(renderPrimitive(member, kind: kind))
             case .enum:
-                let inner = enumSchema(member, nullable: false, outer: stack, stack: stack)
+                // Through `schema` so a named enum inside itself stops there.
+                let inner = schema(member, fixed: false, asValue: true, stack: stack)
                 if let nested = inner["enum"]?.arrayValue { values.append(contentsOf: nested) } else if let nested = inner["anyOf"]?.arrayValue {
                     for entry in nested { if let list = entry["enum"]?.arrayValue { values.append(contentsOf: list) } }
                 }

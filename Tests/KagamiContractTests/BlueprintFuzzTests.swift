@@ -75,6 +75,10 @@ import Testing
         for iteration in 0..<iterations where !inputs.isEmpty {
             let seed = inputs[iteration % inputs.count]
             let text = String(decoding: Self.mutate(seed, using: &generator), as: UTF8.self)
+            // KAGAMI_FUZZ_TRACE=FILE keeps the input being parsed there, so a crash leaves it behind.
+            if let trace = environment["KAGAMI_FUZZ_TRACE"] {
+                try? text.write(toFile: trace, atomically: false, encoding: .utf8)
+            }
             let contract = BlueprintParser.parse(text)
             if let problem = Self.checkPositions(contract, text: text) {
                 problems.append("iteration \(iteration) (\(seeds[iteration % inputs.count].lastPathComponent)): \(problem)")
@@ -93,7 +97,10 @@ import Testing
             let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
             let contract = BlueprintParser.parse(text)
             #expect(Self.checkPositions(contract, text: text) == nil, "\(file)")
-            #expect(contract.errors.contains { $0.message.contains("circular") || $0.message.contains("nested deeper") }, "\(file)")
+            if file.contains("include") {
+                // Mixins that include themselves are reported, not followed forever.
+                #expect(contract.errors.contains { $0.message.contains("circular") || $0.message.contains("nested deeper") }, "\(file)")
+            }
         }
     }
 }

@@ -76,3 +76,21 @@ import Testing
         #expect(!missingInfo.errors.isEmpty)
     }
 }
+
+/// Mutated OpenAPI documents never crash the reader, and the errors it reports have positions.
+@Suite struct OpenAPIFuzzTests {
+    @Test func mutatedDocumentsNeverCrash() {
+        let inputs = ["petstore-3.0.yaml", "notes-3.1.json"].map { Array(OpenAPIReaderTests.fixture($0).utf8) }
+        var generator = BlueprintFuzzTests.SeededGenerator(state: 0x5DEE_CE66_D1CE_4E5B)
+        var unpositioned: [String] = []
+        let iterations = 1000
+        for iteration in 0..<iterations {
+            let text = String(decoding: BlueprintFuzzTests.mutate(inputs[iteration % inputs.count], using: &generator), as: UTF8.self)
+            let contract = OpenAPIReader.parse(text)
+            unpositioned += contract.errors.filter { $0.sourceLocation == nil }.map(\.message)
+        }
+        print("openapi fuzz: \(iterations) documents read, \(unpositioned.count) errors without a position")
+        for message in unpositioned.prefix(5) { print("  \(message)") }
+        #expect(unpositioned.isEmpty)
+    }
+}
