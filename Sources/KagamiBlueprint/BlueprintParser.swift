@@ -212,20 +212,24 @@ struct BlueprintDocumentReader {
     }
 
     private func appendDescription(_ text: String, groups: inout [ResourceGroup], inAction: Bool, contract: inout APIContract) {
-        func joined(_ existing: String) -> String { existing.isEmpty ? text.trimmedNewlines : existing + "\n\n" + text.trimmedNewlines }
+        // Appended in place: a document of many headings must not copy a growing text each time.
+        func append(to existing: inout String) {
+            if !existing.isEmpty { existing += "\n\n" }
+            existing += text.trimmedNewlines
+        }
         let last = groups.count - 1
         if var resource = groups[last].resources.popLast() {
             if inAction, var action = resource.actions.popLast() {
-                action.description = joined(action.description)
+                append(to: &action.description)
                 resource.actions.append(action)
             } else {
-                resource.description = joined(resource.description)
+                append(to: &resource.description)
             }
             groups[last].resources.append(resource)
         } else if last > 0 {
-            groups[last].description = joined(groups[last].description)
+            append(to: &groups[last].description)
         } else {
-            contract.description = joined(contract.description)
+            append(to: &contract.description)
         }
     }
 

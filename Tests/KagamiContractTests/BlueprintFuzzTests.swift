@@ -49,7 +49,12 @@ import Testing
     }
 
     static func checkPositions(_ contract: APIContract, text: String) -> String? {
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).count + 1
+        // Line breaks are LF, CRLF or a lone CR (as in CommonMark).
+        let bytes = Array(text.utf8)
+        var lines = 2
+        for (index, byte) in bytes.enumerated() where byte == 0x0A || (byte == 0x0D && (index + 1 == bytes.count || bytes[index + 1] != 0x0A)) {
+            lines += 1
+        }
         for annotation in contract.annotations {
             guard let location = annotation.sourceLocation else { return "no position: \(annotation.message)" }
             if location.line < 1 || location.line > lines || location.column < 1 {
