@@ -115,6 +115,7 @@ struct BlueprintDocumentReader {
 
         let classified = sections.map { ($0, BlueprintHeader(title: $0.title)) }
         collectNamedTypes(classified)
+        renderer.resolveNamedKinds()
         renderer.checkNamedTypes(order: namedTypeOrder)
 
         var groups: [ResourceGroup] = [ResourceGroup(name: "")]

@@ -50,12 +50,33 @@ struct MSONRenderer {
 
     // MARK: Types
 
+    /// Base kinds of the named types, resolved once by `resolveNamedKinds()`.
+    private var namedKinds: [String: MSONKind] = [:]
+
     /// The base kind a type name stands for, following named types; nil when unknown or circular.
-    func kind(ofType name: String, visited: Set<String> = []) -> MSONKind? {
-        if let kind = MSONKind(typeName: name) { return kind }
-        guard let named = namedTypes[name], !visited.contains(name) else { return nil }
-        guard let base = named.typeName else { return .object }
-        return kind(ofType: base, visited: visited.union([name]))
+    func kind(ofType name: String) -> MSONKind? {
+        MSONKind(typeName: name) ?? namedKinds[name]
+    }
+
+    /// Follows each named type's base-type chain once (named types don't change afterwards).
+    mutating func resolveNamedKinds() {
+        namedKinds = [:]
+        for name in namedTypes.keys {
+            var visited: Set<String> = []
+            var current = name
+            while visited.count < Self.maximumNesting, !visited.contains(current), let named = namedTypes[current] {
+                visited.insert(current)
+                guard let base = named.typeName else {
+                    namedKinds[name] = .object
+                    break
+                }
+                if let kind = MSONKind(typeName: base) ?? namedKinds[base] {
+                    namedKinds[name] = kind
+                    break
+                }
+                current = base
+            }
+        }
     }
 
     /// The element's kind. `asValue`: the element is an array item or enum member.
@@ -77,7 +98,7 @@ struct MSONRenderer {
             guard let named = namedTypes[name], let base = named.typeName, MSONKind(typeName: base) == nil else { continue }
             var visited: Set<String> = [name]
             var current = base
-            while MSONKind(typeName: current) == nil {
+            while MSONKind(typeName: current) == nil, visited.count < Self.maximumNesting {
                 guard let next = namedTypes[current] else {
                     fail("base type '\(current)' is not defined in the document", at: named.location)
                     break
@@ -96,15 +117,20 @@ struct MSONRenderer {
     /// Members after inheritance and mixins: the base type's first, own ones override by name.
     mutating func expandedMembers(of element: MSONElement, stack: [String]) -> [MSONMember] {
         var result: [MSONMember] = []
+        guard stack.count < Self.maximumNesting else {
+            fail("named types nested deeper than \(Self.maximumNesting) levels", at: element.location)
+            return element.members
+        }
         if let type = element.typeName, MSONKind(typeName: type) == nil {
             if let named = namedTypes[type], !stack.contains(type) {
                 result = expandedMembers(of: named, stack: stack + [type])
             }
         }
+        let isObject = kind(of: element) == .object
         for member in element.members {
             switch member {
             case .element(let child):
-                if let name = child.name, !child.nameIsVariable, kind(of: element) == .object,
+                if let name = child.name, !child.nameIsVariable, isObject,
                     let existing = result.firstIndex(where: { $0.elementName == name })
                 {
                     result[existing] = member
@@ -143,6 +169,7 @@ struct MSONRenderer {
     /// The value text an element carries: inline, else its first sample, else its default,
     /// else what its named type carries.
     func valueText(of element: MSONElement, stack: [String] = []) -> String? {
+        guard stack.count < Self.maximumNesting else { return nil }
         if let value = element.value { return value }
         if let text = element.samples.first?.text { return text }
         if let text = element.defaults.first?.text { return text }
@@ -154,6 +181,7 @@ struct MSONRenderer {
 
     /// The element's `[…]` types, or its named type's when it has none of its own.
     func nestedTypes(of element: MSONElement, stack: [String] = []) -> [String] {
+        guard stack.count < Self.maximumNesting else { return [] }
         if !element.nestedTypes.isEmpty { return element.nestedTypes }
         if let type = element.typeName, MSONKind(typeName: type) == nil, let named = namedTypes[type], !stack.contains(type) {
             return nestedTypes(of: named, stack: stack + [type])
@@ -163,6 +191,7 @@ struct MSONRenderer {
 
     func attributes(of element: MSONElement, stack: [String] = []) -> MSONTypeAttributes {
         var attributes = element.attributes
+        guard stack.count < Self.maximumNesting else { return attributes }
         if let type = element.typeName, let named = namedTypes[type], !stack.contains(type), MSONKind(typeName: type) == nil {
             attributes.formUnion(self.attributes(of: named, stack: stack + [type]).intersection([.fixed, .fixedType, .nullable]))
         }
@@ -362,6 +391,7 @@ struct MSONRenderer {
     /// marked as the sample or default.
     private func enumMembers(_ element: MSONElement, stack: [String]) -> [MSONElement] {
         var result: [MSONElement] = []
+        guard stack.count < Self.maximumNesting else { return result }
         let nestedType = element.nestedTypes.first
         func collect(_ members: [MSONMember]) {
             for member in members {

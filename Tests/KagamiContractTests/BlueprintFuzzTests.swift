@@ -94,6 +94,17 @@ import Testing
         #expect(problems.isEmpty)
     }
 
+    @Test func deepInheritanceChainsAreCutWithAnError() throws {
+        var text = "# API\n\n# GET /\n+ Response 200 (application/json)\n    + Attributes (T300)\n\n# Data Structures\n\n## T0 (object)\n+ a: 1\n\n"
+        for level in 1...300 { text += "## T\(level) (T\(level - 1))\n+ f\(level): x\n\n" }
+        let contract = BlueprintParser.parse(text)
+        let error = try #require(contract.errors.first { $0.message.hasPrefix("named types nested deeper than") })
+        #expect(error.sourceLocation != nil)
+        // The shallow ones still render completely.
+        let t3 = try #require(contract.dataStructures.first { $0.name == "T3" })
+        #expect(t3.example == ["a": "1", "f1": "x", "f2": "x", "f3": "x"])
+    }
+
     @Test func savedCrashInputsParseWithPositions() throws {
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fuzz")
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".apib") }.sorted()
