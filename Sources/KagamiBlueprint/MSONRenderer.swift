@@ -30,6 +30,28 @@ struct MSONRenderer {
     /// type on the stack, so this bounds the depth whatever the input.
     private var nesting = 0
     static let maximumNesting = 96
+    /// Elements one body or schema may still visit: named types used twice per level double
+    /// at every level, so without a budget a small document can ask for billions.
+    private var budget = 0
+    static let maximumElements = 50_000
+    /// Enumerations stop collecting members here (mixins can multiply them too).
+    static let maximumEnumMembers = 5_000
+
+    /// Counts one visited element against the budget of the body or schema being made.
+    private mutating func spend(at location: SourceLocation) -> Bool {
+        if nesting == 1 {
+            budget = Self.maximumElements
+            budgetReported = false
+        }
+        budget -= 1
+        if budget <= 0, !budgetReported {
+            budgetReported = true
+            fail("data structure too large to render: more than \(Self.maximumElements) elements (named types that multiply?)", at: location)
+        }
+        return budget > 0
+    }
+
+    private var budgetReported = false
     var annotations: [Annotation] = []
     /// Each message is reported once per place.
     private var reported: Set<String> = []
@@ -128,6 +150,8 @@ struct MSONRenderer {
         }
         let isObject = kind(of: element) == .object
         for member in element.members {
+            guard budget > 0 else { break }
+            budget -= 1
             switch member {
             case .element(let child):
                 if let name = child.name, !child.nameIsVariable, isObject,
@@ -208,6 +232,7 @@ struct MSONRenderer {
             fail("data structure nested deeper than \(Self.maximumNesting) levels (a circular mixin?)", at: element.location)
             return .null
         }
+        guard spend(at: element.location) else { return .null }
         let outer = stack
         var stack = stack
         if let type = element.typeName, MSONKind(typeName: type) == nil {
@@ -394,7 +419,8 @@ struct MSONRenderer {
         guard stack.count < Self.maximumNesting else { return result }
         let nestedType = element.nestedTypes.first
         func collect(_ members: [MSONMember]) {
-            for member in members {
+            // Mixins that include each other twice per level would double at every level.
+            for member in members where result.count < Self.maximumEnumMembers {
                 switch member {
                 case .element(let child): result.append(child.asItem(nestedType: nestedType))
                 case .group(let inner): collect(inner)
@@ -464,6 +490,7 @@ struct MSONRenderer {
             fail("data structure nested deeper than \(Self.maximumNesting) levels (a circular mixin?)", at: element.location)
             return [:]
         }
+        guard spend(at: element.location) else { return [:] }
         let outer = stack
         var stack = stack
         let kind = kind(of: element, asValue: asValue)

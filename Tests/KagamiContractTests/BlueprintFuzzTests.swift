@@ -105,6 +105,20 @@ import Testing
         #expect(t3.example == ["a": "1", "f1": "x", "f2": "x", "f3": "x"])
     }
 
+    /// Each level uses the one below twice, so T20 would be a million elements.
+    @Test func multiplyingNamedTypesAreCutWithAnError() throws {
+        for form in ["+ x (T{})\n+ y (T{})", "+ Include T{}\n+ Include T{}"] {
+            var text = "# API\n\n# Data Structures\n\n## T0 (object)\n+ a: 1\n\n"
+            for level in 1...20 {
+                text += "## T\(level) (object)\n" + form.replacingOccurrences(of: "{}", with: String(level - 1)) + "\n\n"
+            }
+            let contract = BlueprintParser.parse(text)
+            #expect(contract.errors.contains { $0.message.hasPrefix("data structure too large to render") }, "\(form)")
+            let t2 = try #require(contract.dataStructures.first { $0.name == "T2" })
+            #expect(t2.example != nil)
+        }
+    }
+
     @Test func savedCrashInputsParseWithPositions() throws {
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fuzz")
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".apib") }.sorted()
