@@ -24,7 +24,9 @@ enum OpenAPISource {
         do {
             node = try Yams.compose(yaml: text)
         } catch let error as YamlError {
-            throw OpenAPISourceError(message: "invalid YAML: \(error)", location: yamlLocation(error))
+            // Yams appends the offending line and a caret; the position says where already.
+            let summary = String(describing: error).split(separator: "\n").prefix(2).joined(separator: " ")
+            throw OpenAPISourceError(message: "invalid YAML: \(summary)", location: yamlLocation(error))
         } catch {
             throw OpenAPISourceError(message: "invalid YAML: \(error)", location: SourceLocation(line: 1, column: 1))
         }
