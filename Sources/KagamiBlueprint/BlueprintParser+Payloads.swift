@@ -117,7 +117,8 @@ extension BlueprintDocumentReader {
             do {
                 payload.schema = try JSONValue(parsing: text)
                 payload.schemaSource = .schema
-                payload.schemaDialect = payload.schema?["$schema"]?.stringValue
+                // Apiary reads Blueprint schemas without `$schema` as draft 4.
+                payload.schemaDialect = payload.schema?["$schema"]?.stringValue ?? MSONRenderer.schemaDialect
             } catch {
                 // Not JSON Schema (drafter accepts any schema text): nothing to validate with.
             }

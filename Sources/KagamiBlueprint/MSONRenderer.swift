@@ -23,7 +23,9 @@ enum MSONKind: String {
 
 /// Named types by name, with what rendering needs to resolve them.
 struct MSONRenderer {
-    static let schemaDialect = "http://json-schema.org/draft-07/schema#"
+    /// MSON schemas are JSON Schema draft 4 (what the validator speaks). drafter 5 writes the
+    /// same schemas as draft 7 with `const` where draft 4 has a one-value `enum`.
+    static let schemaDialect = "http://json-schema.org/draft-04/schema#"
 
     var namedTypes: [String: MSONElement] = [:]
     /// Elements being rendered right now; mixins inside members can recurse without a named
@@ -476,7 +478,7 @@ struct MSONRenderer {
 
     // MARK: JSON Schema
 
-    /// A JSON Schema (draft 7, as drafter writes it) for an element, with `$schema` at the root.
+    /// A JSON Schema (draft 4) for an element, with `$schema` at the root.
     mutating func schemaDocument(for element: MSONElement, stack: [String] = []) -> JSONValue {
         var root: JSONObject = ["$schema": .string(Self.schemaDialect)]
         for (key, value) in schema(element, fixed: false, stack: stack) { root[key] = value }
@@ -507,7 +509,7 @@ struct MSONRenderer {
         switch kind {
         case .string, .number, .boolean:
             if fixed, !element.valueIsSample, element.value != nil {
-                return ["const": renderPrimitive(element, kind: kind)]
+                return ["enum": [renderPrimitive(element, kind: kind)]]
             }
             return ["type": .string(kind.rawValue)]
         case .object:
@@ -660,13 +662,8 @@ struct MSONRenderer {
         if let nested = element.nestedTypes.first {
             return ["anyOf": [typeSchema(nested, stack: stack), ["enum": .array(values)]]]
         }
-        if complex.isEmpty {
-            if values.count == 1, let only = values.first, element.typeName == nil || MSONKind(typeName: element.typeName ?? "") != nil {
-                return ["const": only]
-            }
-            return ["enum": .array(values)]
-        }
-        if values.count == 1, let only = values.first { complex.append(["const": only]) } else if !values.isEmpty { complex.append(["enum": .array(values)]) }
+        if complex.isEmpty { return ["enum": .array(values)] }
+        if !values.isEmpty { complex.append(["enum": .array(values)]) }
         return ["anyOf": .array(complex)]
     }
 }

@@ -272,7 +272,7 @@ public struct MessagePayload: Sendable, Hashable, Codable {
     /// The schema as written in the description, also when it isn't JSON (e.g. an XML schema).
     public var schemaText: String?
     public var schemaSource: SchemaSource?
-    /// `$schema` dialect of `schema`, e.g. `http://json-schema.org/draft-07/schema#`.
+    /// `$schema` dialect of `schema`, e.g. `http://json-schema.org/draft-04/schema#`.
     public var schemaDialect: String?
     public var sourceLocation: SourceLocation?
 

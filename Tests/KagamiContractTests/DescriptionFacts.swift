@@ -10,15 +10,46 @@ struct MessageFacts: Equatable {
     var schema: String?
 
     static func == (lhs: MessageFacts, rhs: MessageFacts) -> Bool {
-        lhs.headers == rhs.headers && sameText(lhs.body, rhs.body) && sameText(lhs.schema, rhs.schema)
+        lhs.headers == rhs.headers && sameText(lhs.body, rhs.body) && sameSchema(lhs.schema, rhs.schema)
     }
 
     /// JSON texts compare as JSON values; other texts without surrounding whitespace.
     static func sameText(_ lhs: String?, _ rhs: String?) -> Bool {
+        sameText(lhs, rhs, normalising: { $0 })
+    }
+
+    /// Schemas compare after drafter's draft 7 form is written as draft 4 (see `draft4`).
+    static func sameSchema(_ lhs: String?, _ rhs: String?) -> Bool {
+        sameText(lhs, rhs, normalising: draft4)
+    }
+
+    /// drafter 5 writes MSON schemas as draft 7; Kagami writes the same schemas as draft 4, which
+    /// differ only in `$schema` and in `const: x`, which draft 4 writes `enum: [x]`.
+    static func draft4(_ schema: JSONValue) -> JSONValue {
+        switch schema {
+        case .object(let members):
+            var result = JSONObject()
+            for (key, value) in members {
+                switch key {
+                case "$schema" where value.stringValue == "http://json-schema.org/draft-07/schema#":
+                    result[key] = "http://json-schema.org/draft-04/schema#"
+                case "const": result["enum"] = [draft4(value)]
+                default: result[key] = draft4(value)
+                }
+            }
+            return .object(result)
+        case .array(let items):
+            return .array(items.map(draft4))
+        default:
+            return schema
+        }
+    }
+
+    private static func sameText(_ lhs: String?, _ rhs: String?, normalising: (JSONValue) -> JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (nil, nil): return true
         case (let left?, let right?):
-            if let a = try? JSONValue(parsing: left), let b = try? JSONValue(parsing: right) { return a.isJSONEqual(to: b) }
+            if let a = try? JSONValue(parsing: left), let b = try? JSONValue(parsing: right) { return normalising(a).isJSONEqual(to: normalising(b)) }
             return left.trimmedNewlines == right.trimmedNewlines
         default: return false
         }
