@@ -226,7 +226,7 @@ struct MSONRenderer {
 
     // MARK: Example values
 
-    /// The example JSON for an element; nil when it has nothing to show (an empty optional).
+    /// The example JSON for an element. `asValue`: it is an array item or enum member.
     mutating func render(_ element: MSONElement, asValue: Bool = false, stack: [String] = []) -> JSONValue {
         nesting += 1
         defer { nesting -= 1 }
