@@ -356,7 +356,15 @@ struct MSONRenderer {
             if !sample.members.isEmpty { return .array(renderItems(sample.members, nestedType: itemType, stack: stack)) }
             if let text = sample.text { return .array(literalItems(text)) }
         }
-        if let value = element.rawValue ?? element.value { return .array(literalItems(value)) }
+        // drafter starts an `array[object]` or `array[array]` example with an empty one.
+        let leading: [JSONValue] = nestedTypes.compactMap { type in
+            switch type.lowercased() {
+            case "object": .object([:])
+            case "array": .array([])
+            default: nil
+            }
+        }
+        if let value = element.rawValue ?? element.value { return .array(leading + literalItems(value)) }
         if let fallback = element.defaults.first {
             if !fallback.members.isEmpty { return .array(renderItems(fallback.members, nestedType: itemType, stack: stack)) }
             if let text = fallback.text { return .array(literalItems(text)) }
@@ -373,7 +381,7 @@ struct MSONRenderer {
                 }
             }
         }
-        return .array(items)
+        return .array(leading + items)
     }
 
     private mutating func renderPrimitive(_ element: MSONElement, kind: MSONKind) -> JSONValue {
@@ -611,14 +619,15 @@ struct MSONRenderer {
             for item in itemElements { items.append(.object(schema(item, fixed: true, asValue: true, stack: stack))) }
             return ["type": "array", "minItems": .integer(items.count), "items": .array(items), "additionalItems": false]
         }
-        if itemElements.count == 1, let only = itemElements.first {
-            return ["type": "array", "items": .object(schema(only, fixed: false, asValue: true, stack: stack))]
-        }
-        if itemElements.isEmpty {
+        // `fixed-type`: items are of the declared types, else like the items listed.
+        if !element.nestedTypes.isEmpty || itemElements.isEmpty {
             let types = element.nestedTypes.map { typeSchema($0, stack: stack) }
             if types.count == 1, let only = types.first { return ["type": "array", "items": only] }
             if types.isEmpty { return ["type": "array"] }
             return ["type": "array", "items": ["anyOf": .array(types)]]
+        }
+        if itemElements.count == 1, let only = itemElements.first {
+            return ["type": "array", "items": .object(schema(only, fixed: false, asValue: true, stack: stack))]
         }
         var alternatives: [JSONValue] = []
         for item in itemElements {

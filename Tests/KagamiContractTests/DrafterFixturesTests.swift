@@ -9,8 +9,8 @@ import Testing
 @Suite struct DrafterFixturesTests {
     /// Passes per category never go below these (raise them as the parser improves).
     static let floors: [String: Int] = [
-        "api": 27, "circular": 9, "extend": 2, "mson": 47, "oneof": 6, "parse-result": 6,
-        "render": 29, "schema": 55, "syntax": 3,
+        "api": 27, "circular": 9, "extend": 2, "mson": 48, "oneof": 6, "parse-result": 6,
+        "render": 30, "schema": 55, "syntax": 3,
     ]
 
     @Test func contractAgreesWithDrafter() throws {
