@@ -9,6 +9,9 @@ let package = Package(
         .library(name: "KagamiJSON", targets: ["KagamiJSON"]),
         .library(name: "KagamiURITemplate", targets: ["KagamiURITemplate"]),
         .library(name: "KagamiJSONSchema", targets: ["KagamiJSONSchema"]),
+        .library(name: "KagamiContract", targets: ["KagamiContract"]),
+        .library(name: "KagamiBlueprint", targets: ["KagamiBlueprint"]),
+        .library(name: "KagamiOpenAPI", targets: ["KagamiOpenAPI"]),
         .library(name: "KagamiFlow", targets: ["KagamiFlow"]),
         .library(name: "KagamiProxy", targets: ["KagamiProxy"]),
         .library(name: "KagamiStore", targets: ["KagamiStore"]),
@@ -22,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/mattpolzin/OpenAPIKit", from: "6.4.0"),
     ],
     targets: [
         // Plain JSON values with ordered objects; no Foundation types at the surface.
@@ -36,6 +41,21 @@ let package = Package(
         ),
         // JSON Schema (draft 4 and 2020-12) compiled once, validated many times.
         .target(name: "KagamiJSONSchema", dependencies: ["KagamiJSON"]),
+        // One neutral contract model for every description format.
+        .target(name: "KagamiContract", dependencies: ["KagamiJSON"]),
+        // API Blueprint 1A with MSON into the contract model.
+        .target(name: "KagamiBlueprint", dependencies: ["KagamiContract", "KagamiJSON"]),
+        // OpenAPI 3.0/3.1 (JSON and YAML) into the contract model.
+        .target(
+            name: "KagamiOpenAPI",
+            dependencies: [
+                "KagamiContract", "KagamiJSON",
+                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
+                .product(name: "OpenAPIKit30", package: "OpenAPIKit"),
+                .product(name: "OpenAPIKitCompat", package: "OpenAPIKit"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
         // One value per HTTP exchange, with no networking types: everything else speaks flows.
         .target(name: "KagamiFlow"),
         // The SwiftNIO engine: client connections, server connections, tunnels.
@@ -72,6 +92,7 @@ let package = Package(
             name: "KagamiCLI",
             dependencies: [
                 "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR", "KagamiURITemplate", "KagamiJSONSchema",
+                "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -80,6 +101,11 @@ let package = Package(
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
         .testTarget(name: "KagamiURITemplateTests", dependencies: ["KagamiURITemplate", "KagamiJSON"]),
         .testTarget(name: "KagamiJSONSchemaTests", dependencies: ["KagamiJSONSchema", "KagamiCLI"]),
+        .testTarget(
+            name: "KagamiContractTests",
+            dependencies: ["KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiJSON", "KagamiCLI"],
+            exclude: ["Fuzz", "Fixtures"]
+        ),
         // A URLSession client the proxy tests run as a child process.
         .executableTarget(name: "url-session-probe", path: "Tests/Probes/URLSessionProbe"),
         .testTarget(

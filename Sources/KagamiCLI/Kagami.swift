@@ -12,6 +12,8 @@ public struct Kagami: AsyncParsableCommand {
             ExportCommand.self,
             TemplateCommand.self,
             SchemaCommand.self,
+            LintCommand.self,
+            ContractCommand.self,
         ]
     )
 

@@ -1,0 +1,371 @@
+// MSON (Markdown Syntax for Object Notation) as written: the element tree before named types
+// are resolved. Rendering and schema generation live in MSONRenderer.
+import KagamiContract
+
+/// Type attributes from a signature's parentheses.
+struct MSONTypeAttributes: OptionSet, Hashable {
+    let rawValue: Int
+    static let required = MSONTypeAttributes(rawValue: 1 << 0)
+    static let optional = MSONTypeAttributes(rawValue: 1 << 1)
+    static let fixed = MSONTypeAttributes(rawValue: 1 << 2)
+    static let fixedType = MSONTypeAttributes(rawValue: 1 << 3)
+    static let nullable = MSONTypeAttributes(rawValue: 1 << 4)
+    static let sample = MSONTypeAttributes(rawValue: 1 << 5)
+    static let `default` = MSONTypeAttributes(rawValue: 1 << 6)
+}
+
+/// `Sample` and `Default` sections: a value as text, or nested members.
+struct MSONValueSection {
+    var text: String?
+    var members: [MSONMember]
+}
+
+/// One element: a property, an array item, an enum member, a named type or an attributes root.
+struct MSONElement {
+    var name: String?
+    /// `*name*`: any property name matches (rendered with the name, schema'd as a pattern).
+    var nameIsVariable = false
+    /// The whole text before the attributes, for items and members (which have no name).
+    var literal: String?
+    /// The text after `:` for properties, or the literal for items.
+    var value: String?
+    /// `*value*`: the value is a sample, not a fixed value.
+    var valueIsSample = false
+    /// The value as written, before `*…*` is taken off: lists split this, then look at
+    /// each entry's emphasis.
+    var rawValue: String?
+    var typeName: String?
+    /// Types in brackets: `array[string, number]`, `enum[number]`.
+    var nestedTypes: [String] = []
+    var attributes: MSONTypeAttributes = []
+    var description = ""
+    var members: [MSONMember] = []
+    var samples: [MSONValueSection] = []
+    var defaults: [MSONValueSection] = []
+    var location: SourceLocation
+}
+
+indirect enum MSONMember {
+    case element(MSONElement)
+    case include(String, SourceLocation)
+    case oneOf([MSONMember], SourceLocation)
+    /// A `Properties`, `Items` or `Members` section: its members stand in place.
+    case group([MSONMember])
+}
+
+/// The parts of `name: value (attributes) - description`.
+struct MSONSignature {
+    var identifier: String
+    var name: String?
+    var value: String?
+    var attributes: [String] = []
+    var description: String?
+
+    init(_ text: String) {
+        // Every delimiter is ASCII, so the UTF-8 bytes can be cut anywhere one is found.
+        let bytes = Array(text.utf8)
+        func string(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
+        let backtick = UInt8(ascii: "`")
+        var head = bytes.count
+        var depth = 0
+        var inCode = false
+        // The description starts at the first ` - ` outside code spans and parentheses.
+        for index in bytes.indices {
+            let byte = bytes[index]
+            if byte == backtick { inCode.toggle(); continue }
+            if inCode { continue }
+            switch byte {
+            case UInt8(ascii: "("), UInt8(ascii: "["): depth += 1
+            case UInt8(ascii: ")"), UInt8(ascii: "]"): depth = max(0, depth - 1)
+            case UInt8(ascii: "-") where depth == 0 && index > 0 && (bytes[index - 1] == 0x20 || bytes[index - 1] == 0x09)
+                && (index + 1 == bytes.count || bytes[index + 1] == 0x20 || bytes[index + 1] == 0x09):
+                head = index
+            default: break
+            }
+            if head < bytes.count { break }
+        }
+        if head < bytes.count {
+            description = string((head + 1)..<bytes.count).trimmedBlanks
+        }
+        var headEnd = head
+        while headEnd > 0, bytes[headEnd - 1] == 0x20 || bytes[headEnd - 1] == 0x09 { headEnd -= 1 }
+        // Attributes: the parenthesised group that ends the head, outside code spans.
+        if headEnd > 0, bytes[headEnd - 1] == UInt8(ascii: ")") {
+            var level = 0
+            var open: Int?
+            var code = false
+            for position in stride(from: headEnd - 1, through: 0, by: -1) {
+                let byte = bytes[position]
+                if byte == backtick { code.toggle(); continue }
+                if code { continue }
+                if byte == UInt8(ascii: ")") { level += 1 } else if byte == UInt8(ascii: "(") {
+                    level -= 1
+                    if level == 0 { open = position; break }
+                }
+            }
+            if let open {
+                attributes = MSONSignature.splitList(string((open + 1)..<(headEnd - 1)), respectingBrackets: true)
+                headEnd = open
+            }
+        }
+        identifier = string(0..<headEnd).trimmedBlanks
+        // Name and value split at the first `:` outside code spans.
+        var code = false
+        for position in 0..<headEnd {
+            let byte = bytes[position]
+            if byte == backtick { code.toggle() } else if byte == UInt8(ascii: ":"), !code {
+                name = string(0..<position).trimmedBlanks
+                value = string((position + 1)..<headEnd).trimmedBlanks
+                break
+            }
+        }
+        if name == nil { name = identifier }
+    }
+
+    /// Comma-separated entries, trimmed; commas inside code spans (and brackets) don't split.
+    static func splitList(_ text: String, respectingBrackets: Bool) -> [String] {
+        var parts: [String] = []
+        var current = ""
+        var code = false
+        var depth = 0
+        for character in text {
+            if character == "`" { code.toggle() }
+            if !code, respectingBrackets {
+                if character == "[" { depth += 1 } else if character == "]" { depth = max(0, depth - 1) }
+            }
+            if character == ",", !code, depth == 0 {
+                parts.append(current.trimmedBlanks)
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        let last = current.trimmedBlanks
+        if !last.isEmpty || !parts.isEmpty { parts.append(last) }
+        return parts
+    }
+
+    /// Removes code-span backticks around a literal.
+    static func unescape(_ text: String) -> String {
+        let trimmed = text.trimmedBlanks
+        guard trimmed.utf8.first == 0x60 else { return trimmed }
+        var slice = Substring(trimmed)
+        var ticks = 0
+        while slice.hasPrefix("`"), slice.hasSuffix("`"), slice.count >= 2 {
+            slice = slice.dropFirst().dropLast()
+            ticks += 1
+        }
+        return ticks > 0 ? String(slice).trimmedBlanks : String(slice)
+    }
+
+    /// `*text*` emphasised: returns the inner text.
+    static func emphasised(_ text: String) -> String? {
+        guard text.count >= 2, text.hasPrefix("*"), text.hasSuffix("*") else { return nil }
+        return String(text.dropFirst().dropLast())
+    }
+}
+
+/// Reads MSON elements from list items.
+struct MSONReader {
+    let source: BlueprintSource
+    var annotations: [Annotation] = []
+
+    init(source: BlueprintSource) {
+        self.source = source
+    }
+
+    /// Guards against pathological nesting in hostile input.
+    static let maximumDepth = 64
+
+    /// An element from a signature line (a property, an item, or a section's own header).
+    mutating func element(signature text: String, at location: SourceLocation) -> MSONElement {
+        let signature = MSONSignature(text)
+        var element = MSONElement(location: location)
+        element.description = signature.description ?? ""
+        apply(attributes: signature.attributes, to: &element, at: location)
+        let literal = signature.identifier
+        element.literal = literal.isEmpty ? nil : literal
+        if let rawName = signature.name, signature.value != nil || !rawName.isEmpty {
+            if let inner = MSONSignature.emphasised(rawName) {
+                element.name = MSONSignature.unescape(inner)
+                element.nameIsVariable = true
+            } else {
+                element.name = MSONSignature.unescape(rawName)
+            }
+        }
+        if let rawValue = signature.value, !rawValue.isEmpty {
+            element.rawValue = rawValue
+            if let inner = MSONSignature.emphasised(rawValue) {
+                element.value = inner
+                element.valueIsSample = true
+            } else {
+                element.value = rawValue
+            }
+        }
+        return element
+    }
+
+    mutating func apply(attributes: [String], to element: inout MSONElement, at location: SourceLocation) {
+        for attribute in attributes {
+            let word = attribute.trimmedBlanks
+            switch word.lowercased() {
+            case "required": element.attributes.insert(.required)
+            case "optional": element.attributes.insert(.optional)
+            case "fixed": element.attributes.insert(.fixed)
+            case "fixed-type": element.attributes.insert(.fixedType)
+            case "nullable": element.attributes.insert(.nullable)
+            case "sample": element.attributes.insert(.sample)
+            case "default": element.attributes.insert(.default)
+            case "": continue
+            default:
+                if element.typeName != nil {
+                    annotations.append(Annotation(.warning, "unrecognized type attribute '\(word)'", at: location))
+                    continue
+                }
+                if let open = word.firstIndex(of: "["), word.hasSuffix("]") {
+                    element.typeName = MSONSignature.unescape(String(word[..<open]))
+                    let inner = word[word.index(after: open)..<word.index(before: word.endIndex)]
+                    element.nestedTypes = MSONSignature.splitList(String(inner), respectingBrackets: true)
+                        .map { MSONSignature.unescape($0) }.filter { !$0.isEmpty }
+                } else {
+                    element.typeName = MSONSignature.unescape(word)
+                }
+            }
+        }
+        let conflicts: [(MSONTypeAttributes, MSONTypeAttributes, String)] = [
+            (.required, .optional, "cannot use 'required' and 'optional' together"),
+            (.fixed, .optional, "cannot use 'fixed' and 'optional' together"),
+            (.default, .sample, "cannot use 'default' and 'sample' together"),
+            (.fixed, .fixedType, "cannot use 'fixed' and 'fixed-type' together"),
+        ]
+        for (first, second, message) in conflicts where element.attributes.contains(first) && element.attributes.contains(second) {
+            annotations.append(Annotation(.warning, message, at: location))
+        }
+    }
+
+    /// Fills `element` with the members, sections and description nested under `item`.
+    mutating func readNested(under item: ListItem, into element: inout MSONElement, depth: Int) {
+        let level = source.children(of: item)
+        read(level: level, itemIndent: item.indent, into: &element, depth: depth)
+    }
+
+    mutating func read(level: ListLevel, itemIndent: Int, into element: inout MSONElement, depth: Int) {
+        if !level.leading.isEmpty {
+            let text = source.block(level.leading, strip: itemIndent + 4).trimmedNewlines
+            if !text.isEmpty { element.description += element.description.isEmpty ? text : "\n" + text }
+        }
+        // With an explicit `Items`/`Members`/`Properties` section, list items before it are
+        // part of the description.
+        let sectionIndex = level.items.lastIndex { ["items", "members", "properties"].contains($0.text.lowercased()) }
+        for (index, item) in level.items.enumerated() {
+            if let sectionIndex, index < sectionIndex, !Self.isSectionKeyword(item.text) { continue }
+            read(item: item, into: &element, depth: depth)
+        }
+    }
+
+    static func isSectionKeyword(_ text: String) -> Bool {
+        let lowered = text.lowercased()
+        return ["items", "members", "properties", "one of"].contains(lowered) || lowered.hasPrefix("sample") || lowered.hasPrefix("default") || lowered.hasPrefix("include ")
+    }
+
+    private mutating func read(item: ListItem, into element: inout MSONElement, depth: Int) {
+        let location = source.location(line: item.line)
+        guard depth < Self.maximumDepth else {
+            annotations.append(Annotation(.error, "MSON nested deeper than \(Self.maximumDepth) levels", at: location))
+            return
+        }
+        let keyword = item.text.lowercased()
+        switch keyword {
+        case "members", "items", "properties":
+            element.members.append(.group(members(under: item, depth: depth + 1)))
+            return
+        case "one of":
+            element.members.append(.oneOf(members(under: item, depth: depth + 1), location))
+            return
+        default:
+            break
+        }
+        if keyword.hasPrefix("sample") || keyword.hasPrefix("default") {
+            let word = keyword.hasPrefix("sample") ? "sample" : "default"
+            let rest = item.text.dropFirst(word.count).trimmedBlanks
+            if rest.isEmpty || rest.hasPrefix(":") {
+                var section = MSONValueSection(text: nil, members: [])
+                let inline = rest.dropFirst().trimmedBlanks
+                if !inline.isEmpty {
+                    section.text = inline
+                } else {
+                    let nested = source.children(of: item)
+                    section.members = members(in: nested.items, depth: depth + 1)
+                    if nested.items.isEmpty {
+                        let text = source.nestedText(of: item).text.trimmedNewlines
+                        if !text.isEmpty { section.text = text }
+                    }
+                }
+                if word == "sample" { element.samples.append(section) } else { element.defaults.append(section) }
+                return
+            }
+        }
+        if keyword.hasPrefix("include ") {
+            var name = MSONSignature.unescape(String(item.text.dropFirst("include ".count)))
+            if name.hasPrefix("("), name.hasSuffix(")") { name = String(name.dropFirst().dropLast()).trimmedBlanks }
+            // A structure type is nothing to include: the member stays, empty.
+            guard !["object", "array", "enum", ""].contains(name.lowercased()) else {
+                annotations.append(Annotation(.warning, "ignoring unrecognized block", at: location))
+                element.members.append(.group([]))
+                return
+            }
+            element.members.append(.include(name, location))
+            return
+        }
+        element.members.append(.element(self.element(item: item, depth: depth + 1)))
+    }
+
+    mutating func element(item: ListItem, depth: Int) -> MSONElement {
+        var child = element(signature: item.text, at: source.location(line: item.line))
+        readNested(under: item, into: &child, depth: depth)
+        check(child)
+        return child
+    }
+
+    /// drafter's warnings about an element's attributes and sections.
+    mutating func check(_ element: MSONElement) {
+        for (attribute, word) in [(MSONTypeAttributes.default, "default"), (.sample, "sample")]
+        where element.attributes.contains(attribute) && element.value == nil {
+            annotations.append(Annotation(.warning, "no value present when '\(word)' is specified", at: element.location))
+        }
+        if element.typeName == "enum" {
+            var defaults = element.defaults.reduce(0) { $0 + max($1.members.count, $1.text == nil ? 0 : 1) }
+            if element.attributes.contains(.default), let value = element.rawValue ?? element.value {
+                defaults += MSONSignature.splitList(value, respectingBrackets: false).count
+            }
+            if defaults > 1 {
+                annotations.append(Annotation(.warning, "multiple definitions of 'default' value", at: element.location))
+            }
+        }
+        if let type = element.typeName, ["string", "number", "boolean"].contains(type), element.hasElementMembers {
+            annotations.append(Annotation(.warning, "sub-types of primitive types should not have nested members", at: element.location))
+        }
+    }
+
+    private mutating func members(under item: ListItem, depth: Int) -> [MSONMember] {
+        var holder = MSONElement(location: source.location(line: item.line))
+        readNested(under: item, into: &holder, depth: depth)
+        return holder.members
+    }
+
+    private mutating func members(in items: [ListItem], depth: Int) -> [MSONMember] {
+        var holder = MSONElement(location: source.location(line: items.first?.line ?? 0))
+        for item in items { read(item: item, into: &holder, depth: depth) }
+        return holder.members
+    }
+}
+
+extension String {
+    /// Without leading and trailing blank lines and whitespace.
+    var trimmedNewlines: String {
+        var slice = Substring(self)
+        while let first = slice.first, first.isWhitespace { slice.removeFirst() }
+        while let last = slice.last, last.isWhitespace { slice.removeLast() }
+        return String(slice)
+    }
+}

@@ -1,0 +1,34 @@
+import ArgumentParser
+import Foundation
+
+/// `kagami contract FILE --json`: shows exactly what Kagami understood of a description.
+struct ContractCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "contract",
+        abstract: "Print the contract model read from an API Blueprint or OpenAPI description.",
+        discussion: "The JSON shape is documented in docs/CONTRACT.md."
+    )
+
+    @Argument(help: "The description file.")
+    var file: String
+
+    @Flag(name: .long, help: "Print the whole model as JSON.")
+    var json = false
+
+    func run() throws {
+        let description = try DescriptionFile.readOrExit(path: file)
+        let contract = description.contract
+        if json {
+            print(contract.jsonValue.serialized(.prettyPrinted))
+        } else {
+            print(contract.name.isEmpty ? "(unnamed API)" : contract.name)
+            for action in contract.actions {
+                let statuses = action.examples.flatMap { $0.responses.map { String($0.status) } }
+                print("  \(action.method) \(action.uriTemplate)  \(statuses.joined(separator: ", "))")
+            }
+        }
+        let lines = description.diagnostics()
+        if !lines.isEmpty { FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8)) }
+        if !contract.errors.isEmpty { throw ExitCode(1) }
+    }
+}

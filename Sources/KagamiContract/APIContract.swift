@@ -1,0 +1,361 @@
+// The neutral contract model every description format is read into; the mock server,
+// the docs page and the contract check speak only this.
+import KagamiJSON
+
+/// Which description format a contract was read from.
+public enum ContractFormat: String, Sendable, Hashable, Codable {
+    case apiBlueprint = "api-blueprint"
+    case openAPI30 = "openapi-3.0"
+    case openAPI31 = "openapi-3.1"
+}
+
+/// A place in the description's source text. Lines and columns count from 1; the offset and
+/// length are in UTF-8 bytes.
+public struct SourceLocation: Sendable, Hashable, Codable {
+    public var line: Int
+    public var column: Int
+    public var offset: Int
+    public var length: Int
+
+    public init(line: Int, column: Int, offset: Int = 0, length: Int = 0) {
+        self.line = line
+        self.column = column
+        self.offset = offset
+        self.length = length
+    }
+}
+
+/// A warning or error found while reading a description.
+public struct Annotation: Sendable, Hashable, Codable {
+    public enum Severity: String, Sendable, Hashable, Codable {
+        case warning
+        case error
+    }
+
+    public var severity: Severity
+    public var message: String
+    public var sourceLocation: SourceLocation?
+
+    public init(_ severity: Severity, _ message: String, at location: SourceLocation?) {
+        self.severity = severity
+        self.message = message
+        self.sourceLocation = location
+    }
+}
+
+/// One `key: value` of a Blueprint's metadata block or an OpenAPI `info` field.
+public struct MetadataEntry: Sendable, Hashable, Codable {
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// A base address the API is served from (Blueprint `HOST`, OpenAPI `servers`).
+public struct Server: Sendable, Hashable, Codable {
+    public var url: String
+    public var description: String
+
+    public init(url: String, description: String = "") {
+        self.url = url
+        self.description = description
+    }
+}
+
+/// The whole description.
+public struct APIContract: Sendable, Hashable, Codable {
+    public var format: ContractFormat
+    public var name: String
+    public var description: String
+    public var metadata: [MetadataEntry]
+    public var servers: [Server]
+    public var groups: [ResourceGroup]
+    public var dataStructures: [DataStructure]
+    public var annotations: [Annotation]
+
+    public init(
+        format: ContractFormat, name: String = "", description: String = "",
+        metadata: [MetadataEntry] = [], servers: [Server] = [], groups: [ResourceGroup] = [],
+        dataStructures: [DataStructure] = [], annotations: [Annotation] = []
+    ) {
+        self.format = format
+        self.name = name
+        self.description = description
+        self.metadata = metadata
+        self.servers = servers
+        self.groups = groups
+        self.dataStructures = dataStructures
+        self.annotations = annotations
+    }
+
+    /// Every resource, in document order, whatever group it sits in.
+    public var resources: [Resource] { groups.flatMap(\.resources) }
+
+    /// Every action, in document order.
+    public var actions: [Action] { resources.flatMap(\.actions) }
+
+    public var errors: [Annotation] { annotations.filter { $0.severity == .error } }
+    public var warnings: [Annotation] { annotations.filter { $0.severity == .warning } }
+}
+
+/// A `# Group` of resources, or an OpenAPI tag. Resources outside any group sit in a group
+/// with an empty name.
+public struct ResourceGroup: Sendable, Hashable, Codable {
+    public var name: String
+    public var description: String
+    public var resources: [Resource]
+    public var sourceLocation: SourceLocation?
+
+    public init(name: String, description: String = "", resources: [Resource] = [], sourceLocation: SourceLocation? = nil) {
+        self.name = name
+        self.description = description
+        self.resources = resources
+        self.sourceLocation = sourceLocation
+    }
+}
+
+/// Something addressed by a URI template, with the actions it supports.
+public struct Resource: Sendable, Hashable, Codable {
+    public var name: String
+    public var description: String
+    /// RFC 6570 template as written, e.g. `/notes/{id}{?limit}`.
+    public var uriTemplate: String
+    public var parameters: [Parameter]
+    public var actions: [Action]
+    public var sourceLocation: SourceLocation?
+
+    public init(
+        name: String, description: String = "", uriTemplate: String, parameters: [Parameter] = [],
+        actions: [Action] = [], sourceLocation: SourceLocation? = nil
+    ) {
+        self.name = name
+        self.description = description
+        self.uriTemplate = uriTemplate
+        self.parameters = parameters
+        self.actions = actions
+        self.sourceLocation = sourceLocation
+    }
+}
+
+/// Where a parameter travels in a request.
+public enum ParameterLocation: String, Sendable, Hashable, Codable {
+    case path
+    case query
+    case header
+    case cookie
+}
+
+/// A URI, header or cookie parameter.
+public struct Parameter: Sendable, Hashable, Codable {
+    public var name: String
+    public var location: ParameterLocation
+    /// The declared type as written (`string`, `number`, `enum[string]`, …), if any.
+    public var type: String?
+    public var required: Bool
+    public var defaultValue: String?
+    public var example: String?
+    /// Allowed values when the parameter is an enumeration.
+    public var members: [String]
+    public var description: String
+    /// A JSON Schema for the value when the description gives one (OpenAPI).
+    public var schema: JSONValue?
+    public var sourceLocation: SourceLocation?
+
+    public init(
+        name: String, location: ParameterLocation, type: String? = nil, required: Bool = false,
+        defaultValue: String? = nil, example: String? = nil, members: [String] = [],
+        description: String = "", schema: JSONValue? = nil, sourceLocation: SourceLocation? = nil
+    ) {
+        self.name = name
+        self.location = location
+        self.type = type
+        self.required = required
+        self.defaultValue = defaultValue
+        self.example = example
+        self.members = members
+        self.description = description
+        self.schema = schema
+        self.sourceLocation = sourceLocation
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, location = "in", type, required, defaultValue = "default", example, members, description, schema
+        case sourceLocation
+    }
+}
+
+/// An HTTP method at a URI template, with its transaction examples.
+public struct Action: Sendable, Hashable, Codable {
+    /// The action's name: the Blueprint header name, or the OpenAPI operationId.
+    public var name: String
+    public var method: String
+    public var description: String
+    /// The `+ Relation` link relation, if given.
+    public var relation: String?
+    /// The effective URI template: the action's own when it overrides the resource's.
+    public var uriTemplate: String
+    /// Parameters that apply to this action (the resource's, overridden by the action's).
+    public var parameters: [Parameter]
+    public var examples: [TransactionExample]
+    public var sourceLocation: SourceLocation?
+
+    public init(
+        name: String, method: String, description: String = "", relation: String? = nil,
+        uriTemplate: String, parameters: [Parameter] = [], examples: [TransactionExample] = [],
+        sourceLocation: SourceLocation? = nil
+    ) {
+        self.name = name
+        self.method = method
+        self.description = description
+        self.relation = relation
+        self.uriTemplate = uriTemplate
+        self.parameters = parameters
+        self.examples = examples
+        self.sourceLocation = sourceLocation
+    }
+
+    /// The mock's default answer: the first response of the first example.
+    public var defaultResponse: Response? { examples.first?.responses.first }
+}
+
+/// Requests that go together with the responses they may receive.
+public struct TransactionExample: Sendable, Hashable, Codable {
+    public var name: String
+    public var requests: [Request]
+    public var responses: [Response]
+
+    public init(name: String = "", requests: [Request] = [], responses: [Response] = []) {
+        self.name = name
+        self.requests = requests
+        self.responses = responses
+    }
+}
+
+/// One header line, kept in description order (names may repeat).
+public struct Header: Sendable, Hashable, Codable {
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// Where a message's example body came from. Apiary's precedence: Body > Attributes > Schema.
+public enum BodySource: String, Sendable, Hashable, Codable {
+    case body
+    case attributes
+    case schema
+}
+
+/// Where a message's validation schema came from. Apiary's precedence: Schema > Attributes > Body
+/// (a schema derived from a JSON example body).
+public enum SchemaSource: String, Sendable, Hashable, Codable {
+    case schema
+    case attributes
+    case body
+}
+
+/// What requests and responses share: headers, an example body and a schema to validate with.
+public struct MessagePayload: Sendable, Hashable, Codable {
+    public var description: String
+    public var headers: [Header]
+    /// The example body as text (for a generated body, pretty-printed JSON).
+    public var body: String?
+    public var bodySource: BodySource?
+    /// JSON Schema to validate bodies with.
+    public var schema: JSONValue?
+    /// The schema as written in the description, also when it isn't JSON (e.g. an XML schema).
+    public var schemaText: String?
+    public var schemaSource: SchemaSource?
+    /// `$schema` dialect of `schema`, e.g. `http://json-schema.org/draft-04/schema#`.
+    public var schemaDialect: String?
+    public var sourceLocation: SourceLocation?
+
+    public init(
+        description: String = "", headers: [Header] = [], body: String? = nil, bodySource: BodySource? = nil,
+        schema: JSONValue? = nil, schemaSource: SchemaSource? = nil, schemaDialect: String? = nil,
+        sourceLocation: SourceLocation? = nil
+    ) {
+        self.description = description
+        self.headers = headers
+        self.body = body
+        self.bodySource = bodySource
+        self.schema = schema
+        self.schemaSource = schemaSource
+        self.schemaDialect = schemaDialect
+        self.sourceLocation = sourceLocation
+    }
+
+    /// The first header with this name, compared case-insensitively.
+    public func header(_ name: String) -> String? {
+        let wanted = name.lowercased()
+        return headers.first { $0.name.utf8.count == wanted.utf8.count && $0.name.lowercased() == wanted }?.value
+    }
+
+    /// The media type from `Content-Type`, without parameters.
+    public var mediaType: String? {
+        guard let value = header("Content-Type") else { return nil }
+        let type = value.split(separator: ";", maxSplits: 1).first ?? Substring(value)
+        let trimmed = type.drop { $0 == " " }
+        return String(trimmed[..<(trimmed.lastIndex { $0 != " " }.map(trimmed.index(after:)) ?? trimmed.startIndex)]).lowercased()
+    }
+
+    /// The body parsed as JSON, when it is JSON.
+    public var bodyJSON: JSONValue? {
+        guard let body else { return nil }
+        return try? JSONValue(parsing: body)
+    }
+}
+
+/// An example request.
+public struct Request: Sendable, Hashable, Codable {
+    public var name: String
+    /// Parameters this example request sets (Blueprint `+ Parameters` inside `+ Request`),
+    /// overriding the action's by name.
+    public var parameters: [Parameter]
+    public var payload: MessagePayload
+
+    public init(name: String = "", parameters: [Parameter] = [], payload: MessagePayload = MessagePayload()) {
+        self.name = name
+        self.parameters = parameters
+        self.payload = payload
+    }
+}
+
+/// An example response.
+public struct Response: Sendable, Hashable, Codable {
+    /// HTTP status; OpenAPI's `default` response is 0.
+    public var status: Int
+    /// Names the example when a format gives several per status (OpenAPI `examples`).
+    public var name: String
+    public var payload: MessagePayload
+
+    public init(status: Int, name: String = "", payload: MessagePayload = MessagePayload()) {
+        self.status = status
+        self.name = name
+        self.payload = payload
+    }
+}
+
+/// A named type: a Blueprint `# Data Structures` entry or an OpenAPI component schema.
+public struct DataStructure: Sendable, Hashable, Codable {
+    public var name: String
+    public var description: String
+    /// A rendered example value, when one can be made.
+    public var example: JSONValue?
+    public var schema: JSONValue?
+    public var sourceLocation: SourceLocation?
+
+    public init(name: String, description: String = "", example: JSONValue? = nil, schema: JSONValue? = nil, sourceLocation: SourceLocation? = nil) {
+        self.name = name
+        self.description = description
+        self.example = example
+        self.schema = schema
+        self.sourceLocation = sourceLocation
+    }
+}

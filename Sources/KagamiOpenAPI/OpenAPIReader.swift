@@ -1,0 +1,370 @@
+// OpenAPI 3.0 and 3.1 documents (JSON or YAML) into the contract model, through OpenAPIKit.
+// 3.0 documents are converted to 3.1 by OpenAPIKitCompat, so schemas come out in the
+// JSON Schema 2020-12 form either way; `$ref`s to components are inlined.
+import Foundation
+import KagamiContract
+import KagamiJSON
+import OpenAPIKit
+import OpenAPIKit30
+import OpenAPIKitCompat
+import Yams
+
+public enum OpenAPIReader {
+    /// `$schema` noted on every schema read from an OpenAPI document.
+    public static let schemaDialect = "https://json-schema.org/draft/2020-12/schema"
+
+    /// Reads a document. Never throws: problems become annotations with positions.
+    public static func parse(_ text: String) -> APIContract {
+        let locator = SourceLocator(text: text)
+        let raw: JSONValue
+        do {
+            raw = try OpenAPISource.jsonValue(of: text)
+        } catch {
+            return failed(.openAPI31, error.message, at: error.location)
+        }
+        let version = raw["openapi"]?.stringValue ?? ""
+        let format: ContractFormat = version.hasPrefix("3.0") ? .openAPI30 : .openAPI31
+        guard version.hasPrefix("3.0") || version.hasPrefix("3.1") || version.hasPrefix("3.2") else {
+            let found = version.isEmpty ? "no 'openapi' field" : "'openapi: \(version)'"
+            return failed(format, "expected an OpenAPI 3.0 or 3.1 document, found \(found)", at: locator.location(of: ["openapi"]))
+        }
+        // Decoded through Yams from one normalised JSON text: its mappings keep document
+        // order (Foundation's JSONDecoder doesn't), and JSON is YAML.
+        let normalised = raw.serialized()
+        let document: OpenAPIKit.OpenAPI.Document
+        do {
+            if format == .openAPI30 {
+                let legacy = try YAMLDecoder().decode(OpenAPIKit30.OpenAPI.Document.self, from: normalised)
+                document = legacy.convert(to: .v3_1_0)
+            } else {
+                document = try YAMLDecoder().decode(OpenAPIKit.OpenAPI.Document.self, from: normalised)
+            }
+        } catch {
+            let described = OpenAPIKit.OpenAPI.Error(from: error)
+            let path = described.codingPath.map(\.stringValue)
+            return failed(format, described.localizedDescription, at: locator.location(of: path))
+        }
+        var builder = OpenAPIContractBuilder(document: document, format: format, locator: locator)
+        return builder.build()
+    }
+
+    private static func failed(_ format: ContractFormat, _ message: String, at location: SourceLocation?) -> APIContract {
+        APIContract(format: format, annotations: [Annotation(.error, message, at: location ?? SourceLocation(line: 1, column: 1))])
+    }
+}
+
+/// Builds the contract from a decoded document.
+struct OpenAPIContractBuilder {
+    let document: OpenAPIKit.OpenAPI.Document
+    let format: ContractFormat
+    let locator: SourceLocator
+    var annotations: [Annotation] = []
+    /// Component schemas as JSON, for inlining `$ref`s.
+    let componentSchemas: JSONObject
+
+    init(document: OpenAPIKit.OpenAPI.Document, format: ContractFormat, locator: SourceLocator) {
+        self.document = document
+        self.format = format
+        self.locator = locator
+        var schemas = JSONObject()
+        for (key, schema) in document.components.schemas {
+            schemas[key.rawValue] = Self.json(schema) ?? [:]
+        }
+        componentSchemas = schemas
+    }
+
+    static func json(_ value: some Encodable) -> JSONValue? {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(value) else { return nil }
+        return try? JSONValue(parsing: data)
+    }
+
+    mutating func build() -> APIContract {
+        var contract = APIContract(format: format)
+        contract.name = document.info.title
+        contract.description = document.info.description ?? ""
+        contract.metadata = [
+            MetadataEntry(name: "openapi", value: document.openAPIVersion.rawValue),
+            MetadataEntry(name: "version", value: document.info.version),
+        ]
+        contract.servers = document.servers.map { Server(url: $0.urlTemplate.absoluteString, description: $0.description ?? "") }
+        do {
+            _ = try document.validate(strict: false)
+        } catch let collection as OpenAPIKit.ValidationErrorCollection {
+            for problem in collection.values {
+                annotations.append(Annotation(.warning, problem.reason, at: locator.location(of: problem.codingPath.map { $0.stringValue })))
+            }
+        } catch {
+            annotations.append(Annotation(.warning, String(describing: error), at: nil))
+        }
+
+        var groups: [ResourceGroup] = []
+        for (path, item) in document.paths {
+            let pathItem: OpenAPIKit.OpenAPI.PathItem
+            do {
+                pathItem = try document.components.lookup(item)
+            } catch {
+                annotations.append(Annotation(.error, "cannot resolve path item '\(path.rawValue)': \(error)", at: locator.location(of: ["paths", path.rawValue])))
+                continue
+            }
+            let shared = parameters(pathItem.parameters, at: ["paths", path.rawValue, "parameters"])
+            for endpoint in pathItem.endpoints {
+                let method = endpoint.method.rawValue.uppercased()
+                let operation = endpoint.operation
+                let keyPath = ["paths", path.rawValue, endpoint.method.rawValue.lowercased()]
+                var actionParameters = shared
+                for parameter in parameters(operation.parameters, at: keyPath + ["parameters"]) {
+                    if let index = actionParameters.firstIndex(where: { $0.name == parameter.name && $0.location == parameter.location }) {
+                        actionParameters[index] = parameter
+                    } else {
+                        actionParameters.append(parameter)
+                    }
+                }
+                let template = Self.uriTemplate(path: path.rawValue, parameters: actionParameters)
+                var action = Action(
+                    name: operation.operationId ?? operation.summary ?? "\(method) \(path.rawValue)",
+                    method: method,
+                    description: [operation.summary, operation.description].compactMap { $0 }.joined(separator: "\n\n"),
+                    uriTemplate: template, parameters: actionParameters,
+                    sourceLocation: locator.location(of: keyPath))
+                action.examples = [transaction(operation, at: keyPath)]
+                let groupName = operation.tags?.first ?? ""
+                let groupIndex = groups.firstIndex { $0.name == groupName } ?? {
+                    groups.append(ResourceGroup(name: groupName))
+                    return groups.count - 1
+                }()
+                if let resourceIndex = groups[groupIndex].resources.firstIndex(where: { $0.name == path.rawValue }) {
+                    groups[groupIndex].resources[resourceIndex].actions.append(action)
+                } else {
+                    groups[groupIndex].resources.append(Resource(
+                        name: path.rawValue, description: pathItem.description ?? pathItem.summary ?? "",
+                        uriTemplate: path.rawValue, parameters: shared, actions: [action],
+                        sourceLocation: locator.location(of: ["paths", path.rawValue])))
+                }
+            }
+        }
+        contract.groups = groups
+        contract.dataStructures = componentSchemas.map { name, schema in
+            let resolved = resolved(schema)
+            return DataStructure(
+                name: name, description: schema["description"]?.stringValue ?? "",
+                example: JSONSchemaExample.example(for: resolved), schema: resolved,
+                sourceLocation: locator.location(of: ["components", "schemas", name]))
+        }
+        contract.annotations = annotations
+        return contract
+    }
+
+    /// The path with `{?…}` for query parameters, so the template describes the whole URI.
+    static func uriTemplate(path: String, parameters: [Parameter]) -> String {
+        let query = parameters.filter { $0.location == .query }.map(\.name)
+        return query.isEmpty ? path : path + "{?" + query.joined(separator: ",") + "}"
+    }
+
+    // MARK: Parameters
+
+    private mutating func parameters(_ list: OpenAPIKit.OpenAPI.Parameter.Array, at keyPath: [String]) -> [Parameter] {
+        var result: [Parameter] = []
+        for (index, entry) in list.enumerated() {
+            let parameter: OpenAPIKit.OpenAPI.Parameter
+            do {
+                parameter = try document.components.lookup(entry)
+            } catch {
+                annotations.append(Annotation(.error, "cannot resolve parameter: \(error)", at: locator.location(of: keyPath + [String(index)])))
+                continue
+            }
+            let location: ParameterLocation
+            switch parameter.location {
+            case .query, .querystring: location = .query
+            case .header: location = .header
+            case .path: location = .path
+            case .cookie: location = .cookie
+            }
+            var schema: JSONValue?
+            var example: String?
+            switch parameter.schemaOrContent {
+            case .a(let context):
+                switch context.schema {
+                case .a(let reference): schema = resolved(["$ref": .string(reference.absoluteString)])
+                case .b(let value): schema = Self.json(value).map(resolved)
+                }
+                example = context.example.flatMap(Self.json).map(Self.plainText)
+                    ?? context.examples?.first.flatMap { try? document.components.lookup($0.value) }?.value?.value.flatMap(Self.json).map(Self.plainText)
+            case .b(let content):
+                let first = content.first.flatMap { try? document.components.lookup($0.value) }
+                schema = first?.schema.flatMap(Self.json).map(resolved)
+            }
+            let members = schema?["enum"]?.arrayValue?.map(Self.plainText) ?? []
+            result.append(Parameter(
+                name: parameter.name, location: location, type: schema?["type"]?.stringValue,
+                required: parameter.required, defaultValue: schema?["default"].map(Self.plainText),
+                example: example ?? schema?["examples"]?.arrayValue?.first.map(Self.plainText) ?? schema?["example"].map(Self.plainText),
+                members: members, description: parameter.description ?? "", schema: schema,
+                sourceLocation: locator.location(of: keyPath + [String(index)])))
+        }
+        return result
+    }
+
+    /// A JSON value as a parameter would be written in a URI or header.
+    static func plainText(_ value: JSONValue) -> String {
+        if case .string(let text) = value { return text }
+        return value.serialized()
+    }
+
+    // MARK: Messages
+
+    private mutating func transaction(_ operation: OpenAPIKit.OpenAPI.Operation, at keyPath: [String]) -> TransactionExample {
+        var example = TransactionExample()
+        if let body = operation.requestBody {
+            do {
+                let request = try document.components.lookup(body)
+                for (contentType, entry) in request.content {
+                    guard let content = try? document.components.lookup(entry) else { continue }
+                    for (name, payload) in payloads(contentType.rawValue, content, headers: [], at: keyPath + ["requestBody", "content", contentType.rawValue]) {
+                        var payload = payload
+                        payload.description = request.description ?? ""
+                        example.requests.append(Request(name: name.isEmpty ? contentType.rawValue : name, payload: payload))
+                    }
+                }
+            } catch {
+                annotations.append(Annotation(.error, "cannot resolve request body: \(error)", at: locator.location(of: keyPath + ["requestBody"])))
+            }
+        }
+        for (status, entry) in operation.responses {
+            let statusKeyPath = keyPath + ["responses", status.rawValue]
+            let response: OpenAPIKit.OpenAPI.Response
+            do {
+                response = try document.components.lookup(entry)
+            } catch {
+                annotations.append(Annotation(.error, "cannot resolve response '\(status.rawValue)': \(error)", at: locator.location(of: statusKeyPath)))
+                continue
+            }
+            let code = Self.statusCode(status.rawValue)
+            var headers: [Header] = []
+            for (name, header) in response.headers ?? [:] {
+                guard let header = try? document.components.lookup(header) else { continue }
+                var value = ""
+                if case .a(let context) = header.schemaOrContent {
+                    if let example = context.example.flatMap(Self.json) {
+                        value = Self.plainText(example)
+                    } else if case .b(let schema) = context.schema, let json = Self.json(schema) {
+                        value = Self.plainText(JSONSchemaExample.example(for: resolved(json)))
+                    }
+                }
+                headers.append(Header(name: name, value: value))
+            }
+            if response.content.isEmpty {
+                example.responses.append(Response(
+                    status: code, payload: MessagePayload(description: response.description ?? "", headers: headers, sourceLocation: locator.location(of: statusKeyPath))))
+            }
+            for (contentType, entry) in response.content {
+                guard let content = try? document.components.lookup(entry) else { continue }
+                for (name, payload) in payloads(contentType.rawValue, content, headers: headers, at: statusKeyPath + ["content", contentType.rawValue]) {
+                    var payload = payload
+                    payload.description = response.description ?? ""
+                    example.responses.append(Response(status: code, name: name, payload: payload))
+                }
+            }
+        }
+        return example
+    }
+
+    /// `200` → 200, `2XX` → 200, `default` → 0.
+    static func statusCode(_ raw: String) -> Int {
+        if let code = Int(raw) { return code }
+        if raw.count == 3, let first = raw.first?.wholeNumberValue { return first * 100 }
+        return 0
+    }
+
+    /// One payload per named example (or one when there are none): body, schema and headers.
+    private func payloads(_ mediaType: String, _ content: OpenAPIKit.OpenAPI.Content, headers: [Header], at keyPath: [String]) -> [(String, MessagePayload)] {
+        var base = MessagePayload(headers: [Header(name: "Content-Type", value: mediaType)] + headers, sourceLocation: locator.location(of: keyPath))
+        if let schema = content.schema, let json = Self.json(schema) {
+            base.schema = resolved(json)
+            base.schemaSource = .schema
+            base.schemaDialect = OpenAPIReader.schemaDialect
+        }
+        let isJSON = mediaType.hasSuffix("/json") || mediaType.hasSuffix("+json") || mediaType.contains("json;")
+        func body(_ value: JSONValue) -> String {
+            if !isJSON, case .string(let text) = value { return text }
+            return value.serialized(.prettyPrinted)
+        }
+        var result: [(String, MessagePayload)] = []
+        // OpenAPIKit also fills `example` from `examples`; named examples win.
+        if content.examples?.isEmpty ?? true, let example = content.example.flatMap(Self.json) {
+            var payload = base
+            payload.body = body(example)
+            payload.bodySource = .body
+            result.append(("", payload))
+        }
+        for (name, entry) in content.examples ?? [:] {
+            guard let example = try? document.components.lookup(entry) else { continue }
+            var payload = base
+            if let value = example.value?.value.flatMap(Self.json) {
+                payload.body = body(value)
+            } else if let serialized = example.value?.serializedValue {
+                payload.body = serialized
+            } else {
+                continue
+            }
+            payload.bodySource = .body
+            result.append((name, payload))
+        }
+        if result.isEmpty {
+            var payload = base
+            if let schema = base.schema {
+                payload.body = body(JSONSchemaExample.example(for: schema))
+                payload.bodySource = .schema
+            }
+            result.append(("", payload))
+        }
+        return result
+    }
+
+    // MARK: Schemas
+
+    /// The schema with `#/components/schemas/…` references inlined. A reference back into a
+    /// schema being inlined stays a `$ref` into `$defs`, which then holds that schema.
+    func resolved(_ schema: JSONValue) -> JSONValue {
+        var definitions = JSONObject()
+        var result = inline(schema, stack: [], definitions: &definitions, depth: 0)
+        if !definitions.isEmpty, case .object(var members) = result {
+            members["$defs"] = .object(definitions)
+            result = .object(members)
+        }
+        return result
+    }
+
+    private func inline(_ value: JSONValue, stack: [String], definitions: inout JSONObject, depth: Int) -> JSONValue {
+        guard depth < 64 else { return value }
+        switch value {
+        case .object(var members):
+            if let reference = members["$ref"]?.stringValue, reference.hasPrefix("#/components/schemas/") {
+                let name = String(reference.dropFirst("#/components/schemas/".count))
+                guard let target = componentSchemas[name] else { return value }
+                if stack.contains(name) {
+                    if definitions[name] == nil {
+                        definitions[name] = [:]
+                        definitions[name] = inline(target, stack: [name], definitions: &definitions, depth: depth + 1)
+                    }
+                    members["$ref"] = .string("#/$defs/\(name)")
+                    return .object(members)
+                }
+                members.removeValue(forKey: "$ref")
+                let expanded = inline(target, stack: stack + [name], definitions: &definitions, depth: depth + 1)
+                guard !members.isEmpty else { return expanded }
+                // Siblings of `$ref` (2020-12 allows them) stay beside the inlined schema.
+                return ["allOf": [expanded, .object(members)]]
+            }
+            for (key, member) in members {
+                members[key] = inline(member, stack: stack, definitions: &definitions, depth: depth + 1)
+            }
+            return .object(members)
+        case .array(let items):
+            return .array(items.map { inline($0, stack: stack, definitions: &definitions, depth: depth + 1) })
+        default:
+            return value
+        }
+    }
+}
