@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 command -v sqlite3 >/dev/null 2>&1 || need_apt+=(sqlite3)
+# GRDB links the system SQLite.
+dpkg -s libsqlite3-dev >/dev/null 2>&1 || need_apt+=(libsqlite3-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "installing: ${need_apt[*]}"
     apt-get update -qq

@@ -38,7 +38,7 @@ extension JSONValue {
 private struct JSONReader {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
-    static let maximumDepth = 512
+    static let maximumDepth = 200
 
     init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
