@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "KagamiOpenAPI", targets: ["KagamiOpenAPI"]),
         .library(name: "KagamiFlow", targets: ["KagamiFlow"]),
         .library(name: "KagamiProxy", targets: ["KagamiProxy"]),
+        .library(name: "KagamiCertificates", targets: ["KagamiCertificates"]),
         .library(name: "KagamiStore", targets: ["KagamiStore"]),
         .library(name: "KagamiHAR", targets: ["KagamiHAR"]),
         .library(name: "KagamiTesting", targets: ["KagamiTesting"]),
@@ -23,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
@@ -58,11 +62,23 @@ let package = Package(
         ),
         // One value per HTTP exchange, with no networking types: everything else speaks flows.
         .target(name: "KagamiFlow"),
+        // Kagami's root CA and the leaf certificates it signs for intercepted hosts.
+        .target(
+            name: "KagamiCertificates",
+            dependencies: [
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
         // The SwiftNIO engine: client connections, server connections, tunnels.
         .target(
             name: "KagamiProxy",
             dependencies: [
-                "KagamiFlow",
+                "KagamiFlow", "KagamiCertificates",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -80,7 +96,9 @@ let package = Package(
         .target(
             name: "KagamiTesting",
             dependencies: [
-                "KagamiFlow",
+                "KagamiFlow", "KagamiCertificates",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -91,7 +109,7 @@ let package = Package(
         .target(
             name: "KagamiCLI",
             dependencies: [
-                "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR", "KagamiURITemplate", "KagamiJSONSchema",
+                "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR", "KagamiCertificates", "KagamiURITemplate", "KagamiJSONSchema",
                 "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -111,7 +129,8 @@ let package = Package(
         .testTarget(
             name: "KagamiProxyTests",
             dependencies: [
-                "KagamiProxy", "KagamiStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "url-session-probe",
+                "KagamiProxy", "KagamiStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "url-session-probe",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

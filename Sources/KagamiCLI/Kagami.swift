@@ -10,6 +10,7 @@ public struct Kagami: AsyncParsableCommand {
             ProxyCommand.self,
             FlowsCommand.self,
             ExportCommand.self,
+            CACommand.self,
             TemplateCommand.self,
             SchemaCommand.self,
             LintCommand.self,

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KagamiCertificates
 import KagamiFlow
 import KagamiProxy
 import KagamiStore
@@ -28,6 +29,8 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "Seconds a server may stay silent after the request before the client gets 504.")
     var responseTimeout = 60
 
+    @OptionGroup var https: HTTPSOptions
+
     func run() async throws {
         let mode: ProxyServer.Mode
         if let reverse {
@@ -40,14 +43,21 @@ struct ProxyCommand: AsyncParsableCommand {
             mode = .forward
         }
         let sessionPath = try session.map(SessionFile.expand) ?? SessionFile.newDefaultPath()
+        let interception = try https.interception()
         let store = try SQLiteFlowStore(path: sessionPath)
-        let server = ProxyServer(
-            configuration: .init(
-                host: host, port: port, mode: mode,
-                responseTimeout: .seconds(responseTimeout), bodyCaptureLimit: bodyLimit
-            ),
-            sink: store
-        )
+        let server: ProxyServer
+        do {
+            server = try ProxyServer(
+                configuration: .init(
+                    host: host, port: port, mode: mode,
+                    responseTimeout: .seconds(responseTimeout), bodyCaptureLimit: bodyLimit,
+                    interception: interception
+                ),
+                sink: store
+            )
+        } catch {
+            throw ValidationError("\(error)")
+        }
         let address = try await server.start()
         let listening = "http://\(host.contains(":") ? "[\(host)]" : host):\(address.port ?? port)"
         var banner: String
@@ -58,6 +68,14 @@ struct ProxyCommand: AsyncParsableCommand {
             banner = "Kagami reverse proxy listening on \(listening) → \(upstream)\n"
         }
         banner += "Session: \(sessionPath)\n"
+        if let interception {
+            banner += "HTTPS: intercepting \(https.describeList()) with the CA \(interception.authority.certificatePath) (get it from http://kagami.ssl/ through the proxy)\n"
+            if interception.insecureUpstream {
+                banner += "Warning: servers' certificates are not checked (--insecure-upstream).\n"
+            }
+        } else {
+            banner += "HTTPS: not intercepted (CONNECT tunnels are relayed untouched)\n"
+        }
         if !["127.0.0.1", "::1", "localhost"].contains(host) {
             banner += "Warning: listening on \(host) lets other hosts use this proxy.\n"
         }
@@ -68,6 +86,55 @@ struct ProxyCommand: AsyncParsableCommand {
         try await server.stop()
         try await store.flush()
         FileHandle.standardOutput.write(Data("Stopped. \(try await store.count()) exchanges in \(sessionPath)\n".utf8))
+    }
+}
+
+/// The HTTPS interception options `proxy` takes.
+struct HTTPSOptions: ParsableArguments {
+    @Option(help: "Folder holding Kagami's CA (created on first run).")
+    var caDir: String = CertificateAuthority.defaultDirectory
+
+    @Flag(help: "Relay every CONNECT untouched instead of decrypting HTTPS.")
+    var noSslProxying = false
+
+    @Option(name: .customLong("ssl-include"), help: "Intercept only these hosts (host or host:port, * and ? wildcards); repeatable. Default: all.")
+    var sslInclude: [String] = []
+
+    @Option(name: .customLong("ssl-exclude"), help: "Never intercept these hosts (tunnel them untouched); repeatable.")
+    var sslExclude: [String] = []
+
+    @Option(name: .customLong("upstream-ca"), help: "Also trust this CA (PEM) for servers' certificates; repeatable.")
+    var upstreamCA: [String] = []
+
+    @Flag(help: "Do not check servers' certificates (recorded on every exchange it affects).")
+    var insecureUpstream = false
+
+    func interception() throws -> InterceptionConfiguration? {
+        guard !noSslProxying else { return nil }
+        func patterns(_ texts: [String], _ option: String) throws -> [HostPattern] {
+            try texts.map { text in
+                guard let pattern = HostPattern(text) else { throw ValidationError("\(option) \(text): expected host or host:port") }
+                return pattern
+            }
+        }
+        let authority: CertificateAuthority
+        do {
+            authority = try CertificateAuthority.loadOrCreate(directory: SessionFile.expand(caDir))
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        return InterceptionConfiguration(
+            authority: authority,
+            sslProxying: SSLProxyingList(include: try patterns(sslInclude, "--ssl-include"), exclude: try patterns(sslExclude, "--ssl-exclude")),
+            additionalTrustRootFiles: upstreamCA.map(SessionFile.expand),
+            insecureUpstream: insecureUpstream
+        )
+    }
+
+    func describeList() -> String {
+        var text = sslInclude.isEmpty ? "all hosts" : sslInclude.joined(separator: ", ")
+        if !sslExclude.isEmpty { text += " except \(sslExclude.joined(separator: ", "))" }
+        return text
     }
 }
 

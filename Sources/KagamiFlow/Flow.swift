@@ -189,7 +189,10 @@ public struct FlowError: Sendable, Hashable, Codable, CustomStringConvertible {
 
 /// What was negotiated on a TLS connection.
 public struct TLSInfo: Sendable, Hashable, Codable {
+    /// Negotiated with the server.
     public var version: String?
+    /// Negotiated with the client (intercepted connections).
+    public var clientVersion: String?
     public var cipherSuite: String?
     public var alpn: String?
     public var serverName: String?
@@ -200,11 +203,12 @@ public struct TLSInfo: Sendable, Hashable, Codable {
     public var upstreamVerificationDisabled: Bool
 
     public init(
-        version: String? = nil, cipherSuite: String? = nil, alpn: String? = nil, serverName: String? = nil,
+        version: String? = nil, clientVersion: String? = nil, cipherSuite: String? = nil, alpn: String? = nil, serverName: String? = nil,
         certificateSubject: String? = nil, certificateIssuer: String? = nil,
         certificateFingerprintSHA256: String? = nil, upstreamVerificationDisabled: Bool = false
     ) {
         self.version = version
+        self.clientVersion = clientVersion
         self.cipherSuite = cipherSuite
         self.alpn = alpn
         self.serverName = serverName

@@ -11,6 +11,10 @@ struct ConnectionSettings: Sendable {
     var connectTimeout: TimeAmount
     var responseTimeout: TimeAmount
     var sink: any FlowSink
+    /// Set when HTTPS interception is on.
+    var identities: InterceptionIdentities?
+    var sslProxying: SSLProxyingList
+    var upstreamVerificationDisabled: Bool
 }
 
 /// One exchange in progress on a client connection.
@@ -53,10 +57,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var readsPaused = false
     private var readPending = false
     private var clientAddress: String?
+    /// Set on connections that arrived through an intercepted CONNECT.
+    private let origin: InterceptedOrigin?
 
-    init(settings: ConnectionSettings, pool: UpstreamPool) {
+    init(settings: ConnectionSettings, pool: UpstreamPool, origin: InterceptedOrigin? = nil) {
         self.settings = settings
         self.pool = pool
+        self.origin = origin
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -146,11 +153,25 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         var headers = head.headers
         headers.remove(name: "proxy-connection")
         switch settings.mode {
+        case .forward where origin != nil:
+            guard let origin else { return }
+            if head.uri.hasPrefix("/") || head.uri == "*" {
+                target = ProxyTarget(scheme: origin.scheme, host: origin.host, port: origin.port, path: head.uri)
+            } else if let absolute = try? ProxyTarget(absoluteURL: head.uri) {
+                target = absolute
+            } else {
+                respondWithoutUpstream(head, status: .badRequest, message: "Kagami: invalid request target \"\(head.uri)\"")
+                return
+            }
         case .forward:
             do {
                 target = try ProxyTarget(absoluteURL: head.uri)
             } catch {
                 respondWithoutUpstream(head, status: .badRequest, message: "Kagami is an HTTP proxy: send requests in absolute form (http://host/path). \(error)")
+                return
+            }
+            if target.host.lowercased() == CertificatePage.host {
+                serveCertificatePage(head)
                 return
             }
             guard target.scheme == "http" else {
@@ -174,7 +195,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         let exchange = Exchange(recorder: recorder, target: target, upstreamHead: upstreamHead, clientHead: head)
         self.exchange = exchange
         pauseClientReads()
-        pool.acquire(UpstreamPool.Key(host: target.host, port: target.port)) { [weak self] result in
+        pool.acquire(UpstreamPool.Key(host: target.host, port: target.port, tls: target.scheme == "https")) { [weak self] result in
             guard let self else { return }
             guard self.exchange === exchange else {
                 if case .success(let connection) = result { connection.channel.close(promise: nil) }
@@ -258,6 +279,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 return
             }
             exchange.recorder.responseHead(head)
+            exchange.recorder.setTLS(tlsInfo(for: exchange))
             exchange.responseStarted = true
             exchange.upstreamKeepAlive = head.isKeepAlive
             if !head.isKeepAlive { exchange.clientKeepAlive = false }
@@ -376,6 +398,12 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         return (HTTPResponseHead(version: version, status: status, headers: headers), body)
     }
 
+    /// Writes a response Kagami makes itself to a request it read completely.
+    fileprivate func writeLocalResponse(_ responseHead: HTTPResponseHead, _ body: ByteBuffer, head: HTTPRequestHead) {
+        guard let context else { return }
+        writeLocal(responseHead, body, close: !head.isKeepAlive, context: context)
+    }
+
     private func writeLocal(_ head: HTTPResponseHead, _ body: ByteBuffer, close: Bool, context: ChannelHandlerContext) {
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
@@ -409,6 +437,11 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     private func openTunnel(context: ChannelHandlerContext) {
         guard let (target, recorder) = pendingTunnel else { return }
+        if settings.identities != nil, origin == nil, settings.sslProxying.intercepts(host: target.host, port: target.port) {
+            pendingTunnel = nil
+            intercept(target: target, recorder: recorder, context: context)
+            return
+        }
         let clientChannel = context.channel
         ClientBootstrap(group: context.eventLoop)
             .connectTimeout(settings.connectTimeout)
@@ -470,6 +503,74 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             serverChannel.close(promise: nil)
             context.close(promise: nil)
         }
+    }
+}
+
+extension ClientConnectionHandler {
+    /// Answers the CONNECT and hands the connection to a `TunnelProtocolSniffer`, which
+    /// terminates TLS (or reads plain HTTP) and serves the requests inside as exchanges.
+    fileprivate func intercept(target: ProxyTarget, recorder: FlowRecorder, context: ChannelHandlerContext) {
+        let sink = settings.sink
+        let failureRecorder = FailureOnce(recorder: recorder, sink: sink)
+        let sniffer = TunnelProtocolSniffer(target: target, settings: settings, pool: pool, recordFailure: failureRecorder.record)
+        let pipeline = context.pipeline.syncOperations
+        for name in [ProxyServer.HandlerName.encoder, ProxyServer.HandlerName.serverPipeline, ProxyServer.HandlerName.errors] {
+            pipeline.removeHandler(name: name, promise: nil)
+        }
+        do {
+            try pipeline.addHandler(sniffer)
+        } catch {
+            context.close(promise: nil)
+            return
+        }
+        sniffer.writeRaw(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n"))
+        let channel = context.channel
+        pipeline.removeHandler(context: context, promise: nil)
+        pipeline.removeHandler(name: ProxyServer.HandlerName.decoder, promise: nil)
+        channel.read()
+    }
+
+    /// TLS facts for an exchange: the client's side of an intercepted connection and the
+    /// server's certificate.
+    fileprivate func tlsInfo(for exchange: Exchange) -> TLSInfo? {
+        guard exchange.target.scheme == "https" else { return nil }
+        var info = exchange.upstream?.tlsDetails() ?? TLSInfo()
+        if let client = origin?.tls {
+            info.serverName = client.serverName
+            info.clientVersion = client.version
+            info.alpn = client.alpn
+        }
+        info.upstreamVerificationDisabled = settings.upstreamVerificationDisabled
+        return info
+    }
+
+    fileprivate func serveCertificatePage(_ head: HTTPRequestHead) {
+        let path = (try? ProxyTarget(absoluteURL: head.uri).path) ?? "/"
+        let page = CertificatePage.response(path: path, authority: settings.identities?.authority)
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: page.contentType)
+        headers.add(name: "Content-Length", value: String(page.body.readableBytes))
+        headers.add(name: "Cache-Control", value: "no-store")
+        if let disposition = page.disposition { headers.add(name: "Content-Disposition", value: disposition) }
+        let responseHead = HTTPResponseHead(version: head.version, status: page.status, headers: headers)
+        writeLocalResponse(responseHead, page.body, head: head)
+    }
+}
+
+/// Records a failed interception (client refused the certificate) at most once.
+final class FailureOnce {
+    private var recorder: FlowRecorder?
+    private let sink: any FlowSink
+
+    init(recorder: FlowRecorder, sink: any FlowSink) {
+        self.recorder = recorder
+        self.sink = sink
+    }
+
+    func record(_ error: FlowError) {
+        guard var recorder else { return }
+        self.recorder = nil
+        sink.record(recorder.finish(error: error))
     }
 }
 

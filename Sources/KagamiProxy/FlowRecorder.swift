@@ -36,6 +36,10 @@ struct FlowRecorder {
         flow.request.headers = HeaderFields(headers.map { ($0.name, $0.value) })
     }
 
+    mutating func setTLS(_ info: TLSInfo?) {
+        if let info { flow.tls = info }
+    }
+
     mutating func connected(to address: String?) {
         flow.serverAddress = address
         flow.timings.connected = Date()

@@ -2,6 +2,7 @@ import KagamiFlow
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 #if canImport(Glibc)
 import Glibc
@@ -46,6 +47,9 @@ enum UpstreamFailure {
             default:
                 return (.badGateway, FlowError(.other, "error talking to \(server): \(ioError)"))
             }
+        }
+        if error is NIOSSLError || error is NIOSSLExtraError || error is BoringSSLError {
+            return (.badGateway, FlowError(.tlsFailure, "TLS handshake with \(server) failed: \(TLSNames.reason(error))"))
         }
         if error is HTTPParserError {
             return (.badGateway, FlowError(.badResponse, "invalid HTTP response from \(server): \(error)"))

@@ -35,12 +35,14 @@ public final class ProxyServer: Sendable {
         public var maximumIdleConnectionsPerServer: Int
         /// Bytes of each body kept in the session; the rest is counted, not kept.
         public var bodyCaptureLimit: Int
+        /// HTTPS interception; nil relays every CONNECT untouched.
+        public var interception: InterceptionConfiguration?
 
         public init(
             host: String = "127.0.0.1", port: Int = 8888, mode: Mode = .forward,
             connectTimeout: Duration = .seconds(10), responseTimeout: Duration = .seconds(60),
             idleConnectionTimeout: Duration = .seconds(60), maximumIdleConnectionsPerServer: Int = 64,
-            bodyCaptureLimit: Int = 10 * 1024 * 1024
+            bodyCaptureLimit: Int = 10 * 1024 * 1024, interception: InterceptionConfiguration? = nil
         ) {
             self.host = host
             self.port = port
@@ -50,6 +52,7 @@ public final class ProxyServer: Sendable {
             self.idleConnectionTimeout = idleConnectionTimeout
             self.maximumIdleConnectionsPerServer = maximumIdleConnectionsPerServer
             self.bodyCaptureLimit = bodyCaptureLimit
+            self.interception = interception
         }
     }
 
@@ -66,17 +69,27 @@ public final class ProxyServer: Sendable {
     /// One pool per event loop, made on first use on that loop.
     private let pools: [ObjectIdentifier: NIOLoopBoundBox<UpstreamPool?>]
     private let poolConfiguration: UpstreamPool.Configuration
+    private let identities: InterceptionIdentities?
     private let listener = NIOLockedValueBox<(any Channel)?>(nil)
 
-    public init(configuration: Configuration, sink: any FlowSink, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+    /// Throws when interception is set up with unusable trust anchors or CA.
+    public init(configuration: Configuration, sink: any FlowSink, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
         self.configuration = configuration
         self.group = group
         self.sink = sink
+        var upstreamTLS: UpstreamTLS?
+        if let interception = configuration.interception {
+            identities = try InterceptionIdentities(authority: interception.authority)
+            upstreamTLS = try UpstreamTLS(additionalTrustRootFiles: interception.additionalTrustRootFiles, insecure: interception.insecureUpstream)
+        } else {
+            identities = nil
+        }
         let poolConfiguration = UpstreamPool.Configuration(
             connectTimeout: TimeAmount(configuration.connectTimeout),
             idleTimeout: TimeAmount(configuration.idleConnectionTimeout),
             maximumIdlePerServer: configuration.maximumIdleConnectionsPerServer,
-            decoderLimits: NIOHTTPDecoderLimitConfiguration()
+            decoderLimits: NIOHTTPDecoderLimitConfiguration(),
+            tls: upstreamTLS
         )
         var pools: [ObjectIdentifier: NIOLoopBoundBox<UpstreamPool?>] = [:]
         for loop in group.makeIterator() {
@@ -94,7 +107,10 @@ public final class ProxyServer: Sendable {
             captureLimit: configuration.bodyCaptureLimit,
             connectTimeout: TimeAmount(configuration.connectTimeout),
             responseTimeout: TimeAmount(configuration.responseTimeout),
-            sink: sink
+            sink: sink,
+            identities: identities,
+            sslProxying: configuration.interception?.sslProxying ?? SSLProxyingList(),
+            upstreamVerificationDisabled: configuration.interception?.insecureUpstream ?? false
         )
         let pools = self.pools
         let poolConfiguration = self.poolConfiguration
@@ -112,7 +128,7 @@ public final class ProxyServer: Sendable {
                     } else {
                         pool = UpstreamPool(eventLoop: channel.eventLoop, configuration: poolConfiguration)
                     }
-                    try Self.configureClientPipeline(channel.pipeline.syncOperations, settings: settings, pool: pool)
+                    try Self.addHTTPHandlers(channel.pipeline.syncOperations, settings: settings, pool: pool, origin: nil)
                 }
             }
             .bind(host: configuration.host, port: configuration.port)
@@ -124,12 +140,14 @@ public final class ProxyServer: Sendable {
         return address
     }
 
-    static func configureClientPipeline(_ pipeline: ChannelPipeline.SynchronousOperations, settings: ConnectionSettings, pool: UpstreamPool) throws {
+    /// The HTTP/1.1 handlers of a client connection: on accept, and again inside an
+    /// intercepted tunnel (after TLS, when the client speaks it).
+    static func addHTTPHandlers(_ pipeline: ChannelPipeline.SynchronousOperations, settings: ConnectionSettings, pool: UpstreamPool, origin: InterceptedOrigin?) throws {
         try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)), name: HandlerName.decoder)
         try pipeline.addHandler(ProxyResponseEncoder(), name: HandlerName.encoder)
         try pipeline.addHandler(HTTPServerPipelineHandler(), name: HandlerName.serverPipeline)
         try pipeline.addHandler(HTTPServerProtocolErrorHandler(), name: HandlerName.errors)
-        try pipeline.addHandler(ClientConnectionHandler(settings: settings, pool: pool))
+        try pipeline.addHandler(ClientConnectionHandler(settings: settings, pool: pool, origin: origin))
     }
 
     /// The port it listens on, once started.

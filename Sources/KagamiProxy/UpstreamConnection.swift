@@ -1,5 +1,9 @@
+import KagamiCertificates
+import KagamiFlow
 import NIOCore
 import NIOHTTP1
+import NIOSSL
+import X509
 
 /// What a server connection reports to the exchange using it.
 protocol UpstreamDelegate: AnyObject {
@@ -102,6 +106,20 @@ final class UpstreamConnection {
         self.key = key
         self.channel = channel
         self.handler = handler
+    }
+
+    /// The server's certificate and TLS version, for HTTPS connections.
+    func tlsDetails() -> TLSInfo? {
+        guard key.tls, let handler = try? channel.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self) else { return nil }
+        var info = TLSInfo(version: handler.tlsVersion.map(TLSNames.version))
+        if let peer = handler.peerCertificate, let der = try? peer.toDERBytes() {
+            info.certificateFingerprintSHA256 = CertificateAuthority.fingerprint(der: der)
+            if let certificate = try? Certificate(derEncoded: der) {
+                info.certificateSubject = certificate.subject.description
+                info.certificateIssuer = certificate.issuer.description
+            }
+        }
+        return info
     }
 
     var remoteAddress: String? {

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// Keep-alive connections to servers, one pool per event loop so that a client connection and
 /// its server connections share a thread and never need a lock.
@@ -8,6 +9,7 @@ final class UpstreamPool {
     struct Key: Hashable {
         var host: String
         var port: Int
+        var tls: Bool
     }
 
     struct Configuration {
@@ -15,6 +17,8 @@ final class UpstreamPool {
         var idleTimeout: TimeAmount
         var maximumIdlePerServer: Int
         var decoderLimits: NIOHTTPDecoderLimitConfiguration
+        /// How to speak TLS to servers; nil when HTTPS interception is off.
+        var tls: UpstreamTLS?
     }
 
     private let eventLoop: any EventLoop
@@ -39,12 +43,21 @@ final class UpstreamPool {
             }
         }
         let limits = configuration.decoderLimits
+        let tlsContext = key.tls ? configuration.tls?.context : nil
+        if key.tls && tlsContext == nil {
+            completion(.failure(InterceptionError("HTTPS to \(key.host):\(key.port) needs interception to be set up")))
+            return
+        }
+        let sniName: String? = IPAddressText.isIPAddress(key.host) ? nil : key.host
         ClientBootstrap(group: eventLoop)
             .connectTimeout(configuration.connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
+                    if let tlsContext {
+                        try sync.addHandler(NIOSSLClientHandler(context: tlsContext, serverHostname: sniName))
+                    }
                     var encoderConfiguration = HTTPRequestEncoder.Configuration()
                     encoderConfiguration.automaticallySetFramingHeaders = false
                     try sync.addHandler(HTTPRequestEncoder(configuration: encoderConfiguration))

@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// A real HTTP/1.1 server on 127.0.0.1, port 0, for tests: it echoes what it received and
 /// can misbehave on purpose. Routes:
@@ -32,29 +33,40 @@ public final class OriginServer: Sendable {
     private let log: NIOLockedValueBox<[ReceivedRequest]>
     public let port: Int
 
-    public static func start(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> OriginServer {
+    /// Starts the server; with `tls`, it speaks HTTPS with that identity.
+    public static func start(tls: ServerIdentity? = nil, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> OriginServer {
         let log = NIOLockedValueBox<[ReceivedRequest]>([])
+        let tlsContext = try tls?.serverContext()
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tlsContext {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tlsContext))
+                    }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(OriginHandler(log: log))
                 }
             }
             .bind(host: "127.0.0.1", port: 0)
             .get()
-        return OriginServer(channel: channel, log: log)
+        return OriginServer(channel: channel, log: log, scheme: tls == nil ? "http" : "https")
     }
 
-    private init(channel: any Channel, log: NIOLockedValueBox<[ReceivedRequest]>) {
+    private init(channel: any Channel, log: NIOLockedValueBox<[ReceivedRequest]>, scheme: String) {
         self.channel = channel
         self.log = log
         self.port = channel.localAddress?.port ?? 0
+        self.scheme = scheme
     }
 
-    /// `http://127.0.0.1:PORT`
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    public let scheme: String
+
+    /// `http://127.0.0.1:PORT` (or https)
+    public var baseURL: String { "\(scheme)://127.0.0.1:\(port)" }
+
+    /// The same, by name: `https://localhost:PORT`.
+    public var localhostURL: String { "\(scheme)://localhost:\(port)" }
 
     /// Requests received so far, in order.
     public var received: [ReceivedRequest] { log.withLockedValue { $0 } }

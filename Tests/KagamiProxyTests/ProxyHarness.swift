@@ -25,7 +25,7 @@ struct ProxyHarness {
         let store = try SQLiteFlowStore(path: sessionPath)
         var configuration = ProxyServer.Configuration(host: "127.0.0.1", port: 0, mode: mode?(origin) ?? .forward)
         configure(&configuration)
-        let proxy = ProxyServer(configuration: configuration, sink: store)
+        let proxy = try ProxyServer(configuration: configuration, sink: store)
         let address = try await proxy.start()
         let harness = ProxyHarness(origin: origin, proxy: proxy, store: store, sessionPath: sessionPath, proxyPort: address.port ?? 0)
         do {

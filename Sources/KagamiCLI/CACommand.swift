@@ -1,0 +1,54 @@
+import ArgumentParser
+import Foundation
+import KagamiCertificates
+
+struct CACommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ca",
+        abstract: "Show, export or regenerate Kagami's root certificate (used to intercept HTTPS)."
+    )
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case pem, der
+    }
+
+    @Option(help: "Folder holding Kagami's CA (created on first run).")
+    var caDir: String = CertificateAuthority.defaultDirectory
+
+    @Option(help: "Write the certificate to standard output: pem or der.")
+    var export: Format?
+
+    @Flag(help: "Make a new CA, replacing the old one. Devices that trusted the old one must trust the new one again.")
+    var regenerate = false
+
+    func run() async throws {
+        let directory = SessionFile.expand(caDir)
+        let authority: CertificateAuthority
+        do {
+            if regenerate {
+                FileHandle.standardError.write(Data("Warning: replacing the CA in \(directory); every device and simulator that trusted the old one must install the new one.\n".utf8))
+                authority = try CertificateAuthority.create(directory: directory)
+            } else {
+                authority = try CertificateAuthority.loadOrCreate(directory: directory)
+            }
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        switch export {
+        case .pem:
+            FileHandle.standardOutput.write(Data(authority.certificatePEM.utf8))
+        case .der:
+            FileHandle.standardOutput.write(Data(authority.certificateDER))
+        case nil:
+            let text = """
+            Certificate: \(authority.certificatePath)
+            Private key: \(authority.privateKeyPath) (readable by its owner only)
+            Subject: \(authority.certificate.subject)
+            Valid until: \(ISO8601DateFormatter().string(from: authority.certificate.notValidAfter))
+            SHA-256 fingerprint: \(authority.fingerprintSHA256)
+
+            """
+            FileHandle.standardOutput.write(Data(text.utf8))
+        }
+    }
+}

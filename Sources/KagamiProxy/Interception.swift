@@ -1,0 +1,155 @@
+import Crypto
+import Foundation
+import KagamiCertificates
+import NIOConcurrencyHelpers
+import NIOSSL
+import X509
+
+/// What HTTPS interception needs: Kagami's CA, which hosts to intercept, and how to check the
+/// servers' certificates.
+public struct InterceptionConfiguration: Sendable {
+    public var authority: CertificateAuthority
+    public var sslProxying: SSLProxyingList
+    /// Extra trust anchors (PEM files) for servers' certificates, besides the system's.
+    public var additionalTrustRootFiles: [String]
+    /// Turns off checks of servers' certificates; recorded on every exchange it affects.
+    public var insecureUpstream: Bool
+
+    public init(authority: CertificateAuthority, sslProxying: SSLProxyingList = SSLProxyingList(), additionalTrustRootFiles: [String] = [], insecureUpstream: Bool = false) {
+        self.authority = authority
+        self.sslProxying = sslProxying
+        self.additionalTrustRootFiles = additionalTrustRootFiles
+        self.insecureUpstream = insecureUpstream
+    }
+}
+
+/// Charles's SSL Proxying list: which CONNECT targets are decrypted. Empty include list means
+/// every host; an exclude match wins over an include match.
+public struct SSLProxyingList: Sendable, Hashable {
+    public var include: [HostPattern]
+    public var exclude: [HostPattern]
+
+    public init(include: [HostPattern] = [], exclude: [HostPattern] = []) {
+        self.include = include
+        self.exclude = exclude
+    }
+
+    public func intercepts(host: String, port: Int) -> Bool {
+        if exclude.contains(where: { $0.matches(host: host, port: port) }) { return false }
+        return include.isEmpty || include.contains { $0.matches(host: host, port: port) }
+    }
+}
+
+/// `host[:port]` with `*` and `?` wildcards in the host (`*.example.com`, `api-?.example.com:8443`).
+public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    public var port: Int?
+
+    public init(host: String, port: Int? = nil) {
+        self.host = host.lowercased()
+        self.port = port
+    }
+
+    /// Parses `host`, `host:port` or `*:443`.
+    public init?(_ text: String) {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { return nil }
+        if let colon = trimmed.lastIndex(of: ":"), !trimmed.hasSuffix("]"), trimmed.filter({ $0 == ":" }).count == 1 {
+            guard let port = Int(trimmed[trimmed.index(after: colon)...]), (1...65535).contains(port) else { return nil }
+            self.init(host: String(trimmed[..<colon]), port: port)
+        } else {
+            self.init(host: trimmed)
+        }
+    }
+
+    public var description: String { port.map { "\(host):\($0)" } ?? host }
+
+    public func matches(host candidate: String, port candidatePort: Int) -> Bool {
+        if let port, port != candidatePort { return false }
+        return Self.glob(Array(host.utf8), Array(candidate.lowercased().utf8))
+    }
+
+    static func glob(_ pattern: [UInt8], _ text: [UInt8]) -> Bool {
+        var p = 0, t = 0, star = -1, mark = 0
+        while t < text.count {
+            if p < pattern.count, pattern[p] == UInt8(ascii: "?") || pattern[p] == text[t] {
+                p += 1
+                t += 1
+            } else if p < pattern.count, pattern[p] == UInt8(ascii: "*") {
+                star = p
+                mark = t
+                p += 1
+            } else if star >= 0 {
+                p = star + 1
+                mark += 1
+                t = mark
+            } else {
+                return false
+            }
+        }
+        while p < pattern.count, pattern[p] == UInt8(ascii: "*") { p += 1 }
+        return p == pattern.count
+    }
+}
+
+/// The certificates Kagami shows clients: one leaf per host name, all sharing one key (signing
+/// a leaf costs one signature, no key generation), and one TLS context per name, cached.
+final class InterceptionIdentities: Sendable {
+    let authority: CertificateAuthority
+    private let leafKey: Certificate.PrivateKey
+    private let leafKeyForTLS: NIOSSLPrivateKey
+    private let contexts = NIOLockedValueBox<[String: NIOSSLContext]>([:])
+    static let maximumCachedContexts = 4096
+
+    init(authority: CertificateAuthority) throws {
+        self.authority = authority
+        let key = Certificate.PrivateKey(P256.Signing.PrivateKey())
+        self.leafKey = key
+        self.leafKeyForTLS = try NIOSSLPrivateKey(bytes: Array(key.serializeAsPEM().pemString.utf8), format: .pem)
+    }
+
+    /// The TLS server context presenting a certificate for `host`.
+    func serverContext(for host: String) throws -> NIOSSLContext {
+        let name = host.lowercased()
+        if let cached = contexts.withLockedValue({ $0[name] }) { return cached }
+        let leaf = try authority.issueLeaf(for: name, publicKey: leafKey.publicKey)
+        let certificate = try NIOSSLCertificate(bytes: Array(leaf.serializeAsPEM().pemString.utf8), format: .pem)
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(certificate)], privateKey: .privateKey(leafKeyForTLS))
+        // HTTP/2 comes later: clients offering h2 and http/1.1 get http/1.1.
+        configuration.applicationProtocols = ["http/1.1"]
+        let context = try NIOSSLContext(configuration: configuration)
+        contexts.withLockedValue { cache in
+            if cache.count >= Self.maximumCachedContexts { cache.removeAll() }
+            cache[name] = context
+        }
+        return context
+    }
+}
+
+/// How Kagami talks TLS to servers.
+struct UpstreamTLS: Sendable {
+    let context: NIOSSLContext
+    let verificationDisabled: Bool
+
+    init(additionalTrustRootFiles: [String], insecure: Bool) throws {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.applicationProtocols = ["http/1.1"]
+        if insecure {
+            configuration.certificateVerification = .none
+        } else {
+            configuration.additionalTrustRoots = try additionalTrustRootFiles.map { path in
+                guard FileManager.default.isReadableFile(atPath: path) else {
+                    throw InterceptionError("cannot read the trust anchor file \(path)")
+                }
+                return .file(path)
+            }
+        }
+        self.context = try NIOSSLContext(configuration: configuration)
+        self.verificationDisabled = insecure
+    }
+}
+
+struct InterceptionError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import KagamiFlow
+import NIOCore
+import NIOSSL
+import NIOTLS
+
+/// Who the client of an intercepted tunnel thinks it is talking to.
+struct InterceptedOrigin {
+    var scheme: String
+    var host: String
+    var port: Int
+    /// The client side of the TLS connection; nil for plain HTTP inside the tunnel.
+    var tls: ClientTLSState?
+}
+
+/// What was negotiated with the client on an intercepted connection.
+final class ClientTLSState {
+    var serverName: String?
+    var version: String?
+    var alpn: String?
+    var handshakeCompleted = false
+}
+
+/// First handler of an intercepted tunnel: looks at the client's first bytes, then builds the
+/// rest of the pipeline — TLS termination with a certificate for the SNI name (or the CONNECT
+/// host) followed by HTTP, or HTTP directly when the client speaks plain HTTP in the tunnel.
+final class TunnelProtocolSniffer: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let target: ProxyTarget
+    private let settings: ConnectionSettings
+    private let pool: UpstreamPool
+    private let recordFailure: (FlowError) -> Void
+    private var buffered: ByteBuffer?
+    private var context: ChannelHandlerContext?
+
+    init(target: ProxyTarget, settings: ConnectionSettings, pool: UpstreamPool, recordFailure: @escaping (FlowError) -> Void) {
+        self.target = target
+        self.settings = settings
+        self.pool = pool
+        self.recordFailure = recordFailure
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+    /// Writes bytes straight to the client (the CONNECT reply).
+    func writeRaw(_ buffer: ByteBuffer) {
+        context?.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var incoming = unwrapInboundIn(data)
+        if buffered == nil {
+            buffered = incoming
+        } else {
+            buffered?.writeBuffer(&incoming)
+        }
+        guard let buffered else { return }
+        switch TLSClientHello.inspect(Array(buffered.readableBytesView.prefix(5 + 16_384 + 2048))) {
+        case .needMoreBytes:
+            return
+        case .notTLS:
+            configure(tls: false, serverName: nil, context: context)
+        case .tls(let serverName):
+            configure(tls: true, serverName: serverName, context: context)
+        }
+    }
+
+    private func configure(tls: Bool, serverName: String?, context: ChannelHandlerContext) {
+        let pipeline = context.pipeline.syncOperations
+        do {
+            var origin = InterceptedOrigin(scheme: tls ? "https" : "http", host: target.host, port: target.port)
+            if tls, let identities = settings.identities {
+                let state = ClientTLSState()
+                state.serverName = serverName
+                let name = serverName ?? target.host
+                let tlsHandler = NIOSSLServerHandler(context: try identities.serverContext(for: name))
+                try pipeline.addHandler(tlsHandler)
+                try pipeline.addHandler(ClientTLSObserver(state: state, host: name, tlsHandler: tlsHandler, recordFailure: recordFailure))
+                origin.tls = state
+            }
+            try ProxyServer.addHTTPHandlers(pipeline, settings: settings, pool: pool, origin: origin)
+        } catch {
+            recordFailure(FlowError(.tlsFailure, "could not intercept \(target.authority): \(error)"))
+            context.close(promise: nil)
+            return
+        }
+        if let buffered {
+            self.buffered = nil
+            context.fireChannelRead(wrapInboundOut(buffered))
+        }
+        pipeline.removeHandler(context: context, promise: nil)
+    }
+}
+
+/// Sits behind the TLS handler on an intercepted connection: notes what was negotiated, and
+/// records a client that refused Kagami's certificate (it does not trust the CA, or pins).
+final class ClientTLSObserver: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+
+    private let state: ClientTLSState
+    private let host: String
+    private let tlsHandler: NIOSSLServerHandler
+    private let recordFailure: (FlowError) -> Void
+    private var failureRecorded = false
+
+    init(state: ClientTLSState, host: String, tlsHandler: NIOSSLServerHandler, recordFailure: @escaping (FlowError) -> Void) {
+        self.state = state
+        self.host = host
+        self.tlsHandler = tlsHandler
+        self.recordFailure = recordFailure
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = event {
+            state.handshakeCompleted = true
+            state.alpn = negotiated
+            state.version = tlsHandler.tlsVersion.map(TLSNames.version)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if !state.handshakeCompleted {
+            fail("client rejected the certificate for \(host): \(TLSNames.reason(error)) (does it trust Kagami's CA? does it pin certificates?)")
+        }
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if !state.handshakeCompleted {
+            fail("client closed the connection during the TLS handshake for \(host) (it may not trust Kagami's CA, or it pins certificates)")
+        }
+        context.fireChannelInactive()
+    }
+
+    private func fail(_ message: String) {
+        guard !failureRecorded else { return }
+        failureRecorded = true
+        recordFailure(FlowError(.tlsFailure, message))
+    }
+}
+
+enum TLSNames {
+    static func version(_ version: TLSVersion) -> String {
+        switch version {
+        case .tlsv1: "TLSv1.0"
+        case .tlsv11: "TLSv1.1"
+        case .tlsv12: "TLSv1.2"
+        case .tlsv13: "TLSv1.3"
+        }
+    }
+
+    /// A short reason from a BoringSSL error: alerts the peer sent, verification failures.
+    static func reason(_ error: any Error) -> String {
+        let text = "\(error)"
+        let known: [(String, String)] = [
+            ("TLSV1_ALERT_UNKNOWN_CA", "unknown CA"),
+            ("SSLV3_ALERT_BAD_CERTIFICATE", "bad certificate"),
+            ("SSLV3_ALERT_CERTIFICATE_UNKNOWN", "certificate unknown"),
+            ("SSLV3_ALERT_CERTIFICATE_EXPIRED", "certificate expired"),
+            ("TLSV1_ALERT_ACCESS_DENIED", "access denied"),
+            ("TLSV1_ALERT_PROTOCOL_VERSION", "no common protocol version"),
+            ("NO_SHARED_CIPHER", "no shared cipher"),
+            ("CERTIFICATE_VERIFY_FAILED", "certificate verify failed"),
+            ("WRONG_VERSION_NUMBER", "not TLS"),
+        ]
+        for (code, reason) in known where text.contains(code) {
+            return reason
+        }
+        if text.contains("failedToValidateHostname") || text.contains("unableToValidateCertificate") {
+            return "the certificate does not match the host name"
+        }
+        // BoringSSL's own code for anything else, e.g. DECRYPTION_FAILED_OR_BAD_RECORD_MAC.
+        if let range = text.range(of: #"OPENSSL_internal:[A-Z0-9_]+"#, options: .regularExpression) {
+            return "TLS error \(text[range].dropFirst("OPENSSL_internal:".count))"
+        }
+        return text
+    }
+}
