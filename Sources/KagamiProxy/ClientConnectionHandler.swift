@@ -31,6 +31,12 @@ final class Exchange {
     var clientKeepAlive: Bool
     var upstreamKeepAlive = true
     var timeout: Scheduled<Void>?
+    /// What was sent to the server so far, kept while it is small enough to send again if a
+    /// reused connection turns out to be closed; nil once it is not.
+    var replayable: [HTTPClientRequestPart]? = []
+    var replayableBytes = 0
+    var retries = 0
+    static let maximumReplayableBytes = 1 << 20
 
     init(recorder: FlowRecorder, target: ProxyTarget, upstreamHead: HTTPRequestHead, clientHead: HTTPRequestHead) {
         self.recorder = recorder
@@ -195,6 +201,11 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         let exchange = Exchange(recorder: recorder, target: target, upstreamHead: upstreamHead, clientHead: head)
         self.exchange = exchange
         pauseClientReads()
+        connectUpstream(exchange)
+    }
+
+    private func connectUpstream(_ exchange: Exchange) {
+        let target = exchange.target
         pool.acquire(UpstreamPool.Key(host: target.host, port: target.port, tls: target.scheme == "https")) { [weak self] result in
             guard let self else { return }
             guard self.exchange === exchange else {
@@ -226,6 +237,14 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         guard let upstream = exchange.upstream else {
             exchange.pendingParts.append(part)
             return
+        }
+        if exchange.replayable != nil {
+            if case .body(.byteBuffer(let buffer)) = part { exchange.replayableBytes += buffer.readableBytes }
+            if exchange.replayableBytes > Exchange.maximumReplayableBytes {
+                exchange.replayable = nil
+            } else {
+                exchange.replayable?.append(part)
+            }
         }
         if case .end = part {
             let promise = upstream.channel.eventLoop.makePromise(of: Void.self)
@@ -315,6 +334,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func upstreamFailed(_ error: any Error) {
         guard let exchange else { return }
+        if retryOnFreshConnection(exchange, after: error) { return }
         exchange.upstream = nil
         if exchange.responseStarted {
             failDuringResponse(exchange, error: UpstreamFailure.classifyDuringBody(error, target: exchange.target, received: exchange.recorder.flow.response?.body.size ?? 0))
@@ -325,12 +345,35 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func upstreamClosed() {
         guard let exchange else { return }
+        if retryOnFreshConnection(exchange, after: ChannelError.eof) { return }
         exchange.upstream = nil
         if exchange.responseStarted {
             failDuringResponse(exchange, error: UpstreamFailure.classifyDuringBody(ChannelError.eof, target: exchange.target, received: exchange.recorder.flow.response?.body.size ?? 0))
         } else {
             failBeforeResponse(exchange, error: ChannelError.eof)
         }
+    }
+
+    /// A reused keep-alive connection the server had already dropped: send the request again on
+    /// a new connection, when nothing of the response came back and all of the request is kept.
+    private func retryOnFreshConnection(_ exchange: Exchange, after error: any Error) -> Bool {
+        guard let upstream = exchange.upstream, upstream.isReused, !exchange.responseStarted,
+              let sent = exchange.replayable, exchange.retries < 2 else { return false }
+        switch error {
+        case ChannelError.eof, ChannelError.ioOnClosedChannel, ChannelError.alreadyClosed: break
+        case let io as IOError where io.errnoCode == ECONNRESET || io.errnoCode == EPIPE: break
+        default: return false
+        }
+        upstream.handler.delegate = nil
+        upstream.channel.close(promise: nil)
+        exchange.timeout?.cancel()
+        exchange.upstream = nil
+        exchange.retries += 1
+        exchange.pendingParts = sent + exchange.pendingParts
+        exchange.replayable = []
+        exchange.replayableBytes = 0
+        connectUpstream(exchange)
+        return true
     }
 
     private func finish(_ exchange: Exchange, trailers: HTTPHeaders?) {

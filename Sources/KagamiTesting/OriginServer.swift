@@ -18,6 +18,9 @@ import NIOSSL
 /// - `/close-mid-body`: promises 100,000 bytes, sends 1,000, closes.
 /// - `/garbage`: answers with a response no HTTP parser accepts.
 /// - `/close-early`: answers 413 before reading a request body, then closes.
+/// - `/close-on-next`: answers normally, then closes the connection when the next request on
+///   it arrives, without answering (a keep-alive connection the server dropped just as it was
+///   reused).
 public final class OriginServer: Sendable {
     public struct ReceivedRequest: Sendable {
         public var method: String
@@ -95,12 +98,17 @@ private final class OriginHandler: ChannelInboundHandler {
     private var body = ByteBuffer()
     private var hasher = SHA256()
     private var bodySize = 0
+    private var closeOnNextRequest = false
 
     init(log: NIOLockedValueBox<[OriginServer.ReceivedRequest]>) { self.log = log }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
+            if closeOnNextRequest {
+                context.close(promise: nil)
+                return
+            }
             self.head = head
             body.clear()
             hasher = SHA256()
@@ -161,6 +169,9 @@ private final class OriginHandler: ChannelInboundHandler {
             }
         case "no-response":
             break
+        case "close-on-next":
+            closeOnNextRequest = true
+            respond(context: context, status: .ok, body: "next request on this connection will be dropped\n", head: head)
         case "close-mid-body":
             var headers = HTTPHeaders()
             headers.add(name: "Content-Length", value: "100000")

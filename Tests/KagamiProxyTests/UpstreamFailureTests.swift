@@ -98,3 +98,25 @@ struct MalformedRequestTests {
         }
     }
 }
+
+@Suite("Keep-alive connections to servers")
+struct PooledConnectionTests {
+    /// A server may drop an idle keep-alive connection just as Kagami reuses it: the request is
+    /// sent again on a new connection instead of failing (only when nothing of the response came
+    /// back and the request can be sent again in full).
+    @Test func requestOnAConnectionTheServerDroppedIsRetried() async throws {
+        try await ProxyHarness.with { h in
+            // One curl, one client connection: both requests use the same event loop's pool.
+            let result = try await h.curl([
+                "-o", "/dev/null", "\(h.origin.baseURL)/close-on-next",
+                "--next", "-s", "-x", h.proxyURL, "--data-binary", "again", "\(h.origin.baseURL)/echo?after=drop",
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try Echo(result.stdout).bodySize == 5)
+            let flows = try await h.flows(count: 2)
+            #expect(flows.map { $0.response?.status } == [200, 200])
+            #expect(flows[1].error == nil)
+            #expect(Set(h.origin.received.map(\.clientPort)).count == 2)
+        }
+    }
+}
