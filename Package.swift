@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "KagamiStore", targets: ["KagamiStore"]),
         .library(name: "KagamiHAR", targets: ["KagamiHAR"]),
         .library(name: "KagamiTesting", targets: ["KagamiTesting"]),
+        .library(name: "KagamiRules", targets: ["KagamiRules"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -85,6 +86,13 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // Charles's tools as one ordered rule pipeline over flows: pure logic, no networking.
+        .target(
+            name: "KagamiRules",
+            dependencies: ["KagamiFlow", "KagamiJSON", .product(name: "Yams", package: "Yams")]
+        ),
+        // Times the rule pipeline on a typical request (bench/rules/run.sh).
+        .executableTarget(name: "rules-bench", dependencies: ["KagamiRules", "KagamiFlow"], path: "bench/rules/Sources"),
         // Sessions: the FlowStore protocol and its SQLite driver.
         .target(
             name: "KagamiStore",
@@ -117,6 +125,7 @@ let package = Package(
         .executableTarget(name: "kagami", dependencies: ["KagamiCLI"]),
 
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
+        .testTarget(name: "KagamiRulesTests", dependencies: ["KagamiRules", "KagamiFlow", "KagamiJSON"]),
         .testTarget(name: "KagamiURITemplateTests", dependencies: ["KagamiURITemplate", "KagamiJSON"]),
         .testTarget(name: "KagamiJSONSchemaTests", dependencies: ["KagamiJSONSchema", "KagamiCLI"]),
         .testTarget(

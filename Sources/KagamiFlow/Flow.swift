@@ -17,6 +17,8 @@ public struct Flow: Sendable, Hashable, Codable, Identifiable {
     public var tls: TLSInfo?
     /// Where the exchange disagreed with the API description.
     public var violations: [ContractViolation]
+    /// The rules that changed this exchange, in the order they acted.
+    public var appliedRules: [RuleApplication]
 
     public enum Mode: String, Sendable, Hashable, Codable {
         /// An absolute-form request sent to the proxy.
@@ -37,7 +39,8 @@ public struct Flow: Sendable, Hashable, Codable, Identifiable {
         timings: FlowTimings,
         error: FlowError? = nil,
         tls: TLSInfo? = nil,
-        violations: [ContractViolation] = []
+        violations: [ContractViolation] = [],
+        appliedRules: [RuleApplication] = []
     ) {
         self.id = id
         self.mode = mode
@@ -49,6 +52,23 @@ public struct Flow: Sendable, Hashable, Codable, Identifiable {
         self.error = error
         self.tls = tls
         self.violations = violations
+        self.appliedRules = appliedRules
+    }
+
+    // Written by hand only so that flows stored before `appliedRules` existed still decode.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(UUID.self, forKey: .id)
+        mode = try container.decode(Mode.self, forKey: .mode)
+        clientAddress = try container.decodeIfPresent(String.self, forKey: .clientAddress)
+        serverAddress = try container.decodeIfPresent(String.self, forKey: .serverAddress)
+        request = try container.decode(FlowRequest.self, forKey: .request)
+        response = try container.decodeIfPresent(FlowResponse.self, forKey: .response)
+        timings = try container.decode(FlowTimings.self, forKey: .timings)
+        error = try container.decodeIfPresent(FlowError.self, forKey: .error)
+        tls = try container.decodeIfPresent(TLSInfo.self, forKey: .tls)
+        violations = try container.decode([ContractViolation].self, forKey: .violations)
+        appliedRules = try container.decodeIfPresent([RuleApplication].self, forKey: .appliedRules) ?? []
     }
 
     /// Time from the request's start to the end of the exchange.
@@ -216,6 +236,20 @@ public struct TLSInfo: Sendable, Hashable, Codable {
         self.certificateIssuer = certificateIssuer
         self.certificateFingerprintSHA256 = certificateFingerprintSHA256
         self.upstreamVerificationDisabled = upstreamVerificationDisabled
+    }
+}
+
+/// One rule acting on an exchange, as the UI lists it: "Map Local 'user'" and
+/// "mapped to local file docs/user.json".
+public struct RuleApplication: Sendable, Hashable, Codable {
+    /// The rule's kind and name, e.g. `Rewrite 'auth'`.
+    public var name: String
+    /// What it changed, in words.
+    public var description: String
+
+    public init(name: String, description: String) {
+        self.name = name
+        self.description = description
     }
 }
 

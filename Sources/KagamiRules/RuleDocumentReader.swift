@@ -1,0 +1,187 @@
+// Reads rules documents with positions: YAML through Yams's node marks; JSON checked by
+// KagamiJSON's strict parser first, then read as YAML (which JSON is) for the marks.
+import Foundation
+import KagamiJSON
+import Yams
+
+/// Why a rules document was refused, with where to look: `rules.yaml:12:7:
+/// rewrite[0].rules[2].type: unknown rule type "Add Heder"`.
+public struct RuleDocumentError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var file: String
+    public var line: Int?
+    public var column: Int?
+    /// The path to the field, e.g. `rewrite[0].rules[2].type`; empty for the whole document.
+    public var field: String
+    public var message: String
+
+    public init(file: String, line: Int?, column: Int?, field: String, message: String) {
+        self.file = file
+        self.line = line
+        self.column = column
+        self.field = field
+        self.message = message
+    }
+
+    public var description: String {
+        var text = file
+        if let line { text += ":\(line)" }
+        if let column { text += ":\(column)" }
+        text += ": "
+        if !field.isEmpty { text += "\(field): " }
+        return text + message
+    }
+}
+
+enum RuleDocumentReader {
+    /// Nesting deeper than any rules document needs; stops hostile input before it costs.
+    static let maximumDepth = 64
+
+    static func decode<T: Decodable>(_ type: T.Type, from text: String, file: String) throws(RuleDocumentError) -> T {
+        let trimmed = text.drop { $0.isWhitespace }
+        if trimmed.first == "{" || trimmed.first == "[" {
+            do {
+                _ = try JSONValue(parsing: text)
+            } catch {
+                throw RuleDocumentError(file: file, line: error.line, column: error.column, field: "", message: error.message)
+            }
+        }
+        let root: Node
+        do {
+            root = try Yams.compose(yaml: text) ?? Node.mapping(Node.Mapping([]))
+        } catch let error as YamlError {
+            throw syntaxError(error, file: file)
+        } catch {
+            throw RuleDocumentError(file: file, line: nil, column: nil, field: "", message: "\(error)")
+        }
+        if depth(of: root) > maximumDepth {
+            throw RuleDocumentError(file: file, line: nil, column: nil, field: "", message: "nested more than \(maximumDepth) levels deep")
+        }
+        do {
+            return try YAMLDecoder().decode(T.self, from: root)
+        } catch let error as DecodingError {
+            throw documentError(error, root: root, file: file)
+        } catch {
+            throw RuleDocumentError(file: file, line: nil, column: nil, field: "", message: "\(error)")
+        }
+    }
+
+    static func syntaxError(_ error: YamlError, file: String) -> RuleDocumentError {
+        switch error {
+        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
+            return RuleDocumentError(file: file, line: mark.line, column: mark.column, field: "", message: problem)
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            return RuleDocumentError(
+                file: file, line: context.mark.line, column: context.mark.column, field: "",
+                message: "duplicate key \(duplicates.map { "\"\($0)\"" }.joined(separator: ", "))")
+        default:
+            return RuleDocumentError(file: file, line: nil, column: nil, field: "", message: "\(error)")
+        }
+    }
+
+    static func documentError(_ error: DecodingError, root: Node, file: String) -> RuleDocumentError {
+        let path: [any CodingKey]
+        let message: String
+        switch error {
+        case .keyNotFound(let key, let context):
+            path = context.codingPath
+            message = "missing required field \"\(key.stringValue)\""
+            let mark = node(at: path, in: root)?.mark
+            return RuleDocumentError(
+                file: file, line: mark?.line, column: mark?.column,
+                field: fieldName(path + [key]), message: message)
+        case .typeMismatch(let type, let context):
+            path = context.codingPath
+            message = "expected \(typeName(type))" + found(at: path, in: root)
+        case .valueNotFound(let type, let context):
+            path = context.codingPath
+            message = "expected \(typeName(type)), found nothing"
+        case .dataCorrupted(let context):
+            path = context.codingPath
+            message = context.debugDescription
+        @unknown default:
+            return RuleDocumentError(file: file, line: nil, column: nil, field: "", message: "\(error)")
+        }
+        let mark = mark(at: path, in: root)
+        return RuleDocumentError(file: file, line: mark?.line, column: mark?.column, field: fieldName(path), message: message)
+    }
+
+    /// `rewrite[0].rules[2].type`
+    static func fieldName(_ path: [any CodingKey]) -> String {
+        var text = ""
+        for key in path {
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+        return text
+    }
+
+    static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "text"
+        case is Int.Type: "a whole number"
+        case is Double.Type: "a number"
+        case is Bool.Type: "true or false"
+        default: String(describing: type).hasPrefix("Array") ? "a list" : "a mapping"
+        }
+    }
+
+    static func found(at path: [any CodingKey], in root: Node) -> String {
+        switch node(at: path, in: root) {
+        case .scalar(let scalar)?: ", found \"\(scalar.string)\""
+        case .sequence?: ", found a list"
+        case .mapping?: ", found a mapping"
+        default: ""
+        }
+    }
+
+    /// Where the field at `path` is written: a mapping key's own position when the path ends at
+    /// one (so `type:` is pointed at, not its value), else the node's.
+    static func mark(at path: [any CodingKey], in root: Node) -> Mark? {
+        guard let last = path.last else { return root.mark }
+        let parent = node(at: Array(path.dropLast()), in: root)
+        if last.intValue == nil, let mapping = parent?.mapping,
+           let key = mapping.first(where: { $0.key.string == last.stringValue })?.key {
+            return key.mark
+        }
+        // The deepest node that exists is the best place to point at.
+        var prefix = path
+        while !prefix.isEmpty {
+            if let found = node(at: prefix, in: root) { return found.mark }
+            prefix.removeLast()
+        }
+        return root.mark
+    }
+
+    static func node(at path: [any CodingKey], in root: Node) -> Node? {
+        var current = root
+        for key in path {
+            if let index = key.intValue, let sequence = current.sequence {
+                guard index >= 0, index < sequence.count else { return nil }
+                current = sequence[index]
+            } else if let mapping = current.mapping, let next = mapping[key.stringValue] {
+                current = next
+            } else {
+                return nil
+            }
+        }
+        return current
+    }
+
+    static func depth(of node: Node) -> Int {
+        var deepest = 0
+        var stack: [(Node, Int)] = [(node, 1)]
+        while let (current, level) = stack.popLast() {
+            deepest = max(deepest, level)
+            if deepest > maximumDepth { return deepest }
+            if let sequence = current.sequence {
+                stack.append(contentsOf: sequence.map { ($0, level + 1) })
+            } else if let mapping = current.mapping {
+                stack.append(contentsOf: mapping.map { ($0.value, level + 1) })
+            }
+        }
+        return deepest
+    }
+}

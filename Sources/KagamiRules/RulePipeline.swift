@@ -1,0 +1,225 @@
+import Foundation
+import KagamiFlow
+
+/// Charles's Tools as one ordered pipeline over flows. The engine builds one pipeline per rules
+/// document (patterns are compiled here, once) and swaps it whole when the rules change; a
+/// pipeline never changes, so any number of connections may share it.
+///
+/// For each exchange the engine calls, in this order:
+///
+/// 1. `requestBodyNeeded(for:)` with the request head (body empty). True means a Rewrite Body
+///    rule may change the request body: buffer the whole body before step 2. Otherwise stream
+///    the body and pass the head alone.
+/// 2. `processRequest(_:)`. The verdict is one of:
+///    - `.block(.dropConnection)`: close the client connection without a response;
+///    - `.block(.forbidden)`: answer `RulePipeline.forbiddenResponse`;
+///    - `.respond(LocalResponse)`: answer from the file (Map Local), no server involved;
+///    - `.forward(FlowRequest)`: send this request, which may be rewritten. Its scheme, host and
+///      port are where to connect (Map Remote may have changed them; `https` means TLS), its
+///      target and headers (Host included) are what to send.
+///    Stages run in this order: Block List, Allow List, Map Local, Map Remote, Rewrite (request
+///    side, sets in document order), No Caching. Locations are matched against the request as
+///    the client sent it.
+/// 3. `throttleProfile(for:)` with the client's request: nil, or the profile to shape both
+///    directions with (`ThrottleShaper`, `ThrottleConditions`) and its latency to add once.
+/// 4. `responseBodyNeeded(for:)` with the client's request, before the response body arrives.
+///    True: buffer the whole response body (a Rewrite Body rule may act on it) before step 5.
+/// 5. `processResponse(_:for:)` with the response (head only when not buffered) and the
+///    client's request: Rewrite (response side), then No Caching. Local answers need not pass
+///    through it, but may.
+///
+/// Every step returns `RuleApplication`s: append them to `Flow.appliedRules`.
+public struct RulePipeline: Sendable {
+    public let rules: RuleSet
+    /// Where relative Map Local paths start: the rules file's directory.
+    public let baseDirectory: String
+
+    let blockList: [(rule: BlockListRule, locations: [LocationMatcher])]
+    let allowList: [(rule: AllowListRule, locations: [LocationMatcher])]
+    let mapLocal: [(rule: MapLocalRule, source: LocationMatcher)]
+    let mapRemote: [(rule: MapRemoteRule, source: LocationMatcher)]
+    let rewrite: [(set: RewriteSet, locations: [LocationMatcher], rules: [CompiledRewriteRule])]
+    let noCaching: [(rule: NoCachingRule, locations: [LocationMatcher])]
+    let throttleHosts: [LocationMatcher]
+    let throttle: ThrottleProfile?
+
+    /// The reply to a request a Block or Allow List refuses with 403.
+    public static let forbiddenResponse = FlowResponse(
+        status: 403, reason: "Forbidden",
+        headers: HeaderFields([("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", "27"), ("Connection", "close")]),
+        body: FlowBody(data: Data("Blocked by Kagami rules.\r\n\r\n".utf8)))
+
+    public init(_ rules: RuleSet, baseDirectory: String = FileManager.default.currentDirectoryPath) throws(RuleDocumentError) {
+        self.rules = rules
+        self.baseDirectory = baseDirectory
+        blockList = rules.blockList.filter(\.isEnabled).map { ($0, $0.locations.map(LocationMatcher.init)) }
+        allowList = rules.allowList.filter(\.isEnabled).map { ($0, $0.locations.map(LocationMatcher.init)) }
+        mapLocal = rules.mapLocal.filter(\.isEnabled).map { ($0, LocationMatcher($0.from)) }
+        mapRemote = rules.mapRemote.filter(\.isEnabled).map { ($0, LocationMatcher($0.from)) }
+        noCaching = rules.noCaching.filter(\.isEnabled).map { ($0, $0.locations.map(LocationMatcher.init)) }
+        var rewrite: [(set: RewriteSet, locations: [LocationMatcher], rules: [CompiledRewriteRule])] = []
+        for (setIndex, set) in rules.rewrite.enumerated() where set.isEnabled {
+            var compiled: [CompiledRewriteRule] = []
+            for (ruleIndex, rule) in set.rules.enumerated() where rule.isEnabled {
+                do {
+                    compiled.append(try CompiledRewriteRule(rule))
+                } catch {
+                    throw RuleDocumentError(
+                        file: "rules", line: nil, column: nil, field: "rewrite[\(setIndex)].rules[\(ruleIndex)].match",
+                        message: "invalid regular expression \"\(error.pattern)\": \(error.reason)")
+                }
+            }
+            rewrite.append((set, set.locations.map(LocationMatcher.init), compiled))
+        }
+        self.rewrite = rewrite
+        throttle = rules.throttling.activeProfile
+        throttleHosts = rules.throttling.onlyFor.map(LocationMatcher.init)
+    }
+
+    // MARK: Request
+
+    public func requestBodyNeeded(for request: FlowRequest) -> Bool {
+        rewrite.contains { entry in
+            entry.rules.contains { $0.needsBody && $0.rule.target.includesRequest } && covers(entry.locations, request)
+        }
+    }
+
+    public func processRequest(_ request: FlowRequest) -> RequestVerdict {
+        var applications: [RuleApplication] = []
+        for entry in blockList where entry.locations.anyMatches(request) {
+            applications.append(RuleApplication(name: "Block List '\(entry.rule.name)'", description: entry.rule.action.summary))
+            return RequestVerdict(action: .block(entry.rule.action), applications: applications)
+        }
+        if let first = allowList.first, !allowList.contains(where: { $0.locations.anyMatches(request) }) {
+            applications.append(RuleApplication(
+                name: "Allow List '\(first.rule.name)'", description: "not on the allow list; \(first.rule.action.summary)"))
+            return RequestVerdict(action: .block(first.rule.action), applications: applications)
+        }
+        for entry in mapLocal where entry.source.matches(request) {
+            guard let file = entry.rule.file(for: request, source: entry.source, baseDirectory: baseDirectory) else { continue }
+            let shown = file.path.hasPrefix(baseDirectory + "/") ? String(file.path.dropFirst(baseDirectory.count + 1)) : file.path
+            applications.append(RuleApplication(name: "Map Local '\(entry.rule.name)'", description: "mapped to local file \(shown)"))
+            var response = LocalResponse(filePath: file.path, size: file.size)
+            response.headers = applyingNoCaching(to: response.headers, for: request, applications: &applications)
+            return RequestVerdict(action: .respond(response), applications: applications)
+        }
+        var forwarded = request
+        for entry in mapRemote where entry.source.matches(request) {
+            forwarded = entry.rule.mapped(request, source: entry.source)
+            applications.append(RuleApplication(name: "Map Remote '\(entry.rule.name)'", description: "mapped to \(forwarded.url)"))
+            break
+        }
+        for entry in rewrite where covers(entry.locations, request) {
+            for rule in entry.rules {
+                if let change = rule.apply(to: &forwarded) {
+                    applications.append(RuleApplication(name: "Rewrite '\(entry.set.name)'", description: change))
+                }
+            }
+        }
+        for entry in noCaching where covers(entry.locations, request) {
+            let change = NoCachingRule.strip(&forwarded.headers)
+            applications.append(RuleApplication(name: "No Caching '\(entry.rule.name)'", description: change))
+            break
+        }
+        return RequestVerdict(action: .forward(forwarded), applications: applications)
+    }
+
+    // MARK: Throttling
+
+    public func throttleProfile(for request: FlowRequest) -> ThrottleProfile? {
+        guard let throttle else { return nil }
+        guard throttleHosts.isEmpty || throttleHosts.anyMatches(request) else { return nil }
+        return throttle
+    }
+
+    /// What to store on a throttled exchange.
+    public static func throttleApplication(_ profile: ThrottleProfile) -> RuleApplication {
+        RuleApplication(name: "Throttling", description: "throttled by \(profile.name)")
+    }
+
+    // MARK: Response
+
+    public func responseBodyNeeded(for request: FlowRequest) -> Bool {
+        rewrite.contains { entry in
+            entry.rules.contains { $0.needsBody && $0.rule.target.includesResponse } && covers(entry.locations, request)
+        }
+    }
+
+    /// `request` is the request as the client sent it, which locations are matched against.
+    public func processResponse(_ response: FlowResponse, for request: FlowRequest) -> ResponseVerdict {
+        var response = response
+        var applications: [RuleApplication] = []
+        for entry in rewrite where covers(entry.locations, request) {
+            for rule in entry.rules {
+                if let change = rule.apply(to: &response) {
+                    applications.append(RuleApplication(name: "Rewrite '\(entry.set.name)'", description: change))
+                }
+            }
+        }
+        response.headers = applyingNoCaching(to: response.headers, for: request, applications: &applications)
+        return ResponseVerdict(response: response, applications: applications)
+    }
+
+    private func applyingNoCaching(
+        to headers: HeaderFields, for request: FlowRequest, applications: inout [RuleApplication]
+    ) -> HeaderFields {
+        var headers = headers
+        if let entry = noCaching.first(where: { covers($0.locations, request) }) {
+            let change = NoCachingRule.stripResponse(&headers)
+            applications.append(RuleApplication(name: "No Caching '\(entry.rule.name)'", description: change))
+        }
+        return headers
+    }
+
+    /// An empty location list covers every request.
+    private func covers(_ locations: [LocationMatcher], _ request: FlowRequest) -> Bool {
+        locations.isEmpty || locations.anyMatches(request)
+    }
+}
+
+/// What to do with a request.
+public struct RequestVerdict: Sendable, Hashable {
+    public enum Action: Sendable, Hashable {
+        case forward(FlowRequest)
+        case block(BlockAction)
+        case respond(LocalResponse)
+    }
+
+    public var action: Action
+    public var applications: [RuleApplication]
+}
+
+public struct ResponseVerdict: Sendable, Hashable {
+    public var response: FlowResponse
+    public var applications: [RuleApplication]
+}
+
+/// A Map Local answer: send the head, then the file's bytes.
+public struct LocalResponse: Sendable, Hashable {
+    public var status: Int
+    public var reason: String
+    public var headers: HeaderFields
+    /// Absolute path of the file whose bytes are the body.
+    public var filePath: String
+    public var size: Int
+
+    init(filePath: String, size: Int) {
+        status = 200
+        reason = "OK"
+        self.filePath = filePath
+        self.size = size
+        headers = HeaderFields([
+            ("Content-Type", MapLocalRule.contentType(forFile: filePath)),
+            ("Content-Length", String(size)),
+        ])
+    }
+
+    /// The answer with the file read into it, for engines that don't stream files; nil when the
+    /// file can no longer be read.
+    public func loaded() -> FlowResponse? {
+        guard let data = FileManager.default.contents(atPath: filePath) else { return nil }
+        var headers = headers
+        headers.set("Content-Length", String(data.count))
+        return FlowResponse(status: status, reason: reason, headers: headers, body: FlowBody(data: data))
+    }
+}

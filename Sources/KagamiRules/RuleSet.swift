@@ -1,0 +1,67 @@
+import Foundation
+
+/// A whole rules document: every tool's rules in their own ordered list, plus throttling.
+/// Within a list, order is the order rules run in; across tools, `RulePipeline` fixes the order.
+public struct RuleSet: Sendable, Hashable, Codable {
+    public var blockList: [BlockListRule]
+    public var allowList: [AllowListRule]
+    public var mapLocal: [MapLocalRule]
+    public var mapRemote: [MapRemoteRule]
+    public var rewrite: [RewriteSet]
+    public var noCaching: [NoCachingRule]
+    public var throttling: ThrottleSettings
+
+    public init(
+        blockList: [BlockListRule] = [], allowList: [AllowListRule] = [], mapLocal: [MapLocalRule] = [],
+        mapRemote: [MapRemoteRule] = [], rewrite: [RewriteSet] = [], noCaching: [NoCachingRule] = [],
+        throttling: ThrottleSettings = ThrottleSettings()
+    ) {
+        self.blockList = blockList
+        self.allowList = allowList
+        self.mapLocal = mapLocal
+        self.mapRemote = mapRemote
+        self.rewrite = rewrite
+        self.noCaching = noCaching
+        self.throttling = throttling
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case blockList, allowList, mapLocal, mapRemote, rewrite, noCaching, throttling
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        blockList = try container.decode(.blockList, default: [])
+        allowList = try container.decode(.allowList, default: [])
+        mapLocal = try container.decode(.mapLocal, default: [])
+        mapRemote = try container.decode(.mapRemote, default: [])
+        rewrite = try container.decode(.rewrite, default: [])
+        noCaching = try container.decode(.noCaching, default: [])
+        throttling = try container.decode(.throttling, default: ThrottleSettings())
+    }
+
+    /// Reads a rules document, YAML or JSON; `file` names it in errors.
+    public init(parsing text: String, file: String = "rules") throws(RuleDocumentError) {
+        self = try RuleDocumentReader.decode(RuleSet.self, from: text, file: file)
+    }
+
+    /// Reads a rules file; its directory is where relative Map Local paths start.
+    public init(contentsOf path: String) throws(RuleDocumentError) {
+        let name = (path as NSString).lastPathComponent
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw RuleDocumentError(file: name, line: nil, column: nil, field: "", message: "can't read \(path)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw RuleDocumentError(file: name, line: nil, column: nil, field: "", message: "not UTF-8 text")
+        }
+        try self.init(parsing: text, file: name)
+    }
+
+    /// The document as JSON, for the admin API and for saving.
+    public func jsonText() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
+    }
+}

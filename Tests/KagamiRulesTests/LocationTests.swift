@@ -1,0 +1,72 @@
+import KagamiFlow
+import Testing
+@testable import KagamiRules
+
+@Suite struct LocationTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        var location: Location
+        var url: String
+        var matches: Bool
+        var testDescription: String { "\(location.displayString) \(matches ? "~" : "!~") \(url)" }
+    }
+
+    static let cases: [Case] = [
+        Case(location: Location(), url: "http://any.example/x?y=1", matches: true),
+        Case(location: Location(host: "api.example.com"), url: "https://api.example.com/v1", matches: true),
+        Case(location: Location(host: "api.example.com"), url: "https://www.example.com/v1", matches: false),
+        Case(location: Location(host: "API.Example.COM"), url: "https://api.example.com/", matches: true),
+        Case(location: Location(host: "*.example.com"), url: "https://cdn.EXAMPLE.com/a", matches: true),
+        Case(location: Location(host: "*.example.com"), url: "https://example.com/a", matches: false),
+        Case(location: Location(host: "api?.example.com"), url: "http://api2.example.com/", matches: true),
+        Case(location: Location(host: "api?.example.com"), url: "http://api.example.com/", matches: false),
+        Case(location: Location(host: "api[0-3].example.com"), url: "http://api3.example.com/", matches: true),
+        Case(location: Location(host: "api[0-3].example.com"), url: "http://api7.example.com/", matches: false),
+        Case(location: Location(host: "api[!0-3].example.com"), url: "http://api7.example.com/", matches: true),
+        Case(location: Location(protocol: "https"), url: "https://a.example/", matches: true),
+        Case(location: Location(protocol: "HTTPS"), url: "http://a.example/", matches: false),
+        Case(location: Location(port: 8080), url: "http://a.example:8080/", matches: true),
+        Case(location: Location(port: 8080), url: "http://a.example/", matches: false),
+        Case(location: Location(port: 443), url: "https://a.example/", matches: true),
+        Case(location: Location(path: "/v1/users"), url: "http://a.example/v1/users", matches: true),
+        Case(location: Location(path: "/v1/users"), url: "http://a.example/v1/users/7", matches: false),
+        Case(location: Location(path: "/v1/users"), url: "http://a.example/V1/Users", matches: false),
+        Case(location: Location(path: "/v1/users"), url: "http://a.example/v1/users?page=2", matches: true),
+        Case(location: Location(path: "/v1/*"), url: "http://a.example/v1/users/7/avatar", matches: true),
+        Case(location: Location(path: "/v1/*"), url: "http://a.example/v2/users", matches: false),
+        Case(location: Location(path: "/v1/*/avatar"), url: "http://a.example/v1/users/7/avatar", matches: true),
+        Case(location: Location(path: "/img/*.png"), url: "http://a.example/img/a/b.png", matches: true),
+        Case(location: Location(path: "/img/*.png"), url: "http://a.example/img/a/b.jpg", matches: false),
+        Case(location: Location(query: "debug=1"), url: "http://a.example/x?debug=1", matches: true),
+        Case(location: Location(query: "debug=1"), url: "http://a.example/x?debug=10", matches: false),
+        Case(location: Location(query: "*debug=1*"), url: "http://a.example/x?a=b&debug=1&c", matches: true),
+        Case(location: Location(query: "debug=1"), url: "http://a.example/x", matches: false),
+        Case(
+            location: Location(protocol: "https", host: "*.example.com", port: 8443, path: "/api/*", query: "v=[0-9]"),
+            url: "https://eu.example.com:8443/api/items?v=2", matches: true),
+        Case(
+            location: Location(protocol: "https", host: "*.example.com", port: 8443, path: "/api/*", query: "v=[0-9]"),
+            url: "https://eu.example.com:8443/api/items?v=x", matches: false),
+        Case(location: Location(path: "/a[b"), url: "http://a.example/a[b", matches: true),
+    ]
+
+    @Test(arguments: cases)
+    func matching(_ testCase: Case) {
+        #expect(LocationMatcher(testCase.location).matches(request(testCase.url)) == testCase.matches)
+    }
+
+    @Test func remainderAfterTrailingStar() {
+        let matcher = LocationMatcher(Location(path: "/static/*"))
+        #expect(matcher.remainingPath(of: request("http://a.example/static/css/site.css?v=3")) == "css/site.css")
+        #expect(LocationMatcher(Location(path: "/v*/files/*")).remainingPath(of: request("http://a/v2/files/x/y")) == "x/y")
+        #expect(LocationMatcher(Location(path: "/exact")).remainingPath(of: request("http://a/exact")) == nil)
+        #expect(LocationMatcher(Location()).remainingPath(of: request("http://a/whole/path")) == "/whole/path")
+    }
+
+    @Test func wildcardBacktracking() {
+        #expect(WildcardPattern("*a*b*c").matches("xxaxxbxxbxxc"))
+        #expect(!WildcardPattern("*a*b*c").matches("xxaxxbxxbxx"))
+        #expect(WildcardPattern("a**b").matches("ab"))
+        #expect(WildcardPattern("").matchesEverything)
+        #expect(WildcardPattern("**").matchesEverything)
+    }
+}
