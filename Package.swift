@@ -76,7 +76,7 @@ let package = Package(
         .target(
             name: "KagamiProxy",
             dependencies: [
-                "KagamiFlow", "KagamiCertificates",
+                "KagamiFlow", "KagamiCertificates", "KagamiRules",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),

@@ -3,6 +3,7 @@ import Foundation
 import KagamiCertificates
 import KagamiFlow
 import KagamiProxy
+import KagamiRules
 import KagamiStore
 
 struct ProxyCommand: AsyncParsableCommand {
@@ -31,6 +32,9 @@ struct ProxyCommand: AsyncParsableCommand {
 
     @OptionGroup var https: HTTPSOptions
 
+    @Option(help: "Rules file (YAML or JSON): Map Remote, Map Local, Rewrite, Block/Allow, No Caching, Throttling. See docs/RULES.md.")
+    var rules: String?
+
     func run() async throws {
         let mode: ProxyServer.Mode
         if let reverse {
@@ -44,6 +48,7 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         let sessionPath = try session.map(SessionFile.expand) ?? SessionFile.newDefaultPath()
         let interception = try https.interception()
+        let activeRules = ActiveRules(try rules.map(RulesFile.load))
         let store = try SQLiteFlowStore(path: sessionPath)
         let server: ProxyServer
         do {
@@ -53,7 +58,8 @@ struct ProxyCommand: AsyncParsableCommand {
                     responseTimeout: .seconds(responseTimeout), bodyCaptureLimit: bodyLimit,
                     interception: interception
                 ),
-                sink: store
+                sink: store,
+                rules: activeRules
             )
         } catch {
             throw ValidationError("\(error)")
@@ -135,6 +141,19 @@ struct HTTPSOptions: ParsableArguments {
         var text = sslInclude.isEmpty ? "all hosts" : sslInclude.joined(separator: ", ")
         if !sslExclude.isEmpty { text += " except \(sslExclude.joined(separator: ", "))" }
         return text
+    }
+}
+
+enum RulesFile {
+    /// Reads and compiles a rules document; errors name the file, line and field.
+    static func load(_ path: String) throws -> RulePipeline {
+        let expanded = SessionFile.expand(path)
+        do {
+            let document = try RuleSet(contentsOf: expanded)
+            return try RulePipeline(document, baseDirectory: (expanded as NSString).deletingLastPathComponent)
+        } catch {
+            throw ValidationError("\(error)")
+        }
     }
 }
 

@@ -3,6 +3,7 @@ import KagamiFlow
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import KagamiRules
 
 /// Settings every client connection shares.
 struct ConnectionSettings: Sendable {
@@ -15,13 +16,28 @@ struct ConnectionSettings: Sendable {
     var identities: InterceptionIdentities?
     var sslProxying: SSLProxyingList
     var upstreamVerificationDisabled: Bool
+    /// The rules in force; read once per exchange, replaceable while running.
+    var rules: ActiveRules
 }
 
 /// One exchange in progress on a client connection.
 final class Exchange {
     var recorder: FlowRecorder
-    let target: ProxyTarget
-    let upstreamHead: HTTPRequestHead
+    /// Where the request goes and what is sent: rules (Map Remote, Rewrite) may change both.
+    var target: ProxyTarget
+    var upstreamHead: HTTPRequestHead
+    /// The request as the client sent it: what rule locations match.
+    let clientRequest: FlowRequest
+    /// The rules this exchange runs under (fixed when it starts).
+    var rules: RulePipeline?
+    /// A Rewrite Body rule needs the whole request body before the request can be decided.
+    var holdingRequestBody = false
+    /// An answer decided before the request was fully read: sent once it is.
+    var localAnswer: FlowResponse?
+    /// A Rewrite Body rule needs the whole response body before it goes to the client.
+    var heldResponseHead: HTTPResponseHead?
+    var heldResponseBody: ByteBuffer?
+    static let maximumHeldBody = 32 << 20
     let clientVersion: HTTPVersion
     var upstream: UpstreamConnection?
     /// Request parts that arrived before the server connection was ready.
@@ -42,6 +58,7 @@ final class Exchange {
         self.recorder = recorder
         self.target = target
         self.upstreamHead = upstreamHead
+        self.clientRequest = recorder.flow.request
         self.clientVersion = clientHead.version
         self.clientKeepAlive = clientHead.isKeepAlive
     }
@@ -94,7 +111,11 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 beginExchange(head, context: context)
             }
         case .body(let buffer):
-            guard let exchange else { return }
+            guard let exchange, exchange.localAnswer == nil else { return }
+            if exchange.holdingRequestBody {
+                exchange.pendingParts.append(.body(.byteBuffer(buffer)))
+                return
+            }
             exchange.recorder.requestBodyPart(buffer)
             send(.body(.byteBuffer(buffer)), in: exchange)
         case .end(let trailers):
@@ -104,7 +125,18 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             }
             guard let exchange else { return }
             exchange.requestComplete = true
-            send(.end(trailers), in: exchange)
+            if let answer = exchange.localAnswer {
+                answerLocally(exchange, with: answer)
+            } else if exchange.holdingRequestBody {
+                exchange.holdingRequestBody = false
+                exchange.pendingParts.append(.end(trailers))
+                if applyRequestRules(exchange) {
+                    pauseClientReads()
+                    connectUpstream(exchange)
+                }
+            } else {
+                send(.end(trailers), in: exchange)
+            }
         }
     }
 
@@ -200,8 +232,79 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         recorder.setVersion(head.version)
         let exchange = Exchange(recorder: recorder, target: target, upstreamHead: upstreamHead, clientHead: head)
         self.exchange = exchange
+        if let rules = settings.rules.current {
+            exchange.rules = rules
+            if rules.requestBodyNeeded(for: exchange.clientRequest) {
+                // Decided at the request's end, with its body.
+                exchange.holdingRequestBody = true
+                return
+            }
+            guard applyRequestRules(exchange) else { return }
+        }
         pauseClientReads()
         connectUpstream(exchange)
+    }
+
+    /// Runs the request side of the rules; false when they answered or refused the request.
+    private func applyRequestRules(_ exchange: Exchange) -> Bool {
+        guard let rules = exchange.rules else { return true }
+        var request = exchange.clientRequest
+        var heldBody: ByteBuffer?
+        if exchange.requestComplete {
+            var body = ByteBuffer()
+            for case .body(.byteBuffer(var part)) in exchange.pendingParts { body.writeBuffer(&part) }
+            request.body = FlowBody(data: Data(body.readableBytesView))
+            heldBody = body
+        }
+        let verdict = rules.processRequest(request)
+        exchange.recorder.addRuleApplications(verdict.applications)
+        switch verdict.action {
+        case .forward(let forwarded):
+            if heldBody != nil, forwarded.body.data != request.body.data {
+                exchange.pendingParts = forwarded.body.data.isEmpty ? [.end(nil)] : [.body(.byteBuffer(ByteBuffer(bytes: forwarded.body.data))), .end(nil)]
+            } else if heldBody == nil, forwarded == request {
+                return true
+            }
+            var headers = HTTPHeaders(forwarded.headers.map { ($0.name, $0.value) })
+            if heldBody != nil, headers.contains(name: "content-length") {
+                headers.replaceOrAdd(name: "Content-Length", value: String(forwarded.body.data.count))
+            }
+            exchange.target = ProxyTarget(scheme: forwarded.scheme, host: forwarded.host, port: forwarded.port, path: forwarded.target)
+            exchange.upstreamHead = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: forwarded.method), uri: forwarded.target, headers: headers)
+            exchange.recorder.setRequest(forwarded, headers: headers)
+            for case .body(.byteBuffer(let part)) in exchange.pendingParts { exchange.recorder.requestBodyPart(part) }
+            return true
+        case .block(.dropConnection):
+            self.exchange = nil
+            settings.sink.record(exchange.recorder.finish(error: FlowError(.aborted, "blocked by the rules: connection dropped")))
+            context?.close(promise: nil)
+            return false
+        case .block(.forbidden):
+            answerLocally(exchange, with: RulePipeline.forbiddenResponse)
+            return false
+        case .respond(let local):
+            // A file that vanished since the rule matched: the real server answers.
+            guard let response = local.loaded() else { return true }
+            answerLocally(exchange, with: response)
+            return false
+        }
+    }
+
+    /// Answers with a response the rules made (Map Local, 403), once the request is read.
+    private func answerLocally(_ exchange: Exchange, with response: FlowResponse) {
+        guard exchange.requestComplete else {
+            exchange.localAnswer = response
+            return
+        }
+        guard let context else { return }
+        self.exchange = nil
+        let headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
+        let head = HTTPResponseHead(version: exchange.clientVersion, status: HTTPResponseStatus(statusCode: response.status, reasonPhrase: response.reason), headers: headers)
+        let body = ByteBuffer(bytes: response.body.data)
+        exchange.recorder.responseHead(head)
+        exchange.recorder.responseBodyPart(body)
+        settings.sink.record(exchange.recorder.finish(error: nil))
+        writeLocal(head, body, close: !exchange.clientKeepAlive || headers[canonicalForm: "connection"].contains("close"), context: context)
     }
 
     private func connectUpstream(_ exchange: Exchange) {
@@ -297,8 +400,20 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 context.write(wrapOutboundOut(.head(head)), promise: nil)
                 return
             }
-            exchange.recorder.responseHead(head)
             exchange.recorder.setTLS(tlsInfo(for: exchange))
+            if let rules = exchange.rules {
+                if rules.responseBodyNeeded(for: exchange.clientRequest) {
+                    // Held until the body is complete, for a Rewrite Body rule.
+                    exchange.heldResponseHead = head
+                    exchange.heldResponseBody = context.channel.allocator.buffer(capacity: 0)
+                    exchange.upstreamKeepAlive = head.isKeepAlive
+                    return
+                }
+                let verdict = rules.processResponse(FlowResponse(head), for: exchange.clientRequest)
+                exchange.recorder.addRuleApplications(verdict.applications)
+                head.apply(verdict.response)
+            }
+            exchange.recorder.responseHead(head)
             exchange.responseStarted = true
             exchange.upstreamKeepAlive = head.isKeepAlive
             if !head.isKeepAlive { exchange.clientKeepAlive = false }
@@ -312,7 +427,14 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 if !head.headers.contains(name: "content-length") { exchange.clientKeepAlive = false }
             }
             context.write(wrapOutboundOut(.head(head)), promise: nil)
-        case .body(let buffer):
+        case .body(var buffer):
+            if exchange.heldResponseBody != nil {
+                exchange.heldResponseBody?.writeBuffer(&buffer)
+                if (exchange.heldResponseBody?.readableBytes ?? 0) > Exchange.maximumHeldBody {
+                    releaseHeldResponse(exchange, rewrite: false)
+                }
+                return
+            }
             exchange.recorder.responseBodyPart(buffer)
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
             if !context.channel.isWritable {
@@ -320,8 +442,38 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 context.flush()
             }
         case .end(let trailers):
+            if exchange.heldResponseHead != nil {
+                releaseHeldResponse(exchange, rewrite: true)
+            }
             finish(exchange, trailers: trailers)
         }
+    }
+
+    /// Sends a held response on: rewritten by the rules when it is complete, as received when
+    /// it grew too large to hold (the rest then streams).
+    private func releaseHeldResponse(_ exchange: Exchange, rewrite: Bool) {
+        guard let context, var head = exchange.heldResponseHead, var body = exchange.heldResponseBody else { return }
+        exchange.heldResponseHead = nil
+        exchange.heldResponseBody = nil
+        if rewrite, let rules = exchange.rules {
+            var response = FlowResponse(head)
+            response.body = FlowBody(data: Data(body.readableBytesView))
+            let verdict = rules.processResponse(response, for: exchange.clientRequest)
+            exchange.recorder.addRuleApplications(verdict.applications)
+            head.apply(verdict.response)
+            if verdict.response.body.data != response.body.data {
+                body = ByteBuffer(bytes: verdict.response.body.data)
+                head.headers.remove(name: "transfer-encoding")
+                head.headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))
+            }
+        } else {
+            exchange.recorder.addRuleApplications([RuleApplication(name: "Rewrite", description: "response body over \(Exchange.maximumHeldBody >> 20) MB: passed on unchanged")])
+        }
+        exchange.recorder.responseHead(head)
+        exchange.responseStarted = true
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        exchange.recorder.responseBodyPart(body)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
     }
 
     func upstreamReadComplete() {
@@ -639,5 +791,26 @@ final class TunnelRecord {
         client = nil
         server = nil
         sink.record(recorder.finish(error: nil))
+    }
+}
+
+extension FlowResponse {
+    init(_ head: HTTPResponseHead) {
+        self.init(
+            status: Int(head.status.code), reason: head.status.reasonPhrase, version: head.version.description,
+            headers: HeaderFields(head.headers.map { ($0.name, $0.value) }))
+    }
+}
+
+extension HTTPResponseHead {
+    /// Takes status and headers from a response the rules returned.
+    mutating func apply(_ response: FlowResponse) {
+        if Int(status.code) != response.status || status.reasonPhrase != response.reason {
+            status = HTTPResponseStatus(statusCode: response.status, reasonPhrase: response.reason)
+        }
+        let fields = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
+        if !fields.elementsEqual(headers, by: { $0.name == $1.name && $0.value == $1.value }) {
+            headers = fields
+        }
     }
 }

@@ -32,8 +32,20 @@ struct FlowRecorder {
         flow.request.version = version.description
     }
 
-    mutating func setRequestHeaders(_ headers: HTTPHeaders) {
+    /// The request as the rules changed it: destination, target, headers (body parts follow).
+    mutating func setRequest(_ request: FlowRequest, headers: HTTPHeaders) {
+        flow.request.method = request.method
+        flow.request.scheme = request.scheme
+        flow.request.host = request.host
+        flow.request.port = request.port
+        flow.request.target = request.target
         flow.request.headers = HeaderFields(headers.map { ($0.name, $0.value) })
+        flow.request.body = FlowBody()
+        requestBody.clear()
+    }
+
+    mutating func addRuleApplications(_ applications: [RuleApplication]) {
+        flow.appliedRules += applications
     }
 
     mutating func setTLS(_ info: TLSInfo?) {

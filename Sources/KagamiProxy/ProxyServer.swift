@@ -64,6 +64,8 @@ public final class ProxyServer: Sendable {
     }
 
     public let configuration: Configuration
+    /// The rules in force; replace them at any time.
+    public let rules: ActiveRules
     private let group: any EventLoopGroup
     private let sink: any FlowSink
     /// One pool per event loop, made on first use on that loop.
@@ -73,8 +75,9 @@ public final class ProxyServer: Sendable {
     private let listener = NIOLockedValueBox<(any Channel)?>(nil)
 
     /// Throws when interception is set up with unusable trust anchors or CA.
-    public init(configuration: Configuration, sink: any FlowSink, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
+    public init(configuration: Configuration, sink: any FlowSink, rules: ActiveRules = ActiveRules(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
         self.configuration = configuration
+        self.rules = rules
         self.group = group
         self.sink = sink
         var upstreamTLS: UpstreamTLS?
@@ -110,7 +113,8 @@ public final class ProxyServer: Sendable {
             sink: sink,
             identities: identities,
             sslProxying: configuration.interception?.sslProxying ?? SSLProxyingList(),
-            upstreamVerificationDisabled: configuration.interception?.insecureUpstream ?? false
+            upstreamVerificationDisabled: configuration.interception?.insecureUpstream ?? false,
+            rules: rules
         )
         let pools = self.pools
         let poolConfiguration = self.poolConfiguration
