@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "KagamiProxy", targets: ["KagamiProxy"]),
         .library(name: "KagamiStore", targets: ["KagamiStore"]),
         .library(name: "KagamiHAR", targets: ["KagamiHAR"]),
+        .library(name: "KagamiCurl", targets: ["KagamiCurl"]),
         .library(name: "KagamiTesting", targets: ["KagamiTesting"]),
     ],
     dependencies: [
@@ -76,6 +77,8 @@ let package = Package(
         ),
         // HTTP Archive (HAR 1.2) from and to flows.
         .target(name: "KagamiHAR", dependencies: ["KagamiFlow", "KagamiJSON"]),
+        // A recorded request as a curl command line that sends it again.
+        .target(name: "KagamiCurl", dependencies: ["KagamiFlow"]),
         // For tests of Kagami and of apps that use it: an origin server on port 0, fixtures.
         .target(
             name: "KagamiTesting",
@@ -91,7 +94,7 @@ let package = Package(
         .target(
             name: "KagamiCLI",
             dependencies: [
-                "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR", "KagamiURITemplate", "KagamiJSONSchema",
+                "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
                 "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -116,6 +119,11 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
+        ),
+        .testTarget(
+            name: "KagamiHARTests",
+            dependencies: ["KagamiHAR", "KagamiCurl", "KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiStore", "KagamiTesting", "KagamiCLI"],
+            exclude: ["Fixtures", "har-1.2.schema.json"]
         ),
     ],
     swiftLanguageModes: [.v6]
