@@ -10,6 +10,8 @@ public struct Kagami: AsyncParsableCommand {
             ProxyCommand.self,
             FlowsCommand.self,
             ExportCommand.self,
+            ImportCommand.self,
+            CurlRequestCommand.self,
             TemplateCommand.self,
             SchemaCommand.self,
             LintCommand.self,
