@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "KagamiCertificates", targets: ["KagamiCertificates"]),
         .library(name: "KagamiStore", targets: ["KagamiStore"]),
         .library(name: "KagamiHAR", targets: ["KagamiHAR"]),
+        .library(name: "KagamiCurl", targets: ["KagamiCurl"]),
         .library(name: "KagamiTesting", targets: ["KagamiTesting"]),
         .library(name: "KagamiRules", targets: ["KagamiRules"]),
     ],
@@ -100,6 +101,8 @@ let package = Package(
         ),
         // HTTP Archive (HAR 1.2) from and to flows.
         .target(name: "KagamiHAR", dependencies: ["KagamiFlow", "KagamiJSON"]),
+        // A recorded request as a curl command line that sends it again.
+        .target(name: "KagamiCurl", dependencies: ["KagamiFlow"]),
         // For tests of Kagami and of apps that use it: an origin server on port 0, fixtures.
         .target(
             name: "KagamiTesting",
@@ -117,7 +120,7 @@ let package = Package(
         .target(
             name: "KagamiCLI",
             dependencies: [
-                "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR", "KagamiCertificates", "KagamiURITemplate", "KagamiJSONSchema",
+                "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
                 "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -144,6 +147,14 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
+        ),
+        .testTarget(
+            name: "KagamiHARTests",
+            dependencies: [
+                "KagamiHAR", "KagamiCurl", "KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiStore", "KagamiTesting", "KagamiCLI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            exclude: ["Fixtures", "har-1.2.schema.json"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,11 +1,12 @@
 import ArgumentParser
 import Foundation
+import KagamiFlow
 import KagamiHAR
 
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Write a session's exchanges to standard output in an exchange format."
+        abstract: "Write a session's exchanges (or some of them) in an exchange format."
     )
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -18,13 +19,31 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(help: "Output format: \(Format.allCases.map(\.rawValue).joined(separator: ", ")).")
     var format: Format = .har
 
+    @Option(name: .customLong("id"), help: "Export only this exchange (repeatable; ids from `kagami flows --ids`).")
+    var ids: [String] = []
+
+    @Option(name: .shortAndLong, help: "Write to this file instead of standard output.")
+    var output: String?
+
     func run() async throws {
         let store = try SessionFile.open(session)
-        let flows = try await store.allFlows(includeBodies: true)
+        var flows: [Flow] = []
+        if ids.isEmpty {
+            flows = try await store.allFlows(includeBodies: true)
+        } else {
+            for text in ids {
+                flows.append(try await SessionFile.flow(text, in: store))
+            }
+        }
         switch format {
         case .har:
             let archive = HARExport.archive(flows, creatorVersion: Kagami.configuration.version)
-            FileHandle.standardOutput.write(Data((archive.serialized(.prettyPrinted) + "\n").utf8))
+            let data = Data((archive.serialized(.prettyPrinted) + "\n").utf8)
+            if let output {
+                try data.write(to: URL(fileURLWithPath: SessionFile.expand(output)))
+            } else {
+                FileHandle.standardOutput.write(data)
+            }
         }
     }
 }

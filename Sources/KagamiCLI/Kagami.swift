@@ -11,6 +11,8 @@ public struct Kagami: AsyncParsableCommand {
             FlowsCommand.self,
             ExportCommand.self,
             CACommand.self,
+            ImportCommand.self,
+            CurlRequestCommand.self,
             TemplateCommand.self,
             SchemaCommand.self,
             LintCommand.self,

@@ -19,6 +19,8 @@ public struct Flow: Sendable, Hashable, Codable, Identifiable {
     public var violations: [ContractViolation]
     /// The rules that changed this exchange, in the order they acted.
     public var appliedRules: [RuleApplication]
+    /// Fields of an imported HTTP Archive entry that the flow's own values don't reproduce.
+    public var archiveFields: [ArchiveField]? = nil
 
     public enum Mode: String, Sendable, Hashable, Codable {
         /// An absolute-form request sent to the proxy.
@@ -69,6 +71,7 @@ public struct Flow: Sendable, Hashable, Codable, Identifiable {
         tls = try container.decodeIfPresent(TLSInfo.self, forKey: .tls)
         violations = try container.decode([ContractViolation].self, forKey: .violations)
         appliedRules = try container.decodeIfPresent([RuleApplication].self, forKey: .appliedRules) ?? []
+        archiveFields = try container.decodeIfPresent([ArchiveField].self, forKey: .archiveFields)
     }
 
     /// Time from the request's start to the end of the exchange.
@@ -171,13 +174,24 @@ public struct FlowTimings: Sendable, Hashable, Codable {
     public var firstByte: Date?
     /// The exchange ended: response fully relayed, or failed.
     public var end: Date?
+    /// Phases measured by another tool (a browser's HAR) that Kagami's own points don't cover:
+    /// waiting for a connection, the DNS lookup, and the TLS handshake within `connected`.
+    public var blocked: TimeInterval? = nil
+    public var dns: TimeInterval? = nil
+    public var ssl: TimeInterval? = nil
 
-    public init(start: Date, connected: Date? = nil, requestSent: Date? = nil, firstByte: Date? = nil, end: Date? = nil) {
+    public init(
+        start: Date, connected: Date? = nil, requestSent: Date? = nil, firstByte: Date? = nil, end: Date? = nil,
+        blocked: TimeInterval? = nil, dns: TimeInterval? = nil, ssl: TimeInterval? = nil
+    ) {
         self.start = start
         self.connected = connected
         self.requestSent = requestSent
         self.firstByte = firstByte
         self.end = end
+        self.blocked = blocked
+        self.dns = dns
+        self.ssl = ssl
     }
 }
 
@@ -262,5 +276,21 @@ public struct ContractViolation: Sendable, Hashable, Codable {
     public init(location: String, message: String) {
         self.location = location
         self.message = message
+    }
+}
+
+/// A field of an imported HTTP Archive entry that the flow's own values don't reproduce (a page
+/// reference, a comment, a browser's own `_` field, a size the browser measured), kept as JSON
+/// text so that exporting the flow again writes it back unchanged.
+public struct ArchiveField: Sendable, Hashable, Codable {
+    /// Member names from the entry down, e.g. `["response", "content", "compression"]`; paths
+    /// that start with `log` belong to the archive around the entry.
+    public var path: [String]
+    /// The field's JSON text, or nil when the entry did not have a field Kagami would write.
+    public var json: String?
+
+    public init(path: [String], json: String?) {
+        self.path = path
+        self.json = json
     }
 }

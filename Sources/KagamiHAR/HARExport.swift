@@ -3,71 +3,116 @@ import KagamiFlow
 import KagamiJSON
 
 /// Writes flows as an HTTP Archive (HAR 1.2), the format browsers and Charles exchange.
+/// Everything HAR defines is filled in from the flow; Kagami's own facts go in `_` fields
+/// (docs/HAR.md lists them).
 public enum HARExport {
     public static func archive(_ flows: [Flow], creatorVersion: String) -> JSONValue {
-        let entries = flows.filter { $0.mode != .tunnel }.map(entry)
-        return ["log": [
+        var log: JSONObject = [
             "version": "1.2",
             "creator": ["name": "Kagami", "version": .string(creatorVersion)],
-            "pages": [],
-            "entries": .array(entries),
-        ]]
+        ]
+        // Pages and log fields an imported archive had travel on its flows.
+        var pages: [JSONValue] = []
+        var pageIDs: Set<String> = []
+        for field in flows.flatMap({ $0.archiveFields ?? [] }) where field.path.first == "log" && field.path.count == 2 {
+            guard let json = field.json, let value = try? JSONValue(parsing: json) else { continue }
+            if field.path[1] == "pages" {
+                for page in value.arrayValue ?? [] {
+                    let id = page["id"]?.stringValue ?? ""
+                    if pageIDs.insert(id).inserted { pages.append(page) }
+                }
+            } else if log[field.path[1]] == nil {
+                log[field.path[1]] = value
+            }
+        }
+        log["pages"] = .array(pages)
+        log["entries"] = .array(flows.map { entry($0) })
+        return ["log": .object(log)]
     }
 
-    static func entry(_ flow: Flow) -> JSONValue {
-        let timings = flow.timings
-        func ms(_ from: Date?, _ to: Date?) -> JSONValue {
-            guard let from, let to else { return -1 }
-            return .number(max(0, (to.timeIntervalSince(from) * 1000 * 1000).rounded() / 1000))
+    /// One entry: what Kagami derives from the flow, then any fields an imported archive
+    /// carried that the flow doesn't reproduce.
+    public static func entry(_ flow: Flow) -> JSONValue {
+        var entry = derivedEntry(flow)
+        for field in flow.archiveFields ?? [] where field.path.first != "log" {
+            entry.replace(at: field.path[...], with: field.json.flatMap { try? JSONValue(parsing: $0) })
         }
+        return entry
+    }
+
+    static func derivedEntry(_ flow: Flow) -> JSONValue {
+        let timings = HARTimings(flow.timings)
         var entry: JSONObject = [
-            "startedDateTime": .string(isoDate(timings.start)),
-            "time": .number(max(0, ((flow.duration ?? 0) * 1000 * 1000).rounded() / 1000)),
+            "startedDateTime": .string(HARDate.format(flow.timings.start)),
+            "time": HARTimings.json(timings.total),
             "request": request(flow.request),
             "response": response(flow.response),
             "cache": [:],
-            "timings": [
-                "blocked": -1,
-                "dns": -1,
-                "connect": ms(timings.start, timings.connected),
-                "ssl": -1,
-                "send": ms(timings.connected ?? timings.start, timings.requestSent),
-                "wait": ms(timings.requestSent, timings.firstByte),
-                "receive": ms(timings.firstByte, timings.end),
-            ],
+            "timings": timings.json,
         ]
         if let server = flow.serverAddress {
-            entry["serverIPAddress"] = .string(hostPart(server))
-            entry["connection"] = .string(server)
+            entry["serverIPAddress"] = .string(HostAddress.host(of: server))
         }
-        if let error = flow.error {
-            entry["_error"] = .string(error.message)
+        if let client = flow.clientAddress, let port = HostAddress.port(of: client) {
+            entry["connection"] = .string(String(port))
         }
+        entry["_id"] = .string(flow.id.uuidString)
+        entry["_mode"] = .string(flow.mode.rawValue)
+        if let client = flow.clientAddress { entry["_clientAddress"] = .string(client) }
+        if let server = flow.serverAddress { entry["_serverAddress"] = .string(server) }
+        if let tls = flow.tls { entry["_tls"] = JSONValue(encoding: tls) }
+        if let error = flow.error { entry["_error"] = JSONValue(encoding: error) }
+        if !flow.violations.isEmpty { entry["_contractViolations"] = JSONValue(encoding: flow.violations) }
         return .object(entry)
     }
 
     static func request(_ request: FlowRequest) -> JSONValue {
         var object: JSONObject = [
             "method": .string(request.method),
-            "url": .string(request.url),
+            "url": .string(url(request)),
             "httpVersion": .string(request.version),
-            "cookies": .array(cookies(fromRequest: request.headers)),
+            "cookies": .array(HARCookie.requestCookies(request.headers)),
             "headers": headers(request.headers),
-            "queryString": .array(queryItems(request.query)),
-            "headersSize": .integer(request.headers.wireSize + request.method.utf8.count + request.target.utf8.count + request.version.utf8.count + 6),
-            "bodySize": .integer(request.body.size),
+            "queryString": .array(HARFormParameters.urlEncoded(request.query)),
         ]
-        if request.body.size > 0 {
-            object["postData"] = [
-                "mimeType": .string(request.headers["Content-Type"] ?? ""),
-                "text": .string(String(decoding: request.body.data, as: UTF8.self)),
-            ]
+        if !request.body.data.isEmpty || request.body.isTruncated {
+            object["postData"] = postData(request)
         }
+        // Request line (`METHOD target VERSION\r\n`), fields, and the blank line.
+        object["headersSize"] = .integer(request.method.utf8.count + request.target.utf8.count + request.version.utf8.count + 4 + request.headers.wireSize + 2)
+        object["bodySize"] = .integer(request.body.size)
+        return .object(object)
+    }
+
+    /// A CONNECT tunnel's URL names the authority it reached, under the scheme it carried.
+    static func url(_ request: FlowRequest) -> String {
+        request.method == "CONNECT" ? "\(request.scheme)://\(request.target)" : request.url
+    }
+
+    static func postData(_ request: FlowRequest) -> JSONValue {
+        let mimeType = request.headers["Content-Type"] ?? ""
+        var object: JSONObject = ["mimeType": .string(mimeType)]
+        let text = String(data: request.body.data, encoding: .utf8)
+        let lowered = mimeType.lowercased()
+        if lowered.hasPrefix("application/x-www-form-urlencoded"), let text {
+            object["params"] = .array(HARFormParameters.urlEncoded(text))
+        } else if lowered.hasPrefix("multipart/form-data"), let params = HARFormParameters.multipart(request.body.data, contentType: mimeType) {
+            object["params"] = .array(params)
+        }
+        if let text {
+            object["text"] = .string(text)
+        } else {
+            // HAR 1.2 has no encoding for postData; the field mirrors content's.
+            object["text"] = .string(request.body.data.base64EncodedString())
+            object["_encoding"] = "base64"
+        }
+        if request.body.isTruncated { object["_truncated"] = true }
         return .object(object)
     }
 
     static func response(_ response: FlowResponse?) -> JSONValue {
         guard let response else {
+            // HAR requires a response; an exchange that got none has status 0, as browsers write.
             return [
                 "status": 0, "statusText": "", "httpVersion": "", "cookies": [], "headers": [],
                 "content": ["size": 0, "mimeType": ""], "redirectURL": "", "headersSize": -1, "bodySize": -1,
@@ -85,15 +130,17 @@ public enum HARExport {
                 content["encoding"] = "base64"
             }
         }
+        if response.body.isTruncated { content["_truncated"] = true }
         return [
             "status": .integer(response.status),
             "statusText": .string(response.reason),
             "httpVersion": .string(response.version),
-            "cookies": .array(response.headers.values(for: "Set-Cookie").compactMap(setCookie)),
+            "cookies": .array(HARCookie.responseCookies(response.headers)),
             "headers": headers(response.headers),
             "content": .object(content),
             "redirectURL": .string(response.headers["Location"] ?? ""),
-            "headersSize": .integer(response.headers.wireSize + response.version.utf8.count + response.reason.utf8.count + 9),
+            // Status line (`VERSION status reason\r\n`), fields, and the blank line.
+            "headersSize": .integer(response.version.utf8.count + 1 + String(response.status).utf8.count + 1 + response.reason.utf8.count + 2 + response.headers.wireSize + 2),
             "bodySize": .integer(response.body.size),
         ]
     }
@@ -101,54 +148,54 @@ public enum HARExport {
     static func headers(_ fields: HeaderFields) -> JSONValue {
         .array(fields.map { ["name": .string($0.name), "value": .string($0.value)] })
     }
+}
 
-    static func cookies(fromRequest headers: HeaderFields) -> [JSONValue] {
-        headers.values(for: "Cookie").flatMap { $0.split(separator: ";") }.compactMap { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1)
-            guard let name = parts.first?.trimmingCharacters(in: .whitespaces), !name.isEmpty else { return nil }
-            return ["name": .string(name), "value": .string(parts.count > 1 ? String(parts[1]) : "")]
-        }
-    }
-
-    static func setCookie(_ header: String) -> JSONValue? {
-        let attributes = header.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-        guard let first = attributes.first else { return nil }
-        let parts = first.split(separator: "=", maxSplits: 1)
-        guard let name = parts.first, !name.isEmpty else { return nil }
-        var cookie: JSONObject = ["name": .string(String(name)), "value": .string(parts.count > 1 ? String(parts[1]) : "")]
-        for attribute in attributes.dropFirst() {
-            let kv = attribute.split(separator: "=", maxSplits: 1).map(String.init)
-            switch kv[0].lowercased() {
-            case "path": cookie["path"] = .string(kv.count > 1 ? kv[1] : "")
-            case "domain": cookie["domain"] = .string(kv.count > 1 ? kv[1] : "")
-            case "expires": cookie["expires"] = .string(kv.count > 1 ? kv[1] : "")
-            case "httponly": cookie["httpOnly"] = true
-            case "secure": cookie["secure"] = true
-            default: break
-            }
-        }
-        return .object(cookie)
-    }
-
-    static func queryItems(_ query: String?) -> [JSONValue] {
-        guard let query, !query.isEmpty else { return [] }
-        return query.split(separator: "&").map { item in
-            let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
-            let decode = { (s: String) in s.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? s }
-            return ["name": .string(decode(parts[0])), "value": .string(parts.count > 1 ? decode(parts[1]) : "")]
-        }
-    }
-
-    static func hostPart(_ address: String) -> String {
+/// `host:port` and `[v6]:port` addresses as the flow model writes them.
+enum HostAddress {
+    static func host(of address: String) -> String {
         if address.hasPrefix("["), let close = address.firstIndex(of: "]") {
             return String(address[address.index(after: address.startIndex)..<close])
         }
-        return address.split(separator: ":").first.map(String.init) ?? address
+        guard let colon = address.lastIndex(of: ":"), address.firstIndex(of: ":") == colon else { return address }
+        return String(address[..<colon])
     }
 
-    static func isoDate(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
+    static func port(of address: String) -> Int? {
+        if address.hasPrefix("[") {
+            guard let close = address.firstIndex(of: "]") else { return nil }
+            let rest = address[address.index(after: close)...]
+            return rest.hasPrefix(":") ? Int(rest.dropFirst()) : nil
+        }
+        guard let colon = address.lastIndex(of: ":"), address.firstIndex(of: ":") == colon else { return nil }
+        return Int(address[address.index(after: colon)...])
+    }
+
+    static func join(host: String, port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+}
+
+extension JSONValue {
+    /// A Codable model value as JSON (the flow model's TLS info, errors, violations).
+    init(encoding value: some Encodable) {
+        let data = (try? JSONEncoder().encode(value)) ?? Data("null".utf8)
+        self = (try? JSONValue(parsing: data)) ?? .null
+    }
+
+    /// Sets (or with nil removes) the member at `path`, creating objects on the way.
+    mutating func replace(at path: ArraySlice<String>, with value: JSONValue?) {
+        guard let key = path.first else {
+            if let value { self = value }
+            return
+        }
+        var object = objectValue ?? [:]
+        if path.count == 1 {
+            if let value { object[key] = value } else { object.removeValue(forKey: key) }
+        } else {
+            var child = object[key] ?? .object([:])
+            child.replace(at: path.dropFirst(), with: value)
+            object[key] = child
+        }
+        self = .object(object)
     }
 }

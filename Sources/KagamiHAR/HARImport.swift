@@ -1,0 +1,319 @@
+import Foundation
+import KagamiFlow
+import KagamiJSON
+
+/// Reads an HTTP Archive (HAR 1.2, as browsers, Charles and Kagami write it) into flows. The
+/// whole archive is checked before any flow is returned, so a refused file imports nothing.
+public enum HARImport {
+    /// Parses and reads `bytes`; errors carry `file`, and line and column when the JSON is broken.
+    public static func flows(from bytes: some Collection<UInt8>, file: String? = nil) throws(HARImportError) -> [Flow] {
+        let archive: JSONValue
+        do {
+            archive = try JSONValue(parsing: bytes)
+        } catch {
+            throw HARImportError(file: file, line: error.line, column: error.column, message: "not valid JSON: \(error.message)")
+        }
+        do {
+            return try flows(from: archive)
+        } catch {
+            var located = error
+            located.file = file
+            throw located
+        }
+    }
+
+    public static func flows(from archive: JSONValue) throws(HARImportError) -> [Flow] {
+        let log = try HARNode(archive, path: "").member("log")
+        _ = try log.member("version").string()
+        let creator = try log.member("creator")
+        _ = try creator.member("name").string()
+        _ = try creator.member("version").string()
+        if let browser = try log.optional("browser") {
+            _ = try browser.member("name").string()
+            _ = try browser.member("version").string()
+        }
+        let pages = try log.optional("pages")?.array() ?? []
+        for page in pages {
+            _ = try page.member("id").string()
+            _ = try date(page.member("startedDateTime"))
+            _ = try page.member("title").string()
+            if let pageTimings = try page.optional("pageTimings") {
+                _ = try pageTimings.optional("onContentLoad")?.number()
+                _ = try pageTimings.optional("onLoad")?.number()
+            }
+        }
+        _ = try log.optional("comment")?.string()
+        var flows: [Flow] = []
+        for entry in try log.member("entries").array() {
+            flows.append(try flow(entry))
+        }
+        // The archive's own fields (pages, browser, comment, a tool's `_` fields) travel on the
+        // first flow, so that exporting the session writes them again.
+        var logFields: [ArchiveField] = []
+        for (key, value) in try log.object() where !["version", "creator", "entries"].contains(key) {
+            if key == "pages", value.arrayValue?.isEmpty == true { continue }
+            logFields.append(ArchiveField(path: ["log", key], json: value.serialized()))
+        }
+        if !logFields.isEmpty, !flows.isEmpty {
+            flows[0].archiveFields = logFields + (flows[0].archiveFields ?? [])
+        }
+        return flows
+    }
+
+    static func flow(_ entry: HARNode) throws(HARImportError) -> Flow {
+        let start = try date(entry.member("startedDateTime"))
+        _ = try entry.member("time").number()
+        let request = try self.request(entry.member("request"))
+        let (response, responseError) = try self.response(entry.member("response"))
+        if let cache = try entry.optional("cache") {
+            _ = try cache.object()
+        }
+        let timings = try self.timings(entry.member("timings"), start: start)
+        _ = try entry.optional("pageref")?.string()
+        _ = try entry.optional("comment")?.string()
+        _ = try entry.optional("connection")?.string()
+        let serverIP = try entry.optional("serverIPAddress")?.string().nonEmpty
+
+        let id = try entry.optional("_id")?.string()
+        var mode = request.method == "CONNECT" ? Flow.Mode.tunnel : .forward
+        if let modeNode = try entry.optional("_mode") {
+            guard let known = Flow.Mode(rawValue: try modeNode.string()) else {
+                throw modeNode.error("expected forward, reverse or tunnel")
+            }
+            mode = known
+        }
+        let serverAddress = try entry.optional("_serverAddress")?.string()
+            ?? serverIP.map { HostAddress.join(host: $0.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port: request.port) }
+        var error = try entry.optional("_error").map { node throws(HARImportError) -> FlowError in
+            if case .string(let message) = node.value { return FlowError(.other, message) }
+            return try decode(FlowError.self, node, what: "an error")
+        }
+        if error == nil, let responseError { error = FlowError(.other, responseError) }
+
+        var flow = Flow(
+            id: id.flatMap(UUID.init(uuidString:)) ?? UUID(),
+            mode: mode,
+            clientAddress: try entry.optional("_clientAddress")?.string(),
+            serverAddress: serverAddress,
+            request: request,
+            response: response,
+            timings: timings,
+            error: error,
+            tls: try entry.optional("_tls").map { node throws(HARImportError) in try decode(TLSInfo.self, node, what: "TLS information") },
+            violations: try entry.optional("_contractViolations").map { node throws(HARImportError) in
+                try decode([ContractViolation].self, node, what: "contract violations")
+            } ?? []
+        )
+        let fields = archiveFields(input: try entry.object(), derived: HARExport.derivedEntry(flow).objectValue ?? [:], path: [])
+        flow.archiveFields = fields.isEmpty ? nil : fields
+        return flow
+    }
+
+    static func request(_ node: HARNode) throws(HARImportError) -> FlowRequest {
+        let method = try node.member("method").string()
+        let urlNode = try node.member("url")
+        guard let url = ArchiveURL(try urlNode.string()) else {
+            throw urlNode.error("expected an absolute URL (scheme://host/path)")
+        }
+        let version = try node.member("httpVersion").string()
+        let headers = try self.headers(node.member("headers"))
+        try nameValueList(node.optional("cookies"))
+        try nameValueList(node.optional("queryString"))
+        _ = try node.optional("headersSize")?.number()
+        let bodySize = try node.optional("bodySize")?.number()
+        _ = try node.optional("comment")?.string()
+        var body = FlowBody()
+        if let postData = try node.optional("postData") {
+            _ = try postData.optional("mimeType")?.string()
+            _ = try postData.optional("comment")?.string()
+            var params: [(name: String, value: String)] = []
+            for param in try postData.optional("params")?.array() ?? [] {
+                let name = try param.member("name").string()
+                let value = try param.optional("value")?.string() ?? ""
+                _ = try param.optional("fileName")?.string()
+                _ = try param.optional("contentType")?.string()
+                params.append((name, value))
+            }
+            var encoding = try postData.optional("encoding")?.string()
+            if let kagamiEncoding = try postData.optional("_encoding")?.string() { encoding = kagamiEncoding }
+            if let textNode = try postData.optional("text") {
+                body.data = try bytes(of: textNode, encoding: encoding)
+            } else if !params.isEmpty {
+                body.data = Data(HARFormParameters.urlEncodedBody(params).utf8)
+            }
+            body.isTruncated = try postData.optional("_truncated")?.bool() ?? false
+        }
+        body.size = body.data.count
+        // A body not (or not wholly) kept: a truncated capture, or a tunnel's relayed bytes.
+        if body.isTruncated || body.data.isEmpty, let bodySize, bodySize > Double(body.size) { body.size = Int(bodySize) }
+        let target = method == "CONNECT" ? url.authority : url.target
+        return FlowRequest(method: method, scheme: url.scheme, host: url.host, port: url.port, target: target, version: version, headers: headers, body: body)
+    }
+
+    /// The response, or nil for status 0 with nothing in it; and a browser's `_error` text.
+    static func response(_ node: HARNode) throws(HARImportError) -> (FlowResponse?, String?) {
+        let status = try node.member("status").integer()
+        let reason = try node.optional("statusText")?.string() ?? ""
+        let version = try node.optional("httpVersion")?.string() ?? ""
+        let headers = try self.headers(node.member("headers"))
+        try nameValueList(node.optional("cookies"))
+        _ = try node.optional("redirectURL")?.string()
+        _ = try node.optional("headersSize")?.number()
+        _ = try node.optional("bodySize")?.number()
+        _ = try node.optional("comment")?.string()
+        let browserError = try node.optional("_error").flatMap { $0.value.stringValue }
+        let content = try node.member("content")
+        let size = try content.member("size").number()
+        _ = try content.optional("compression")?.number()
+        _ = try content.optional("mimeType")?.string()
+        _ = try content.optional("comment")?.string()
+        let encoding = try content.optional("encoding")?.string()
+        var body = FlowBody()
+        let text = try content.optional("text")
+        if let text {
+            body.data = try bytes(of: text, encoding: encoding)
+        }
+        body.size = body.data.count
+        body.isTruncated = try content.optional("_truncated")?.bool() ?? false
+        if size > Double(body.size), body.isTruncated || text == nil {
+            body.size = Int(size)
+        }
+        if status == 0, headers.isEmpty, body.data.isEmpty { return (nil, browserError) }
+        return (FlowResponse(status: status, reason: reason, version: version, headers: headers, body: body), browserError)
+    }
+
+    static func timings(_ node: HARNode, start: Date) throws(HARImportError) -> FlowTimings {
+        func optional(_ key: String) throws(HARImportError) -> Double {
+            try node.optional(key)?.number() ?? -1
+        }
+        _ = try node.optional("comment")?.string()
+        let phases = HARTimings(
+            blocked: try optional("blocked"), dns: try optional("dns"), connect: try optional("connect"), ssl: try optional("ssl"),
+            send: try node.member("send").number(), wait: try node.member("wait").number(), receive: try node.member("receive").number()
+        )
+        return phases.flowTimings(start: start)
+    }
+
+    static func headers(_ node: HARNode) throws(HARImportError) -> HeaderFields {
+        var fields = HeaderFields()
+        for header in try node.array() {
+            fields.add(try header.member("name").string(), try header.member("value").string())
+            _ = try header.optional("comment")?.string()
+        }
+        return fields
+    }
+
+    /// Cookies and query items: checked, not kept (the flow's headers and URL hold them).
+    static func nameValueList(_ node: HARNode?) throws(HARImportError) {
+        for item in try node?.array() ?? [] {
+            _ = try item.member("name").string()
+            _ = try item.member("value").string()
+            for key in ["path", "domain", "expires", "comment", "sameSite"] {
+                _ = try item.optional(key)?.string()
+            }
+            for key in ["httpOnly", "secure"] {
+                _ = try item.optional(key)?.bool()
+            }
+        }
+    }
+
+    static func bytes(of text: HARNode, encoding: String?) throws(HARImportError) -> Data {
+        let string = try text.string()
+        guard encoding?.lowercased() == "base64" else { return Data(string.utf8) }
+        guard let data = Data(base64Encoded: string, options: .ignoreUnknownCharacters) else {
+            throw text.error("expected base64 (the encoding says so)")
+        }
+        return data
+    }
+
+    static func date(_ node: HARNode) throws(HARImportError) -> Date {
+        let text = try node.string()
+        guard let date = HARDate.parse(text) else {
+            throw node.error("expected an ISO 8601 date-time such as 2026-05-28T20:26:40.123Z, found \"\(text)\"")
+        }
+        return date
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ node: HARNode, what: String) throws(HARImportError) -> T {
+        do {
+            return try JSONDecoder().decode(type, from: Data(node.value.serialized().utf8))
+        } catch {
+            throw node.error("expected \(what) as Kagami writes it: \(error)")
+        }
+    }
+
+    /// The members of `input` that `derived` (what the flow exports as) lacks or has otherwise,
+    /// and the members `derived` has that `input` did not.
+    static func archiveFields(input: JSONObject, derived: JSONObject, path: [String]) -> [ArchiveField] {
+        // Objects compared member by member rather than kept whole.
+        let nested: Set<String> = ["request", "response", "content", "postData", "timings"]
+        var fields: [ArchiveField] = []
+        for (key, value) in input {
+            let mine = derived[key]
+            if let mine, value.isJSONEqual(to: mine) { continue }
+            if nested.contains(key), let inputObject = value.objectValue, let derivedObject = mine?.objectValue {
+                fields += archiveFields(input: inputObject, derived: derivedObject, path: path + [key])
+            } else {
+                fields.append(ArchiveField(path: path + [key], json: value.serialized()))
+            }
+        }
+        for key in derived.keys where input[key] == nil {
+            fields.append(ArchiveField(path: path + [key], json: nil))
+        }
+        return fields
+    }
+}
+
+/// An entry's URL split the way the flow model keeps it.
+struct ArchiveURL {
+    var scheme: String
+    var host: String
+    var port: Int
+    /// Path and query.
+    var target: String
+    var authority: String
+
+    init?(_ text: String) {
+        guard let separator = text.range(of: "://") else { return nil }
+        scheme = text[..<separator.lowerBound].lowercased()
+        guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }) else { return nil }
+        let rest = text[separator.upperBound...]
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        var authority = rest[..<authorityEnd]
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        guard !authority.isEmpty else { return nil }
+        self.authority = String(authority)
+        let defaultPort = ["https": 443, "wss": 443][scheme] ?? 80
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = String(authority[authority.index(after: authority.startIndex)..<close])
+            let after = authority[authority.index(after: close)...]
+            if after.isEmpty {
+                port = defaultPort
+            } else {
+                guard after.hasPrefix(":"), let number = Int(after.dropFirst()) else { return nil }
+                port = number
+            }
+        } else if let colon = authority.lastIndex(of: ":") {
+            host = String(authority[..<colon])
+            let portText = authority[authority.index(after: colon)...]
+            if portText.isEmpty {
+                port = defaultPort
+            } else {
+                guard let number = Int(portText) else { return nil }
+                port = number
+            }
+        } else {
+            host = String(authority)
+            port = defaultPort
+        }
+        var target = String(rest[authorityEnd...])
+        if let hash = target.firstIndex(of: "#") { target = String(target[..<hash]) }
+        if target.isEmpty || target.hasPrefix("?") { target = "/" + target }
+        self.target = target
+    }
+}
+
+extension String {
+    var nonEmpty: String? { isEmpty ? nil : self }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import KagamiFlow
+import KagamiJSON
+
+/// HAR's consecutive phases (blocked, dns, connect, send, wait, receive; ssl inside connect),
+/// in milliseconds, from and to the flow's points in time. Unknown phases before the
+/// connection are -1; send, wait and receive are never -1 (HAR requires them), so the time of
+/// a phase Kagami did not see goes to the next one it did, and `time` is their sum.
+struct HARTimings {
+    var blocked = -1.0, dns = -1.0, connect = -1.0, ssl = -1.0
+    var send = 0.0, wait = 0.0, receive = 0.0
+
+    init(blocked: Double, dns: Double, connect: Double, ssl: Double, send: Double, wait: Double, receive: Double) {
+        (self.blocked, self.dns, self.connect, self.ssl) = (blocked, dns, connect, ssl)
+        (self.send, self.wait, self.receive) = (send, wait, receive)
+    }
+
+    init(_ timings: FlowTimings) {
+        var cursor = timings.start
+        func phase(to point: Date?) -> Double? {
+            guard let point else { return nil }
+            defer { cursor = max(cursor, point) }
+            return Self.milliseconds(point.timeIntervalSince(cursor))
+        }
+        if let blocked = timings.blocked {
+            self.blocked = Self.milliseconds(blocked)
+            cursor += blocked
+        }
+        if let dns = timings.dns {
+            self.dns = Self.milliseconds(dns)
+            cursor += dns
+        }
+        connect = phase(to: timings.connected) ?? -1
+        ssl = timings.ssl.map(Self.milliseconds) ?? -1
+        send = phase(to: timings.requestSent) ?? 0
+        wait = phase(to: timings.firstByte) ?? 0
+        receive = phase(to: timings.end) ?? 0
+    }
+
+    /// The flow's points in time, each phase starting where the known ones before it ended.
+    func flowTimings(start: Date) -> FlowTimings {
+        var timings = FlowTimings(start: start)
+        var cursor = start
+        func point(after milliseconds: Double) -> Date? {
+            guard milliseconds >= 0 else { return nil }
+            cursor += milliseconds / 1000
+            return cursor
+        }
+        if blocked >= 0 { timings.blocked = blocked / 1000; cursor += blocked / 1000 }
+        if dns >= 0 { timings.dns = dns / 1000; cursor += dns / 1000 }
+        timings.connected = point(after: connect)
+        if ssl >= 0 { timings.ssl = ssl / 1000 }
+        timings.requestSent = point(after: send)
+        timings.firstByte = point(after: wait)
+        timings.end = point(after: receive)
+        return timings
+    }
+
+    /// `time`: every known phase but ssl, which connect already holds.
+    var total: Double {
+        Self.rounded([blocked, dns, connect, send, wait, receive].filter { $0 >= 0 }.reduce(0, +))
+    }
+
+    var json: JSONValue {
+        [
+            "blocked": Self.json(blocked), "dns": Self.json(dns), "connect": Self.json(connect), "ssl": Self.json(ssl),
+            "send": Self.json(send), "wait": Self.json(wait), "receive": Self.json(receive),
+        ]
+    }
+
+    /// Whole milliseconds (and -1) written as integers, as browsers write them.
+    static func json(_ milliseconds: Double) -> JSONValue {
+        milliseconds == milliseconds.rounded() && abs(milliseconds) < 1e15 ? .integer(Int(milliseconds)) : .number(milliseconds)
+    }
+
+    /// Milliseconds to the microsecond: more than any clock here measures, and stable when a
+    /// value goes through a `Date` and back.
+    static func milliseconds(_ seconds: TimeInterval) -> Double {
+        rounded(max(0, seconds * 1000))
+    }
+
+    static func rounded(_ milliseconds: Double) -> Double {
+        (milliseconds * 1000).rounded() / 1000
+    }
+}

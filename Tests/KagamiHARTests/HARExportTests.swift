@@ -1,0 +1,107 @@
+import Foundation
+import KagamiFlow
+import KagamiJSON
+import KagamiTesting
+import Testing
+@testable import KagamiHAR
+
+@Suite struct HARExportTests {
+    let archive = HARExport.archive(HARTestSupport.kagamiFlows(), creatorVersion: "0.1.0")
+
+    func entry(_ index: Int) -> JSONValue { archive["log"]?["entries"]?[index] ?? .null }
+
+    @Test func exportIsValidHAR12() throws {
+        let schema = try #require(HARTestSupport.schema)
+        let result = schema.validate(archive)
+        #expect(result.isValid, "\(result.errors.map(\.description))")
+        #expect(archive["log"]?["entries"]?.arrayValue?.count == 6)
+    }
+
+    @Test func schemaRejectsWhatHARForbids() throws {
+        let schema = try #require(HARTestSupport.schema)
+        var broken = archive
+        broken.replace(at: ["log", "entries"], with: [entry(0).replacing(["timings", "send"], with: -1)])
+        #expect(!schema.isValid(broken))
+        broken = archive
+        broken.replace(at: ["log", "entries"], with: [entry(0).replacing(["request", "headers"], with: [["name": "a"]])])
+        #expect(!schema.isValid(broken))
+    }
+
+    @Test func timingsAddUpToTime() throws {
+        for index in 0..<6 {
+            let timings = try #require(entry(index)["timings"]?.objectValue)
+            let phases = ["blocked", "dns", "connect", "send", "wait", "receive"].compactMap { timings[$0]?.doubleValue }.filter { $0 >= 0 }
+            let time = try #require(entry(index)["time"]?.doubleValue)
+            #expect(abs(phases.reduce(0, +) - time) < 0.0001, "entry \(index)")
+        }
+        let tls = try #require(entry(1)["timings"])
+        #expect(tls["blocked"] == -1 && tls["dns"] == -1 && tls["ssl"] == -1)
+        #expect(tls["connect"]?.doubleValue == 20.5)
+        #expect(tls["send"]?.doubleValue == 0.5)
+        #expect(tls["wait"]?.doubleValue == 59.1)
+        #expect(tls["receive"]?.doubleValue == 1.1)
+        #expect(entry(1)["time"]?.doubleValue == 81.2)
+        // Only start and end known: the whole time is the receive phase, not lost.
+        #expect(entry(5)["timings"]?["receive"]?.doubleValue == 1)
+    }
+
+    @Test func cookiesQueryAndFormParameters() throws {
+        let request = try #require(entry(1)["request"])
+        #expect(request["cookies"] == [["name": "a", "value": "1"], ["name": "b", "value": "2"]])
+        #expect(request["queryString"] == [["name": "next", "value": "/home"], ["name": "x", "value": "a b"]])
+        #expect(request["postData"]?["params"] == [["name": "user", "value": "ada"], ["name": "pass", "value": "p&ss w=rd"]])
+        #expect(request["postData"]?["mimeType"] == "application/x-www-form-urlencoded")
+        let cookies = try #require(entry(1)["response"]?["cookies"])
+        #expect(cookies.isJSONEqual(to: [
+            ["name": "sid", "value": "xyz", "path": "/", "domain": "example.com", "expires": "2026-10-21T07:28:00.000Z",
+             "secure": true, "httpOnly": true, "sameSite": "Lax"],
+            ["name": "theme", "value": "dark"],
+        ]))
+        #expect(entry(1)["response"]?["redirectURL"] == "/home")
+        let multipart = try #require(entry(2)["request"]?["postData"]?["params"])
+        #expect(multipart == [
+            ["name": "title", "value": "Hello \"world\""],
+            ["name": "file", "fileName": "a.bin", "contentType": "application/octet-stream", "value": "rawbytes"],
+        ])
+    }
+
+    @Test func binaryBodiesAreBase64AndSizesAreReal() throws {
+        let binary = FlowFixtures.postBinary()
+        let content = try #require(entry(3)["response"]?["content"])
+        #expect(content["encoding"] == "base64")
+        #expect(content["text"]?.stringValue.flatMap { Data(base64Encoded: $0) } == binary.response?.body.data)
+        #expect(entry(3)["request"]?["postData"]?["_encoding"] == "base64")
+        #expect(entry(3)["request"]?["bodySize"] == 1024)
+        let truncated = try #require(entry(2)["response"]?["content"])
+        #expect(truncated["size"] == 1_000_000 && truncated["_truncated"] == true && truncated["text"] == "first part")
+        #expect(entry(2)["response"]?["bodySize"] == 1_000_000)
+        // "GET /users/1 HTTP/1.1\r\n" + fields + "\r\n"
+        let getJSON = FlowFixtures.getJSON()
+        #expect(entry(0)["request"]?["headersSize"]?.intValue == 23 + getJSON.request.headers.wireSize + 2)
+    }
+
+    @Test func kagamiFieldsServerAddressTLSAndErrors() throws {
+        let tls = entry(1)
+        #expect(tls["serverIPAddress"] == "2001:db8::1")
+        #expect(tls["connection"] == "50123")
+        #expect(tls["_mode"] == "forward")
+        #expect(tls["_tls"]?["version"] == "TLSv1.3")
+        #expect(tls["_tls"]?["cipherSuite"] == "TLS_AES_128_GCM_SHA256")
+        #expect(tls["_contractViolations"]?.isJSONEqual(to: [["location": "response.status", "message": "302 is not documented"]]) == true)
+        #expect(entry(5)["_error"]?.isJSONEqual(to: ["kind": "connectionRefused", "message": "connection refused by 127.0.0.1:1"]) == true)
+        let tunnel = entry(4)
+        #expect(tunnel["request"]?["method"] == "CONNECT")
+        #expect(tunnel["request"]?["url"] == "https://secure.example.com:443")
+        #expect(tunnel["_mode"] == "tunnel")
+        #expect(tunnel["request"]?["bodySize"] == 517 && tunnel["response"]?["bodySize"] == 4096)
+        #expect(tunnel["response"]?["content"]?["text"] == nil)
+    }
+}
+
+extension JSONValue {
+    func replacing(_ path: [String], with value: JSONValue) -> JSONValue {
+        var copy = self
+        copy.replace(at: path[...], with: value)
+        return copy
+    }
+}

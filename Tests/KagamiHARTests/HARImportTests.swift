@@ -1,0 +1,116 @@
+import Foundation
+import KagamiFlow
+import KagamiJSON
+import KagamiStore
+import Testing
+@testable import KagamiCLI
+@testable import KagamiHAR
+
+@Suite struct HARImportTests {
+    /// Kagami → HAR → flows → HAR gives the same archive, and the flows themselves come back.
+    @Test func kagamiFlowsRoundTrip() throws {
+        let original = HARTestSupport.kagamiFlows()
+        let first = HARExport.archive(original, creatorVersion: "0.1.0")
+        let imported = try HARImport.flows(from: Array(first.serialized().utf8))
+        let second = HARExport.archive(imported, creatorVersion: "0.1.0")
+        #expect(HARTestSupport.differences(first, second) == [])
+        for (a, b) in zip(original, imported) {
+            #expect(a.id == b.id && a.mode == b.mode && a.clientAddress == b.clientAddress && a.serverAddress == b.serverAddress)
+            #expect(a.request == b.request)
+            #expect(a.response == b.response)
+            #expect(a.tls == b.tls && a.error == b.error && a.violations == b.violations)
+            #expect(abs(a.timings.start.timeIntervalSince(b.timings.start)) < 0.001)
+            #expect(b.archiveFields == nil, "\(b.archiveFields ?? [])")
+        }
+        #expect(imported[4].request.target == "secure.example.com:443")
+    }
+
+    /// HAR → session file → HAR through the commands, keeping every field.
+    @Test(arguments: ["chrome-devtools.har", "charles.har"])
+    func fixtureRoundTripsThroughASession(name: String) async throws {
+        let input = try JSONValue(parsing: HARTestSupport.fixture(name))
+        let harPath = try HARTestSupport.temporaryPath(name)
+        try HARTestSupport.fixture(name).write(to: URL(fileURLWithPath: harPath))
+        let session = try HARTestSupport.temporaryPath("session.sqlite")
+        try await ImportCommand.parse([harPath, "--session", session]).run()
+        let output = try HARTestSupport.temporaryPath("out.har")
+        try await ExportCommand.parse(["--session", session, "--format", "har", "-o", output]).run()
+        let exported = try JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: output)))
+        #expect(HARTestSupport.differences(HARTestSupport.withoutCreator(input), HARTestSupport.withoutCreator(exported)) == [])
+        #expect(exported["log"]?["creator"]?["name"] == "Kagami")
+    }
+
+    @Test func chromeEntriesMapOntoFlows() throws {
+        let flows = try HARImport.flows(from: HARTestSupport.fixture("chrome-devtools.har"))
+        #expect(flows.count == 3)
+        let page = flows[0]
+        #expect(page.request.method == "GET" && page.request.scheme == "https" && page.request.host == "shop.example.com" && page.request.port == 443)
+        #expect(page.request.target == "/cart?step=2&coupon=SUMMER%2024&empty=")
+        #expect(page.request.version == "http/2.0")
+        #expect(page.request.headers.count == 8 && page.request.headers["cookie"] == "sid=9f2c; cart=3")
+        #expect(page.serverAddress == "[2606:4700:10::6816:2a]:443")
+        let pageText = String(decoding: page.response?.body.data ?? Data(), as: UTF8.self)
+        #expect(pageText.hasSuffix("42,00 €</p>\n"))
+        #expect(page.timings.blocked.map { abs($0 - 0.002196) < 1e-9 } == true)
+        #expect(page.timings.ssl.map { abs($0 - 0.021538) < 1e-9 } == true)
+        let connectMs = try #require(page.timings.connected).timeIntervalSince(page.timings.start) * 1000
+        #expect(abs(connectMs - (2.196 + 0.013 + 44.004)) < 0.001)
+        let paths = Set((page.archiveFields ?? []).map { $0.path.joined(separator: ".") })
+        // What the flow holds is not duplicated; only what it can't hold is kept aside.
+        for mapped in ["request.method", "request.url", "request.headers", "response.status", "response.headers", "response.content.text", "timings.connect"] {
+            #expect(!paths.contains(mapped), "\(mapped)")
+        }
+        #expect(paths.isSuperset(of: ["_initiator", "_priority", "_resourceType", "pageref", "connection", "response._transferSize", "log.pages"]))
+
+        let post = flows[1]
+        #expect(String(decoding: post.request.body.data, as: UTF8.self) == #"{"sku":"A-17","quantity":2}"#)
+        #expect(post.request.headers["x-empty"] == "")
+        #expect(post.response?.body.data == Data(base64Encoded: "iVBORw0KGgoAAAAN"))
+        #expect(post.timings.connected == nil)
+
+        let failed = flows[2]
+        #expect(failed.response == nil)
+        #expect(failed.error?.message == "net::ERR_NAME_NOT_RESOLVED")
+    }
+
+    @Test func charlesEntriesMapOntoFlows() throws {
+        let flows = try HARImport.flows(from: HARTestSupport.fixture("charles.har"))
+        #expect(flows.count == 2)
+        let login = flows[0]
+        #expect(login.request.port == 8080 && login.request.target == "/v1/login")
+        // Params without text: the body is the form they describe.
+        #expect(String(decoding: login.request.body.data, as: UTF8.self) == "user=ada%40example.com&password=p%26ss%20w%3Drd")
+        #expect(login.response?.status == 302 && login.response?.headers["Location"] == "/v1/home")
+        #expect(abs(login.timings.start.timeIntervalSince1970 - 1_795_167_667.512) < 0.0005)
+        #expect(login.serverAddress == "203.0.113.7:8080")
+        let upload = flows[1]
+        #expect(upload.request.body.data.count == 240)
+        #expect(upload.timings.ssl == 0.028)
+    }
+
+    @Test func importIntoAnExistingSessionAddsFlows() async throws {
+        let session = try HARTestSupport.temporaryPath("existing.sqlite")
+        let store = try SQLiteFlowStore(path: session)
+        store.record(HARTestSupport.kagamiFlows()[0])
+        try await store.flush()
+        let harPath = try HARTestSupport.temporaryPath("charles.har")
+        try HARTestSupport.fixture("charles.har").write(to: URL(fileURLWithPath: harPath))
+        try await ImportCommand.parse([harPath, "--session", session]).run()
+        #expect(try await SQLiteFlowStore(path: session).count() == 3)
+    }
+
+    @Test func exportSelectsFlowsById() async throws {
+        let session = try HARTestSupport.temporaryPath("select.sqlite")
+        let store = try SQLiteFlowStore(path: session)
+        let flows = HARTestSupport.kagamiFlows()
+        for flow in flows { store.record(flow) }
+        try await store.flush()
+        let output = try HARTestSupport.temporaryPath("some.har")
+        try await ExportCommand.parse(["--session", session, "--id", flows[3].id.uuidString, "--id", flows[1].id.uuidString, "-o", output]).run()
+        let exported = try JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: output)))
+        #expect(exported["log"]?["entries"]?.arrayValue?.compactMap { $0["_id"]?.stringValue } == [flows[3].id.uuidString, flows[1].id.uuidString])
+        await #expect(throws: (any Error).self) {
+            try await ExportCommand.parse(["--session", session, "--id", UUID().uuidString]).run()
+        }
+    }
+}
