@@ -44,10 +44,15 @@ public struct RulePipeline: Sendable {
     let throttle: ThrottleProfile?
 
     /// The reply to a request a Block or Allow List refuses with 403.
-    public static let forbiddenResponse = FlowResponse(
-        status: 403, reason: "Forbidden",
-        headers: HeaderFields([("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", "27"), ("Connection", "close")]),
-        body: FlowBody(data: Data("Blocked by Kagami rules.\r\n\r\n".utf8)))
+    public static let forbiddenResponse: FlowResponse = {
+        let body = Data("Blocked by Kagami rules.\n".utf8)
+        return FlowResponse(
+            status: 403, reason: "Forbidden",
+            headers: HeaderFields([
+                ("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", String(body.count)), ("Connection", "close"),
+            ]),
+            body: FlowBody(data: body))
+    }()
 
     public init(_ rules: RuleSet, baseDirectory: String = FileManager.default.currentDirectoryPath) throws(RuleDocumentError) {
         self.rules = rules
