@@ -14,6 +14,8 @@ public struct Kagami: AsyncParsableCommand {
             SchemaCommand.self,
             LintCommand.self,
             ContractCommand.self,
+            MockCommand.self,
+            DocsCommand.self,
         ]
     )
 
