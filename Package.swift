@@ -137,6 +137,9 @@ let package = Package(
             dependencies: [
                 "KagamiMock", "KagamiDescription", "KagamiContract", "KagamiJSON", "KagamiFlow", "KagamiTesting", "KagamiURITemplate",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             exclude: ["Fixtures"]
         ),

@@ -69,14 +69,12 @@ struct MockRoutes: Sendable {
 
     func lookup(method: String, target: URITemplate.Target) -> RouteLookup {
         var allowed: [String] = []
-        var firstAllowedPath: URITemplate?
         for route in routes {
             // The path decides the route; query variables are checked by validation, not routing.
             guard let pathMatch = route.pathTemplate.match(target) else { continue }
             if route.method == method || (method == "HEAD" && route.method == "GET") {
                 return .matched(route, route.template.match(target) ?? pathMatch)
             }
-            if firstAllowedPath == nil { firstAllowedPath = route.pathTemplate }
             if !allowed.contains(route.method) { allowed.append(route.method) }
         }
         if !allowed.isEmpty { return .methodNotAllowed(allowed: allowed) }

@@ -5,6 +5,8 @@ import KagamiFlow
 import KagamiJSON
 import KagamiMock
 import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
 import Testing
 
 private let notes = """
