@@ -3,7 +3,7 @@ import Foundation
 import KagamiContract
 import KagamiDescription
 import KagamiJSON
-import KagamiMock
+@testable import KagamiMock
 import Testing
 
 @Suite struct BlueprintExamplesTests {
@@ -36,7 +36,7 @@ import Testing
                 } else {
                     sameBody = answer.body.trimmingCharacters(in: .whitespacesAndNewlines) == body.trimmingCharacters(in: .whitespacesAndNewlines)
                 }
-                let sameType = expected?.payload.mediaType.map { MediaTypeText.essence($0) == answer.header("Content-Type").map(MediaTypeText.essence) } ?? true
+                let sameType = expected?.payload.mediaType.map { MediaType.essence($0) == answer.header("Content-Type").map(MediaType.essence) } ?? true
                 if answer.status == status && sameBody && sameType {
                     passed += 1
                 } else {
@@ -49,11 +49,5 @@ import Testing
         for failure in failures { print("  FAIL \(failure)") }
         #expect(failures.isEmpty)
         #expect(passed >= Self.floor)
-    }
-}
-
-enum MediaTypeText {
-    static func essence(_ value: String) -> String {
-        (value.split(separator: ";").first.map(String.init) ?? value).trimmingCharacters(in: .whitespaces).lowercased()
     }
 }
