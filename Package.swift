@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "KagamiCurl", targets: ["KagamiCurl"]),
         .library(name: "KagamiTesting", targets: ["KagamiTesting"]),
         .library(name: "KagamiRules", targets: ["KagamiRules"]),
+        .library(name: "KagamiDescription", targets: ["KagamiDescription"]),
+        .library(name: "KagamiMock", targets: ["KagamiMock"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -116,12 +118,25 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // A description file (API Blueprint or OpenAPI, detected) read into the contract model.
+        .target(name: "KagamiDescription", dependencies: ["KagamiContract", "KagamiBlueprint", "KagamiOpenAPI"]),
+        // The mock server and docs page served from a contract.
+        .target(
+            name: "KagamiMock",
+            dependencies: [
+                "KagamiContract", "KagamiDescription", "KagamiJSON", "KagamiJSONSchema", "KagamiURITemplate", "KagamiFlow",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         // The commands; the executable only calls into this.
         .target(
             name: "KagamiCLI",
             dependencies: [
                 "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
-                "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI",
+                "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiMock",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -133,7 +148,7 @@ let package = Package(
         .testTarget(name: "KagamiJSONSchemaTests", dependencies: ["KagamiJSONSchema", "KagamiCLI"]),
         .testTarget(
             name: "KagamiContractTests",
-            dependencies: ["KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiJSON", "KagamiCLI"],
+            dependencies: ["KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiJSON", "KagamiCLI", "KagamiDescription"],
             exclude: ["Fuzz", "Fixtures"]
         ),
         // A URLSession client the proxy tests run as a child process.
@@ -155,6 +170,17 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             exclude: ["Fixtures", "har-1.2.schema.json"]
+        ),
+        .testTarget(
+            name: "KagamiMockTests",
+            dependencies: [
+                "KagamiMock", "KagamiDescription", "KagamiContract", "KagamiJSON", "KagamiFlow", "KagamiTesting", "KagamiURITemplate",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            exclude: ["Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]

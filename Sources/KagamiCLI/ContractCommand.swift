@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KagamiDescription
 
 /// `kagami contract FILE --json`: shows exactly what Kagami understood of a description.
 struct ContractCommand: ParsableCommand {

@@ -17,6 +17,8 @@ public struct Kagami: AsyncParsableCommand {
             SchemaCommand.self,
             LintCommand.self,
             ContractCommand.self,
+            MockCommand.self,
+            DocsCommand.self,
         ]
     )
 

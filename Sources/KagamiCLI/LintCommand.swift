@@ -1,4 +1,5 @@
 import ArgumentParser
+import KagamiDescription
 
 /// `kagami lint FILE`: reports what is wrong with an API description.
 struct LintCommand: ParsableCommand {

@@ -29,6 +29,8 @@ public struct Flow: Sendable, Hashable, Codable, Identifiable {
         case reverse
         /// A CONNECT tunnel whose bytes were relayed untouched.
         case tunnel
+        /// A request answered by the mock server from an API description.
+        case mock
     }
 
     public init(

@@ -20,7 +20,8 @@ extension URITemplate {
         public let path: String
         public let query: String?
         let normalizedPath: [UInt8]
-        let queryParameters: [QueryParameter]
+        /// The query decoded into name/value pairs, in request order.
+        public let queryParameters: [QueryParameter]
 
         public init(path: String, query: String?) {
             self.path = path

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 @testable import KagamiCLI
 import KagamiContract
+import KagamiDescription
 import Testing
 
 /// `kagami lint` and `kagami contract` on real files of both formats.

@@ -1,0 +1,86 @@
+import ArgumentParser
+import KagamiDescription
+import Foundation
+import KagamiMock
+import KagamiStore
+
+struct MockCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mock",
+        abstract: "Serve an API description (API Blueprint or OpenAPI) as a mock server, with its docs page at /__docs."
+    )
+
+    @Argument(help: "The description file (.apib, .md, .yaml, .yml, .json).")
+    var file: String
+
+    @Option(help: "Address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port to listen on (0 picks a free one).")
+    var port = 3000
+
+    @Flag(help: "Answer invalid requests too, without checking parameters and bodies.")
+    var noValidate = false
+
+    @Flag(help: "Allow browser clients from any origin (CORS), answering preflights.")
+    var cors = false
+
+    @Option(help: "Session file (SQLite) to record every exchange into. Default: a new file under ~/.kagami/sessions.")
+    var session: String?
+
+    func run() async throws {
+        let sessionPath = try session.map(SessionFile.expand) ?? SessionFile.newDefaultPath()
+        let store = try SQLiteFlowStore(path: sessionPath)
+        let server: MockServer
+        do {
+            server = try await MockServer.start(
+                path: file,
+                configuration: .init(host: host, port: port, validates: !noValidate, cors: cors),
+                sink: store)
+        } catch let error as MockServerError {
+            FileHandle.standardError.write(Data("\(file): \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        let banner = """
+        Kagami mock of \(file) (\(server.contract.actions.count) actions) listening on \(server.url)
+        Docs: \(server.url)/__docs
+        Session: \(sessionPath)
+
+        """
+        // Unbuffered, so a script or test reading the pipe sees the port at once.
+        FileHandle.standardOutput.write(Data(banner.utf8))
+        await SignalWaiter.waitForTermination()
+        try await server.stop()
+        try await store.flush()
+        FileHandle.standardOutput.write(Data("Stopped. \(try await store.count()) exchanges in \(sessionPath)\n".utf8))
+    }
+}
+
+struct DocsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "docs",
+        abstract: "Render an API description as one HTML page."
+    )
+
+    @Argument(help: "The description file.")
+    var file: String
+
+    @Option(name: .shortAndLong, help: "Where to write the page (standard output when omitted).")
+    var output: String?
+
+    @Option(help: "Base URL used in the page's curl lines.")
+    var baseURL = "http://127.0.0.1:3000"
+
+    func run() throws {
+        let description = try DescriptionFile.readOrExit(path: file)
+        for line in description.diagnostics() {
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        }
+        let page = DocsPage.render(description.contract, baseURL: baseURL)
+        if let output {
+            try Data(page.utf8).write(to: URL(fileURLWithPath: output))
+        } else {
+            FileHandle.standardOutput.write(Data(page.utf8))
+        }
+    }
+}

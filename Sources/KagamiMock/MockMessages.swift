@@ -1,0 +1,50 @@
+import Foundation
+import KagamiJSON
+
+/// A request as the mock sees it, independent of the server engine.
+public struct MockRequest: Sendable {
+    public var method: String
+    /// Path and query as sent, e.g. `/notes/1?__code=404`.
+    public var target: String
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public init(method: String, target: String, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+        self.method = method
+        self.target = target
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The first value of a header, by case-insensitive name.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
+
+/// What the mock answers.
+public struct MockResponse: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// An RFC 9457 problem document.
+    static func problem(status: Int, type: String, title: String, detail: String, extra: JSONObject = [:]) -> MockResponse {
+        var object: JSONObject = [
+            "type": .string(type), "title": .string(title), "detail": .string(detail), "status": .integer(status),
+        ]
+        for (key, value) in extra { object[key] = value }
+        let text = JSONValue.object(object).serialized(.prettyPrinted) + "\n"
+        return MockResponse(status: status, headers: [("Content-Type", "application/problem+json")], body: Array(text.utf8))
+    }
+}

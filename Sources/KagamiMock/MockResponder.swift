@@ -1,0 +1,118 @@
+// Answers one request from the compiled routes: route, validate, select a response, render it.
+import Foundation
+import KagamiContract
+import KagamiJSON
+import KagamiJSONSchema
+import KagamiURITemplate
+
+/// A problem found in a request, with where it is (`path.id`, `query.limit`, `header.X-Key`, `body/name`).
+public struct RequestViolation: Sendable, Hashable {
+    public var location: String
+    public var message: String
+}
+
+struct MockResponder: Sendable {
+    let routes: MockRoutes
+    let validates: Bool
+
+    func respond(to request: MockRequest) -> MockResponse {
+        let target = URITemplate.Target(request.target)
+        switch routes.lookup(method: request.method.uppercased(), target: target) {
+        case .notFound(let closest):
+            return .problem(
+                status: 404, type: "urn:kagami:mock:no-route", title: "Not Found",
+                detail: "No action of the description matches \(request.method) \(target.path).",
+                extra: ["closestRoutes": .array(closest.map(JSONValue.string))])
+        case .methodNotAllowed(let allowed):
+            var response = MockResponse.problem(
+                status: 405, type: "urn:kagami:mock:method-not-allowed", title: "Method Not Allowed",
+                detail: "\(target.path) answers \(allowed.joined(separator: ", ")), not \(request.method).",
+                extra: ["allowed": .array(allowed.map(JSONValue.string))])
+            response.headers.append(("Allow", allowed.joined(separator: ", ")))
+            return response
+        case .matched(let route, let match):
+            return respond(to: request, route: route, match: match, target: target)
+        }
+    }
+
+    private func respond(to request: MockRequest, route: MockRoute, match: URITemplate.Match, target: URITemplate.Target) -> MockResponse {
+        let action = route.action
+        let body = request.body.isEmpty ? nil : (try? JSONValue(parsing: request.body))
+        if validates {
+            let violations = RequestValidation.violations(of: request, route: route, match: match, target: target, body: body)
+            if !violations.isEmpty {
+                if let own = action.examples.lazy.flatMap(\.responses).first(where: { $0.status == 422 || $0.status == 400 }) {
+                    return render(own, route: route)
+                }
+                let detail = violations.count == 1 ? "1 violation" : "\(violations.count) violations"
+                return .problem(
+                    status: 422, type: "urn:kagami:mock:invalid-request", title: "Unprocessable Content",
+                    detail: "The request does not match \(action.method) \(action.uriTemplate): \(detail).",
+                    extra: ["violations": .array(violations.map { .object(["location": .string($0.location), "message": .string($0.message)]) })])
+            }
+        }
+        let preference = ResponsePreference(request: request, target: target)
+        guard let response = ResponseSelection.select(
+            action: action, route: route, request: request, body: body, preference: preference)
+        else {
+            if let status = preference.status {
+                return .problem(
+                    status: 404, type: "urn:kagami:mock:no-such-response", title: "Not Found",
+                    detail: "\(action.method) \(action.uriTemplate) documents no \(status) response.")
+            }
+            if let name = preference.example {
+                return .problem(
+                    status: 404, type: "urn:kagami:mock:no-such-response", title: "Not Found",
+                    detail: "\(action.method) \(action.uriTemplate) has no example named \"\(name)\".")
+            }
+            // An action without responses still answers: an empty 204 says "nothing documented".
+            return MockResponse(status: 204)
+        }
+        return render(response, route: route)
+    }
+
+    func render(_ response: Response, route: MockRoute) -> MockResponse {
+        var headers = response.payload.headers
+            .filter { $0.name.caseInsensitiveCompare("Content-Length") != .orderedSame }
+            .map { (name: $0.name, value: $0.value) }
+        var text = response.payload.body
+        if text == nil, let schema = response.payload.schema {
+            text = JSONSchemaExample.example(for: schema).serialized(.prettyPrinted)
+            if !headers.contains(where: { $0.name.caseInsensitiveCompare("Content-Type") == .orderedSame }) {
+                headers.append(("Content-Type", "application/json"))
+            }
+        }
+        var bytes = Array((text ?? "").utf8)
+        // Blueprint bodies are indented text blocks; a trailing newline is part of the block.
+        if let last = bytes.last, last != UInt8(ascii: "\n"), !bytes.isEmpty { bytes.append(UInt8(ascii: "\n")) }
+        return MockResponse(status: response.status == 0 ? 200 : response.status, headers: headers, body: bytes)
+    }
+}
+
+/// What the client asked for through `Prefer` or `__code`/`__example`.
+struct ResponsePreference {
+    var status: Int?
+    var example: String?
+
+    init(request: MockRequest, target: URITemplate.Target) {
+        for header in request.headers where header.name.caseInsensitiveCompare("Prefer") == .orderedSame {
+            for token in header.value.split(whereSeparator: { $0 == "," || $0 == ";" }) {
+                let pair = token.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard pair.count == 2 else { continue }
+                let value = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                switch pair[0].lowercased() {
+                case "status", "code": status = Int(value) ?? status
+                case "example": example = value
+                default: break
+                }
+            }
+        }
+        for parameter in target.queryParameters {
+            switch parameter.name {
+            case "__code": status = parameter.value.flatMap { Int($0) } ?? status
+            case "__example": example = parameter.value ?? example
+            default: break
+            }
+        }
+    }
+}

@@ -1,0 +1,314 @@
+// The mock server: serves a description over HTTP/1.1 (SwiftNIO), reloads it when the file changes.
+import Foundation
+import KagamiContract
+import KagamiDescription
+import KagamiFlow
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+public enum MockServerError: Error, CustomStringConvertible {
+    case unreadable(String)
+    /// The description has errors; each line is `file:line:column: error: message`.
+    case invalidDescription([String])
+
+    public var description: String {
+        switch self {
+        case .unreadable(let reason): reason
+        case .invalidDescription(let lines): "the description has errors:\n" + lines.joined(separator: "\n")
+        }
+    }
+}
+
+public final class MockServer: Sendable {
+    public struct Configuration: Sendable {
+        public var host: String
+        /// 0 picks a free port.
+        public var port: Int
+        /// Check requests against parameters and body schemas (`--no-validate` turns it off).
+        public var validates: Bool
+        /// Answer CORS preflights and add `Access-Control-Allow-*` headers.
+        public var cors: Bool
+        /// How often the description file's modification time is checked; nil turns reloading off.
+        public var reloadInterval: Duration?
+
+        public init(host: String = "127.0.0.1", port: Int = 0, validates: Bool = true, cors: Bool = false, reloadInterval: Duration? = .milliseconds(300)) {
+            self.host = host
+            self.port = port
+            self.validates = validates
+            self.cors = cors
+            self.reloadInterval = reloadInterval
+        }
+    }
+
+    /// Where reload errors and notices go; standard error by default.
+    public typealias Log = @Sendable (String) -> Void
+
+    public static let standardErrorLog: Log = { line in
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    private let channel: any Channel
+    private let state: NIOLockedValueBox<MockState>
+    private let watcher: NIOLockedValueBox<Task<Void, Never>?>
+    public let configuration: Configuration
+    public let port: Int
+
+    /// `http://127.0.0.1:PORT`
+    public var url: String {
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        return "http://\(host):\(port)"
+    }
+
+    /// The contract being served (the last good version of the file).
+    public var contract: APIContract { state.withLockedValue { $0.routes.contract } }
+
+    /// Serves the description in `path`, reloading it when the file changes.
+    public static func start(
+        path: String, configuration: Configuration = Configuration(), sink: (any FlowSink)? = nil, log: @escaping Log = standardErrorLog
+    ) async throws -> MockServer {
+        let file: DescriptionFile
+        do {
+            file = try DescriptionFile(path: path)
+        } catch {
+            throw MockServerError.unreadable(error.description)
+        }
+        let server = try await start(file: file, configuration: configuration, sink: sink)
+        if let interval = configuration.reloadInterval {
+            server.watch(path: path, every: interval, log: log)
+        }
+        return server
+    }
+
+    /// Serves a description given as text; the format is detected when nil.
+    public static func start(
+        text: String, format: DescriptionFile.Format? = nil, configuration: Configuration = Configuration(), sink: (any FlowSink)? = nil
+    ) async throws -> MockServer {
+        try await start(file: DescriptionFile(text: text, format: format), configuration: configuration, sink: sink)
+    }
+
+    private static func start(file: DescriptionFile, configuration: Configuration, sink: (any FlowSink)?) async throws -> MockServer {
+        let state = NIOLockedValueBox(try MockState.make(file: file, validates: configuration.validates).get())
+        let host = configuration.host
+        let cors = configuration.cors
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelOption(.backlog, value: 256)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(
+                        MockHandler(state: state, cors: cors, sink: sink, host: host))
+                }
+            }
+            .bind(host: configuration.host, port: configuration.port)
+            .get()
+        return MockServer(channel: channel, state: state, configuration: configuration)
+    }
+
+    private init(channel: any Channel, state: NIOLockedValueBox<MockState>, configuration: Configuration) {
+        self.channel = channel
+        self.state = state
+        self.watcher = NIOLockedValueBox(nil)
+        self.configuration = configuration
+        self.port = channel.localAddress?.port ?? configuration.port
+    }
+
+    public func stop() async throws {
+        watcher.withLockedValue { $0?.cancel() }
+        try await channel.close()
+    }
+
+    /// Answers one request without the network, as the server would.
+    public func respond(to request: MockRequest) -> MockResponse {
+        state.withLockedValue { $0 }.answer(request, cors: configuration.cors)
+    }
+
+    /// Re-reads the description now; the errors (with line numbers) when it is broken, in which
+    /// case the last good version keeps being served.
+    @discardableResult
+    public func reload(path: String) -> [String] {
+        let file: DescriptionFile
+        do {
+            file = try DescriptionFile(path: path)
+        } catch {
+            return [error.description]
+        }
+        switch MockState.make(file: file, validates: configuration.validates) {
+        case .success(let fresh):
+            state.withLockedValue { $0 = fresh }
+            return []
+        case .failure(.invalidDescription(let errors)):
+            return errors
+        case .failure(let error):
+            return [error.description]
+        }
+    }
+
+    private func watch(path: String, every interval: Duration, log: @escaping Log) {
+        let task = Task { [weak self] in
+            var last = Self.modificationDate(path)
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                let now = Self.modificationDate(path)
+                guard now != last, let self else { continue }
+                last = now
+                let errors = self.reload(path: path)
+                if errors.isEmpty {
+                    log("Reloaded \(path): \(self.contract.actions.count) actions")
+                } else {
+                    log("Keeping the last good version of \(path):\n" + errors.joined(separator: "\n"))
+                }
+            }
+        }
+        watcher.withLockedValue { $0 = task }
+    }
+
+    private static func modificationDate(_ path: String) -> Date? {
+        (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+    }
+}
+
+/// One version of the description, ready to serve; replaced whole on reload.
+struct MockState: Sendable {
+    let routes: MockRoutes
+    let responder: MockResponder
+    /// The description defines `GET /` itself, so the docs page lives only at `/__docs`.
+    let ownsRoot: Bool
+
+    /// The state for `file`, or its errors (the reader's and unparseable templates).
+    static func make(file: DescriptionFile, validates: Bool) -> Result<MockState, MockServerError> {
+        let routes = MockRoutes(contract: file.contract, path: file.path)
+        let errors = file.diagnostics(onlyErrors: true) + routes.errors
+        guard errors.isEmpty else { return .failure(.invalidDescription(errors)) }
+        return .success(MockState(routes: routes, validates: validates))
+    }
+
+    private init(routes: MockRoutes, validates: Bool) {
+        self.routes = routes
+        responder = MockResponder(routes: routes, validates: validates)
+        ownsRoot = routes.routes.contains { $0.method == "GET" && $0.pathTemplate.match(path: "/", query: nil) != nil }
+    }
+
+    func answer(_ request: MockRequest, cors: Bool) -> MockResponse {
+        let method = request.method.uppercased()
+        if cors, method == "OPTIONS", let requested = request.header("Access-Control-Request-Method") {
+            return MockResponse(status: 204, headers: Self.corsHeaders(for: request) + [
+                ("Access-Control-Allow-Methods", requested),
+                ("Access-Control-Allow-Headers", request.header("Access-Control-Request-Headers") ?? "*"),
+                ("Access-Control-Max-Age", "86400"),
+            ])
+        }
+        var response: MockResponse
+        let path = request.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        if (method == "GET" || method == "HEAD"), path == "/__docs" || (path == "/" && !ownsRoot) {
+            // The curl lines use the address the client reached the mock at.
+            let page = DocsPage.render(routes.contract, baseURL: "http://" + (request.header("Host") ?? "127.0.0.1"))
+            response = MockResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: Array(page.utf8))
+        } else {
+            response = responder.respond(to: request)
+        }
+        if cors { response.headers += Self.corsHeaders(for: request) + [("Access-Control-Expose-Headers", "*")] }
+        return response
+    }
+
+    private static func corsHeaders(for request: MockRequest) -> [(name: String, value: String)] {
+        if let origin = request.header("Origin") {
+            return [("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Credentials", "true"), ("Vary", "Origin")]
+        }
+        return [("Access-Control-Allow-Origin", "*")]
+    }
+}
+
+private final class MockHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let state: NIOLockedValueBox<MockState>
+    private let cors: Bool
+    private let sink: (any FlowSink)?
+    private let host: String
+    private var head: HTTPRequestHead?
+    private var body = ByteBuffer()
+    private var started = Date()
+
+    init(state: NIOLockedValueBox<MockState>, cors: Bool, sink: (any FlowSink)?, host: String) {
+        self.state = state
+        self.cors = cors
+        self.sink = sink
+        self.host = host
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body.clear()
+            if sink != nil { started = Date() }
+            if head.headers["expect"].first?.lowercased() == "100-continue" {
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
+            }
+        case .body(var buffer):
+            body.writeBuffer(&buffer)
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            let request = MockRequest(
+                method: head.method.rawValue, target: head.uri,
+                headers: head.headers.map { ($0.name, $0.value) }, body: Array(body.readableBytesView))
+            let current = state.withLockedValue { $0 }
+            let response = current.answer(request, cors: cors)
+            write(response, for: head, context: context)
+            if let sink { sink.record(flow(request, response, head: head, context: context)) }
+        }
+    }
+
+    private func write(_ response: MockResponse, for head: HTTPRequestHead, context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(response.headers.count + 2)
+        for header in response.headers { headers.add(name: header.name, value: header.value) }
+        headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
+        let keepAlive = head.isKeepAlive
+        if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
+        let status = HTTPResponseStatus(statusCode: response.status)
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        if head.method != .HEAD, !response.body.isEmpty {
+            var buffer = context.channel.allocator.buffer(capacity: response.body.count)
+            buffer.writeBytes(response.body)
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        }
+        let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if !keepAlive {
+            let channel = context.channel
+            done.whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    private func flow(_ request: MockRequest, _ response: MockResponse, head: HTTPRequestHead, context: ChannelHandlerContext) -> Flow {
+        let local = context.channel.localAddress
+        let version = "HTTP/\(head.version.major).\(head.version.minor)"
+        return Flow(
+            mode: .mock,
+            clientAddress: context.channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" },
+            serverAddress: local.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" },
+            request: FlowRequest(
+                method: request.method, scheme: "http", host: head.headers["host"].first.map(Self.hostName) ?? host,
+                port: local?.port ?? 0, target: request.target, version: version,
+                headers: HeaderFields(request.headers.map { ($0.name, $0.value) }), body: FlowBody(data: Data(request.body))),
+            response: FlowResponse(
+                status: response.status, reason: HTTPResponseStatus(statusCode: response.status).reasonPhrase, version: version,
+                headers: HeaderFields(response.headers.map { ($0.name, $0.value) } + [("Content-Length", String(response.body.count))]),
+                body: FlowBody(data: Data(response.body))),
+            timings: FlowTimings(start: started, requestSent: started, firstByte: Date(), end: Date()))
+    }
+
+    /// `localhost:3000` → `localhost`; `[::1]:3000` → `::1`.
+    private static func hostName(_ authority: String) -> String {
+        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
+            return String(authority[authority.index(after: authority.startIndex)..<close])
+        }
+        return authority.split(separator: ":").first.map(String.init) ?? authority
+    }
+}

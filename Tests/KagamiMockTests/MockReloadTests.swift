@@ -1,0 +1,52 @@
+// Hot reload: a good edit is served at once, a broken one keeps the last good version.
+import Foundation
+import KagamiJSON
+import KagamiMock
+import NIOConcurrencyHelpers
+import Testing
+
+@Suite struct MockReloadTests {
+    static func description(_ body: String) -> String {
+        """
+        FORMAT: 1A
+        # Reload API
+        ## Greeting [/greeting]
+        ### Greet [GET]
+        + Response 200 (application/json)
+
+                \(body)
+        """
+    }
+
+    @Test func goodEditReloadsBrokenEditKeepsLastGoodVersion() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kagami-mock-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("api.apib")
+        try Self.description(#"{"hello": "one"}"#).write(to: file, atomically: true, encoding: .utf8)
+        let logged = NIOLockedValueBox<[String]>([])
+        let server = try await MockServer.start(
+            path: file.path, configuration: .init(reloadInterval: .milliseconds(50)), log: { line in logged.withLockedValue { $0.append(line) } })
+        defer { Task { try await server.stop() } }
+        #expect(try await MockClient.curl("GET", server.url + "/greeting").json == ["hello": "one"])
+
+        try Self.description(#"{"hello": "two"}"#).write(to: file, atomically: true, encoding: .utf8)
+        try await Self.eventually { try await MockClient.curl("GET", server.url + "/greeting").json == ["hello": "two"] }
+
+        // A template that does not parse is an error in the description.
+        let broken = "FORMAT: 1A\n# Reload API\n## Greeting [/greeting/{id]\n### Greet [GET]\n+ Response 200\n"
+        try broken.write(to: file, atomically: true, encoding: .utf8)
+        try await Self.eventually { logged.withLockedValue { $0.contains { $0.contains("Keeping the last good version") } } }
+        let message = logged.withLockedValue { $0.first { $0.contains("Keeping the last good version") } } ?? ""
+        #expect(message.contains("api.apib:3:"))
+        #expect(try await MockClient.curl("GET", server.url + "/greeting").json == ["hello": "two"])
+    }
+
+    static func eventually(_ condition: () async throws -> Bool) async throws {
+        for _ in 0..<100 {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("condition not met within 5 s")
+    }
+}
