@@ -19,10 +19,19 @@ public final class SQLiteFlowStore: FlowStore {
         var flows: [Flow] = []
         var drainScheduled = false
         var lastError: String?
+        /// Body bytes queued or being written.
+        var bodyBytes = 0
+        var bodiesDropped = 0
     }
 
-    public init(path: String) throws {
+    /// Body bytes that may wait for the writer. When the disk falls behind the traffic, flows
+    /// past this are stored without body bytes (sizes kept, marked truncated) rather than
+    /// letting memory grow without bound.
+    public let maximumPendingBodyBytes: Int
+
+    public init(path: String, maximumPendingBodyBytes: Int = 256 << 20) throws {
         self.path = path
+        self.maximumPendingBodyBytes = maximumPendingBodyBytes
         var configuration = Configuration()
         configuration.label = "kagami.session"
         configuration.prepareDatabase { db in
@@ -75,15 +84,36 @@ public final class SQLiteFlowStore: FlowStore {
     // MARK: Writing
 
     public func record(_ flow: Flow) {
+        var flow = flow
+        let bytes = Self.bodyBytes(flow)
+        let limit = maximumPendingBodyBytes
+        var warnDropping = false
         let schedule = pending.withLock { state in
+            if bytes > 0, state.bodyBytes + bytes > limit {
+                flow.request.body.data = Data()
+                flow.request.body.isTruncated = flow.request.body.size > 0
+                flow.response?.body.data = Data()
+                if let size = flow.response?.body.size { flow.response?.body.isTruncated = size > 0 }
+                state.bodiesDropped += 1
+                warnDropping = state.bodiesDropped == 1
+            } else {
+                state.bodyBytes += bytes
+            }
             state.flows.append(flow)
             if state.drainScheduled { return false }
             state.drainScheduled = true
             return true
         }
+        if warnDropping {
+            FileHandle.standardError.write(Data("kagami: writing to \(path) is behind the traffic; storing exchanges without their bodies until it catches up\n".utf8))
+        }
         if schedule {
             writeQueue.async { self.drain() }
         }
+    }
+
+    private static func bodyBytes(_ flow: Flow) -> Int {
+        flow.request.body.data.count + (flow.response?.body.data.count ?? 0)
     }
 
     private func drain() {
@@ -104,6 +134,8 @@ public final class SQLiteFlowStore: FlowStore {
                 pending.withLock { $0.lastError = message }
                 FileHandle.standardError.write(Data("kagami: \(message)\n".utf8))
             }
+            let written = batch.reduce(0) { $0 + Self.bodyBytes($1) }
+            pending.withLock { $0.bodyBytes -= written }
         }
     }
 

@@ -72,6 +72,28 @@ struct SessionStoreTests {
         #expect(post["request"]?["bodySize"] == 16)
         #expect(post["response"]?["content"]?["encoding"] == "base64")
 
-        #expect(entries[2]["_error"] == "connection refused by 127.0.0.1:1")
+        #expect(entries[2]["_error"] == ["message": "connection refused by 127.0.0.1:1", "kind": "connectionRefused"])
+    }
+}
+
+@Suite("Session store under load")
+struct SessionStoreLoadTests {
+    /// When the disk can't keep up, memory stays bounded: exchanges are still all stored, with
+    /// their sizes, but bodies past the pending limit are not kept (and say so).
+    @Test func bodiesPastThePendingLimitAreDroppedNotQueued() async throws {
+        let store = try SQLiteFlowStore(path: temporaryPath("bounded.sqlite"), maximumPendingBodyBytes: 100)
+        let withBody = FlowFixtures.postBinary(size: 1000)
+        let small = FlowFixtures.getJSON(body: "{}")
+        store.record(withBody)
+        store.record(small)
+        try await store.flush()
+        let stored = try await store.allFlows()
+        #expect(stored.count == 2)
+        #expect(stored[0].request.body.data.isEmpty)
+        #expect(stored[0].request.body.size == 1000)
+        #expect(stored[0].request.body.isTruncated)
+        #expect(stored[0].response?.body.isTruncated == true)
+        #expect(stored[1].response?.body.data == Data("{}".utf8))
+        #expect(stored[1].response?.body.isTruncated == false)
     }
 }
