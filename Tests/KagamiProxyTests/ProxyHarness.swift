@@ -17,6 +17,7 @@ struct ProxyHarness {
 
     static func with<T>(
         mode: ((OriginServer) -> ProxyServer.Mode)? = nil,
+        rules: ActiveRules = ActiveRules(),
         configure: (inout ProxyServer.Configuration) -> Void = { _ in },
         _ body: (ProxyHarness) async throws -> T
     ) async throws -> T {
@@ -25,7 +26,7 @@ struct ProxyHarness {
         let store = try SQLiteFlowStore(path: sessionPath)
         var configuration = ProxyServer.Configuration(host: "127.0.0.1", port: 0, mode: mode?(origin) ?? .forward)
         configure(&configuration)
-        let proxy = try ProxyServer(configuration: configuration, sink: store)
+        let proxy = try ProxyServer(configuration: configuration, sink: store, rules: rules)
         let address = try await proxy.start()
         let harness = ProxyHarness(origin: origin, proxy: proxy, store: store, sessionPath: sessionPath, proxyPort: address.port ?? 0)
         do {
