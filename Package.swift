@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "KagamiStore", targets: ["KagamiStore"]),
         .library(name: "KagamiHAR", targets: ["KagamiHAR"]),
         .library(name: "KagamiTesting", targets: ["KagamiTesting"]),
+        .library(name: "KagamiUI", targets: ["KagamiUI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -31,6 +32,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/mattpolzin/OpenAPIKit", from: "6.4.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // Plain JSON values with ordered objects; no Foundation types at the surface.
@@ -105,18 +108,32 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The system zlib, to show gzip- and deflate-encoded bodies decoded.
+        .systemLibrary(name: "CKagamiZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // The web UI and its JSON admin API (Hummingbird), with the page shipped as resources.
+        .target(
+            name: "KagamiUI",
+            dependencies: [
+                "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "CKagamiZlib",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            resources: [.copy("Web")]
+        ),
         // The commands; the executable only calls into this.
         .target(
             name: "KagamiCLI",
             dependencies: [
                 "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR", "KagamiCertificates", "KagamiURITemplate", "KagamiJSONSchema",
-                "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI",
+                "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiUI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "kagami", dependencies: ["KagamiCLI"]),
 
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
+        .testTarget(name: "KagamiUITests", dependencies: ["KagamiUI", "KagamiFlow", "KagamiStore", "KagamiTesting", "KagamiJSON"]),
         .testTarget(name: "KagamiURITemplateTests", dependencies: ["KagamiURITemplate", "KagamiJSON"]),
         .testTarget(name: "KagamiJSONSchemaTests", dependencies: ["KagamiJSONSchema", "KagamiCLI"]),
         .testTarget(

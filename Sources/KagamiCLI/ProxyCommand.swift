@@ -4,6 +4,7 @@ import KagamiCertificates
 import KagamiFlow
 import KagamiProxy
 import KagamiStore
+import KagamiUI
 
 struct ProxyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -31,6 +32,8 @@ struct ProxyCommand: AsyncParsableCommand {
 
     @OptionGroup var https: HTTPSOptions
 
+    @OptionGroup var ui: UIOptions
+
     func run() async throws {
         let mode: ProxyServer.Mode
         if let reverse {
@@ -45,6 +48,8 @@ struct ProxyCommand: AsyncParsableCommand {
         let sessionPath = try session.map(SessionFile.expand) ?? SessionFile.newDefaultPath()
         let interception = try https.interception()
         let store = try SQLiteFlowStore(path: sessionPath)
+        // The hub passes each flow to the store and to the web UI's live views.
+        let hub = FlowHub(forwardingTo: store)
         let server: ProxyServer
         do {
             server = try ProxyServer(
@@ -53,7 +58,7 @@ struct ProxyCommand: AsyncParsableCommand {
                     responseTimeout: .seconds(responseTimeout), bodyCaptureLimit: bodyLimit,
                     interception: interception
                 ),
-                sink: store
+                sink: hub
             )
         } catch {
             throw ValidationError("\(error)")
@@ -79,11 +84,14 @@ struct ProxyCommand: AsyncParsableCommand {
         if !["127.0.0.1", "::1", "localhost"].contains(host) {
             banner += "Warning: listening on \(host) lets other hosts use this proxy.\n"
         }
+        let uiServer = try await ui.start(store: store, hub: hub, proxyAddress: listening, sessionPath: sessionPath)
+        if let uiServer { banner += ui.describe(uiServer) }
         // Unbuffered, so a script or test reading the pipe sees the port at once.
         FileHandle.standardOutput.write(Data(banner.utf8))
 
         await SignalWaiter.waitForTermination()
         try await server.stop()
+        await uiServer?.server.stop()
         try await store.flush()
         FileHandle.standardOutput.write(Data("Stopped. \(try await store.count()) exchanges in \(sessionPath)\n".utf8))
     }
