@@ -9,6 +9,11 @@ command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 command -v sqlite3 >/dev/null 2>&1 || need_apt+=(sqlite3)
 # GRDB links the system SQLite.
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || need_apt+=(libsqlite3-dev)
+# The UI decodes gzip/deflate bodies with the system zlib.
+dpkg -s zlib1g-dev >/dev/null 2>&1 || need_apt+=(zlib1g-dev)
+# The browser tests drive Debian's Chromium.
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "installing: ${need_apt[*]}"
     apt-get update -qq
@@ -20,3 +25,10 @@ export KAGAMI_CONFORMANCE_DIR="${KAGAMI_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/
 
 swift build --build-tests
 swift test --skip-build "$@"
+
+# Browser tests of the web UI: selenium in a venv of its own, the kagami binary just built.
+if [ ! -x .venv-ui/bin/python ] || ! .venv-ui/bin/python -c "import selenium" >/dev/null 2>&1; then
+    python3 -m venv .venv-ui
+    .venv-ui/bin/pip install -q selenium
+fi
+.venv-ui/bin/python Tests/UI/test_ui.py "$(swift build --show-bin-path)/kagami"
