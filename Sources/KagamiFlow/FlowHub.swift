@@ -15,7 +15,7 @@ public final class FlowHub: FlowSink {
         case heartbeat
     }
 
-    private struct Subscriber {
+    fileprivate struct Subscriber {
         var continuation: AsyncStream<Delivery>.Continuation
         var includeBodies: Bool
         /// Flows dropped and not yet reported.

@@ -7,24 +7,23 @@ import KagamiJSON
 extension Flow {
     /// One row of the Sequence view.
     var summaryJSON: JSONValue {
-        var object: JSONObject = [
-            "id": .string(id.uuidString),
-            "time": .number(Self.milliseconds(timings.start)),
-            "mode": .string(mode.rawValue),
-            "method": .string(request.method),
-            "scheme": .string(request.scheme),
-            "host": .string(request.host),
-            "port": .integer(request.port),
-            "path": .string(request.method == "CONNECT" ? request.target : request.path),
-            "query": request.query.map(JSONValue.string) ?? .null,
-            "status": response.map { .integer($0.status) } ?? .null,
-            "type": contentType.map(JSONValue.string) ?? .null,
-            "requestSize": .integer(request.body.size),
-            "responseSize": response.map { .integer($0.body.size) } ?? .null,
-            "duration": duration.map { .number(($0 * 1000).rounded() ) } ?? .null,
-            "error": error.map { .string($0.message) } ?? .null,
-            "tls": .bool(tls != nil || request.scheme == "https"),
-        ]
+        var object: JSONObject = [:]
+        object["id"] = .string(id.uuidString)
+        object["time"] = .number(Self.milliseconds(timings.start))
+        object["mode"] = .string(mode.rawValue)
+        object["method"] = .string(request.method)
+        object["scheme"] = .string(request.scheme)
+        object["host"] = .string(request.host)
+        object["port"] = .integer(request.port)
+        object["path"] = .string(request.method == "CONNECT" ? request.target : request.path)
+        object["query"] = request.query.map(JSONValue.string) ?? .null
+        object["status"] = response.map { JSONValue.integer($0.status) } ?? .null
+        object["type"] = contentType.map(JSONValue.string) ?? .null
+        object["requestSize"] = .integer(request.body.size)
+        object["responseSize"] = response.map { JSONValue.integer($0.body.size) } ?? .null
+        object["duration"] = duration.map { JSONValue.number(($0 * 1000).rounded()) } ?? .null
+        object["error"] = error.map { JSONValue.string($0.message) } ?? .null
+        object["tls"] = .bool(tls != nil || request.scheme == "https")
         if !violations.isEmpty { object["violations"] = .integer(violations.count) }
         return .object(object)
     }
@@ -42,7 +41,7 @@ extension Flow {
             "headers": Self.headersJSON(request.headers),
             "body": Self.bodyJSON(request.body, headers: request.headers),
         ]
-        object["response"] = response.map { response in
+        object["response"] = response.map { response -> JSONValue in
             [
                 "status": .integer(response.status),
                 "reason": .string(response.reason),
@@ -53,13 +52,13 @@ extension Flow {
         } ?? .null
         object["timings"] = [
             "start": .number(Self.milliseconds(timings.start)),
-            "connected": timings.connected.map { .number(Self.milliseconds($0)) } ?? .null,
-            "requestSent": timings.requestSent.map { .number(Self.milliseconds($0)) } ?? .null,
-            "firstByte": timings.firstByte.map { .number(Self.milliseconds($0)) } ?? .null,
-            "end": timings.end.map { .number(Self.milliseconds($0)) } ?? .null,
+            "connected": timings.connected.map { JSONValue.number(Self.milliseconds($0)) } ?? .null,
+            "requestSent": timings.requestSent.map { JSONValue.number(Self.milliseconds($0)) } ?? .null,
+            "firstByte": timings.firstByte.map { JSONValue.number(Self.milliseconds($0)) } ?? .null,
+            "end": timings.end.map { JSONValue.number(Self.milliseconds($0)) } ?? .null,
         ]
-        object["error"] = error.map { ["kind": .string($0.kind.rawValue), "message": .string($0.message)] } ?? .null
-        object["tls"] = tls.map { tls in
+        object["error"] = error.map { error -> JSONValue in ["kind": .string(error.kind.rawValue), "message": .string(error.message)] } ?? .null
+        object["tls"] = tls.map { tls -> JSONValue in
             var info: JSONObject = ["upstreamVerificationDisabled": .bool(tls.upstreamVerificationDisabled)]
             let fields: [(String, String?)] = [
                 ("version", tls.version), ("clientVersion", tls.clientVersion), ("cipherSuite", tls.cipherSuite),
@@ -69,7 +68,7 @@ extension Flow {
             for (name, value) in fields { info[name] = value.map(JSONValue.string) ?? .null }
             return .object(info)
         } ?? .null
-        object["violations"] = .array(violations.map { ["location": .string($0.location), "message": .string($0.message)] })
+        object["violations"] = .array(violations.map { violation -> JSONValue in ["location": .string(violation.location), "message": .string(violation.message)] })
         return .object(object)
     }
 
@@ -89,7 +88,7 @@ extension Flow {
     }
 
     static func headersJSON(_ headers: HeaderFields) -> JSONValue {
-        .array(headers.map { [.string($0.name), .string($0.value)] })
+        .array(headers.map { field -> JSONValue in [.string(field.name), .string(field.value)] })
     }
 
     static func bodyJSON(_ body: FlowBody, headers: HeaderFields) -> JSONValue {

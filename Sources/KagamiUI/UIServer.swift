@@ -58,7 +58,7 @@ public final class UIServer: Sendable {
     /// Starts listening and returns the port (useful with port 0).
     public func start() async throws -> Int {
         let router = Router()
-        router.add(middleware: UIAccessMiddleware(token: token))
+        router.add(middleware: UIAccessMiddleware<BasicRequestContext>(token: token))
         FlowAPI(server: self).register(on: router)
         page.register(on: router)
 
