@@ -50,7 +50,7 @@ export function mountStructure({ container, onSelect }) {
 
   function renderNode(node) {
     const details = el("details", { dataset: { key: node.key } });
-    const summary = el("summary", {}, el("span", { className: "label" }, truncate(node.label, 120)), el("span", { className: "count" }, `(${node.count})`));
+    const summary = el("summary", {}, el("span", { className: "label" }, truncate(node.label, 120)), " ", el("span", { className: "count" }, `(${node.count})`));
     details.append(summary);
     const fill = () => {
       for (const next of node.children.values()) details.append(renderNode(next));
