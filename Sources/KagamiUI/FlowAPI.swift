@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HTTPTypes
 import KagamiFlow
 import KagamiHAR
 import KagamiJSON
