@@ -148,6 +148,6 @@ struct FlowAPI: Sendable {
 
 extension HTTPField.Name {
     /// Kagami's own response fields. The names are valid tokens, so the fallback never applies.
-    static func kagami(_ suffix: String) -> HTTPField.Name { HTTPField.Name("X-Kagami-\(suffix)") ?? .warning }
-    static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options") ?? .warning
+    static func kagami(_ suffix: String) -> HTTPField.Name { HTTPField.Name("X-Kagami-\(suffix)") ?? .via }
+    static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options") ?? .via
 }
