@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "KagamiRules", targets: ["KagamiRules"]),
         .library(name: "KagamiDescription", targets: ["KagamiDescription"]),
         .library(name: "KagamiMock", targets: ["KagamiMock"]),
+        .library(name: "KagamiUI", targets: ["KagamiUI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -35,6 +36,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/mattpolzin/OpenAPIKit", from: "6.4.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // Plain JSON values with ordered objects; no Foundation types at the surface.
@@ -131,12 +135,26 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // The system zlib, to show gzip- and deflate-encoded bodies decoded.
+        .systemLibrary(name: "CKagamiZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // The web UI and its JSON admin API (Hummingbird), with the page shipped as resources.
+        .target(
+            name: "KagamiUI",
+            dependencies: [
+                "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "CKagamiZlib",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            resources: [.copy("Web")]
+        ),
         // The commands; the executable only calls into this.
         .target(
             name: "KagamiCLI",
             dependencies: [
                 "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
-                "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiMock",
+                "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiMock", "KagamiUI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -144,6 +162,7 @@ let package = Package(
 
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
         .testTarget(name: "KagamiRulesTests", dependencies: ["KagamiRules", "KagamiFlow", "KagamiJSON"]),
+        .testTarget(name: "KagamiUITests", dependencies: ["KagamiUI", "KagamiFlow", "KagamiStore", "KagamiTesting", "KagamiJSON"]),
         .testTarget(name: "KagamiURITemplateTests", dependencies: ["KagamiURITemplate", "KagamiJSON"]),
         .testTarget(name: "KagamiJSONSchemaTests", dependencies: ["KagamiJSONSchema", "KagamiCLI"]),
         .testTarget(

@@ -9,6 +9,8 @@ command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 command -v sqlite3 >/dev/null 2>&1 || need_apt+=(sqlite3)
 # GRDB links the system SQLite.
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || need_apt+=(libsqlite3-dev)
+# The UI decodes gzip/deflate bodies with the system zlib.
+dpkg -s zlib1g-dev >/dev/null 2>&1 || need_apt+=(zlib1g-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "installing: ${need_apt[*]}"
     apt-get update -qq

@@ -5,6 +5,7 @@ import KagamiFlow
 import KagamiProxy
 import KagamiRules
 import KagamiStore
+import KagamiUI
 
 struct ProxyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -35,6 +36,8 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "Rules file (YAML or JSON): Map Remote, Map Local, Rewrite, Block/Allow, No Caching, Throttling. See docs/RULES.md.")
     var rules: String?
 
+    @OptionGroup var ui: UIOptions
+
     func run() async throws {
         let mode: ProxyServer.Mode
         if let reverse {
@@ -50,6 +53,8 @@ struct ProxyCommand: AsyncParsableCommand {
         let interception = try https.interception()
         let activeRules = ActiveRules(try rules.map(RulesFile.load))
         let store = try SQLiteFlowStore(path: sessionPath)
+        // The hub passes each flow to the store and to the web UI's live views.
+        let hub = FlowHub(forwardingTo: store)
         let server: ProxyServer
         do {
             server = try ProxyServer(
@@ -58,7 +63,7 @@ struct ProxyCommand: AsyncParsableCommand {
                     responseTimeout: .seconds(responseTimeout), bodyCaptureLimit: bodyLimit,
                     interception: interception
                 ),
-                sink: store,
+                sink: hub,
                 rules: activeRules
             )
         } catch {
@@ -85,11 +90,14 @@ struct ProxyCommand: AsyncParsableCommand {
         if !["127.0.0.1", "::1", "localhost"].contains(host) {
             banner += "Warning: listening on \(host) lets other hosts use this proxy.\n"
         }
+        let uiServer = try await ui.start(store: store, hub: hub, proxyAddress: listening, sessionPath: sessionPath)
+        if let uiServer { banner += ui.describe(uiServer) }
         // Unbuffered, so a script or test reading the pipe sees the port at once.
         FileHandle.standardOutput.write(Data(banner.utf8))
 
         await SignalWaiter.waitForTermination()
         try await server.stop()
+        await uiServer?.server.stop()
         try await store.flush()
         FileHandle.standardOutput.write(Data("Stopped. \(try await store.count()) exchanges in \(sessionPath)\n".utf8))
     }

@@ -13,6 +13,8 @@ public protocol FlowStore: FlowSink {
     /// Flows in capture order; without bodies' bytes unless asked (sizes are always there).
     func flows(offset: Int, limit: Int?, includeBodies: Bool) async throws -> [Flow]
     func count() async throws -> Int
+    /// Deletes every flow, after those recorded before the call have been written.
+    func removeAll() async throws
 }
 
 extension FlowStore {

@@ -177,6 +177,24 @@ public final class SQLiteFlowStore: FlowStore {
         }
     }
 
+    public func removeAll() async throws {
+        try await flush()
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            // On the write queue, so no batch queued before this call lands after it.
+            writeQueue.async {
+                do {
+                    try self.database.write { db in
+                        try db.execute(sql: "DELETE FROM body")
+                        try db.execute(sql: "DELETE FROM flow")
+                    }
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: FlowStoreError("could not clear \(self.path): \(error)"))
+                }
+            }
+        }
+    }
+
     // MARK: Reading
 
     public func flow(id: UUID) async throws -> Flow? {

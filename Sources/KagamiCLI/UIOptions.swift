@@ -1,0 +1,44 @@
+import ArgumentParser
+import KagamiFlow
+import KagamiStore
+import KagamiUI
+
+/// The web UI options `proxy` takes.
+struct UIOptions: ParsableArguments {
+    @Option(help: "Address of the web UI and admin API. Anything but loopback requires the printed token.")
+    var uiHost = "127.0.0.1"
+
+    @Option(help: "Port of the web UI and admin API (0 picks a free one).")
+    var uiPort = 8889
+
+    @Flag(help: "Run without the web UI and admin API.")
+    var noUi = false
+
+    struct Running {
+        var server: UIServer
+        var port: Int
+    }
+
+    func start(store: any FlowStore, hub: FlowHub, proxyAddress: String, sessionPath: String) async throws -> Running? {
+        guard !noUi else { return nil }
+        let server = try UIServer(
+            configuration: .init(
+                host: uiHost, port: uiPort, proxyAddress: proxyAddress, sessionPath: sessionPath,
+                version: Kagami.configuration.version
+            ),
+            store: store, hub: hub
+        )
+        do {
+            return Running(server: server, port: try await server.start())
+        } catch {
+            throw ValidationError("web UI on \(uiHost):\(uiPort): \(error) (choose another --ui-port, or --no-ui)")
+        }
+    }
+
+    func describe(_ running: Running) -> String {
+        let host = uiHost.contains(":") ? "[\(uiHost)]" : uiHost
+        var address = "http://\(host):\(running.port)/"
+        if let token = running.server.token { address += "?token=\(token)" }
+        return "Web UI: \(address)\n"
+    }
+}

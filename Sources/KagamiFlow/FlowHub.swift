@@ -1,0 +1,112 @@
+import Foundation
+import Synchronization
+
+/// A `FlowSink` that hands each finished flow to another sink (the store) and to every live
+/// subscriber (the web UI's event streams). Subscribers that read too slowly lose their oldest
+/// undelivered flows rather than holding the proxy back, and are told how many they missed.
+public final class FlowHub: FlowSink {
+    /// What a subscriber receives.
+    public enum Delivery: Sendable {
+        /// A flow just recorded (body bytes left out unless the subscription asked for them).
+        case flow(Flow)
+        /// This many flows were dropped because the subscriber fell behind; read them from the store.
+        case missed(Int)
+        /// Nothing happened for a while (sent on request by `Subscription.heartbeat()`).
+        case heartbeat
+    }
+
+    fileprivate struct Subscriber {
+        var continuation: AsyncStream<Delivery>.Continuation
+        var includeBodies: Bool
+        /// Flows dropped and not yet reported.
+        var missed = 0
+    }
+
+    private let downstream: (any FlowSink)?
+    private let subscribers = Mutex<[UInt64: Subscriber]>([:])
+    private let nextID = Atomic<UInt64>(0)
+
+    /// - Parameter downstream: where every flow goes first (typically the session store).
+    public init(forwardingTo downstream: (any FlowSink)? = nil) {
+        self.downstream = downstream
+    }
+
+    public var subscriberCount: Int { subscribers.withLock { $0.count } }
+
+    public func record(_ flow: Flow) {
+        downstream?.record(flow)
+        subscribers.withLock { subscribers in
+            guard !subscribers.isEmpty else { return }
+            var stripped: Flow?
+            for id in subscribers.keys {
+                guard var subscriber = subscribers[id] else { continue }
+                if subscriber.missed > 0 {
+                    let missed = subscriber.missed
+                    subscriber.missed = 0
+                    subscriber.account(subscriber.continuation.yield(.missed(missed)))
+                }
+                let delivered: Flow
+                if subscriber.includeBodies {
+                    delivered = flow
+                } else {
+                    if stripped == nil { stripped = flow.withoutBodyBytes }
+                    delivered = stripped ?? flow
+                }
+                subscriber.account(subscriber.continuation.yield(.flow(delivered)))
+                subscribers[id] = subscriber
+            }
+        }
+    }
+
+    /// Starts a subscription holding at most `bufferLimit` undelivered items.
+    public func subscribe(bufferLimit: Int = 1024, includeBodies: Bool = false) -> Subscription {
+        let id = nextID.wrappingAdd(1, ordering: .relaxed).newValue
+        let (stream, continuation) = AsyncStream<Delivery>.makeStream(bufferingPolicy: .bufferingNewest(max(1, bufferLimit)))
+        subscribers.withLock { $0[id] = Subscriber(continuation: continuation, includeBodies: includeBodies) }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
+        }
+        return Subscription(stream: stream, continuation: continuation)
+    }
+
+    /// One subscriber's stream; ends when `cancel()` is called or the hub is gone.
+    public struct Subscription: AsyncSequence, Sendable {
+        public typealias Element = Delivery
+        let stream: AsyncStream<Delivery>
+        let continuation: AsyncStream<Delivery>.Continuation
+
+        public func makeAsyncIterator() -> AsyncStream<Delivery>.Iterator { stream.makeAsyncIterator() }
+
+        /// Queues a `.heartbeat` so a reader waiting on the stream wakes up (to ping its client).
+        public func heartbeat() { continuation.yield(.heartbeat) }
+
+        public func cancel() { continuation.finish() }
+    }
+
+    deinit {
+        subscribers.withLock { subscribers in
+            for subscriber in subscribers.values { subscriber.continuation.finish() }
+        }
+    }
+}
+
+extension FlowHub.Subscriber {
+    fileprivate mutating func account(_ result: AsyncStream<FlowHub.Delivery>.Continuation.YieldResult) {
+        guard case .dropped(let dropped) = result else { return }
+        switch dropped {
+        case .flow: missed += 1
+        case .missed(let count): missed += count
+        case .heartbeat: break
+        }
+    }
+}
+
+extension Flow {
+    /// The flow with body sizes kept and bytes left out, as lists and live views need it.
+    public var withoutBodyBytes: Flow {
+        var flow = self
+        flow.request.body.data = Data()
+        flow.response?.body.data = Data()
+        return flow
+    }
+}

@@ -1,0 +1,103 @@
+// The shapes the admin API gives flows in: a row for lists and live events, the whole flow
+// (without body bytes) for the inspector.
+import Foundation
+import KagamiFlow
+import KagamiJSON
+
+extension Flow {
+    /// One row of the Sequence view.
+    var summaryJSON: JSONValue {
+        var object: JSONObject = [:]
+        object["id"] = .string(id.uuidString)
+        object["time"] = .number(Self.milliseconds(timings.start))
+        object["mode"] = .string(mode.rawValue)
+        object["method"] = .string(request.method)
+        object["scheme"] = .string(request.scheme)
+        object["host"] = .string(request.host)
+        object["port"] = .integer(request.port)
+        object["path"] = .string(request.method == "CONNECT" ? request.target : request.path)
+        object["query"] = request.query.map(JSONValue.string) ?? .null
+        object["status"] = response.map { JSONValue.integer($0.status) } ?? .null
+        object["type"] = contentType.map(JSONValue.string) ?? .null
+        object["requestSize"] = .integer(request.body.size)
+        object["responseSize"] = response.map { JSONValue.integer($0.body.size) } ?? .null
+        object["duration"] = duration.map { JSONValue.number(($0 * 1000).rounded()) } ?? .null
+        object["error"] = error.map { JSONValue.string($0.message) } ?? .null
+        object["tls"] = .bool(tls != nil || request.scheme == "https")
+        if !violations.isEmpty { object["violations"] = .integer(violations.count) }
+        return .object(object)
+    }
+
+    /// Everything the inspector shows, body bytes excepted (they load on demand).
+    var detailJSON: JSONValue {
+        guard case .object(var object) = summaryJSON else { return summaryJSON }
+        object["url"] = .string(request.url)
+        object["clientAddress"] = clientAddress.map(JSONValue.string) ?? .null
+        object["serverAddress"] = serverAddress.map(JSONValue.string) ?? .null
+        object["request"] = [
+            "method": .string(request.method),
+            "target": .string(request.target),
+            "version": .string(request.version),
+            "headers": Self.headersJSON(request.headers),
+            "body": Self.bodyJSON(request.body, headers: request.headers),
+        ]
+        object["response"] = response.map { response -> JSONValue in
+            [
+                "status": .integer(response.status),
+                "reason": .string(response.reason),
+                "version": .string(response.version),
+                "headers": Self.headersJSON(response.headers),
+                "body": Self.bodyJSON(response.body, headers: response.headers),
+            ]
+        } ?? .null
+        object["timings"] = [
+            "start": .number(Self.milliseconds(timings.start)),
+            "connected": timings.connected.map { JSONValue.number(Self.milliseconds($0)) } ?? .null,
+            "requestSent": timings.requestSent.map { JSONValue.number(Self.milliseconds($0)) } ?? .null,
+            "firstByte": timings.firstByte.map { JSONValue.number(Self.milliseconds($0)) } ?? .null,
+            "end": timings.end.map { JSONValue.number(Self.milliseconds($0)) } ?? .null,
+        ]
+        object["error"] = error.map { error -> JSONValue in ["kind": .string(error.kind.rawValue), "message": .string(error.message)] } ?? .null
+        object["tls"] = tls.map { tls -> JSONValue in
+            var info: JSONObject = ["upstreamVerificationDisabled": .bool(tls.upstreamVerificationDisabled)]
+            let fields: [(String, String?)] = [
+                ("version", tls.version), ("clientVersion", tls.clientVersion), ("cipherSuite", tls.cipherSuite),
+                ("alpn", tls.alpn), ("serverName", tls.serverName), ("certificateSubject", tls.certificateSubject),
+                ("certificateIssuer", tls.certificateIssuer), ("certificateFingerprintSHA256", tls.certificateFingerprintSHA256),
+            ]
+            for (name, value) in fields { info[name] = value.map(JSONValue.string) ?? .null }
+            return .object(info)
+        } ?? .null
+        object["violations"] = .array(violations.map { violation -> JSONValue in ["location": .string(violation.location), "message": .string(violation.message)] })
+        return .object(object)
+    }
+
+    /// The response's media type without parameters (`application/json`), else the request's.
+    var contentType: String? {
+        let header = response?.headers["Content-Type"] ?? (response == nil ? request.headers["Content-Type"] : nil)
+        return header.flatMap(Self.mediaType)
+    }
+
+    static func mediaType(_ header: String) -> String? {
+        let type = header.split(separator: ";", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces).lowercased()
+        return type?.isEmpty == false ? type : nil
+    }
+
+    static func milliseconds(_ date: Date) -> Double {
+        (date.timeIntervalSince1970 * 1000).rounded()
+    }
+
+    static func headersJSON(_ headers: HeaderFields) -> JSONValue {
+        .array(headers.map { field -> JSONValue in [.string(field.name), .string(field.value)] })
+    }
+
+    static func bodyJSON(_ body: FlowBody, headers: HeaderFields) -> JSONValue {
+        [
+            "size": .integer(body.size),
+            "stored": .integer(body.data.count),
+            "truncated": .bool(body.isTruncated),
+            "contentType": headers["Content-Type"].map(JSONValue.string) ?? .null,
+            "contentEncoding": headers["Content-Encoding"].map(JSONValue.string) ?? .null,
+        ]
+    }
+}

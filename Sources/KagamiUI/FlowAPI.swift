@@ -1,0 +1,153 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+import KagamiFlow
+import KagamiHAR
+import KagamiJSON
+import KagamiStore
+
+/// The JSON admin API under `/api`; the page uses nothing else, and scripts can use it too.
+struct FlowAPI: Sendable {
+    let server: UIServer
+
+    var store: any FlowStore { server.store }
+
+    func register(on router: Router<some RequestContext>) {
+        router.get("/api/status") { _, _ in try await self.status() }
+        router.get("/api/flows") { request, _ in try await self.list(request) }
+        router.delete("/api/flows") { _, _ in
+            try await self.store.removeAll()
+            return jsonResponse(["cleared": true])
+        }
+        router.get("/api/flows/:id") { _, context in
+            let flow = try await self.flow(context.parameters.get("id"))
+            return flow.map { jsonResponse($0.detailJSON) } ?? self.missing(context.parameters.get("id"))
+        }
+        router.get("/api/flows/:id/:part/body") { request, context in
+            try await self.body(request, id: context.parameters.get("id"), part: context.parameters.get("part"))
+        }
+        router.get("/api/events") { _, _ in self.events() }
+        router.get("/api/export.har") { _, _ in try await self.har() }
+    }
+
+    func status() async throws -> Response {
+        let configuration = server.configuration
+        return jsonResponse([
+            "proxy": .string(configuration.proxyAddress),
+            "session": .string(configuration.sessionPath),
+            "caURL": "http://kagami.ssl/",
+            "version": .string(configuration.version),
+            "flows": .integer(try await store.count()),
+            "tokenRequired": .bool(server.token != nil),
+        ])
+    }
+
+    /// `?offset=&limit=` (limit at most 10,000 per call); flushes first, so a list asked for
+    /// after an event includes that event's flow.
+    func list(_ request: Request) async throws -> Response {
+        let query = request.uri.queryParameters
+        let offset = max(0, query.get("offset", as: Int.self) ?? 0)
+        let limit = min(10_000, max(0, query.get("limit", as: Int.self) ?? 1_000))
+        try await store.flush()
+        let flows = try await store.flows(offset: offset, limit: limit, includeBodies: false)
+        let total = try await store.count()
+        return jsonResponse([
+            "offset": .integer(offset),
+            "total": .integer(total),
+            "flows": .array(flows.map(\.summaryJSON)),
+        ])
+    }
+
+    func flow(_ id: String?) async throws -> Flow? {
+        guard let id, let uuid = UUID(uuidString: id) else { return nil }
+        try await store.flush()
+        return try await store.flow(id: uuid)
+    }
+
+    func missing(_ id: String?) -> Response {
+        apiError(.notFound, "no exchange with id \(id ?? "") in this session")
+    }
+
+    /// The body as received, or decoded with `?decode=1`. Served with the message's own
+    /// Content-Type (so images show inline) but sandboxed: a captured HTML page can't run here.
+    func body(_ request: Request, id: String?, part: String?) async throws -> Response {
+        guard let flow = try await flow(id) else { return missing(id) }
+        let message: (body: FlowBody, headers: HeaderFields)
+        switch part {
+        case "request": message = (flow.request.body, flow.request.headers)
+        case "response":
+            guard let response = flow.response else { return apiError(.notFound, "exchange \(flow.id) has no response") }
+            message = (response.body, response.headers)
+        default: return apiError(.notFound, "body part must be request or response, not \(part ?? "")")
+        }
+        var headers: HTTPFields = [
+            .contentType: message.headers["Content-Type"] ?? "application/octet-stream",
+            .contentSecurityPolicy: "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'",
+            .contentTypeOptions: "nosniff",
+            .cacheControl: "no-store",
+            .kagami("Body-Size"): String(message.body.size),
+            .kagami("Body-Truncated"): message.body.isTruncated ? "true" : "false",
+        ]
+        var data = message.body.data
+        if request.uri.queryParameters.get("decode") == "1", let encoding = message.headers["Content-Encoding"] {
+            do {
+                data = try ContentDecoding.decode(data, contentEncoding: encoding)
+                headers[.kagami("Decoded")] = encoding
+            } catch {
+                headers[.kagami("Decode-Error")] = error.description
+            }
+        }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// Server-Sent Events: `hello` once subscribed, `flow` per recorded exchange (its summary),
+    /// `missed` when this client fell behind and lost some (re-read `/api/flows`), and a comment
+    /// line every heartbeat interval so dead connections are noticed.
+    func events() -> Response {
+        let subscription = server.hub.subscribe(bufferLimit: 4096)
+        let interval = server.configuration.heartbeatInterval
+        let ticker = Task {
+            while !Task.isCancelled {
+                try await Task.sleep(for: .seconds(interval))
+                subscription.heartbeat()
+            }
+        }
+        return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"], body: ResponseBody { writer in
+            defer {
+                ticker.cancel()
+                subscription.cancel()
+            }
+            try await writer.write(ByteBuffer(string: "retry: 2000\nevent: hello\ndata: {}\n\n"))
+            for await delivery in subscription {
+                let text: String
+                switch delivery {
+                case .flow(let flow): text = "event: flow\ndata: \(flow.summaryJSON.serialized())\n\n"
+                case .missed(let count): text = "event: missed\ndata: {\"count\":\(count)}\n\n"
+                case .heartbeat: text = ": heartbeat\n\n"
+                }
+                try await writer.write(ByteBuffer(string: text))
+            }
+            try await writer.finish(nil)
+        })
+    }
+
+    func har() async throws -> Response {
+        try await store.flush()
+        let flows = try await store.allFlows(includeBodies: true)
+        let archive = HARExport.archive(flows, creatorVersion: server.configuration.version)
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "application/json; charset=utf-8",
+                .contentDisposition: "attachment; filename=\"kagami.har\"",
+            ],
+            body: .init(byteBuffer: ByteBuffer(string: archive.serialized()))
+        )
+    }
+}
+
+extension HTTPField.Name {
+    /// Kagami's own response fields. The names are valid tokens, so the fallback never applies.
+    static func kagami(_ suffix: String) -> HTTPField.Name { HTTPField.Name("X-Kagami-\(suffix)") ?? .via }
+    static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options") ?? .via
+}

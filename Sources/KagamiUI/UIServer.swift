@@ -1,0 +1,102 @@
+import Foundation
+import Hummingbird
+import Logging
+import KagamiFlow
+import KagamiStore
+import NIOCore
+import Synchronization
+
+/// Kagami's web UI: the page (static files shipped with the module) and the JSON admin API it
+/// uses, on their own port. Loopback by default; anywhere else every request needs the token.
+public final class UIServer: Sendable {
+    public struct Configuration: Sendable {
+        public var host: String
+        public var port: Int
+        /// What `/api/status` reports about the proxy, for the first-run screen.
+        public var proxyAddress: String
+        public var sessionPath: String
+        public var version: String
+        /// Required when the UI is reachable from other hosts; nil makes one up when needed.
+        public var token: String?
+        /// Seconds between keep-alive comments on the event stream.
+        public var heartbeatInterval: Double
+
+        public init(
+            host: String = "127.0.0.1", port: Int = 8889, proxyAddress: String, sessionPath: String, version: String,
+            token: String? = nil, heartbeatInterval: Double = 15
+        ) {
+            self.host = host
+            self.port = port
+            self.proxyAddress = proxyAddress
+            self.sessionPath = sessionPath
+            self.version = version
+            self.token = token
+            self.heartbeatInterval = heartbeatInterval
+        }
+    }
+
+    public let configuration: Configuration
+    /// The token clients must present, or nil on loopback.
+    public let token: String?
+    let store: any FlowStore
+    let hub: FlowHub
+    let page: WebPage
+    private let running = Mutex<Task<Void, any Error>?>(nil)
+
+    public init(configuration: Configuration, store: any FlowStore, hub: FlowHub) throws {
+        self.configuration = configuration
+        self.store = store
+        self.hub = hub
+        self.page = try WebPage.load()
+        if UIAccess.isLoopback(configuration.host) {
+            token = nil
+        } else {
+            token = configuration.token ?? UIAccess.makeToken()
+        }
+    }
+
+    /// Starts listening and returns the port (useful with port 0).
+    public func start() async throws -> Int {
+        let router = Router()
+        router.add(middleware: UIAccessMiddleware<BasicRequestContext>(token: token))
+        FlowAPI(server: self).register(on: router)
+        page.register(on: router)
+
+        let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Kagami"),
+            onServerRunning: { channel in
+                portContinuation.yield(channel.localAddress?.port ?? 0)
+                portContinuation.finish()
+            },
+            logger: UIServer.quietLogger
+        )
+        let task = Task {
+            defer { portContinuation.finish() }
+            try await app.run()
+        }
+        running.withLock { $0 = task }
+        for await port in portStream { return port }
+        // The server ended before it listened: surface why.
+        try await task.value
+        throw UIServerError("the web UI could not listen on \(configuration.host):\(configuration.port)")
+    }
+
+    public func stop() async {
+        guard let task = running.withLock({ $0 }) else { return }
+        task.cancel()
+        _ = try? await task.value
+    }
+
+    static var quietLogger: Logger {
+        var logger = Logger(label: "kagami.ui")
+        logger.logLevel = .warning
+        return logger
+    }
+}
+
+public struct UIServerError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,97 @@
+// Starts the page: mounts the views on the store, wires the toolbar, opens the event stream.
+import { dispatch, state, subscribe } from "./store.js";
+import { clearSession, connect, loadDetail } from "./api.js";
+import { mountSequence } from "./sequence.js";
+import { mountStructure } from "./structure.js";
+import { mountInspector } from "./inspector.js";
+import { el } from "./format.js";
+
+const $ = (id) => document.getElementById(id);
+
+function select(id) {
+  if (id === state.selectedId) return;
+  dispatch({ type: "selected", id });
+  if (id) loadDetail(id);
+}
+
+mountSequence({ scroll: $("sequence-scroll"), spacer: $("sequence-spacer"), onSelect: select });
+mountStructure({ container: $("structure"), onSelect: select });
+mountInspector({
+  container: $("inspector"),
+  showTool(title, text, note) {
+    $("tool-title").textContent = title;
+    $("tool-text").value = text;
+    $("tool-note").textContent = note;
+    const dialog = $("tool-dialog");
+    if (!dialog.open) dialog.showModal();
+    $("tool-text").select();
+    // The clipboard needs a focused, permitted page; the text stays selectable in the dialog either way.
+    navigator.clipboard?.writeText(text).then(() => { $("tool-note").textContent = `${note} Copied to the clipboard.`.trim(); }, () => {});
+  },
+});
+
+let filterTimer = 0;
+$("filter").addEventListener("input", (event) => {
+  clearTimeout(filterTimer);
+  const text = event.target.value;
+  filterTimer = setTimeout(() => dispatch({ type: "filterChanged", text }), 120);
+});
+$("pause").addEventListener("click", () => dispatch({ type: "pauseToggled" }));
+$("clear").addEventListener("click", () => clearSession().catch((error) => dispatch({ type: "error", message: `Could not clear: ${error.message}` })));
+for (const button of document.querySelectorAll("[data-view]")) {
+  button.addEventListener("click", () => dispatch({ type: "viewChanged", view: button.dataset.view }));
+}
+
+function renderChrome() {
+  const { connection, loading, flows, visible, paused, held, view, status, error } = state;
+  $("connection").className = `connection ${connection}`;
+  $("connection").textContent = connection === "live" ? "Live" : connection === "connecting" ? "Connecting…" : "Disconnected";
+  const banner = $("banner");
+  if (connection === "disconnected") {
+    banner.hidden = false;
+    banner.textContent = "Lost the connection to Kagami. Reconnecting… (the list below is what was captured until then)";
+  } else if (error) {
+    banner.hidden = false;
+    banner.textContent = error;
+  } else banner.hidden = true;
+  $("pause").textContent = paused ? `Resume${held.length ? ` (${held.length} waiting)` : ""}` : "Pause";
+  $("pause").setAttribute("aria-pressed", String(paused));
+  $("counts").textContent = visible.length === flows.length ? `${flows.length} exchanges` : `${visible.length} of ${flows.length} exchanges`;
+  for (const button of document.querySelectorAll("[data-view]")) button.setAttribute("aria-selected", String(button.dataset.view === view));
+  $("sequence").hidden = view !== "sequence";
+  $("structure").hidden = view !== "structure";
+  $("loading").hidden = !(loading && flows.length === 0 && connection !== "disconnected");
+  const empty = !loading && flows.length === 0;
+  $("empty").hidden = !empty;
+  if (empty) renderEmpty();
+  document.body.dataset.connection = connection;
+  document.body.dataset.loading = String(loading);
+}
+
+function renderEmpty() {
+  const proxy = state.status?.proxy?.replace(/^http:\/\//, "") || "127.0.0.1:8888";
+  const [host, port] = [proxy.slice(0, proxy.lastIndexOf(":")), proxy.slice(proxy.lastIndexOf(":") + 1)];
+  $("empty").replaceChildren(
+    el("h1", {}, "No exchanges yet"),
+    el("p", {}, "Set Kagami as the HTTP and HTTPS proxy of your app, simulator or device:"),
+    el("pre", {}, `Proxy host: ${host}\nProxy port: ${port}`),
+    el("p", {}, "Or try it from a terminal:"),
+    el("pre", {}, `curl -x http://${proxy} http://example.com/`),
+    el("p", {}, "To see HTTPS, trust Kagami's certificate authority: open ", el("a", { href: state.status?.caURL || "http://kagami.ssl/", target: "_blank" }, state.status?.caURL || "http://kagami.ssl/"), " through the proxy on the device."),
+    state.status ? el("p", { className: "note" }, `Session file: ${state.status.session}`) : null,
+  );
+}
+
+subscribe((action) => {
+  if (action.type === "flowArrived" && !state.paused && state.flows.length > 1) {
+    // Only the counter changes for an ordinary new row.
+    $("counts").textContent = state.visible.length === state.flows.length ? `${state.flows.length} exchanges` : `${state.visible.length} of ${state.flows.length} exchanges`;
+    return;
+  }
+  if (action.type === "flowsLoaded") {
+    window.kagamiTimings = { ...(window.kagamiTimings || {}), lastLoad: { flows: state.flows.length, fetchMs: Math.round(action.took) } };
+  }
+  renderChrome();
+});
+renderChrome();
+connect();

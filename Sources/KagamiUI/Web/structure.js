@@ -1,0 +1,89 @@
+// The Structure view: scheme+host, then each path segment, with the number of exchanges under
+// each node. Built incrementally as flows arrive; only opened nodes have their children drawn.
+import { state, subscribe } from "./store.js";
+import { el, formatTime, statusClass, truncate } from "./format.js";
+
+function makeNode(key, label) {
+  return { key, label, count: 0, children: new Map(), flows: [] };
+}
+
+export function mountStructure({ container, onSelect }) {
+  let root = makeNode("", "");
+  const open = new Set();
+  let frame = 0;
+
+  function add(index) {
+    const flow = state.flows[index];
+    const origin = `${flow.scheme}://${flow.host}${flow.port && !isDefault(flow) ? ":" + flow.port : ""}`;
+    let node = child(root, origin, origin);
+    node.count++;
+    const segments = flow.method === "CONNECT" ? [] : flow.path.split("/").filter(Boolean);
+    for (const segment of segments) {
+      node = child(node, `${node.key}/${segment}`, segment);
+      node.count++;
+    }
+    node.flows.push(index);
+  }
+
+  function child(node, key, label) {
+    let next = node.children.get(label);
+    if (!next) { next = makeNode(key, label); node.children.set(label, next); }
+    return next;
+  }
+
+  function rebuild() {
+    root = makeNode("", "");
+    for (const index of state.visible) add(index);
+  }
+
+  function schedule() {
+    if (!frame && state.view === "structure") frame = requestAnimationFrame(render);
+  }
+
+  function render() {
+    frame = 0;
+    const scrollTop = container.scrollTop;
+    container.replaceChildren(...[...root.children.values()].map(renderNode));
+    if (root.children.size === 0) container.append(el("p", { className: "note" }, "No exchanges match."));
+    container.scrollTop = scrollTop;
+  }
+
+  function renderNode(node) {
+    const details = el("details", { dataset: { key: node.key } });
+    const summary = el("summary", {}, el("span", { className: "label" }, truncate(node.label, 120)), " ", el("span", { className: "count" }, `(${node.count})`));
+    details.append(summary);
+    const fill = () => {
+      for (const next of node.children.values()) details.append(renderNode(next));
+      for (const index of node.flows.slice(-500)) {
+        const flow = state.flows[index];
+        const query = flow.query != null ? `?${flow.query}` : "";
+        const leaf = el("div", { className: `leaf${flow.id === state.selectedId ? " selected" : ""}`, dataset: { id: flow.id }, title: flow.path + query, onclick: () => onSelect(flow.id) },
+          el("span", { className: statusClass(flow.status) }, String(flow.status ?? "failed")), ` ${flow.method} `,
+          truncate(`${flow.path.split("/").pop() || "/"}${query}`, 120), el("span", { className: "count" }, formatTime(flow.time)));
+        details.append(leaf);
+      }
+    };
+    if (open.has(node.key)) { details.open = true; fill(); }
+    details.addEventListener("toggle", () => {
+      if (details.open) { open.add(node.key); if (details.children.length === 1) fill(); }
+      else open.delete(node.key);
+    });
+    return details;
+  }
+
+  subscribe((action) => {
+    switch (action.type) {
+      case "flowArrived":
+        for (const index of action.added || []) add(index);
+        schedule();
+        break;
+      case "filterChanged": case "flowsLoaded": case "cleared": case "pauseToggled":
+        rebuild(); schedule(); break;
+      case "viewChanged": case "selected": schedule(); break;
+    }
+  });
+}
+
+function isDefault(flow) {
+  return (flow.scheme === "https" && flow.port === 443) || (flow.scheme === "http" && flow.port === 80);
+}

@@ -1,0 +1,185 @@
+import Foundation
+import KagamiFlow
+import KagamiJSON
+import KagamiStore
+import KagamiTesting
+import KagamiUI
+import Testing
+
+/// A UI server on port 0 over a fresh session file, driven with curl as a script would.
+struct RunningUI {
+    let server: UIServer
+    let store: SQLiteFlowStore
+    let hub: FlowHub
+    let port: Int
+    let directory: URL
+
+    static func start(host: String = "127.0.0.1", heartbeat: Double = 15) async throws -> RunningUI {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kagami-ui-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let store = try SQLiteFlowStore(path: directory.appendingPathComponent("session.sqlite").path)
+        let hub = FlowHub(forwardingTo: store)
+        let server = try UIServer(
+            configuration: .init(host: host, port: 0, proxyAddress: "http://127.0.0.1:8888", sessionPath: "session.sqlite", version: "test", heartbeatInterval: heartbeat),
+            store: store, hub: hub
+        )
+        let port = try await server.start()
+        return RunningUI(server: server, store: store, hub: hub, port: port, directory: directory)
+    }
+
+    func stop() async {
+        await server.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    func curl(_ arguments: [String]) async throws -> CommandLineClient.Result {
+        try await CommandLineClient.curl.run(["-s", "--max-time", "10"] + arguments)
+    }
+
+    func json(_ path: String) async throws -> JSONValue {
+        let result = try await curl([url(path)])
+        return try JSONValue(parsing: result.stdoutText)
+    }
+}
+
+@Suite struct UIServerTests {
+    @Test func listsFlowsAsSummariesInCaptureOrder() async throws {
+        let ui = try await RunningUI.start()
+        defer { Task { await ui.stop() } }
+        let json = FlowFixtures.getJSON()
+        let refused = FlowFixtures.refused()
+        ui.hub.record(json)
+        ui.hub.record(refused)
+        let list = try await ui.json("/api/flows?offset=0&limit=10")
+        #expect(list["total"] == 2)
+        guard case .array(let flows)? = list["flows"] else { Issue.record("no flows in \(list)"); return }
+        #expect(flows.count == 2)
+        #expect(flows[0]["id"] == .string(json.id.uuidString))
+        #expect(flows[0]["method"] == "GET")
+        #expect(flows[0]["host"] == "api.example.com")
+        #expect(flows[0]["path"] == "/users/1")
+        #expect(flows[0]["status"] == 200)
+        #expect(flows[0]["type"] == "application/json")
+        #expect(flows[0]["duration"]?.isJSONEqual(to: 60) == true)
+        #expect(flows[1]["error"] == "connection refused by 127.0.0.1:1")
+        let page = try await ui.json("/api/flows?offset=1&limit=1")
+        #expect(page["flows"]?[0]?["id"] == .string(refused.id.uuidString))
+    }
+
+    @Test func detailHasHeadersAndTimingsButNoBodyBytes() async throws {
+        let ui = try await RunningUI.start()
+        defer { Task { await ui.stop() } }
+        let flow = FlowFixtures.getJSON()
+        ui.hub.record(flow)
+        let detail = try await ui.json("/api/flows/\(flow.id.uuidString)")
+        #expect(detail["url"] == "http://api.example.com/users/1")
+        #expect(detail["request"]?["headers"]?[2] == ["Cookie", "session=abc; theme=dark"])
+        #expect(detail["response"]?["body"]?["size"] == .integer(flow.response?.body.size ?? -1))
+        #expect(detail["response"]?["body"]?["data"] == nil)
+        let firstByte = ((flow.timings.start.timeIntervalSince1970 + 0.05) * 1000).rounded()
+        #expect(detail["timings"]?["firstByte"]?.isJSONEqual(to: .number(firstByte)) == true)
+        let missing = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", ui.url("/api/flows/\(UUID().uuidString)")])
+        #expect(missing.stdoutText == "404")
+    }
+
+    @Test func bodiesAsReceivedAndDecoded() async throws {
+        let ui = try await RunningUI.start()
+        defer { Task { await ui.stop() } }
+        let text = String(repeating: "{\"kagami\":true}\n", count: 200)
+        let gzip = try await CommandLineClient("/usr/bin/gzip").run(["-c"], stdin: Data(text.utf8))
+        var flow = FlowFixtures.getJSON()
+        flow.response?.headers.add("Content-Encoding", "gzip")
+        flow.response?.body = FlowBody(data: gzip.stdout)
+        ui.hub.record(flow)
+        let raw = try await ui.curl([ui.url("/api/flows/\(flow.id.uuidString)/response/body")])
+        #expect(raw.stdout == gzip.stdout)
+        let decoded = try await ui.curl(["-D", "-", ui.url("/api/flows/\(flow.id.uuidString)/response/body?decode=1")])
+        #expect(decoded.stdoutText.hasSuffix(text))
+        #expect(decoded.stdoutText.lowercased().contains("x-kagami-decoded: gzip"))
+        #expect(decoded.stdoutText.lowercased().contains("content-security-policy: sandbox"))
+
+        var brotli = FlowFixtures.getJSON()
+        brotli.response?.headers.add("Content-Encoding", "br")
+        ui.hub.record(brotli)
+        let undecoded = try await ui.curl(["-D", "-", ui.url("/api/flows/\(brotli.id.uuidString)/response/body?decode=1")])
+        #expect(undecoded.stdoutText.lowercased().contains("x-kagami-decode-error: br bodies are shown as received"))
+        let request = try await ui.curl([ui.url("/api/flows/\(flow.id.uuidString)/request/body")])
+        #expect(request.stdout.isEmpty)
+    }
+
+    @Test func eventsStreamEachNewFlow() async throws {
+        let ui = try await RunningUI.start(heartbeat: 0.3)
+        defer { Task { await ui.stop() } }
+        let listener = Task { try await CommandLineClient.curl.run(["-s", "-N", "--max-time", "2", ui.url("/api/events")]) }
+        // Wait until the stream is subscribed before recording.
+        for _ in 0..<100 where ui.hub.subscriberCount == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        let flow = FlowFixtures.getJSON(url: "/live")
+        ui.hub.record(flow)
+        let output = try await listener.value.stdoutText
+        #expect(output.contains("event: hello"))
+        #expect(output.contains("event: flow\ndata: {"))
+        #expect(output.contains("\"id\":\"\(flow.id.uuidString)\""))
+        #expect(output.contains(": heartbeat"))
+    }
+
+    @Test func clearEmptiesTheSession() async throws {
+        let ui = try await RunningUI.start()
+        defer { Task { await ui.stop() } }
+        ui.hub.record(FlowFixtures.getJSON())
+        _ = try await ui.curl(["-X", "DELETE", ui.url("/api/flows")])
+        #expect(try await ui.store.count() == 0)
+        let list = try await ui.json("/api/flows")
+        #expect(list["total"] == 0)
+    }
+
+    @Test func servesThePageAndStatus() async throws {
+        let ui = try await RunningUI.start()
+        defer { Task { await ui.stop() } }
+        let page = try await ui.curl([ui.url("/")])
+        #expect(page.stdoutText.contains("<script type=\"module\" src=\"main.js\">"))
+        let script = try await ui.curl(["-D", "-", ui.url("/main.js")])
+        #expect(script.stdoutText.lowercased().contains("content-type: text/javascript"))
+        let status = try await ui.json("/api/status")
+        #expect(status["caURL"] == "http://kagami.ssl/")
+        #expect(status["proxy"] == "http://127.0.0.1:8888")
+        let traversal = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", "--path-as-is", ui.url("/..%2FPackage.swift")])
+        #expect(traversal.stdoutText == "404")
+    }
+
+    @Test func harExportHasEveryExchange() async throws {
+        let ui = try await RunningUI.start()
+        defer { Task { await ui.stop() } }
+        ui.hub.record(FlowFixtures.getJSON())
+        ui.hub.record(FlowFixtures.postBinary())
+        let har = try await ui.json("/api/export.har")
+        guard case .array(let entries)? = har["log"]?["entries"] else { Issue.record("no entries"); return }
+        #expect(entries.count == 2)
+    }
+
+    @Test func loopbackRefusesForeignHostNames() async throws {
+        let ui = try await RunningUI.start()
+        defer { Task { await ui.stop() } }
+        let rebound = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: evil.example", ui.url("/api/status")])
+        #expect(rebound.stdoutText == "403")
+        #expect(ui.server.token == nil)
+    }
+
+    @Test func elsewhereTheTokenIsRequired() async throws {
+        let ui = try await RunningUI.start(host: "0.0.0.0")
+        defer { Task { await ui.stop() } }
+        let token = try #require(ui.server.token)
+        let refused = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", ui.url("/api/status")])
+        #expect(refused.stdoutText == "401")
+        let bearer = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(token)", ui.url("/api/status")])
+        #expect(bearer.stdoutText == "200")
+        let jar = ui.directory.appendingPathComponent("cookies").path
+        let first = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", "-c", jar, ui.url("/?token=\(token)")])
+        #expect(first.stdoutText == "200")
+        let withCookie = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", "-b", jar, ui.url("/api/flows")])
+        #expect(withCookie.stdoutText == "200")
+        let wrong = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", ui.url("/api/flows?token=nope")])
+        #expect(wrong.stdoutText == "401")
+    }
+}

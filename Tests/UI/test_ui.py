@@ -1,0 +1,368 @@
+"""Browser tests of Kagami's web UI: a real `kagami proxy`, a testing origin, curl traffic, and
+headless Chromium driven by selenium. Prints `ui tests: N passed, M failed`; exits non-zero on
+any failure. Screenshots of each view go to docs/screenshots/.
+
+Usage: python Tests/UI/test_ui.py [path/to/kagami]
+"""
+import http.client
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+sys.path.insert(0, os.path.dirname(__file__))
+import origin  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SHOTS = os.path.join(ROOT, "docs", "screenshots")
+BULK = 10_000
+
+
+class Kagami:
+    def __init__(self, binary, workdir):
+        self.process = subprocess.Popen(
+            [binary, "proxy", "--port", "0", "--ui-port", "0", "--session", os.path.join(workdir, "session.sqlite"),
+             "--no-ssl-proxying"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.proxy = self.ui = None
+        deadline = time.time() + 60
+        while time.time() < deadline and not (self.proxy and self.ui):
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError(f"kagami proxy exited: {self.process.wait()}")
+            if m := re.search(r"listening on (http://[\d.]+:\d+)", line):
+                self.proxy = m.group(1)
+            if m := re.search(r"Web UI: (http://\S+)", line):
+                self.ui = m.group(1)
+        if not (self.proxy and self.ui):
+            raise RuntimeError("kagami proxy did not print its addresses")
+        threading.Thread(target=self.process.stdout.read, daemon=True).start()
+        print(f"proxy {self.proxy}, UI {self.ui}")
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+def curl(proxy, url, *extra):
+    result = subprocess.run(["curl", "-s", "-S", "-x", proxy, "--max-time", "10", *extra, url],
+                            capture_output=True, text=True, timeout=20)
+    assert result.returncode == 0, f"curl {url}: {result.stderr}"
+    return result.stdout
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium")
+    for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1440,900"]:
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+
+
+class Suite:
+    def __init__(self, binary):
+        self.workdir = tempfile.mkdtemp(prefix="kagami-ui-")
+        self.origin = origin.start()
+        self.base = f"http://127.0.0.1:{self.origin.server_address[1]}"
+        self.kagami = Kagami(binary, self.workdir)
+        self.driver = browser()
+        self.wait = WebDriverWait(self.driver, 15)
+        self.passed, self.failed, self.timings = 0, [], {}
+
+    # -- helpers --
+    def js(self, script, *args):
+        return self.driver.execute_script(script, *args)
+
+    def until(self, condition, message):
+        return self.wait.until(lambda d: condition(), message)
+
+    def rows(self):
+        return self.js("return [...document.querySelectorAll('#sequence-spacer .row:not([hidden])')]"
+                       ".sort((a, b) => a.dataset.position - b.dataset.position).map(r => r.innerText.replace(/\\n/g, ' '))")
+
+    def count_text(self):
+        return self.driver.find_element(By.ID, "counts").text
+
+    def shot(self, name):
+        os.makedirs(SHOTS, exist_ok=True)
+        self.driver.save_screenshot(os.path.join(SHOTS, f"{name}.png"))
+
+    def filter(self, text):
+        box = self.driver.find_element(By.ID, "filter")
+        box.send_keys(Keys.CONTROL, "a")
+        box.send_keys(Keys.DELETE)
+        if text:
+            box.send_keys(text)
+        self.until(lambda: self.js("return document.getElementById('filter').value") == text, "filter typed")
+        time.sleep(0.3)
+
+    def select_row(self, path_part):
+        self.filter(path_part)
+        self.until(lambda: len(self.rows()) == 1, f"one row for {path_part}")
+        self.driver.find_element(By.CSS_SELECTOR, "#sequence-spacer .row:not([hidden])").click()
+        self.until(lambda: self.js("return !!document.getElementById('overview-url')"), "inspector open")
+
+    def tab(self, name):
+        self.driver.find_element(By.ID, f"tab-{name}").click()
+
+    # -- tests, in order: each builds on the page state the previous left --
+    def test_empty_state(self):
+        self.driver.get(self.kagami.ui)
+        self.until(lambda: self.driver.find_element(By.ID, "empty").is_displayed(), "empty state shown")
+        text = self.driver.find_element(By.ID, "empty").text
+        assert "No exchanges yet" in text, text
+        assert self.kagami.proxy.replace("http://", "").split(":")[1] in text, "empty state names the proxy port"
+        assert "http://kagami.ssl/" in text, "empty state links the CA page"
+        self.until(lambda: "Live" in self.driver.find_element(By.ID, "connection").text, "connected")
+        self.shot("empty")
+
+    def test_rows_appear_live(self):
+        proxy = self.kagami.proxy
+        curl(proxy, f"{self.base}/api/users.json")
+        curl(proxy, f"{self.base}/images/logo.png", "-o", os.devnull)
+        curl(proxy, f"{self.base}/search?q=mirror&lang=en", "-H", "Cookie: theme=dark; session=abc")
+        curl(proxy, f"{self.base}/forms/signup", "-d", "name=Ada+Lovelace&lang=en")
+        curl(proxy, f"{self.base}/status/404")
+        curl(proxy, f"{self.base}/status/503")
+        self.until(lambda: len(self.rows()) == 6, "six rows, without reloading the page")
+        rows = self.rows()
+        assert "/api/users.json" in rows[0] and "200" in rows[0] and "GET" in rows[0], rows[0]
+        assert "POST" in rows[3] and "201" in rows[3], rows[3]
+        assert "404" in rows[4], rows[4]
+        assert "application/json" in rows[0], rows[0]
+        assert self.driver.find_element(By.ID, "empty").is_displayed() is False
+        self.shot("sequence")
+
+    def test_filter_narrows(self):
+        cases = {"status:4xx": ["/status/404"], "status:5xx": ["/status/503"], "method:POST": ["/forms/signup"],
+                 "type:json": ["/api/users.json", "/forms/signup"], "type:image": ["/images/logo.png"],
+                 "search": ["/search"], "-status:2xx": ["/status/404", "/status/503"], "host:127.0.0.1 status:404": ["/status/404"]}
+        for text, expected in cases.items():
+            self.filter(text)
+            self.until(lambda: len(self.rows()) == len(expected), f"{text}: {len(expected)} rows")
+            for row, part in zip(self.rows(), expected):
+                assert part in row, f"{text}: {row}"
+        self.filter("status:404")
+        assert "1 of 6" in self.count_text(), self.count_text()
+        self.shot("filter")
+        self.filter("")
+        self.until(lambda: len(self.rows()) == 6, "all rows back")
+
+    def test_inspector_headers_and_json_tree(self):
+        self.select_row("users.json")
+        overview = self.driver.find_element(By.ID, "inspector").text
+        assert f"{self.base}/api/users.json" in overview, overview
+        assert self.driver.find_elements(By.CSS_SELECTOR, "#waterfall .waterfall span"), "timings waterfall"
+        self.tab("response")
+        self.until(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#response-headers"), "response headers")
+        headers = self.driver.find_element(By.ID, "response-headers").text
+        assert "Content-Type" in headers and "application/json" in headers, headers
+        cookies = self.driver.find_element(By.ID, "response-cookies").text
+        assert "session" in cookies and "s3cr3t" in cookies, cookies
+        self.until(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#response-body .json-tree"), "JSON tree")
+        tree = self.driver.find_element(By.CSS_SELECTOR, "#response-body .json-tree").text
+        assert '"users"' in tree and '"Ada"' in tree, tree
+        # Deep nodes start closed and open on click.
+        closed = self.driver.find_elements(By.CSS_SELECTOR, "#response-body .json-tree details:not([open]) > summary")
+        assert closed, "nested objects start collapsed"
+        closed[0].click()
+        self.until(lambda: '"London"' in self.driver.find_element(By.CSS_SELECTOR, "#response-body .json-tree").text, "opened node shows its members")
+        self.shot("inspector-json")
+        self.driver.find_element(By.CSS_SELECTOR, "#response-body .mode-hex").click()
+        self.until(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#response-body .hex"), "hex view")
+        hex_text = self.driver.find_element(By.CSS_SELECTOR, "#response-body .hex").text
+        assert hex_text.startswith("00000000  7b 22 75 73 65 72 73 22"), hex_text[:80]
+        self.shot("inspector-hex")
+
+    def test_inspector_request_params_and_cookies(self):
+        self.select_row("/search")
+        self.tab("request")
+        self.until(lambda: self.driver.find_elements(By.ID, "query-params"), "query parameters")
+        query = self.driver.find_element(By.ID, "query-params").text
+        assert "q mirror" in query.replace("\n", " ") and "lang en" in query.replace("\n", " "), query
+        cookies = self.driver.find_element(By.ID, "request-cookies").text.replace("\n", " ")
+        assert "theme dark" in cookies and "session abc" in cookies, cookies
+        headers = self.driver.find_element(By.ID, "request-headers").text
+        assert "Cookie" in headers, headers
+        self.select_row("/forms/signup")
+        self.tab("request")
+        self.until(lambda: "Ada Lovelace" in self.driver.find_element(By.ID, "form-params").text, "form parameters decoded")
+
+    def test_inspector_image(self):
+        self.select_row("logo.png")
+        self.tab("response")
+        self.until(lambda: self.js("const i = document.querySelector('#response-body img'); return !!i && i.complete && i.naturalWidth > 0"), "image shown")
+        assert self.js("return document.querySelector('#response-body img').naturalWidth") == 24
+        self.shot("inspector-image")
+
+    def test_copy_curl_repeats_the_request(self):
+        self.select_row("/search")
+        self.driver.find_element(By.ID, "copy-curl").click()
+        self.until(lambda: self.js("return document.getElementById('tool-dialog').open"), "cURL dialog")
+        command = self.js("return document.getElementById('tool-text').value")
+        assert command.startswith("curl ") and f"'{self.base}/search?q=mirror&lang=en'" in command, command
+        assert "-H 'Cookie: theme=dark; session=abc'" in command, command
+        self.shot("copy-curl")
+        self.driver.find_element(By.CSS_SELECTOR, "#tool-dialog button[value=close]").click()
+        # Running the command through the proxy records the same request again.
+        result = subprocess.run(command + f" -s -x {self.kagami.proxy}", shell=True, capture_output=True, text=True, timeout=20)
+        assert result.returncode == 0 and "hello from /search" in result.stdout, result
+        self.filter("/search")
+        self.until(lambda: len(self.rows()) == 2, "the repeated request appears")
+        self.filter("")
+
+    def test_structure_groups(self):
+        self.driver.find_element(By.ID, "view-structure").click()
+        origin_label = self.base
+        self.until(lambda: origin_label in self.driver.find_element(By.ID, "structure").text, "origin node")
+        top = self.driver.find_element(By.CSS_SELECTOR, "#structure > details > summary")
+        assert f"{origin_label} (7)" in top.text.replace("\n", " "), top.text
+        top.click()
+        self.until(lambda: "status (2)" in self.driver.find_element(By.ID, "structure").text.replace("\n", " "), "path segments grouped")
+        text = self.driver.find_element(By.ID, "structure").text.replace("\n", " ")
+        for node in ["api (1)", "images (1)", "forms (1)", "search (2)"]:
+            assert node in text, f"{node} in {text}"
+        self.shot("structure")
+        self.driver.find_element(By.ID, "view-sequence").click()
+
+    def test_dark_theme(self):
+        self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+        background = self.js("return getComputedStyle(document.body).backgroundColor")
+        assert background == "rgb(23, 25, 30)", background
+        self.select_row("users.json")
+        self.filter("")
+        self.shot("sequence-dark")
+        self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
+        assert self.js("return getComputedStyle(document.body).backgroundColor") == "rgb(255, 255, 255)"
+
+    def test_ten_thousand_exchanges(self):
+        host, port = self.kagami.proxy.replace("http://", "").split(":")
+        errors = []
+
+        def send(worker, count):
+            connection = http.client.HTTPConnection(host, int(port), timeout=10)
+            try:
+                for n in range(count):
+                    connection.request("GET", f"{self.base}/bulk/{worker}/{n}?page={n % 50}")
+                    response = connection.getresponse()
+                    response.read()
+                    if response.status != 200:
+                        errors.append(response.status)
+            except Exception as error:  # noqa: BLE001 - reported below
+                errors.append(repr(error))
+            finally:
+                connection.close()
+
+        workers = 4
+        started = time.time()
+        threads = [threading.Thread(target=send, args=(w, BULK // workers)) for w in range(workers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        sent = time.time() - started
+        assert not errors, errors[:5]
+        total = 7 + BULK
+        self.until(lambda: self.count_text().startswith(f"{total} "), f"{total} rows arrived live")
+        live = time.time() - started
+        # A fresh page reads all of them through the API.
+        started = time.time()
+        self.driver.refresh()
+        self.until(lambda: self.count_text().startswith(f"{total} ") and len(self.rows()) > 10, "reloaded list rendered")
+        reload_seconds = time.time() - started
+        dom_rows = self.js("return document.querySelectorAll('#sequence-spacer .row').length")
+        assert dom_rows < 200, f"only rows in sight are in the page, not {dom_rows}"
+        # Scroll from top to bottom in 40 steps, one per frame, and time the slowest frame.
+        frames = self.driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            const scroll = document.getElementById('sequence-scroll');
+            const steps = 40, gaps = []; let step = 0, last = performance.now();
+            function next() {
+              const now = performance.now(); gaps.push(now - last); last = now;
+              if (step > steps) { done({max: Math.max(...gaps.slice(1)), total: gaps.slice(1).reduce((a, b) => a + b, 0),
+                                         firstRow: document.querySelector('#sequence-spacer .row:not([hidden])').innerText}); return; }
+              scroll.scrollTop = (scroll.scrollHeight - scroll.clientHeight) * step / steps; step++;
+              requestAnimationFrame(next);
+            }
+            requestAnimationFrame(next);""")
+        assert frames["max"] < 250, f"slowest frame while scrolling: {frames['max']:.0f} ms"
+        started = time.time()
+        self.filter("page=7")
+        self.until(lambda: self.count_text().startswith(f"{BULK // 50} of {total}"), "filter over 10,000 rows")
+        filter_seconds = time.time() - started - 0.3
+        self.shot("sequence-10k")
+        self.filter("")
+        self.timings = {"send_10k_through_proxy_s": round(sent, 2), "live_rows_after_sending_start_s": round(live, 2),
+                        "reload_and_render_10k_s": round(reload_seconds, 2),
+                        "scroll_40_frames_max_ms": round(frames["max"], 1), "scroll_40_frames_total_ms": round(frames["total"], 1),
+                        "filter_10k_s": round(filter_seconds, 2)}
+
+    def test_disconnected_banner(self):
+        self.kagami.stop()
+        self.until(lambda: self.driver.find_element(By.ID, "banner").is_displayed(), "banner when Kagami goes away")
+        assert "Lost the connection to Kagami" in self.driver.find_element(By.ID, "banner").text
+        assert "Disconnected" in self.driver.find_element(By.ID, "connection").text
+        assert len(self.rows()) > 0, "what was captured stays on screen"
+        self.shot("disconnected")
+
+    def run(self):
+        # In order: each test builds on the page the previous one left.
+        tests = [self.test_empty_state, self.test_rows_appear_live, self.test_filter_narrows,
+                 self.test_inspector_headers_and_json_tree, self.test_inspector_request_params_and_cookies,
+                 self.test_inspector_image, self.test_copy_curl_repeats_the_request, self.test_structure_groups,
+                 self.test_dark_theme, self.test_ten_thousand_exchanges, self.test_disconnected_banner]
+        for test in tests:
+            started = time.time()
+            try:
+                test()
+                self.passed += 1
+                print(f"  ok    {test.__name__} ({time.time() - started:.1f} s)")
+            except Exception as error:  # noqa: BLE001 - every failure is reported
+                self.failed.append(test.__name__)
+                print(f"  FAIL  {test.__name__}: {error}")
+                traceback.print_exc(limit=2)
+                try:
+                    self.driver.save_screenshot(os.path.join(tempfile.gettempdir(), f"kagami-ui-failure-{test.__name__}.png"))
+                except Exception:  # noqa: BLE001
+                    pass
+
+    def close(self):
+        self.driver.quit()
+        self.kagami.stop()
+        self.origin.shutdown()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def main():
+    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "debug", "kagami")
+    suite = Suite(binary)
+    try:
+        suite.run()
+    finally:
+        suite.close()
+    for name, value in suite.timings.items():
+        print(f"ui timing {name}: {value}")
+    print(f"ui tests: {suite.passed} passed, {len(suite.failed)} failed")
+    for name in suite.failed:
+        print(f"  failed: {name}")
+    sys.exit(1 if suite.failed else 0)
+
+
+if __name__ == "__main__":
+    main()
