@@ -79,7 +79,7 @@ struct DurabilityTests {
     @Test func exchangesSurviveSIGKILL() async throws {
         let origin = try await OriginServer.start()
         let session = temporaryPath("killed.sqlite")
-        let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--session", session])
+        let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--session", session])
         let count = 40
         let urls = (1...count).map { "\(origin.baseURL)/echo?n=\($0)" }
         let outputs = Array(repeating: ["-o", "/dev/null"], count: count).flatMap { $0 }
