@@ -140,9 +140,7 @@ public final class SQLiteFlowStore: FlowStore {
     }
 
     private func insert(_ flow: Flow, _ db: Database) throws {
-        var metadata = flow
-        metadata.request.body.data = Data()
-        metadata.response?.body.data = Data()
+        let metadata = flow.withoutBodyBytes
         let row = FlowRow(
             id: flow.id.uuidString,
             mode: flow.mode.rawValue,
