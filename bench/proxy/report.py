@@ -37,6 +37,10 @@ def parse_wrk(path):
     return result
 
 
+def megabytes(kilobytes):
+    return int(kilobytes) / 1024 if kilobytes and int(kilobytes) > 0 else None
+
+
 def median_run(runs):
     ordered = sorted(runs, key=lambda run: run["rps"] or 0.0)
     return ordered[len(ordered) // 2]
@@ -59,26 +63,37 @@ def main():
 
     runs = {}
     for line in open(args.results, encoding="utf-8"):
-        round_number, target, file, rss_kb, wrk_path, recorded = line.rstrip("\n").split("\t")
+        fields = line.rstrip("\n").split("\t")
+        round_number, target, file, peak_kb, warm_kb, end_kb, warmup_path, wrk_path, recorded, stop = fields
         run = parse_wrk(wrk_path)
+        warmup = parse_wrk(warmup_path)
         run["round"] = int(round_number)
-        run["rss_mb"] = int(rss_kb) / 1024 if rss_kb and int(rss_kb) > 0 else None
+        run["rss_mb"] = megabytes(peak_kb)
+        run["rss_warm_mb"] = megabytes(warm_kb)
+        run["rss_end_mb"] = megabytes(end_kb)
+        run["sent"] = run["requests"] + warmup["requests"]
+        run["warmup_problems"] = warmup["non2xx"] or warmup["socket_errors"] != "0"
         run["recorded"] = int(recorded) if recorded else None
+        run["stop"] = stop
         runs.setdefault((target, file), []).append(run)
     chosen = {key: median_run(value) for key, value in runs.items()}
 
-    header = "| target | file | req/s | p50 ms | p99 ms | peak RSS MB | requests | non-2xx/3xx | socket errors | flows recorded |"
-    lines = [header, "|---|---|--:|--:|--:|--:|--:|--:|---|--:|"]
+    header = ("| target | file | req/s | p50 ms | p99 ms | peak RSS MB | RSS MB after warm-up → end | requests "
+              "| non-2xx/3xx | socket errors | flows recorded / requests incl. warm-up | exit s |")
+    lines = [header, "|---|---|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|"]
     for file in FILE_ORDER:
         for target in TARGET_ORDER:
             run = chosen.get((target, file))
             if run is None:
                 continue
-            recorded = "" if run["recorded"] is None else str(run["recorded"])
+            recorded = "" if run["recorded"] is None else f"{run['recorded']:,} / {run['sent']:,}"
+            if target.startswith("kagami") and run["recorded"] is None:
+                recorded = "none (no summary on exit)"
+            growth = f"{fmt(run['rss_warm_mb'], '{:.1f}')} → {fmt(run['rss_end_mb'], '{:.1f}')}"
             lines.append(
                 f"| {target} | {file} | {fmt(run['rps'], '{:,.0f}')} | {fmt(run['p50'], '{:.2f}')} | "
-                f"{fmt(run['p99'], '{:.2f}')} | {fmt(run['rss_mb'], '{:.1f}')} | {run['requests']:,} | "
-                f"{run['non2xx']} | {run['socket_errors']} | {recorded} |"
+                f"{fmt(run['p99'], '{:.2f}')} | {fmt(run['rss_mb'], '{:.1f}')} | {growth} | {run['requests']:,} | "
+                f"{run['non2xx']} | {run['socket_errors']} | {recorded} | {run['stop']} |"
             )
     table = "\n".join(lines)
 
@@ -107,6 +122,8 @@ def main():
                 problems.append(f"- {where}: {run['non2xx']} non-2xx/3xx responses of {run['requests']}")
             if run["socket_errors"] != "0":
                 problems.append(f"- {where}: socket errors: {run['socket_errors']}")
+            if run["warmup_problems"]:
+                problems.append(f"- {where}: errors during the warm-up as well")
 
     rounds = max(run["round"] for run_list in runs.values() for run in run_list)
     report = "\n".join([
@@ -120,7 +137,10 @@ def main():
         "proxy_pass and upstream keepalive 32; mitmdump = `mitmdump --mode reverse:… -q` (flow capture default); "
         "kagami-reverse = `kagami proxy --reverse … --session` (capture on); kagami-forward = `kagami proxy` "
         "driven with absolute-form request lines (capture on). Each proxy process is started fresh per run.",
-        "- Peak RSS: VmHWM at the end of the run (nginx: master + workers summed; nginx-direct is the origin).",
+        "- Peak RSS: VmHWM at the end of the run; RSS after warm-up → end: VmRSS before and after the measured "
+        "run (nginx: master + workers summed; nginx-direct is the origin). Flows recorded: the count Kagami "
+        "prints when it stops (a request cut off when wrk stops may count as a flow); exit s: seconds from "
+        "SIGTERM to exit (Kagami flushes its session).",
         "  Load generator, origin and proxy share the same cores." + (
             f" With {rounds} rounds each row is the round with the median req/s." if rounds > 1 else ""),
         "",

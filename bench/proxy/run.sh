@@ -41,7 +41,9 @@ if [ ! -x bench/.venv/bin/mitmdump ]; then
 fi
 MITMDUMP="$ROOT/bench/.venv/bin/mitmdump"
 
+KAGAMI_BUILD="given binary ${KAGAMI:-}"
 if [ -z "${KAGAMI:-}" ]; then
+    KAGAMI_BUILD="release build"
     echo "building kagami (release)"
     swift build -c release --product kagami >/dev/null
     KAGAMI="$(swift build -c release --show-bin-path)/kagami"
@@ -58,7 +60,7 @@ cleanup() {
         [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
     done
     for conf in "${NGINX_CONFS[@]:-}"; do
-        [ -n "$conf" ] && "$NGINX" -c "$conf" -s quit 2>/dev/null || true
+        [ -n "$conf" ] && "$NGINX" -p "$(dirname "$conf")" -e "$(dirname "$conf")/error.log" -c "$conf" -s quit 2>/dev/null || true
     done
     sleep 0.5
     for pid in "${PIDS[@]:-}"; do
@@ -112,7 +114,7 @@ $server
 }
 CONF
     NGINX_CONFS+=("$WORK/$name/nginx.conf")
-    "$NGINX" -c "$WORK/$name/nginx.conf"
+    "$NGINX" -p "$WORK/$name" -e "$WORK/$name/error.log" -c "$WORK/$name/nginx.conf"
 }
 write_nginx_conf origin "    server {
         listen 127.0.0.1:$ORIGIN_PORT;
@@ -142,12 +144,13 @@ request = function() return request_bytes end
 LUA
 done
 
-# Resident memory of a process and its children, in kB: the sum of their VmHWM (peak) values.
-peak_rss_kb() {
-    local pids="$1" total=0 pid hwm
+# Memory of a process and its children, in kB: the sum of a /proc status field (VmHWM = peak
+# resident, VmRSS = resident now).
+memory_kb() {
+    local field=$1 pids="$2" total=0 pid value
     for pid in $pids; do
-        hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
-        total=$((total + ${hwm:-0}))
+        value=$(awk -v field="$field:" '$1 == field { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
+        total=$((total + ${value:-0}))
     done
     echo "$total"
 }
@@ -180,12 +183,18 @@ start_proxy() {
     PROXY_PORT=$port
     wait_for_port "$port"
 }
+# Sets STOP_SECONDS: how long the proxy took to exit after SIGTERM (Kagami flushes its session).
 stop_proxy() {
+    local started tries=0
+    started=$(date +%s.%N)
     kill -TERM "$PROXY_PID" 2>/dev/null || true
-    local tries=0
-    while kill -0 "$PROXY_PID" 2>/dev/null && [ $tries -lt 100 ]; do sleep 0.1; tries=$((tries + 1)); done
-    kill -9 "$PROXY_PID" 2>/dev/null || true
+    while kill -0 "$PROXY_PID" 2>/dev/null && [ $tries -lt 600 ]; do sleep 0.1; tries=$((tries + 1)); done
+    if kill -0 "$PROXY_PID" 2>/dev/null; then
+        echo "  process $PROXY_PID did not exit within 60 s of SIGTERM; killed" >&2
+        kill -9 "$PROXY_PID" 2>/dev/null || true
+    fi
     wait "$PROXY_PID" 2>/dev/null || true
+    STOP_SECONDS=$(python3 -c "import time; print(f'{time.time() - $started:.1f}')")
 }
 
 run_wrk() {
@@ -210,20 +219,27 @@ for round in $(seq 1 "$ROUNDS"); do
                 nginx-proxy) port=$NGINX_PROXY_PORT ;;
                 *) start_proxy "$target" "$run"; port=$PROXY_PORT ;;
             esac
-            echo "round $round: $target, $file (load $(cut -d' ' -f1-3 /proc/loadavg))"
-            run_wrk "$WARMUP" "$port" "$file" "$target" >/dev/null
-            run_wrk "$WRK_DURATION" "$port" "$file" "$target" > "$WORK/$run.wrk"
             case "$target" in
-                nginx-direct) rss=$(peak_rss_kb "$(nginx_pids origin)") ;;
-                nginx-proxy) rss=$(peak_rss_kb "$(nginx_pids nginx-proxy)") ;;
-                *) rss=$(peak_rss_kb "$PROXY_PID") ;;
+                nginx-direct) pids=$(nginx_pids origin) ;;
+                nginx-proxy) pids=$(nginx_pids nginx-proxy) ;;
+                *) pids=$PROXY_PID ;;
             esac
-            [[ "$target" == kagami-* || "$target" == mitmdump ]] && stop_proxy
+            echo "round $round: $target, $file (load $(cut -d' ' -f1-3 /proc/loadavg))"
+            run_wrk "$WARMUP" "$port" "$file" "$target" > "$WORK/$run.warmup.wrk"
+            rss_warm=$(memory_kb VmRSS "$pids")
+            run_wrk "$WRK_DURATION" "$port" "$file" "$target" > "$WORK/$run.wrk"
+            rss_end=$(memory_kb VmRSS "$pids")
+            rss_peak=$(memory_kb VmHWM "$pids")
             recorded=""
+            STOP_SECONDS=""
+            if [[ "$target" == kagami-* || "$target" == mitmdump ]]; then
+                stop_proxy
+            fi
             if [[ "$target" == kagami-* ]]; then
                 recorded=$(grep -o 'Stopped\. [0-9]* exchanges' "$WORK/$run.log" | grep -o '[0-9]*' || true)
             fi
-            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$target" "$file" "$rss" "$WORK/$run.wrk" "$recorded" >> "$RESULTS"
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$target" "$file" "$rss_peak" \
+                "$rss_warm" "$rss_end" "$WORK/$run.warmup.wrk" "$WORK/$run.wrk" "$recorded" "$STOP_SECONDS" >> "$RESULTS"
             if [ -f "$WORK/$run.log" ] && grep -qiE 'error|warning|fatal' "$WORK/$run.log"; then
                 echo "  $target log:"; grep -iE 'error|warning|fatal' "$WORK/$run.log" | sort | uniq -c | sort -rn | head -5 | sed 's/^/    /'
             fi
@@ -235,7 +251,7 @@ DATE=$(date -u +%F)
 mkdir -p bench/results
 python3 bench/proxy/report.py "$RESULTS" --date "$DATE" \
     --machine "nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(date -u '+%F %H:%M UTC'), load at end $(cut -d' ' -f1-3 /proc/loadavg)" \
-    --tools "$(swift --version 2>&1 | head -1); $("$NGINX" -v 2>&1 | sed 's/.*: //'); $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2); mitmproxy $("$MITMDUMP" --version | awk '/Mitmproxy/ { print $2 }')" \
+    --tools "$(swift --version 2>&1 | head -1); $("$NGINX" -v 2>&1 | sed 's/.*: //'); $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2); mitmproxy $("$MITMDUMP" --version | awk '/Mitmproxy/ { print $2 }'); kagami $KAGAMI_BUILD at $(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
     --settings "wrk -t$WRK_THREADS -c$WRK_CONNECTIONS -d$WRK_DURATION --latency (after a $WARMUP warm-up); files: small $SMALL_BYTES B, large $LARGE_BYTES B; rounds $ROUNDS" \
     --command "$COMMAND_LINE" \
     --output "bench/results/proxy-$DATE.md"
