@@ -53,19 +53,17 @@ fi
 WORK=$(mktemp -d /tmp/kagami-bench-proxy.XXXXXX)
 chmod 755 "$WORK"
 PIDS=()
-NGINX_CONFS=()
 cleanup() {
     local pid conf
     for pid in "${PIDS[@]:-}"; do
         [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
     done
-    for conf in "${NGINX_CONFS[@]:-}"; do
-        [ -n "$conf" ] && "$NGINX" -p "$(dirname "$conf")" -e "$(dirname "$conf")/error.log" -c "$conf" -s quit 2>/dev/null || true
-    done
-    sleep 0.5
+    # nginx stops its workers on SIGTERM; give every process a few seconds before SIGKILL.
     for pid in "${PIDS[@]:-}"; do
+        for _ in $(seq 30); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
         [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
     done
+    wait 2>/dev/null || true
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -98,6 +96,7 @@ write_nginx_conf() {
     cat > "$WORK/$name/nginx.conf" <<CONF
 $( [ "$(id -u)" = 0 ] && echo "user root;" )
 worker_processes auto;
+daemon off;
 pid $WORK/$name/nginx.pid;
 error_log $WORK/$name/error.log warn;
 events { worker_connections 4096; }
@@ -113,8 +112,9 @@ http {
 $server
 }
 CONF
-    NGINX_CONFS+=("$WORK/$name/nginx.conf")
-    "$NGINX" -p "$WORK/$name" -e "$WORK/$name/error.log" -c "$WORK/$name/nginx.conf"
+    # In the foreground, so this script owns (and reaps) the master process.
+    "$NGINX" -p "$WORK/$name" -e "$WORK/$name/error.log" -c "$WORK/$name/nginx.conf" &
+    PIDS+=("$!")
 }
 write_nginx_conf origin "    server {
         listen 127.0.0.1:$ORIGIN_PORT;
