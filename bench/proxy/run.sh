@@ -237,6 +237,8 @@ for round in $(seq 1 "$ROUNDS"); do
             fi
             if [[ "$target" == kagami-* ]]; then
                 recorded=$(grep -o 'Stopped\. [0-9]* exchanges' "$WORK/$run.log" | grep -o '[0-9]*' || true)
+                # A run with 1 MB bodies stores gigabytes; keep the disk from filling up.
+                rm -f "$WORK/$run.sqlite" "$WORK/$run.sqlite-wal" "$WORK/$run.sqlite-shm"
             fi
             printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$target" "$file" "$rss_peak" \
                 "$rss_warm" "$rss_end" "$WORK/$run.warmup.wrk" "$WORK/$run.wrk" "$recorded" "$STOP_SECONDS" >> "$RESULTS"
