@@ -19,6 +19,7 @@ WRK_DURATION="${WRK_DURATION:-10s}"
 WARMUP="${WARMUP:-2s}"
 SMALL_BYTES="${SMALL_BYTES:-100}"
 LARGE_BYTES="${LARGE_BYTES:-1048576}"
+WRK_TIMEOUT="${WRK_TIMEOUT:-120}"  # seconds; a wrk that hangs is reported, not waited for
 MITMPROXY_VERSION=11.0.2
 COMMAND_LINE="bench/proxy/run.sh $*"
 
@@ -200,10 +201,11 @@ stop_proxy() {
 run_wrk() {
     local duration=$1 port=$2 file=$3 target=$4
     if [ "$target" = kagami-forward ]; then
-        wrk -t"$WRK_THREADS" -c"$WRK_CONNECTIONS" -d"$duration" --latency \
-            -s "$WORK/forward-$file.lua" "http://127.0.0.1:$port/"
+        timeout -k 5 "$WRK_TIMEOUT" wrk -t"$WRK_THREADS" -c"$WRK_CONNECTIONS" -d"$duration" --latency \
+            -s "$WORK/forward-$file.lua" "http://127.0.0.1:$port/" || echo "wrk did not finish within $WRK_TIMEOUT s"
     else
-        wrk -t"$WRK_THREADS" -c"$WRK_CONNECTIONS" -d"$duration" --latency "http://127.0.0.1:$port/$file"
+        timeout -k 5 "$WRK_TIMEOUT" wrk -t"$WRK_THREADS" -c"$WRK_CONNECTIONS" -d"$duration" --latency \
+            "http://127.0.0.1:$port/$file" || echo "wrk did not finish within $WRK_TIMEOUT s"
     fi
 }
 
