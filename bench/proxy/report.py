@@ -1,0 +1,165 @@
+"""Turns the wrk outputs of bench/proxy/run.sh into one table, the Kagami ratios and a results file."""
+import argparse
+import re
+import sys
+
+UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
+TARGET_ORDER = ["nginx-direct", "nginx-proxy", "mitmdump", "kagami-reverse", "kagami-forward"]
+FILE_ORDER = ["small", "large"]
+
+
+def milliseconds(text):
+    match = re.fullmatch(r"([0-9.]+)(us|ms|s|m)", text)
+    if not match:
+        raise ValueError(f"unexpected wrk duration {text!r}")
+    return float(match.group(1)) * UNITS[match.group(2)]
+
+
+def parse_wrk(path):
+    text = open(path, encoding="utf-8", errors="replace").read()
+    result = {"rps": None, "p50": None, "p99": None, "requests": 0, "socket_errors": "0", "non2xx": 0}
+    if match := re.search(r"^Requests/sec:\s+([0-9.]+)", text, re.M):
+        result["rps"] = float(match.group(1))
+    for percent, key in (("50", "p50"), ("99", "p99")):
+        if match := re.search(rf"^\s+{percent}%\s+(\S+)", text, re.M):
+            # wrk prints 0 when every request timed out: there is no latency to report.
+            result[key] = milliseconds(match.group(1)) or None
+    if match := re.search(r"^\s+(\d+) requests in", text, re.M):
+        result["requests"] = int(match.group(1))
+    if match := re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text):
+        kinds = ("connect", "read", "write", "timeout")
+        counts = [f"{kind} {count}" for kind, count in zip(kinds, match.groups()) if count != "0"]
+        result["socket_errors"] = ", ".join(counts) if counts else "0"
+    if match := re.search(r"Non-2xx or 3xx responses: (\d+)", text):
+        result["non2xx"] = int(match.group(1))
+    if result["rps"] is None:
+        result["error"] = text.strip().splitlines()[-1] if text.strip() else "no wrk output"
+    return result
+
+
+def megabytes(kilobytes):
+    return int(kilobytes) / 1024 if kilobytes and int(kilobytes) > 0 else None
+
+
+def median_run(runs):
+    ordered = sorted(runs, key=lambda run: run["rps"] or 0.0)
+    return ordered[len(ordered) // 2]
+
+
+def fmt(value, pattern):
+    return "n/a" if value is None else pattern.format(value)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("results")
+    parser.add_argument("--date", required=True)
+    parser.add_argument("--machine", required=True)
+    parser.add_argument("--tools", required=True)
+    parser.add_argument("--settings", required=True)
+    parser.add_argument("--command", required=True)
+    parser.add_argument("--output", required=True)
+    args = parser.parse_args()
+
+    runs = {}
+    for line in open(args.results, encoding="utf-8"):
+        fields = line.rstrip("\n").split("\t")
+        round_number, target, file, peak_kb, warm_kb, end_kb, warmup_path, wrk_path, recorded, stop = fields
+        run = parse_wrk(wrk_path)
+        warmup = parse_wrk(warmup_path)
+        run["round"] = int(round_number)
+        run["rss_mb"] = megabytes(peak_kb)
+        run["rss_warm_mb"] = megabytes(warm_kb)
+        run["rss_end_mb"] = megabytes(end_kb)
+        run["sent"] = run["requests"] + warmup["requests"]
+        run["warmup_problems"] = warmup["non2xx"] or warmup["socket_errors"] != "0"
+        run["recorded"] = int(recorded) if recorded else None
+        run["stop"] = stop
+        runs.setdefault((target, file), []).append(run)
+    chosen = {key: median_run(value) for key, value in runs.items()}
+
+    header = ("| target | file | req/s | p50 ms | p99 ms | peak RSS MB | RSS MB after warm-up → end | requests "
+              "| non-2xx/3xx | socket errors | flows recorded / requests incl. warm-up | exit s |")
+    lines = [header, "|---|---|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|"]
+    for file in FILE_ORDER:
+        for target in TARGET_ORDER:
+            run = chosen.get((target, file))
+            if run is None:
+                continue
+            recorded = "" if run["recorded"] is None else f"{run['recorded']:,} / {run['sent']:,}"
+            if target.startswith("kagami") and run["recorded"] is None:
+                recorded = "none (no summary on exit)"
+            growth = f"{fmt(run['rss_warm_mb'], '{:.1f}')} → {fmt(run['rss_end_mb'], '{:.1f}')}"
+            lines.append(
+                f"| {target} | {file} | {fmt(run['rps'], '{:,.0f}')} | {fmt(run['p50'], '{:.2f}')} | "
+                f"{fmt(run['p99'], '{:.2f}')} | {fmt(run['rss_mb'], '{:.1f}')} | {growth} | {run['requests']:,} | "
+                f"{run['non2xx']} | {run['socket_errors']} | {recorded} | {run['stop']} |"
+            )
+    table = "\n".join(lines)
+
+    ratio_lines = []
+    for kagami in ("kagami-reverse", "kagami-forward"):
+        for file in FILE_ORDER:
+            ours = chosen.get((kagami, file))
+            if not ours or not ours["rps"]:
+                continue
+            parts = []
+            for other, goal in (("mitmdump", "target ≥ 20×"), ("nginx-proxy", "target ≥ 0.60×")):
+                theirs = chosen.get((other, file))
+                if theirs and theirs["rps"]:
+                    parts.append(f"/{other} {ours['rps'] / theirs['rps']:.2f}× ({goal})")
+            p99 = fmt(ours["p99"], "{:.2f}")
+            parts.append(f"p99 {p99} ms (target ≤ 5 ms)")
+            ratio_lines.append(f"- {kagami}, {file}: " + "; ".join(parts))
+
+    problems = []
+    for (target, file), run_list in sorted(runs.items()):
+        for run in run_list:
+            where = f"{target}, {file}, round {run['round']}"
+            if run.get("error"):
+                problems.append(f"- {where}: wrk failed: {run['error']}")
+            if run["non2xx"]:
+                problems.append(f"- {where}: {run['non2xx']} non-2xx/3xx responses of {run['requests']}")
+            if run["socket_errors"] != "0":
+                problems.append(f"- {where}: socket errors: {run['socket_errors']}")
+            if run["warmup_problems"]:
+                problems.append(f"- {where}: errors during the warm-up as well")
+
+    rounds = max(run["round"] for run_list in runs.values() for run in run_list)
+    report = "\n".join([
+        f"# Proxy benchmark, {args.date}",
+        "",
+        f"- Machine: {args.machine}",
+        f"- Tools: {args.tools}",
+        f"- Settings: {args.settings}",
+        f"- Command: `{args.command.strip()}`",
+        "- Targets: nginx-direct = the nginx origin itself; nginx-proxy = a second nginx with "
+        "proxy_pass and upstream keepalive 32; mitmdump = `mitmdump --mode reverse:… -q` (flow capture default); "
+        "kagami-reverse = `kagami proxy --reverse … --session` (capture on); kagami-forward = `kagami proxy` "
+        "driven with absolute-form request lines (capture on). Each proxy process is started fresh per run.",
+        "- Peak RSS: VmHWM at the end of the run; RSS after warm-up → end: VmRSS before and after the measured "
+        "run (nginx: master + workers summed; nginx-direct is the origin). Flows recorded: the count Kagami "
+        "prints when it stops (a request cut off when wrk stops may count as a flow); exit s: seconds from "
+        "SIGTERM to exit (Kagami flushes its session).",
+        "  Load generator, origin and proxy share the same cores." + (
+            f" With {rounds} rounds each row is the round with the median req/s." if rounds > 1 else ""),
+        "",
+        table,
+        "",
+        "## Kagami ratios (req/s)",
+        "",
+        *ratio_lines,
+        "",
+        "## Errors seen by wrk",
+        "",
+        *(problems or ["- none"]),
+        "",
+    ])
+    with open(args.output, "w", encoding="utf-8") as out:
+        out.write(report)
+    sys.stdout.write(report)
+    print(f"\nwritten to {args.output}")
+
+
+if __name__ == "__main__":
+    main()

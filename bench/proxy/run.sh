@@ -1,0 +1,261 @@
+#!/usr/bin/env bash
+# Throughput, latency and memory of `kagami proxy` (reverse and forward, capture on) against
+# nginx as a reverse proxy and mitmdump in reverse mode, all in front of the same nginx origin,
+# driven by wrk with identical settings. Everything listens on and talks to 127.0.0.1 only.
+# Usage: bench/proxy/run.sh [ROUNDS]
+#   ROUNDS (default 1): each round runs every target once per file, targets interleaved so the
+#   ones being compared run close in time; the table reports the round with the median req/s.
+# Environment: KAGAMI (a built binary; skips the release build), TARGETS (subset, in order),
+#   WRK_THREADS (2), WRK_CONNECTIONS (50), WRK_DURATION (10s), WARMUP (2s),
+#   SMALL_BYTES (100), LARGE_BYTES (1048576).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+
+ROUNDS="${1:-1}"
+WRK_THREADS="${WRK_THREADS:-2}"
+WRK_CONNECTIONS="${WRK_CONNECTIONS:-50}"
+WRK_DURATION="${WRK_DURATION:-10s}"
+WARMUP="${WARMUP:-2s}"
+SMALL_BYTES="${SMALL_BYTES:-100}"
+LARGE_BYTES="${LARGE_BYTES:-1048576}"
+WRK_TIMEOUT="${WRK_TIMEOUT:-120}"  # seconds; a wrk that hangs is reported, not waited for
+MITMPROXY_VERSION=11.0.2
+COMMAND_LINE="bench/proxy/run.sh $*"
+
+# --- tools -------------------------------------------------------------------------------
+missing=()
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+command -v wrk >/dev/null || missing+=(wrk)
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing ${missing[*]} (apt)"
+    apt_get() { if [ "$(id -u)" = 0 ]; then apt-get "$@"; else sudo apt-get "$@"; fi; }
+    apt_get update -qq
+    DEBIAN_FRONTEND=noninteractive apt_get install -y -qq "${missing[@]}" >/dev/null
+fi
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+
+if [ ! -x bench/.venv/bin/mitmdump ]; then
+    echo "installing mitmproxy $MITMPROXY_VERSION into bench/.venv"
+    [ -x bench/.venv/bin/python ] || python3 -m venv bench/.venv
+    bench/.venv/bin/pip install -q "mitmproxy==$MITMPROXY_VERSION"
+fi
+MITMDUMP="$ROOT/bench/.venv/bin/mitmdump"
+
+KAGAMI_BUILD="given binary ${KAGAMI:-}"
+if [ -z "${KAGAMI:-}" ]; then
+    KAGAMI_BUILD="release build"
+    echo "building kagami (release)"
+    swift build -c release --product kagami >/dev/null
+    KAGAMI="$(swift build -c release --show-bin-path)/kagami"
+fi
+
+# --- scratch space and cleanup -----------------------------------------------------------
+WORK=$(mktemp -d /tmp/kagami-bench-proxy.XXXXXX)
+chmod 755 "$WORK"
+PIDS=()
+cleanup() {
+    local pid conf
+    for pid in "${PIDS[@]:-}"; do
+        [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+    done
+    # nginx stops its workers on SIGTERM; give every process a few seconds before SIGKILL.
+    for pid in "${PIDS[@]:-}"; do
+        for _ in $(seq 30); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
+    done
+    wait 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+wait_for_port() {
+    local port=$1 tries=0
+    until python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $port), 0.2).close()" 2>/dev/null; do
+        tries=$((tries + 1))
+        if [ $tries -gt 200 ]; then echo "nothing listens on 127.0.0.1:$port" >&2; exit 1; fi
+        sleep 0.05
+    done
+}
+
+ORIGIN_PORT=$(free_port)
+NGINX_PROXY_PORT=$(free_port)
+mkdir -p "$WORK/www"
+head -c "$SMALL_BYTES" /dev/zero | tr '\0' 'k' > "$WORK/www/small"
+head -c "$LARGE_BYTES" /dev/urandom > "$WORK/www/large"
+chmod -R a+rX "$WORK/www"
+
+# Origin and reverse proxy are separate nginx instances, so the proxy's memory is its own.
+write_nginx_conf() {
+    local name=$1 server=$2
+    mkdir -p "$WORK/$name"
+    chmod 755 "$WORK/$name"
+    cat > "$WORK/$name/nginx.conf" <<CONF
+$( [ "$(id -u)" = 0 ] && echo "user root;" )
+worker_processes auto;
+daemon off;
+pid $WORK/$name/nginx.pid;
+error_log $WORK/$name/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $WORK/$name/client_body;
+    proxy_temp_path $WORK/$name/proxy;
+    fastcgi_temp_path $WORK/$name/fastcgi;
+    uwsgi_temp_path $WORK/$name/uwsgi;
+    scgi_temp_path $WORK/$name/scgi;
+    default_type application/octet-stream;
+    keepalive_requests 1000000;
+$server
+}
+CONF
+    # In the foreground, so this script owns (and reaps) the master process.
+    "$NGINX" -p "$WORK/$name" -e "$WORK/$name/error.log" -c "$WORK/$name/nginx.conf" &
+    PIDS+=("$!")
+}
+write_nginx_conf origin "    server {
+        listen 127.0.0.1:$ORIGIN_PORT;
+        root $WORK/www;
+        location / { }
+    }"
+write_nginx_conf nginx-proxy "    upstream origin {
+        server 127.0.0.1:$ORIGIN_PORT;
+        keepalive 32;
+    }
+    server {
+        listen 127.0.0.1:$NGINX_PROXY_PORT;
+        location / {
+            proxy_pass http://origin;
+            proxy_http_version 1.1;
+            proxy_set_header Connection \"\";
+        }
+    }"
+wait_for_port "$ORIGIN_PORT"
+wait_for_port "$NGINX_PROXY_PORT"
+
+# wrk has no proxy option: the forward-proxy runs send absolute-form request lines.
+for file in small large; do
+    cat > "$WORK/forward-$file.lua" <<LUA
+local request_bytes = wrk.format("GET", "http://127.0.0.1:$ORIGIN_PORT/$file", { ["Host"] = "127.0.0.1:$ORIGIN_PORT" })
+request = function() return request_bytes end
+LUA
+done
+
+# Memory of a process and its children, in kB: the sum of a /proc status field (VmHWM = peak
+# resident, VmRSS = resident now).
+memory_kb() {
+    local field=$1 pids="$2" total=0 pid value
+    for pid in $pids; do
+        value=$(awk -v field="$field:" '$1 == field { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
+        total=$((total + ${value:-0}))
+    done
+    echo "$total"
+}
+nginx_pids() {
+    local master
+    master=$(cat "$WORK/$1/nginx.pid")
+    echo "$master $(pgrep -P "$master" | tr '\n' ' ')"
+}
+
+# Starts the proxy for one run and sets PROXY_PID, PROXY_URL_PORT.
+start_proxy() {
+    local target=$1 run=$2 port
+    port=$(free_port)
+    case "$target" in
+        mitmdump)
+            mkdir -p "$WORK/$run-mitm"
+            "$MITMDUMP" --mode "reverse:http://127.0.0.1:$ORIGIN_PORT" --listen-host 127.0.0.1 -p "$port" \
+                --set confdir="$WORK/$run-mitm" -q >"$WORK/$run.log" 2>&1 &
+            ;;
+        kagami-reverse)
+            "$KAGAMI" proxy --reverse "http://127.0.0.1:$ORIGIN_PORT" --port "$port" \
+                --session "$WORK/$run.sqlite" >"$WORK/$run.log" 2>&1 &
+            ;;
+        kagami-forward)
+            "$KAGAMI" proxy --port "$port" --session "$WORK/$run.sqlite" >"$WORK/$run.log" 2>&1 &
+            ;;
+    esac
+    PROXY_PID=$!
+    PIDS+=("$PROXY_PID")
+    PROXY_PORT=$port
+    wait_for_port "$port"
+}
+# Sets STOP_SECONDS: how long the proxy took to exit after SIGTERM (Kagami flushes its session).
+stop_proxy() {
+    local started tries=0
+    started=$(date +%s.%N)
+    kill -TERM "$PROXY_PID" 2>/dev/null || true
+    while kill -0 "$PROXY_PID" 2>/dev/null && [ $tries -lt 600 ]; do sleep 0.1; tries=$((tries + 1)); done
+    if kill -0 "$PROXY_PID" 2>/dev/null; then
+        echo "  process $PROXY_PID did not exit within 60 s of SIGTERM; killed" >&2
+        kill -9 "$PROXY_PID" 2>/dev/null || true
+    fi
+    wait "$PROXY_PID" 2>/dev/null || true
+    STOP_SECONDS=$(python3 -c "import time; print(f'{time.time() - $started:.1f}')")
+}
+
+run_wrk() {
+    local duration=$1 port=$2 file=$3 target=$4
+    if [ "$target" = kagami-forward ]; then
+        timeout -k 5 "$WRK_TIMEOUT" wrk -t"$WRK_THREADS" -c"$WRK_CONNECTIONS" -d"$duration" --latency \
+            -s "$WORK/forward-$file.lua" "http://127.0.0.1:$port/" || echo "wrk did not finish within $WRK_TIMEOUT s"
+    else
+        timeout -k 5 "$WRK_TIMEOUT" wrk -t"$WRK_THREADS" -c"$WRK_CONNECTIONS" -d"$duration" --latency \
+            "http://127.0.0.1:$port/$file" || echo "wrk did not finish within $WRK_TIMEOUT s"
+    fi
+}
+
+RESULTS="$WORK/results.tsv"
+: > "$RESULTS"
+read -r -a TARGETS <<< "${TARGETS:-nginx-direct nginx-proxy mitmdump kagami-reverse kagami-forward}"
+for round in $(seq 1 "$ROUNDS"); do
+    for file in small large; do
+        for target in "${TARGETS[@]}"; do
+            run="r$round-$target-$file"
+            case "$target" in
+                nginx-direct) port=$ORIGIN_PORT ;;
+                nginx-proxy) port=$NGINX_PROXY_PORT ;;
+                *) start_proxy "$target" "$run"; port=$PROXY_PORT ;;
+            esac
+            case "$target" in
+                nginx-direct) pids=$(nginx_pids origin) ;;
+                nginx-proxy) pids=$(nginx_pids nginx-proxy) ;;
+                *) pids=$PROXY_PID ;;
+            esac
+            echo "round $round: $target, $file (load $(cut -d' ' -f1-3 /proc/loadavg))"
+            run_wrk "$WARMUP" "$port" "$file" "$target" > "$WORK/$run.warmup.wrk"
+            rss_warm=$(memory_kb VmRSS "$pids")
+            run_wrk "$WRK_DURATION" "$port" "$file" "$target" > "$WORK/$run.wrk"
+            rss_end=$(memory_kb VmRSS "$pids")
+            rss_peak=$(memory_kb VmHWM "$pids")
+            recorded=""
+            STOP_SECONDS=""
+            if [[ "$target" == kagami-* || "$target" == mitmdump ]]; then
+                stop_proxy
+            fi
+            if [[ "$target" == kagami-* ]]; then
+                recorded=$(grep -o 'Stopped\. [0-9]* exchanges' "$WORK/$run.log" | grep -o '[0-9]*' || true)
+                # A run with 1 MB bodies stores gigabytes; keep the disk from filling up.
+                rm -f "$WORK/$run.sqlite" "$WORK/$run.sqlite-wal" "$WORK/$run.sqlite-shm"
+            fi
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$target" "$file" "$rss_peak" \
+                "$rss_warm" "$rss_end" "$WORK/$run.warmup.wrk" "$WORK/$run.wrk" "$recorded" "$STOP_SECONDS" >> "$RESULTS"
+            if [ -f "$WORK/$run.log" ] && grep -qiE 'error|warning|fatal' "$WORK/$run.log"; then
+                echo "  $target log:"; grep -iE 'error|warning|fatal' "$WORK/$run.log" | sort | uniq -c | sort -rn | head -5 | sed 's/^/    /'
+            fi
+        done
+    done
+done
+
+DATE=$(date -u +%F)
+mkdir -p bench/results
+python3 bench/proxy/report.py "$RESULTS" --date "$DATE" \
+    --machine "nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(date -u '+%F %H:%M UTC'), load at end $(cut -d' ' -f1-3 /proc/loadavg)" \
+    --tools "$(swift --version 2>&1 | head -1); $("$NGINX" -v 2>&1 | sed 's/.*: //'); $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2); mitmproxy $("$MITMDUMP" --version | awk '/Mitmproxy/ { print $2 }'); kagami $KAGAMI_BUILD at $(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+    --settings "wrk -t$WRK_THREADS -c$WRK_CONNECTIONS -d$WRK_DURATION --latency (after a $WARMUP warm-up); files: small $SMALL_BYTES B, large $LARGE_BYTES B; rounds $ROUNDS" \
+    --command "$COMMAND_LINE" \
+    --output "bench/results/proxy-$DATE.md"
