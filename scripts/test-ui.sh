@@ -23,4 +23,8 @@ else
     swift build --product kagami
     kagami="$(swift build --show-bin-path)/kagami"
 fi
-.venv-ui/bin/python Tests/UI/test_ui.py "$kagami"
+export KAGAMI_CONFORMANCE_DIR="${KAGAMI_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/conformance}"
+status=0
+.venv-ui/bin/python Tests/UI/test_ui.py "$kagami" || status=1
+.venv-ui/bin/python Tests/UI/test_mock_docs.py "$kagami" || status=1
+exit $status
