@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import KagamiFlow
+import KagamiJSON
 import Synchronization
 
 /// The default store: one SQLite file per session, in WAL mode. Flows are written in batches on
@@ -13,6 +14,7 @@ public final class SQLiteFlowStore: FlowStore {
     private let writeQueue = DispatchQueue(label: "kagami.store.writer")
     private let pending = Mutex(PendingWrites())
     private let encoder: JSONEncoder
+    private let streamingEncoder = StreamingJSONEncoder()
     private let decoder = JSONDecoder()
 
     struct PendingWrites {
@@ -140,29 +142,34 @@ public final class SQLiteFlowStore: FlowStore {
     }
 
     private func insert(_ flow: Flow, _ db: Database) throws {
-        let metadata = flow.withoutBodyBytes
-        let row = FlowRow(
-            id: flow.id.uuidString,
-            mode: flow.mode.rawValue,
-            startedAt: flow.timings.start.timeIntervalSince1970,
-            method: flow.request.method,
-            url: flow.request.url,
-            host: flow.request.host,
-            status: flow.response?.status,
-            requestSize: flow.request.body.size,
-            responseSize: flow.response?.body.size,
-            duration: flow.duration,
-            error: flow.error?.message,
-            metadata: try encoder.encode(metadata)
-        )
-        try db.execute(sql: "DELETE FROM body WHERE flowId = ?", arguments: [row.id])
-        try db.execute(sql: "DELETE FROM flow WHERE id = ?", arguments: [row.id])
-        try row.insert(db)
+        let id = flow.id.uuidString
+        // A flow recorded again (an import, an update) replaces the earlier row and its bodies.
+        try db.cachedStatement(sql: "DELETE FROM body WHERE flowId = ?").execute(arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM flow WHERE id = ?").execute(arguments: [id])
+        try db.cachedStatement(sql: """
+            INSERT INTO flow (id, mode, startedAt, method, url, host, status, requestSize, responseSize, duration, error, metadata)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [
+                id, flow.mode.rawValue, flow.timings.start.timeIntervalSince1970, flow.request.method,
+                flow.request.url, flow.request.host, flow.response?.status, flow.request.body.size,
+                flow.response?.body.size, flow.duration, flow.error?.message, try metadata(of: flow),
+            ])
+        let insertBody = try db.cachedStatement(sql: "INSERT INTO body (flowId, part, data) VALUES (?, ?, ?)")
         if !flow.request.body.data.isEmpty {
-            try BodyRow(flowId: row.id, part: "request", data: flow.request.body.data).insert(db)
+            try insertBody.execute(arguments: [id, "request", flow.request.body.data])
         }
         if let response = flow.response, !response.body.data.isEmpty {
-            try BodyRow(flowId: row.id, part: "response", data: response.body.data).insert(db)
+            try insertBody.execute(arguments: [id, "response", response.body.data])
+        }
+    }
+
+    /// Everything about the flow but its body bytes, as JSON `decoder` reads back.
+    private func metadata(of flow: Flow) throws -> Data {
+        let metadata = flow.withoutBodyBytes
+        do {
+            return try streamingEncoder.encode(metadata)
+        } catch {
+            return try encoder.encode(metadata)
         }
     }
 
