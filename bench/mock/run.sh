@@ -15,7 +15,7 @@ kagami="$KAGAMI"
 baseline="$root/bench/HummingbirdBaseline/.build/release/HummingbirdBaseline"
 
 work="$(mktemp -d)"
-trap 'kill ${mock_pid:-} ${hb_pid:-} 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill ${mock_pid:-} ${hb_pid:-} 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 cat > "$work/api.apib" <<'APIB'
 FORMAT: 1A
 # Bench API
