@@ -116,6 +116,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             guard let exchange, exchange.localAnswer == nil else { return }
             if exchange.holdingRequestBody {
                 exchange.pendingParts.append(.body(.byteBuffer(buffer)))
+                if exchange.breakpoint.stopsAtRequest { heldRequestBodyGrew(exchange, by: buffer.readableBytes) }
                 return
             }
             exchange.recorder.requestBodyPart(buffer)
@@ -260,7 +261,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     /// Runs the request side of the rules; false when they answered or refused the request.
-    private func applyRequestRules(_ exchange: Exchange) -> Bool {
+    func applyRequestRules(_ exchange: Exchange) -> Bool {
         guard let rules = exchange.rules else { return true }
         var request = exchange.clientRequest
         var heldBody: ByteBuffer?

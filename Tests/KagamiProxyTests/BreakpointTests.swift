@@ -252,6 +252,20 @@ struct BreakpointTests {
         }
     }
 
+    @Test func aRequestBodyTooLargeToHoldStreamsOnWithoutStopping() async throws {
+        try await Self.with("breakpoints: [{location: {path: /echo}}]") { h, breakpoints in
+            let (path, data) = try randomFile(size: (32 << 20) + 100_000, seed: 7)
+            let result = try await h.curl(["--data-binary", "@\(path)", "\(h.origin.baseURL)/echo"])
+            let echo = try Echo(result.stdout)
+            #expect(echo.bodySize == data.count)
+            #expect(echo.bodySHA256 == OriginServer.sha256Hex(data))
+            let flow = try #require(try await h.flows(count: 1).first)
+            #expect(flow.request.body.size == data.count)
+            #expect(flow.appliedRules.map(\.description) == ["request body over 32 MB: passed on without stopping"])
+            #expect(breakpoints.held.isEmpty)
+        }
+    }
+
     @Test func badBreakpointDocumentsAreRefusedWithTheField() {
         #expect(throws: RuleDocumentError.self) { try BreakpointSettings(parsing: "breakpoints: [{location: {pth: /x}}]") }
         do {
