@@ -3,6 +3,7 @@ import Foundation
 import KagamiCertificates
 import KagamiFlow
 import KagamiProxy
+import KagamiRepeat
 import KagamiRules
 import KagamiStore
 import KagamiUI
@@ -36,6 +37,9 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "Rules file (YAML or JSON): Map Remote, Map Local, Rewrite, Block/Allow, No Caching, Throttling. See docs/RULES.md.")
     var rules: String?
 
+    @Option(help: "Breakpoints file (YAML or JSON): locations that pause exchanges at the request and/or response until decided through the admin API. See docs/TOOLS.md.")
+    var breakpoints: String?
+
     @OptionGroup var ui: UIOptions
 
     func run() async throws {
@@ -52,6 +56,7 @@ struct ProxyCommand: AsyncParsableCommand {
         let sessionPath = try session.map(SessionFile.expand) ?? SessionFile.newDefaultPath()
         let interception = try https.interception()
         let activeRules = ActiveRules(try rules.map(RulesFile.load))
+        let breakpointSet = Breakpoints(try breakpoints.map(BreakpointsFile.load) ?? BreakpointSettings())
         let store = try SQLiteFlowStore(path: sessionPath)
         // The hub passes each flow to the store and to the web UI's live views.
         let hub = FlowHub(forwardingTo: store)
@@ -64,7 +69,8 @@ struct ProxyCommand: AsyncParsableCommand {
                     interception: interception
                 ),
                 sink: hub,
-                rules: activeRules
+                rules: activeRules,
+                breakpoints: breakpointSet
             )
         } catch {
             throw ValidationError("\(error)")
@@ -90,7 +96,21 @@ struct ProxyCommand: AsyncParsableCommand {
         if !["127.0.0.1", "::1", "localhost"].contains(host) {
             banner += "Warning: listening on \(host) lets other hosts use this proxy.\n"
         }
-        let uiServer = try await ui.start(store: store, hub: hub, proxyAddress: listening, sessionPath: sessionPath)
+        let boundPort = address.port ?? port
+        let repeatRoute: RequestRepeater.Route
+        switch mode {
+        case .forward:
+            repeatRoute = .forwardProxy(host: RepeatCommand.connectableHost(host), port: boundPort)
+        case .reverse(let upstream):
+            repeatRoute = .reverseProxy(host: RepeatCommand.connectableHost(host), port: boundPort, upstreamBasePath: upstream.path)
+        }
+        if let breakpoints {
+            let count = breakpointSet.settings.breakpoints.count
+            banner += "Breakpoints: \(count) location\(count == 1 ? "" : "s") from \(breakpoints)\(breakpointSet.settings.isEnabled ? "" : " (disabled)"); held exchanges wait for the admin API\n"
+        }
+        let uiServer = try await ui.start(
+            store: store, hub: hub, proxyAddress: listening, sessionPath: sessionPath,
+            liveProxy: LiveProxy(breakpoints: breakpointSet, repeatRoute: repeatRoute))
         if let uiServer { banner += ui.describe(uiServer) }
         // Unbuffered, so a script or test reading the pipe sees the port at once.
         FileHandle.standardOutput.write(Data(banner.utf8))
@@ -159,6 +179,16 @@ enum RulesFile {
         do {
             let document = try RuleSet(contentsOf: expanded)
             return try RulePipeline(document, baseDirectory: (expanded as NSString).deletingLastPathComponent)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
+}
+
+enum BreakpointsFile {
+    static func load(_ path: String) throws -> BreakpointSettings {
+        do {
+            return try BreakpointSettings(contentsOf: SessionFile.expand(path))
         } catch {
             throw ValidationError("\(error)")
         }

@@ -41,12 +41,15 @@ public final class UIServer: Sendable {
     let store: any FlowStore
     let hub: FlowHub
     let page: WebPage
+    /// The proxy in this process, for breakpoints and repeats.
+    let liveProxy: LiveProxy?
     private let running = Mutex<Task<Void, any Error>?>(nil)
 
-    public init(configuration: Configuration, store: any FlowStore, hub: FlowHub) throws {
+    public init(configuration: Configuration, store: any FlowStore, hub: FlowHub, liveProxy: LiveProxy? = nil) throws {
         self.configuration = configuration
         self.store = store
         self.hub = hub
+        self.liveProxy = liveProxy
         self.page = try WebPage.load()
         if UIAccess.isLoopback(configuration.host) {
             token = nil
@@ -60,6 +63,8 @@ public final class UIServer: Sendable {
         let router = Router()
         router.add(middleware: UIAccessMiddleware<BasicRequestContext>(token: token))
         FlowAPI(server: self).register(on: router)
+        BreakpointAPI(server: self).register(on: router)
+        ToolsAPI(server: self, flows: FlowAPI(server: self)).register(on: router)
         page.register(on: router)
 
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()

@@ -56,6 +56,7 @@ struct SessionStoreTests {
         flow.violations = [ContractViolation(location: "response.body/items/0/id", message: "expected integer")]
         flow.appliedRules = [RuleApplication(name: "Map Local 'user'", description: "mapped to local file docs/user.json")]
         flow.archiveFields = [ArchiveField(path: ["response", "content", "compression"], json: "12"), ArchiveField(path: ["comment"], json: nil)]
+        flow.repeatOf = UUID()
         flow.request.headers.add("X-Odd", "tab\there, \"quotes\"")
         // Written by the streaming encoder, not its JSONEncoder fallback.
         _ = try StreamingJSONEncoder().encode(flow)
