@@ -15,25 +15,27 @@ public struct StreamingJSONEncoder: Sendable {
 
     public func encode<T: Encodable>(_ value: T) throws -> Data {
         let output = Output()
-        output.text.reserveCapacity(1024)
+        output.bytes.reserveCapacity(2048)
         try output.write(value, codingPath: [])
-        return Data(output.text.utf8)
+        return Data(output.bytes)
     }
 }
 
 /// The text being written, shared by every container of one `encode` call.
 private final class Output {
-    var text = ""
+    var bytes: [UInt8] = []
 
     func write<T: Encodable>(_ value: T, codingPath: [any CodingKey]) throws {
+        // Metatype comparisons first: far cheaper than trying casts one by one on every value.
+        if T.self == String.self, let string = value as? String { writeString(string); return }
+        if T.self == Int.self, let int = value as? Int { writeInteger(int); return }
+        if T.self == Bool.self, let bool = value as? Bool { append(bool ? "true" : "false"); return }
+        if T.self == Double.self, let double = value as? Double { try checkedNumber(double, codingPath: codingPath); return }
+        if T.self == Date.self, let date = value as? Date { try checkedNumber(date.timeIntervalSinceReferenceDate, codingPath: codingPath); return }
+        if T.self == UUID.self, let uuid = value as? UUID { writeString(uuid.uuidString); return }
+        if T.self == Data.self, let data = value as? Data { writeString(data.base64EncodedString()); return }
+        if T.self == URL.self, let url = value as? URL { writeString(url.absoluteString); return }
         switch value {
-        case let date as Date: writeNumber(date.timeIntervalSinceReferenceDate, codingPath: codingPath)
-        case let data as Data: JSONValue.writeString(data.base64EncodedString(), to: &text, escapeSlashes: false)
-        case let url as URL: JSONValue.writeString(url.absoluteString, to: &text, escapeSlashes: false)
-        case let string as String: JSONValue.writeString(string, to: &text, escapeSlashes: false)
-        case let int as Int: text += String(int)
-        case let bool as Bool: text += bool ? "true" : "false"
-        case let double as Double: try checkedNumber(double, codingPath: codingPath)
         // The other primitives: their `encode(to:)` asks a single-value container to encode
         // them, which lands here again, so they must be written, not handed back.
         case let float as Float: try checkedNumber(Double(float), codingPath: codingPath)
@@ -53,19 +55,48 @@ private final class Output {
         }
     }
 
+    func append(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
     func checkedNumber(_ value: Double, codingPath: [any CodingKey]) throws {
         guard value.isFinite else {
             throw EncodingError.invalidValue(value, .init(codingPath: codingPath, debugDescription: "\(value) has no JSON form"))
         }
-        writeNumber(value, codingPath: codingPath)
-    }
-
-    private func writeNumber(_ value: Double, codingPath: [any CodingKey]) {
-        text += value.isFinite ? value.description : "null"
+        bytes.append(contentsOf: value.description.utf8)
     }
 
     func writeInteger<I: BinaryInteger>(_ value: I) {
-        text += String(value)
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    /// A JSON string: runs that need no escaping are copied whole.
+    func writeString(_ string: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var string = string
+        string.withUTF8 { utf8 in
+            var runStart = 0
+            for index in utf8.indices {
+                let byte = utf8[index]
+                guard byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                runStart = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): append("\\\"")
+                case UInt8(ascii: "\\"): append("\\\\")
+                case UInt8(ascii: "\n"): append("\\n")
+                case UInt8(ascii: "\r"): append("\\r")
+                case UInt8(ascii: "\t"): append("\\t")
+                case 0x08: append("\\b")
+                case 0x0C: append("\\f")
+                default:
+                    let hex = String(byte, radix: 16)
+                    bytes.append(contentsOf: ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8)
+                }
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
+        }
+        bytes.append(UInt8(ascii: "\""))
     }
 }
 
@@ -95,8 +126,8 @@ private final class ValueEncoder: Encoder {
         }
         container = kind
         switch kind {
-        case .keyed: output.text += "{"
-        case .unkeyed: output.text += "["
+        case .keyed: output.append("{")
+        case .unkeyed: output.append("[")
         case .single, .none: break
         }
         return true
@@ -107,16 +138,16 @@ private final class ValueEncoder: Encoder {
             throw EncodingError.invalidValue(refusal, .init(codingPath: codingPath, debugDescription: "can't be streamed: \(refusal)"))
         }
         switch container {
-        case .none: output.text += "{}"
-        case .keyed: output.text += "}"
-        case .unkeyed: output.text += "]"
-        case .single: if count == 0 { output.text += "null" }
+        case .none: output.append("{}")
+        case .keyed: output.append("}")
+        case .unkeyed: output.append("]")
+        case .single: if count == 0 { output.append("null") }
         }
     }
 
     /// Writes the separator before the next member or element.
     func beginItem() {
-        if count > 0 { output.text += "," }
+        if count > 0 { output.append(",") }
         count += 1
     }
 
@@ -146,21 +177,21 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     private func key(_ key: Key) {
         encoder.beginItem()
-        JSONValue.writeString(key.stringValue, to: &encoder.output.text, escapeSlashes: false)
-        encoder.output.text += ":"
+        encoder.output.writeString(key.stringValue)
+        encoder.output.append(":")
     }
 
     mutating func encodeNil(forKey key: Key) throws {
         self.key(key)
-        encoder.output.text += "null"
+        encoder.output.append("null")
     }
     mutating func encode(_ value: Bool, forKey key: Key) throws {
         self.key(key)
-        encoder.output.text += value ? "true" : "false"
+        encoder.output.append(value ? "true" : "false")
     }
     mutating func encode(_ value: String, forKey key: Key) throws {
         self.key(key)
-        JSONValue.writeString(value, to: &encoder.output.text, escapeSlashes: false)
+        encoder.output.writeString(value)
     }
     mutating func encode(_ value: Double, forKey key: Key) throws {
         self.key(key)
@@ -210,15 +241,15 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
 
     mutating func encodeNil() throws {
         encoder.beginItem()
-        encoder.output.text += "null"
+        encoder.output.append("null")
     }
     mutating func encode(_ value: Bool) throws {
         encoder.beginItem()
-        encoder.output.text += value ? "true" : "false"
+        encoder.output.append(value ? "true" : "false")
     }
     mutating func encode(_ value: String) throws {
         encoder.beginItem()
-        JSONValue.writeString(value, to: &encoder.output.text, escapeSlashes: false)
+        encoder.output.writeString(value)
     }
     mutating func encode(_ value: Double) throws {
         encoder.beginItem()
@@ -261,13 +292,13 @@ private struct SingleContainer: SingleValueEncodingContainer {
     }
 
     mutating func encodeNil() throws {
-        if begin() { encoder.output.text += "null" }
+        if begin() { encoder.output.append("null") }
     }
     mutating func encode(_ value: Bool) throws {
-        if begin() { encoder.output.text += value ? "true" : "false" }
+        if begin() { encoder.output.append(value ? "true" : "false") }
     }
     mutating func encode(_ value: String) throws {
-        if begin() { JSONValue.writeString(value, to: &encoder.output.text, escapeSlashes: false) }
+        if begin() { encoder.output.writeString(value) }
     }
     mutating func encode(_ value: Double) throws {
         if begin() { try encoder.output.checkedNumber(value, codingPath: codingPath) }
