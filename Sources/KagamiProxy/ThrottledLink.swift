@@ -4,7 +4,7 @@ import NIOCore
 /// Throttling on the wire of a server connection: the first handler of its pipeline, so it
 /// shapes the bytes the server sends (download: the response on its way to the client) and
 /// the bytes sent to it (upload: the request), TLS records included. Chunks leave at the
-/// shaper's instants on event-loop timers, never by blocking. While too much waits, reads from
+/// shaper's instants on event-loop timers (on the loop's own clock), never by blocking. While too much waits, reads from
 /// the server stop (download) and the link reports itself not writable (upload), so the queue
 /// stays bounded. The exchange using the connection sets the profile; nil passes bytes through.
 final class ThrottledLink: ChannelDuplexHandler, RemovableChannelHandler {
@@ -13,8 +13,8 @@ final class ThrottledLink: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundIn = IOData
     typealias OutboundOut = IOData
 
-    private var download = ThrottleQueue<ContinuousClock, Never>(clock: ContinuousClock(), direction: .download)
-    private var upload = ThrottleQueue<ContinuousClock, EventLoopPromise<Void>>(clock: ContinuousClock(), direction: .upload)
+    private var download = ThrottleQueue<EventLoopClock, Never>(clock: EventLoopClock(), direction: .download)
+    private var upload = ThrottleQueue<EventLoopClock, EventLoopPromise<Void>>(clock: EventLoopClock(), direction: .upload)
     private var downloadTimer: Scheduled<Void>?
     private var uploadTimer: Scheduled<Void>?
     private var profile: ThrottleProfile?
@@ -56,7 +56,7 @@ final class ThrottledLink: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         guard !failed else { return }
-        download.enqueue(unwrapInboundIn(data), tag: nil, now: .now)
+        download.enqueue(unwrapInboundIn(data), tag: nil, now: Self.now(context))
         releaseDownload(context: context)
     }
 
@@ -93,7 +93,7 @@ final class ThrottledLink: ChannelDuplexHandler, RemovableChannelHandler {
     private func releaseDownload(context: ChannelHandlerContext) {
         downloadTimer?.cancel()
         downloadTimer = nil
-        let (chunks, lost) = download.takeDue(at: .now, using: &random)
+        let (chunks, lost) = download.takeDue(at: Self.now(context), using: &random)
         for chunk in chunks {
             context.fireChannelRead(wrapInboundOut(chunk.bytes))
             // Whatever ran on that read may have closed the connection.
@@ -139,7 +139,7 @@ final class ThrottledLink: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         let wasPaused = upload.isPaused
-        upload.enqueue(buffer, tag: promise, now: .now)
+        upload.enqueue(buffer, tag: promise, now: Self.now(context))
         releaseUpload(context: context)
         if !wasPaused, upload.isPaused { context.fireChannelWritabilityChanged() }
     }
@@ -148,7 +148,7 @@ final class ThrottledLink: ChannelDuplexHandler, RemovableChannelHandler {
         uploadTimer?.cancel()
         uploadTimer = nil
         let wasPaused = upload.isPaused
-        let (chunks, lost) = upload.takeDue(at: .now, using: &random)
+        let (chunks, lost) = upload.takeDue(at: Self.now(context), using: &random)
         for chunk in chunks {
             context.write(wrapOutboundOut(.byteBuffer(chunk.bytes)), promise: chunk.tag)
         }
@@ -180,12 +180,15 @@ final class ThrottledLink: ChannelDuplexHandler, RemovableChannelHandler {
 
     // MARK: Timers and loss
 
+    private static func now(_ context: ChannelHandlerContext) -> EventLoopClock.Instant {
+        EventLoopClock.Instant(context.eventLoop.now)
+    }
+
     private func schedule(
-        at instant: ContinuousClock.Instant, context: ChannelHandlerContext,
+        at instant: EventLoopClock.Instant, context: ChannelHandlerContext,
         _ release: @escaping (ThrottledLink, ChannelHandlerContext) -> Void
     ) -> Scheduled<Void> {
-        let delay = max(ContinuousClock.now.duration(to: instant), .zero)
-        return context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) { [weak self] in
+        context.eventLoop.assumeIsolated().scheduleTask(deadline: instant.deadline) { [weak self] in
             guard let self, let context = self.context else { return }
             release(self, context)
         }
