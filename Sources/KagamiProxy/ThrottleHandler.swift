@@ -7,7 +7,7 @@ import NIOCore
 /// shaper's instants on event-loop timers (on the loop's own clock), never by blocking. While too much waits, reads from
 /// the server stop (download) and the link reports itself not writable (upload), so the queue
 /// stays bounded. The exchange using the connection sets the profile; nil passes bytes through.
-final class ThrottledLink: ChannelDuplexHandler, RemovableChannelHandler {
+final class ThrottleHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
     typealias OutboundIn = IOData
@@ -110,7 +110,7 @@ final class ThrottledLink: ChannelDuplexHandler, RemovableChannelHandler {
             context.read()
         }
         if let next = download.nextRelease {
-            downloadTimer = schedule(at: next, context: context) { link, context in link.releaseDownload(context: context) }
+            downloadTimer = schedule(at: next, context: context) { handler, context in handler.releaseDownload(context: context) }
         } else {
             deliverHeldEvents(context: context)
         }
@@ -159,7 +159,7 @@ final class ThrottledLink: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         if let next = upload.nextRelease {
-            uploadTimer = schedule(at: next, context: context) { link, context in link.releaseUpload(context: context) }
+            uploadTimer = schedule(at: next, context: context) { handler, context in handler.releaseUpload(context: context) }
         }
         if wasPaused, !upload.isPaused { context.fireChannelWritabilityChanged() }
     }
@@ -186,7 +186,7 @@ final class ThrottledLink: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func schedule(
         at instant: EventLoopClock.Instant, context: ChannelHandlerContext,
-        _ release: @escaping (ThrottledLink, ChannelHandlerContext) -> Void
+        _ release: @escaping (ThrottleHandler, ChannelHandlerContext) -> Void
     ) -> Scheduled<Void> {
         context.eventLoop.assumeIsolated().scheduleTask(deadline: instant.deadline) { [weak self] in
             guard let self, let context = self.context else { return }

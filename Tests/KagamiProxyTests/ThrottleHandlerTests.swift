@@ -7,7 +7,7 @@ import Testing
 /// The throttling handler on a server connection, on an embedded channel whose clock moves only
 /// when the test moves it: chunks arrive at their exact instants, reads stop while too much
 /// waits, a close from the server waits behind the bytes before it.
-@Suite struct ThrottledLinkTests {
+@Suite struct ThrottleHandlerTests {
     /// Counts the reads that get past the link to the socket.
     final class ReadCounter: ChannelOutboundHandler {
         typealias OutboundIn = Never
@@ -30,14 +30,14 @@ import Testing
 
     struct Setup {
         let channel = EmbeddedChannel()
-        let link = ThrottledLink()
+        let throttle = ThrottleHandler()
         let reads = ReadCounter()
         let log = EventLog()
 
         init(_ profile: ThrottleProfile) throws {
-            try channel.pipeline.syncOperations.addHandlers([reads, link, log])
+            try channel.pipeline.syncOperations.addHandlers([reads, throttle, log])
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
-            link.shape(profile)
+            throttle.shape(profile)
         }
 
         func advance(_ amount: TimeAmount) { channel.embeddedEventLoop.advanceTime(by: amount) }
@@ -93,13 +93,13 @@ import Testing
         let setup = try Setup(oneMbps)
         let written = setup.channel.write(setup.bytes(70_000))
         setup.channel.flush()
-        #expect(!setup.link.isWritable)
+        #expect(!setup.throttle.isWritable)
         #expect(setup.log.events == ["writability"])
         #expect(try setup.channel.readOutbound(as: ByteBuffer.self) == nil)
         setup.advance(.milliseconds(12))
         #expect(try setup.channel.readOutbound(as: ByteBuffer.self)?.readableBytes == 1500)
         setup.advance(.milliseconds(430))
-        #expect(setup.link.isWritable)
+        #expect(setup.throttle.isWritable)
         #expect(setup.log.events == ["writability", "writability"])
         let done = Flag()
         written.assumeIsolated().whenSuccess { done.value = true }
@@ -123,7 +123,7 @@ import Testing
 
     @Test func withoutAProfileBytesPassAtOnce() throws {
         let setup = try Setup(oneMbps)
-        setup.link.shape(nil)
+        setup.throttle.shape(nil)
         let before = setup.reads.reads
         try setup.channel.writeInbound(setup.bytes(100_000))
         #expect(setup.log.events == ["bytes 100000"])
