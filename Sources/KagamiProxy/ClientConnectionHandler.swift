@@ -301,6 +301,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             return
         }
         guard let context else { return }
+        if waitThrottleLatency(exchange, then: { [weak self] in self?.answerLocally(exchange, with: response) }) { return }
         self.exchange = nil
         let headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
         let head = HTTPResponseHead(version: exchange.clientVersion, status: HTTPResponseStatus(statusCode: response.status, reasonPhrase: response.reason), headers: headers)
@@ -308,22 +309,28 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         exchange.recorder.responseHead(head)
         exchange.recorder.responseBodyPart(body)
         settings.sink.record(exchange.recorder.finish(error: nil))
-        writeLocal(head, body, close: !exchange.clientKeepAlive || headers[canonicalForm: "connection"].contains("close"), context: context)
+        ThrottleHandler.shapingClientWrites(exchange.throttle, pipeline: context.pipeline.syncOperations) {
+            writeLocal(head, body, close: !exchange.clientKeepAlive || headers[canonicalForm: "connection"].contains("close"), context: context)
+        }
+    }
+
+    /// Throttling's latency, once per request, before it goes out or is answered locally (a
+    /// retry on a fresh connection adds none). True when `resume` runs once it has passed.
+    private func waitThrottleLatency(_ exchange: Exchange, then resume: @escaping () -> Void) -> Bool {
+        guard let profile = exchange.throttle, !exchange.throttleLatencyAdded, let context else { return false }
+        exchange.throttleLatencyAdded = true
+        exchange.recorder.addRuleApplications([RulePipeline.throttleApplication(profile)])
+        guard profile.latencyMs > 0 else { return false }
+        pauseClientReads()
+        context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(profile.latency)) { [weak self] in
+            guard let self, self.exchange === exchange else { return }
+            resume()
+        }
+        return true
     }
 
     private func connectUpstream(_ exchange: Exchange) {
-        if let profile = exchange.throttle, !exchange.throttleLatencyAdded, let context {
-            // Once per request, before it leaves (a retry on a fresh connection adds none).
-            exchange.throttleLatencyAdded = true
-            exchange.recorder.addRuleApplications([RulePipeline.throttleApplication(profile)])
-            if profile.latencyMs > 0 {
-                context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(profile.latency)) { [weak self] in
-                    guard let self, self.exchange === exchange else { return }
-                    self.connectUpstream(exchange)
-                }
-                return
-            }
-        }
+        if waitThrottleLatency(exchange, then: { [weak self] in self?.connectUpstream(exchange) }) { return }
         let target = exchange.target
         pool.acquire(UpstreamPool.Key(host: target.host, port: target.port, tls: target.scheme == "https")) { [weak self] result in
             guard let self else { return }

@@ -1,43 +1,50 @@
 import KagamiRules
 import NIOCore
 
-/// Throttling on the wire of a server connection: the first handler of its pipeline, so it
-/// shapes the bytes the server sends (download: the response on its way to the client) and
-/// the bytes sent to it (upload: the request), TLS records included. Chunks leave at the
-/// shaper's instants on event-loop timers (on the loop's own clock), never by blocking. While too much waits, reads from
-/// the server stop (download) and the link reports itself not writable (upload), so the queue
-/// stays bounded. The exchange using the connection sets the profile; nil passes bytes through.
+/// Throttling on the wire: the first handler of a pipeline, so it shapes TLS records too. On a
+/// server connection, what arrives is the download (the response on its way to the client) and
+/// what leaves is the upload (the request); on a client connection, for answers Kagami makes
+/// itself, the other way round. Chunks leave at the shaper's instants on event-loop timers (on
+/// the loop's own clock), never by blocking. While too much waits, reads stop (incoming) and the
+/// handler reports itself not writable (outgoing), so the queues stay bounded. The exchange
+/// using the connection sets the profile; nil passes bytes through.
 final class ThrottleHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
     typealias OutboundIn = IOData
     typealias OutboundOut = IOData
 
-    private var download = ThrottleQueue<EventLoopClock, Never>(clock: EventLoopClock(), direction: .download)
-    private var upload = ThrottleQueue<EventLoopClock, EventLoopPromise<Void>>(clock: EventLoopClock(), direction: .upload)
-    private var downloadTimer: Scheduled<Void>?
-    private var uploadTimer: Scheduled<Void>?
+    private var incoming: ThrottleQueue<EventLoopClock, Never>
+    private var outgoing: ThrottleQueue<EventLoopClock, EventLoopPromise<Void>>
+    private var incomingTimer: Scheduled<Void>?
+    private var outgoingTimer: Scheduled<Void>?
     private var profile: ThrottleProfile?
     private var random = SystemRandomNumberGenerator()
     private var context: ChannelHandlerContext?
     private var readPending = false
-    /// Events from the server that must wait until the bytes before them have been released.
+    /// Events from the peer that must wait until the bytes before them have been released.
     private var heldInactive = false
     private var heldError: (any Error)?
     /// Set once a message was lost or the connection is closing: nothing more goes through.
     private var failed = false
     private var closing = false
 
-    /// False while the upload queue is full: the request body should wait.
-    var isWritable: Bool { !upload.isPaused }
+    /// False while the outgoing queue is full: whoever writes should wait.
+    var isWritable: Bool { !outgoing.isPaused }
+
+    /// `incoming`: which way what arrives goes, `.download` on a server connection.
+    init(incoming direction: ThrottleDirection = .download) {
+        incoming = ThrottleQueue(clock: EventLoopClock(), direction: direction)
+        outgoing = ThrottleQueue(clock: EventLoopClock(), direction: direction == .download ? .upload : .download)
+    }
 
     /// Shapes what follows with `profile` (nil: unshaped). A degraded period (stability) is
     /// drawn here, once per exchange.
     func shape(_ profile: ThrottleProfile?) {
         self.profile = profile
         let quality = profile.map { ThrottleConditions(profile: $0).quality(using: &random) } ?? 1
-        download.shape(profile, quality: quality)
-        upload.shape(profile, quality: quality)
+        incoming.shape(profile, quality: quality)
+        outgoing.shape(profile, quality: quality)
         failed = closing
     }
 
@@ -48,25 +55,25 @@ final class ThrottleHandler: ChannelDuplexHandler, RemovableChannelHandler {
         self.context = nil
     }
 
-    // MARK: Download
+    // MARK: Incoming
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard download.isShaping || !download.isEmpty else {
+        guard incoming.isShaping || !incoming.isEmpty else {
             context.fireChannelRead(data)
             return
         }
         guard !failed else { return }
-        download.enqueue(unwrapInboundIn(data), tag: nil, now: Self.now(context))
-        releaseDownload(context: context)
+        incoming.enqueue(unwrapInboundIn(data), tag: nil, now: Self.now(context))
+        releaseIncoming(context: context)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
         // Shaped bytes get their read-complete as they are released.
-        if download.isEmpty { context.fireChannelReadComplete() }
+        if incoming.isEmpty { context.fireChannelReadComplete() }
     }
 
     func read(context: ChannelHandlerContext) {
-        if download.isPaused {
+        if incoming.isPaused {
             readPending = true
         } else {
             context.read()
@@ -74,8 +81,8 @@ final class ThrottleHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        cancelUploadQueue(ChannelError.ioOnClosedChannel)
-        if download.isEmpty {
+        cancelOutgoingQueue(ChannelError.ioOnClosedChannel)
+        if incoming.isEmpty {
             context.fireChannelInactive()
         } else {
             heldInactive = true
@@ -83,17 +90,17 @@ final class ThrottleHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if download.isEmpty {
+        if incoming.isEmpty {
             context.fireErrorCaught(error)
         } else if heldError == nil {
             heldError = error
         }
     }
 
-    private func releaseDownload(context: ChannelHandlerContext) {
-        downloadTimer?.cancel()
-        downloadTimer = nil
-        let (chunks, lost) = download.takeDue(at: Self.now(context), using: &random)
+    private func releaseIncoming(context: ChannelHandlerContext) {
+        incomingTimer?.cancel()
+        incomingTimer = nil
+        let (chunks, lost) = incoming.takeDue(at: Self.now(context), using: &random)
         for chunk in chunks {
             context.fireChannelRead(wrapInboundOut(chunk.bytes))
             // Whatever ran on that read may have closed the connection.
@@ -102,15 +109,15 @@ final class ThrottleHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if !chunks.isEmpty { context.fireChannelReadComplete() }
         guard self.context != nil, !failed else { return }
         if lost {
-            lose(.download, context: context)
+            lose(incoming.direction, context: context)
             return
         }
-        if !download.isPaused, readPending {
+        if !incoming.isPaused, readPending {
             readPending = false
             context.read()
         }
-        if let next = download.nextRelease {
-            downloadTimer = schedule(at: next, context: context) { handler, context in handler.releaseDownload(context: context) }
+        if let next = incoming.nextRelease {
+            incomingTimer = schedule(at: next, context: context) { handler, context in handler.releaseIncoming(context: context) }
         } else {
             deliverHeldEvents(context: context)
         }
@@ -127,41 +134,41 @@ final class ThrottleHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    // MARK: Upload
+    // MARK: Outgoing
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard upload.isShaping || !upload.isEmpty, case .byteBuffer(let buffer) = unwrapOutboundIn(data) else {
+        guard outgoing.isShaping || !outgoing.isEmpty, case .byteBuffer(let buffer) = unwrapOutboundIn(data) else {
             context.write(data, promise: promise)
             return
         }
         guard !failed else {
-            promise?.fail(ThrottleLoss(profile: profile, direction: .upload))
+            promise?.fail(ThrottleLoss(profile: profile, direction: outgoing.direction))
             return
         }
-        let wasPaused = upload.isPaused
-        upload.enqueue(buffer, tag: promise, now: Self.now(context))
-        releaseUpload(context: context)
-        if !wasPaused, upload.isPaused { context.fireChannelWritabilityChanged() }
+        let wasPaused = outgoing.isPaused
+        outgoing.enqueue(buffer, tag: promise, now: Self.now(context))
+        releaseOutgoing(context: context)
+        if !wasPaused, outgoing.isPaused { context.fireChannelWritabilityChanged() }
     }
 
-    private func releaseUpload(context: ChannelHandlerContext) {
-        uploadTimer?.cancel()
-        uploadTimer = nil
-        let wasPaused = upload.isPaused
-        let (chunks, lost) = upload.takeDue(at: Self.now(context), using: &random)
+    private func releaseOutgoing(context: ChannelHandlerContext) {
+        outgoingTimer?.cancel()
+        outgoingTimer = nil
+        let wasPaused = outgoing.isPaused
+        let (chunks, lost) = outgoing.takeDue(at: Self.now(context), using: &random)
         for chunk in chunks {
             context.write(wrapOutboundOut(.byteBuffer(chunk.bytes)), promise: chunk.tag)
         }
         if !chunks.isEmpty { context.flush() }
         guard self.context != nil, !failed else { return }
         if lost {
-            lose(.upload, context: context)
+            lose(outgoing.direction, context: context)
             return
         }
-        if let next = upload.nextRelease {
-            uploadTimer = schedule(at: next, context: context) { handler, context in handler.releaseUpload(context: context) }
+        if let next = outgoing.nextRelease {
+            outgoingTimer = schedule(at: next, context: context) { handler, context in handler.releaseOutgoing(context: context) }
         }
-        if wasPaused, !upload.isPaused { context.fireChannelWritabilityChanged() }
+        if wasPaused, !outgoing.isPaused { context.fireChannelWritabilityChanged() }
     }
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
@@ -169,8 +176,8 @@ final class ThrottleHandler: ChannelDuplexHandler, RemovableChannelHandler {
         closing = true
         failed = true
         cancelTimers()
-        _ = download.removeAll()
-        cancelUploadQueue(ChannelError.ioOnClosedChannel)
+        _ = incoming.removeAll()
+        cancelOutgoingQueue(ChannelError.ioOnClosedChannel)
         if heldInactive {
             heldInactive = false
             context.fireChannelInactive()
@@ -195,16 +202,16 @@ final class ThrottleHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func cancelTimers() {
-        downloadTimer?.cancel()
-        downloadTimer = nil
-        uploadTimer?.cancel()
-        uploadTimer = nil
+        incomingTimer?.cancel()
+        incomingTimer = nil
+        outgoingTimer?.cancel()
+        outgoingTimer = nil
     }
 
-    private func cancelUploadQueue(_ error: any Error) {
-        uploadTimer?.cancel()
-        uploadTimer = nil
-        for chunk in upload.removeAll() { chunk.tag?.fail(error) }
+    private func cancelOutgoingQueue(_ error: any Error) {
+        outgoingTimer?.cancel()
+        outgoingTimer = nil
+        for chunk in outgoing.removeAll() { chunk.tag?.fail(error) }
     }
 
     /// The network lost a message: the connection fails the way a dropped one does, after the
@@ -212,9 +219,9 @@ final class ThrottleHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func lose(_ direction: ThrottleDirection, context: ChannelHandlerContext) {
         failed = true
         cancelTimers()
-        _ = download.removeAll()
+        _ = incoming.removeAll()
         let error = ThrottleLoss(profile: profile, direction: direction)
-        cancelUploadQueue(error)
+        cancelOutgoingQueue(error)
         context.eventLoop.assumeIsolated().execute { [weak self] in
             guard let self, let context = self.context else { return }
             context.fireErrorCaught(error)
@@ -236,5 +243,28 @@ struct ThrottleLoss: Error, CustomStringConvertible {
 
     private static func percent(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}
+
+extension ThrottleHandler {
+    /// Runs `write` with what it writes to the client shaped by `profile`, for answers Kagami
+    /// makes itself (Map Local, 403). The handler joins the client's pipeline the first time and
+    /// stays, unshaped between such answers; the bytes written keep their release instants.
+    static func shapingClientWrites(_ profile: ThrottleProfile?, pipeline: ChannelPipeline.SynchronousOperations, _ write: () -> Void) {
+        guard let profile else { return write() }
+        let handler: ThrottleHandler
+        if let existing = try? pipeline.handler(type: ThrottleHandler.self) {
+            handler = existing
+        } else {
+            handler = ThrottleHandler(incoming: .upload)
+            do {
+                try pipeline.addHandler(handler, position: .first)
+            } catch {
+                return write()
+            }
+        }
+        handler.shape(profile)
+        write()
+        handler.shape(nil)
     }
 }

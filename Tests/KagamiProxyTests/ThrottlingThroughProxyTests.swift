@@ -77,6 +77,28 @@ struct ThrottlingThroughProxyTests {
         }
     }
 
+    @Test func mapLocalAnswersAreThrottledToo() async throws {
+        let directory = (temporaryPath("big.bin") as NSString).deletingLastPathComponent
+        try Data(repeating: 0x6B, count: 125_000).write(to: URL(fileURLWithPath: directory + "/big.bin"))
+        try await RulesThroughProxyTests.with("""
+            mapLocal:
+              - {name: mock, from: {path: /local}, local: big.bin}
+            throttling:
+              enabled: true
+              profile: {name: Slow mock, downloadKbps: 1000, uploadKbps: 0, latencyMs: 500}
+            """, directory: directory) { h in
+            // 0.5 s of latency, then 125,000 bytes (and the head) at 125,000 bytes/s.
+            let start = ContinuousClock.now
+            let result = try await h.curl(["-o", "/dev/null", "-w", "%{http_code} %{size_download}", "\(h.origin.baseURL)/local"])
+            let elapsed = Self.seconds(ContinuousClock.now - start)
+            #expect(result.stdoutText == "200 125000")
+            #expect(elapsed > 1.4 && elapsed < 2.6, "took \(elapsed) s")
+            #expect(h.origin.received.isEmpty)
+            let flows = try await h.flows(count: 1)
+            #expect(flows.first?.appliedRules.map(\.description) == ["mapped to local file big.bin", "throttled by Slow mock"])
+        }
+    }
+
     @Test func fullLossFailsTheExchangeAndSaysWhy() async throws {
         try await RulesThroughProxyTests.with("""
             throttling:
