@@ -662,7 +662,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             return
         }
         let clientChannel = context.channel
-        ClientBootstrap(group: context.eventLoop)
+        let throttle = settings.rules.current?.throttleProfile(for: ThrottleHandler.tunnelRequest(target))
+        let bootstrap = ClientBootstrap(group: context.eventLoop)
             .connectTimeout(settings.connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
@@ -670,7 +671,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                     try channel.pipeline.syncOperations.addHandler(TunnelRelayHandler())
                 }
             }
-            .connect(host: target.host, port: target.port)
+        ThrottleHandler.connect(after: throttle, on: context.eventLoop) { bootstrap.connect(host: target.host, port: target.port) }
             .assumeIsolated()
             .whenComplete { [weak self] result in
                 guard let self, let context = self.context, clientChannel.isActive else {
@@ -680,6 +681,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 self.pendingTunnel = nil
                 switch result {
                 case .success(let serverChannel):
+                    let recorder = ThrottleHandler.throttle(tunnel: serverChannel, profile: throttle, recorder: recorder)
                     self.joinTunnel(serverChannel: serverChannel, recorder: recorder, context: context)
                 case .failure(let error):
                     let (status, flowError) = UpstreamFailure.classify(error, target: target, connectTimeout: self.settings.connectTimeout)

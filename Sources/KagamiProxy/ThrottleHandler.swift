@@ -1,3 +1,4 @@
+import KagamiFlow
 import KagamiRules
 import NIOCore
 
@@ -266,5 +267,40 @@ extension ThrottleHandler {
         handler.shape(profile)
         write()
         handler.shape(nil)
+    }
+}
+
+// MARK: CONNECT tunnels
+
+extension ThrottleHandler {
+    /// What a tunnel's CONNECT is matched as: the host and port, the path unknown.
+    static func tunnelRequest(_ target: ProxyTarget) -> FlowRequest {
+        FlowRequest(method: "CONNECT", scheme: "https", host: target.host, port: target.port, target: "/")
+    }
+
+    /// Opens a tunnel's server connection, after the profile's latency when it is throttled.
+    static func connect(
+        after profile: ThrottleProfile?, on loop: any EventLoop, _ connect: @escaping () -> EventLoopFuture<any Channel>
+    ) -> EventLoopFuture<any Channel> {
+        guard let profile, profile.latencyMs > 0 else { return connect() }
+        return loop.assumeIsolated().flatScheduleTask(deadline: .now() + TimeAmount(profile.latency), connect).futureResult
+    }
+
+    /// Shapes a relayed tunnel on its server connection (bytes as they are, TLS or not) and
+    /// returns its recorder with the throttling noted.
+    static func throttle(tunnel serverChannel: any Channel, profile: ThrottleProfile?, recorder: FlowRecorder) -> FlowRecorder {
+        guard let profile else { return recorder }
+        var recorder = recorder
+        recorder.addRuleApplications([RulePipeline.throttleApplication(profile)])
+        let handler = ThrottleHandler()
+        let pipeline = serverChannel.pipeline.syncOperations
+        do {
+            try pipeline.addHandler(handler, position: .first)
+            try pipeline.handler(type: TunnelRelayHandler.self).throttle = handler
+        } catch {
+            return recorder
+        }
+        handler.shape(profile)
+        return recorder
     }
 }

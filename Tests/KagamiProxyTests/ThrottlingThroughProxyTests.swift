@@ -99,6 +99,25 @@ struct ThrottlingThroughProxyTests {
         }
     }
 
+    @Test func tunnelsNotInterceptedAreThrottledAsTheyAre() async throws {
+        try await RulesThroughProxyTests.with("""
+            throttling:
+              enabled: true
+              profile: {name: Tunnel, downloadKbps: 1000, uploadKbps: 0, latencyMs: 300}
+              onlyFor: [{host: 127.0.0.1}]
+            """) { h in
+            // CONNECT, then 250,000 bytes (and a head) at 125,000 bytes/s: 0.3 s + 2 s.
+            let start = ContinuousClock.now
+            let result = try await h.curl(["-p", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", "\(h.origin.baseURL)/bytes/250000"])
+            let elapsed = Self.seconds(ContinuousClock.now - start)
+            #expect(result.stdoutText == "200 250000")
+            #expect(elapsed > 2.3 * 0.85 && elapsed < 2.3 * 1.3, "took \(elapsed) s")
+            let flows = try await h.flows(count: 1)
+            #expect(flows.first?.mode == .tunnel)
+            #expect(flows.first?.appliedRules.map(\.description) == ["throttled by Tunnel"])
+        }
+    }
+
     @Test func fullLossFailsTheExchangeAndSaysWhy() async throws {
         try await RulesThroughProxyTests.with("""
             throttling:
