@@ -375,10 +375,15 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
         if case .end = part {
             let promise = upstream.channel.eventLoop.makePromise(of: Void.self)
-            promise.futureResult.assumeIsolated().whenSuccess { [weak exchange] in exchange?.recorder.requestSent() }
+            promise.futureResult.assumeIsolated().whenSuccess { [weak self, weak exchange] in
+                guard let exchange else { return }
+                exchange.recorder.requestSent()
+                if exchange.throttle != nil, self?.exchange === exchange { self?.armTimeout(exchange) }
+            }
             upstream.handler.write(part, promise: promise)
             upstream.handler.flush()
-            armTimeout(exchange)
+            // Throttling holds the request back: then the server's silence counts once it has left.
+            if exchange.throttle == nil { armTimeout(exchange) }
         } else {
             upstream.handler.write(part)
             if !upstream.isWritable {

@@ -77,6 +77,22 @@ struct ThrottlingThroughProxyTests {
         }
     }
 
+    @Test func theResponseTimeoutCountsFromWhenTheThrottledRequestHasLeft() async throws {
+        let rules = ActiveRules(try RulePipeline(try RuleSet(parsing: """
+            throttling:
+              enabled: true
+              profile: {name: Slow uplink, downloadKbps: 0, uploadKbps: 100}
+            """)))
+        try await ProxyHarness.with(rules: rules, configure: { $0.responseTimeout = .seconds(1) }) { h in
+            // 25,000 bytes at 12,500 bytes/s leave over 2 s, longer than the 1 s response timeout.
+            let body = try randomFile(size: 25_000)
+            let result = try await h.curl([
+                "--data-binary", "@\(body.path)", "-H", "Expect:", "-w", " %{http_code}", "-o", "/dev/null", "\(h.origin.baseURL)/echo",
+            ])
+            #expect(result.stdoutText == " 200")
+        }
+    }
+
     @Test func mapLocalAnswersAreThrottledToo() async throws {
         let directory = (temporaryPath("big.bin") as NSString).deletingLastPathComponent
         try Data(repeating: 0x6B, count: 125_000).write(to: URL(fileURLWithPath: directory + "/big.bin"))
