@@ -22,3 +22,7 @@ export KAGAMI_CONFORMANCE_DIR="${KAGAMI_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/
 
 swift build --build-tests
 swift test --skip-build "$@"
+# The web UI in a real browser (skipped when only some Swift tests were asked for).
+if [ $# -eq 0 ]; then
+    ./scripts/test-ui.sh "$(swift build --show-bin-path)/kagami"
+fi

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import KagamiFlow
+import KagamiJSON
 import Synchronization
 
 /// The default store: one SQLite file per session, in WAL mode. Flows are written in batches on
@@ -13,6 +14,7 @@ public final class SQLiteFlowStore: FlowStore {
     private let writeQueue = DispatchQueue(label: "kagami.store.writer")
     private let pending = Mutex(PendingWrites())
     private let encoder: JSONEncoder
+    private let streamingEncoder = StreamingJSONEncoder()
     private let decoder = JSONDecoder()
 
     struct PendingWrites {
@@ -78,6 +80,11 @@ public final class SQLiteFlowStore: FlowStore {
                 t.primaryKey(["flowId", "part"])
             }
         }
+        // Repeats are looked up by the exchange they repeat; the flag is in the metadata too.
+        migrator.registerMigration("v2: repeatOf") { db in
+            try db.alter(table: "flow") { t in t.add(column: "repeatOf", .text) }
+            try db.create(index: "flow_repeatOf", on: "flow", columns: ["repeatOf"])
+        }
         return migrator
     }
 
@@ -140,29 +147,35 @@ public final class SQLiteFlowStore: FlowStore {
     }
 
     private func insert(_ flow: Flow, _ db: Database) throws {
-        let metadata = flow.withoutBodyBytes
-        let row = FlowRow(
-            id: flow.id.uuidString,
-            mode: flow.mode.rawValue,
-            startedAt: flow.timings.start.timeIntervalSince1970,
-            method: flow.request.method,
-            url: flow.request.url,
-            host: flow.request.host,
-            status: flow.response?.status,
-            requestSize: flow.request.body.size,
-            responseSize: flow.response?.body.size,
-            duration: flow.duration,
-            error: flow.error?.message,
-            metadata: try encoder.encode(metadata)
-        )
-        try db.execute(sql: "DELETE FROM body WHERE flowId = ?", arguments: [row.id])
-        try db.execute(sql: "DELETE FROM flow WHERE id = ?", arguments: [row.id])
-        try row.insert(db)
+        let id = flow.id.uuidString
+        // A flow recorded again (an import, an update) replaces the earlier row and its bodies.
+        try db.cachedStatement(sql: "DELETE FROM body WHERE flowId = ?").execute(arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM flow WHERE id = ?").execute(arguments: [id])
+        try db.cachedStatement(sql: """
+            INSERT INTO flow (id, mode, startedAt, method, url, host, status, requestSize, responseSize, duration, error, metadata, repeatOf)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [
+                id, flow.mode.rawValue, flow.timings.start.timeIntervalSince1970, flow.request.method,
+                flow.request.url, flow.request.host, flow.response?.status, flow.request.body.size,
+                flow.response?.body.size, flow.duration, flow.error?.message, try metadata(of: flow),
+                flow.repeatOf?.uuidString,
+            ])
+        let insertBody = try db.cachedStatement(sql: "INSERT INTO body (flowId, part, data) VALUES (?, ?, ?)")
         if !flow.request.body.data.isEmpty {
-            try BodyRow(flowId: row.id, part: "request", data: flow.request.body.data).insert(db)
+            try insertBody.execute(arguments: [id, "request", flow.request.body.data])
         }
         if let response = flow.response, !response.body.data.isEmpty {
-            try BodyRow(flowId: row.id, part: "response", data: response.body.data).insert(db)
+            try insertBody.execute(arguments: [id, "response", response.body.data])
+        }
+    }
+
+    /// Everything about the flow but its body bytes, as JSON `decoder` reads back.
+    private func metadata(of flow: Flow) throws -> Data {
+        let metadata = flow.withoutBodyBytes
+        do {
+            return try streamingEncoder.encode(metadata)
+        } catch {
+            return try encoder.encode(metadata)
         }
     }
 
@@ -209,6 +222,14 @@ public final class SQLiteFlowStore: FlowStore {
         }
     }
 
+    /// The exchanges recorded as repeats of `id`, in the order they were stored, without bodies.
+    public func repeats(of id: UUID) async throws -> [Flow] {
+        try await database.read { db in
+            let rows = try FlowRow.filter(FlowRow.Columns.repeatOf == id.uuidString).order(FlowRow.Columns.seq).fetchAll(db)
+            return try rows.map { try self.flow(from: $0, bodies: false, db) }
+        }
+    }
+
     public func count() async throws -> Int {
         try await database.read { db in try FlowRow.fetchCount(db) }
     }
@@ -248,9 +269,10 @@ struct FlowRow: Codable, FetchableRecord, PersistableRecord {
     var duration: Double?
     var error: String?
     var metadata: Data
+    var repeatOf: String?
 
     init(id: String, mode: String, startedAt: Double, method: String, url: String, host: String, status: Int?,
-         requestSize: Int, responseSize: Int?, duration: Double?, error: String?, metadata: Data) {
+         requestSize: Int, responseSize: Int?, duration: Double?, error: String?, metadata: Data, repeatOf: String? = nil) {
         self.id = id
         self.mode = mode
         self.startedAt = startedAt
@@ -263,11 +285,13 @@ struct FlowRow: Codable, FetchableRecord, PersistableRecord {
         self.duration = duration
         self.error = error
         self.metadata = metadata
+        self.repeatOf = repeatOf
     }
 
     enum Columns {
         static let seq = Column(CodingKeys.seq)
         static let id = Column(CodingKeys.id)
+        static let repeatOf = Column(CodingKeys.repeatOf)
     }
 }
 

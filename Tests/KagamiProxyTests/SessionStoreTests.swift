@@ -38,6 +38,34 @@ struct SessionStoreTests {
         #expect(try await reopened.count() == 3)
     }
 
+    @Test func everyFieldOfAFlowSurvivesTheSessionFile() async throws {
+        var flow = FlowFixtures.getJSON()
+        flow.clientAddress = "127.0.0.1:50123"
+        flow.serverAddress = "127.0.0.1:8443"
+        flow.timings.connected = flow.timings.start.addingTimeInterval(0.001)
+        flow.timings.requestSent = flow.timings.start.addingTimeInterval(0.002)
+        flow.timings.firstByte = flow.timings.start.addingTimeInterval(0.010_5)
+        flow.timings.end = flow.timings.start.addingTimeInterval(0.020_25)
+        flow.timings.blocked = 0.000_3
+        flow.timings.dns = 0.000_4
+        flow.timings.ssl = 0.004
+        flow.error = FlowError(.connectionReset, "the server closed the connection: \"reset\" / 日本")
+        flow.tls = TLSInfo(version: "TLSv1.3", clientVersion: "TLSv1.2", cipherSuite: "TLS_AES_128_GCM_SHA256", alpn: "http/1.1",
+                           serverName: "api.example.com", certificateSubject: "CN=api.example.com", certificateIssuer: "CN=Kagami CA",
+                           certificateFingerprintSHA256: "AB:CD", upstreamVerificationDisabled: true)
+        flow.violations = [ContractViolation(location: "response.body/items/0/id", message: "expected integer")]
+        flow.appliedRules = [RuleApplication(name: "Map Local 'user'", description: "mapped to local file docs/user.json")]
+        flow.archiveFields = [ArchiveField(path: ["response", "content", "compression"], json: "12"), ArchiveField(path: ["comment"], json: nil)]
+        flow.repeatOf = UUID()
+        flow.request.headers.add("X-Odd", "tab\there, \"quotes\"")
+        // Written by the streaming encoder, not its JSONEncoder fallback.
+        _ = try StreamingJSONEncoder().encode(flow)
+        let store = try SQLiteFlowStore(path: temporaryPath("all-fields.sqlite"))
+        store.record(flow)
+        try await store.flush()
+        #expect(try await store.flow(id: flow.id) == flow)
+    }
+
     @Test func unwritableSessionFileIsAClearError() {
         #expect {
             _ = try SQLiteFlowStore(path: "/proc/definitely/not/here.sqlite")

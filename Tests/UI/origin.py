@@ -23,6 +23,7 @@ USERS = {"users": [{"id": 1, "name": "Ada", "roles": ["admin", "dev"], "address"
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are separate writes
 
     def log_message(self, *args):
         pass

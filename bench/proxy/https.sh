@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# HTTPS interception throughput: Kagami decrypting CONNECT tunnels vs mitmdump decrypting them,
+# both in front of the same nginx TLS origin, driven by the same load generator with the same
+# settings. wrk has no proxy option, so this uses hey (Debian package, Go's HTTP client), which
+# sends CONNECT through an HTTP proxy for https URLs and keeps its connections alive.
+# Rows: nginx-direct-https (hey straight to the origin: the load generator's ceiling),
+# mitmdump-https, kagami-https. Everything listens on and talks to 127.0.0.1 only.
+# Usage: bench/proxy/https.sh   (writes bench/results/proxy-https-YYYY-MM-DD.md)
+# Environment: KAGAMI (a built binary; skips the release build), CONNECTIONS (50),
+#   DURATION (10s), WARMUP (2s), BYTES (100).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+CONNECTIONS="${CONNECTIONS:-50}"
+DURATION="${DURATION:-10s}"
+WARMUP="${WARMUP:-2s}"
+BYTES="${BYTES:-100}"
+MITMPROXY_VERSION=11.0.2
+
+missing=()
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+command -v hey >/dev/null || missing+=(hey)
+command -v openssl >/dev/null || missing+=(openssl)
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing ${missing[*]} (apt)"
+    apt_get() { if [ "$(id -u)" = 0 ]; then apt-get "$@"; else sudo apt-get "$@"; fi; }
+    apt_get update -qq
+    DEBIAN_FRONTEND=noninteractive apt_get install -y -qq "${missing[@]}" >/dev/null
+fi
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+if [ ! -x bench/.venv/bin/mitmdump ]; then
+    echo "installing mitmproxy $MITMPROXY_VERSION into bench/.venv"
+    [ -x bench/.venv/bin/python ] || python3 -m venv bench/.venv
+    bench/.venv/bin/pip install -q "mitmproxy==$MITMPROXY_VERSION"
+fi
+MITMDUMP="$ROOT/bench/.venv/bin/mitmdump"
+KAGAMI_BUILD="given binary ${KAGAMI:-}"
+if [ -z "${KAGAMI:-}" ]; then
+    KAGAMI_BUILD="release build"
+    echo "building kagami (release)"
+    swift build -c release --product kagami >/dev/null
+    KAGAMI="$(swift build -c release --show-bin-path)/kagami"
+fi
+
+WORK=$(mktemp -d /tmp/kagami-bench-https.XXXXXX)
+chmod 755 "$WORK"
+PIDS=()
+cleanup() {
+    local pid
+    for pid in "${PIDS[@]:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null || true; done
+    sleep 0.5
+    for pid in "${PIDS[@]:-}"; do [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+wait_for_port() {
+    local port=$1 tries=0
+    until python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.2).close()" 2>/dev/null; do
+        tries=$((tries + 1)); [ $tries -gt 200 ] && { echo "nothing listens on 127.0.0.1:$port" >&2; exit 1; }
+        sleep 0.05
+    done
+}
+
+# The origin's own CA and certificate for 127.0.0.1; both proxies verify the origin against it.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=Bench Origin CA" \
+    -keyout "$WORK/origin-ca.key" -out "$WORK/origin-ca.pem" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
+    -keyout "$WORK/origin.key" -out "$WORK/origin.csr" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' > "$WORK/origin.ext"
+openssl x509 -req -in "$WORK/origin.csr" -CA "$WORK/origin-ca.pem" -CAkey "$WORK/origin-ca.key" -CAcreateserial \
+    -days 2 -extfile "$WORK/origin.ext" -out "$WORK/origin.pem" 2>/dev/null
+
+ORIGIN_PORT=$(free_port)
+mkdir -p "$WORK/www" "$WORK/origin"
+head -c "$BYTES" /dev/zero | tr '\0' 'k' > "$WORK/www/small"
+chmod -R a+rX "$WORK/www"
+cat > "$WORK/origin/nginx.conf" <<CONF
+$( [ "$(id -u)" = 0 ] && echo "user root;" )
+worker_processes auto;
+daemon off;
+pid $WORK/origin/nginx.pid;
+error_log $WORK/origin/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $WORK/origin/client_body;
+    proxy_temp_path $WORK/origin/proxy;
+    fastcgi_temp_path $WORK/origin/fastcgi;
+    uwsgi_temp_path $WORK/origin/uwsgi;
+    scgi_temp_path $WORK/origin/scgi;
+    keepalive_requests 1000000;
+    server {
+        listen 127.0.0.1:$ORIGIN_PORT ssl;
+        ssl_certificate $WORK/origin.pem;
+        ssl_certificate_key $WORK/origin.key;
+        root $WORK/www;
+        location / { }
+    }
+}
+CONF
+"$NGINX" -p "$WORK/origin" -e "$WORK/origin/error.log" -c "$WORK/origin/nginx.conf" &
+PIDS+=("$!")
+wait_for_port "$ORIGIN_PORT"
+URL="https://127.0.0.1:$ORIGIN_PORT/small"
+
+RESULTS="$WORK/results.tsv"
+: > "$RESULTS"
+for target in nginx-direct-https mitmdump-https kagami-https; do
+    proxy_args=()
+    pid=""
+    case "$target" in
+        mitmdump-https)
+            port=$(free_port)
+            "$MITMDUMP" --listen-host 127.0.0.1 -p "$port" --set confdir="$WORK/mitm" \
+                --set ssl_verify_upstream_trusted_ca="$WORK/origin-ca.pem" -q >"$WORK/$target.log" 2>&1 &
+            pid=$!; proxy_args=(-x "http://127.0.0.1:$port") ;;
+        kagami-https)
+            port=$(free_port)
+            "$KAGAMI" proxy --port "$port" --no-ui --ca-dir "$WORK/kagami-ca" --session "$WORK/$target.sqlite" \
+                --upstream-ca "$WORK/origin-ca.pem" >"$WORK/$target.log" 2>&1 &
+            pid=$!; proxy_args=(-x "http://127.0.0.1:$port") ;;
+    esac
+    if [ -n "$pid" ]; then PIDS+=("$pid"); wait_for_port "$port"; fi
+    echo "$target (load $(cut -d' ' -f1-3 /proc/loadavg))"
+    hey -z "$WARMUP" -c "$CONNECTIONS" "${proxy_args[@]}" "$URL" > "$WORK/$target.warmup" 2>&1
+    hey -z "$DURATION" -c "$CONNECTIONS" "${proxy_args[@]}" "$URL" > "$WORK/$target.hey" 2>&1
+    peak=""
+    if [ -n "$pid" ]; then
+        peak=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$pid/status" 2>/dev/null || echo "")
+        kill -TERM "$pid" 2>/dev/null || true
+        for _ in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    fi
+    recorded=$(grep -o 'Stopped\. [0-9]* exchanges' "$WORK/$target.log" 2>/dev/null | grep -o '[0-9]*' || true)
+    printf '%s\t%s\t%s\t%s\n' "$target" "$WORK/$target.hey" "$peak" "$recorded" >> "$RESULTS"
+done
+
+DATE=$(date -u +%F)
+HEY_VERSION=$(dpkg-query -W -f='${Version}' hey 2>/dev/null || echo unknown)
+mkdir -p bench/results
+python3 - "$RESULTS" > "bench/results/proxy-https-$DATE.md" <<PY
+import re, sys
+rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]
+def parse(path):
+    text = open(path).read()
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+    lat = {p: float(v) * 1000 for p, v in re.findall(r"(\d+)% in ([\d.]+) secs", text)}
+    codes = dict(re.findall(r"\[(\d+)\]\s+(\d+) responses", text))
+    errors = re.findall(r"\[\d+\]\s+(Get .*)", text)
+    return rps, lat, codes, errors
+print("# HTTPS interception benchmark, $DATE\n")
+print("- Machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(date -u '+%F %H:%M UTC'), load at end $(cut -d' ' -f1-3 /proc/loadavg)")
+print("- Tools: $(nginx -v 2>&1 | sed 's/.*: //'); hey $HEY_VERSION; mitmproxy $MITMPROXY_VERSION; kagami $KAGAMI_BUILD at $(git rev-parse --short HEAD 2>/dev/null || echo unknown)")
+print("- Settings: hey -z $DURATION -c $CONNECTIONS (after a $WARMUP warm-up), GET of a $BYTES-byte file over TLS from nginx; proxies decrypt (CONNECT + their own certificate), verify the origin against its test CA, and capture (Kagami into a session file, mitmdump in memory)")
+print("- Command: \`bench/proxy/https.sh\`; load generator, origin and proxies share the same cores\n")
+print("| target | req/s | p50 ms | p99 ms | 2xx | errors | peak RSS MB | flows recorded |")
+print("|---|--:|--:|--:|--:|--:|--:|--:|")
+found = {}
+for target, path, peak, recorded in rows:
+    rps, lat, codes, errors = parse(path)
+    found[target] = rps
+    ok = sum(int(n) for c, n in codes.items() if c.startswith("2"))
+    peak_mb = f"{int(peak) / 1024:.1f}" if peak else ""
+    print(f"| {target} | {rps:,.0f} | {lat.get('50', 0):.2f} | {lat.get('99', 0):.2f} | {ok:,} | {len(errors)} | {peak_mb} | {recorded} |")
+if "kagami-https" in found and found.get("mitmdump-https"):
+    print(f"\n- kagami-https / mitmdump-https: {found['kagami-https'] / found['mitmdump-https']:.2f}× (target ≥ 20×)")
+if "kagami-https" in found and found.get("nginx-direct-https"):
+    print(f"- kagami-https / nginx-direct-https (the load generator's ceiling without a proxy): {found['kagami-https'] / found['nginx-direct-https']:.2f}×")
+PY
+cat "bench/results/proxy-https-$DATE.md"
