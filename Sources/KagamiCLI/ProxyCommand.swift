@@ -37,6 +37,9 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "Rules file (YAML or JSON): Map Remote, Map Local, Rewrite, Block/Allow, No Caching, Throttling. See docs/RULES.md.")
     var rules: String?
 
+    @Flag(help: "Keep the --rules file as it is when rules are replaced through the admin API (PUT /api/rules); by default it is rewritten.")
+    var keepRulesFile = false
+
     @Option(help: "Breakpoints file (YAML or JSON): locations that pause exchanges at the request and/or response until decided through the admin API. See docs/TOOLS.md.")
     var breakpoints: String?
 
@@ -108,9 +111,10 @@ struct ProxyCommand: AsyncParsableCommand {
             let count = breakpointSet.settings.breakpoints.count
             banner += "Breakpoints: \(count) location\(count == 1 ? "" : "s") from \(breakpoints)\(breakpointSet.settings.isEnabled ? "" : " (disabled)"); held exchanges wait for the admin API\n"
         }
+        let rulesControl = RulesFile.control(activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile)
         let uiServer = try await ui.start(
             store: store, hub: hub, proxyAddress: listening, sessionPath: sessionPath,
-            liveProxy: LiveProxy(breakpoints: breakpointSet, repeatRoute: repeatRoute))
+            liveProxy: LiveProxy(breakpoints: breakpointSet, repeatRoute: repeatRoute), rules: rulesControl)
         if let uiServer { banner += ui.describe(uiServer) }
         // Unbuffered, so a script or test reading the pipe sees the port at once.
         FileHandle.standardOutput.write(Data(banner.utf8))
@@ -182,6 +186,32 @@ enum RulesFile {
         } catch {
             throw ValidationError("\(error)")
         }
+    }
+
+    /// What the admin API uses to read and replace the rules. Relative Map Local paths start at
+    /// the rules file's directory (the working directory without one). With `saving`, a
+    /// replaced document is written back to the file first, atomically; a failed write keeps
+    /// the rules in force unchanged.
+    static func control(_ active: ActiveRules, file: String?, saving: Bool) -> RulesControl {
+        let baseDirectory = file.map { ($0 as NSString).deletingLastPathComponent } ?? FileManager.default.currentDirectoryPath
+        let lock = NSLock()
+        return RulesControl(
+            current: { active.current?.rules ?? RuleSet() },
+            replace: { rules in
+                let pipeline = try RulePipeline(rules, baseDirectory: baseDirectory)
+                try lock.withLock {
+                    if saving, let file { try save(rules, to: file) }
+                    active.replace(with: pipeline)
+                }
+            })
+    }
+
+    /// Writes `rules` in the file's own format (JSON for `.json`, YAML otherwise), through a
+    /// temporary file renamed over it, so a crash never leaves half a document.
+    static func save(_ rules: RuleSet, to path: String) throws {
+        let target = URL(fileURLWithPath: path).resolvingSymlinksInPath()
+        let text = target.pathExtension.lowercased() == "json" ? try rules.jsonText() + "\n" : try rules.yamlText()
+        try Data(text.utf8).write(to: target, options: .atomic)
     }
 }
 

@@ -40,6 +40,9 @@ final class Exchange {
     var heldResponseBody: ByteBuffer?
     static let maximumHeldBody = 32 << 20
     var breakpoint = ExchangeBreakpoint()
+    /// The throttling profile shaping this exchange, and whether its latency was added yet.
+    var throttle: ThrottleProfile?
+    var throttleLatencyAdded = false
     let clientVersion: HTTPVersion
     var upstream: UpstreamConnection?
     /// Request parts that arrived before the server connection was ready.
@@ -246,6 +249,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         exchange.breakpoint.stops = settings.breakpoints.stops(for: exchange.clientRequest)
         if let rules = settings.rules.current {
             exchange.rules = rules
+            exchange.throttle = rules.throttleProfile(for: exchange.clientRequest)
             if exchange.breakpoint.stopsAtRequest || rules.requestBodyNeeded(for: exchange.clientRequest) {
                 // Decided at the request's end, with its body.
                 exchange.holdingRequestBody = true
@@ -312,6 +316,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             return
         }
         guard let context else { return }
+        if waitThrottleLatency(exchange, then: { [weak self] in self?.answerLocally(exchange, with: response) }) { return }
         self.exchange = nil
         let headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
         let head = HTTPResponseHead(version: exchange.clientVersion, status: HTTPResponseStatus(statusCode: response.status, reasonPhrase: response.reason), headers: headers)
@@ -319,10 +324,28 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         exchange.recorder.responseHead(head)
         exchange.recorder.responseBodyPart(body)
         settings.sink.record(exchange.recorder.finish(error: nil))
-        writeLocal(head, body, close: !exchange.clientKeepAlive || headers[canonicalForm: "connection"].contains("close"), context: context)
+        ThrottleHandler.shapingClientWrites(exchange.throttle, pipeline: context.pipeline.syncOperations) {
+            writeLocal(head, body, close: !exchange.clientKeepAlive || headers[canonicalForm: "connection"].contains("close"), context: context)
+        }
+    }
+
+    /// Throttling's latency, once per request, before it goes out or is answered locally (a
+    /// retry on a fresh connection adds none). True when `resume` runs once it has passed.
+    private func waitThrottleLatency(_ exchange: Exchange, then resume: @escaping () -> Void) -> Bool {
+        guard let profile = exchange.throttle, !exchange.throttleLatencyAdded, let context else { return false }
+        exchange.throttleLatencyAdded = true
+        exchange.recorder.addRuleApplications([RulePipeline.throttleApplication(profile)])
+        guard profile.latencyMs > 0 else { return false }
+        pauseClientReads()
+        context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(profile.latency)) { [weak self] in
+            guard let self, self.exchange === exchange else { return }
+            resume()
+        }
+        return true
     }
 
     func connectUpstream(_ exchange: Exchange) {
+        if waitThrottleLatency(exchange, then: { [weak self] in self?.connectUpstream(exchange) }) { return }
         let target = exchange.target
         pool.acquire(UpstreamPool.Key(host: target.host, port: target.port, tls: target.scheme == "https")) { [weak self] result in
             guard let self else { return }
@@ -343,12 +366,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         exchange.upstream = connection
         exchange.recorder.connected(to: connection.remoteAddress)
         connection.handler.delegate = self
+        connection.shape(with: exchange.throttle)
         connection.handler.write(.head(exchange.upstreamHead))
         let parts = exchange.pendingParts
         exchange.pendingParts = []
         for part in parts { send(part, in: exchange) }
         connection.handler.flush()
-        if connection.channel.isWritable { resumeClientReads() }
+        if connection.isWritable { resumeClientReads() }
     }
 
     private func send(_ part: HTTPClientRequestPart, in exchange: Exchange) {
@@ -366,13 +390,18 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
         if case .end = part {
             let promise = upstream.channel.eventLoop.makePromise(of: Void.self)
-            promise.futureResult.assumeIsolated().whenSuccess { [weak exchange] in exchange?.recorder.requestSent() }
+            promise.futureResult.assumeIsolated().whenSuccess { [weak self, weak exchange] in
+                guard let exchange else { return }
+                exchange.recorder.requestSent()
+                if exchange.throttle != nil, self?.exchange === exchange { self?.armTimeout(exchange) }
+            }
             upstream.handler.write(part, promise: promise)
             upstream.handler.flush()
-            armTimeout(exchange)
+            // Throttling holds the request back: then the server's silence counts once it has left.
+            if exchange.throttle == nil { armTimeout(exchange) }
         } else {
             upstream.handler.write(part)
-            if !upstream.channel.isWritable {
+            if !upstream.isWritable {
                 // Pause before flushing: the flush may drain at once and report the channel
                 // writable again, which resumes reads.
                 pauseClientReads()
@@ -663,7 +692,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             return
         }
         let clientChannel = context.channel
-        ClientBootstrap(group: context.eventLoop)
+        let throttle = settings.rules.current?.throttleProfile(for: ThrottleHandler.tunnelRequest(target))
+        let bootstrap = ClientBootstrap(group: context.eventLoop)
             .connectTimeout(settings.connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
@@ -671,7 +701,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                     try channel.pipeline.syncOperations.addHandler(TunnelRelayHandler())
                 }
             }
-            .connect(host: target.host, port: target.port)
+        ThrottleHandler.connect(after: throttle, on: context.eventLoop) { bootstrap.connect(host: target.host, port: target.port) }
             .assumeIsolated()
             .whenComplete { [weak self] result in
                 guard let self, let context = self.context, clientChannel.isActive else {
@@ -681,6 +711,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 self.pendingTunnel = nil
                 switch result {
                 case .success(let serverChannel):
+                    let recorder = ThrottleHandler.throttle(tunnel: serverChannel, profile: throttle, recorder: recorder)
                     self.joinTunnel(serverChannel: serverChannel, recorder: recorder, context: context)
                 case .failure(let error):
                     let (status, flowError) = UpstreamFailure.classify(error, target: target, connectTimeout: self.settings.connectTimeout)

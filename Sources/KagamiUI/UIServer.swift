@@ -43,13 +43,16 @@ public final class UIServer: Sendable {
     let page: WebPage
     /// The proxy in this process, for breakpoints and repeats.
     let liveProxy: LiveProxy?
+    /// The proxy's rules, for `/api/rules`; nil when no proxy runs beside the UI.
+    let rules: RulesControl?
     private let running = Mutex<Task<Void, any Error>?>(nil)
 
-    public init(configuration: Configuration, store: any FlowStore, hub: FlowHub, liveProxy: LiveProxy? = nil) throws {
+    public init(configuration: Configuration, store: any FlowStore, hub: FlowHub, liveProxy: LiveProxy? = nil, rules: RulesControl? = nil) throws {
         self.configuration = configuration
         self.store = store
         self.hub = hub
         self.liveProxy = liveProxy
+        self.rules = rules
         self.page = try WebPage.load()
         if UIAccess.isLoopback(configuration.host) {
             token = nil
@@ -65,6 +68,7 @@ public final class UIServer: Sendable {
         FlowAPI(server: self).register(on: router)
         BreakpointAPI(server: self).register(on: router)
         ToolsAPI(server: self, flows: FlowAPI(server: self)).register(on: router)
+        RulesAPI(control: rules).register(on: router)
         page.register(on: router)
 
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
