@@ -101,6 +101,7 @@ let package = Package(
         ),
         // Times the rule pipeline on a typical request (bench/rules/run.sh).
         .executableTarget(name: "rules-bench", dependencies: ["KagamiRules", "KagamiFlow"], path: "bench/rules/Sources"),
+        .executableTarget(name: "store-bench", dependencies: ["KagamiStore", "KagamiFlow", "KagamiJSON"], path: "bench/store/Sources"),
         // Sessions: the FlowStore protocol and its SQLite driver.
         .target(
             name: "KagamiStore",

@@ -16,7 +16,7 @@ public struct StreamingJSONEncoder: Sendable {
     public func encode<T: Encodable>(_ value: T) throws -> Data {
         let output = Output()
         output.bytes.reserveCapacity(2048)
-        try output.write(value, codingPath: [])
+        try output.write(value, parent: nil, key: nil)
         return Data(output.bytes)
     }
 }
@@ -25,20 +25,22 @@ public struct StreamingJSONEncoder: Sendable {
 private final class Output {
     var bytes: [UInt8] = []
 
-    func write<T: Encodable>(_ value: T, codingPath: [any CodingKey]) throws {
+    /// Writes one value; `parent` and `key` say where it sits, for error messages (a coding
+    /// path built eagerly for every value cost more than the writing).
+    func write<T: Encodable>(_ value: T, parent: ValueEncoder?, key: (any CodingKey)?) throws {
         // Metatype comparisons first: far cheaper than trying casts one by one on every value.
         if T.self == String.self, let string = value as? String { writeString(string); return }
         if T.self == Int.self, let int = value as? Int { writeInteger(int); return }
         if T.self == Bool.self, let bool = value as? Bool { append(bool ? "true" : "false"); return }
-        if T.self == Double.self, let double = value as? Double { try checkedNumber(double, codingPath: codingPath); return }
-        if T.self == Date.self, let date = value as? Date { try checkedNumber(date.timeIntervalSinceReferenceDate, codingPath: codingPath); return }
+        if T.self == Double.self, let double = value as? Double { try checkedNumber(double, parent: parent, key: key); return }
+        if T.self == Date.self, let date = value as? Date { try checkedNumber(date.timeIntervalSinceReferenceDate, parent: parent, key: key); return }
         if T.self == UUID.self, let uuid = value as? UUID { writeString(uuid.uuidString); return }
         if T.self == Data.self, let data = value as? Data { writeString(data.base64EncodedString()); return }
         if T.self == URL.self, let url = value as? URL { writeString(url.absoluteString); return }
         switch value {
         // The other primitives: their `encode(to:)` asks a single-value container to encode
         // them, which lands here again, so they must be written, not handed back.
-        case let float as Float: try checkedNumber(Double(float), codingPath: codingPath)
+        case let float as Float: try checkedNumber(Double(float), parent: parent, key: key)
         case let value as Int8: writeInteger(value)
         case let value as Int16: writeInteger(value)
         case let value as Int32: writeInteger(value)
@@ -49,7 +51,7 @@ private final class Output {
         case let value as UInt32: writeInteger(value)
         case let value as UInt64: writeInteger(value)
         default:
-            let encoder = ValueEncoder(output: self, codingPath: codingPath)
+            let encoder = ValueEncoder(output: self, parent: parent, key: key)
             try value.encode(to: encoder)
             try encoder.finish()
         }
@@ -59,8 +61,9 @@ private final class Output {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
-    func checkedNumber(_ value: Double, codingPath: [any CodingKey]) throws {
+    func checkedNumber(_ value: Double, parent: ValueEncoder?, key: (any CodingKey)?) throws {
         guard value.isFinite else {
+            let codingPath = (parent?.codingPath ?? []) + (key.map { [$0] } ?? [])
             throw EncodingError.invalidValue(value, .init(codingPath: codingPath, debugDescription: "\(value) has no JSON form"))
         }
         bytes.append(contentsOf: value.description.utf8)
@@ -105,7 +108,11 @@ private final class ValueEncoder: Encoder {
     enum Container { case none, keyed, unkeyed, single }
 
     let output: Output
-    let codingPath: [any CodingKey]
+    let parent: ValueEncoder?
+    let key: (any CodingKey)?
+    var codingPath: [any CodingKey] {
+        (parent?.codingPath ?? []) + (key.map { [$0] } ?? [])
+    }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
     var container = Container.none
     /// Members or elements written so far, for the commas.
@@ -113,9 +120,10 @@ private final class ValueEncoder: Encoder {
     /// Why this value can't be streamed, found while its containers were in use.
     var refusal: String?
 
-    init(output: Output, codingPath: [any CodingKey]) {
+    init(output: Output, parent: ValueEncoder?, key: (any CodingKey)?) {
         self.output = output
-        self.codingPath = codingPath
+        self.parent = parent
+        self.key = key
     }
 
     private func open(_ kind: Container) -> Bool {
@@ -195,11 +203,11 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
     mutating func encode(_ value: Double, forKey key: Key) throws {
         self.key(key)
-        try encoder.output.checkedNumber(value, codingPath: codingPath + [key])
+        try encoder.output.checkedNumber(value, parent: encoder, key: key)
     }
     mutating func encode(_ value: Float, forKey key: Key) throws {
         self.key(key)
-        try encoder.output.checkedNumber(Double(value), codingPath: codingPath + [key])
+        try encoder.output.checkedNumber(Double(value), parent: encoder, key: key)
     }
     mutating func encode(_ value: Int, forKey key: Key) throws { self.key(key); encoder.output.writeInteger(value) }
     mutating func encode(_ value: Int8, forKey key: Key) throws { self.key(key); encoder.output.writeInteger(value) }
@@ -213,7 +221,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: UInt64, forKey key: Key) throws { self.key(key); encoder.output.writeInteger(value) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         self.key(key)
-        try encoder.output.write(value, codingPath: codingPath + [key])
+        try encoder.output.write(value, parent: encoder, key: key)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
@@ -253,7 +261,7 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     }
     mutating func encode(_ value: Double) throws {
         encoder.beginItem()
-        try encoder.output.checkedNumber(value, codingPath: codingPath)
+        try encoder.output.checkedNumber(value, parent: encoder, key: nil)
     }
     mutating func encode(_ value: Int) throws {
         encoder.beginItem()
@@ -261,7 +269,7 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     }
     mutating func encode<T: Encodable>(_ value: T) throws {
         encoder.beginItem()
-        try encoder.output.write(value, codingPath: codingPath)
+        try encoder.output.write(value, parent: encoder, key: nil)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
@@ -301,12 +309,12 @@ private struct SingleContainer: SingleValueEncodingContainer {
         if begin() { encoder.output.writeString(value) }
     }
     mutating func encode(_ value: Double) throws {
-        if begin() { try encoder.output.checkedNumber(value, codingPath: codingPath) }
+        if begin() { try encoder.output.checkedNumber(value, parent: encoder, key: nil) }
     }
     mutating func encode(_ value: Int) throws {
         if begin() { encoder.output.writeInteger(value) }
     }
     mutating func encode<T: Encodable>(_ value: T) throws {
-        if begin() { try encoder.output.write(value, codingPath: codingPath) }
+        if begin() { try encoder.output.write(value, parent: encoder, key: nil) }
     }
 }

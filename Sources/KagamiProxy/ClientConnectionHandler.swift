@@ -344,7 +344,21 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         return true
     }
 
+    /// When the session store is behind the traffic, the request waits before it goes out
+    /// (and the client's reads with it), so traffic slows to what the store can keep instead
+    /// of Kagami's memory growing. True when `resume` runs once the store keeps up.
+    private func waitForSink(_ exchange: Exchange, then resume: @escaping () -> Void) -> Bool {
+        guard settings.sink.isBehind, let context else { return false }
+        pauseClientReads()
+        context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(2)) { [weak self] in
+            guard let self, self.exchange === exchange else { return }
+            resume()
+        }
+        return true
+    }
+
     func connectUpstream(_ exchange: Exchange) {
+        if waitForSink(exchange, then: { [weak self] in self?.connectUpstream(exchange) }) { return }
         if waitThrottleLatency(exchange, then: { [weak self] in self?.connectUpstream(exchange) }) { return }
         let target = exchange.target
         pool.acquire(UpstreamPool.Key(host: target.host, port: target.port, tls: target.scheme == "https")) { [weak self] result in

@@ -31,9 +31,13 @@ public final class SQLiteFlowStore: FlowStore {
     /// letting memory grow without bound.
     public let maximumPendingBodyBytes: Int
 
-    public init(path: String, maximumPendingBodyBytes: Int = 256 << 20) throws {
+    /// Flows that may wait for the writer before `isBehind` asks the proxy to slow down.
+    public let maximumPendingFlows: Int
+
+    public init(path: String, maximumPendingBodyBytes: Int = 256 << 20, maximumPendingFlows: Int = 20_000) throws {
         self.path = path
         self.maximumPendingBodyBytes = maximumPendingBodyBytes
+        self.maximumPendingFlows = maximumPendingFlows
         var configuration = Configuration()
         configuration.label = "kagami.session"
         configuration.prepareDatabase { db in
@@ -117,6 +121,10 @@ public final class SQLiteFlowStore: FlowStore {
         if schedule {
             writeQueue.async { self.drain() }
         }
+    }
+
+    public var isBehind: Bool {
+        pending.withLock { $0.flows.count >= maximumPendingFlows }
     }
 
     private static func bodyBytes(_ flow: Flow) -> Int {

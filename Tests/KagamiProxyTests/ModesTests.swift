@@ -2,6 +2,7 @@ import Foundation
 import KagamiFlow
 import KagamiProxy
 import KagamiTesting
+import Synchronization
 import Testing
 
 @Suite("Reverse proxy and CONNECT tunnels")
@@ -80,6 +81,35 @@ struct DurabilityTests {
         let flow = try #require(try await KagamiStoreOpen.open(session).allFlows().first)
         #expect(flow.response?.body.size == size)
         #expect(flow.response?.body.isTruncated == true)
+    }
+
+    /// A sink that falls behind holds each connection's next request until it catches up.
+    @Test func aSinkThatIsBehindSlowsTheNextRequestInsteadOfQueueing() async throws {
+        final class GatedSink: FlowSink {
+            let behind = Mutex(true)
+            let flows = Mutex<[Flow]>([])
+            func record(_ flow: Flow) { flows.withLock { $0.append(flow) } }
+            var isBehind: Bool { behind.withLock { $0 } }
+        }
+        let origin = try await OriginServer.start()
+        let sink = GatedSink()
+        let proxy = try ProxyServer(configuration: .init(host: "127.0.0.1", port: 0, mode: .forward), sink: sink)
+        let port = try await proxy.start().port ?? 0
+        let opened = Task {
+            try await Task.sleep(for: .milliseconds(600))
+            sink.behind.withLock { $0 = false }
+        }
+        let started = ContinuousClock.now
+        // Two requests on one keep-alive connection: the second waits for the sink.
+        let result = try await CommandLineClient.curl.run(["-s", "-x", "http://127.0.0.1:\(port)", "-w", "%{http_code}\n",
+                                                           "-o", "/dev/null", "-o", "/dev/null", "\(origin.baseURL)/echo?n=1", "\(origin.baseURL)/echo?n=2"])
+        let elapsed = ContinuousClock.now - started
+        try await opened.value
+        #expect(result.stdoutText == "200\n200\n")
+        #expect(elapsed >= .milliseconds(550), "the second request went on while the sink was behind (\(elapsed))")
+        #expect(sink.flows.withLock { $0.count } == 2)
+        try await proxy.stop()
+        try await origin.stop()
     }
 
     /// Exchanges that completed are in the session file even when the proxy is killed -9.
