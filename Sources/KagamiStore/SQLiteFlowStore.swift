@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 import GRDB
 import KagamiFlow
@@ -18,7 +19,7 @@ public final class SQLiteFlowStore: FlowStore {
     private let decoder = JSONDecoder()
 
     struct PendingWrites {
-        var flows: [Flow] = []
+        var flows = Deque<Flow>()
         var drainScheduled = false
         var lastError: String?
         /// Body bytes queued or being written.
@@ -34,7 +35,7 @@ public final class SQLiteFlowStore: FlowStore {
     /// Flows that may wait for the writer before `isBehind` asks the proxy to slow down.
     public let maximumPendingFlows: Int
 
-    public init(path: String, maximumPendingBodyBytes: Int = 256 << 20, maximumPendingFlows: Int = 20_000) throws {
+    public init(path: String, maximumPendingBodyBytes: Int = 256 << 20, maximumPendingFlows: Int = 50_000) throws {
         self.path = path
         self.maximumPendingBodyBytes = maximumPendingBodyBytes
         self.maximumPendingFlows = maximumPendingFlows
@@ -123,6 +124,8 @@ public final class SQLiteFlowStore: FlowStore {
         }
     }
 
+    static let maximumBatch = 5_000
+
     public var isBehind: Bool {
         pending.withLock { $0.flows.count >= maximumPendingFlows }
     }
@@ -133,9 +136,12 @@ public final class SQLiteFlowStore: FlowStore {
 
     private func drain() {
         while true {
+            // At most `maximumBatch` flows per transaction, so a queue that built up drains in
+            // steps and `isBehind` lets waiting requests go as each step lands.
             let batch = pending.withLock { state -> [Flow] in
-                let batch = state.flows
-                state.flows.removeAll(keepingCapacity: true)
+                let count = min(state.flows.count, Self.maximumBatch)
+                let batch = Array(state.flows.prefix(count))
+                state.flows.removeFirst(count)
                 if batch.isEmpty { state.drainScheduled = false }
                 return batch
             }
@@ -156,9 +162,17 @@ public final class SQLiteFlowStore: FlowStore {
 
     private func insert(_ flow: Flow, _ db: Database) throws {
         let id = flow.id.uuidString
-        // A flow recorded again (an import, an update) replaces the earlier row and its bodies.
-        try db.cachedStatement(sql: "DELETE FROM body WHERE flowId = ?").execute(arguments: [id])
-        try db.cachedStatement(sql: "DELETE FROM flow WHERE id = ?").execute(arguments: [id])
+        do {
+            try insertRow(flow, id: id, db)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            // A flow recorded again (an import, an update) replaces the earlier row and its bodies.
+            try db.cachedStatement(sql: "DELETE FROM body WHERE flowId = ?").execute(arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM flow WHERE id = ?").execute(arguments: [id])
+            try insertRow(flow, id: id, db)
+        }
+    }
+
+    private func insertRow(_ flow: Flow, id: String, _ db: Database) throws {
         try db.cachedStatement(sql: """
             INSERT INTO flow (id, mode, startedAt, method, url, host, status, requestSize, responseSize, duration, error, metadata, repeatOf)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
