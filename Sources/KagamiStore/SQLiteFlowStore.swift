@@ -2,7 +2,6 @@ import DequeModule
 import Foundation
 import GRDB
 import KagamiFlow
-import KagamiJSON
 import Synchronization
 
 /// The default store: one SQLite file per session, in WAL mode. Flows are written in batches on
@@ -14,8 +13,6 @@ public final class SQLiteFlowStore: FlowStore {
     private let database: DatabasePool
     private let writeQueue = DispatchQueue(label: "kagami.store.writer")
     private let pending = Mutex(PendingWrites())
-    private let encoder: JSONEncoder
-    private let streamingEncoder = StreamingJSONEncoder()
     private let decoder = JSONDecoder()
 
     struct PendingWrites {
@@ -52,10 +49,7 @@ public final class SQLiteFlowStore: FlowStore {
         } catch {
             throw FlowStoreError("cannot open session file \(path): \(error)")
         }
-        let encoder = JSONEncoder()
-        // Seconds since 2001 as Date keeps them: exact round trips.
-        encoder.dateEncodingStrategy = .deferredToDate
-        self.encoder = encoder
+        // Dates as seconds since 2001, as `Flow.storedJSON()` writes them: exact round trips.
         decoder.dateDecodingStrategy = .deferredToDate
     }
 
@@ -179,7 +173,7 @@ public final class SQLiteFlowStore: FlowStore {
             """).execute(arguments: [
                 id, flow.mode.rawValue, flow.timings.start.timeIntervalSince1970, flow.request.method,
                 flow.request.url, flow.request.host, flow.response?.status, flow.request.body.size,
-                flow.response?.body.size, flow.duration, flow.error?.message, try metadata(of: flow),
+                flow.response?.body.size, flow.duration, flow.error?.message, flow.storedJSON(),
                 flow.repeatOf?.uuidString,
             ])
         let insertBody = try db.cachedStatement(sql: "INSERT INTO body (flowId, part, data) VALUES (?, ?, ?)")
@@ -188,16 +182,6 @@ public final class SQLiteFlowStore: FlowStore {
         }
         if let response = flow.response, !response.body.data.isEmpty {
             try insertBody.execute(arguments: [id, "response", response.body.data])
-        }
-    }
-
-    /// Everything about the flow but its body bytes, as JSON `decoder` reads back.
-    private func metadata(of flow: Flow) throws -> Data {
-        let metadata = flow.withoutBodyBytes
-        do {
-            return try streamingEncoder.encode(metadata)
-        } catch {
-            return try encoder.encode(metadata)
         }
     }
 

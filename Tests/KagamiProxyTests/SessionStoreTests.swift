@@ -58,8 +58,18 @@ struct SessionStoreTests {
         flow.archiveFields = [ArchiveField(path: ["response", "content", "compression"], json: "12"), ArchiveField(path: ["comment"], json: nil)]
         flow.repeatOf = UUID()
         flow.request.headers.add("X-Odd", "tab\there, \"quotes\"")
-        // Written by the streaming encoder, not its JSONEncoder fallback.
-        _ = try StreamingJSONEncoder().encode(flow)
+        // Every field is set, so a field added to Flow and left out here fails this test.
+        #expect(unsetFields(of: flow) == [])
+        #expect(unsetFields(of: FlowFixtures.getJSON()).contains("flow.repeatOf"), "the check sees unset fields")
+        // The hand-written metadata is what JSONEncoder writes, and reads back as the flow.
+        let foundation = JSONEncoder()
+        foundation.dateEncodingStrategy = .deferredToDate
+        let expected = try JSONValue(parsing: String(decoding: try foundation.encode(flow.withoutBodyBytes), as: UTF8.self))
+        let written = try JSONValue(parsing: String(decoding: flow.storedJSON(), as: UTF8.self))
+        #expect(written.isJSONEqual(to: expected), "\(written)\n\(expected)")
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .deferredToDate
+        #expect(try decoder.decode(Flow.self, from: flow.storedJSON()) == flow.withoutBodyBytes)
         let store = try SQLiteFlowStore(path: temporaryPath("all-fields.sqlite"))
         store.record(flow)
         try await store.flush()
@@ -123,5 +133,23 @@ struct SessionStoreLoadTests {
         #expect(stored[0].response?.body.isTruncated == true)
         #expect(stored[1].response?.body.data == Data("{}".utf8))
         #expect(stored[1].response?.body.isTruncated == false)
+    }
+}
+
+/// Paths of optionals that are nil and collections that are empty anywhere inside `value`.
+private func unsetFields(of value: Any, path: String = "flow") -> [String] {
+    if value is String || value is Data || value is UUID || value is Date { return [] }
+    let mirror = Mirror(reflecting: value)
+    switch mirror.displayStyle {
+    case .optional:
+        guard let wrapped = mirror.children.first?.value else { return [path] }
+        return unsetFields(of: wrapped, path: path)
+    case .collection:
+        guard let first = mirror.children.first?.value else { return [path] }
+        return unsetFields(of: first, path: path + "[0]")
+    case .struct, .class:
+        return mirror.children.flatMap { child in unsetFields(of: child.value, path: path + "." + (child.label ?? "?")) }
+    default:
+        return []
     }
 }
