@@ -73,7 +73,9 @@ struct ThrottlingThroughProxyTests {
             let elapsed = Self.seconds(ContinuousClock.now - start)
             let echo = try Echo(result.stdout)
             #expect(echo.bodySize == 50_000)
-            #expect(elapsed > 4.0 * 0.85 && elapsed < 4.0 * 1.15, "took \(elapsed) s")
+            // The lower bound is the shaping; the upper one only catches a stalled upload (the
+            // suite runs many tests at once on a shared machine).
+            #expect(elapsed > 4.0 * 0.85 && elapsed < 4.0 * 1.5, "took \(elapsed) s")
         }
     }
 
