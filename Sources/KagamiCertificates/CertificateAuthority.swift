@@ -150,7 +150,15 @@ public struct CertificateAuthority: Sendable {
     }
 
     public static func fingerprint(der: [UInt8]) -> String {
-        SHA256.hash(data: der).map { String(format: "%02X", $0) }.joined(separator: ":")
+        let digits = Array("0123456789ABCDEF".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(SHA256.byteCount * 3)
+        for byte in SHA256.hash(data: der) {
+            if !text.isEmpty { text.append(UInt8(ascii: ":")) }
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Signs a server certificate for `host` (a DNS name or an IP address) with `publicKey`.

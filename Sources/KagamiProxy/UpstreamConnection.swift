@@ -110,10 +110,16 @@ final class UpstreamConnection {
         self.handler = handler
     }
 
+    /// Worked out once the handshake is done: every exchange on the connection reports the
+    /// same, and hashing and parsing the certificate per exchange cost a third of the CPU.
+    private var settledTLSDetails: TLSInfo?
+
     /// The server's certificate and TLS version, for HTTPS connections.
     func tlsDetails() -> TLSInfo? {
+        if let settledTLSDetails { return settledTLSDetails }
         guard key.tls, let handler = try? channel.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self) else { return nil }
         var info = TLSInfo(version: handler.tlsVersion.map(TLSNames.version))
+        defer { if info.version != nil { settledTLSDetails = info } }
         if let peer = handler.peerCertificate, let der = try? peer.toDERBytes() {
             info.certificateFingerprintSHA256 = CertificateAuthority.fingerprint(der: der)
             if let certificate = try? Certificate(derEncoded: der) {
