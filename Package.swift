@@ -141,7 +141,7 @@ let package = Package(
         .target(
             name: "KagamiUI",
             dependencies: [
-                "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "CKagamiZlib",
+                "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiRules", "CKagamiZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

@@ -36,6 +36,9 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "Rules file (YAML or JSON): Map Remote, Map Local, Rewrite, Block/Allow, No Caching, Throttling. See docs/RULES.md.")
     var rules: String?
 
+    @Flag(help: "Keep the --rules file as it is when rules are replaced through the admin API (PUT /api/rules); by default it is rewritten.")
+    var keepRulesFile = false
+
     @OptionGroup var ui: UIOptions
 
     func run() async throws {
@@ -90,7 +93,8 @@ struct ProxyCommand: AsyncParsableCommand {
         if !["127.0.0.1", "::1", "localhost"].contains(host) {
             banner += "Warning: listening on \(host) lets other hosts use this proxy.\n"
         }
-        let uiServer = try await ui.start(store: store, hub: hub, proxyAddress: listening, sessionPath: sessionPath)
+        let rulesControl = RulesFile.control(activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile)
+        let uiServer = try await ui.start(store: store, hub: hub, proxyAddress: listening, sessionPath: sessionPath, rules: rulesControl)
         if let uiServer { banner += ui.describe(uiServer) }
         // Unbuffered, so a script or test reading the pipe sees the port at once.
         FileHandle.standardOutput.write(Data(banner.utf8))
@@ -162,6 +166,32 @@ enum RulesFile {
         } catch {
             throw ValidationError("\(error)")
         }
+    }
+
+    /// What the admin API uses to read and replace the rules. Relative Map Local paths start at
+    /// the rules file's directory (the working directory without one). With `saving`, a
+    /// replaced document is written back to the file first, atomically; a failed write keeps
+    /// the rules in force unchanged.
+    static func control(_ active: ActiveRules, file: String?, saving: Bool) -> RulesControl {
+        let baseDirectory = file.map { ($0 as NSString).deletingLastPathComponent } ?? FileManager.default.currentDirectoryPath
+        let lock = NSLock()
+        return RulesControl(
+            current: { active.current?.rules ?? RuleSet() },
+            replace: { rules in
+                let pipeline = try RulePipeline(rules, baseDirectory: baseDirectory)
+                try lock.withLock {
+                    if saving, let file { try save(rules, to: file) }
+                    active.replace(with: pipeline)
+                }
+            })
+    }
+
+    /// Writes `rules` in the file's own format (JSON for `.json`, YAML otherwise), through a
+    /// temporary file renamed over it, so a crash never leaves half a document.
+    static func save(_ rules: RuleSet, to path: String) throws {
+        let target = URL(fileURLWithPath: path).resolvingSymlinksInPath()
+        let text = target.pathExtension.lowercased() == "json" ? try rules.jsonText() + "\n" : try rules.yamlText()
+        try Data(text.utf8).write(to: target, options: .atomic)
     }
 }
 

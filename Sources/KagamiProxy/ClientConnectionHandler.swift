@@ -38,6 +38,9 @@ final class Exchange {
     var heldResponseHead: HTTPResponseHead?
     var heldResponseBody: ByteBuffer?
     static let maximumHeldBody = 32 << 20
+    /// The throttling profile shaping this exchange, and whether its latency was added yet.
+    var throttle: ThrottleProfile?
+    var throttleLatencyAdded = false
     let clientVersion: HTTPVersion
     var upstream: UpstreamConnection?
     /// Request parts that arrived before the server connection was ready.
@@ -234,6 +237,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         self.exchange = exchange
         if let rules = settings.rules.current {
             exchange.rules = rules
+            exchange.throttle = rules.throttleProfile(for: exchange.clientRequest)
             if rules.requestBodyNeeded(for: exchange.clientRequest) {
                 // Decided at the request's end, with its body.
                 exchange.holdingRequestBody = true
@@ -308,6 +312,18 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     private func connectUpstream(_ exchange: Exchange) {
+        if let profile = exchange.throttle, !exchange.throttleLatencyAdded, let context {
+            // Once per request, before it leaves (a retry on a fresh connection adds none).
+            exchange.throttleLatencyAdded = true
+            exchange.recorder.addRuleApplications([RulePipeline.throttleApplication(profile)])
+            if profile.latencyMs > 0 {
+                context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(profile.latency)) { [weak self] in
+                    guard let self, self.exchange === exchange else { return }
+                    self.connectUpstream(exchange)
+                }
+                return
+            }
+        }
         let target = exchange.target
         pool.acquire(UpstreamPool.Key(host: target.host, port: target.port, tls: target.scheme == "https")) { [weak self] result in
             guard let self else { return }
@@ -328,12 +344,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         exchange.upstream = connection
         exchange.recorder.connected(to: connection.remoteAddress)
         connection.handler.delegate = self
+        connection.shape(with: exchange.throttle)
         connection.handler.write(.head(exchange.upstreamHead))
         let parts = exchange.pendingParts
         exchange.pendingParts = []
         for part in parts { send(part, in: exchange) }
         connection.handler.flush()
-        if connection.channel.isWritable { resumeClientReads() }
+        if connection.isWritable { resumeClientReads() }
     }
 
     private func send(_ part: HTTPClientRequestPart, in exchange: Exchange) {
@@ -357,7 +374,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             armTimeout(exchange)
         } else {
             upstream.handler.write(part)
-            if !upstream.channel.isWritable {
+            if !upstream.isWritable {
                 // Pause before flushing: the flush may drain at once and report the channel
                 // writable again, which resumes reads.
                 pauseClientReads()

@@ -15,6 +15,9 @@ import Darwin
 enum UpstreamFailure {
     static func classify(_ error: any Error, target: ProxyTarget, connectTimeout: TimeAmount) -> (HTTPResponseStatus, FlowError) {
         let server = target.authority
+        if let loss = error as? ThrottleLoss {
+            return (.badGateway, FlowError(.aborted, loss.description))
+        }
         if let channelError = error as? ChannelError {
             switch channelError {
             case .connectTimeout:

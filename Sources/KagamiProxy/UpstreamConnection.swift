@@ -24,6 +24,8 @@ final class UpstreamHandler: ChannelDuplexHandler {
     weak var delegate: (any UpstreamDelegate)?
     /// Called once when the connection closes, so an idle pool can forget it.
     var onClose: (() -> Void)?
+    /// Present once an exchange on this connection was throttled; its queue counts as unwritable.
+    weak var link: ThrottledLink?
     private var readsPaused = false
     private var readPending = false
     private var context: ChannelHandlerContext?
@@ -45,7 +47,7 @@ final class UpstreamHandler: ChannelDuplexHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        delegate?.upstreamWritabilityChanged(isWritable: context.channel.isWritable)
+        delegate?.upstreamWritabilityChanged(isWritable: context.channel.isWritable && (link?.isWritable ?? true))
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

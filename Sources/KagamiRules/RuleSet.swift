@@ -1,4 +1,6 @@
 import Foundation
+import KagamiJSON
+import Yams
 
 /// A whole rules document: every tool's rules in their own ordered list, plus throttling.
 /// Within a list, order is the order rules run in; across tools, `RulePipeline` fixes the order.
@@ -60,8 +62,16 @@ public struct RuleSet: Sendable, Hashable, Codable {
 
     /// The document as JSON, for the admin API and for saving.
     public func jsonText() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        return String(decoding: try encoder.encode(self), as: UTF8.self)
+        try jsonValue().serialized([.prettyPrinted, .sortedKeys])
+    }
+
+    /// The document as a JSON value: every field written out, defaults included.
+    public func jsonValue() throws -> JSONValue {
+        try JSONValue(parsing: try JSONEncoder().encode(self))
+    }
+
+    /// The document as YAML, for saving over a YAML rules file.
+    public func yamlText() throws -> String {
+        try YAMLEncoder().encode(self)
     }
 }

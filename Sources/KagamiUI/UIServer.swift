@@ -41,12 +41,15 @@ public final class UIServer: Sendable {
     let store: any FlowStore
     let hub: FlowHub
     let page: WebPage
+    /// The proxy's rules, for `/api/rules`; nil when no proxy runs beside the UI.
+    let rules: RulesControl?
     private let running = Mutex<Task<Void, any Error>?>(nil)
 
-    public init(configuration: Configuration, store: any FlowStore, hub: FlowHub) throws {
+    public init(configuration: Configuration, store: any FlowStore, hub: FlowHub, rules: RulesControl? = nil) throws {
         self.configuration = configuration
         self.store = store
         self.hub = hub
+        self.rules = rules
         self.page = try WebPage.load()
         if UIAccess.isLoopback(configuration.host) {
             token = nil
@@ -60,6 +63,7 @@ public final class UIServer: Sendable {
         let router = Router()
         router.add(middleware: UIAccessMiddleware<BasicRequestContext>(token: token))
         FlowAPI(server: self).register(on: router)
+        RulesAPI(control: rules).register(on: router)
         page.register(on: router)
 
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()

@@ -126,6 +126,8 @@ import Testing
         let rules = try RuleSet(parsing: text, file: "rules.yaml")
         let again = try RuleSet(parsing: try rules.jsonText(), file: "rules.json")
         #expect(again == rules)
+        // What PUT /api/rules writes back over a YAML rules file reads back the same.
+        #expect(try RuleSet(parsing: try rules.yamlText(), file: "saved.yaml") == rules)
         #expect(rules.rewrite[0].rules[0].target == .both)
         #expect(rules.throttling.activeProfile?.name == "Train")
         #expect(try RuleSet(parsing: "", file: "empty.yaml") == RuleSet())

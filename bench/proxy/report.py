@@ -4,7 +4,7 @@ import re
 import sys
 
 UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
-TARGET_ORDER = ["nginx-direct", "nginx-proxy", "mitmdump", "kagami-reverse", "kagami-forward"]
+TARGET_ORDER = ["nginx-direct", "nginx-proxy", "mitmdump", "kagami-reverse", "kagami-rules20", "kagami-forward"]
 FILE_ORDER = ["small", "large"]
 
 
@@ -111,6 +111,12 @@ def main():
             p99 = fmt(ours["p99"], "{:.2f}")
             parts.append(f"p99 {p99} ms (target ≤ 5 ms)")
             ratio_lines.append(f"- {kagami}, {file}: " + "; ".join(parts))
+    for file in FILE_ORDER:
+        ruled, plain = chosen.get(("kagami-rules20", file)), chosen.get(("kagami-reverse", file))
+        if ruled and ruled["rps"] and plain and plain["rps"]:
+            ratio_lines.append(
+                f"- kagami-rules20/kagami-reverse, {file}: {ruled['rps'] / plain['rps']:.2f}× (target ≥ 0.90: "
+                "20 enabled non-matching rules cost ≤ 10% of throughput)")
 
     problems = []
     for (target, file), run_list in sorted(runs.items()):
@@ -135,7 +141,9 @@ def main():
         f"- Command: `{args.command.strip()}`",
         "- Targets: nginx-direct = the nginx origin itself; nginx-proxy = a second nginx with "
         "proxy_pass and upstream keepalive 32; mitmdump = `mitmdump --mode reverse:… -q` (flow capture default); "
-        "kagami-reverse = `kagami proxy --reverse … --session` (capture on); kagami-forward = `kagami proxy` "
+        "kagami-reverse = `kagami proxy --reverse … --session` (capture on); kagami-rules20 = the same with "
+        "`--rules` naming 20 enabled rules (4 each of Block List, Map Local, Map Remote, No Caching, Rewrite) "
+        "that match no request; kagami-forward = `kagami proxy` "
         "driven with absolute-form request lines (capture on). Each proxy process is started fresh per run.",
         "- Peak RSS: VmHWM at the end of the run; RSS after warm-up → end: VmRSS before and after the measured "
         "run (nginx: master + workers summed; nginx-direct is the origin). Flows recorded: the count Kagami "

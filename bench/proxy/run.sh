@@ -2,6 +2,8 @@
 # Throughput, latency and memory of `kagami proxy` (reverse and forward, capture on) against
 # nginx as a reverse proxy and mitmdump in reverse mode, all in front of the same nginx origin,
 # driven by wrk with identical settings. Everything listens on and talks to 127.0.0.1 only.
+# kagami-rules20 is kagami-reverse with 20 enabled rules that match no request (the cost of the
+# rule pipeline; target ≥ 0.90 of kagami-reverse's req/s).
 # Usage: bench/proxy/run.sh [ROUNDS]
 #   ROUNDS (default 1): each round runs every target once per file, targets interleaved so the
 #   ones being compared run close in time; the table reports the round with the median req/s.
@@ -145,6 +147,23 @@ request = function() return request_bytes end
 LUA
 done
 
+# 20 enabled rules of five tools whose locations match nothing the benchmark sends.
+{
+    for tool in blockList mapLocal mapRemote noCaching rewrite; do
+        echo "$tool:"
+        for i in 0 1 2 3; do
+            location="{host: \"*.unrelated-$tool-$i.example\", path: \"/other/*\"}"
+            case "$tool" in
+                blockList) echo "  - {name: block $i, locations: [$location], action: \"403\"}" ;;
+                mapLocal) echo "  - {name: local $i, from: $location, local: $WORK/www}" ;;
+                mapRemote) echo "  - {name: remote $i, from: $location, to: {host: 127.0.0.1, port: $ORIGIN_PORT}}" ;;
+                noCaching) echo "  - {name: fresh $i, locations: [$location]}" ;;
+                rewrite) echo "  - {name: rewrite $i, locations: [$location], rules: [{type: Add Header, where: both, replace: {name: X-Rule, value: \"$i\"}}]}" ;;
+            esac
+        done
+    done
+} > "$WORK/rules20.yaml"
+
 # Memory of a process and its children, in kB: the sum of a /proc status field (VmHWM = peak
 # resident, VmRSS = resident now).
 memory_kb() {
@@ -174,6 +193,10 @@ start_proxy() {
         kagami-reverse)
             "$KAGAMI" proxy --reverse "http://127.0.0.1:$ORIGIN_PORT" --port "$port" \
                 --session "$WORK/$run.sqlite" >"$WORK/$run.log" 2>&1 &
+            ;;
+        kagami-rules20)
+            "$KAGAMI" proxy --reverse "http://127.0.0.1:$ORIGIN_PORT" --port "$port" \
+                --session "$WORK/$run.sqlite" --rules "$WORK/rules20.yaml" >"$WORK/$run.log" 2>&1 &
             ;;
         kagami-forward)
             "$KAGAMI" proxy --port "$port" --session "$WORK/$run.sqlite" >"$WORK/$run.log" 2>&1 &
@@ -211,7 +234,7 @@ run_wrk() {
 
 RESULTS="$WORK/results.tsv"
 : > "$RESULTS"
-read -r -a TARGETS <<< "${TARGETS:-nginx-direct nginx-proxy mitmdump kagami-reverse kagami-forward}"
+read -r -a TARGETS <<< "${TARGETS:-nginx-direct nginx-proxy mitmdump kagami-reverse kagami-rules20 kagami-forward}"
 for round in $(seq 1 "$ROUNDS"); do
     for file in small large; do
         for target in "${TARGETS[@]}"; do

@@ -1,0 +1,111 @@
+import Foundation
+import Hummingbird
+import KagamiJSON
+import KagamiRules
+
+/// How the admin API reaches the proxy's rules: the document in force, and a way to replace it.
+public struct RulesControl: Sendable {
+    /// The rules document in force (empty when there are none).
+    public var current: @Sendable () -> RuleSet
+    /// Puts `rules` in force for the next request. Throws `RuleDocumentError` when the engine
+    /// can't use them (the rules in force stay); any other error means they could not be kept
+    /// (e.g. saved), and the rules in force stay too.
+    public var replace: @Sendable (RuleSet) throws -> Void
+
+    public init(current: @escaping @Sendable () -> RuleSet, replace: @escaping @Sendable (RuleSet) throws -> Void) {
+        self.current = current
+        self.replace = replace
+    }
+}
+
+/// `GET/PUT /api/rules` (the rules document, same schema as a rules file) and
+/// `GET /api/throttle/presets` (every preset with its figures).
+struct RulesAPI: Sendable {
+    let control: RulesControl?
+    /// A rules document is small; this stops a runaway upload.
+    static let maximumDocumentBytes = 4 << 20
+
+    func register(on router: Router<some RequestContext>) {
+        router.get("/api/rules") { _, _ in self.document() }
+        router.put("/api/rules") { request, context in try await self.replace(request, context: context) }
+        router.get("/api/throttle/presets") { _, _ in self.presets() }
+    }
+
+    func document() -> Response {
+        guard let control else { return unavailable() }
+        do {
+            return Self.jsonText(try control.current().jsonText())
+        } catch {
+            return apiError(.internalServerError, "the rules in force could not be written as JSON: \(error)")
+        }
+    }
+
+    func replace(_ request: Request, context: some RequestContext) async throws -> Response {
+        guard let control else { return unavailable() }
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: Self.maximumDocumentBytes)
+        } catch {
+            return apiError(.contentTooLarge, "a rules document is at most \(Self.maximumDocumentBytes >> 20) MB")
+        }
+        guard let text = String(validating: body.readableBytesView, as: UTF8.self) else {
+            return apiError(.badRequest, "the rules document is not UTF-8 text")
+        }
+        let rules: RuleSet
+        do {
+            rules = try RuleSet(parsing: text, file: "request body")
+            try control.replace(rules)
+        } catch let error as RuleDocumentError {
+            return Self.invalid(error)
+        } catch {
+            return apiError(.internalServerError, "the rules were not changed: \(error)")
+        }
+        return document()
+    }
+
+    func presets() -> Response {
+        let custom = control?.current().throttling.customPresets ?? []
+        var list: [JSONValue] = []
+        for (profile, builtIn) in ThrottleProfile.builtInPresets.map({ ($0, true) }) + custom.map({ ($0, false) }) {
+            var object = Self.json(profile)
+            object["builtIn"] = .bool(builtIn)
+            list.append(.object(object))
+        }
+        return jsonResponse(["presets": .array(list)])
+    }
+
+    /// A refused document: `error` as a user reads it, and each part on its own for a UI.
+    static func invalid(_ error: RuleDocumentError) -> Response {
+        var object: JSONObject = ["error": .string(error.description), "field": .string(error.field), "message": .string(error.message)]
+        object["line"] = error.line.map { .integer($0) } ?? .null
+        object["column"] = error.column.map { .integer($0) } ?? .null
+        return jsonResponse(.object(object), status: .badRequest)
+    }
+
+    static func json(_ profile: ThrottleProfile) -> JSONObject {
+        let bandwidth: (Double) -> JSONValue = { $0 == $0.rounded() ? .integer(Int($0)) : .number($0) }
+        return [
+            "name": .string(profile.name),
+            "downloadKbps": bandwidth(profile.downloadKbps),
+            "uploadKbps": bandwidth(profile.uploadKbps),
+            "utilisation": bandwidth(profile.utilisation),
+            "latencyMs": .integer(profile.latencyMs),
+            "mtu": .integer(profile.mtu),
+            "reliability": bandwidth(profile.reliability),
+            "stability": bandwidth(profile.stability),
+            "unstableQuality": ["low": bandwidth(profile.unstableQuality.low), "high": bandwidth(profile.unstableQuality.high)],
+        ]
+    }
+
+    static func jsonText(_ text: String) -> Response {
+        Response(
+            status: .ok,
+            headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: text + "\n"))
+        )
+    }
+
+    func unavailable() -> Response {
+        apiError(.notFound, "this server runs no proxy, so it has no rules")
+    }
+}

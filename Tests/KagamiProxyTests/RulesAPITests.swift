@@ -1,0 +1,135 @@
+import Foundation
+import KagamiTesting
+import Testing
+
+/// `kagami proxy --rules FILE` as a user runs it: rules read and replaced through the admin API
+/// with curl, proxied curl requests seeing the change on the next request.
+@Suite("Rules admin API")
+struct RulesAPITests {
+    /// `kagami proxy` with its proxy and UI ports, read from what it prints when it starts.
+    final class Running: @unchecked Sendable {
+        let process: Process
+        let proxyPort: Int
+        let uiPort: Int
+
+        init(process: Process, proxyPort: Int, uiPort: Int) {
+            self.process = process
+            self.proxyPort = proxyPort
+            self.uiPort = uiPort
+        }
+
+        var api: String { "http://127.0.0.1:\(uiPort)/api" }
+
+        static func start(_ arguments: [String]) async throws -> Running {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: try KagamiProcess.binary())
+            process.arguments = arguments
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.standardError
+            try process.run()
+            let banner = Banner()
+            out.fileHandleForReading.readabilityHandler = { handle in banner.append(handle.availableData) }
+            for _ in 0..<600 {
+                let text = banner.text
+                if let proxy = port(in: text, after: "listening on "), let ui = port(in: text, after: "Web UI: ") {
+                    return Running(process: process, proxyPort: proxy, uiPort: ui)
+                }
+                guard process.isRunning else { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            process.terminate()
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "kagami did not start: \(banner.text)"])
+        }
+
+        static func port(in text: String, after label: String) -> Int? {
+            guard let range = text.range(of: label + #"http://127\.0\.0\.1:\d+"#, options: .regularExpression) else { return nil }
+            return Int(text[range].split(separator: ":").last ?? "")
+        }
+
+        func stop() {
+            process.terminate()
+            process.waitUntilExit()
+        }
+
+        final class Banner: @unchecked Sendable {
+            private let lock = NSLock()
+            private var data = Data()
+            func append(_ more: Data) { lock.withLock { data.append(more) } }
+            var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
+        }
+    }
+
+    static func curl(_ arguments: [String], stdin: Data? = nil) async throws -> CommandLineClient.Result {
+        try await CommandLineClient.curl.run(["-s", "--max-time", "30"] + arguments, stdin: stdin)
+    }
+
+    @Test func putRulesAppliesToTheNextRequestAndBadDocumentsChangeNothing() async throws {
+        let origin = try await OriginServer.start()
+        let directory = (temporaryPath("rules.yaml") as NSString).deletingLastPathComponent
+        let rulesFile = directory + "/rules.yaml"
+        try Data(#"{"local":true}"#.utf8).write(to: URL(fileURLWithPath: directory + "/user.json"))
+        try """
+            # blocks the ads
+            blockList:
+              - name: ads
+                locations: [{path: /ads/*}]
+                action: "403"
+            """.write(toFile: rulesFile, atomically: true, encoding: .utf8)
+        let kagami = try await Running.start([
+            "proxy", "--port", "0", "--ui-port", "0", "--no-ssl-proxying", "--session", directory + "/session.sqlite", "--rules", rulesFile,
+        ])
+        defer { kagami.stop() }
+        let proxy = ["-x", "http://127.0.0.1:\(kagami.proxyPort)"]
+
+        let initial = try await Self.curl(["\(kagami.api)/rules"])
+        #expect(initial.stdoutText.contains(#""name": "ads""#))
+        #expect(try await Self.curl(proxy + ["-o", "/dev/null", "-w", "%{http_code}", "\(origin.baseURL)/ads/1"]).stdoutText == "403")
+        #expect(try await Self.curl(proxy + ["\(origin.baseURL)/user"]).stdoutText == "no route /user\n")
+
+        // Map Local in, the block out: the very next request is answered from the file.
+        let replacement = #"{"mapLocal": [{"name": "user", "from": {"path": "/user"}, "local": "user.json"}]}"#
+        let put = try await Self.curl(["-X", "PUT", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"], stdin: Data(replacement.utf8))
+        #expect(put.stdoutText.hasSuffix("\n200"))
+        #expect(put.stdoutText.contains(#""local": "user.json""#))
+        #expect(try await Self.curl(proxy + ["\(origin.baseURL)/user"]).stdoutText == #"{"local":true}"#)
+        #expect(try await Self.curl(proxy + ["-o", "/dev/null", "-w", "%{http_code}", "\(origin.baseURL)/ads/1"]).stdoutText == "404")
+        // Saved over the file it came from, still YAML, and readable again.
+        let saved = try String(contentsOfFile: rulesFile, encoding: .utf8)
+        #expect(saved.contains("mapLocal:") && saved.contains("user.json") && !saved.contains("ads"))
+
+        // A typo in a field: refused with where and what; the rules in force stay.
+        let typo = """
+            mapLocal:
+              - name: user
+                from: {pth: /user}
+                local: other.json
+            """
+        let refused = try await Self.curl(["-X", "PUT", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"], stdin: Data(typo.utf8))
+        #expect(refused.stdoutText.hasSuffix("\n400"))
+        #expect(refused.stdoutText.contains(#""field":"mapLocal[0].from.pth""#))
+        #expect(refused.stdoutText.contains(#""line":3"#))
+        #expect(refused.stdoutText.contains("unknown field"))
+        #expect(try await Self.curl(proxy + ["\(origin.baseURL)/user"]).stdoutText == #"{"local":true}"#)
+        #expect(try String(contentsOfFile: rulesFile, encoding: .utf8) == saved)
+        let after = try await Self.curl(["\(kagami.api)/rules"])
+        #expect(after.stdoutText.contains(#""local": "user.json""#) && !after.stdoutText.contains("other.json"))
+        try await origin.stop()
+    }
+
+    @Test func presetsListsBuiltInAndCustomProfilesWithTheirFigures() async throws {
+        let directory = (temporaryPath("rules.json") as NSString).deletingLastPathComponent
+        let rulesFile = directory + "/rules.json"
+        try #"{"throttling": {"presets": [{"name": "Hotel WiFi", "downloadKbps": 900, "uploadKbps": 120.5}]}}"#
+            .write(toFile: rulesFile, atomically: true, encoding: .utf8)
+        let kagami = try await Running.start([
+            "proxy", "--port", "0", "--ui-port", "0", "--no-ssl-proxying", "--session", directory + "/session.sqlite", "--rules", rulesFile,
+        ])
+        defer { kagami.stop() }
+        let presets = try await Self.curl(["\(kagami.api)/throttle/presets"]).stdoutText
+        #expect(presets.contains(#"{"name":"3G","downloadKbps":780,"uploadKbps":330,"utilisation":100,"latencyMs":200,"mtu":1500,"#))
+        #expect(presets.contains(#"{"name":"Hotel WiFi","downloadKbps":900,"uploadKbps":120.5,"#))
+        #expect(presets.contains(#""builtIn":false"#))
+        #expect(presets.components(separatedBy: #""builtIn":true"#).count - 1 == 18)
+    }
+}
