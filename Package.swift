@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "KagamiDescription", targets: ["KagamiDescription"]),
         .library(name: "KagamiMock", targets: ["KagamiMock"]),
         .library(name: "KagamiUI", targets: ["KagamiUI"]),
+        .library(name: "KagamiRepeat", targets: ["KagamiRepeat"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -109,6 +110,16 @@ let package = Package(
         .target(name: "KagamiHAR", dependencies: ["KagamiFlow", "KagamiJSON"]),
         // A recorded request as a curl command line that sends it again.
         .target(name: "KagamiCurl", dependencies: ["KagamiFlow"]),
+        // Repeat and Repeat Advanced: a recorded request sent again through a Kagami proxy.
+        .target(
+            name: "KagamiRepeat",
+            dependencies: [
+                "KagamiFlow",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // For tests of Kagami and of apps that use it: an origin server on port 0, fixtures.
         .target(
             name: "KagamiTesting",
@@ -141,7 +152,8 @@ let package = Package(
         .target(
             name: "KagamiUI",
             dependencies: [
-                "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiRules", "CKagamiZlib",
+                "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "CKagamiZlib",
+                "KagamiProxy", "KagamiRules", "KagamiCurl", "KagamiRepeat",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -155,6 +167,7 @@ let package = Package(
             dependencies: [
                 "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
                 "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiMock", "KagamiUI",
+                "KagamiRules", "KagamiRepeat",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -162,7 +175,15 @@ let package = Package(
 
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
         .testTarget(name: "KagamiRulesTests", dependencies: ["KagamiRules", "KagamiFlow", "KagamiJSON"]),
-        .testTarget(name: "KagamiUITests", dependencies: ["KagamiUI", "KagamiFlow", "KagamiStore", "KagamiTesting", "KagamiJSON"]),
+        .testTarget(
+            name: "KagamiUITests",
+            dependencies: [
+                "KagamiUI", "KagamiFlow", "KagamiStore", "KagamiTesting", "KagamiJSON", "KagamiProxy", "KagamiRules", "KagamiRepeat",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "KagamiURITemplateTests", dependencies: ["KagamiURITemplate", "KagamiJSON"]),
         .testTarget(name: "KagamiJSONSchemaTests", dependencies: ["KagamiJSONSchema", "KagamiCLI"]),
         .testTarget(
@@ -175,7 +196,7 @@ let package = Package(
         .testTarget(
             name: "KagamiProxyTests",
             dependencies: [
-                "KagamiProxy", "KagamiStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "KagamiRules", "url-session-probe",
+                "KagamiProxy", "KagamiStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "KagamiRules", "KagamiRepeat", "url-session-probe",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

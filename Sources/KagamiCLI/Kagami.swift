@@ -13,6 +13,7 @@ public struct Kagami: AsyncParsableCommand {
             CACommand.self,
             ImportCommand.self,
             CurlRequestCommand.self,
+            RepeatCommand.self,
             TemplateCommand.self,
             SchemaCommand.self,
             LintCommand.self,

@@ -3,6 +3,7 @@ import Foundation
 import KagamiCertificates
 import KagamiFlow
 import KagamiProxy
+import KagamiRepeat
 import KagamiRules
 import KagamiStore
 import KagamiUI
@@ -39,6 +40,9 @@ struct ProxyCommand: AsyncParsableCommand {
     @Flag(help: "Keep the --rules file as it is when rules are replaced through the admin API (PUT /api/rules); by default it is rewritten.")
     var keepRulesFile = false
 
+    @Option(help: "Breakpoints file (YAML or JSON): locations that pause exchanges at the request and/or response until decided through the admin API. See docs/TOOLS.md.")
+    var breakpoints: String?
+
     @OptionGroup var ui: UIOptions
 
     func run() async throws {
@@ -55,6 +59,7 @@ struct ProxyCommand: AsyncParsableCommand {
         let sessionPath = try session.map(SessionFile.expand) ?? SessionFile.newDefaultPath()
         let interception = try https.interception()
         let activeRules = ActiveRules(try rules.map(RulesFile.load))
+        let breakpointSet = Breakpoints(try breakpoints.map(BreakpointsFile.load) ?? BreakpointSettings())
         let store = try SQLiteFlowStore(path: sessionPath)
         // The hub passes each flow to the store and to the web UI's live views.
         let hub = FlowHub(forwardingTo: store)
@@ -67,7 +72,8 @@ struct ProxyCommand: AsyncParsableCommand {
                     interception: interception
                 ),
                 sink: hub,
-                rules: activeRules
+                rules: activeRules,
+                breakpoints: breakpointSet
             )
         } catch {
             throw ValidationError("\(error)")
@@ -94,7 +100,21 @@ struct ProxyCommand: AsyncParsableCommand {
             banner += "Warning: listening on \(host) lets other hosts use this proxy.\n"
         }
         let rulesControl = RulesFile.control(activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile)
-        let uiServer = try await ui.start(store: store, hub: hub, proxyAddress: listening, sessionPath: sessionPath, rules: rulesControl)
+        let boundPort = address.port ?? port
+        let repeatRoute: RequestRepeater.Route
+        switch mode {
+        case .forward:
+            repeatRoute = .forwardProxy(host: RepeatCommand.connectableHost(host), port: boundPort)
+        case .reverse(let upstream):
+            repeatRoute = .reverseProxy(host: RepeatCommand.connectableHost(host), port: boundPort, upstreamBasePath: upstream.path)
+        }
+        if let breakpoints {
+            let count = breakpointSet.settings.breakpoints.count
+            banner += "Breakpoints: \(count) location\(count == 1 ? "" : "s") from \(breakpoints)\(breakpointSet.settings.isEnabled ? "" : " (disabled)"); held exchanges wait for the admin API\n"
+        }
+        let uiServer = try await ui.start(
+            store: store, hub: hub, proxyAddress: listening, sessionPath: sessionPath, rules: rulesControl,
+            liveProxy: LiveProxy(breakpoints: breakpointSet, repeatRoute: repeatRoute))
         if let uiServer { banner += ui.describe(uiServer) }
         // Unbuffered, so a script or test reading the pipe sees the port at once.
         FileHandle.standardOutput.write(Data(banner.utf8))
@@ -192,6 +212,16 @@ enum RulesFile {
         let target = URL(fileURLWithPath: path).resolvingSymlinksInPath()
         let text = target.pathExtension.lowercased() == "json" ? try rules.jsonText() + "\n" : try rules.yamlText()
         try Data(text.utf8).write(to: target, options: .atomic)
+    }
+}
+
+enum BreakpointsFile {
+    static func load(_ path: String) throws -> BreakpointSettings {
+        do {
+            return try BreakpointSettings(contentsOf: SessionFile.expand(path))
+        } catch {
+            throw ValidationError("\(error)")
+        }
     }
 }
 

@@ -19,14 +19,16 @@ struct UIOptions: ParsableArguments {
         var port: Int
     }
 
-    func start(store: any FlowStore, hub: FlowHub, proxyAddress: String, sessionPath: String, rules: RulesControl? = nil) async throws -> Running? {
+    func start(
+        store: any FlowStore, hub: FlowHub, proxyAddress: String, sessionPath: String, rules: RulesControl? = nil, liveProxy: LiveProxy? = nil
+    ) async throws -> Running? {
         guard !noUi else { return nil }
         let server = try UIServer(
             configuration: .init(
                 host: uiHost, port: uiPort, proxyAddress: proxyAddress, sessionPath: sessionPath,
                 version: Kagami.configuration.version
             ),
-            store: store, hub: hub, rules: rules
+            store: store, hub: hub, rules: rules, liveProxy: liveProxy
         )
         do {
             return Running(server: server, port: try await server.start())

@@ -21,6 +21,8 @@ public struct Flow: Sendable, Hashable, Codable, Identifiable {
     public var appliedRules: [RuleApplication]
     /// Fields of an imported HTTP Archive entry that the flow's own values don't reproduce.
     public var archiveFields: [ArchiveField]? = nil
+    /// The exchange this one sent again (Repeat, Repeat Advanced).
+    public var repeatOf: UUID? = nil
 
     public enum Mode: String, Sendable, Hashable, Codable {
         /// An absolute-form request sent to the proxy.
@@ -74,6 +76,7 @@ public struct Flow: Sendable, Hashable, Codable, Identifiable {
         violations = try container.decode([ContractViolation].self, forKey: .violations)
         appliedRules = try container.decodeIfPresent([RuleApplication].self, forKey: .appliedRules) ?? []
         archiveFields = try container.decodeIfPresent([ArchiveField].self, forKey: .archiveFields)
+        repeatOf = try container.decodeIfPresent(UUID.self, forKey: .repeatOf)
     }
 
     /// Time from the request's start to the end of the exchange.

@@ -60,6 +60,7 @@ public enum HARExport {
         entry["_mode"] = .string(flow.mode.rawValue)
         if let client = flow.clientAddress { entry["_clientAddress"] = .string(client) }
         if let server = flow.serverAddress { entry["_serverAddress"] = .string(server) }
+        if let repeatOf = flow.repeatOf { entry["_repeatOf"] = .string(repeatOf.uuidString) }
         if let tls = flow.tls { entry["_tls"] = JSONValue(encoding: tls) }
         if let error = flow.error { entry["_error"] = JSONValue(encoding: error) }
         if !flow.violations.isEmpty { entry["_contractViolations"] = JSONValue(encoding: flow.violations) }

@@ -104,6 +104,10 @@ public enum HARImport {
                 try decode([ContractViolation].self, node, what: "contract violations")
             } ?? []
         )
+        if let repeatNode = try entry.optional("_repeatOf") {
+            guard let repeatOf = UUID(uuidString: try repeatNode.string()) else { throw repeatNode.error("expected the id (a UUID) of the repeated exchange") }
+            flow.repeatOf = repeatOf
+        }
         let fields = archiveFields(input: try entry.object(), derived: HARExport.derivedEntry(flow).objectValue ?? [:], path: [])
         flow.archiveFields = fields.isEmpty ? nil : fields
         return flow

@@ -18,6 +18,7 @@ struct ConnectionSettings: Sendable {
     var upstreamVerificationDisabled: Bool
     /// The rules in force; read once per exchange, replaceable while running.
     var rules: ActiveRules
+    var breakpoints: Breakpoints
 }
 
 /// One exchange in progress on a client connection.
@@ -41,6 +42,7 @@ final class Exchange {
     /// The throttling profile shaping this exchange, and whether its latency was added yet.
     var throttle: ThrottleProfile?
     var throttleLatencyAdded = false
+    var breakpoint = ExchangeBreakpoint()
     let clientVersion: HTTPVersion
     var upstream: UpstreamConnection?
     /// Request parts that arrived before the server connection was ready.
@@ -74,10 +76,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let settings: ConnectionSettings
-    private let pool: UpstreamPool
-    private var context: ChannelHandlerContext?
-    private var exchange: Exchange?
+    let settings: ConnectionSettings
+    let pool: UpstreamPool
+    private(set) var context: ChannelHandlerContext?
+    private(set) var exchange: Exchange?
     /// A CONNECT waiting for its `.end` or its server connection.
     private var pendingTunnel: (target: ProxyTarget, recorder: FlowRecorder)?
     private var readsPaused = false
@@ -135,6 +137,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 exchange.pendingParts.append(.end(trailers))
                 if applyRequestRules(exchange) {
                     pauseClientReads()
+                    if exchange.breakpoint.stopsAtRequest {
+                        holdRequest(exchange)
+                        return
+                    }
                     connectUpstream(exchange)
                 }
             } else {
@@ -157,6 +163,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         if let exchange {
             self.exchange = nil
             exchange.timeout?.cancel()
+            releaseHeld(exchange)
             exchange.upstream?.handler.delegate = nil
             exchange.upstream?.channel.close(promise: nil)
             let what = exchange.responseStarted ? "during the response" : "before the response"
@@ -177,9 +184,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
     }
 
-    private func pauseClientReads() { readsPaused = true }
+    func pauseClientReads() { readsPaused = true }
 
-    private func resumeClientReads() {
+    func resumeClientReads() {
         readsPaused = false
         if readPending, let context {
             readPending = false
@@ -193,6 +200,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         let target: ProxyTarget
         var headers = head.headers
         headers.remove(name: "proxy-connection")
+        let repeatOf = RepeatMark.take(from: &headers)
         switch settings.mode {
         case .forward where origin != nil:
             guard let origin else { return }
@@ -215,7 +223,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 serveCertificatePage(head)
                 return
             }
-            guard target.scheme == "http" else {
+            // A repeat (kagami repeat) may ask for https in absolute form: Kagami talks TLS itself.
+            guard target.scheme == "http" || repeatOf != nil else {
                 respondWithoutUpstream(head, status: .notImplemented, message: "https:// URLs must be sent through a CONNECT tunnel")
                 return
             }
@@ -233,17 +242,22 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             captureLimit: settings.captureLimit, allocator: context.channel.allocator
         )
         recorder.setVersion(head.version)
+        if let repeatOf { recorder.markRepeat(of: repeatOf) }
         let exchange = Exchange(recorder: recorder, target: target, upstreamHead: upstreamHead, clientHead: head)
         self.exchange = exchange
+        exchange.breakpoint.stops = settings.breakpoints.stops(for: exchange.clientRequest)
         if let rules = settings.rules.current {
             exchange.rules = rules
             exchange.throttle = rules.throttleProfile(for: exchange.clientRequest)
-            if rules.requestBodyNeeded(for: exchange.clientRequest) {
+            if exchange.breakpoint.stopsAtRequest || rules.requestBodyNeeded(for: exchange.clientRequest) {
                 // Decided at the request's end, with its body.
                 exchange.holdingRequestBody = true
                 return
             }
             guard applyRequestRules(exchange) else { return }
+        } else if exchange.breakpoint.stopsAtRequest {
+            exchange.holdingRequestBody = true
+            return
         }
         pauseClientReads()
         connectUpstream(exchange)
@@ -311,7 +325,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         writeLocal(head, body, close: !exchange.clientKeepAlive || headers[canonicalForm: "connection"].contains("close"), context: context)
     }
 
-    private func connectUpstream(_ exchange: Exchange) {
+    func connectUpstream(_ exchange: Exchange) {
         if let profile = exchange.throttle, !exchange.throttleLatencyAdded, let context {
             // Once per request, before it leaves (a retry on a fresh connection adds none).
             exchange.throttleLatencyAdded = true
@@ -418,14 +432,14 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 return
             }
             exchange.recorder.setTLS(tlsInfo(for: exchange))
+            if exchange.breakpoint.stopsAtResponse || exchange.rules?.responseBodyNeeded(for: exchange.clientRequest) == true {
+                // Held until the body is complete, for a Rewrite Body rule or a breakpoint.
+                exchange.heldResponseHead = head
+                exchange.heldResponseBody = context.channel.allocator.buffer(capacity: 0)
+                exchange.upstreamKeepAlive = head.isKeepAlive
+                return
+            }
             if let rules = exchange.rules {
-                if rules.responseBodyNeeded(for: exchange.clientRequest) {
-                    // Held until the body is complete, for a Rewrite Body rule.
-                    exchange.heldResponseHead = head
-                    exchange.heldResponseBody = context.channel.allocator.buffer(capacity: 0)
-                    exchange.upstreamKeepAlive = head.isKeepAlive
-                    return
-                }
                 let verdict = rules.processResponse(FlowResponse(head), for: exchange.clientRequest)
                 exchange.recorder.addRuleApplications(verdict.applications)
                 head.apply(verdict.response)
@@ -459,6 +473,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 context.flush()
             }
         case .end(let trailers):
+            if exchange.breakpoint.stopsAtResponse, exchange.heldResponseHead != nil {
+                holdResponse(exchange, trailers: trailers)
+                return
+            }
             if exchange.heldResponseHead != nil {
                 releaseHeldResponse(exchange, rewrite: true)
             }
@@ -472,25 +490,31 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         guard let context, var head = exchange.heldResponseHead, var body = exchange.heldResponseBody else { return }
         exchange.heldResponseHead = nil
         exchange.heldResponseBody = nil
-        if rewrite, let rules = exchange.rules {
-            var response = FlowResponse(head)
-            response.body = FlowBody(data: Data(body.readableBytesView))
-            let verdict = rules.processResponse(response, for: exchange.clientRequest)
-            exchange.recorder.addRuleApplications(verdict.applications)
-            head.apply(verdict.response)
-            if verdict.response.body.data != response.body.data {
-                body = ByteBuffer(bytes: verdict.response.body.data)
-                head.headers.remove(name: "transfer-encoding")
-                head.headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))
-            }
+        if rewrite {
+            applyResponseRules(exchange, head: &head, body: &body)
         } else {
-            exchange.recorder.addRuleApplications([RuleApplication(name: "Rewrite", description: "response body over \(Exchange.maximumHeldBody >> 20) MB: passed on unchanged")])
+            exchange.recorder.addRuleApplications([RuleApplication(name: exchange.breakpoint.stopsAtResponse ? "Breakpoint" : "Rewrite", description: "response body over \(Exchange.maximumHeldBody >> 20) MB: passed on unchanged")])
         }
         exchange.recorder.responseHead(head)
         exchange.responseStarted = true
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         exchange.recorder.responseBodyPart(body)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+    }
+
+    /// Runs the response side of the rules on a whole response.
+    func applyResponseRules(_ exchange: Exchange, head: inout HTTPResponseHead, body: inout ByteBuffer) {
+        guard let rules = exchange.rules else { return }
+        var response = FlowResponse(head)
+        response.body = FlowBody(data: Data(body.readableBytesView))
+        let verdict = rules.processResponse(response, for: exchange.clientRequest)
+        exchange.recorder.addRuleApplications(verdict.applications)
+        head.apply(verdict.response)
+        if verdict.response.body.data != response.body.data {
+            body = ByteBuffer(bytes: verdict.response.body.data)
+            head.headers.remove(name: "transfer-encoding")
+            head.headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))
+        }
     }
 
     func upstreamReadComplete() {
@@ -545,7 +569,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         return true
     }
 
-    private func finish(_ exchange: Exchange, trailers: HTTPHeaders?) {
+    func finish(_ exchange: Exchange, trailers: HTTPHeaders?) {
         guard let context else { return }
         exchange.timeout?.cancel()
         self.exchange = nil
@@ -583,7 +607,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     /// Answers the client with a short plain-text page and records the exchange with `error`.
-    private func respondWithError(_ exchange: Exchange, status: HTTPResponseStatus, error: FlowError) {
+    func respondWithError(_ exchange: Exchange, status: HTTPResponseStatus, error: FlowError) {
         guard let context else { return }
         exchange.timeout?.cancel()
         self.exchange = nil

@@ -44,6 +44,18 @@ struct FlowRecorder {
         requestBody.clear()
     }
 
+    /// A request `kagami repeat` sent again: stored as a repeat of that exchange.
+    mutating func markRepeat(of id: UUID) {
+        flow.repeatOf = id
+    }
+
+    /// The request with the body bytes kept so far.
+    var requestSoFar: FlowRequest {
+        var request = flow.request
+        request.body.data = Data(requestBody.readableBytesView)
+        return request
+    }
+
     mutating func addRuleApplications(_ applications: [RuleApplication]) {
         flow.appliedRules += applications
     }

@@ -66,6 +66,8 @@ public final class ProxyServer: Sendable {
     public let configuration: Configuration
     /// The rules in force; replace them at any time.
     public let rules: ActiveRules
+    /// The breakpoints in force and the exchanges they hold.
+    public let breakpoints: Breakpoints
     private let group: any EventLoopGroup
     private let sink: any FlowSink
     /// One pool per event loop, made on first use on that loop.
@@ -75,9 +77,10 @@ public final class ProxyServer: Sendable {
     private let listener = NIOLockedValueBox<(any Channel)?>(nil)
 
     /// Throws when interception is set up with unusable trust anchors or CA.
-    public init(configuration: Configuration, sink: any FlowSink, rules: ActiveRules = ActiveRules(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
+    public init(configuration: Configuration, sink: any FlowSink, rules: ActiveRules = ActiveRules(), breakpoints: Breakpoints = Breakpoints(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
         self.configuration = configuration
         self.rules = rules
+        self.breakpoints = breakpoints
         self.group = group
         self.sink = sink
         var upstreamTLS: UpstreamTLS?
@@ -114,7 +117,8 @@ public final class ProxyServer: Sendable {
             identities: identities,
             sslProxying: configuration.interception?.sslProxying ?? SSLProxyingList(),
             upstreamVerificationDisabled: configuration.interception?.insecureUpstream ?? false,
-            rules: rules
+            rules: rules,
+            breakpoints: breakpoints
         )
         let pools = self.pools
         let poolConfiguration = self.poolConfiguration

@@ -78,6 +78,11 @@ public final class SQLiteFlowStore: FlowStore {
                 t.primaryKey(["flowId", "part"])
             }
         }
+        // Repeats are looked up by the exchange they repeat; the flag is in the metadata too.
+        migrator.registerMigration("v2: repeatOf") { db in
+            try db.alter(table: "flow") { t in t.add(column: "repeatOf", .text) }
+            try db.create(index: "flow_repeatOf", on: "flow", columns: ["repeatOf"])
+        }
         return migrator
     }
 
@@ -153,7 +158,8 @@ public final class SQLiteFlowStore: FlowStore {
             responseSize: flow.response?.body.size,
             duration: flow.duration,
             error: flow.error?.message,
-            metadata: try encoder.encode(metadata)
+            metadata: try encoder.encode(metadata),
+            repeatOf: flow.repeatOf?.uuidString
         )
         try db.execute(sql: "DELETE FROM body WHERE flowId = ?", arguments: [row.id])
         try db.execute(sql: "DELETE FROM flow WHERE id = ?", arguments: [row.id])
@@ -209,6 +215,14 @@ public final class SQLiteFlowStore: FlowStore {
         }
     }
 
+    /// The exchanges recorded as repeats of `id`, in the order they were stored, without bodies.
+    public func repeats(of id: UUID) async throws -> [Flow] {
+        try await database.read { db in
+            let rows = try FlowRow.filter(FlowRow.Columns.repeatOf == id.uuidString).order(FlowRow.Columns.seq).fetchAll(db)
+            return try rows.map { try self.flow(from: $0, bodies: false, db) }
+        }
+    }
+
     public func count() async throws -> Int {
         try await database.read { db in try FlowRow.fetchCount(db) }
     }
@@ -248,9 +262,10 @@ struct FlowRow: Codable, FetchableRecord, PersistableRecord {
     var duration: Double?
     var error: String?
     var metadata: Data
+    var repeatOf: String?
 
     init(id: String, mode: String, startedAt: Double, method: String, url: String, host: String, status: Int?,
-         requestSize: Int, responseSize: Int?, duration: Double?, error: String?, metadata: Data) {
+         requestSize: Int, responseSize: Int?, duration: Double?, error: String?, metadata: Data, repeatOf: String? = nil) {
         self.id = id
         self.mode = mode
         self.startedAt = startedAt
@@ -263,11 +278,13 @@ struct FlowRow: Codable, FetchableRecord, PersistableRecord {
         self.duration = duration
         self.error = error
         self.metadata = metadata
+        self.repeatOf = repeatOf
     }
 
     enum Columns {
         static let seq = Column(CodingKeys.seq)
         static let id = Column(CodingKeys.id)
+        static let repeatOf = Column(CodingKeys.repeatOf)
     }
 }
 

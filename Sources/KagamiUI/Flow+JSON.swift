@@ -25,6 +25,7 @@ extension Flow {
         object["error"] = error.map { JSONValue.string($0.message) } ?? .null
         object["tls"] = .bool(tls != nil || request.scheme == "https")
         if !violations.isEmpty { object["violations"] = .integer(violations.count) }
+        if let repeatOf { object["repeatOf"] = .string(repeatOf.uuidString) }
         return .object(object)
     }
 

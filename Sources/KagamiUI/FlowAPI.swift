@@ -101,8 +101,9 @@ struct FlowAPI: Sendable {
     }
 
     /// Server-Sent Events: `hello` once subscribed, `flow` per recorded exchange (its summary),
-    /// `missed` when this client fell behind and lost some (re-read `/api/flows`), and a comment
-    /// line every heartbeat interval so dead connections are noticed.
+    /// `missed` when this client fell behind and lost some (re-read `/api/flows`), `held` and
+    /// `released` as breakpoints pause and let go of exchanges, and a comment line every
+    /// heartbeat interval so dead connections are noticed.
     func events() -> Response {
         let subscription = server.hub.subscribe(bufferLimit: 4096)
         let interval = server.configuration.heartbeatInterval
@@ -112,13 +113,16 @@ struct FlowAPI: Sendable {
                 subscription.heartbeat()
             }
         }
+        let breakpointEvents = BreakpointEventQueue(subscription: subscription, breakpoints: server.liveProxy?.breakpoints)
         return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"], body: ResponseBody { writer in
             defer {
                 ticker.cancel()
+                breakpointEvents.cancel()
                 subscription.cancel()
             }
             try await writer.write(ByteBuffer(string: "retry: 2000\nevent: hello\ndata: {}\n\n"))
             for await delivery in subscription {
+                for event in breakpointEvents.take() { try await writer.write(ByteBuffer(string: event)) }
                 let text: String
                 switch delivery {
                 case .flow(let flow): text = "event: flow\ndata: \(flow.summaryJSON.serialized())\n\n"

@@ -18,6 +18,7 @@ struct ProxyHarness {
     static func with<T>(
         mode: ((OriginServer) -> ProxyServer.Mode)? = nil,
         rules: ActiveRules = ActiveRules(),
+        breakpoints: Breakpoints = Breakpoints(),
         configure: (inout ProxyServer.Configuration) -> Void = { _ in },
         _ body: (ProxyHarness) async throws -> T
     ) async throws -> T {
@@ -26,7 +27,7 @@ struct ProxyHarness {
         let store = try SQLiteFlowStore(path: sessionPath)
         var configuration = ProxyServer.Configuration(host: "127.0.0.1", port: 0, mode: mode?(origin) ?? .forward)
         configure(&configuration)
-        let proxy = try ProxyServer(configuration: configuration, sink: store, rules: rules)
+        let proxy = try ProxyServer(configuration: configuration, sink: store, rules: rules, breakpoints: breakpoints)
         let address = try await proxy.start()
         let harness = ProxyHarness(origin: origin, proxy: proxy, store: store, sessionPath: sessionPath, proxyPort: address.port ?? 0)
         do {

@@ -1,0 +1,183 @@
+import Foundation
+import KagamiFlow
+import KagamiRules
+import NIOConcurrencyHelpers
+
+/// The breakpoints in force and the exchanges they hold. An exchange that hits a breakpoint
+/// waits on its own connection (nothing blocks: its handler simply doesn't go on) until
+/// `resolve` is called, its auto-continue time passes, or its client goes away.
+public final class Breakpoints: Sendable {
+    private let state: NIOLockedValueBox<State>
+
+    struct State {
+        var settings: BreakpointSettings
+        var held: [UUID: Entry] = [:]
+        var order: [UUID] = []
+        var listeners: [UInt64: AsyncStream<BreakpointEvent>.Continuation] = [:]
+        var nextListener: UInt64 = 0
+    }
+
+    struct Entry {
+        var exchange: HeldExchange
+        /// Hands the decision to the exchange's event loop.
+        var resume: @Sendable (BreakpointResolution) -> Void
+    }
+
+    public init(_ settings: BreakpointSettings = BreakpointSettings()) {
+        state = NIOLockedValueBox(State(settings: settings))
+    }
+
+    public var settings: BreakpointSettings {
+        state.withLockedValue { $0.settings }
+    }
+
+    /// Takes effect with the next exchange; exchanges already held stay held.
+    public func replace(with settings: BreakpointSettings) {
+        state.withLockedValue { $0.settings = settings }
+    }
+
+    /// The exchanges waiting for a decision, oldest first.
+    public var held: [HeldExchange] {
+        state.withLockedValue { state in state.order.compactMap { state.held[$0]?.exchange } }
+    }
+
+    public func held(id: UUID) -> HeldExchange? {
+        state.withLockedValue { $0.held[id]?.exchange }
+    }
+
+    /// Lets a held exchange go on (`execute`, `cancel`) or fails it (`abort`).
+    public func resolve(_ id: UUID, with resolution: BreakpointResolution) throws(BreakpointError) {
+        let taken = state.withLockedValue { state -> Result<Entry, BreakpointError> in
+            guard let entry = state.held[id] else { return .failure(.notHeld(id)) }
+            switch (entry.exchange.phase, resolution) {
+            case (.request, .executeResponse): return .failure(.wrongPhase(id, expected: .request))
+            case (.response, .executeRequest): return .failure(.wrongPhase(id, expected: .response))
+            default: break
+            }
+            state.held[id] = nil
+            state.order.removeAll { $0 == id }
+            return .success(entry)
+        }
+        let entry = try taken.get()
+        publish(.released(id: id, flowID: entry.exchange.flowID, how: resolution.name))
+        entry.resume(resolution)
+    }
+
+    /// Live `held` and `released` events, for the web UI's event stream.
+    public func events(bufferLimit: Int = 256) -> AsyncStream<BreakpointEvent> {
+        let (stream, continuation) = AsyncStream<BreakpointEvent>.makeStream(bufferingPolicy: .bufferingNewest(max(1, bufferLimit)))
+        let id = state.withLockedValue { state -> UInt64 in
+            state.nextListener += 1
+            state.listeners[state.nextListener] = continuation
+            return state.nextListener
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLockedValue { $0.listeners.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    // MARK: Engine side
+
+    func stops(for request: FlowRequest) -> BreakpointStops? {
+        state.withLockedValue { $0.settings.stops(for: request) }
+    }
+
+    var autoContinueSeconds: Double? {
+        state.withLockedValue { $0.settings.autoContinueSeconds }
+    }
+
+    func hold(_ exchange: HeldExchange, resume: @escaping @Sendable (BreakpointResolution) -> Void) {
+        state.withLockedValue { state in
+            state.held[exchange.id] = Entry(exchange: exchange, resume: resume)
+            state.order.append(exchange.id)
+        }
+        publish(.held(exchange))
+    }
+
+    /// The auto-continue time passed: the exchange goes on unchanged.
+    func autoContinue(_ id: UUID) {
+        let entry = state.withLockedValue { state -> Entry? in
+            guard let entry = state.held.removeValue(forKey: id) else { return nil }
+            state.order.removeAll { $0 == id }
+            return entry
+        }
+        guard let entry else { return }
+        publish(.released(id: id, flowID: entry.exchange.flowID, how: "auto-continue"))
+        entry.resume(.cancel)
+    }
+
+    /// Forgets a held exchange without resuming it: its client went away.
+    func release(_ id: UUID) {
+        let flowID = state.withLockedValue { state -> UUID? in
+            guard let entry = state.held.removeValue(forKey: id) else { return nil }
+            state.order.removeAll { $0 == id }
+            return entry.exchange.flowID
+        }
+        if let flowID { publish(.released(id: id, flowID: flowID, how: "client disconnected")) }
+    }
+
+    private func publish(_ event: BreakpointEvent) {
+        let listeners = state.withLockedValue { Array($0.listeners.values) }
+        for listener in listeners { listener.yield(event) }
+    }
+}
+
+/// An exchange paused at a breakpoint, as it would go on: the request as it would be sent, or
+/// the response as the client would get it (after the rules, in both cases).
+public struct HeldExchange: Sendable, Hashable, Identifiable {
+    public enum Phase: String, Sendable, Hashable {
+        case request, response
+    }
+
+    public var id: UUID
+    /// The id the exchange is stored under when it ends.
+    public var flowID: UUID
+    public var phase: Phase
+    public var heldAt: Date
+    public var request: FlowRequest
+    /// Set in the response phase.
+    public var response: FlowResponse?
+    /// The breakpoint locations that matched.
+    public var locations: [Location]
+}
+
+/// What to do with a held exchange.
+public enum BreakpointResolution: Sendable, Hashable {
+    /// Send this request instead (request phase); Content-Length follows the body.
+    case executeRequest(FlowRequest)
+    /// Give the client this response instead (response phase); Content-Length follows the body.
+    case executeResponse(FlowResponse)
+    /// Fail the exchange: the client gets an error and the exchange is stored as aborted.
+    case abort
+    /// Go on unchanged.
+    case cancel
+
+    var name: String {
+        switch self {
+        case .executeRequest, .executeResponse: "execute"
+        case .abort: "abort"
+        case .cancel: "cancel"
+        }
+    }
+}
+
+public enum BreakpointEvent: Sendable, Hashable {
+    case held(HeldExchange)
+    /// `how`: execute, abort, cancel, auto-continue or client disconnected.
+    case released(id: UUID, flowID: UUID, how: String)
+}
+
+public enum BreakpointError: Error, Sendable, Hashable, CustomStringConvertible {
+    case notHeld(UUID)
+    case wrongPhase(UUID, expected: HeldExchange.Phase)
+
+    public var description: String {
+        switch self {
+        case .notHeld(let id):
+            "no exchange is held with id \(id.uuidString) (it may have been resolved, timed out, or its client left)"
+        case .wrongPhase(let id, let expected):
+            "held exchange \(id.uuidString) is paused at its \(expected.rawValue): execute it with a \(expected.rawValue)"
+        }
+    }
+}

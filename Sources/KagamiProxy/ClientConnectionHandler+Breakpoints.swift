@@ -1,0 +1,184 @@
+import Foundation
+import KagamiFlow
+import KagamiRules
+import NIOCore
+import NIOHTTP1
+
+/// Where an exchange stands with the breakpoints.
+struct ExchangeBreakpoint {
+    var stops: BreakpointStops?
+    /// Set while the exchange is held.
+    var heldID: UUID?
+    var heldSince: Date?
+    var phase: HeldExchange.Phase = .request
+    /// The response waiting in the response phase, after the rules.
+    var response: (head: HTTPResponseHead, body: ByteBuffer, trailers: HTTPHeaders?)?
+    var autoContinue: Scheduled<Void>?
+
+    var stopsAtRequest: Bool { stops?.request ?? false }
+    var stopsAtResponse: Bool { stops?.response ?? false }
+}
+
+// Holding never blocks the event loop: the handler stops at a point where it would otherwise
+// go on (connect upstream, write the response) and picks up from there when the decision comes
+// back through `Breakpoints`, hopping onto this channel's loop.
+extension ClientConnectionHandler {
+    /// The whole request has been read and the rules ran; client reads are paused.
+    func holdRequest(_ exchange: Exchange) {
+        var body = ByteBuffer()
+        for case .body(.byteBuffer(var part)) in exchange.pendingParts { body.writeBuffer(&part) }
+        // Recorded afresh, as the rules may or may not have recorded it already.
+        let request = FlowRequest(
+            method: exchange.upstreamHead.method.rawValue, scheme: exchange.target.scheme, host: exchange.target.host,
+            port: exchange.target.port, target: exchange.upstreamHead.uri, version: exchange.recorder.flow.request.version,
+            headers: HeaderFields(exchange.upstreamHead.headers.map { ($0.name, $0.value) }),
+            body: FlowBody(data: Data(body.readableBytesView)))
+        exchange.recorder.setRequest(request, headers: exchange.upstreamHead.headers)
+        exchange.recorder.requestBodyPart(body)
+        hold(exchange, phase: .request, request: request, response: nil)
+    }
+
+    /// The whole response has arrived; the server connection is let go while the client waits.
+    func holdResponse(_ exchange: Exchange, trailers: HTTPHeaders?) {
+        guard var head = exchange.heldResponseHead, var body = exchange.heldResponseBody else { return }
+        exchange.heldResponseHead = nil
+        exchange.heldResponseBody = nil
+        applyResponseRules(exchange, head: &head, body: &body)
+        exchange.timeout?.cancel()
+        if let upstream = exchange.upstream {
+            upstream.handler.delegate = nil
+            if exchange.requestComplete && exchange.upstreamKeepAlive {
+                pool.release(upstream)
+            } else {
+                upstream.channel.close(promise: nil)
+            }
+            exchange.upstream = nil
+        }
+        exchange.breakpoint.response = (head, body, trailers)
+        var response = FlowResponse(head)
+        response.body = FlowBody(data: Data(body.readableBytesView))
+        hold(exchange, phase: .response, request: exchange.recorder.requestSoFar, response: response)
+    }
+
+    private func hold(_ exchange: Exchange, phase: HeldExchange.Phase, request: FlowRequest, response: FlowResponse?) {
+        guard let context else { return }
+        let breakpoints = settings.breakpoints
+        let id = UUID()
+        let now = Date()
+        exchange.breakpoint.heldID = id
+        exchange.breakpoint.heldSince = now
+        exchange.breakpoint.phase = phase
+        let held = HeldExchange(
+            id: id, flowID: exchange.recorder.flow.id, phase: phase, heldAt: now, request: request, response: response,
+            locations: exchange.breakpoint.stops?.locations ?? [])
+        let loop = context.eventLoop
+        let parties = NIOLoopBound((handler: self, exchange: exchange), eventLoop: loop)
+        breakpoints.hold(held) { resolution in
+            loop.execute { parties.value.handler.resume(parties.value.exchange, id: id, with: resolution) }
+        }
+        if let seconds = breakpoints.autoContinueSeconds {
+            exchange.breakpoint.autoContinue = loop.scheduleTask(in: .nanoseconds(Int64(seconds * 1e9))) {
+                breakpoints.autoContinue(id)
+            }
+        }
+    }
+
+    /// The client left while its exchange was held: nobody is waiting for a decision any more.
+    func releaseHeld(_ exchange: Exchange) {
+        guard let id = exchange.breakpoint.heldID else { return }
+        exchange.breakpoint.heldID = nil
+        exchange.breakpoint.autoContinue?.cancel()
+        settings.breakpoints.release(id)
+    }
+
+    private func resume(_ exchange: Exchange, id: UUID, with resolution: BreakpointResolution) {
+        guard self.exchange === exchange, exchange.breakpoint.heldID == id, context != nil else { return }
+        exchange.breakpoint.heldID = nil
+        exchange.breakpoint.autoContinue?.cancel()
+        let phase = exchange.breakpoint.phase
+        let waited = exchange.breakpoint.heldSince.map { Date().timeIntervalSince($0) } ?? 0
+        let locations = exchange.breakpoint.stops?.locations.map(\.displayString).joined(separator: ", ") ?? ""
+        exchange.recorder.addRuleApplications([RuleApplication(
+            name: "Breakpoint \(locations)",
+            description: "\(phase.rawValue) held \(String(format: "%.1f", waited)) s, then \(resolution.outcome)")])
+        switch (phase, resolution) {
+        case (_, .abort):
+            exchange.breakpoint.response = nil
+            respondWithError(exchange, status: .badGateway, error: FlowError(.aborted, "aborted at a \(phase.rawValue) breakpoint"))
+        case (.request, .executeRequest(let edited)):
+            sendEditedRequest(edited, in: exchange)
+        case (.request, _):
+            connectUpstream(exchange)
+        case (.response, .executeResponse(let edited)):
+            sendHeldResponse(exchange, edited: edited)
+        case (.response, _):
+            sendHeldResponse(exchange, edited: nil)
+        }
+    }
+
+    private func sendEditedRequest(_ request: FlowRequest, in exchange: Exchange) {
+        var headers = HTTPHeaders(request.headers.map { ($0.name, $0.value) })
+        let body = request.body.data
+        headers.remove(name: "transfer-encoding")
+        if !body.isEmpty || headers.contains(name: "content-length") {
+            headers.replaceOrAdd(name: "Content-Length", value: String(body.count))
+        }
+        let previous = exchange.target
+        let target = ProxyTarget(scheme: request.scheme, host: request.host, port: request.port, path: request.target)
+        // The Host header follows an edited URL unless it was edited too.
+        if target.hostHeader != previous.hostHeader, headers["host"].first == previous.hostHeader {
+            headers.replaceOrAdd(name: "Host", value: target.hostHeader)
+        }
+        exchange.target = target
+        exchange.upstreamHead = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: request.target, headers: headers)
+        let buffer = ByteBuffer(bytes: body)
+        exchange.pendingParts = body.isEmpty ? [.end(nil)] : [.body(.byteBuffer(buffer)), .end(nil)]
+        exchange.recorder.setRequest(request, headers: headers)
+        exchange.recorder.requestBodyPart(buffer)
+        connectUpstream(exchange)
+    }
+
+    private func sendHeldResponse(_ exchange: Exchange, edited: FlowResponse?) {
+        guard let context, let held = exchange.breakpoint.response else { return }
+        exchange.breakpoint.response = nil
+        var head = held.head
+        var body = held.body
+        if let edited {
+            head.status = edited.reason.isEmpty ? HTTPResponseStatus(statusCode: edited.status) : HTTPResponseStatus(statusCode: edited.status, reasonPhrase: edited.reason)
+            head.headers = HTTPHeaders(edited.headers.map { ($0.name, $0.value) })
+            head.headers.remove(name: "transfer-encoding")
+            body = ByteBuffer(bytes: edited.body.data)
+            head.headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))
+        }
+        if exchange.clientVersion.minor == 0 { head.version = .http1_0 }
+        exchange.recorder.responseHead(head)
+        exchange.responseStarted = true
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        exchange.recorder.responseBodyPart(body)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        finish(exchange, trailers: edited == nil ? held.trailers : nil)
+    }
+}
+
+extension BreakpointResolution {
+    /// For the exchange's list of what acted on it.
+    var outcome: String {
+        switch self {
+        case .executeRequest, .executeResponse: "executed with edits"
+        case .abort: "aborted"
+        case .cancel: "continued unchanged"
+        }
+    }
+}
+
+/// The request header `kagami repeat` and the admin API mark a repeated request with: the proxy
+/// takes it off before the request goes anywhere and stores the exchange as a repeat.
+public enum RepeatMark {
+    public static let headerName = "X-Kagami-Repeat-Of"
+
+    static func take(from headers: inout HTTPHeaders) -> UUID? {
+        guard let value = headers[headerName].first else { return nil }
+        headers.remove(name: headerName)
+        return UUID(uuidString: value.trimmingCharacters(in: .whitespaces))
+    }
+}

@@ -1,0 +1,323 @@
+// `/api/breakpoints`: the breakpoint list, the exchanges held at them, and the decisions on them.
+import Foundation
+import Hummingbird
+import KagamiFlow
+import KagamiJSON
+import KagamiProxy
+import KagamiRules
+import Synchronization
+
+struct BreakpointAPI: Sendable {
+    let server: UIServer
+
+    func register(on router: Router<some RequestContext>) {
+        router.get("/api/breakpoints") { _, _ in try self.withProxy { try self.settingsResponse($0.breakpoints.settings) } }
+        router.put("/api/breakpoints") { request, _ in
+            let text = try await Self.text(of: request)
+            return self.withProxy { proxy in
+                do {
+                    let settings = try BreakpointSettings(parsing: text, file: "request body")
+                    proxy.breakpoints.replace(with: settings)
+                    return try self.settingsResponse(settings)
+                } catch {
+                    return apiError(.badRequest, "\(error)")
+                }
+            }
+        }
+        router.get("/api/breakpoints/held") { _, _ in
+            self.withProxy { proxy in jsonResponse(["held": .array(proxy.breakpoints.held.map(\.json))]) }
+        }
+        router.get("/api/breakpoints/held/:id") { _, context in
+            let id = context.parameters.get("id")
+            return self.withProxy { proxy in
+                guard let uuid = id.flatMap(UUID.init(uuidString:)), let held = proxy.breakpoints.held(id: uuid) else {
+                    return Self.notHeld(id)
+                }
+                return jsonResponse(held.json)
+            }
+        }
+        router.post("/api/breakpoints/held/:id") { request, context in
+            let id = context.parameters.get("id")
+            let text = try await Self.text(of: request)
+            return self.withProxy { proxy in self.decide(id: id, text: text, breakpoints: proxy.breakpoints) }
+        }
+    }
+
+    func withProxy(_ body: (LiveProxy) throws -> Response) rethrows -> Response {
+        guard let proxy = server.liveProxy else {
+            return apiError(.serviceUnavailable, "no proxy runs in this process (the UI was started without one)")
+        }
+        return try body(proxy)
+    }
+
+    static func notHeld(_ id: String?) -> Response {
+        guard let uuid = id.flatMap(UUID.init(uuidString:)) else {
+            return apiError(.notFound, "\(id ?? "") is not a held exchange's id (expected a UUID from /api/breakpoints/held)")
+        }
+        return apiError(.notFound, BreakpointError.notHeld(uuid).description)
+    }
+
+    static func text(of request: Request) async throws -> String {
+        let buffer = try await request.body.collect(upTo: 64 << 20)
+        return String(buffer: buffer)
+    }
+
+    func settingsResponse(_ settings: BreakpointSettings) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(settings))))
+    }
+
+    /// `{"action": "execute", "request": {...}}`, `{"action": "execute", "response": {...}}`,
+    /// `{"action": "abort"}` or `{"action": "cancel"}`.
+    func decide(id: String?, text: String, breakpoints: Breakpoints) -> Response {
+        guard let id, let uuid = UUID(uuidString: id), let held = breakpoints.held(id: uuid) else {
+            return Self.notHeld(id)
+        }
+        let resolution: BreakpointResolution
+        do {
+            let body: JSONValue
+            do {
+                body = try JSONValue(parsing: text)
+            } catch {
+                throw HeldEditError(field: "", message: "not JSON: \(error)")
+            }
+            guard body.objectValue != nil else { throw HeldEditError(field: "", message: "expected a JSON object, found \(body.typeName)") }
+            switch body["action"]?.stringValue {
+            case "abort": resolution = .abort
+            case "cancel": resolution = .cancel
+            case "execute":
+                switch held.phase {
+                case .request:
+                    if body["response"] != nil { throw HeldEditError(field: "response", message: "this exchange is held at its request: send \"request\"") }
+                    resolution = .executeRequest(try HeldEdit.request(body["request"], over: held.request))
+                case .response:
+                    if body["request"] != nil { throw HeldEditError(field: "request", message: "this exchange is held at its response: send \"response\"") }
+                    resolution = .executeResponse(try HeldEdit.response(body["response"], over: held.response ?? FlowResponse(status: 200)))
+                }
+            default:
+                throw HeldEditError(field: "action", message: "expected \"execute\", \"abort\" or \"cancel\"")
+            }
+        } catch let error as HeldEditError {
+            return apiError(.badRequest, error.description)
+        } catch {
+            return apiError(.badRequest, "\(error)")
+        }
+        do {
+            try breakpoints.resolve(uuid, with: resolution)
+        } catch {
+            // Decided elsewhere (another window, the auto-continue time) in the meantime.
+            return apiError(.conflict, error.description)
+        }
+        return jsonResponse(["id": .string(uuid.uuidString), "flowId": .string(held.flowID.uuidString), "action": .string(resolution.actionName)])
+    }
+}
+
+extension BreakpointResolution {
+    var actionName: String {
+        switch self {
+        case .executeRequest, .executeResponse: "execute"
+        case .abort: "abort"
+        case .cancel: "cancel"
+        }
+    }
+}
+
+/// Why an edit of a held exchange was refused, with the field to fix.
+struct HeldEditError: Error, CustomStringConvertible {
+    var field: String
+    var message: String
+    var description: String { field.isEmpty ? message : "\(field): \(message)" }
+}
+
+/// Edits sent for a held exchange: each field given replaces the held one; fields left out keep it.
+enum HeldEdit {
+    static func request(_ json: JSONValue?, over held: FlowRequest) throws(HeldEditError) -> FlowRequest {
+        guard let json, !json.isNull else { return held }
+        guard json.objectValue != nil else { throw HeldEditError(field: "request", message: "expected an object, found \(json.typeName)") }
+        var request = held
+        if let method = json["method"] {
+            guard let text = method.stringValue, !text.isEmpty, text.utf8.allSatisfy(isTokenByte) else {
+                throw HeldEditError(field: "request.method", message: "expected a method name such as GET or POST")
+            }
+            request.method = text
+        }
+        if let url = json["url"] {
+            guard let text = url.stringValue else { throw HeldEditError(field: "request.url", message: "expected text, found \(url.typeName)") }
+            let target: ProxyTarget
+            do {
+                target = try ProxyTarget(absoluteURL: text)
+            } catch {
+                throw HeldEditError(field: "request.url", message: "\(error)")
+            }
+            request.scheme = target.scheme
+            request.host = target.host
+            request.port = target.port
+            request.target = target.path
+        }
+        if let headers = json["headers"] { request.headers = try fields(headers, field: "request.headers") }
+        if let body = try self.body(json, field: "request") { request.body = FlowBody(data: body) }
+        return request
+    }
+
+    static func response(_ json: JSONValue?, over held: FlowResponse) throws(HeldEditError) -> FlowResponse {
+        guard let json, !json.isNull else { return held }
+        guard json.objectValue != nil else { throw HeldEditError(field: "response", message: "expected an object, found \(json.typeName)") }
+        var response = held
+        if let status = json["status"] {
+            guard let code = status.intValue, (100...999).contains(code) else {
+                throw HeldEditError(field: "response.status", message: "expected a status code from 100 to 999")
+            }
+            if code != response.status, json["reason"] == nil { response.reason = "" }
+            response.status = code
+        }
+        if let reason = json["reason"] {
+            guard let text = reason.stringValue, !text.contains(where: { $0 == "\r" || $0 == "\n" }) else {
+                throw HeldEditError(field: "response.reason", message: "expected one line of text")
+            }
+            response.reason = text
+        }
+        if let headers = json["headers"] { response.headers = try fields(headers, field: "response.headers") }
+        if let body = try self.body(json, field: "response") { response.body = FlowBody(data: body) }
+        return response
+    }
+
+    /// `[["Name", "value"], ...]`, as the API gives headers.
+    static func fields(_ json: JSONValue, field: String) throws(HeldEditError) -> HeaderFields {
+        guard let list = json.arrayValue else { throw HeldEditError(field: field, message: "expected a list of [name, value] pairs") }
+        var fields = HeaderFields()
+        for (index, pair) in list.enumerated() {
+            guard let items = pair.arrayValue, items.count == 2, let name = items[0].stringValue, let value = items[1].stringValue else {
+                throw HeldEditError(field: "\(field)[\(index)]", message: "expected [name, value] with two strings")
+            }
+            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
+                throw HeldEditError(field: "\(field)[\(index)]", message: "\"\(name)\" is not a valid header name")
+            }
+            guard !value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+                throw HeldEditError(field: "\(field)[\(index)]", message: "a header value can't hold CR, LF or NUL")
+            }
+            fields.add(name, value)
+        }
+        return fields
+    }
+
+    /// `body` as text, or base64 when `bodyEncoding` is `base64`; nil when not given.
+    static func body(_ json: JSONValue, field: String) throws(HeldEditError) -> Data? {
+        guard let body = json["body"] else { return nil }
+        guard let text = body.stringValue else { throw HeldEditError(field: "\(field).body", message: "expected text, found \(body.typeName)") }
+        switch json["bodyEncoding"]?.stringValue ?? "text" {
+        case "text": return Data(text.utf8)
+        case "base64":
+            guard let data = Data(base64Encoded: text) else { throw HeldEditError(field: "\(field).body", message: "not valid base64") }
+            return data
+        case let other: throw HeldEditError(field: "\(field).bodyEncoding", message: "expected \"text\" or \"base64\", not \"\(other)\"")
+        }
+    }
+
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}
+
+extension HeldExchange {
+    /// The held exchange with what can be edited, bodies in full (text, or base64 when they
+    /// aren't UTF-8).
+    var json: JSONValue {
+        var object: JSONObject = [
+            "id": .string(id.uuidString),
+            "flowId": .string(flowID.uuidString),
+            "phase": .string(phase.rawValue),
+            "heldAt": .number(Flow.milliseconds(heldAt)),
+            "locations": .array(locations.map { .string($0.displayString) }),
+        ]
+        var request: JSONObject = [
+            "method": .string(self.request.method),
+            "url": .string(self.request.url),
+            "version": .string(self.request.version),
+            "headers": Flow.headersJSON(self.request.headers),
+        ]
+        Self.addBody(self.request.body.data, to: &request)
+        object["request"] = .object(request)
+        if let response = self.response {
+            var fields: JSONObject = [
+                "status": .integer(response.status),
+                "reason": .string(response.reason),
+                "version": .string(response.version),
+                "headers": Flow.headersJSON(response.headers),
+            ]
+            Self.addBody(response.body.data, to: &fields)
+            object["response"] = .object(fields)
+        } else {
+            object["response"] = .null
+        }
+        return .object(object)
+    }
+
+    static func addBody(_ data: Data, to object: inout JSONObject) {
+        if let text = String(data: data, encoding: .utf8) {
+            object["body"] = .string(text)
+            object["bodyEncoding"] = "text"
+        } else {
+            object["body"] = .string(data.base64EncodedString())
+            object["bodyEncoding"] = "base64"
+        }
+    }
+}
+
+extension BreakpointEvent {
+    /// For the event stream: `held` with the held exchange, `released` with how it ended.
+    var serverSentEvent: String {
+        switch self {
+        case .held(let exchange):
+            "event: held\ndata: \(exchange.json.serialized())\n\n"
+        case .released(let id, let flowID, let how):
+            "event: released\ndata: \(JSONValue.object(["id": .string(id.uuidString), "flowId": .string(flowID.uuidString), "how": .string(how)]).serialized())\n\n"
+        }
+    }
+}
+
+/// Breakpoint events waiting for an event stream's writer. They ride on the flow
+/// subscription: each one queued wakes the writer with a heartbeat, and the writer sends the
+/// queue before whatever woke it, so one loop writes everything in order.
+final class BreakpointEventQueue: Sendable {
+    private final class Pending: Sendable {
+        let lines = Mutex<[String]>([])
+    }
+
+    private let pending = Pending()
+    private let pump: Task<Void, Never>?
+    static let limit = 1024
+
+    init(subscription: FlowHub.Subscription, breakpoints: Breakpoints?) {
+        guard let breakpoints else {
+            pump = nil
+            return
+        }
+        let queue = pending
+        let events = breakpoints.events()
+        pump = Task {
+            for await event in events {
+                queue.lines.withLock { pending in
+                    if pending.count >= Self.limit { pending.removeFirst() }
+                    pending.append(event.serverSentEvent)
+                }
+                subscription.heartbeat()
+            }
+        }
+    }
+
+    func take() -> [String] {
+        pending.lines.withLock { pending in
+            defer { pending.removeAll() }
+            return pending
+        }
+    }
+
+    func cancel() { pump?.cancel() }
+}
