@@ -53,7 +53,7 @@ export function mountBreakpoints({ container, dialog }) {
       ...held.map((h) => el("div", { className: "card held-item" },
         el("div", { className: "card-head" }, el("span", { className: "mono" }, `${formatTime(h.heldAt)}  ${h.phase}  ${h.request.method} ${truncate(h.request.url, 160)}`),
           el("span", { className: "spacer-flex" }), el("button", { onclick: () => dispatch({ type: "heldOpened", id: h.id }) }, "Open")))));
-    container.replaceChildren(head, error, queue, settings);
+    container.replaceChildren(...[head, error, queue, settings].filter(Boolean));
     if (bp.saveError) showFieldError(container, bp.saveError.field, bp.saveError.message);
     container.scrollTop = top;
   }

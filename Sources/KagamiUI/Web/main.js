@@ -139,7 +139,7 @@ function renderEmpty() {
     el("p", {}, "Or try it from a terminal:"),
     el("pre", {}, `curl -x http://${proxy} http://example.com/`),
     el("p", {}, "To see HTTPS, trust Kagami's certificate authority: open ", el("a", { href: state.status?.caURL || "http://kagami.ssl/", target: "_blank" }, state.status?.caURL || "http://kagami.ssl/"), " through the proxy on the device."),
-    state.status ? el("p", { className: "note" }, `Session file: ${state.status.session}`) : null,
+    state.status ? el("p", { className: "note" }, `Session file: ${state.status.session}`) : "",
   );
 }
 

@@ -49,7 +49,7 @@ export function mountRules({ container }) {
     const error = rules.saveError ? el("div", { id: "rules-error", className: "panel-error", role: "alert" }, rules.saveError.error) : null;
     const sections = SECTIONS.map((section) => listSection(draft, section, change, edit));
     sections.splice(6, 0, throttlingSection(draft, rules.presets, change, edit));
-    container.replaceChildren(head, error, ...sections);
+    container.replaceChildren(...[head, error, ...sections].filter(Boolean));
     if (rules.saveError) showFieldError(container, rules.saveError.field, rules.saveError.message);
     container.scrollTop = top;
   }
