@@ -395,6 +395,13 @@ class Suite:
         self.type_into(self.field(panel, "rewrite[0].rules[0].replace.value"), "edited-in-ui")
         self.press(panel.find_element(By.CSS_SELECTOR, '[data-field="rewrite[0].rules[1]"] .list-controls button[title="Move this rule up"]'))
         assert self.field(panel, "rewrite[0].rules[0].type").get_attribute("value") == "Body", "moved up"
+        # Map Local: a file answers one path.
+        with open(os.path.join(self.workdir, "user.json"), "w") as file:
+            file.write('{"name": "from a local file"}')
+        self.press(self.driver.find_element(By.ID, "add-mapLocal"))
+        self.type_into(self.field(panel, "mapLocal[0].name"), "fixture")
+        self.type_into(self.field(panel, "mapLocal[0].from.path"), "/mapped/user.json")
+        self.type_into(self.field(panel, "mapLocal[0].local"), os.path.join(self.workdir, "user.json"))
         self.choose(self.field(panel, "throttling.preset"), "3G")
         self.until(lambda: "780 kbps" in self.driver.find_element(By.ID, "throttle-profile").text, "the preset's numbers shown")
         profile = self.driver.find_element(By.ID, "throttle-profile").text
@@ -408,6 +415,7 @@ class Suite:
         blocked = subprocess.run(["curl", "-s", "-o", os.devnull, "-w", "%{http_code}", "-x", self.kagami.proxy, f"{self.base}/blocked-by-ui/x"],
                                  capture_output=True, text=True, timeout=20)
         assert blocked.stdout == "403", blocked
+        assert curl(self.kagami.proxy, f"{self.base}/mapped/user.json") == '{"name": "from a local file"}'
         # Disabling the block rule lets the path through again.
         self.press(self.field(panel, "blockList[0].enabled"))
         self.driver.find_element(By.ID, "rules-save").click()
@@ -468,6 +476,25 @@ class Suite:
         assert " 502 " in results["two"].split("\r\n", 1)[0], results["two"]
         assert " 200 " in results["three"].split("\r\n", 1)[0] and results["three"].endswith("hello from /held/three\n"), results["three"]
         self.until(lambda: not self.js("return document.getElementById('held-dialog').open"), "queue empty")
+        # At the request: the URL and a header edited in the UI reach the server.
+        self.driver.find_element(By.ID, "view-breakpoints").click()
+        self.press(self.field(panel, "breakpoints[0].request"))
+        self.press(self.field(panel, "breakpoints[0].response"))
+        self.driver.find_element(By.ID, "breakpoints-save").click()
+        self.until(lambda: "In force" in self.text_of("breakpoints-state"), "request breakpoint saved")
+        self.driver.find_element(By.ID, "view-sequence").click()
+        four = threading.Thread(target=fetch, args=("four",))
+        four.start()
+        self.until(lambda: self.js("return document.getElementById('held-dialog').open"), "the held request pops up")
+        assert "request held" in dialog.text, dialog.text
+        url = self.field(dialog, "request.url")
+        assert url.get_attribute("value") == f"{self.base}/held/four", url.get_attribute("value")
+        self.type_into(url, f"{self.base}/held/edited-in-the-ui")
+        self.shot("breakpoint-request")
+        self.driver.find_element(By.ID, "held-execute").click()
+        four.join(30)
+        assert results["four"].endswith("hello from /held/edited-in-the-ui\n"), results["four"]
+        self.until(lambda: not self.js("return document.getElementById('held-dialog').open"), "request released")
         # Off again, so later traffic is not held.
         self.driver.find_element(By.ID, "view-breakpoints").click()
         self.press(panel.find_element(By.CSS_SELECTOR, '[data-field="breakpoints[0]"] .list-controls .danger'))
