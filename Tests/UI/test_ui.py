@@ -402,6 +402,11 @@ class Suite:
         self.type_into(self.field(panel, "mapLocal[0].name"), "fixture")
         self.type_into(self.field(panel, "mapLocal[0].from.path"), "/mapped/user.json")
         self.type_into(self.field(panel, "mapLocal[0].local"), os.path.join(self.workdir, "user.json"))
+        self.press(self.driver.find_element(By.ID, "add-preset"))
+        self.type_into(self.field(panel, "throttling.presets[0].name"), "Hotel WiFi")
+        self.type_into(self.field(panel, "throttling.presets[0].downloadKbps"), "900")
+        self.type_into(self.field(panel, "throttling.presets[0].uploadKbps"), "120")
+        self.type_into(self.field(panel, "throttling.presets[0].latencyMs"), "350")
         self.choose(self.field(panel, "throttling.preset"), "3G")
         self.until(lambda: "780 kbps" in self.driver.find_element(By.ID, "throttle-profile").text, "the preset's numbers shown")
         profile = self.driver.find_element(By.ID, "throttle-profile").text
@@ -416,13 +421,18 @@ class Suite:
                                  capture_output=True, text=True, timeout=20)
         assert blocked.stdout == "403", blocked
         assert curl(self.kagami.proxy, f"{self.base}/mapped/user.json") == '{"name": "from a local file"}'
+        # The saved custom preset joins the picker.
+        self.choose(self.field(panel, "throttling.preset"), "Hotel WiFi")
+        self.until(lambda: "900 kbps" in self.text_of("throttle-profile"), "the custom preset's numbers")
+        assert "350 ms" in self.text_of("throttle-profile")
         # Disabling the block rule lets the path through again.
         self.press(self.field(panel, "blockList[0].enabled"))
         self.driver.find_element(By.ID, "rules-save").click()
         self.until(lambda: "Saved" in self.text_of("rules-state"), "saved again")
         assert "hello from /blocked-by-ui/x" in curl(self.kagami.proxy, f"{self.base}/blocked-by-ui/x")
         status, document = api(self.kagami.ui, "GET", "/api/rules")
-        assert document["blockList"][0]["enabled"] is False and document["throttling"]["preset"] == "3G", document
+        assert document["blockList"][0]["enabled"] is False and document["throttling"]["preset"] == "Hotel WiFi", document
+        assert document["throttling"]["presets"][0]["downloadKbps"] == 900, document
         self.driver.find_element(By.ID, "view-sequence").click()
 
     def test_breakpoints_edit_what_the_client_receives(self):

@@ -8,7 +8,7 @@ import { responseText } from "./tools.js";
 
 const AUTO_LOAD_LIMIT = 2 * 1024 * 1024;
 const TABS = [["overview", "Overview"], ["request", "Request"], ["response", "Response"]];
-// Panels added later (rules applied, breakpoint editor, repeat) register here: [id, label, render(flow)].
+// More tabs register here: [id, label, render(flow)].
 export const extraTabs = [];
 
 export function mountInspector({ container, showTool, showRepeat }) {
@@ -38,7 +38,7 @@ export function mountInspector({ container, showTool, showRepeat }) {
       el("button", { id: "repeat-advanced", disabled: !canRepeat(detail.flow), onclick: () => showRepeat(detail.flow), title: "Send it again several times: iterations, concurrency, delay" }, "Repeat…"),
       el("button", { id: "copy-response", disabled: !detail.flow || !detail.flow.response, onclick: () => copyResponse(detail.flow) }, "Copy Response"),
       el("button", { id: "export-one", disabled: !detail.flow, onclick: () => exportHAR([detail.id], "kagami-exchange.har"), title: "This exchange as an HTTP Archive" }, "Export HAR"),
-      el("button", { onclick: () => dispatch({ type: "selected", id: null }), title: "Close" }, "×"));
+      el("button", { onclick: () => dispatch({ type: "selected", id: null }), title: "Close", "aria-label": "Close the inspector" }, "×"));
     const content = el("div", { id: "inspector-content" });
     if (detail.error) content.append(el("section", {}, el("p", { className: "error-text" }, detail.error)));
     else if (!detail.flow) content.append(el("section", {}, el("p", { className: "note" }, "Loading…")));

@@ -151,7 +151,27 @@ function throttlingSection(draft, presets, change, edit) {
         field("Preset", draft, [...path, "preset"], (p, value) => { change(["throttling", "profile"], undefined); change(p, value, true); },
           { kind: "select", options, className: "w-preset" })),
       profile ? profileTable(profile) : el("p", { className: "note" }, "No preset chosen."),
-      locationList("Only for", draft, [...path, "onlyFor"], change, edit)));
+      locationList("Only for", draft, [...path, "onlyFor"], change, edit),
+      customPresets(draft, change, edit)));
+}
+
+/** Presets of the user's own, next to the built-in ones (which can't be changed). */
+function customPresets(draft, change, edit) {
+  const path = ["throttling", "presets"];
+  const list = getPath(draft, path) || [];
+  const number = (label, key, placeholder) => (i) => field(label, draft, [...path, i, ...key], change, { kind: "number", placeholder, className: "w-number" });
+  const columns = [number("Down kbps", ["downloadKbps"], "0: no limit"), number("Up kbps", ["uploadKbps"], "0: no limit"),
+    number("Utilisation %", ["utilisation"], "100"), number("Latency ms", ["latencyMs"], "0"), number("MTU bytes", ["mtu"], "1500"),
+    number("Reliability %", ["reliability"], "100"), number("Stability %", ["stability"], "100"),
+    number("Unstable low %", ["unstableQuality", "low"], "100"), number("Unstable high %", ["unstableQuality", "high"], "100")];
+  return el("div", { className: "locations", dataset: { field: fieldName(path) } },
+    el("div", { className: "sub-head" }, el("span", {}, `Custom presets (${list.length})`),
+      el("button", { type: "button", id: "add-preset", onclick: () => edit({ op: "add", path, item: { name: `My network ${list.length + 1}`, downloadKbps: 1000, uploadKbps: 500, latencyMs: 100 } }) }, "Add preset")),
+    list.length ? el("p", { className: "note" }, "Saved presets join the picker above.") : null,
+    ...list.map((_, i) => el("div", { className: "preset-row", dataset: { field: fieldName([...path, i]) } },
+      field("Name", draft, [...path, i, "name"], change, { className: "w-host" }),
+      ...columns.map((column) => column(i)),
+      listControls(path, i, list.length, edit, "preset"))));
 }
 
 function profileTable(profile) {
