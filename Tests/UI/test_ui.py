@@ -148,7 +148,8 @@ class Suite:
                    f"inspector shows {path_part}")
 
     def tab(self, name):
-        self.driver.find_element(By.ID, f"tab-{name}").click()
+        # Found and clicked in one step: the inspector redraws its tabs when the exchange loads.
+        self.until(lambda: self.js("const t = document.getElementById(arguments[0]); if (t) t.click(); return !!t", f"tab-{name}"), f"tab {name}")
 
     # -- tests, in order: each builds on the page state the previous left --
     def test_empty_state(self):

@@ -46,16 +46,19 @@ export function mountBreakpoints({ container, dialog }) {
             listControls(["breakpoints"], index, list.length, edit, "breakpoint")),
           locationFields(draft, [...path, "location"], change));
       }));
+    container.replaceChildren(...[head, error, heldQueue(), settings].filter(Boolean));
+    if (bp.saveError) showFieldError(container, bp.saveError.field, bp.saveError.message);
+    container.scrollTop = top;
+  }
+
+  function heldQueue() {
     const held = state.heldExchanges;
-    const queue = el("section", { className: "rule-section", id: "held-queue" },
+    return el("section", { className: "rule-section", id: "held-queue" },
       el("div", { className: "section-head" }, el("h3", {}, `Held now (${held.length})`)),
       held.length === 0 ? el("p", { className: "note" }, "No exchange is waiting.") : null,
       ...held.map((h) => el("div", { className: "card held-item" },
         el("div", { className: "card-head" }, el("span", { className: "mono" }, `${formatTime(h.heldAt)}  ${h.phase}  ${h.request.method} ${truncate(h.request.url, 160)}`),
           el("span", { className: "spacer-flex" }), el("button", { onclick: () => dispatch({ type: "heldOpened", id: h.id }) }, "Open")))));
-    container.replaceChildren(...[head, error, queue, settings].filter(Boolean));
-    if (bp.saveError) showFieldError(container, bp.saveError.field, bp.saveError.message);
-    container.scrollTop = top;
   }
 
   // -- the held exchange editor --
@@ -136,7 +139,8 @@ export function mountBreakpoints({ container, dialog }) {
       case "heldArrived": case "heldReleased": case "heldSynced": case "heldOpened": case "heldHidden": case "heldFailed":
         if (action.type === "heldFailed") shownId = null;
         renderDialog();
-        if (state.view === "breakpoints" && state.breakpoints.draft) renderList();
+        // Only the queue: the breakpoint list may be half edited.
+        container.querySelector("#held-queue")?.replaceWith(heldQueue());
         break;
       case "viewChanged": if (state.view === "breakpoints") { if (!state.breakpoints.draft) loadBreakpoints(); else renderList(); } break;
     }

@@ -47,7 +47,7 @@ export function field(label, draft, path, change, { kind = "text", options = [],
     input = el("textarea", { id, value: current ?? "", placeholder, spellcheck: false });
     input.addEventListener("input", () => change(path, input.value, rerender));
   } else {
-    input = el("input", { id, type: kind === "number" ? "text" : "text", inputMode: kind === "number" ? "numeric" : "text", value: current ?? "", placeholder, spellcheck: false, autocomplete: "off" });
+    input = el("input", { id, type: "text", inputMode: kind === "number" ? "numeric" : "text", value: current ?? "", placeholder, spellcheck: false, autocomplete: "off" });
     input.addEventListener("input", () => {
       const text = input.value.trim();
       // A number field that doesn't hold a number is sent as typed, so the server names the problem.
