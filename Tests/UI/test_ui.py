@@ -416,6 +416,10 @@ class Suite:
         self.until(lambda: "Saved" in self.text_of("rules-state"), "saved")
         assert not self.driver.find_elements(By.CSS_SELECTOR, ".field-error")
         self.shot("rules")
+        self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+        assert self.js("return getComputedStyle(document.querySelector('#rules .card')).backgroundColor") == "rgb(31, 34, 41)"
+        self.shot("rules-dark")
+        self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
         headers = curl(self.kagami.proxy, f"{self.base}/ruled/next", "-D", "-")
         assert "X-Tagged: edited-in-ui" in headers and "rewritten in the UI /ruled/next" in headers, headers
         blocked = subprocess.run(["curl", "-s", "-o", os.devnull, "-w", "%{http_code}", "-x", self.kagami.proxy, f"{self.base}/blocked-by-ui/x"],
