@@ -101,10 +101,11 @@ let package = Package(
         ),
         // Times the rule pipeline on a typical request (bench/rules/run.sh).
         .executableTarget(name: "rules-bench", dependencies: ["KagamiRules", "KagamiFlow"], path: "bench/rules/Sources"),
+        .executableTarget(name: "store-bench", dependencies: ["KagamiStore", "KagamiFlow", "KagamiJSON"], path: "bench/store/Sources"),
         // Sessions: the FlowStore protocol and its SQLite driver.
         .target(
             name: "KagamiStore",
-            dependencies: ["KagamiFlow", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["KagamiFlow", "KagamiJSON", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "DequeModule", package: "swift-collections")]
         ),
         // HTTP Archive (HAR 1.2) from and to flows.
         .target(name: "KagamiHAR", dependencies: ["KagamiFlow", "KagamiJSON"]),
@@ -200,6 +201,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),

@@ -99,7 +99,6 @@ struct ProxyCommand: AsyncParsableCommand {
         if !["127.0.0.1", "::1", "localhost"].contains(host) {
             banner += "Warning: listening on \(host) lets other hosts use this proxy.\n"
         }
-        let rulesControl = RulesFile.control(activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile)
         let boundPort = address.port ?? port
         let repeatRoute: RequestRepeater.Route
         switch mode {
@@ -112,9 +111,10 @@ struct ProxyCommand: AsyncParsableCommand {
             let count = breakpointSet.settings.breakpoints.count
             banner += "Breakpoints: \(count) location\(count == 1 ? "" : "s") from \(breakpoints)\(breakpointSet.settings.isEnabled ? "" : " (disabled)"); held exchanges wait for the admin API\n"
         }
+        let rulesControl = RulesFile.control(activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile)
         let uiServer = try await ui.start(
-            store: store, hub: hub, proxyAddress: listening, sessionPath: sessionPath, rules: rulesControl,
-            liveProxy: LiveProxy(breakpoints: breakpointSet, repeatRoute: repeatRoute))
+            store: store, hub: hub, proxyAddress: listening, sessionPath: sessionPath,
+            liveProxy: LiveProxy(breakpoints: breakpointSet, repeatRoute: repeatRoute), rules: rulesControl)
         if let uiServer { banner += ui.describe(uiServer) }
         // Unbuffered, so a script or test reading the pipe sees the port at once.
         FileHandle.standardOutput.write(Data(banner.utf8))

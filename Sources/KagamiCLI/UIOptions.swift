@@ -20,7 +20,8 @@ struct UIOptions: ParsableArguments {
     }
 
     func start(
-        store: any FlowStore, hub: FlowHub, proxyAddress: String, sessionPath: String, rules: RulesControl? = nil, liveProxy: LiveProxy? = nil
+        store: any FlowStore, hub: FlowHub, proxyAddress: String, sessionPath: String, liveProxy: LiveProxy? = nil,
+        rules: RulesControl? = nil
     ) async throws -> Running? {
         guard !noUi else { return nil }
         let server = try UIServer(
@@ -28,7 +29,7 @@ struct UIOptions: ParsableArguments {
                 host: uiHost, port: uiPort, proxyAddress: proxyAddress, sessionPath: sessionPath,
                 version: Kagami.configuration.version
             ),
-            store: store, hub: hub, rules: rules, liveProxy: liveProxy
+            store: store, hub: hub, liveProxy: liveProxy, rules: rules
         )
         do {
             return Running(server: server, port: try await server.start())

@@ -33,6 +33,8 @@ public final class FlowHub: FlowSink {
 
     public var subscriberCount: Int { subscribers.withLock { $0.count } }
 
+    public var isBehind: Bool { downstream?.isBehind ?? false }
+
     public func record(_ flow: Flow) {
         downstream?.record(flow)
         subscribers.withLock { subscribers in

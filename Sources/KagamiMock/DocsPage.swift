@@ -169,11 +169,9 @@ public enum DocsPage {
         kind + "-" + String(text.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "-" })
     }
 
+    /// A description's prose, written in Markdown.
     private static func paragraphs(_ text: String) -> String {
-        text.components(separatedBy: "\n\n")
-            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-            .filter { !$0.isEmpty }
-            .map { "<p>\(escape($0))</p>" }.joined()
+        Markdown.html(text)
     }
 
     static func escape(_ text: String) -> String {
@@ -240,6 +238,7 @@ public enum DocsPage {
     th{background:#f5f5f7}
     pre{background:#f8f8fa;border:1px solid #e5e5ea;border-radius:6px;padding:10px;overflow:auto;font:12px/1.45 ui-monospace,Menlo,monospace}
     .try code{background:#1d1d1f;color:#f5f5f7;padding:4px 8px;border-radius:4px;font-size:12px;word-break:break-all}
+    main p code,main li code{background:#f0f0f3;padding:1px 4px;border-radius:3px;font-size:.92em}blockquote{margin:8px 0;padding:2px 12px;border-left:3px solid #d0d0d6;color:#555}h3.md,h4.md,h5.md,h6.md{margin:16px 0 6px}
     h6{font-size:13px;margin:12px 0 4px}.response h6{color:#2f9e44}.request h6{color:#2b7de9}
     .k{color:#7c3aed}.s{color:#067d17}.n{color:#1750eb}.l{color:#c2410c}
     """

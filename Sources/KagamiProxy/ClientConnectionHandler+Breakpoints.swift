@@ -13,6 +13,8 @@ struct ExchangeBreakpoint {
     var phase: HeldExchange.Phase = .request
     /// The response waiting in the response phase, after the rules.
     var response: (head: HTTPResponseHead, body: ByteBuffer, trailers: HTTPHeaders?)?
+    /// Request body bytes read while waiting for the request's end.
+    var requestBytes = 0
     var autoContinue: Scheduled<Void>?
 
     var stopsAtRequest: Bool { stops?.request ?? false }
@@ -36,6 +38,22 @@ extension ClientConnectionHandler {
         exchange.recorder.setRequest(request, headers: exchange.upstreamHead.headers)
         exchange.recorder.requestBodyPart(body)
         hold(exchange, phase: .request, request: request, response: nil)
+    }
+
+    /// A request body too large to hold whole goes on streaming, without stopping (unless a
+    /// Rewrite Body rule holds it anyway).
+    func heldRequestBodyGrew(_ exchange: Exchange, by count: Int) {
+        exchange.breakpoint.requestBytes += count
+        guard exchange.breakpoint.requestBytes > Exchange.maximumHeldBody,
+              exchange.rules?.requestBodyNeeded(for: exchange.clientRequest) != true else { return }
+        exchange.breakpoint.stops?.request = false
+        exchange.holdingRequestBody = false
+        exchange.recorder.addRuleApplications([RuleApplication(
+            name: "Breakpoint", description: "request body over \(Exchange.maximumHeldBody >> 20) MB: passed on without stopping")])
+        for case .body(.byteBuffer(let part)) in exchange.pendingParts { exchange.recorder.requestBodyPart(part) }
+        guard applyRequestRules(exchange) else { return }
+        pauseClientReads()
+        connectUpstream(exchange)
     }
 
     /// The whole response has arrived; the server connection is let go while the client waits.

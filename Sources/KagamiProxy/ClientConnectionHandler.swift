@@ -39,10 +39,10 @@ final class Exchange {
     var heldResponseHead: HTTPResponseHead?
     var heldResponseBody: ByteBuffer?
     static let maximumHeldBody = 32 << 20
+    var breakpoint = ExchangeBreakpoint()
     /// The throttling profile shaping this exchange, and whether its latency was added yet.
     var throttle: ThrottleProfile?
     var throttleLatencyAdded = false
-    var breakpoint = ExchangeBreakpoint()
     let clientVersion: HTTPVersion
     var upstream: UpstreamConnection?
     /// Request parts that arrived before the server connection was ready.
@@ -119,6 +119,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             guard let exchange, exchange.localAnswer == nil else { return }
             if exchange.holdingRequestBody {
                 exchange.pendingParts.append(.body(.byteBuffer(buffer)))
+                if exchange.breakpoint.stopsAtRequest { heldRequestBodyGrew(exchange, by: buffer.readableBytes) }
                 return
             }
             exchange.recorder.requestBodyPart(buffer)
@@ -264,7 +265,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     /// Runs the request side of the rules; false when they answered or refused the request.
-    private func applyRequestRules(_ exchange: Exchange) -> Bool {
+    func applyRequestRules(_ exchange: Exchange) -> Bool {
         guard let rules = exchange.rules else { return true }
         var request = exchange.clientRequest
         var heldBody: ByteBuffer?
@@ -315,6 +316,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             return
         }
         guard let context else { return }
+        if waitThrottleLatency(exchange, then: { [weak self] in self?.answerLocally(exchange, with: response) }) { return }
         self.exchange = nil
         let headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
         let head = HTTPResponseHead(version: exchange.clientVersion, status: HTTPResponseStatus(statusCode: response.status, reasonPhrase: response.reason), headers: headers)
@@ -322,22 +324,42 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         exchange.recorder.responseHead(head)
         exchange.recorder.responseBodyPart(body)
         settings.sink.record(exchange.recorder.finish(error: nil))
-        writeLocal(head, body, close: !exchange.clientKeepAlive || headers[canonicalForm: "connection"].contains("close"), context: context)
+        ThrottleHandler.shapingClientWrites(exchange.throttle, pipeline: context.pipeline.syncOperations) {
+            writeLocal(head, body, close: !exchange.clientKeepAlive || headers[canonicalForm: "connection"].contains("close"), context: context)
+        }
+    }
+
+    /// Throttling's latency, once per request, before it goes out or is answered locally (a
+    /// retry on a fresh connection adds none). True when `resume` runs once it has passed.
+    private func waitThrottleLatency(_ exchange: Exchange, then resume: @escaping () -> Void) -> Bool {
+        guard let profile = exchange.throttle, !exchange.throttleLatencyAdded, let context else { return false }
+        exchange.throttleLatencyAdded = true
+        exchange.recorder.addRuleApplications([RulePipeline.throttleApplication(profile)])
+        guard profile.latencyMs > 0 else { return false }
+        pauseClientReads()
+        context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(profile.latency)) { [weak self] in
+            guard let self, self.exchange === exchange else { return }
+            resume()
+        }
+        return true
+    }
+
+    /// When the session store is behind the traffic, the request waits before it goes out
+    /// (and the client's reads with it), so traffic slows to what the store can keep instead
+    /// of Kagami's memory growing. True when `resume` runs once the store keeps up.
+    private func waitForSink(_ exchange: Exchange, then resume: @escaping () -> Void) -> Bool {
+        guard settings.sink.isBehind, let context else { return false }
+        pauseClientReads()
+        context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(2)) { [weak self] in
+            guard let self, self.exchange === exchange else { return }
+            resume()
+        }
+        return true
     }
 
     func connectUpstream(_ exchange: Exchange) {
-        if let profile = exchange.throttle, !exchange.throttleLatencyAdded, let context {
-            // Once per request, before it leaves (a retry on a fresh connection adds none).
-            exchange.throttleLatencyAdded = true
-            exchange.recorder.addRuleApplications([RulePipeline.throttleApplication(profile)])
-            if profile.latencyMs > 0 {
-                context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(profile.latency)) { [weak self] in
-                    guard let self, self.exchange === exchange else { return }
-                    self.connectUpstream(exchange)
-                }
-                return
-            }
-        }
+        if waitForSink(exchange, then: { [weak self] in self?.connectUpstream(exchange) }) { return }
+        if waitThrottleLatency(exchange, then: { [weak self] in self?.connectUpstream(exchange) }) { return }
         let target = exchange.target
         pool.acquire(UpstreamPool.Key(host: target.host, port: target.port, tls: target.scheme == "https")) { [weak self] result in
             guard let self else { return }
@@ -382,10 +404,15 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
         if case .end = part {
             let promise = upstream.channel.eventLoop.makePromise(of: Void.self)
-            promise.futureResult.assumeIsolated().whenSuccess { [weak exchange] in exchange?.recorder.requestSent() }
+            promise.futureResult.assumeIsolated().whenSuccess { [weak self, weak exchange] in
+                guard let exchange else { return }
+                exchange.recorder.requestSent()
+                if exchange.throttle != nil, self?.exchange === exchange { self?.armTimeout(exchange) }
+            }
             upstream.handler.write(part, promise: promise)
             upstream.handler.flush()
-            armTimeout(exchange)
+            // Throttling holds the request back: then the server's silence counts once it has left.
+            if exchange.throttle == nil { armTimeout(exchange) }
         } else {
             upstream.handler.write(part)
             if !upstream.isWritable {
@@ -679,7 +706,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             return
         }
         let clientChannel = context.channel
-        ClientBootstrap(group: context.eventLoop)
+        let throttle = settings.rules.current?.throttleProfile(for: ThrottleHandler.tunnelRequest(target))
+        let bootstrap = ClientBootstrap(group: context.eventLoop)
             .connectTimeout(settings.connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
@@ -687,7 +715,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                     try channel.pipeline.syncOperations.addHandler(TunnelRelayHandler())
                 }
             }
-            .connect(host: target.host, port: target.port)
+        ThrottleHandler.connect(after: throttle, on: context.eventLoop) { bootstrap.connect(host: target.host, port: target.port) }
             .assumeIsolated()
             .whenComplete { [weak self] result in
                 guard let self, let context = self.context, clientChannel.isActive else {
@@ -697,6 +725,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 self.pendingTunnel = nil
                 switch result {
                 case .success(let serverChannel):
+                    let recorder = ThrottleHandler.throttle(tunnel: serverChannel, profile: throttle, recorder: recorder)
                     self.joinTunnel(serverChannel: serverChannel, recorder: recorder, context: context)
                 case .failure(let error):
                     let (status, flowError) = UpstreamFailure.classify(error, target: target, connectTimeout: self.settings.connectTimeout)

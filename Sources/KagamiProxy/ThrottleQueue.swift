@@ -2,7 +2,7 @@ import KagamiRules
 import NIOCore
 
 /// One direction of a throttled link: bytes wait here, cut into MTU-sized chunks, until the
-/// shaper's instant for each. Bookkeeping only, over any clock: `ThrottledLink` drives it with
+/// shaper's instant for each. Bookkeeping only, over any clock: `ThrottleHandler` drives it with
 /// real time and event-loop timers, tests with a clock that moves when told.
 struct ThrottleQueue<C: Clock, Tag> where C.Duration == Duration, C.Instant: Sendable {
     struct Chunk {

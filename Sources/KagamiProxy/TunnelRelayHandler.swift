@@ -14,6 +14,8 @@ final class TunnelRelayHandler: ChannelDuplexHandler {
     private(set) var isClosed = false
     /// Called once, when both sides have closed.
     var onFinished: (() -> Void)?
+    /// Throttling on this side's connection: while its queue is full, this side can't take more.
+    weak var throttle: ThrottleHandler?
 
     static func join(_ a: TunnelRelayHandler, _ b: TunnelRelayHandler) {
         a.partner = b
@@ -46,7 +48,7 @@ final class TunnelRelayHandler: ChannelDuplexHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { partner?.partnerBecameWritable() }
+        if isWritable { partner?.partnerBecameWritable() }
         context.fireChannelWritabilityChanged()
     }
 
@@ -57,7 +59,8 @@ final class TunnelRelayHandler: ChannelDuplexHandler {
         }
     }
 
-    private var partnerIsWritable: Bool { partner?.context?.channel.isWritable ?? true }
+    private var isWritable: Bool { (context?.channel.isWritable ?? true) && (throttle?.isWritable ?? true) }
+    private var partnerIsWritable: Bool { partner?.isWritable ?? true }
 
     func read(context: ChannelHandlerContext) {
         if partnerIsWritable {

@@ -25,7 +25,7 @@ final class UpstreamHandler: ChannelDuplexHandler {
     /// Called once when the connection closes, so an idle pool can forget it.
     var onClose: (() -> Void)?
     /// Present once an exchange on this connection was throttled; its queue counts as unwritable.
-    weak var link: ThrottledLink?
+    weak var throttle: ThrottleHandler?
     private var readsPaused = false
     private var readPending = false
     private var context: ChannelHandlerContext?
@@ -47,7 +47,7 @@ final class UpstreamHandler: ChannelDuplexHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        delegate?.upstreamWritabilityChanged(isWritable: context.channel.isWritable && (link?.isWritable ?? true))
+        delegate?.upstreamWritabilityChanged(isWritable: context.channel.isWritable && (throttle?.isWritable ?? true))
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

@@ -240,7 +240,10 @@ public struct RepeatSummary: Sendable {
 
     /// Milliseconds: fastest, median, slowest; nil when nothing was sent.
     public var durations: (min: Double, median: Double, max: Double)? {
-        let sorted = sends.map { Double($0.duration.components.seconds) * 1000 + Double($0.duration.components.attoseconds) / 1e15 }.sorted()
+        // Microseconds are as fine as a round trip through the proxy is worth telling apart.
+        let sorted = sends.map { send in
+            ((Double(send.duration.components.seconds) * 1000 + Double(send.duration.components.attoseconds) / 1e15) * 1000).rounded() / 1000
+        }.sorted()
         guard let first = sorted.first, let last = sorted.last else { return nil }
         let middle = sorted.count / 2
         let median = sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2

@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 import GRDB
 import KagamiFlow
@@ -12,11 +13,10 @@ public final class SQLiteFlowStore: FlowStore {
     private let database: DatabasePool
     private let writeQueue = DispatchQueue(label: "kagami.store.writer")
     private let pending = Mutex(PendingWrites())
-    private let encoder: JSONEncoder
     private let decoder = JSONDecoder()
 
     struct PendingWrites {
-        var flows: [Flow] = []
+        var flows = Deque<Flow>()
         var drainScheduled = false
         var lastError: String?
         /// Body bytes queued or being written.
@@ -29,9 +29,13 @@ public final class SQLiteFlowStore: FlowStore {
     /// letting memory grow without bound.
     public let maximumPendingBodyBytes: Int
 
-    public init(path: String, maximumPendingBodyBytes: Int = 256 << 20) throws {
+    /// Flows that may wait for the writer before `isBehind` asks the proxy to slow down.
+    public let maximumPendingFlows: Int
+
+    public init(path: String, maximumPendingBodyBytes: Int = 256 << 20, maximumPendingFlows: Int = 50_000) throws {
         self.path = path
         self.maximumPendingBodyBytes = maximumPendingBodyBytes
+        self.maximumPendingFlows = maximumPendingFlows
         var configuration = Configuration()
         configuration.label = "kagami.session"
         configuration.prepareDatabase { db in
@@ -45,10 +49,7 @@ public final class SQLiteFlowStore: FlowStore {
         } catch {
             throw FlowStoreError("cannot open session file \(path): \(error)")
         }
-        let encoder = JSONEncoder()
-        // Seconds since 2001 as Date keeps them: exact round trips.
-        encoder.dateEncodingStrategy = .deferredToDate
-        self.encoder = encoder
+        // Dates as seconds since 2001, as `Flow.storedJSON()` writes them: exact round trips.
         decoder.dateDecodingStrategy = .deferredToDate
     }
 
@@ -117,15 +118,24 @@ public final class SQLiteFlowStore: FlowStore {
         }
     }
 
+    static let maximumBatch = 5_000
+
+    public var isBehind: Bool {
+        pending.withLock { $0.flows.count >= maximumPendingFlows }
+    }
+
     private static func bodyBytes(_ flow: Flow) -> Int {
         flow.request.body.data.count + (flow.response?.body.data.count ?? 0)
     }
 
     private func drain() {
         while true {
+            // At most `maximumBatch` flows per transaction, so a queue that built up drains in
+            // steps and `isBehind` lets waiting requests go as each step lands.
             let batch = pending.withLock { state -> [Flow] in
-                let batch = state.flows
-                state.flows.removeAll(keepingCapacity: true)
+                let count = min(state.flows.count, Self.maximumBatch)
+                let batch = Array(state.flows.prefix(count))
+                state.flows.removeFirst(count)
                 if batch.isEmpty { state.drainScheduled = false }
                 return batch
             }
@@ -145,30 +155,33 @@ public final class SQLiteFlowStore: FlowStore {
     }
 
     private func insert(_ flow: Flow, _ db: Database) throws {
-        let metadata = flow.withoutBodyBytes
-        let row = FlowRow(
-            id: flow.id.uuidString,
-            mode: flow.mode.rawValue,
-            startedAt: flow.timings.start.timeIntervalSince1970,
-            method: flow.request.method,
-            url: flow.request.url,
-            host: flow.request.host,
-            status: flow.response?.status,
-            requestSize: flow.request.body.size,
-            responseSize: flow.response?.body.size,
-            duration: flow.duration,
-            error: flow.error?.message,
-            metadata: try encoder.encode(metadata),
-            repeatOf: flow.repeatOf?.uuidString
-        )
-        try db.execute(sql: "DELETE FROM body WHERE flowId = ?", arguments: [row.id])
-        try db.execute(sql: "DELETE FROM flow WHERE id = ?", arguments: [row.id])
-        try row.insert(db)
+        let id = flow.id.uuidString
+        do {
+            try insertRow(flow, id: id, db)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            // A flow recorded again (an import, an update) replaces the earlier row and its bodies.
+            try db.cachedStatement(sql: "DELETE FROM body WHERE flowId = ?").execute(arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM flow WHERE id = ?").execute(arguments: [id])
+            try insertRow(flow, id: id, db)
+        }
+    }
+
+    private func insertRow(_ flow: Flow, id: String, _ db: Database) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO flow (id, mode, startedAt, method, url, host, status, requestSize, responseSize, duration, error, metadata, repeatOf)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [
+                id, flow.mode.rawValue, flow.timings.start.timeIntervalSince1970, flow.request.method,
+                flow.request.url, flow.request.host, flow.response?.status, flow.request.body.size,
+                flow.response?.body.size, flow.duration, flow.error?.message, flow.storedJSON(),
+                flow.repeatOf?.uuidString,
+            ])
+        let insertBody = try db.cachedStatement(sql: "INSERT INTO body (flowId, part, data) VALUES (?, ?, ?)")
         if !flow.request.body.data.isEmpty {
-            try BodyRow(flowId: row.id, part: "request", data: flow.request.body.data).insert(db)
+            try insertBody.execute(arguments: [id, "request", flow.request.body.data])
         }
         if let response = flow.response, !response.body.data.isEmpty {
-            try BodyRow(flowId: row.id, part: "response", data: response.body.data).insert(db)
+            try insertBody.execute(arguments: [id, "response", response.body.data])
         }
     }
 

@@ -227,8 +227,10 @@ enum HeldEdit {
 
 extension HeldExchange {
     /// The held exchange with what can be edited, bodies in full (text, or base64 when they
-    /// aren't UTF-8).
-    var json: JSONValue {
+    /// aren't UTF-8) unless left out, as the event stream does.
+    var json: JSONValue { json(bodies: true) }
+
+    func json(bodies: Bool) -> JSONValue {
         var object: JSONObject = [
             "id": .string(id.uuidString),
             "flowId": .string(flowID.uuidString),
@@ -242,7 +244,7 @@ extension HeldExchange {
             "version": .string(self.request.version),
             "headers": Flow.headersJSON(self.request.headers),
         ]
-        Self.addBody(self.request.body.data, to: &request)
+        Self.addBody(self.request.body.data, to: &request, included: bodies)
         object["request"] = .object(request)
         if let response = self.response {
             var fields: JSONObject = [
@@ -251,7 +253,7 @@ extension HeldExchange {
                 "version": .string(response.version),
                 "headers": Flow.headersJSON(response.headers),
             ]
-            Self.addBody(response.body.data, to: &fields)
+            Self.addBody(response.body.data, to: &fields, included: bodies)
             object["response"] = .object(fields)
         } else {
             object["response"] = .null
@@ -259,7 +261,9 @@ extension HeldExchange {
         return .object(object)
     }
 
-    static func addBody(_ data: Data, to object: inout JSONObject) {
+    static func addBody(_ data: Data, to object: inout JSONObject, included: Bool) {
+        object["bodySize"] = .integer(data.count)
+        guard included else { return }
         if let text = String(data: data, encoding: .utf8) {
             object["body"] = .string(text)
             object["bodyEncoding"] = "text"
@@ -275,7 +279,7 @@ extension BreakpointEvent {
     var serverSentEvent: String {
         switch self {
         case .held(let exchange):
-            "event: held\ndata: \(exchange.json.serialized())\n\n"
+            "event: held\ndata: \(exchange.json(bodies: false).serialized())\n\n"
         case .released(let id, let flowID, let how):
             "event: released\ndata: \(JSONValue.object(["id": .string(id.uuidString), "flowId": .string(flowID.uuidString), "how": .string(how)]).serialized())\n\n"
         }

@@ -41,18 +41,18 @@ public final class UIServer: Sendable {
     let store: any FlowStore
     let hub: FlowHub
     let page: WebPage
-    /// The proxy's rules, for `/api/rules`; nil when no proxy runs beside the UI.
-    let rules: RulesControl?
     /// The proxy in this process, for breakpoints and repeats.
     let liveProxy: LiveProxy?
+    /// The proxy's rules, for `/api/rules`; nil when no proxy runs beside the UI.
+    let rules: RulesControl?
     private let running = Mutex<Task<Void, any Error>?>(nil)
 
-    public init(configuration: Configuration, store: any FlowStore, hub: FlowHub, rules: RulesControl? = nil, liveProxy: LiveProxy? = nil) throws {
+    public init(configuration: Configuration, store: any FlowStore, hub: FlowHub, liveProxy: LiveProxy? = nil, rules: RulesControl? = nil) throws {
         self.configuration = configuration
         self.store = store
         self.hub = hub
-        self.rules = rules
         self.liveProxy = liveProxy
+        self.rules = rules
         self.page = try WebPage.load()
         if UIAccess.isLoopback(configuration.host) {
             token = nil
@@ -66,9 +66,9 @@ public final class UIServer: Sendable {
         let router = Router()
         router.add(middleware: UIAccessMiddleware<BasicRequestContext>(token: token))
         FlowAPI(server: self).register(on: router)
-        RulesAPI(control: rules).register(on: router)
         BreakpointAPI(server: self).register(on: router)
         ToolsAPI(server: self, flows: FlowAPI(server: self)).register(on: router)
+        RulesAPI(control: rules).register(on: router)
         page.register(on: router)
 
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()

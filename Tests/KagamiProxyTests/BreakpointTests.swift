@@ -229,6 +229,43 @@ struct BreakpointTests {
         }
     }
 
+    @Test func interceptedHTTPSExchangesStopAndTakeEdits() async throws {
+        let breakpoints = Breakpoints(BreakpointSettings(breakpoints: [Breakpoint(location: Location(protocol: "https", path: "/echo"), request: true, response: true)]))
+        try await HTTPSHarness.with(breakpoints: breakpoints) { h in
+            async let answer = h.curl(["\(h.origin.localhostURL)/echo"])
+            let atRequest = try await Self.held(breakpoints, count: 1)[0]
+            #expect(atRequest.request.url == "\(h.origin.localhostURL)/echo")
+            var request = atRequest.request
+            request.headers.add("X-Through-TLS", "edited")
+            try breakpoints.resolve(atRequest.id, with: .executeRequest(request))
+            let atResponse = try await Self.held(breakpoints, count: 1)[0]
+            var response = try #require(atResponse.response)
+            response.body = FlowBody(data: Data("replaced inside TLS".utf8))
+            try breakpoints.resolve(atResponse.id, with: .executeResponse(response))
+            let result = try await answer
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdoutText == "replaced inside TLS")
+            #expect(h.origin.received.last?.headers.contains { $0.name == "X-Through-TLS" && $0.value == "edited" } == true)
+            let flow = try #require(try await h.proxy.flows(count: 1).first)
+            #expect(flow.request.scheme == "https")
+            #expect(flow.tls != nil)
+        }
+    }
+
+    @Test func aRequestBodyTooLargeToHoldStreamsOnWithoutStopping() async throws {
+        try await Self.with("breakpoints: [{location: {path: /echo}}]") { h, breakpoints in
+            let (path, data) = try randomFile(size: (32 << 20) + 100_000, seed: 7)
+            let result = try await h.curl(["--data-binary", "@\(path)", "\(h.origin.baseURL)/echo"])
+            let echo = try Echo(result.stdout)
+            #expect(echo.bodySize == data.count)
+            #expect(echo.bodySHA256 == OriginServer.sha256Hex(data))
+            let flow = try #require(try await h.flows(count: 1).first)
+            #expect(flow.request.body.size == data.count)
+            #expect(flow.appliedRules.map(\.description) == ["request body over 32 MB: passed on without stopping"])
+            #expect(breakpoints.held.isEmpty)
+        }
+    }
+
     @Test func badBreakpointDocumentsAreRefusedWithTheField() {
         #expect(throws: RuleDocumentError.self) { try BreakpointSettings(parsing: "breakpoints: [{location: {pth: /x}}]") }
         do {
@@ -296,6 +333,23 @@ struct RepeatTests {
             #expect(h.origin.received.last?.headers.contains { $0.name == "X-Rewritten" } == true)
             let repeats = try await h.store.repeats(of: original.id)
             #expect(repeats.count == 1)
+        }
+    }
+
+    @Test func httpsRepeatsGoThroughTheProxyWhichTalksTLSItself() async throws {
+        try await HTTPSHarness.with { h in
+            let first = try await h.curl(["-H", "X-Secure: 1", "\(h.origin.localhostURL)/echo?tls=1"])
+            #expect(first.status == 0, "\(first.stderr)")
+            let original = try #require(try await h.proxy.flows(count: 1).first)
+            #expect(original.request.scheme == "https")
+            let repeater = RequestRepeater(route: .forwardProxy(host: "127.0.0.1", port: h.proxy.proxyPort))
+            let summary = try await repeater.run(original.request, of: original.id, plan: try .init(count: 3, concurrency: 3))
+            #expect(summary.countsByStatus.map(\.status) == [200], "\(summary.text)")
+            let repeats = try await h.proxy.store.repeats(of: original.id)
+            #expect(repeats.count == 3)
+            #expect(repeats.allSatisfy { $0.request.scheme == "https" && $0.tls?.version != nil })
+            #expect(h.origin.received.count == 4)
+            #expect(h.origin.received.allSatisfy { $0.uri == "/echo?tls=1" && $0.headers.contains { $0.name == "X-Secure" } })
         }
     }
 

@@ -20,6 +20,7 @@ struct HTTPSHarness {
         sslProxying: SSLProxyingList = SSLProxyingList(),
         insecureUpstream: Bool = false,
         trustOrigin: Bool = true,
+        breakpoints: Breakpoints = Breakpoints(),
         _ body: (HTTPSHarness) async throws -> T
     ) async throws -> T {
         let originCA = try TestCertificates.make()
@@ -30,7 +31,7 @@ struct HTTPSHarness {
             additionalTrustRootFiles: trustOrigin ? [originCA.caPath] : [], insecureUpstream: insecureUpstream
         )
         do {
-            let result = try await ProxyHarness.with(configure: { $0.interception = interception }) { proxy in
+            let result = try await ProxyHarness.with(breakpoints: breakpoints, configure: { $0.interception = interception }) { proxy in
                 try await body(HTTPSHarness(origin: origin, originCA: originCA, kagamiCA: kagamiCA, proxy: proxy))
             }
             try await origin.stop()

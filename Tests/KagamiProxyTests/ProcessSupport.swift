@@ -5,10 +5,11 @@ import KagamiStore
 import Glibc
 #endif
 
-/// Reads this process's resident set size from /proc (Linux) in bytes.
+/// Reads a process's resident set size from /proc (Linux) in bytes; this process by default.
 enum ResidentMemory {
-    static func current() -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    static func current(pid: Int32? = nil) -> Int {
+        let path = pid.map { "/proc/\($0)/status" } ?? "/proc/self/status"
+        guard let status = try? String(contentsOfFile: path, encoding: .utf8) else { return 0 }
         for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
             let kb = line.split(separator: " ").compactMap { Int($0) }.first ?? 0
             return kb * 1024
@@ -61,6 +62,12 @@ final class KagamiProcess: @unchecked Sendable {
 
     func kill9() {
         kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM, as Ctrl-C would: Kagami writes what it holds to the session and exits.
+    func stop() {
+        kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
     }
 

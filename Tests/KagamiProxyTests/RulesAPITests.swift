@@ -117,6 +117,30 @@ struct RulesAPITests {
         try await origin.stop()
     }
 
+    @Test func keepRulesFileLeavesTheFileAloneAndBadPatternsAreNamed() async throws {
+        let directory = (temporaryPath("rules.yaml") as NSString).deletingLastPathComponent
+        let rulesFile = directory + "/rules.yaml"
+        let original = "noCaching:\n  - name: fresh\n"
+        try original.write(toFile: rulesFile, atomically: true, encoding: .utf8)
+        let kagami = try await Running.start([
+            "proxy", "--port", "0", "--ui-port", "0", "--no-ssl-proxying", "--session", directory + "/session.sqlite",
+            "--rules", rulesFile, "--keep-rules-file",
+        ])
+        defer { kagami.stop() }
+        let put = try await Self.curl(
+            ["-X", "PUT", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"],
+            stdin: Data(#"{"blockList": [{"name": "ads", "locations": [{"path": "/ads/*"}]}]}"#.utf8))
+        #expect(put.stdoutText.hasSuffix("\n200"))
+        #expect(try String(contentsOfFile: rulesFile, encoding: .utf8) == original)
+        let badPattern = #"{"rewrite": [{"name": "r", "rules": [{"type": "Body", "match": {"value": "(", "regex": true}}]}]}"#
+        let refused = try await Self.curl(
+            ["-X", "PUT", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"], stdin: Data(badPattern.utf8))
+        #expect(refused.stdoutText.hasSuffix("\n400"))
+        #expect(refused.stdoutText.contains(#""field":"rewrite[0].rules[0].match.value""#))
+        #expect(refused.stdoutText.contains("invalid regular expression"))
+        #expect(try await Self.curl(["\(kagami.api)/rules"]).stdoutText.contains(#""name": "ads""#))
+    }
+
     @Test func presetsListsBuiltInAndCustomProfilesWithTheirFigures() async throws {
         let directory = (temporaryPath("rules.json") as NSString).deletingLastPathComponent
         let rulesFile = directory + "/rules.json"

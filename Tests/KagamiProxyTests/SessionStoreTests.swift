@@ -38,6 +38,44 @@ struct SessionStoreTests {
         #expect(try await reopened.count() == 3)
     }
 
+    @Test func everyFieldOfAFlowSurvivesTheSessionFile() async throws {
+        var flow = FlowFixtures.getJSON()
+        flow.clientAddress = "127.0.0.1:50123"
+        flow.serverAddress = "127.0.0.1:8443"
+        flow.timings.connected = flow.timings.start.addingTimeInterval(0.001)
+        flow.timings.requestSent = flow.timings.start.addingTimeInterval(0.002)
+        flow.timings.firstByte = flow.timings.start.addingTimeInterval(0.010_5)
+        flow.timings.end = flow.timings.start.addingTimeInterval(0.020_25)
+        flow.timings.blocked = 0.000_3
+        flow.timings.dns = 0.000_4
+        flow.timings.ssl = 0.004
+        flow.error = FlowError(.connectionReset, "the server closed the connection: \"reset\" / 日本")
+        flow.tls = TLSInfo(version: "TLSv1.3", clientVersion: "TLSv1.2", cipherSuite: "TLS_AES_128_GCM_SHA256", alpn: "http/1.1",
+                           serverName: "api.example.com", certificateSubject: "CN=api.example.com", certificateIssuer: "CN=Kagami CA",
+                           certificateFingerprintSHA256: "AB:CD", upstreamVerificationDisabled: true)
+        flow.violations = [ContractViolation(location: "response.body/items/0/id", message: "expected integer")]
+        flow.appliedRules = [RuleApplication(name: "Map Local 'user'", description: "mapped to local file docs/user.json")]
+        flow.archiveFields = [ArchiveField(path: ["response", "content", "compression"], json: "12"), ArchiveField(path: ["comment"], json: nil)]
+        flow.repeatOf = UUID()
+        flow.request.headers.add("X-Odd", "tab\there, \"quotes\"")
+        // Every field is set, so a field added to Flow and left out here fails this test.
+        #expect(unsetFields(of: flow) == [])
+        #expect(unsetFields(of: FlowFixtures.getJSON()).contains("flow.repeatOf"), "the check sees unset fields")
+        // The hand-written metadata is what JSONEncoder writes, and reads back as the flow.
+        let foundation = JSONEncoder()
+        foundation.dateEncodingStrategy = .deferredToDate
+        let expected = try JSONValue(parsing: String(decoding: try foundation.encode(flow.withoutBodyBytes), as: UTF8.self))
+        let written = try JSONValue(parsing: String(decoding: flow.storedJSON(), as: UTF8.self))
+        #expect(written.isJSONEqual(to: expected), "\(written)\n\(expected)")
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .deferredToDate
+        #expect(try decoder.decode(Flow.self, from: flow.storedJSON()) == flow.withoutBodyBytes)
+        let store = try SQLiteFlowStore(path: temporaryPath("all-fields.sqlite"))
+        store.record(flow)
+        try await store.flush()
+        #expect(try await store.flow(id: flow.id) == flow)
+    }
+
     @Test func unwritableSessionFileIsAClearError() {
         #expect {
             _ = try SQLiteFlowStore(path: "/proc/definitely/not/here.sqlite")
@@ -95,5 +133,23 @@ struct SessionStoreLoadTests {
         #expect(stored[0].response?.body.isTruncated == true)
         #expect(stored[1].response?.body.data == Data("{}".utf8))
         #expect(stored[1].response?.body.isTruncated == false)
+    }
+}
+
+/// Paths of optionals that are nil and collections that are empty anywhere inside `value`.
+private func unsetFields(of value: Any, path: String = "flow") -> [String] {
+    if value is String || value is Data || value is UUID || value is Date { return [] }
+    let mirror = Mirror(reflecting: value)
+    switch mirror.displayStyle {
+    case .optional:
+        guard let wrapped = mirror.children.first?.value else { return [path] }
+        return unsetFields(of: wrapped, path: path)
+    case .collection:
+        guard let first = mirror.children.first?.value else { return [path] }
+        return unsetFields(of: first, path: path + "[0]")
+    case .struct, .class:
+        return mirror.children.flatMap { child in unsetFields(of: child.value, path: path + "." + (child.label ?? "?")) }
+    default:
+        return []
     }
 }

@@ -1,6 +1,6 @@
 // swift-tools-version: 6.0
 // The bare Hummingbird route the mock benchmark compares against; a package of its own so
-// the main package does not depend on Hummingbird.
+// a baseline build never mixes with the product build.
 import PackageDescription
 
 let package = Package(

@@ -17,54 +17,9 @@ WARMUP="${WARMUP:-2s}"
 BYTES="${BYTES:-100}"
 MITMPROXY_VERSION=11.0.2
 
-missing=()
-command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
-command -v hey >/dev/null || missing+=(hey)
-command -v openssl >/dev/null || missing+=(openssl)
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "installing ${missing[*]} (apt)"
-    apt_get() { if [ "$(id -u)" = 0 ]; then apt-get "$@"; else sudo apt-get "$@"; fi; }
-    apt_get update -qq
-    DEBIAN_FRONTEND=noninteractive apt_get install -y -qq "${missing[@]}" >/dev/null
-fi
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-if [ ! -x bench/.venv/bin/mitmdump ]; then
-    echo "installing mitmproxy $MITMPROXY_VERSION into bench/.venv"
-    [ -x bench/.venv/bin/python ] || python3 -m venv bench/.venv
-    bench/.venv/bin/pip install -q "mitmproxy==$MITMPROXY_VERSION"
-fi
-MITMDUMP="$ROOT/bench/.venv/bin/mitmdump"
-KAGAMI_BUILD="given binary ${KAGAMI:-}"
-if [ -z "${KAGAMI:-}" ]; then
-    KAGAMI_BUILD="release build"
-    echo "building kagami (release)"
-    swift build -c release --product kagami >/dev/null
-    KAGAMI="$(swift build -c release --show-bin-path)/kagami"
-fi
-
-WORK=$(mktemp -d /tmp/kagami-bench-https.XXXXXX)
-chmod 755 "$WORK"
-PIDS=()
-cleanup() {
-    local pid
-    for pid in "${PIDS[@]:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null || true; done
-    sleep 0.5
-    for pid in "${PIDS[@]:-}"; do [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-wait_for_port() {
-    local port=$1 tries=0
-    until python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.2).close()" 2>/dev/null; do
-        tries=$((tries + 1)); [ $tries -gt 200 ] && { echo "nothing listens on 127.0.0.1:$port" >&2; exit 1; }
-        sleep 0.05
-    done
-}
+NEEDED_APT="nginx hey openssl"
+BENCH_NAME=https
+source bench/proxy/common.sh
 
 # The origin's own CA and certificate for 127.0.0.1; both proxies verify the origin against it.
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=Bench Origin CA" \
@@ -76,35 +31,16 @@ openssl x509 -req -in "$WORK/origin.csr" -CA "$WORK/origin-ca.pem" -CAkey "$WORK
     -days 2 -extfile "$WORK/origin.ext" -out "$WORK/origin.pem" 2>/dev/null
 
 ORIGIN_PORT=$(free_port)
-mkdir -p "$WORK/www" "$WORK/origin"
+mkdir -p "$WORK/www"
 head -c "$BYTES" /dev/zero | tr '\0' 'k' > "$WORK/www/small"
 chmod -R a+rX "$WORK/www"
-cat > "$WORK/origin/nginx.conf" <<CONF
-$( [ "$(id -u)" = 0 ] && echo "user root;" )
-worker_processes auto;
-daemon off;
-pid $WORK/origin/nginx.pid;
-error_log $WORK/origin/error.log warn;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    client_body_temp_path $WORK/origin/client_body;
-    proxy_temp_path $WORK/origin/proxy;
-    fastcgi_temp_path $WORK/origin/fastcgi;
-    uwsgi_temp_path $WORK/origin/uwsgi;
-    scgi_temp_path $WORK/origin/scgi;
-    keepalive_requests 1000000;
-    server {
+write_nginx_conf origin "    server {
         listen 127.0.0.1:$ORIGIN_PORT ssl;
         ssl_certificate $WORK/origin.pem;
         ssl_certificate_key $WORK/origin.key;
         root $WORK/www;
         location / { }
-    }
-}
-CONF
-"$NGINX" -p "$WORK/origin" -e "$WORK/origin/error.log" -c "$WORK/origin/nginx.conf" &
-PIDS+=("$!")
+    }"
 wait_for_port "$ORIGIN_PORT"
 URL="https://127.0.0.1:$ORIGIN_PORT/small"
 

@@ -25,6 +25,7 @@ async function loadAll() {
 }
 
 let source = null;
+const releasedIds = new Set(); // held exchanges already let go, so a late read doesn't show them again
 let retryDelay = 1000;
 let syncing = null; // flows received live while the full list loads
 
@@ -45,8 +46,18 @@ export function connect() {
     if (syncing) syncing.push(flow);
     else dispatch({ type: "flowArrived", flow });
   });
-  source.addEventListener("held", (event) => dispatch({ type: "heldArrived", held: JSON.parse(event.data) }));
-  source.addEventListener("released", (event) => dispatch({ type: "heldReleased", id: JSON.parse(event.data).id }));
+  // The event leaves the bodies out: the editor reads the whole held exchange.
+  source.addEventListener("held", async (event) => {
+    const announced = JSON.parse(event.data);
+    let held = announced;
+    try { held = await getJSON(`api/breakpoints/held/${announced.id}`); } catch { /* edit without the body; it is kept unless typed */ }
+    if (!releasedIds.has(announced.id)) dispatch({ type: "heldArrived", held });
+  });
+  source.addEventListener("released", (event) => {
+    const id = JSON.parse(event.data).id;
+    releasedIds.add(id);
+    dispatch({ type: "heldReleased", id });
+  });
   // This page fell behind and lost events: read the session again.
   source.addEventListener("missed", () => resync());
   source.onerror = () => {
