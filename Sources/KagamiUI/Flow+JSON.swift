@@ -22,6 +22,7 @@ extension Flow {
         object["requestSize"] = .integer(request.body.size)
         object["responseSize"] = response.map { JSONValue.integer($0.body.size) } ?? .null
         object["duration"] = duration.map { JSONValue.number(($0 * 1000).rounded()) } ?? .null
+        if !appliedRules.isEmpty { object["rules"] = .array(ruleNames.map(JSONValue.string)) }
         object["error"] = error.map { JSONValue.string($0.message) } ?? .null
         object["tls"] = .bool(tls != nil || request.scheme == "https")
         if !violations.isEmpty { object["violations"] = .integer(violations.count) }
@@ -70,7 +71,14 @@ extension Flow {
             return .object(info)
         } ?? .null
         object["violations"] = .array(violations.map { violation -> JSONValue in ["location": .string(violation.location), "message": .string(violation.message)] })
+        object["appliedRules"] = .array(appliedRules.map { rule -> JSONValue in ["name": .string(rule.name), "description": .string(rule.description)] })
         return .object(object)
+    }
+
+    /// The rules that acted on this exchange, each once, in the order they first acted.
+    var ruleNames: [String] {
+        var seen = Set<String>()
+        return appliedRules.map(\.name).filter { seen.insert($0).inserted }
     }
 
     /// The response's media type without parameters (`application/json`), else the request's.

@@ -28,6 +28,8 @@ struct FlowAPI: Sendable {
         }
         router.get("/api/events") { _, _ in self.events() }
         router.get("/api/export.har") { _, _ in try await self.har() }
+        router.post("/api/export.har") { request, _ in try await self.harOfSelected(request) }
+        router.post("/api/import.har") { request, _ in try await self.importHAR(request) }
     }
 
     func status() async throws -> Response {

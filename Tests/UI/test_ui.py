@@ -5,6 +5,7 @@ any failure. Screenshots of each view go to docs/screenshots/.
 Usage: python Tests/UI/test_ui.py [path/to/kagami]
 """
 import http.client
+import json
 import os
 import re
 import shutil
@@ -28,13 +29,34 @@ import origin  # noqa: E402
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SHOTS = os.path.join(ROOT, "docs", "screenshots")
 BULK = 10_000
+# Only /ruled/ paths are touched, so the other tests see the origin's own answers.
+STARTING_RULES = {"rewrite": [{"name": "tagging", "locations": [{"path": "/ruled/*"}],
+                               "rules": [{"type": "Add Header", "where": "response", "replace": {"name": "X-Tagged", "value": "yes"}}]}]}
+
+
+def api(ui, method, path, body=None):
+    """Calls the admin API; returns (status, parsed JSON or text)."""
+    address = ui.split("//", 1)[1].split("/", 1)[0]
+    host, port = address.rsplit(":", 1)
+    connection = http.client.HTTPConnection(host, int(port), timeout=20)
+    try:
+        data = body if body is None or isinstance(body, (bytes, str)) else json.dumps(body)
+        connection.request(method, path, body=data, headers={"Content-Type": "application/json"} if data else {})
+        response = connection.getresponse()
+        text = response.read().decode("utf-8", "replace")
+        try:
+            return response.status, json.loads(text)
+        except ValueError:
+            return response.status, text
+    finally:
+        connection.close()
 
 
 class Kagami:
-    def __init__(self, binary, workdir):
+    def __init__(self, binary, workdir, rules):
         self.process = subprocess.Popen(
             [binary, "proxy", "--port", "0", "--ui-port", "0", "--session", os.path.join(workdir, "session.sqlite"),
-             "--no-ssl-proxying"],
+             "--no-ssl-proxying", "--rules", rules],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.proxy = self.ui = None
         deadline = time.time() + 60
@@ -80,7 +102,10 @@ class Suite:
         self.workdir = tempfile.mkdtemp(prefix="kagami-ui-")
         self.origin = origin.start()
         self.base = f"http://127.0.0.1:{self.origin.server_address[1]}"
-        self.kagami = Kagami(binary, self.workdir)
+        rules = os.path.join(self.workdir, "rules.json")
+        with open(rules, "w") as file:
+            json.dump(STARTING_RULES, file)
+        self.kagami = Kagami(binary, self.workdir, rules)
         self.driver = browser()
         self.wait = WebDriverWait(self.driver, 15)
         self.passed, self.failed, self.timings = 0, [], {}
@@ -123,7 +148,8 @@ class Suite:
                    f"inspector shows {path_part}")
 
     def tab(self, name):
-        self.driver.find_element(By.ID, f"tab-{name}").click()
+        # Found and clicked in one step: the inspector redraws its tabs when the exchange loads.
+        self.until(lambda: self.js("const t = document.getElementById(arguments[0]); if (t) t.click(); return !!t", f"tab-{name}"), f"tab {name}")
 
     # -- tests, in order: each builds on the page state the previous left --
     def test_empty_state(self):
@@ -222,8 +248,11 @@ class Suite:
         self.driver.find_element(By.ID, "copy-curl").click()
         self.until(lambda: self.js("return document.getElementById('tool-dialog').open"), "cURL dialog")
         command = self.js("return document.getElementById('tool-text').value")
+        flow_id = self.js("return document.querySelector('#sequence-spacer .row.selected').dataset.id")
+        status, expected = api(self.kagami.ui, "GET", f"/api/flows/{flow_id}/curl")
+        assert status == 200 and command == expected.rstrip("\n"), f"page: {command!r}\nAPI: {expected!r}"
         assert command.startswith("curl ") and f"'{self.base}/search?q=mirror&lang=en'" in command, command
-        assert "-H 'Cookie: theme=dark; session=abc'" in command, command
+        assert "--header 'Cookie: theme=dark; session=abc'" in command, command
         self.shot("copy-curl")
         self.driver.find_element(By.CSS_SELECTOR, "#tool-dialog button[value=close]").click()
         # Running the command through the proxy records the same request again.
@@ -257,6 +286,260 @@ class Suite:
         self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
         assert self.js("return getComputedStyle(document.body).backgroundColor") == "rgb(255, 255, 255)"
 
+    def test_rule_badges_and_applied_rules(self):
+        headers = curl(self.kagami.proxy, f"{self.base}/ruled/page", "-D", "-", "-o", os.devnull)
+        assert "X-Tagged: yes" in headers, headers
+        self.filter("has:rule")
+        self.until(lambda: len(self.rows()) == 1, "has:rule keeps only the ruled exchange")
+        assert "/ruled/page" in self.rows()[0], self.rows()
+        badges = self.js("return [...document.querySelectorAll('#sequence-spacer .row:not([hidden]) .c-rules .badge')].map(b => b.textContent)")
+        assert badges == ["Rewrite 'tagging'"], badges
+        self.shot("rule-badges")
+        self.select_row("/ruled/page")
+        applied = self.driver.find_element(By.ID, "applied-rules").text
+        assert "Rewrite 'tagging'" in applied and "X-Tagged" in applied, applied
+        self.shot("inspector-applied-rules")
+        self.filter("")
+
+    def test_import_har(self):
+        before = int(self.count_text().split()[0])
+        status, archive = api(self.kagami.ui, "GET", "/api/export.har")
+        assert status == 200, archive
+        entry = next(e for e in archive["log"]["entries"] if e["request"]["url"].endswith("/api/users.json"))
+        entry["request"]["url"] = "http://imported.example/har/users.json"
+        entry.pop("_id", None)
+        good = os.path.join(self.workdir, "good.har")
+        with open(good, "w") as file:
+            json.dump({"log": {**archive["log"], "entries": [entry]}}, file)
+        bad_entry = json.loads(json.dumps(entry))
+        bad_entry["request"]["headers"] = "not a list"
+        bad = os.path.join(self.workdir, "bad.har")
+        with open(bad, "w") as file:
+            json.dump({"log": {**archive["log"], "entries": [entry, bad_entry]}}, file)
+        # A malformed archive is refused whole, naming where the problem is.
+        self.driver.find_element(By.ID, "import-file").send_keys(bad)
+        self.until(lambda: self.driver.find_element(By.ID, "banner").is_displayed(), "import error shown")
+        message = self.driver.find_element(By.ID, "banner").text
+        assert "log.entries[1].request.headers" in message, message
+        time.sleep(0.5)
+        assert self.count_text().startswith(f"{before} "), f"nothing half-imported: {self.count_text()}"
+        status, answer = api(self.kagami.ui, "POST", "/api/import.har", open(bad, "rb").read())
+        assert status == 400 and answer["path"] == "log.entries[1].request.headers", (status, answer)
+        self.driver.find_element(By.ID, "banner-close").click()
+        # A good one joins the session live, and importing it twice adds it twice.
+        self.driver.find_element(By.ID, "import-file").send_keys(good)
+        self.until(lambda: "Imported 1 exchange" in self.driver.find_element(By.ID, "banner").text, "import reported")
+        self.filter("imported.example")
+        self.until(lambda: len(self.rows()) == 1, "the imported exchange appears live")
+        assert "/har/users.json" in self.rows()[0] and "200" in self.rows()[0], self.rows()
+        self.shot("import-har")
+        self.select_row("imported.example")
+        self.tab("response")
+        self.until(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#response-body .json-tree"), "imported body shown")
+        self.driver.find_element(By.ID, "banner-close").click()
+        self.filter("")
+        self.until(lambda: self.count_text().startswith(f"{before + 1} "), "one exchange added")
+
+    # -- form helpers --
+    def type_into(self, element, text):
+        element.send_keys(Keys.CONTROL, "a")
+        element.send_keys(Keys.DELETE)
+        if text:
+            element.send_keys(text)
+
+    def field(self, scope, name):
+        """The input of the field whose JSON path is `name` (data-field on its label)."""
+        return scope.find_element(By.CSS_SELECTOR, f'[data-field="{name}"] input, [data-field="{name}"] select, [data-field="{name}"] textarea')
+
+    def press(self, element):
+        """Clicks after centring the element: the panels' sticky heads cover what sits at their top."""
+        self.js("arguments[0].scrollIntoView({block: 'center'})", element)
+        element.click()
+
+    def text_of(self, element_id):
+        """Read in one step: panels redraw, so a found element may be gone before its text is read."""
+        return self.js("const e = document.getElementById(arguments[0]); return e ? e.textContent : ''", element_id)
+
+    def choose(self, element, value):
+        self.js("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('change'))", element, value)
+
+    def test_rules_panel_changes_the_next_response(self):
+        self.driver.find_element(By.ID, "view-rules").click()
+        panel = self.driver.find_element(By.ID, "rules")
+        self.until(lambda: panel.find_elements(By.CSS_SELECTOR, '[data-field="rewrite[0]"]'), "the rules in force are shown")
+        assert self.field(panel, "rewrite[0].name").get_attribute("value") == "tagging"
+        headings = self.js("return [...document.querySelectorAll('#rules .section-head h3')].map(h => h.textContent)")
+        for section in ["Block List", "Allow List", "Map Local", "Map Remote", "Rewrite", "No Caching", "Throttling"]:
+            assert any(h.startswith(section) for h in headings), f"{section} editor in {headings}"
+        # An invalid regular expression: the server's error lands next to its field.
+        self.driver.find_element(By.ID, "add-blockList").click()
+        self.type_into(self.field(panel, "blockList[0].name"), "no admin")
+        self.type_into(self.field(panel, "blockList[0].locations[0].path"), "/blocked-by-ui/*")
+        add_rule = panel.find_element(By.CSS_SELECTOR, '[data-field="rewrite[0]"] .add-rewrite-rule')
+        self.press(add_rule)
+        self.choose(self.field(panel, "rewrite[0].rules[1].type"), "Body")
+        self.choose(self.field(panel, "rewrite[0].rules[1].where"), "response")
+        self.type_into(self.field(panel, "rewrite[0].rules[1].match.value"), "hello (from")
+        self.press(self.field(panel, "rewrite[0].rules[1].match.regex"))
+        self.type_into(self.field(panel, "rewrite[0].rules[1].replace.value"), "rewritten in the UI")
+        self.driver.find_element(By.ID, "rules-save").click()
+        self.until(lambda: self.driver.find_elements(By.CSS_SELECTOR, ".field-error"), "validation error shown")
+        error = self.driver.find_element(By.CSS_SELECTOR, ".field-error")
+        placed = self.js("const e = document.querySelector('.field-error'); return e.previousElementSibling.dataset.field")
+        assert placed == "rewrite[0].rules[1].match.value", f"error next to {placed}: {error.text}"
+        assert self.field(panel, "rewrite[0].rules[1].match.value").get_attribute("aria-invalid") == "true"
+        self.shot("rules-error")
+        # Nothing changed while the document was refused.
+        assert "hello from /ruled/again" in curl(self.kagami.proxy, f"{self.base}/ruled/again")
+        # Fix it, change the header, pick a throttling preset (off), move the body rule first, and save.
+        self.type_into(self.field(panel, "rewrite[0].rules[1].match.value"), "hello (from)")
+        self.type_into(self.field(panel, "rewrite[0].rules[0].replace.value"), "edited-in-ui")
+        self.press(panel.find_element(By.CSS_SELECTOR, '[data-field="rewrite[0].rules[1]"] .list-controls button[title="Move this rule up"]'))
+        assert self.field(panel, "rewrite[0].rules[0].type").get_attribute("value") == "Body", "moved up"
+        # Map Local: a file answers one path.
+        with open(os.path.join(self.workdir, "user.json"), "w") as file:
+            file.write('{"name": "from a local file"}')
+        self.press(self.driver.find_element(By.ID, "add-mapLocal"))
+        self.type_into(self.field(panel, "mapLocal[0].name"), "fixture")
+        self.type_into(self.field(panel, "mapLocal[0].from.path"), "/mapped/user.json")
+        self.type_into(self.field(panel, "mapLocal[0].local"), os.path.join(self.workdir, "user.json"))
+        self.press(self.driver.find_element(By.ID, "add-preset"))
+        self.type_into(self.field(panel, "throttling.presets[0].name"), "Hotel WiFi")
+        self.type_into(self.field(panel, "throttling.presets[0].downloadKbps"), "900")
+        self.type_into(self.field(panel, "throttling.presets[0].uploadKbps"), "120")
+        self.type_into(self.field(panel, "throttling.presets[0].latencyMs"), "350")
+        self.choose(self.field(panel, "throttling.preset"), "3G")
+        self.until(lambda: "780 kbps" in self.driver.find_element(By.ID, "throttle-profile").text, "the preset's numbers shown")
+        profile = self.driver.find_element(By.ID, "throttle-profile").text
+        assert "330 kbps" in profile and "200 ms" in profile, profile
+        self.driver.find_element(By.ID, "rules-save").click()
+        self.until(lambda: "Saved" in self.text_of("rules-state"), "saved")
+        assert not self.driver.find_elements(By.CSS_SELECTOR, ".field-error")
+        self.shot("rules")
+        self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+        assert self.js("return getComputedStyle(document.querySelector('#rules .card')).backgroundColor") == "rgb(31, 34, 41)"
+        self.shot("rules-dark")
+        self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
+        headers = curl(self.kagami.proxy, f"{self.base}/ruled/next", "-D", "-")
+        assert "X-Tagged: edited-in-ui" in headers and "rewritten in the UI /ruled/next" in headers, headers
+        blocked = subprocess.run(["curl", "-s", "-o", os.devnull, "-w", "%{http_code}", "-x", self.kagami.proxy, f"{self.base}/blocked-by-ui/x"],
+                                 capture_output=True, text=True, timeout=20)
+        assert blocked.stdout == "403", blocked
+        assert curl(self.kagami.proxy, f"{self.base}/mapped/user.json") == '{"name": "from a local file"}'
+        # The saved custom preset joins the picker.
+        self.choose(self.field(panel, "throttling.preset"), "Hotel WiFi")
+        self.until(lambda: "900 kbps" in self.text_of("throttle-profile"), "the custom preset's numbers")
+        assert "350 ms" in self.text_of("throttle-profile")
+        # Disabling the block rule lets the path through again.
+        self.press(self.field(panel, "blockList[0].enabled"))
+        self.driver.find_element(By.ID, "rules-save").click()
+        self.until(lambda: "Saved" in self.text_of("rules-state"), "saved again")
+        assert "hello from /blocked-by-ui/x" in curl(self.kagami.proxy, f"{self.base}/blocked-by-ui/x")
+        status, document = api(self.kagami.ui, "GET", "/api/rules")
+        assert document["blockList"][0]["enabled"] is False and document["throttling"]["preset"] == "Hotel WiFi", document
+        assert document["throttling"]["presets"][0]["downloadKbps"] == 900, document
+        self.driver.find_element(By.ID, "view-sequence").click()
+
+    def test_breakpoints_edit_what_the_client_receives(self):
+        self.driver.find_element(By.ID, "view-breakpoints").click()
+        panel = self.driver.find_element(By.ID, "breakpoints")
+        self.until(lambda: panel.find_elements(By.ID, "add-breakpoint"), "breakpoints editor")
+        self.driver.find_element(By.ID, "add-breakpoint").click()
+        self.type_into(self.field(panel, "breakpoints[0].location.path"), "/held/*")
+        self.press(self.field(panel, "breakpoints[0].request"))  # off: stop at the response only
+        self.press(self.field(panel, "breakpoints[0].response"))
+        self.driver.find_element(By.ID, "breakpoints-save").click()
+        self.until(lambda: "In force" in self.text_of("breakpoints-state"), "breakpoints saved")
+        status, document = api(self.kagami.ui, "GET", "/api/breakpoints")
+        assert document["breakpoints"][0]["response"] is True and document["breakpoints"][0]["request"] is False, document
+        self.shot("breakpoints")
+        self.driver.find_element(By.ID, "view-sequence").click()
+
+        results = {}
+
+        def fetch(name):
+            result = subprocess.run(["curl", "-s", "-i", "-x", self.kagami.proxy, "--max-time", "30", f"{self.base}/held/{name}"],
+                                    capture_output=True, text=True, timeout=40)
+            results[name] = result.stdout
+
+        dialog = self.driver.find_element(By.ID, "held-dialog")
+        one = threading.Thread(target=fetch, args=("one",))
+        one.start()
+        self.until(lambda: self.js("return document.getElementById('held-dialog').open"), "the held response pops up")
+        assert "response held" in dialog.text, dialog.text
+        body = self.field(dialog, "response.body")
+        assert body.get_attribute("value") == "hello from /held/one\n", body.get_attribute("value")
+        self.type_into(body, "changed at a breakpoint")
+        self.type_into(self.field(dialog, "response.status"), "202")
+        self.driver.find_element(By.ID, "held-execute").click()
+        one.join(30)
+        assert "202" in results["one"].split("\r\n", 1)[0] and results["one"].endswith("changed at a breakpoint"), results["one"]
+        self.until(lambda: not self.js("return document.getElementById('held-dialog').open"), "the editor closes")
+        # Two held at once queue; each is decided on its own.
+        threads = [threading.Thread(target=fetch, args=(name,)) for name in ("two", "three")]
+        for thread in threads:
+            thread.start()
+            time.sleep(0.3)
+        self.until(lambda: len(dialog.find_elements(By.CSS_SELECTOR, "#held-dialog-queue button")) == 2, "two held exchanges queue")
+        assert self.driver.find_element(By.ID, "held-count").text == "2"
+        self.shot("breakpoint-held")
+        self.driver.find_element(By.ID, "held-abort").click()
+        self.until(lambda: len(dialog.find_elements(By.CSS_SELECTOR, "#held-dialog-queue button")) == 0 and dialog.is_displayed(), "one left")
+        self.driver.find_element(By.ID, "held-cancel").click()
+        for thread in threads:
+            thread.join(30)
+        assert " 502 " in results["two"].split("\r\n", 1)[0], results["two"]
+        assert " 200 " in results["three"].split("\r\n", 1)[0] and results["three"].endswith("hello from /held/three\n"), results["three"]
+        self.until(lambda: not self.js("return document.getElementById('held-dialog').open"), "queue empty")
+        # At the request: the URL and a header edited in the UI reach the server.
+        self.driver.find_element(By.ID, "view-breakpoints").click()
+        self.press(self.field(panel, "breakpoints[0].request"))
+        self.press(self.field(panel, "breakpoints[0].response"))
+        self.driver.find_element(By.ID, "breakpoints-save").click()
+        self.until(lambda: "In force" in self.text_of("breakpoints-state"), "request breakpoint saved")
+        self.driver.find_element(By.ID, "view-sequence").click()
+        four = threading.Thread(target=fetch, args=("four",))
+        four.start()
+        self.until(lambda: self.js("return document.getElementById('held-dialog').open"), "the held request pops up")
+        assert "request held" in dialog.text, dialog.text
+        url = self.field(dialog, "request.url")
+        assert url.get_attribute("value") == f"{self.base}/held/four", url.get_attribute("value")
+        self.type_into(url, f"{self.base}/held/edited-in-the-ui")
+        self.shot("breakpoint-request")
+        self.driver.find_element(By.ID, "held-execute").click()
+        four.join(30)
+        assert results["four"].endswith("hello from /held/edited-in-the-ui\n"), results["four"]
+        self.until(lambda: not self.js("return document.getElementById('held-dialog').open"), "request released")
+        # Off again, so later traffic is not held.
+        self.driver.find_element(By.ID, "view-breakpoints").click()
+        self.press(panel.find_element(By.CSS_SELECTOR, '[data-field="breakpoints[0]"] .list-controls .danger'))
+        self.driver.find_element(By.ID, "breakpoints-save").click()
+        self.until(lambda: "In force" in self.text_of("breakpoints-state"), "breakpoint removed")
+        self.driver.find_element(By.ID, "view-sequence").click()
+
+    def test_repeat_and_repeat_advanced(self):
+        self.select_row("/api/users.json")
+        self.driver.find_element(By.ID, "repeat").click()
+        self.until(lambda: "Repeat:" in self.driver.find_element(By.ID, "banner").text, "repeat summary shown")
+        self.filter("/api/users.json")
+        self.until(lambda: len(self.rows()) == 2, "the repeat is recorded")
+        assert "Repeat" in self.rows()[1], self.rows()
+        self.driver.find_element(By.ID, "banner-close").click()
+        self.driver.find_element(By.CSS_SELECTOR, "#sequence-spacer .row:not([hidden])").click()
+        self.until(lambda: self.driver.find_element(By.ID, "repeat-advanced").is_enabled(), "inspector ready")
+        self.driver.find_element(By.ID, "repeat-advanced").click()
+        self.until(lambda: self.js("return document.getElementById('repeat-dialog').open"), "Repeat Advanced dialog")
+        for name, value in (("repeat-count", "4"), ("repeat-concurrency", "2"), ("repeat-delay", "20")):
+            self.type_into(self.driver.find_element(By.ID, name), value)
+        self.driver.find_element(By.ID, "repeat-start").click()
+        self.until(lambda: "Sent: 4" in self.driver.find_element(By.ID, "repeat-summary").text, "summary")
+        summary = self.driver.find_element(By.ID, "repeat-summary").text
+        assert "200: 4" in summary and "Failed: 0" in summary, summary
+        self.shot("repeat-advanced")
+        self.driver.find_element(By.ID, "repeat-close").click()
+        self.until(lambda: len(self.rows()) == 6, "four more rows")
+        self.filter("")
+
     def test_ten_thousand_exchanges(self):
         host, port = self.kagami.proxy.replace("http://", "").split(":")
         errors = []
@@ -276,6 +559,7 @@ class Suite:
                 connection.close()
 
         workers = 4
+        already = int(self.count_text().split()[0])
         started = time.time()
         threads = [threading.Thread(target=send, args=(w, BULK // workers)) for w in range(workers)]
         for thread in threads:
@@ -284,7 +568,7 @@ class Suite:
             thread.join()
         sent = time.time() - started
         assert not errors, errors[:5]
-        total = 7 + BULK
+        total = already + BULK
         self.until(lambda: self.count_text().startswith(f"{total} "), f"{total} rows arrived live")
         live = time.time() - started
         # A fresh page reads all of them through the API.
@@ -332,7 +616,10 @@ class Suite:
         tests = [self.test_empty_state, self.test_rows_appear_live, self.test_filter_narrows,
                  self.test_inspector_headers_and_json_tree, self.test_inspector_request_params_and_cookies,
                  self.test_inspector_image, self.test_copy_curl_repeats_the_request, self.test_structure_groups,
-                 self.test_dark_theme, self.test_ten_thousand_exchanges, self.test_disconnected_banner]
+                 self.test_dark_theme, self.test_rule_badges_and_applied_rules, self.test_import_har,
+                 self.test_rules_panel_changes_the_next_response, self.test_breakpoints_edit_what_the_client_receives,
+                 self.test_repeat_and_repeat_advanced,
+                 self.test_ten_thousand_exchanges, self.test_disconnected_banner]
         for test in tests:
             started = time.time()
             try:

@@ -1,5 +1,6 @@
 // The admin API and the live event stream, with reconnection when Kagami goes away.
 import { dispatch, state } from "./store.js";
+import { heldEdit } from "./held.js";
 
 const PAGE = 10000;
 
@@ -24,6 +25,7 @@ async function loadAll() {
 }
 
 let source = null;
+const releasedIds = new Set(); // held exchanges already let go, so a late read doesn't show them again
 let retryDelay = 1000;
 let syncing = null; // flows received live while the full list loads
 
@@ -36,12 +38,25 @@ export function connect() {
     retryDelay = 1000;
     dispatch({ type: "connection", connection: "live" });
     resync();
+    syncHeld();
     getJSON("api/status").then((status) => dispatch({ type: "status", status })).catch(() => {});
   });
   source.addEventListener("flow", (event) => {
     const flow = JSON.parse(event.data);
     if (syncing) syncing.push(flow);
     else dispatch({ type: "flowArrived", flow });
+  });
+  // The event leaves the bodies out: the editor reads the whole held exchange.
+  source.addEventListener("held", async (event) => {
+    const announced = JSON.parse(event.data);
+    let held = announced;
+    try { held = await getJSON(`api/breakpoints/held/${announced.id}`); } catch { /* edit without the body; it is kept unless typed */ }
+    if (!releasedIds.has(announced.id)) dispatch({ type: "heldArrived", held });
+  });
+  source.addEventListener("released", (event) => {
+    const id = JSON.parse(event.data).id;
+    releasedIds.add(id);
+    dispatch({ type: "heldReleased", id });
   });
   // This page fell behind and lost events: read the session again.
   source.addEventListener("missed", () => resync());
@@ -96,4 +111,137 @@ export async function loadBody(id, part) {
     decodeError: response.headers.get("X-Kagami-Decode-Error"),
     truncated: response.headers.get("X-Kagami-Body-Truncated") === "true",
   };
+}
+
+/** Sends an HTTP Archive to be added to the session; its exchanges then arrive as live events. */
+export async function importHAR(file) {
+  const response = await fetch("api/import.har", { method: "POST", body: file, headers: { "Content-Type": "application/json" } });
+  const answer = await response.json().catch(() => ({ error: `${response.status} ${response.statusText}` }));
+  if (!response.ok) throw new Error(answer.error || `${response.status} ${response.statusText}`);
+  return answer;
+}
+
+/** Downloads the given exchanges as an HTTP Archive. */
+export async function exportHAR(ids, filename) {
+  try {
+    const response = await fetch("api/export.har", { method: "POST", body: JSON.stringify({ ids }), headers: { "Content-Type": "application/json" } });
+    if (!response.ok) {
+      let message = `${response.status} ${response.statusText}`;
+      try { message = (await response.json()).error || message; } catch { /* not JSON */ }
+      throw new Error(message);
+    }
+    const url = URL.createObjectURL(await response.blob());
+    const link = Object.assign(document.createElement("a"), { href: url, download: filename });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+  } catch (error) {
+    dispatch({ type: "error", message: `Could not export: ${error.message}` });
+  }
+}
+
+/** The rules document in force and the throttle presets, into the store. */
+export async function loadRules() {
+  dispatch({ type: "rulesLoading" });
+  try {
+    const [document, presets] = await Promise.all([getJSON("api/rules"), getJSON("api/throttle/presets")]);
+    dispatch({ type: "rulesLoaded", document, presets: presets.presets });
+  } catch (error) {
+    dispatch({ type: "rulesLoaded", document: null, error: `Could not read the rules: ${error.message}` });
+  }
+}
+
+/** Saves the draft; a refused document comes back with the field to fix. */
+export async function saveRules() {
+  dispatch({ type: "rulesSaving" });
+  try {
+    const response = await fetch("api/rules", { method: "PUT", body: JSON.stringify(state.rules.draft), headers: { "Content-Type": "application/json" } });
+    const answer = await response.json().catch(() => ({ error: `${response.status} ${response.statusText}` }));
+    if (!response.ok) {
+      dispatch({ type: "rulesSaveFailed", error: { error: answer.error || `${response.status}`, field: errorField(answer), message: answer.message || answer.error } });
+      return;
+    }
+    // Custom presets may have changed with the document.
+    const presets = await getJSON("api/throttle/presets").then((p) => p.presets, () => null);
+    dispatch({ type: "rulesSaved", document: answer, presets });
+  } catch (error) {
+    dispatch({ type: "rulesSaveFailed", error: { error: `Could not save: ${error.message}`, field: "", message: error.message } });
+  }
+}
+
+/**
+ * The field an error names: `field` when the API gives it, else the one in the message
+ * (`request body:3:5: breakpoints[0].location.hots: unknown field`, `request.headers[0]: ...`).
+ */
+export function errorField(answer) {
+  if (answer.field != null) return answer.field;
+  const match = /^(?:[^:]*:\d+:\d+: )?([A-Za-z_][\w]*(?:\[\d+\]|\.[A-Za-z_][\w]*)*): /.exec(answer.error || "");
+  return match ? match[1] : "";
+}
+
+async function sendJSON(method, path, body) {
+  const response = await fetch(path, { method, body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
+  const answer = await response.json().catch(() => ({ error: `${response.status} ${response.statusText}` }));
+  return { ok: response.ok, status: response.status, answer };
+}
+
+/** Exchanges already held when the page (re)connects: the events only tell what happens next. */
+async function syncHeld() {
+  try {
+    const answer = await getJSON("api/breakpoints/held");
+    dispatch({ type: "heldSynced", list: answer.held });
+  } catch { /* no proxy in this process: nothing can be held */ }
+}
+
+export async function loadBreakpoints() {
+  try {
+    dispatch({ type: "breakpointsLoaded", document: await getJSON("api/breakpoints") });
+  } catch (error) {
+    dispatch({ type: "breakpointsLoaded", document: null, error: `Could not read the breakpoints: ${error.message}` });
+  }
+}
+
+export async function saveBreakpoints() {
+  dispatch({ type: "breakpointsSaving" });
+  try {
+    const { ok, answer } = await sendJSON("PUT", "api/breakpoints", state.breakpoints.draft);
+    if (ok) dispatch({ type: "breakpointsSaved", document: answer });
+    else dispatch({ type: "breakpointsSaveFailed", error: { error: answer.error, field: errorField(answer), message: answer.message || answer.error } });
+  } catch (error) {
+    dispatch({ type: "breakpointsSaveFailed", error: { error: `Could not save: ${error.message}`, field: "", message: error.message } });
+  }
+}
+
+/** Execute (with the editor's values), abort or cancel a held exchange. */
+export async function decideHeld(held, action) {
+  const body = action === "execute" ? { action, ...heldEdit(held, state.heldDrafts[held.id]) } : { action };
+  try {
+    const { ok, status, answer } = await sendJSON("POST", `api/breakpoints/held/${held.id}`, body);
+    if (ok || status === 404 || status === 409) {
+      // Decided (here, elsewhere, or by the auto-continue time): it is no longer held.
+      dispatch({ type: "heldReleased", id: held.id });
+      if (!ok) dispatch({ type: "notice", message: answer.error });
+    } else dispatch({ type: "heldFailed", id: held.id, field: errorField(answer), message: answer.error });
+  } catch (error) {
+    dispatch({ type: "heldFailed", id: held.id, field: "", message: `Could not send: ${error.message}` });
+  }
+}
+
+/** The curl command Kagami builds for an exchange's request. */
+export async function loadCurl(id) {
+  const response = await fetch(`api/flows/${id}/curl`);
+  if (!response.ok) {
+    let message = `${response.status} ${response.statusText}`;
+    try { message = (await response.json()).error || message; } catch { /* not JSON */ }
+    throw new Error(message);
+  }
+  return (await response.text()).replace(/\n$/, "");
+}
+
+/** Repeat / Repeat Advanced: answers once every repeat has ended, with the summary. */
+export async function repeatFlow(id, plan) {
+  const { ok, answer } = await sendJSON("POST", `api/flows/${id}/repeat`, plan);
+  if (!ok) throw Object.assign(new Error(answer.error), { field: errorField(answer) });
+  return answer;
 }

@@ -1,17 +1,17 @@
 // The inspector: overview, request, response for the selected exchange. Bodies load when their
 // tab opens; large ones wait for a click.
 import { dispatch, state, subscribe } from "./store.js";
-import { loadBody } from "./api.js";
+import { exportHAR, loadBody, loadCurl, repeatFlow } from "./api.js";
 import { el, formatDateTime, formatDuration, formatSize, statusClass, truncate } from "./format.js";
 import { guessMode, prettyJSON, renderHex, renderImage, renderJSON, renderText } from "./bodies.js";
-import { curlCommand, responseText } from "./tools.js";
+import { responseText } from "./tools.js";
 
 const AUTO_LOAD_LIMIT = 2 * 1024 * 1024;
 const TABS = [["overview", "Overview"], ["request", "Request"], ["response", "Response"]];
-// Panels added later (rules applied, breakpoint editor, repeat) register here: [id, label, render(flow)].
+// More tabs register here: [id, label, render(flow)].
 export const extraTabs = [];
 
-export function mountInspector({ container, showTool }) {
+export function mountInspector({ container, showTool, showRepeat }) {
   const bodies = new Map(); // `${id}/${part}` -> Promise of body
 
   function body(id, part) {
@@ -34,8 +34,11 @@ export function mountInspector({ container, showTool }) {
       }, label)),
       el("span", { className: "spacer-flex" }),
       el("button", { id: "copy-curl", disabled: !detail.flow || detail.flow.request.method === "CONNECT", onclick: () => copyCurl(detail.flow), title: "A curl command that sends this request again" }, "Copy cURL"),
+      el("button", { id: "repeat", disabled: !canRepeat(detail.flow), onclick: () => repeatOnce(detail.flow), title: "Send this request again through the proxy" }, "Repeat"),
+      el("button", { id: "repeat-advanced", disabled: !canRepeat(detail.flow), onclick: () => showRepeat(detail.flow), title: "Send it again several times: iterations, concurrency, delay" }, "Repeat…"),
       el("button", { id: "copy-response", disabled: !detail.flow || !detail.flow.response, onclick: () => copyResponse(detail.flow) }, "Copy Response"),
-      el("button", { onclick: () => dispatch({ type: "selected", id: null }), title: "Close" }, "×"));
+      el("button", { id: "export-one", disabled: !detail.flow, onclick: () => exportHAR([detail.id], "kagami-exchange.har"), title: "This exchange as an HTTP Archive" }, "Export HAR"),
+      el("button", { onclick: () => dispatch({ type: "selected", id: null }), title: "Close", "aria-label": "Close the inspector" }, "×"));
     const content = el("div", { id: "inspector-content" });
     if (detail.error) content.append(el("section", {}, el("p", { className: "error-text" }, detail.error)));
     else if (!detail.flow) content.append(el("section", {}, el("p", { className: "note" }, "Loading…")));
@@ -77,6 +80,11 @@ export function mountInspector({ container, showTool }) {
       section("Overview", table(rows)),
       section("Timings", waterfall(t)),
     ];
+    if (flow.appliedRules && flow.appliedRules.length) {
+      const rules = table(flow.appliedRules.map((rule) => [rule.name, rule.description]));
+      rules.id = "applied-rules";
+      parts.push(section("Applied rules", rules));
+    }
     if (flow.error) parts.push(section("Error", el("p", { className: "error-text", id: "overview-error" }, `${flow.error.kind}: ${flow.error.message}`)));
     if (flow.tls) {
       const tls = flow.tls;
@@ -190,13 +198,24 @@ export function mountInspector({ container, showTool }) {
     holder.replaceChildren(buttons, ...notes, view);
   }
 
+  // Kagami builds the command (`GET /api/flows/{id}/curl`), the same one `kagami curl` prints.
   async function copyCurl(flow) {
-    let bytes = null;
-    if (flow.request.body.stored > 0) {
-      try { bytes = (await body(flow.id, "request")).bytes; } catch { bytes = null; }
+    try {
+      const command = await loadCurl(flow.id);
+      showTool("Copy cURL", command, flow.request.body.truncated ? "The request body was larger than the capture limit: only its first part is in this command." : "");
+    } catch (error) {
+      showTool("Copy cURL", "", `Could not build the command: ${error.message}`);
     }
-    const command = curlCommand(flow, bytes);
-    showTool("Copy cURL", command, flow.request.body.truncated ? "The request body was larger than the capture limit: only its first part is in this command." : "");
+  }
+
+  async function repeatOnce(flow) {
+    dispatch({ type: "notice", message: `Repeating ${flow.request.method} ${truncate(flow.url, 120)}…` });
+    try {
+      const summary = await repeatFlow(flow.id, { count: 1, concurrency: 1, delayMs: 0 });
+      dispatch({ type: "notice", message: `Repeat: ${summary.summary}` });
+    } catch (error) {
+      dispatch({ type: "error", message: `Could not repeat: ${error.message}` });
+    }
   }
 
   async function copyResponse(flow) {
@@ -213,6 +232,10 @@ export function mountInspector({ container, showTool }) {
       case "flowsLoaded": if (!state.detail) render(); break;
     }
   });
+}
+
+function canRepeat(flow) {
+  return !!flow && flow.request.method !== "CONNECT" && !flow.request.body.truncated;
 }
 
 function splitOnce(text, separator) {

@@ -1,9 +1,11 @@
 // Starts the page: mounts the views on the store, wires the toolbar, opens the event stream.
 import { dispatch, state, subscribe } from "./store.js";
-import { clearSession, connect, loadDetail } from "./api.js";
+import { clearSession, connect, exportHAR, importHAR, loadDetail, repeatFlow } from "./api.js";
 import { mountSequence } from "./sequence.js";
 import { mountStructure } from "./structure.js";
 import { mountInspector } from "./inspector.js";
+import { mountRules } from "./rules.js";
+import { mountBreakpoints } from "./breakpoints.js";
 import { el } from "./format.js";
 
 const $ = (id) => document.getElementById(id);
@@ -16,6 +18,8 @@ function select(id) {
 
 mountSequence({ scroll: $("sequence-scroll"), spacer: $("sequence-spacer"), onSelect: select });
 mountStructure({ container: $("structure"), onSelect: select });
+mountRules({ container: $("rules") });
+mountBreakpoints({ container: $("breakpoints"), dialog: $("held-dialog") });
 mountInspector({
   container: $("inspector"),
   showTool(title, text, note) {
@@ -28,6 +32,39 @@ mountInspector({
     // The clipboard needs a focused, permitted page; the text stays selectable in the dialog either way.
     navigator.clipboard?.writeText(text).then(() => { $("tool-note").textContent = `${note} Copied to the clipboard.`.trim(); }, () => {});
   },
+  showRepeat(flow) {
+    repeatTarget = flow;
+    $("repeat-target").textContent = `${flow.request.method} ${flow.url}`;
+    $("repeat-error").hidden = true;
+    $("repeat-summary").hidden = true;
+    $("repeat-start").disabled = false;
+    $("repeat-dialog").showModal();
+  },
+});
+
+// Repeat Advanced: the dialog stays open with the summary once every repeat has ended.
+let repeatTarget = null;
+$("repeat-close").addEventListener("click", () => $("repeat-dialog").close());
+$("repeat-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  if (!repeatTarget) return;
+  const plan = { count: Number($("repeat-count").value), concurrency: Number($("repeat-concurrency").value), delayMs: Number($("repeat-delay").value) };
+  $("repeat-start").disabled = true;
+  $("repeat-error").hidden = true;
+  $("repeat-summary").hidden = false;
+  $("repeat-summary").textContent = `Sending ${plan.count}…`;
+  try {
+    const summary = await repeatFlow(repeatTarget.id, plan);
+    const statuses = Object.entries(summary.statuses).map(([status, count]) => `${status}: ${count}`).join(", ") || "none";
+    const durations = summary.durationMs ? `\nDuration: min ${summary.durationMs.min} ms, median ${summary.durationMs.median} ms, max ${summary.durationMs.max} ms` : "";
+    $("repeat-summary").textContent = `${summary.summary}\nSent: ${summary.sent}  Failed: ${summary.failed}\nStatuses: ${statuses}${durations}${summary.firstError ? `\nFirst error: ${summary.firstError}` : ""}`;
+  } catch (error) {
+    $("repeat-summary").hidden = true;
+    $("repeat-error").hidden = false;
+    $("repeat-error").textContent = error.message;
+  } finally {
+    $("repeat-start").disabled = false;
+  }
 });
 
 let filterTimer = 0;
@@ -38,30 +75,54 @@ $("filter").addEventListener("input", (event) => {
 });
 $("pause").addEventListener("click", () => dispatch({ type: "pauseToggled" }));
 $("clear").addEventListener("click", () => clearSession().catch((error) => dispatch({ type: "error", message: `Could not clear: ${error.message}` })));
+$("import-file").addEventListener("change", async (event) => {
+  const file = event.target.files[0];
+  event.target.value = "";
+  if (!file) return;
+  try {
+    const answer = await importHAR(file);
+    dispatch({ type: "notice", message: `Imported ${answer.imported} exchange${answer.imported === 1 ? "" : "s"} from ${file.name}.` });
+  } catch (error) {
+    dispatch({ type: "error", message: `Could not import ${file.name}: ${error.message}` });
+  }
+});
+$("export-shown").addEventListener("click", () => {
+  exportHAR(state.visible.map((index) => state.flows[index].id), "kagami-shown.har");
+});
 for (const button of document.querySelectorAll("[data-view]")) {
   button.addEventListener("click", () => dispatch({ type: "viewChanged", view: button.dataset.view }));
 }
 
 function renderChrome() {
-  const { connection, loading, flows, visible, paused, held, view, status, error } = state;
+  const { connection, loading, flows, visible, paused, held, view, status, error, notice } = state;
   $("connection").className = `connection ${connection}`;
   $("connection").textContent = connection === "live" ? "Live" : connection === "connecting" ? "Connecting…" : "Disconnected";
   const banner = $("banner");
+  banner.classList.toggle("notice", connection !== "disconnected" && !error && !!notice);
   if (connection === "disconnected") {
     banner.hidden = false;
     banner.textContent = "Lost the connection to Kagami. Reconnecting… (the list below is what was captured until then)";
-  } else if (error) {
+  } else if (error || notice) {
     banner.hidden = false;
-    banner.textContent = error;
+    banner.replaceChildren(el("span", { id: "banner-text" }, error || notice), " ",
+      el("button", { id: "banner-close", onclick: () => dispatch({ type: "bannerClosed" }) }, "Dismiss"));
   } else banner.hidden = true;
+  $("export-shown").disabled = visible.length === 0;
   $("pause").textContent = paused ? `Resume${held.length ? ` (${held.length} waiting)` : ""}` : "Pause";
   $("pause").setAttribute("aria-pressed", String(paused));
+  const heldCount = state.heldExchanges.length;
+  $("held-count").hidden = heldCount === 0;
+  $("held-count").textContent = String(heldCount);
   $("counts").textContent = visible.length === flows.length ? `${flows.length} exchanges` : `${visible.length} of ${flows.length} exchanges`;
   for (const button of document.querySelectorAll("[data-view]")) button.setAttribute("aria-selected", String(button.dataset.view === view));
   $("sequence").hidden = view !== "sequence";
   $("structure").hidden = view !== "structure";
-  $("loading").hidden = !(loading && flows.length === 0 && connection !== "disconnected");
-  const empty = !loading && flows.length === 0;
+  $("rules").hidden = view !== "rules";
+  $("breakpoints").hidden = view !== "breakpoints";
+  document.body.dataset.view = view;
+  const listView = view === "sequence" || view === "structure";
+  $("loading").hidden = !(listView && loading && flows.length === 0 && connection !== "disconnected");
+  const empty = listView && !loading && flows.length === 0;
   $("empty").hidden = !empty;
   if (empty) renderEmpty();
   document.body.dataset.connection = connection;
@@ -78,7 +139,7 @@ function renderEmpty() {
     el("p", {}, "Or try it from a terminal:"),
     el("pre", {}, `curl -x http://${proxy} http://example.com/`),
     el("p", {}, "To see HTTPS, trust Kagami's certificate authority: open ", el("a", { href: state.status?.caURL || "http://kagami.ssl/", target: "_blank" }, state.status?.caURL || "http://kagami.ssl/"), " through the proxy on the device."),
-    state.status ? el("p", { className: "note" }, `Session file: ${state.status.session}`) : null,
+    state.status ? el("p", { className: "note" }, `Session file: ${state.status.session}`) : "",
   );
 }
 

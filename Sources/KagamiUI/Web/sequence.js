@@ -43,7 +43,7 @@ export function mountSequence({ scroll, spacer, onSelect }) {
   }
 
   function makeRow() {
-    const cells = ["time", "method", "status", "host", "path", "type", "size", "duration"]
+    const cells = ["time", "method", "status", "host", "path", "type", "size", "duration", "rules"]
       .map((name) => el("span", { className: `c-${name}` }));
     const node = el("div", { className: "row", role: "row" }, ...cells);
     const row = { node, cells, flow: null };
@@ -54,7 +54,7 @@ export function mountSequence({ scroll, spacer, onSelect }) {
   function fill(row, flow) {
     row.flow = flow;
     row.node.dataset.id = flow.id;
-    const [time, method, status, host, path, type, size, duration] = row.cells;
+    const [time, method, status, host, path, type, size, duration, rules] = row.cells;
     time.textContent = formatTime(flow.time);
     method.textContent = flow.method;
     status.textContent = flow.status ?? (flow.error ? "failed" : "…");
@@ -66,6 +66,10 @@ export function mountSequence({ scroll, spacer, onSelect }) {
     type.textContent = flow.type || "";
     size.textContent = formatSize(flow.responseSize);
     duration.textContent = formatDuration(flow.duration);
+    const names = flow.rules || [];
+    rules.replaceChildren(...(flow.repeatOf ? [el("span", { className: "badge repeat", title: `Repeat of ${flow.repeatOf}` }, "Repeat")] : []),
+      ...names.map((name) => el("span", { className: "badge", title: name }, name)));
+    rules.title = names.join("\n");
     row.node.title = flow.error || "";
   }
 

@@ -2,6 +2,8 @@
 // from that state. Large lists are changed in place (copying 100,000 rows per event would stall
 // the page); listeners are told which action ran so they can update only what changed.
 import { parseFilter } from "./filter.js";
+import { applyListEdit, getPath, setPath } from "./editing.js";
+import { heldDraft } from "./held.js";
 
 export const state = {
   connection: "connecting", // connecting | live | disconnected
@@ -20,7 +22,18 @@ export const state = {
   inspectorTab: "overview",
   bodyMode: {}, // part -> text | json | hex | image
   error: null,
+  notice: null, // a passing message (an import's result)
+  // The rules document: `saved` is what the server has, `draft` what the editor shows.
+  rules: { loading: false, saved: null, draft: null, presets: [], dirty: false, saving: false, saveError: null, loadError: null, savedAt: null },
+  breakpoints: { saved: null, draft: null, dirty: false, saving: false, saveError: null, loadError: null },
+  heldExchanges: [], // exchanges paused at a breakpoint, oldest first
+  heldDrafts: {}, // held id -> the editor's values
+  heldOpen: null, // the held id the editor shows
+  heldHidden: false, // the editor was put away ("Later") until the next exchange is held
+  heldError: null, // { id, field, message } from the last refused decision
 };
+
+const clone = (value) => (value == null ? value : JSON.parse(JSON.stringify(value)));
 
 const listeners = new Set();
 export function subscribe(listener) { listeners.add(listener); return () => listeners.delete(listener); }
@@ -92,6 +105,64 @@ function reduce(action) {
       break;
     case "inspectorTab": state.inspectorTab = action.tab; break;
     case "bodyMode": state.bodyMode = { ...state.bodyMode, [action.part]: action.mode }; break;
-    case "error": state.error = action.message; break;
+    case "rulesLoading": state.rules.loading = true; state.rules.loadError = null; break;
+    case "rulesLoaded":
+      state.rules = { ...state.rules, loading: false, saved: action.document, draft: clone(action.document), presets: action.presets || state.rules.presets,
+        dirty: false, saveError: null, loadError: action.error || null };
+      break;
+    case "rulesChanged": setPath(state.rules.draft, action.path, action.value); state.rules.dirty = true; break;
+    case "rulesListEdited": applyListEdit(state.rules.draft, action.edit); state.rules.dirty = true; break;
+    case "rulesReverted": state.rules.draft = clone(state.rules.saved); state.rules.dirty = false; state.rules.saveError = null; break;
+    case "rulesSaving": state.rules.saving = true; break;
+    case "rulesSaved":
+      state.rules = { ...state.rules, saving: false, saved: action.document, draft: clone(action.document), dirty: false, saveError: null, savedAt: Date.now(),
+        presets: action.presets || state.rules.presets };
+      break;
+    case "rulesSaveFailed": state.rules.saving = false; state.rules.saveError = action.error; break;
+    case "breakpointsLoaded":
+      state.breakpoints = { ...state.breakpoints, saved: action.document, draft: clone(action.document), dirty: false, saveError: null, loadError: action.error || null };
+      break;
+    case "breakpointsChanged": setPath(state.breakpoints.draft, action.path, action.value); state.breakpoints.dirty = true; break;
+    case "breakpointsListEdited": applyListEdit(state.breakpoints.draft, action.edit); state.breakpoints.dirty = true; break;
+    case "breakpointsReverted": state.breakpoints.draft = clone(state.breakpoints.saved); state.breakpoints.dirty = false; state.breakpoints.saveError = null; break;
+    case "breakpointsSaving": state.breakpoints.saving = true; break;
+    case "breakpointsSaved": state.breakpoints = { ...state.breakpoints, saving: false, saved: action.document, draft: clone(action.document), dirty: false, saveError: null }; break;
+    case "breakpointsSaveFailed": state.breakpoints.saving = false; state.breakpoints.saveError = action.error; break;
+    case "heldArrived":
+      if (!state.heldExchanges.some((h) => h.id === action.held.id)) {
+        state.heldExchanges.push(action.held);
+        state.heldDrafts[action.held.id] = heldDraft(action.held);
+      }
+      if (!state.heldOpen) state.heldOpen = action.held.id;
+      state.heldHidden = false;
+      break;
+    case "heldSynced": {
+      const known = new Set(action.list.map((h) => h.id));
+      const before = new Set(state.heldExchanges.map((h) => h.id));
+      state.heldExchanges = action.list;
+      for (const h of action.list) if (!state.heldDrafts[h.id]) state.heldDrafts[h.id] = heldDraft(h);
+      for (const id of Object.keys(state.heldDrafts)) if (!known.has(id)) delete state.heldDrafts[id];
+      if (!known.has(state.heldOpen)) state.heldOpen = action.list[0]?.id ?? null;
+      if (action.list.some((h) => !before.has(h.id))) state.heldHidden = false;
+      break;
+    }
+    case "heldReleased":
+      state.heldExchanges = state.heldExchanges.filter((h) => h.id !== action.id);
+      delete state.heldDrafts[action.id];
+      if (state.heldOpen === action.id) state.heldOpen = state.heldExchanges[0]?.id ?? null;
+      if (state.heldError?.id === action.id) state.heldError = null;
+      break;
+    case "heldOpened": state.heldOpen = action.id; state.heldHidden = false; break;
+    case "heldHidden": state.heldHidden = true; break;
+    case "heldEdited": {
+      // Kept as typed: an emptied body is an empty body, not "keep the original".
+      const draft = state.heldDrafts[action.id];
+      if (draft) { const parent = getPath(draft, action.path.slice(0, -1)); parent[action.path[action.path.length - 1]] = action.value ?? ""; }
+      break;
+    }
+    case "heldFailed": state.heldError = { id: action.id, field: action.field, message: action.message }; break;
+    case "error": state.error = action.message; state.notice = null; break;
+    case "notice": state.notice = action.message; state.error = null; break;
+    case "bannerClosed": state.notice = null; state.error = null; break;
   }
 }

@@ -1,0 +1,148 @@
+// Breakpoints: the list of locations that pause exchanges (saved through PUT /api/breakpoints),
+// and the editor that pops up when an exchange is held, with Execute, Abort and Cancel. Held
+// exchanges queue; the editor shows one at a time and the queue stays in sight.
+import { dispatch, state, subscribe } from "./store.js";
+import { decideHeld, loadBreakpoints, saveBreakpoints } from "./api.js";
+import { el, formatTime, truncate } from "./format.js";
+import { field, fieldName, listControls, locationFields, showFieldError } from "./editing.js";
+
+export function mountBreakpoints({ container, dialog }) {
+  const change = (path, value, rerender) => dispatch({ type: "breakpointsChanged", path, value, rerender });
+  const edit = (listEdit) => dispatch({ type: "breakpointsListEdited", edit: listEdit });
+
+  function renderList() {
+    const bp = state.breakpoints;
+    const top = container.scrollTop;
+    if (!bp.draft) {
+      container.replaceChildren(el("div", { className: "panel-note" },
+        bp.loadError ? el("p", { className: "error-text" }, bp.loadError) : el("p", { className: "note" }, "Loading breakpoints…"),
+        bp.loadError ? el("button", { onclick: () => loadBreakpoints() }, "Try again") : null));
+      return;
+    }
+    const draft = bp.draft;
+    const list = draft.breakpoints || [];
+    const head = el("div", { className: "panel-head" },
+      el("h2", {}, "Breakpoints"),
+      el("span", { id: "breakpoints-state", className: "note" }, bp.saving ? "Saving…" : bp.dirty ? "Unsaved changes" : "In force"),
+      el("span", { className: "spacer-flex" }),
+      el("button", { id: "breakpoints-revert", disabled: !bp.dirty || bp.saving, onclick: () => dispatch({ type: "breakpointsReverted" }) }, "Revert"),
+      el("button", { id: "breakpoints-save", className: "primary", disabled: !bp.dirty || bp.saving, onclick: () => saveBreakpoints() }, "Save"));
+    const error = bp.saveError ? el("div", { id: "breakpoints-error", className: "panel-error", role: "alert" }, bp.saveError.error) : null;
+    const settings = el("section", { className: "rule-section" },
+      el("div", { className: "section-head" }, el("h3", {}, `Breakpoints (${list.length})`),
+        el("button", { id: "add-breakpoint", onclick: () => edit({ op: "add", path: ["breakpoints"], item: { location: {}, request: true, response: false, enabled: true } }) }, "Add breakpoint")),
+      el("p", { className: "note" }, "A matching exchange pauses at its request and/or response and opens for editing: Execute sends it on with the edits, Abort fails it, Cancel sends it on unchanged."),
+      el("div", { className: "card-head" },
+        field("Breakpoints on", draft, ["enabled"], change, { kind: "checkbox", fallback: true }),
+        field("Continue by itself after (seconds, blank: wait)", draft, ["autoContinue"], change, { kind: "number", placeholder: "wait", className: "w-port-wide" })),
+      ...list.map((item, index) => {
+        const path = ["breakpoints", index];
+        return el("div", { className: `card${item.enabled === false ? " off" : ""}`, dataset: { field: fieldName(path) } },
+          el("div", { className: "card-head" },
+            field("Enabled", draft, [...path, "enabled"], change, { kind: "checkbox", fallback: true, rerender: true }),
+            field("Request", draft, [...path, "request"], change, { kind: "checkbox", fallback: true }),
+            field("Response", draft, [...path, "response"], change, { kind: "checkbox" }),
+            el("span", { className: "spacer-flex" }),
+            listControls(["breakpoints"], index, list.length, edit, "breakpoint")),
+          locationFields(draft, [...path, "location"], change));
+      }));
+    container.replaceChildren(...[head, error, heldQueue(), settings].filter(Boolean));
+    if (bp.saveError) showFieldError(container, bp.saveError.field, bp.saveError.message);
+    container.scrollTop = top;
+  }
+
+  function heldQueue() {
+    const held = state.heldExchanges;
+    return el("section", { className: "rule-section", id: "held-queue" },
+      el("div", { className: "section-head" }, el("h3", {}, `Held now (${held.length})`)),
+      held.length === 0 ? el("p", { className: "note" }, "No exchange is waiting.") : null,
+      ...held.map((h) => el("div", { className: "card held-item" },
+        el("div", { className: "card-head" }, el("span", { className: "mono" }, `${formatTime(h.heldAt)}  ${h.phase}  ${h.request.method} ${truncate(h.request.url, 160)}`),
+          el("span", { className: "spacer-flex" }), el("button", { onclick: () => dispatch({ type: "heldOpened", id: h.id }) }, "Open")))));
+  }
+
+  // -- the held exchange editor --
+  let shownId = null;
+
+  function renderDialog() {
+    const held = state.heldExchanges;
+    const current = held.find((h) => h.id === state.heldOpen) || null;
+    if (!current || state.heldHidden) {
+      shownId = null;
+      if (dialog.open) dialog.close();
+      return;
+    }
+    const queue = el("div", { className: "held-queue", id: "held-dialog-queue", role: "list" },
+      el("span", { className: "note" }, held.length === 1 ? "1 exchange held" : `${held.length} exchanges held:`),
+      ...(held.length > 1 ? held.map((h, i) => el("button", {
+        role: "listitem", "aria-pressed": String(h.id === current.id), title: h.request.url,
+        onclick: () => dispatch({ type: "heldOpened", id: h.id }),
+      }, `${i + 1}. ${h.phase} ${h.request.method} ${truncate(h.request.url.replace(/^https?:\/\//, ""), 40)}`)) : []));
+    if (shownId === current.id && dialog.open) {
+      dialog.querySelector("#held-dialog-queue").replaceWith(queue);
+      return;
+    }
+    shownId = current.id;
+    const draft = state.heldDrafts[current.id];
+    const heldChange = (path, value) => dispatch({ type: "heldEdited", id: current.id, path, value });
+    const isRequest = current.phase === "request";
+    const part = isRequest ? "request" : "response";
+    const base64 = draft[part].bodyEncoding === "base64";
+    const fields = isRequest
+      ? [el("div", { className: "row-fields" },
+          field("Method", draft, ["request", "method"], heldChange, { className: "w-method" }),
+          field("URL", draft, ["request", "url"], heldChange, { className: "w-grow" }))]
+      : [el("p", { className: "url" }, `${current.request.method} ${current.request.url}`),
+        el("div", { className: "row-fields" },
+          field("Status", draft, ["response", "status"], heldChange, { kind: "number", className: "w-port" }),
+          field("Reason", draft, ["response", "reason"], heldChange, { className: "w-grow" }))];
+    const error = state.heldError && state.heldError.id === current.id ? el("div", { className: "panel-error", role: "alert", id: "held-error" }, state.heldError.message) : null;
+    dialog.replaceChildren(el("form", { method: "dialog", className: "held-form", onsubmit: (event) => event.preventDefault() },
+      el("h2", {}, `Breakpoint: ${isRequest ? "request" : "response"} held`),
+      queue,
+      el("p", { className: "note" }, `Held at ${formatTime(current.heldAt)} by ${current.locations.join(", ") || "a breakpoint"}.`),
+      error,
+      ...fields,
+      field("Headers (one per line, Name: value)", draft, [part, "headersText"], heldChange, { kind: "textarea", className: "w-wide held-headers", name: `${part}.headers` }),
+      field(base64 ? "Body (base64: not UTF-8 text)" : "Body", draft, [part, "body"], heldChange, { kind: "textarea", className: "w-wide held-body" }),
+      el("menu", {},
+        el("button", { type: "button", id: "held-hide", title: "Close this window; the exchange keeps waiting (see Breakpoints)", onclick: () => dispatch({ type: "heldHidden" }) }, "Later"),
+        el("span", { className: "spacer-flex" }),
+        el("button", { type: "button", id: "held-abort", className: "danger", title: "Fail the exchange: the client gets an error", onclick: () => decide(current, "abort") }, "Abort"),
+        el("button", { type: "button", id: "held-cancel", title: "Send it on unchanged", onclick: () => decide(current, "cancel") }, "Cancel"),
+        el("button", { type: "button", id: "held-execute", className: "primary", title: "Send it on with the edits", onclick: () => decide(current, "execute") }, "Execute"))));
+    if (!dialog.open) dialog.showModal();
+    if (error) showFieldError(dialog, state.heldError.field, state.heldError.message);
+  }
+
+  function decide(held, action) {
+    for (const button of dialog.querySelectorAll("menu button")) button.disabled = true;
+    decideHeld(held, action).finally(() => {
+      for (const button of dialog.querySelectorAll("menu button")) button.disabled = false;
+    });
+  }
+
+  dialog.addEventListener("cancel", (event) => { event.preventDefault(); dispatch({ type: "heldHidden" }); });
+
+  subscribe((action) => {
+    switch (action.type) {
+      case "breakpointsLoaded": case "breakpointsListEdited": case "breakpointsReverted": case "breakpointsSaving": case "breakpointsSaved": case "breakpointsSaveFailed":
+        renderList(); break;
+      case "breakpointsChanged":
+        if (action.rerender) renderList();
+        else {
+          const note = container.querySelector("#breakpoints-state");
+          if (note) note.textContent = "Unsaved changes";
+        }
+        for (const button of container.querySelectorAll("#breakpoints-save, #breakpoints-revert")) button.disabled = false;
+        break;
+      case "heldArrived": case "heldReleased": case "heldSynced": case "heldOpened": case "heldHidden": case "heldFailed":
+        if (action.type === "heldFailed") shownId = null;
+        renderDialog();
+        // Only the queue: the breakpoint list may be half edited.
+        container.querySelector("#held-queue")?.replaceWith(heldQueue());
+        break;
+      case "viewChanged": if (state.view === "breakpoints") { if (!state.breakpoints.draft) loadBreakpoints(); else renderList(); } break;
+    }
+  });
+}

@@ -1,0 +1,121 @@
+import Foundation
+import KagamiFlow
+import KagamiJSON
+import KagamiTesting
+import Testing
+
+/// `POST /api/import.har`, `POST /api/export.har` and the rule names on summaries.
+@Suite struct HARTransferAPITests {
+    /// The archive file the session's own export writes.
+    func exportedArchive(_ ui: RunningUI) async throws -> URL {
+        let file = ui.directory.appendingPathComponent("export-\(UUID().uuidString).har")
+        let result = try await ui.curl(["-o", file.path, "-w", "%{http_code}", ui.url("/api/export.har")])
+        #expect(result.stdoutText == "200")
+        return file
+    }
+
+    func post(_ ui: RunningUI, _ path: String, file: URL) async throws -> (status: String, body: JSONValue) {
+        let output = ui.directory.appendingPathComponent("answer-\(UUID().uuidString).json")
+        let result = try await ui.curl(["-X", "POST", "--data-binary", "@\(file.path)", "-o", output.path, "-w", "%{http_code}", ui.url(path)])
+        return (result.stdoutText, try JSONValue(parsing: try Data(contentsOf: output)))
+    }
+
+    @Test func importAddsTheArchivesExchangesToTheSessionAndTheLiveStream() async throws {
+        let ui = try await RunningUI.start()
+        defer { Task { await ui.stop() } }
+        let first = FlowFixtures.getJSON(url: "/users/1")
+        let second = FlowFixtures.getJSON(url: "/users/2", status: 404)
+        ui.hub.record(first)
+        ui.hub.record(second)
+        let archive = try await exportedArchive(ui)
+        let live = ui.hub.subscribe()
+        let (status, answer) = try await post(ui, "/api/import.har", file: archive)
+        live.cancel()
+        #expect(status == "200")
+        #expect(answer["imported"] == 2)
+        // The session already has those ids: the imported copies get their own.
+        guard case .array(let ids)? = answer["ids"] else { Issue.record("no ids in \(answer)"); return }
+        let imported = ids.compactMap { $0.stringValue }
+        #expect(imported.count == 2 && !imported.contains(first.id.uuidString) && !imported.contains(second.id.uuidString))
+        let list = try await ui.json("/api/flows")
+        #expect(list["total"] == 4)
+        #expect(list["flows"]?[2]?["path"] == "/users/1")
+        #expect(list["flows"]?[3]?["status"] == 404)
+        #expect(list["flows"]?[3]?["id"] == .string(imported[1]))
+        var streamed: [String] = []
+        for await delivery in live { if case .flow(let flow) = delivery { streamed.append(flow.id.uuidString) } }
+        #expect(streamed == imported, "imported exchanges reach the live views like captured ones")
+        // Bodies came along.
+        let body = try await ui.curl([ui.url("/api/flows/\(imported[0])/response/body")])
+        #expect(body.stdoutText == #"{"id":1,"name":"Ada"}"#)
+    }
+
+    @Test func aMalformedArchiveImportsNothingAndSaysWhere() async throws {
+        let ui = try await RunningUI.start()
+        defer { Task { await ui.stop() } }
+        ui.hub.record(FlowFixtures.getJSON())
+        let archive = try await exportedArchive(ui)
+        guard case .object(var document) = try JSONValue(parsing: try Data(contentsOf: archive)),
+              case .object(var log)? = document["log"], case .array(var entries)? = log["entries"],
+              case .object(var entry)? = entries.first, case .object(var request)? = entry["request"]
+        else { Issue.record("unexpected archive shape"); return }
+        request["headers"] = "not a list"
+        entry["request"] = .object(request)
+        entries.append(.object(entry))
+        log["entries"] = .array(entries)
+        document["log"] = .object(log)
+        let broken = ui.directory.appendingPathComponent("broken.har")
+        try Data(JSONValue.object(document).serialized().utf8).write(to: broken)
+        let (status, answer) = try await post(ui, "/api/import.har", file: broken)
+        #expect(status == "400")
+        #expect(answer["path"] == "log.entries[1].request.headers")
+        #expect(answer["error"]?.stringValue?.contains("log.entries[1].request.headers") == true)
+        #expect(try await ui.json("/api/flows")["total"] == 1, "the good first entry was not imported either")
+
+        let notJSON = ui.directory.appendingPathComponent("not.har")
+        try Data("{\"log\": [".utf8).write(to: notJSON)
+        let (syntaxStatus, syntax) = try await post(ui, "/api/import.har", file: notJSON)
+        #expect(syntaxStatus == "400")
+        #expect(syntax["line"] == 1)
+        #expect(syntax["column"] != nil && syntax["column"] != .null)
+    }
+
+    @Test func exportOfChosenExchangesKeepsTheirOrder() async throws {
+        let ui = try await RunningUI.start()
+        defer { Task { await ui.stop() } }
+        let flows = (1...3).map { FlowFixtures.getJSON(url: "/items/\($0)") }
+        for flow in flows { ui.hub.record(flow) }
+        let request = ui.directory.appendingPathComponent("ids.json")
+        try Data(#"{"ids": ["\#(flows[2].id.uuidString)", "\#(flows[0].id.uuidString)"]}"#.utf8).write(to: request)
+        let (status, archive) = try await post(ui, "/api/export.har", file: request)
+        #expect(status == "200")
+        guard case .array(let entries)? = archive["log"]?["entries"] else { Issue.record("no entries in \(archive)"); return }
+        #expect(entries.map { $0["request"]?["url"] } == ["http://api.example.com/items/3", "http://api.example.com/items/1"])
+
+        try Data(#"{"ids": ["\#(UUID().uuidString)"]}"#.utf8).write(to: request)
+        #expect(try await post(ui, "/api/export.har", file: request).status == "404")
+        try Data(#"{"ids": [1]}"#.utf8).write(to: request)
+        let (badStatus, bad) = try await post(ui, "/api/export.har", file: request)
+        #expect(badStatus == "400")
+        #expect(bad["error"]?.stringValue?.hasPrefix("ids[0]") == true)
+    }
+
+    @Test func summariesNameTheRulesThatActedOnce() async throws {
+        let ui = try await RunningUI.start()
+        defer { Task { await ui.stop() } }
+        var flow = FlowFixtures.getJSON()
+        flow.appliedRules = [
+            RuleApplication(name: "Rewrite 'auth'", description: "request header Authorization: Bearer → Token"),
+            RuleApplication(name: "Map Remote 'staging'", description: "mapped to http://staging.example.com/users/1"),
+            RuleApplication(name: "Rewrite 'auth'", description: "response header added X-Debug: 1"),
+        ]
+        ui.hub.record(flow)
+        ui.hub.record(FlowFixtures.getJSON(url: "/untouched"))
+        let list = try await ui.json("/api/flows")
+        #expect(list["flows"]?[0]?["rules"] == ["Rewrite 'auth'", "Map Remote 'staging'"])
+        #expect(list["flows"]?[1]?["rules"] == nil, "untouched exchanges carry no rules member")
+        let detail = try await ui.json("/api/flows/\(flow.id.uuidString)")
+        #expect(detail["appliedRules"]?[2]?["description"] == "response header added X-Debug: 1")
+        #expect(detail["appliedRules"]?[1]?["name"] == "Map Remote 'staging'")
+    }
+}
