@@ -56,12 +56,17 @@ public struct Location: Sendable, Hashable, Codable {
 }
 
 /// A `Location` with its patterns compiled, ready to be asked about many requests.
-public struct LocationMatcher: Sendable, Hashable {
+/// A class: pipelines hold many and walk them on every request, and copying a struct of four
+/// compiled patterns cost a retain per string (most of the pipeline's time).
+public final class LocationMatcher: Sendable, Hashable {
     public let location: Location
     let scheme: WildcardPattern
     let host: WildcardPattern
     let path: WildcardPattern
     let query: WildcardPattern
+
+    public static func == (lhs: LocationMatcher, rhs: LocationMatcher) -> Bool { lhs.location == rhs.location }
+    public func hash(into hasher: inout Hasher) { hasher.combine(location) }
 
     public init(_ location: Location) {
         self.location = location

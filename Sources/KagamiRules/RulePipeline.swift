@@ -91,7 +91,10 @@ public struct RulePipeline: Sendable {
 
     public func processRequest(_ request: FlowRequest) -> RequestVerdict {
         var applications: [RuleApplication] = []
-        for entry in blockList where entry.locations.anyMatches(request) {
+        // Indices, not `for entry in`: the loops look at every rule on every request, and copying
+        // an entry out of its array costs a retain per string in it.
+        for index in blockList.indices where blockList[index].locations.anyMatches(request) {
+            let entry = blockList[index]
             applications.append(RuleApplication(name: "Block List '\(entry.rule.name)'", description: entry.rule.action.summary))
             return RequestVerdict(action: .block(entry.rule.action), applications: applications)
         }
@@ -100,7 +103,8 @@ public struct RulePipeline: Sendable {
                 name: "Allow List '\(first.rule.name)'", description: "not on the allow list; \(first.rule.action.summary)"))
             return RequestVerdict(action: .block(first.rule.action), applications: applications)
         }
-        for entry in mapLocal where entry.source.matches(request) {
+        for index in mapLocal.indices where mapLocal[index].source.matches(request) {
+            let entry = mapLocal[index]
             guard let file = entry.rule.file(for: request, source: entry.source, baseDirectory: baseDirectory) else { continue }
             let shown = file.path.hasPrefix(baseDirectory + "/") ? String(file.path.dropFirst(baseDirectory.count + 1)) : file.path
             applications.append(RuleApplication(name: "Map Local '\(entry.rule.name)'", description: "mapped to local file \(shown)"))
@@ -109,19 +113,22 @@ public struct RulePipeline: Sendable {
             return RequestVerdict(action: .respond(response), applications: applications)
         }
         var forwarded = request
-        for entry in mapRemote where entry.source.matches(request) {
+        for index in mapRemote.indices where mapRemote[index].source.matches(request) {
+            let entry = mapRemote[index]
             forwarded = entry.rule.mapped(request, source: entry.source)
             applications.append(RuleApplication(name: "Map Remote '\(entry.rule.name)'", description: "mapped to \(forwarded.url)"))
             break
         }
-        for entry in rewrite where covers(entry.locations, request) {
+        for index in rewrite.indices where covers(rewrite[index].locations, request) {
+            let entry = rewrite[index]
             for rule in entry.rules {
                 if let change = rule.apply(to: &forwarded) {
                     applications.append(RuleApplication(name: "Rewrite '\(entry.set.name)'", description: change))
                 }
             }
         }
-        for entry in noCaching where covers(entry.locations, request) {
+        for index in noCaching.indices where covers(noCaching[index].locations, request) {
+            let entry = noCaching[index]
             let change = NoCachingRule.strip(&forwarded.headers)
             applications.append(RuleApplication(name: "No Caching '\(entry.rule.name)'", description: change))
             break
@@ -154,7 +161,8 @@ public struct RulePipeline: Sendable {
     public func processResponse(_ response: FlowResponse, for request: FlowRequest) -> ResponseVerdict {
         var response = response
         var applications: [RuleApplication] = []
-        for entry in rewrite where covers(entry.locations, request) {
+        for index in rewrite.indices where covers(rewrite[index].locations, request) {
+            let entry = rewrite[index]
             for rule in entry.rules {
                 if let change = rule.apply(to: &response) {
                     applications.append(RuleApplication(name: "Rewrite '\(entry.set.name)'", description: change))
@@ -169,7 +177,8 @@ public struct RulePipeline: Sendable {
         to headers: HeaderFields, for request: FlowRequest, applications: inout [RuleApplication]
     ) -> HeaderFields {
         var headers = headers
-        if let entry = noCaching.first(where: { covers($0.locations, request) }) {
+        if let index = noCaching.firstIndex(where: { covers($0.locations, request) }) {
+            let entry = noCaching[index]
             let change = NoCachingRule.stripResponse(&headers)
             applications.append(RuleApplication(name: "No Caching '\(entry.rule.name)'", description: change))
         }

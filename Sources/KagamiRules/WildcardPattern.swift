@@ -16,6 +16,10 @@ public struct WildcardPattern: Sendable, Hashable {
         case everything
         /// No wildcards: one comparison.
         case exact([UInt8])
+        /// `*.example.com`: the input ends with these bytes.
+        case suffix([UInt8])
+        /// `/api/*`: the input starts with these bytes.
+        case prefix([UInt8])
         case steps([Step])
     }
 
@@ -30,11 +34,25 @@ public struct WildcardPattern: Sendable, Hashable {
         let steps = Self.compile(Array(text.utf8))
         if steps.isEmpty || steps.allSatisfy({ $0 == .anyRun }) {
             shape = .everything
-        } else if steps.allSatisfy({ if case .literal = $0 { true } else { false } }) {
-            shape = .exact(Array(text.utf8))
+        } else if let literal = Self.literalBytes(steps) {
+            shape = .exact(literal)
+        } else if steps.first == .anyRun, let literal = Self.literalBytes(steps.dropFirst()) {
+            shape = .suffix(literal)
+        } else if steps.last == .anyRun, let literal = Self.literalBytes(steps.dropLast()) {
+            shape = .prefix(literal)
         } else {
             shape = .steps(steps)
         }
+    }
+
+    /// The bytes of steps that are all literals; nil when any is a wildcard.
+    private static func literalBytes(_ steps: some Collection<Step>) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        for step in steps {
+            guard case .literal(let byte) = step else { return nil }
+            bytes.append(byte)
+        }
+        return bytes
     }
 
     /// True when the pattern matches any input (blank or only `*`).
@@ -51,6 +69,18 @@ public struct WildcardPattern: Sendable, Hashable {
                 return zip(utf8, bytes).allSatisfy { Self.lower($0) == $1 }
             }
             return input.utf8.elementsEqual(bytes)
+        case .suffix(let bytes):
+            let utf8 = input.utf8
+            guard utf8.count >= bytes.count else { return false }
+            return isCaseInsensitive
+                ? zip(utf8.suffix(bytes.count), bytes).allSatisfy { Self.lower($0) == $1 }
+                : utf8.suffix(bytes.count).elementsEqual(bytes)
+        case .prefix(let bytes):
+            let utf8 = input.utf8
+            guard utf8.count >= bytes.count else { return false }
+            return isCaseInsensitive
+                ? zip(utf8.prefix(bytes.count), bytes).allSatisfy { Self.lower($0) == $1 }
+                : utf8.prefix(bytes.count).elementsEqual(bytes)
         case .steps(let steps):
             var input = input
             return input.withUTF8 { Self.match(steps, $0, lowercasing: isCaseInsensitive) }

@@ -70,3 +70,29 @@ import Testing
         #expect(WildcardPattern("**").matchesEverything)
     }
 }
+
+@Suite struct WildcardShapeTests {
+    /// The prefix and suffix shortcuts agree with the general matcher on every input.
+    @Test func shortcutsAgreeWithTheGeneralMatcher() {
+        let patterns = ["*.example.com", "*.EXAMPLE.com", "/api/*", "/API/*", "*x", "x*", "*", "ab", "*ab*", "a?c*"]
+        let inputs = ["api.example.com", "API.Example.COM", "example.com", ".example.com", "/api/v1", "/api", "/API/x", "x", "", "xx",
+                      "abc", "zab", "a", "éx", "/api/é"]
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("ax./éAEXbc*")
+        let random = (0..<300).map { _ in String((0..<Int.random(in: 0...6, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "a" }) }
+        for source in patterns {
+            for caseInsensitive in [false, true] {
+                let pattern = WildcardPattern(source, caseInsensitive: caseInsensitive)
+                let text = caseInsensitive ? source.lowercased() : source
+                let steps = WildcardPattern.compile(Array(text.utf8))
+                for input in inputs + random {
+                    var copy = input
+                    let general = copy.withUTF8 { WildcardPattern.match(steps, $0, lowercasing: caseInsensitive) }
+                    #expect(pattern.matches(input) == general, "\(source) (case-insensitive \(caseInsensitive)) on \(input.debugDescription)")
+                }
+            }
+        }
+        #expect(WildcardPattern("*.example.com", caseInsensitive: true).matches("API.EXAMPLE.COM"))
+        #expect(!WildcardPattern("/api/*").matches("/API/x"))
+    }
+}
