@@ -175,7 +175,7 @@ let package = Package(
         .executableTarget(name: "kagami", dependencies: ["KagamiCLI"]),
 
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
-        .testTarget(name: "KagamiRulesTests", dependencies: ["KagamiRules", "KagamiFlow", "KagamiJSON"]),
+        .testTarget(name: "KagamiRulesTests", dependencies: ["KagamiRules", "KagamiFlow", "KagamiJSON", "KagamiTesting"]),
         .testTarget(
             name: "KagamiUITests",
             dependencies: [

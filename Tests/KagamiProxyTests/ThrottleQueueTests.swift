@@ -1,23 +1,8 @@
 import KagamiRules
 import NIOCore
+import KagamiTesting
 import Testing
 @testable import KagamiProxy
-
-/// A clock that moves only when a test moves it, so release instants are exact.
-struct ManualClock: Clock {
-    struct Instant: InstantProtocol {
-        var offset: Duration
-        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        func duration(to other: Instant) -> Duration { other.offset - offset }
-        static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
-    }
-
-    var now = Instant(offset: .zero)
-    var minimumResolution: Duration { .nanoseconds(1) }
-    func sleep(until deadline: Instant, tolerance: Duration?) async throws {}
-
-    static func at(_ duration: Duration) -> Instant { Instant(offset: duration) }
-}
 
 /// The engine's side of throttling: what leaves when, how much may wait, what gets lost.
 @Suite struct ThrottleQueueTests {

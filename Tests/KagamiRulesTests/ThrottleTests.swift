@@ -1,78 +1,63 @@
 import Foundation
+import KagamiTesting
 import Testing
 @testable import KagamiRules
-
-/// A clock that stands still until told to move: schedules come out exact.
-struct TestClock: Clock {
-    struct Instant: InstantProtocol {
-        var offset: Duration
-        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        func duration(to other: Instant) -> Duration { other.offset - offset }
-        static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
-    }
-
-    var now = Instant(offset: .zero)
-    var minimumResolution: Duration { .nanoseconds(1) }
-    func sleep(until deadline: Instant, tolerance: Duration?) async throws {}
-
-    static func at(_ seconds: Double) -> Instant { Instant(offset: .seconds(seconds)) }
-}
 
 @Suite struct ThrottleShaperTests {
     let oneMbps = ThrottleProfile(name: "1 Mbps", downloadKbps: 1000, uploadKbps: 250)
 
     @Test func oneMegabyteAtOneMegabitTakesEightSeconds() {
-        var shaper = ThrottleShaper(profile: oneMbps, direction: .download, clock: TestClock())
+        var shaper = ThrottleShaper(profile: oneMbps, direction: .download, clock: ManualClock())
         let plan = shaper.schedule(byteCount: 1_000_000)
         #expect(plan.count == 667)
         #expect(plan.dropLast().allSatisfy { $0.byteCount == 1500 })
         #expect(plan.last?.byteCount == 1_000_000 - 666 * 1500)
         #expect(plan.reduce(0) { $0 + $1.byteCount } == 1_000_000)
-        #expect(plan.first?.releaseAt == TestClock.Instant(offset: .milliseconds(12)))
-        #expect(plan.last?.releaseAt == TestClock.at(8))
+        #expect(plan.first?.releaseAt == ManualClock.Instant(offset: .milliseconds(12)))
+        #expect(plan.last?.releaseAt == ManualClock.at(8))
     }
 
     @Test func uploadUsesItsOwnRateAndUtilisationScales() {
-        var upload = ThrottleShaper(profile: oneMbps, direction: .upload, clock: TestClock())
-        #expect(upload.schedule(byteCount: 250_000).last?.releaseAt == TestClock.at(8))
+        var upload = ThrottleShaper(profile: oneMbps, direction: .upload, clock: ManualClock())
+        #expect(upload.schedule(byteCount: 250_000).last?.releaseAt == ManualClock.at(8))
         var half = oneMbps
         half.utilisation = 50
-        var download = ThrottleShaper(profile: half, direction: .download, clock: TestClock())
-        #expect(download.schedule(byteCount: 1_000_000).last?.releaseAt == TestClock.at(16))
+        var download = ThrottleShaper(profile: half, direction: .download, clock: ManualClock())
+        #expect(download.schedule(byteCount: 1_000_000).last?.releaseAt == ManualClock.at(16))
     }
 
     @Test func mtuSetsChunkSize() {
         var profile = oneMbps
         profile.mtu = 576
-        var shaper = ThrottleShaper(profile: profile, direction: .download, clock: TestClock())
+        var shaper = ThrottleShaper(profile: profile, direction: .download, clock: ManualClock())
         let plan = shaper.schedule(byteCount: 1200)
         #expect(plan.map(\.byteCount) == [576, 576, 48])
         #expect(plan.map(\.releaseAt) == [
-            TestClock.Instant(offset: .nanoseconds(4_608_000)), TestClock.Instant(offset: .nanoseconds(9_216_000)),
-            TestClock.Instant(offset: .microseconds(9600)),
+            ManualClock.Instant(offset: .nanoseconds(4_608_000)), ManualClock.Instant(offset: .nanoseconds(9_216_000)),
+            ManualClock.Instant(offset: .microseconds(9600)),
         ])
     }
 
     @Test func backToBackReadsQueueAndIdleTimeIsNotSaved() {
-        var clock = TestClock()
+        var clock = ManualClock()
         var shaper = ThrottleShaper(profile: oneMbps, direction: .download, clock: clock)
-        #expect(shaper.schedule(byteCount: 125_000).last?.releaseAt == TestClock.at(1))
-        clock.now = TestClock.at(0.5)
+        #expect(shaper.schedule(byteCount: 125_000).last?.releaseAt == ManualClock.at(1))
+        clock.now = ManualClock.at(0.5)
         // Arrives while the link is still busy: waits its turn behind the first read.
-        #expect(shaper.schedule(byteCount: 125_000, arrivingAt: clock.now).last?.releaseAt == TestClock.at(2))
+        #expect(shaper.schedule(byteCount: 125_000, arrivingAt: clock.now).last?.releaseAt == ManualClock.at(2))
         // Arrives after the link went idle: takes its full time from its own arrival.
-        #expect(shaper.schedule(byteCount: 125_000, arrivingAt: TestClock.at(5)).last?.releaseAt == TestClock.at(6))
+        #expect(shaper.schedule(byteCount: 125_000, arrivingAt: ManualClock.at(5)).last?.releaseAt == ManualClock.at(6))
     }
 
     @Test func unlimitedBandwidthReleasesAtOnce() {
         var shaper = ThrottleShaper(
-            profile: ThrottlePresetsTests.preset("High Latency DNS"), direction: .download, clock: TestClock())
-        #expect(shaper.schedule(byteCount: 10_000_000) == [ChunkRelease(byteCount: 10_000_000, releaseAt: TestClock.at(0))])
+            profile: ThrottlePresetsTests.preset("High Latency DNS"), direction: .download, clock: ManualClock())
+        #expect(shaper.schedule(byteCount: 10_000_000) == [ChunkRelease(byteCount: 10_000_000, releaseAt: ManualClock.at(0))])
     }
 
     @Test func degradedQualityScalesBandwidth() {
-        var shaper = ThrottleShaper(profile: oneMbps, direction: .download, clock: TestClock(), quality: 0.25)
-        #expect(shaper.schedule(byteCount: 125_000).last?.releaseAt == TestClock.at(4))
+        var shaper = ThrottleShaper(profile: oneMbps, direction: .download, clock: ManualClock(), quality: 0.25)
+        #expect(shaper.schedule(byteCount: 125_000).last?.releaseAt == ManualClock.at(4))
     }
 
     @Test func reliabilityPerTenKiB() {
