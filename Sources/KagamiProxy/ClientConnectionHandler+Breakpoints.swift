@@ -40,16 +40,18 @@ extension ClientConnectionHandler {
         hold(exchange, phase: .request, request: request, response: nil)
     }
 
-    /// A request body too large to hold whole goes on streaming, without stopping (unless a
-    /// Rewrite Body rule holds it anyway).
+    /// A request body too large to hold whole (for a breakpoint or a Rewrite Body rule) goes
+    /// on streaming: without stopping, and without the body rewrite, so an upload of any size
+    /// passes in bounded memory.
     func heldRequestBodyGrew(_ exchange: Exchange, by count: Int) {
         exchange.breakpoint.requestBytes += count
-        guard exchange.breakpoint.requestBytes > Exchange.maximumHeldBody,
-              exchange.rules?.requestBodyNeeded(for: exchange.clientRequest) != true else { return }
+        guard exchange.breakpoint.requestBytes > Exchange.maximumHeldBody else { return }
+        let stopping = exchange.breakpoint.stopsAtRequest
         exchange.breakpoint.stops?.request = false
         exchange.holdingRequestBody = false
         exchange.recorder.addRuleApplications([RuleApplication(
-            name: "Breakpoint", description: "request body over \(Exchange.maximumHeldBody >> 20) MB: passed on without stopping")])
+            name: stopping ? "Breakpoint" : "Rewrite",
+            description: "request body over \(Exchange.maximumHeldBody >> 20) MB: passed on \(stopping ? "without stopping" : "unchanged")")])
         for case .body(.byteBuffer(let part)) in exchange.pendingParts { exchange.recorder.requestBodyPart(part) }
         guard applyRequestRules(exchange) else { return }
         pauseClientReads()

@@ -119,7 +119,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             guard let exchange, exchange.localAnswer == nil else { return }
             if exchange.holdingRequestBody {
                 exchange.pendingParts.append(.body(.byteBuffer(buffer)))
-                if exchange.breakpoint.stopsAtRequest { heldRequestBodyGrew(exchange, by: buffer.readableBytes) }
+                heldRequestBodyGrew(exchange, by: buffer.readableBytes)
                 return
             }
             exchange.recorder.requestBodyPart(buffer)

@@ -104,6 +104,31 @@ struct RulesThroughProxyTests {
         }
     }
 
+    /// A Rewrite Body rule holds request bodies to rewrite them, but never more than 32 MB:
+    /// a larger upload streams on unchanged and the flow says why.
+    @Test func requestBodiesTooLargeToRewriteStreamOnUnchanged() async throws {
+        try await Self.with("""
+            rewrite:
+              - name: scrub
+                locations: [{path: /echo}]
+                rules:
+                  - type: Body
+                    match: {value: "secret"}
+                    replace: {value: "******"}
+            """) { h in
+            let (path, data) = try randomFile(size: 40 << 20, seed: 7)
+            let result = try await h.curl(["--data-binary", "@\(path)", "-H", "Expect:", "\(h.origin.baseURL)/echo"])
+            let echo = try Echo(result.stdout)
+            #expect(echo.bodySize == data.count)
+            #expect(echo.bodySHA256 == OriginServer.sha256Hex(data))
+            let flow = try #require(try await h.flows(count: 1).first)
+            #expect(flow.appliedRules.map(\.description).contains("request body over 32 MB: passed on unchanged"))
+            // Small bodies are still rewritten.
+            let small = try await h.curl(["--data-binary", "a secret", "\(h.origin.baseURL)/echo"])
+            #expect(try Echo(small.stdout).bodySHA256 == OriginServer.sha256Hex(Data("a ******".utf8)))
+        }
+    }
+
     @Test func mapRemoteSendsTheRequestElsewhere() async throws {
         let other = try await OriginServer.start()
         try await Self.with("""
