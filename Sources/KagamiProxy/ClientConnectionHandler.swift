@@ -419,22 +419,28 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 // Pause before flushing: the flush may drain at once and report the channel
                 // writable again, which resumes reads.
                 pauseClientReads()
+                // A server that stops reading the request must not hold the exchange forever.
+                armTimeout(exchange, stalled: true)
                 upstream.handler.flush()
             }
         }
     }
 
-    private func armTimeout(_ exchange: Exchange) {
+    /// `stalled`: the server stopped taking the request's body, rather than not answering.
+    private func armTimeout(_ exchange: Exchange, stalled: Bool = false) {
         exchange.timeout?.cancel()
         guard let context else { return }
         exchange.timeout = context.eventLoop.assumeIsolated().scheduleTask(in: settings.responseTimeout) { [weak self, weak exchange] in
             guard let self, let exchange, self.exchange === exchange else { return }
-            self.timedOut(exchange)
+            self.timedOut(exchange, stalled: stalled)
         }
     }
 
-    private func timedOut(_ exchange: Exchange) {
-        let error = FlowError(.timeout, "no response from \(exchange.target.authority) within \(UpstreamFailure.seconds(settings.responseTimeout))")
+    private func timedOut(_ exchange: Exchange, stalled: Bool) {
+        let within = UpstreamFailure.seconds(settings.responseTimeout)
+        let error = stalled
+            ? FlowError(.timeout, "\(exchange.target.authority) stopped reading the request for \(within)")
+            : FlowError(.timeout, "no response from \(exchange.target.authority) within \(within)")
         exchange.upstream?.handler.delegate = nil
         exchange.upstream?.channel.close(promise: nil)
         if exchange.responseStarted {
@@ -549,7 +555,14 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func upstreamWritabilityChanged(isWritable: Bool) {
-        if isWritable { resumeClientReads() }
+        guard isWritable else { return }
+        // The server reads again: the stall timer goes (the response timer, armed once the
+        // request has ended, stays).
+        if let exchange, !exchange.requestComplete, !exchange.responseStarted {
+            exchange.timeout?.cancel()
+            exchange.timeout = nil
+        }
+        resumeClientReads()
     }
 
     func upstreamFailed(_ error: any Error) {

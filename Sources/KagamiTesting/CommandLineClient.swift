@@ -19,25 +19,32 @@ public struct CommandLineClient: Sendable {
     public static let curl = CommandLineClient("/usr/bin/curl")
 
     public func run(_ arguments: [String], environment: [String: String]? = nil, stdin: Data? = nil) async throws -> Result {
-        try await withCheckedThrowingContinuation { continuation in
+        // Output goes to files, not pipes: once the process has exited they hold every byte it
+        // wrote, with no reader racing the exit (pipes read by handlers lost the last chunk).
+        let base = NSTemporaryDirectory() + "kagami-cli-" + UUID().uuidString
+        let outPath = base + ".out", errPath = base + ".err"
+        guard FileManager.default.createFile(atPath: outPath, contents: nil),
+              FileManager.default.createFile(atPath: errPath, contents: nil),
+              let out = FileHandle(forWritingAtPath: outPath), let err = FileHandle(forWritingAtPath: errPath) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: base])
+        }
+        defer {
+            try? out.close()
+            try? err.close()
+            try? FileManager.default.removeItem(atPath: outPath)
+            try? FileManager.default.removeItem(atPath: errPath)
+        }
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
             if let environment { process.environment = environment }
-            let out = Pipe(), err = Pipe(), input = Pipe()
+            let input = Pipe()
             process.standardOutput = out
             process.standardError = err
             process.standardInput = stdin == nil ? FileHandle.nullDevice : input
-            let collected = OutputCollector()
-            out.fileHandleForReading.readabilityHandler = { handle in collected.appendOut(handle.availableData) }
-            err.fileHandleForReading.readabilityHandler = { handle in collected.appendErr(handle.availableData) }
             process.terminationHandler = { process in
-                out.fileHandleForReading.readabilityHandler = nil
-                err.fileHandleForReading.readabilityHandler = nil
-                collected.appendOut(out.fileHandleForReading.readDataToEndOfFile())
-                collected.appendErr(err.fileHandleForReading.readDataToEndOfFile())
-                let (o, e) = collected.snapshot()
-                continuation.resume(returning: Result(status: process.terminationStatus, stdout: o, stderr: String(decoding: e, as: UTF8.self)))
+                continuation.resume(returning: process.terminationStatus)
             }
             do {
                 try process.run()
@@ -49,14 +56,8 @@ public struct CommandLineClient: Sendable {
                 continuation.resume(throwing: error)
             }
         }
-    }
-
-    private final class OutputCollector: @unchecked Sendable {
-        private let lock = NSLock()
-        private var out = Data()
-        private var err = Data()
-        func appendOut(_ d: Data) { lock.withLock { out.append(d) } }
-        func appendErr(_ d: Data) { lock.withLock { err.append(d) } }
-        func snapshot() -> (Data, Data) { lock.withLock { (out, err) } }
+        let stdout = FileManager.default.contents(atPath: outPath) ?? Data()
+        let stderr = FileManager.default.contents(atPath: errPath) ?? Data()
+        return Result(status: status, stdout: stdout, stderr: String(decoding: stderr, as: UTF8.self))
     }
 }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import KagamiFlow
 import KagamiTesting
 import Testing
@@ -52,6 +55,32 @@ struct UpstreamFailureTests {
             // A slow but answering server is not cut off.
             let slow = try await h.curl(["-w", " %{http_code}", "\(h.origin.baseURL)/slow/100"])
             #expect(slow.stdoutText == "slow 100\n 200")
+        }
+    }
+
+    /// A server that accepts the connection but never reads: the upload stalls once the socket
+    /// buffers are full, and the exchange ends with 504 instead of hanging.
+    @Test func serverThatStopsReadingTheUploadGets504() async throws {
+        // Listening but never accepting: the kernel completes connections and buffers a little.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
+        _ = listen(listener, 4)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        try await ProxyHarness.with(configure: { $0.responseTimeout = .milliseconds(800) }) { h in
+            let (path, _) = try randomFile(size: 64 << 20, seed: 3)
+            let started = ContinuousClock.now
+            let result = try await h.curl(["-w", "\n%{http_code}", "--data-binary", "@\(path)", "-H", "Expect:", "http://127.0.0.1:\(port)/upload"])
+            #expect(result.stdoutText.hasSuffix("\n504"), "\(result.stdoutText.suffix(200)) \(result.stderr)")
+            #expect(ContinuousClock.now - started < .seconds(20))
+            let flow = try #require(try await h.flows(count: 1).first)
+            #expect(flow.error?.kind == .timeout)
+            #expect(flow.error?.message.contains("stopped reading the request") == true, "\(String(describing: flow.error))")
         }
     }
 
