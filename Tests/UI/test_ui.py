@@ -19,6 +19,7 @@ import traceback
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
@@ -275,6 +276,35 @@ class Suite:
             assert node in text, f"{node} in {text}"
         self.shot("structure")
         self.driver.find_element(By.ID, "view-sequence").click()
+
+    def test_export_selected_rows(self):
+        self.filter("")
+        self.until(lambda: len(self.rows()) >= 6, "rows listed")
+
+        def row(position):
+            return self.driver.find_element(By.CSS_SELECTOR, f'#sequence-spacer .row[data-position="{position}"]')
+        row(1).click()
+        ActionChains(self.driver).key_down(Keys.CONTROL).click(row(3)).key_up(Keys.CONTROL).perform()
+        self.until(lambda: self.driver.find_element(By.ID, "export-selected").text == "Export selected (2)", "two rows chosen")
+        ActionChains(self.driver).key_down(Keys.SHIFT).click(row(5)).key_up(Keys.SHIFT).perform()
+        self.until(lambda: self.driver.find_element(By.ID, "export-selected").text == "Export selected (3)", "Shift-click takes the range")
+        expected = [row(p).get_attribute("data-id") for p in (3, 4, 5)]
+        assert len(self.driver.find_elements(By.CSS_SELECTOR, "#sequence-spacer .row.marked")) == 3
+        self.shot("export-selected")
+        # The page asks the API for exactly those exchanges, in list order.
+        self.js("""window.exportBodies = []; const original = window.fetch;
+                   window.fetch = (url, init) => { if (String(url).includes('export.har') && init && init.method === 'POST') window.exportBodies.push(init.body);
+                                                   return original(url, init); };""")
+        self.driver.find_element(By.ID, "export-selected").click()
+        self.until(lambda: self.js("return window.exportBodies.length") == 1, "export requested")
+        asked = json.loads(self.js("return window.exportBodies[0]"))["ids"]
+        assert asked == expected, (asked, expected)
+        connection = http.client.HTTPConnection(self.kagami.ui.split("//")[1].split("/")[0], timeout=10)
+        connection.request("POST", "/api/export.har", body=json.dumps({"ids": asked}), headers={"Content-Type": "application/json"})
+        har = json.loads(connection.getresponse().read())
+        assert len(har["log"]["entries"]) == 3, len(har["log"]["entries"])
+        row(1).click()
+        self.until(lambda: self.driver.find_element(By.ID, "export-selected").text == "Export selected", "a plain click chooses one row")
 
     def test_dark_theme(self):
         self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
@@ -616,7 +646,7 @@ class Suite:
         tests = [self.test_empty_state, self.test_rows_appear_live, self.test_filter_narrows,
                  self.test_inspector_headers_and_json_tree, self.test_inspector_request_params_and_cookies,
                  self.test_inspector_image, self.test_copy_curl_repeats_the_request, self.test_structure_groups,
-                 self.test_dark_theme, self.test_rule_badges_and_applied_rules, self.test_import_har,
+                 self.test_export_selected_rows, self.test_dark_theme, self.test_rule_badges_and_applied_rules, self.test_import_har,
                  self.test_rules_panel_changes_the_next_response, self.test_breakpoints_edit_what_the_client_receives,
                  self.test_repeat_and_repeat_advanced,
                  self.test_ten_thousand_exchanges, self.test_disconnected_banner]

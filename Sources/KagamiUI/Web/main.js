@@ -86,6 +86,11 @@ $("import-file").addEventListener("change", async (event) => {
     dispatch({ type: "error", message: `Could not import ${file.name}: ${error.message}` });
   }
 });
+$("export-selected").addEventListener("click", () => {
+  // In list order, not in the order they were chosen.
+  const ids = state.visible.map((index) => state.flows[index].id).filter((id) => state.marked.has(id));
+  exportHAR(ids, "kagami-selected.har");
+});
 $("export-shown").addEventListener("click", () => {
   exportHAR(state.visible.map((index) => state.flows[index].id), "kagami-shown.har");
 });
@@ -108,6 +113,8 @@ function renderChrome() {
       el("button", { id: "banner-close", onclick: () => dispatch({ type: "bannerClosed" }) }, "Dismiss"));
   } else banner.hidden = true;
   $("export-shown").disabled = visible.length === 0;
+  $("export-selected").disabled = state.marked.size === 0;
+  $("export-selected").textContent = state.marked.size > 1 ? `Export selected (${state.marked.size})` : "Export selected";
   $("pause").textContent = paused ? `Resume${held.length ? ` (${held.length} waiting)` : ""}` : "Pause";
   $("pause").setAttribute("aria-pressed", String(paused));
   const heldCount = state.heldExchanges.length;

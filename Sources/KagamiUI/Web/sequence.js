@@ -38,6 +38,8 @@ export function mountSequence({ scroll, spacer, onSelect }) {
       const flow = state.flows[index];
       if (row.flow !== flow) fill(row, flow);
       row.node.classList.toggle("selected", flow.id === state.selectedId);
+      row.node.classList.toggle("marked", state.marked.has(flow.id));
+      row.node.setAttribute("aria-selected", String(state.marked.has(flow.id)));
       row.node.dataset.position = position;
     }
   }
@@ -47,7 +49,16 @@ export function mountSequence({ scroll, spacer, onSelect }) {
       .map((name) => el("span", { className: `c-${name}` }));
     const node = el("div", { className: "row", role: "row" }, ...cells);
     const row = { node, cells, flow: null };
-    node.addEventListener("click", () => row.flow && onSelect(row.flow.id));
+    // Shift- and Ctrl-clicks choose rows; they must not select the text under them.
+    node.addEventListener("mousedown", (event) => { if (event.shiftKey || event.ctrlKey || event.metaKey) event.preventDefault(); });
+    node.addEventListener("click", (event) => {
+      if (!row.flow) return;
+      // Ctrl/Cmd-click adds or removes a row, Shift-click takes the range from the last one.
+      const mode = event.shiftKey ? "range" : (event.ctrlKey || event.metaKey) ? "toggle" : "only";
+      if (mode !== "only") event.preventDefault();
+      dispatch({ type: "marked", id: row.flow.id, mode });
+      onSelect(row.flow.id);
+    });
     return row;
   }
 
@@ -86,6 +97,7 @@ export function mountSequence({ scroll, spacer, onSelect }) {
     const next = Math.max(0, Math.min(state.visible.length - 1, position + (event.key === "ArrowDown" ? 1 : -1)));
     const flow = state.flows[state.visible[next]];
     if (!flow) return;
+    dispatch({ type: "marked", id: flow.id, mode: event.shiftKey ? "range" : "only" });
     onSelect(flow.id);
     const top = next * ROW;
     if (top < scroll.scrollTop) scroll.scrollTop = top;
@@ -102,7 +114,7 @@ export function mountSequence({ scroll, spacer, onSelect }) {
         for (const row of pool) row.flow = null;
         schedule();
         break;
-      case "selected": case "viewChanged": schedule(); break;
+      case "selected": case "viewChanged": case "marked": schedule(); break;
     }
   });
   schedule();

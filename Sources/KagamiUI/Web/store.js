@@ -18,6 +18,8 @@ export const state = {
   held: [], // flows that arrived while paused
   view: "sequence",
   selectedId: null,
+  marked: new Set(), // ids chosen for "Export selected": click, Ctrl/Cmd-click, Shift-click
+  markAnchor: null,
   detail: null, // { id, flow, error }
   inspectorTab: "overview",
   bodyMode: {}, // part -> text | json | hex | image
@@ -90,7 +92,24 @@ function reduce(action) {
       state.paused = !state.paused;
       if (!state.paused) { appendFlows(state.held); state.held = []; }
       break;
+    case "marked": {
+      const { id, mode } = action;
+      if (mode === "toggle") {
+        if (state.marked.has(id)) state.marked.delete(id); else state.marked.add(id);
+        state.markAnchor = id;
+      } else if (mode === "range" && state.markAnchor) {
+        const ids = state.visible.map((i) => state.flows[i].id);
+        const from = ids.indexOf(state.markAnchor), to = ids.indexOf(id);
+        if (from < 0 || to < 0) { state.marked = new Set([id]); state.markAnchor = id; break; }
+        state.marked = new Set(ids.slice(Math.min(from, to), Math.max(from, to) + 1));
+      } else {
+        state.marked = new Set([id]);
+        state.markAnchor = id;
+      }
+      break;
+    }
     case "cleared":
+      state.marked = new Set(); state.markAnchor = null;
       state.flows = []; state.byId = new Map(); state.visible = []; state.held = [];
       state.selectedId = null; state.detail = null;
       break;
