@@ -8,8 +8,6 @@ import { responseText } from "./tools.js";
 
 const AUTO_LOAD_LIMIT = 2 * 1024 * 1024;
 const TABS = [["overview", "Overview"], ["request", "Request"], ["response", "Response"]];
-// More tabs register here: [id, label, render(flow)].
-export const extraTabs = [];
 
 export function mountInspector({ container, showTool, showRepeat }) {
   const bodies = new Map(); // `${id}/${part}` -> Promise of body
@@ -28,7 +26,7 @@ export function mountInspector({ container, showTool, showRepeat }) {
     container.hidden = !detail;
     if (!detail) { container.replaceChildren(); return; }
     const tabs = el("div", { className: "tabs", role: "tablist" },
-      ...[...TABS, ...extraTabs].map(([id, label]) => el("button", {
+      ...TABS.map(([id, label]) => el("button", {
         id: `tab-${id}`, role: "tab", "aria-selected": String(state.inspectorTab === id),
         onclick: () => dispatch({ type: "inspectorTab", tab: id }),
       }, label)),
@@ -44,9 +42,7 @@ export function mountInspector({ container, showTool, showRepeat }) {
     else if (!detail.flow) content.append(el("section", {}, el("p", { className: "note" }, "Loading…")));
     else {
       const flow = detail.flow;
-      const extra = extraTabs.find(([id]) => id === state.inspectorTab);
-      if (extra) content.append(extra[2](flow));
-      else if (state.inspectorTab === "request") content.append(...requestPanel(flow));
+      if (state.inspectorTab === "request") content.append(...requestPanel(flow));
       else if (state.inspectorTab === "response") content.append(...responsePanel(flow));
       else content.append(...overview(flow));
     }
