@@ -3,6 +3,8 @@ import KagamiFlow
 import KagamiProxy
 import KagamiRules
 import KagamiTesting
+import KagamiMock
+import KagamiJSON
 import Testing
 
 /// Charles's tools on live traffic: curl through the proxy, the testing origin behind it.
@@ -127,6 +129,35 @@ struct RulesThroughProxyTests {
             let small = try await h.curl(["--data-binary", "a secret", "\(h.origin.baseURL)/echo"])
             #expect(try Echo(small.stdout).bodySHA256 == OriginServer.sha256Hex(Data("a ******".utf8)))
         }
+    }
+
+    /// The Apiary workflow: the app keeps calling the real API's address, and Map Remote sends
+    /// those calls to a mock served from the description.
+    @Test func mapRemoteSendsAnAPIToItsMock() async throws {
+        let mock = try await MockServer.start(text: """
+            FORMAT: 1A
+            # Notes API
+            ## Note [/notes/{id}]
+            ### Retrieve a Note [GET]
+            + Response 200 (application/json)
+
+                    {"id": 1, "title": "Buy milk"}
+            """)
+        let port = mock.port
+        try await Self.with("""
+            mapRemote:
+              - name: to the mock
+                from: {host: api.example.com}
+                to: {protocol: http, host: 127.0.0.1, port: \(port)}
+            """) { h in
+            let result = try await h.curl(["-w", "\n%{http_code}", "http://api.example.com/notes/7"])
+            #expect(result.stdoutText.hasSuffix("\n200"), "\(result.stdoutText)")
+            let body = try JSONValue(parsing: String(result.stdoutText.dropLast(4)))
+            #expect(body.isJSONEqual(to: ["id": 1, "title": "Buy milk"]))
+            let flow = try #require(try await h.flows(count: 1).first)
+            #expect(flow.appliedRules.first?.description == "mapped to http://127.0.0.1:\(port)/notes/7")
+        }
+        try await mock.stop()
     }
 
     @Test func mapRemoteSendsTheRequestElsewhere() async throws {
