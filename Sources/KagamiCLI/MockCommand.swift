@@ -52,7 +52,8 @@ struct MockCommand: AsyncParsableCommand {
         await SignalWaiter.waitForTermination()
         try await server.stop()
         try await store.flush()
-        FileHandle.standardOutput.write(Data("Stopped. \(try await store.count()) exchanges in \(sessionPath)\n".utf8))
+        let count = try await store.count()
+        FileHandle.standardOutput.write(Data("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(sessionPath)\n".utf8))
     }
 }
 

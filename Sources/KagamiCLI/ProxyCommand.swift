@@ -123,7 +123,8 @@ struct ProxyCommand: AsyncParsableCommand {
         try await server.stop()
         await uiServer?.server.stop()
         try await store.flush()
-        FileHandle.standardOutput.write(Data("Stopped. \(try await store.count()) exchanges in \(sessionPath)\n".utf8))
+        let count = try await store.count()
+        FileHandle.standardOutput.write(Data("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(sessionPath)\n".utf8))
     }
 }
 

@@ -37,6 +37,19 @@ public final class FlowHub: FlowSink {
 
     public func record(_ flow: Flow) {
         downstream?.record(flow)
+        publish(flow)
+    }
+
+    public func record(_ flow: Flow, stored: @escaping @Sendable () -> Void) {
+        if let downstream {
+            downstream.record(flow, stored: stored)
+        } else {
+            stored()
+        }
+        publish(flow)
+    }
+
+    private func publish(_ flow: Flow) {
         subscribers.withLock { subscribers in
             guard !subscribers.isEmpty else { return }
             var stripped: Flow?

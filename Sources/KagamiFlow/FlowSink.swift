@@ -1,6 +1,10 @@
 /// Receives each exchange when it ends. Called on the proxy's event loops: must not block.
 public protocol FlowSink: Sendable {
     func record(_ flow: Flow)
+    /// Records `flow` and calls `stored` once it is safely kept (for a session file: committed,
+    /// so it survives the process being killed). The proxy finishes an exchange for the client
+    /// only then, so an exchange the client saw complete is always in the session.
+    func record(_ flow: Flow, stored: @escaping @Sendable () -> Void)
     /// True while the sink holds more unwritten flows than it wants to: the proxy then waits
     /// before reading a connection's next request, so traffic slows to what the sink can keep
     /// instead of memory growing.
@@ -9,4 +13,10 @@ public protocol FlowSink: Sendable {
 
 extension FlowSink {
     public var isBehind: Bool { false }
+
+    /// For sinks that keep flows as soon as they get them.
+    public func record(_ flow: Flow, stored: @escaping @Sendable () -> Void) {
+        record(flow)
+        stored()
+    }
 }

@@ -613,7 +613,6 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         guard let context else { return }
         exchange.timeout?.cancel()
         self.exchange = nil
-        settings.sink.record(exchange.recorder.finish(error: nil))
         if let upstream = exchange.upstream {
             upstream.handler.delegate = nil
             if exchange.requestComplete && exchange.upstreamKeepAlive {
@@ -623,9 +622,19 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             }
         }
         let closeAfter = !exchange.clientKeepAlive || !exchange.requestComplete
-        let written = context.writeAndFlush(wrapOutboundOut(.end(trailers)))
-        if closeAfter {
-            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        // The response's end goes out once the exchange is kept in the session: a client that
+        // saw an exchange complete finds it there even if Kagami is killed right after. The
+        // session commits in groups, so this costs a client at most one group's write.
+        let loop = context.eventLoop
+        let client = NIOLoopBound(context, eventLoop: loop)
+        settings.sink.record(exchange.recorder.finish(error: nil)) {
+            loop.execute {
+                let context = client.value
+                let written = context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(trailers)))
+                if closeAfter {
+                    written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+                }
+            }
         }
         resumeClientReads()
     }

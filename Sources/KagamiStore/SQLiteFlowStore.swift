@@ -17,6 +17,8 @@ public final class SQLiteFlowStore: FlowStore {
 
     struct PendingWrites {
         var flows = Deque<Flow>()
+        /// Parallel to `flows`: who waits for each flow to be committed.
+        var waiting = Deque<(@Sendable () -> Void)?>()
         var drainScheduled = false
         var lastError: String?
         /// Body bytes queued or being written.
@@ -90,6 +92,16 @@ public final class SQLiteFlowStore: FlowStore {
     // MARK: Writing
 
     public func record(_ flow: Flow) {
+        enqueue(flow, stored: nil)
+    }
+
+    /// `stored` runs on the writer's queue once the transaction holding `flow` has committed
+    /// (or failed: the error is kept for `flush()` and the caller is not held forever).
+    public func record(_ flow: Flow, stored: @escaping @Sendable () -> Void) {
+        enqueue(flow, stored: stored)
+    }
+
+    private func enqueue(_ flow: Flow, stored: (@Sendable () -> Void)?) {
         var flow = flow
         let bytes = Self.bodyBytes(flow)
         let limit = maximumPendingBodyBytes
@@ -106,6 +118,7 @@ public final class SQLiteFlowStore: FlowStore {
                 state.bodyBytes += bytes
             }
             state.flows.append(flow)
+            state.waiting.append(stored)
             if state.drainScheduled { return false }
             state.drainScheduled = true
             return true
@@ -132,12 +145,14 @@ public final class SQLiteFlowStore: FlowStore {
         while true {
             // At most `maximumBatch` flows per transaction, so a queue that built up drains in
             // steps and `isBehind` lets waiting requests go as each step lands.
-            let batch = pending.withLock { state -> [Flow] in
+            let (batch, waiting) = pending.withLock { state -> ([Flow], [(@Sendable () -> Void)?]) in
                 let count = min(state.flows.count, Self.maximumBatch)
                 let batch = Array(state.flows.prefix(count))
+                let waiting = Array(state.waiting.prefix(count))
                 state.flows.removeFirst(count)
+                state.waiting.removeFirst(count)
                 if batch.isEmpty { state.drainScheduled = false }
-                return batch
+                return (batch, waiting)
             }
             if batch.isEmpty { return }
             do {
@@ -151,6 +166,7 @@ public final class SQLiteFlowStore: FlowStore {
             }
             let written = batch.reduce(0) { $0 + Self.bodyBytes($1) }
             pending.withLock { $0.bodyBytes -= written }
+            for stored in waiting { stored?() }
         }
     }
 

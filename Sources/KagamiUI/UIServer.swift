@@ -46,6 +46,8 @@ public final class UIServer: Sendable {
     /// The proxy's rules, for `/api/rules`; nil when no proxy runs beside the UI.
     let rules: RulesControl?
     private let running = Mutex<Task<Void, any Error>?>(nil)
+    /// Set by `stop()`: the server is cancelled, and what it logs about that is not news.
+    private let stopping = StoppingFlag()
 
     public init(configuration: Configuration, store: any FlowStore, hub: FlowHub, liveProxy: LiveProxy? = nil, rules: RulesControl? = nil) throws {
         self.configuration = configuration
@@ -79,7 +81,7 @@ public final class UIServer: Sendable {
                 portContinuation.yield(channel.localAddress?.port ?? 0)
                 portContinuation.finish()
             },
-            logger: UIServer.quietLogger
+            logger: UIServer.quietLogger(unless: stopping)
         )
         let task = Task {
             defer { portContinuation.finish() }
@@ -94,12 +96,17 @@ public final class UIServer: Sendable {
 
     public func stop() async {
         guard let task = running.withLock({ $0 }) else { return }
+        stopping.set()
         task.cancel()
         _ = try? await task.value
     }
 
-    static var quietLogger: Logger {
-        var logger = Logger(label: "kagami.ui")
+    /// Warnings and errors only, and nothing once the server is being stopped (Hummingbird
+    /// reports the cancelled connections as errors).
+    static func quietLogger(unless stopping: StoppingFlag) -> Logger {
+        var logger = Logger(label: "kagami.ui") { label in
+            QuietWhileStopping(base: StreamLogHandler.standardError(label: label), stopping: stopping)
+        }
         logger.logLevel = .warning
         return logger
     }
@@ -108,4 +115,34 @@ public final class UIServer: Sendable {
 public struct UIServerError: Error, CustomStringConvertible {
     public var description: String
     init(_ description: String) { self.description = description }
+}
+
+final class StoppingFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .relaxed) }
+    var isSet: Bool { value.load(ordering: .relaxed) }
+}
+
+/// Passes log messages on until the server is being stopped.
+struct QuietWhileStopping: LogHandler {
+    var base: any LogHandler
+    let stopping: StoppingFlag
+
+    var logLevel: Logger.Level {
+        get { base.logLevel }
+        set { base.logLevel = newValue }
+    }
+    var metadata: Logger.Metadata {
+        get { base.metadata }
+        set { base.metadata = newValue }
+    }
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { base[metadataKey: key] }
+        set { base[metadataKey: key] = newValue }
+    }
+
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+        guard !stopping.isSet else { return }
+        base.log(level: level, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+    }
 }

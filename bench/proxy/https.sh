@@ -71,7 +71,7 @@ for target in nginx-direct-https mitmdump-https kagami-https; do
         kill -TERM "$pid" 2>/dev/null || true
         for _ in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     fi
-    recorded=$(grep -o 'Stopped\. [0-9]* exchanges' "$WORK/$target.log" 2>/dev/null | grep -o '[0-9]*' || true)
+    recorded=$(grep -o 'Stopped\. [0-9]* exchange' "$WORK/$target.log" 2>/dev/null | grep -o '[0-9]*' || true)
     printf '%s\t%s\t%s\t%s\n' "$target" "$WORK/$target.hey" "$peak" "$recorded" >> "$RESULTS"
 done
 

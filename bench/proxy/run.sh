@@ -178,7 +178,7 @@ for round in $(seq 1 "$ROUNDS"); do
                 stop_proxy
             fi
             if [[ "$target" == kagami-* ]]; then
-                recorded=$(grep -o 'Stopped\. [0-9]* exchanges' "$WORK/$run.log" | grep -o '[0-9]*' || true)
+                recorded=$(grep -o 'Stopped\. [0-9]* exchange' "$WORK/$run.log" | grep -o '[0-9]*' || true)
                 # A run with 1 MB bodies stores gigabytes; keep the disk from filling up.
                 rm -f "$WORK/$run.sqlite" "$WORK/$run.sqlite-wal" "$WORK/$run.sqlite-shm"
             fi
