@@ -4,7 +4,7 @@ import re
 import sys
 
 UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
-TARGET_ORDER = ["nginx-direct", "nginx-proxy", "mitmdump", "kagami-reverse", "kagami-rules20", "kagami-forward"]
+TARGET_ORDER = ["nginx-direct", "nginx-proxy", "mitmdump", "mitmdump-save", "kagami-reverse", "kagami-rules20", "kagami-forward"]
 FILE_ORDER = ["small", "large"]
 
 
@@ -104,7 +104,7 @@ def main():
             if not ours or not ours["rps"]:
                 continue
             parts = []
-            for other, goal in (("mitmdump", "target ≥ 20×"), ("nginx-proxy", "target ≥ 0.60×")):
+            for other, goal in (("mitmdump", "target ≥ 20×"), ("mitmdump-save", "both keep every exchange"), ("nginx-proxy", "target ≥ 0.60×")):
                 theirs = chosen.get((other, file))
                 if theirs and theirs["rps"]:
                     parts.append(f"/{other} {ours['rps'] / theirs['rps']:.2f}× ({goal})")
@@ -140,7 +140,7 @@ def main():
         f"- Settings: {args.settings}",
         f"- Command: `{args.command.strip()}`",
         "- Targets: nginx-direct = the nginx origin itself; nginx-proxy = a second nginx with "
-        "proxy_pass and upstream keepalive 32; mitmdump = `mitmdump --mode reverse:… -q` (flow capture default); "
+        "proxy_pass and upstream keepalive 32; mitmdump = `mitmdump --mode reverse:… -q` (flows kept in memory only, none written); mitmdump-save = the same with `-w FILE`, writing every flow to a file as Kagami writes its session; "
         "kagami-reverse = `kagami proxy --reverse … --session` (capture on); kagami-rules20 = the same with "
         "`--rules` naming 20 enabled rules (4 each of Block List, Map Local, Map Remote, No Caching, Rewrite) "
         "that match no request; kagami-forward = `kagami proxy` "

@@ -107,6 +107,11 @@ start_proxy() {
             "$MITMDUMP" --mode "reverse:http://127.0.0.1:$ORIGIN_PORT" --listen-host 127.0.0.1 -p "$port" \
                 --set confdir="$WORK/$run-mitm" -q >"$WORK/$run.log" 2>&1 &
             ;;
+        mitmdump-save)
+            mkdir -p "$WORK/$run-mitm"
+            "$MITMDUMP" --mode "reverse:http://127.0.0.1:$ORIGIN_PORT" --listen-host 127.0.0.1 -p "$port" \
+                --set confdir="$WORK/$run-mitm" -w "$WORK/$run.mitm" -q >"$WORK/$run.log" 2>&1 &
+            ;;
         kagami-reverse)
             "$KAGAMI" proxy --reverse "http://127.0.0.1:$ORIGIN_PORT" --port "$port" \
                 --session "$WORK/$run.sqlite" >"$WORK/$run.log" 2>&1 &
@@ -151,7 +156,7 @@ run_wrk() {
 
 RESULTS="$WORK/results.tsv"
 : > "$RESULTS"
-read -r -a TARGETS <<< "${TARGETS:-nginx-direct nginx-proxy mitmdump kagami-reverse kagami-rules20 kagami-forward}"
+read -r -a TARGETS <<< "${TARGETS:-nginx-direct nginx-proxy mitmdump mitmdump-save kagami-reverse kagami-rules20 kagami-forward}"
 for round in $(seq 1 "$ROUNDS"); do
     for file in small large; do
         for target in "${TARGETS[@]}"; do
@@ -174,13 +179,16 @@ for round in $(seq 1 "$ROUNDS"); do
             rss_peak=$(memory_kb VmHWM "$pids")
             recorded=""
             STOP_SECONDS=""
-            if [[ "$target" == kagami-* || "$target" == mitmdump ]]; then
+            if [[ "$target" == kagami-* || "$target" == mitmdump* ]]; then
                 stop_proxy
             fi
             if [[ "$target" == kagami-* ]]; then
                 recorded=$(grep -o 'Stopped\. [0-9]* exchange' "$WORK/$run.log" | grep -o '[0-9]*' || true)
                 # A run with 1 MB bodies stores gigabytes; keep the disk from filling up.
                 rm -f "$WORK/$run.sqlite" "$WORK/$run.sqlite-wal" "$WORK/$run.sqlite-shm"
+            fi
+            if [[ "$target" == mitmdump-save ]]; then
+                rm -f "$WORK/$run.mitm"
             fi
             printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$target" "$file" "$rss_peak" \
                 "$rss_warm" "$rss_end" "$WORK/$run.warmup.wrk" "$WORK/$run.wrk" "$recorded" "$STOP_SECONDS" >> "$RESULTS"
