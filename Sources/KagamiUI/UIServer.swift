@@ -141,8 +141,8 @@ struct QuietWhileStopping: LogHandler {
         set { base[metadataKey: key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+    func log(event: LogEvent) {
         guard !stopping.isSet else { return }
-        base.log(level: level, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+        base.log(event: event)
     }
 }
