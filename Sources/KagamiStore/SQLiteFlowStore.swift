@@ -16,14 +16,18 @@ public final class SQLiteFlowStore: FlowStore {
     private let decoder = JSONDecoder()
 
     struct PendingWrites {
-        var flows = Deque<Flow>()
-        /// Parallel to `flows`: who waits for each flow to be committed.
-        var waiting = Deque<(@Sendable () -> Void)?>()
+        var entries = Deque<Entry>()
         var drainScheduled = false
         var lastError: String?
         /// Body bytes queued or being written.
         var bodyBytes = 0
         var bodiesDropped = 0
+    }
+
+    /// A flow waiting for the writer, and who waits for it to be committed.
+    struct Entry {
+        var flow: Flow
+        var stored: (@Sendable () -> Void)?
     }
 
     /// Body bytes that may wait for the writer. When the disk falls behind the traffic, flows
@@ -117,8 +121,7 @@ public final class SQLiteFlowStore: FlowStore {
             } else {
                 state.bodyBytes += bytes
             }
-            state.flows.append(flow)
-            state.waiting.append(stored)
+            state.entries.append(Entry(flow: flow, stored: stored))
             if state.drainScheduled { return false }
             state.drainScheduled = true
             return true
@@ -134,7 +137,7 @@ public final class SQLiteFlowStore: FlowStore {
     static let maximumBatch = 5_000
 
     public var isBehind: Bool {
-        pending.withLock { $0.flows.count >= maximumPendingFlows }
+        pending.withLock { $0.entries.count >= maximumPendingFlows }
     }
 
     private static func bodyBytes(_ flow: Flow) -> Int {
@@ -145,28 +148,26 @@ public final class SQLiteFlowStore: FlowStore {
         while true {
             // At most `maximumBatch` flows per transaction, so a queue that built up drains in
             // steps and `isBehind` lets waiting requests go as each step lands.
-            let (batch, waiting) = pending.withLock { state -> ([Flow], [(@Sendable () -> Void)?]) in
-                let count = min(state.flows.count, Self.maximumBatch)
-                let batch = Array(state.flows.prefix(count))
-                let waiting = Array(state.waiting.prefix(count))
-                state.flows.removeFirst(count)
-                state.waiting.removeFirst(count)
+            let batch = pending.withLock { state -> [Entry] in
+                let count = min(state.entries.count, Self.maximumBatch)
+                let batch = Array(state.entries.prefix(count))
+                state.entries.removeFirst(count)
                 if batch.isEmpty { state.drainScheduled = false }
-                return (batch, waiting)
+                return batch
             }
             if batch.isEmpty { return }
             do {
                 try database.write { db in
-                    for flow in batch { try self.insert(flow, db) }
+                    for entry in batch { try self.insert(entry.flow, db) }
                 }
             } catch {
                 let message = "could not write \(batch.count) flow(s) to \(path): \(error)"
                 pending.withLock { $0.lastError = message }
                 FileHandle.standardError.write(Data("kagami: \(message)\n".utf8))
             }
-            let written = batch.reduce(0) { $0 + Self.bodyBytes($1) }
+            let written = batch.reduce(0) { $0 + Self.bodyBytes($1.flow) }
             pending.withLock { $0.bodyBytes -= written }
-            for stored in waiting { stored?() }
+            for entry in batch { entry.stored?() }
         }
     }
 
