@@ -57,20 +57,27 @@ public struct JSONTextWriter: Sendable {
         hasMember[last] = true
     }
 
-    /// A JSON string: runs that need no escaping are copied whole.
     private mutating func appendQuoted(_ text: String) {
+        Self.appendQuoted(text, to: &bytes)
+    }
+
+    /// `text` as a JSON string literal, appended to `bytes`: runs that need no escaping are
+    /// copied whole. `escapeSlashes` writes `/` as `\/`.
+    static func appendQuoted(_ text: String, to bytes: inout [UInt8], escapeSlashes: Bool = false) {
         bytes.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { utf8 in
             var runStart = 0
             for index in utf8.indices {
                 let byte = utf8[index]
-                guard byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 else { continue }
+                guard byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20
+                        || (escapeSlashes && byte == UInt8(ascii: "/")) else { continue }
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
                 runStart = index + 1
                 switch byte {
                 case UInt8(ascii: "\""): bytes.append(contentsOf: #"\""#.utf8)
                 case UInt8(ascii: "\\"): bytes.append(contentsOf: #"\\"#.utf8)
+                case UInt8(ascii: "/"): bytes.append(contentsOf: #"\/"#.utf8)
                 case UInt8(ascii: "\n"): bytes.append(contentsOf: #"\n"#.utf8)
                 case UInt8(ascii: "\r"): bytes.append(contentsOf: #"\r"#.utf8)
                 case UInt8(ascii: "\t"): bytes.append(contentsOf: #"\t"#.utf8)

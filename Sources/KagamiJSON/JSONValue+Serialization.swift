@@ -12,42 +12,42 @@ extension JSONValue {
 
     /// The value as JSON text.
     public func serialized(_ options: FormattingOptions = []) -> String {
-        var out = ""
+        var out: [UInt8] = []
         write(to: &out, options: options, indent: 0)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
-    private func write(to out: inout String, options: FormattingOptions, indent: Int) {
+    private func write(to out: inout [UInt8], options: FormattingOptions, indent: Int) {
         let pretty = options.contains(.prettyPrinted)
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .integer(let i): out += String(i)
-        case .number(let d): out += Self.format(d)
-        case .string(let s): Self.writeString(s, to: &out, escapeSlashes: options.contains(.escapeSlashes))
+        case .null: out += "null".utf8
+        case .bool(let b): out += (b ? "true" : "false").utf8
+        case .integer(let i): out += String(i).utf8
+        case .number(let d): out += Self.format(d).utf8
+        case .string(let s): JSONTextWriter.appendQuoted(s, to: &out, escapeSlashes: options.contains(.escapeSlashes))
         case .array(let items):
-            if items.isEmpty { out += "[]"; return }
-            out += "["
+            if items.isEmpty { out += "[]".utf8; return }
+            out += "[".utf8
             for (n, item) in items.enumerated() {
-                if n > 0 { out += "," }
-                if pretty { out += "\n"; out += String(repeating: "  ", count: indent + 1) }
+                if n > 0 { out += ",".utf8 }
+                if pretty { out += "\n".utf8; out += String(repeating: "  ", count: indent + 1).utf8 }
                 item.write(to: &out, options: options, indent: indent + 1)
             }
-            if pretty { out += "\n"; out += String(repeating: "  ", count: indent) }
-            out += "]"
+            if pretty { out += "\n".utf8; out += String(repeating: "  ", count: indent).utf8 }
+            out += "]".utf8
         case .object(let members):
-            if members.isEmpty { out += "{}"; return }
-            out += "{"
+            if members.isEmpty { out += "{}".utf8; return }
+            out += "{".utf8
             let keys = options.contains(.sortedKeys) ? members.keys.sorted() : Array(members.keys)
             for (n, key) in keys.enumerated() {
-                if n > 0 { out += "," }
-                if pretty { out += "\n"; out += String(repeating: "  ", count: indent + 1) }
-                Self.writeString(key, to: &out, escapeSlashes: options.contains(.escapeSlashes))
-                out += pretty ? ": " : ":"
+                if n > 0 { out += ",".utf8 }
+                if pretty { out += "\n".utf8; out += String(repeating: "  ", count: indent + 1).utf8 }
+                JSONTextWriter.appendQuoted(key, to: &out, escapeSlashes: options.contains(.escapeSlashes))
+                out += (pretty ? ": " : ":").utf8
                 members[key]?.write(to: &out, options: options, indent: indent + 1)
             }
-            if pretty { out += "\n"; out += String(repeating: "  ", count: indent) }
-            out += "}"
+            if pretty { out += "\n".utf8; out += String(repeating: "  ", count: indent).utf8 }
+            out += "}".utf8
         }
     }
 
@@ -56,27 +56,6 @@ extension JSONValue {
         guard d.isFinite else { return "null" }
         if d == d.rounded(), abs(d) < 1e15 { return String(Int(d)) + ".0" }
         return d.description
-    }
-
-    static func writeString(_ s: String, to out: inout String, escapeSlashes: Bool) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "/" where escapeSlashes: out += "\\/"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
     }
 }
 
