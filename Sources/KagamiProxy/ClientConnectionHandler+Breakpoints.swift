@@ -37,6 +37,7 @@ extension ClientConnectionHandler {
             body: FlowBody(data: Data(body.readableBytesView)))
         exchange.recorder.setRequest(request, headers: exchange.upstreamHead.headers)
         exchange.recorder.requestBodyPart(body)
+        exchange.state.holdAtRequestBreakpoint()
         hold(exchange, phase: .request, request: request, response: nil)
     }
 
@@ -48,7 +49,7 @@ extension ClientConnectionHandler {
         guard exchange.breakpoint.requestBytes > Exchange.maximumHeldBody else { return }
         let stopping = exchange.breakpoint.stopsAtRequest
         exchange.breakpoint.stops?.request = false
-        exchange.holdingRequestBody = false
+        exchange.state.stopCollectingRequest()
         exchange.recorder.addRuleApplications([RuleApplication(
             name: stopping ? "Breakpoint" : "Rewrite",
             description: "request body over \(Exchange.maximumHeldBody >> 20) MB: passed on \(stopping ? "without stopping" : "unchanged")")])
@@ -60,14 +61,13 @@ extension ClientConnectionHandler {
 
     /// The whole response has arrived; the server connection is let go while the client waits.
     func holdResponse(_ exchange: Exchange, trailers: HTTPHeaders?) {
-        guard var head = exchange.heldResponseHead, var body = exchange.heldResponseBody else { return }
-        exchange.heldResponseHead = nil
-        exchange.heldResponseBody = nil
+        guard var (head, body) = exchange.collectedResponse else { return }
+        exchange.collectedResponse = nil
         applyResponseRules(exchange, head: &head, body: &body)
         exchange.timeout?.cancel()
         if let upstream = exchange.upstream {
             upstream.handler.delegate = nil
-            if exchange.requestComplete && exchange.upstreamKeepAlive {
+            if exchange.state.isRequestComplete && exchange.upstreamKeepAlive {
                 pool.release(upstream)
             } else {
                 upstream.channel.close(promise: nil)
@@ -112,7 +112,8 @@ extension ClientConnectionHandler {
     }
 
     private func resume(_ exchange: Exchange, id: UUID, with resolution: BreakpointResolution) {
-        guard self.exchange === exchange, exchange.breakpoint.heldID == id, context != nil else { return }
+        guard !exchange.state.isFinished, exchange.breakpoint.heldID == id, context != nil else { return }
+        exchange.state.resumeFromRequestBreakpoint()
         exchange.breakpoint.heldID = nil
         exchange.breakpoint.autoContinue?.cancel()
         let phase = exchange.breakpoint.phase
@@ -171,8 +172,8 @@ extension ClientConnectionHandler {
             head.headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))
         }
         if exchange.clientVersion.minor == 0 { head.version = .http1_0 }
+        exchange.state.startStreamingResponse()
         exchange.recorder.responseHead(head)
-        exchange.responseStarted = true
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         exchange.recorder.responseBodyPart(body)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)

@@ -15,6 +15,9 @@ import Darwin
 enum UpstreamFailure {
     static func classify(_ error: any Error, target: ProxyTarget, connectTimeout: TimeAmount) -> (HTTPResponseStatus, FlowError) {
         let server = target.authority
+        if let upgrade = error as? UpgradeError {
+            return (.badGateway, FlowError(.badResponse, "\(server) \(upgrade.description)"))
+        }
         if let loss = error as? ThrottleLoss {
             return (.badGateway, FlowError(.aborted, loss.description))
         }

@@ -155,6 +155,7 @@ public final class ProxyServer: Sendable {
         try pipeline.addHandler(ProxyResponseEncoder(), name: HandlerName.encoder)
         try pipeline.addHandler(HTTPServerPipelineHandler(), name: HandlerName.serverPipeline)
         try pipeline.addHandler(HTTPServerProtocolErrorHandler(), name: HandlerName.errors)
+        try pipeline.addHandler(ConnectTunnelHandler(settings: settings, pool: pool, origin: origin))
         try pipeline.addHandler(ClientConnectionHandler(settings: settings, pool: pool, origin: origin))
     }
 
