@@ -13,9 +13,9 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
-if [ ! -x .venv-ui/bin/python ] || ! .venv-ui/bin/python -c "import selenium" >/dev/null 2>&1; then
+if [ ! -x .venv-ui/bin/python ] || ! .venv-ui/bin/python -c "import selenium, websockets" >/dev/null 2>&1; then
     python3 -m venv .venv-ui
-    .venv-ui/bin/pip install -q selenium
+    .venv-ui/bin/pip install -q selenium "websockets>=15"
 fi
 if [ $# -gt 0 ]; then
     kagami="$1"

@@ -74,7 +74,7 @@ extension FlowAPI {
             guard let flow = try await store.flow(id: id) else { return missing(id.uuidString) }
             flows.append(flow)
         }
-        let archive = HARExport.archive(flows, creatorVersion: server.configuration.version)
+        let archive = HARExport.archive(flows, webSocketMessages: try await store.webSocketMessages(of: flows), creatorVersion: server.configuration.version)
         return Response(
             status: .ok,
             headers: [

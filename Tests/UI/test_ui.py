@@ -570,6 +570,34 @@ class Suite:
         self.until(lambda: len(self.rows()) == 6, "four more rows")
         self.filter("")
 
+    def test_websocket_messages_tab(self):
+        # A websockets echo server, and a handshake plus frames sent through the proxy.
+        peer = os.path.join(ROOT, "Tests", "WebSocket", "ws_peer.py")
+        server = subprocess.Popen([sys.executable, peer, "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            port = int(server.stdout.readline().split()[1])
+            proxy_port = self.kagami.proxy.rsplit(":", 1)[1]
+            result = subprocess.run([sys.executable, peer, "absolute", proxy_port, str(port)], capture_output=True, text=True, timeout=30)
+            assert result.returncode == 0, result.stdout + result.stderr
+        finally:
+            server.stdin.close()
+            server.wait(timeout=10)
+        self.select_row("/absolute")
+        self.tab("messages")
+        rows = "return [...document.querySelectorAll('#messages-table tbody tr')].map(r => r.innerText)"
+        self.until(lambda: len(self.js(rows)) == 4, "four messages listed")
+        texts = self.js(rows)
+        assert "↑" in texts[0] and "absolute hello" in texts[0] and "text" in texts[0], texts
+        assert "↓" in texts[1] and "absolute hello" in texts[1], texts
+        assert "close" in texts[2] and "1000 bye" in texts[2], texts
+        self.shot("websocket-messages")
+        box = self.driver.find_element(By.ID, "messages-filter")
+        box.send_keys("hello")
+        self.until(lambda: len(self.js(rows)) == 2, "the filter keeps the two text messages")
+        self.choose(self.driver.find_element(By.ID, "messages-direction"), "receive")
+        self.until(lambda: len(self.js(rows)) == 1 and "↓" in self.js(rows)[0], "one received text message")
+        self.filter("")
+
     def test_ten_thousand_exchanges(self):
         host, port = self.kagami.proxy.replace("http://", "").split(":")
         errors = []
@@ -648,7 +676,7 @@ class Suite:
                  self.test_inspector_image, self.test_copy_curl_repeats_the_request, self.test_structure_groups,
                  self.test_export_selected_rows, self.test_dark_theme, self.test_rule_badges_and_applied_rules, self.test_import_har,
                  self.test_rules_panel_changes_the_next_response, self.test_breakpoints_edit_what_the_client_receives,
-                 self.test_repeat_and_repeat_advanced,
+                 self.test_repeat_and_repeat_advanced, self.test_websocket_messages_tab,
                  self.test_ten_thousand_exchanges, self.test_disconnected_banner]
         for test in tests:
             started = time.time()

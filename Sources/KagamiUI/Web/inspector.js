@@ -1,10 +1,11 @@
-// The inspector: overview, request, response for the selected exchange. Bodies load when their
+// The inspector: overview, request, response (and messages, for a WebSocket) for the selected exchange. Bodies load when their
 // tab opens; large ones wait for a click.
 import { dispatch, state, subscribe } from "./store.js";
 import { exportHAR, loadBody, loadCurl, repeatFlow } from "./api.js";
 import { el, formatDateTime, formatDuration, formatSize, statusClass, truncate } from "./format.js";
 import { guessMode, prettyJSON, renderHex, renderImage, renderJSON, renderText } from "./bodies.js";
 import { responseText } from "./tools.js";
+import { isWebSocket, messagesPanel } from "./messages.js";
 
 const AUTO_LOAD_LIMIT = 2 * 1024 * 1024;
 const TABS = [["overview", "Overview"], ["request", "Request"], ["response", "Response"]];
@@ -26,7 +27,7 @@ export function mountInspector({ container, showTool, showRepeat }) {
     container.hidden = !detail;
     if (!detail) { container.replaceChildren(); return; }
     const tabs = el("div", { className: "tabs", role: "tablist" },
-      ...TABS.map(([id, label]) => el("button", {
+      ...TABS.concat(isWebSocket(detail.flow) ? [["messages", "Messages"]] : []).map(([id, label]) => el("button", {
         id: `tab-${id}`, role: "tab", "aria-selected": String(state.inspectorTab === id),
         onclick: () => dispatch({ type: "inspectorTab", tab: id }),
       }, label)),
@@ -44,6 +45,7 @@ export function mountInspector({ container, showTool, showRepeat }) {
       const flow = detail.flow;
       if (state.inspectorTab === "request") content.append(...requestPanel(flow));
       else if (state.inspectorTab === "response") content.append(...responsePanel(flow));
+      else if (state.inspectorTab === "messages" && isWebSocket(flow)) content.append(...messagesPanel(flow));
       else content.append(...overview(flow));
     }
     container.replaceChildren(tabs, content);
