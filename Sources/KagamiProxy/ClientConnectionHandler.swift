@@ -19,6 +19,8 @@ struct ConnectionSettings: Sendable {
     /// The rules in force; read once per exchange, replaceable while running.
     var rules: ActiveRules
     var breakpoints: Breakpoints
+    /// Every server connection goes through it (the upstream allow list).
+    var gate: UpstreamGate
 }
 
 /// One exchange in progress on a client connection.

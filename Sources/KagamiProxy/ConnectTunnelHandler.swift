@@ -114,7 +114,9 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
                     try channel.pipeline.syncOperations.addHandler(TunnelRelayHandler())
                 }
             }
-        ThrottleHandler.connect(after: throttle, on: context.eventLoop) { bootstrap.connect(host: target.host, port: target.port) }
+        let gate = settings.gate
+        let eventLoop = context.eventLoop
+        ThrottleHandler.connect(after: throttle, on: eventLoop) { gate.connect(bootstrap, host: target.host, port: target.port, on: eventLoop) }
             .assumeIsolated()
             .whenComplete { [weak self] result in
                 guard let self, let context = self.context, clientChannel.isActive else {

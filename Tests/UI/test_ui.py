@@ -57,7 +57,7 @@ class Kagami:
     def __init__(self, binary, workdir, rules):
         self.process = subprocess.Popen(
             [binary, "proxy", "--port", "0", "--ui-port", "0", "--session", os.path.join(workdir, "session.sqlite"),
-             "--no-ssl-proxying", "--rules", rules],
+             "--no-ssl-proxying", "--rules", rules, "--upstream-allow", "loopback"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.proxy = self.ui = None
         deadline = time.time() + 60
