@@ -32,12 +32,12 @@ extension ClientConnectionHandler {
         TunnelRelayHandler.join(clientRelay, serverRelay)
         serverRelay.throttle = upstream.handler.throttle
         let finished: () -> Void
-        if let capture = WebSocketCapture(recorder: exchange.recorder, response: head, sink: settings.sink, captureLimit: settings.captureLimit) {
+        if let capture = WebSocketCapture(recorder: exchange.recorder, response: head, hooks: settings.hooks, captureLimit: settings.captureLimit) {
             clientRelay.capture = (capture, .send)
             serverRelay.capture = (capture, .receive)
             finished = capture.finish
         } else {
-            finished = UpgradedConnectionRecord(recorder: exchange.recorder, sink: settings.sink).finish
+            finished = UpgradedConnectionRecord(recorder: exchange.recorder, hooks: settings.hooks).finish
         }
         clientRelay.onFinished = finished
         serverRelay.onFinished = finished
@@ -71,16 +71,16 @@ extension ClientConnectionHandler {
 /// Records an upgraded connection once both of its sides have closed.
 final class UpgradedConnectionRecord {
     private var recorder: FlowRecorder?
-    private let sink: any FlowSink
+    private let hooks: ExchangeHooks
 
-    init(recorder: FlowRecorder, sink: any FlowSink) {
+    init(recorder: FlowRecorder, hooks: ExchangeHooks) {
         self.recorder = recorder
-        self.sink = sink
+        self.hooks = hooks
     }
 
     func finish() {
         guard var recorder else { return }
         self.recorder = nil
-        sink.record(recorder.finish(error: nil))
+        hooks.ended(recorder.finish(error: nil))
     }
 }

@@ -21,6 +21,8 @@ struct ConnectionSettings: Sendable {
     var breakpoints: Breakpoints
     /// Every server connection goes through it (the upstream allow list).
     var gate: UpstreamGate
+    /// What acts on each exchange, in order: rules, breakpoints, throttling, recording.
+    var hooks: ExchangeHooks
 }
 
 /// One exchange in progress on a client connection.
@@ -37,8 +39,9 @@ final class Exchange {
     var state: ExchangeStateMachine
     /// An answer decided before the request was fully read: sent once it is.
     var localAnswer: FlowResponse?
-    /// A response collected whole for a Rewrite Body rule or a breakpoint.
+    /// A response collected whole for a Rewrite Body rule or a breakpoint, and its trailers.
     var collectedResponse: (head: HTTPResponseHead, body: ByteBuffer)?
+    var collectedTrailers: HTTPHeaders?
     /// The 101 sent on, until the connection switches.
     var switchingHead: HTTPResponseHead?
     static let maximumHeldBody = 32 << 20
@@ -60,7 +63,7 @@ final class Exchange {
     var retries = 0
     static let maximumReplayableBytes = 1 << 20
 
-    init(recorder: FlowRecorder, target: ProxyTarget, upstreamHead: HTTPRequestHead, clientHead: HTTPRequestHead, collectingRequest: Bool) {
+    init(recorder: FlowRecorder, target: ProxyTarget, upstreamHead: HTTPRequestHead, clientHead: HTTPRequestHead) {
         self.recorder = recorder
         self.target = target
         self.upstreamHead = upstreamHead
@@ -69,7 +72,7 @@ final class Exchange {
         // After a request asking to switch protocols the client's decoder reads no further
         // request: unless the server switches, the connection ends with this exchange.
         self.clientKeepAlive = clientHead.isKeepAlive && !clientHead.requestsUpgrade
-        self.state = ExchangeStateMachine(collectingRequest: collectingRequest, requestsUpgrade: clientHead.requestsUpgrade)
+        self.state = ExchangeStateMachine(requestsUpgrade: clientHead.requestsUpgrade)
     }
 }
 
@@ -136,14 +139,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 if let answer = exchange.localAnswer { answerLocally(exchange, with: answer) }
             case .decideCollected:
                 exchange.pendingParts.append(.end(trailers))
-                if applyRequestRules(exchange) {
-                    pauseClientReads()
-                    if exchange.breakpoint.stopsAtRequest {
-                        holdRequest(exchange)
-                        return
-                    }
-                    connectUpstream(exchange)
-                }
+                runRequestHooks(exchange, from: 0)
             case .ignore:
                 break
             }
@@ -167,7 +163,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             releaseHeld(exchange)
             exchange.upstream?.handler.delegate = nil
             exchange.upstream?.channel.close(promise: nil)
-            settings.sink.record(exchange.recorder.finish(error: FlowError(.clientDisconnected, "the client closed the connection \(what)")))
+            settings.hooks.ended(exchange.recorder.finish(error: FlowError(.clientDisconnected, "the client closed the connection \(what)")))
         }
         context.fireChannelInactive()
     }
@@ -243,20 +239,34 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         )
         recorder.setVersion(head.version)
         if let repeatOf { recorder.markRepeat(of: repeatOf) }
-        let clientRequest = recorder.flow.request
-        let stops = settings.breakpoints.stops(for: clientRequest)
-        let rules = settings.rules.current
-        // A breakpoint or a Rewrite Body rule decides the request at its end, with its body.
-        let collecting = stops?.request == true || rules?.requestBodyNeeded(for: clientRequest) == true
-        let exchange = Exchange(recorder: recorder, target: target, upstreamHead: upstreamHead, clientHead: head, collectingRequest: collecting)
+        let exchange = Exchange(recorder: recorder, target: target, upstreamHead: upstreamHead, clientHead: head)
         self.exchange = exchange
-        exchange.breakpoint.stops = stops
-        exchange.rules = rules
-        exchange.throttle = rules?.throttleProfile(for: clientRequest)
-        if collecting { return }
-        guard applyRequestRules(exchange) else { return }
+        if settings.hooks.requestHead(exchange) {
+            // A hook (a breakpoint, a Rewrite Body rule) decides the request at its end, with its body.
+            exchange.state.collectRequest()
+            return
+        }
+        runRequestHooks(exchange, from: 0)
+    }
+
+    /// The request hooks from `index` on; once all let the request go, it goes to the server
+    /// (and the client's reads wait until the server connection takes it).
+    func runRequestHooks(_ exchange: Exchange, from index: Int) {
+        let hooks = settings.hooks.list
+        var position = index
+        while position < hooks.count {
+            guard !exchange.state.isFinished else { return }
+            if hooks[position].request(exchange, position: position, on: self) == .stop { return }
+            position += 1
+        }
         pauseClientReads()
         connectUpstream(exchange)
+    }
+
+    /// A hook that held the request (a breakpoint, throttling's latency) lets it go on.
+    func continueRequest(_ exchange: Exchange, after position: Int) {
+        guard !exchange.state.isFinished else { return }
+        runRequestHooks(exchange, from: position + 1)
     }
 
     /// Runs the request side of the rules; false when they answered or refused the request.
@@ -290,7 +300,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             return true
         case .block(.dropConnection):
             end(exchange)
-            settings.sink.record(exchange.recorder.finish(error: FlowError(.aborted, "blocked by the rules: connection dropped")))
+            settings.hooks.ended(exchange.recorder.finish(error: FlowError(.aborted, "blocked by the rules: connection dropped")))
             context?.close(promise: nil)
             return false
         case .block(.forbidden):
@@ -318,7 +328,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         let body = ByteBuffer(bytes: response.body.data)
         exchange.recorder.responseHead(head)
         exchange.recorder.responseBodyPart(body)
-        settings.sink.record(exchange.recorder.finish(error: nil))
+        settings.hooks.ended(exchange.recorder.finish(error: nil))
         ThrottleHandler.shapingClientWrites(exchange.throttle, pipeline: context.pipeline.syncOperations) {
             writeLocal(head, body, close: !exchange.clientKeepAlive || headers[canonicalForm: "connection"].contains("close"), context: context)
         }
@@ -326,7 +336,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     /// Throttling's latency, once per request, before it goes out or is answered locally (a
     /// retry on a fresh connection adds none). True when `resume` runs once it has passed.
-    private func waitThrottleLatency(_ exchange: Exchange, then resume: @escaping () -> Void) -> Bool {
+    func waitThrottleLatency(_ exchange: Exchange, then resume: @escaping () -> Void) -> Bool {
         guard let profile = exchange.throttle, !exchange.throttleLatencyAdded, let context else { return false }
         exchange.throttleLatencyAdded = true
         exchange.recorder.addRuleApplications([RulePipeline.throttleApplication(profile)])
@@ -354,7 +364,6 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func connectUpstream(_ exchange: Exchange) {
         if waitForSink(exchange, then: { [weak self] in self?.connectUpstream(exchange) }) { return }
-        if waitThrottleLatency(exchange, then: { [weak self] in self?.connectUpstream(exchange) }) { return }
         let target = exchange.target
         pool.acquire(UpstreamPool.Key(host: target.host, port: target.port, tls: target.scheme == "https")) { [weak self] result in
             guard let self, !exchange.state.isFinished else {
@@ -439,7 +448,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         exchange.upstream?.channel.close(promise: nil)
         if exchange.state.hasResponseStarted {
             end(exchange)
-            settings.sink.record(exchange.recorder.finish(error: error))
+            settings.hooks.ended(exchange.recorder.finish(error: error))
             context?.close(promise: nil)
         } else {
             respondWithError(exchange, status: .gatewayTimeout, error: error)
@@ -453,7 +462,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         if exchange.state.isRequestComplete { armTimeout(exchange) }
         switch part {
         case .head(var head):
-            let collect = exchange.breakpoint.stopsAtResponse || exchange.rules?.responseBodyNeeded(for: exchange.clientRequest) == true
+            let collect = settings.hooks.needsWholeResponse(exchange)
             switch exchange.state.responseHeadReceived(status: Int(head.status.code), collect: collect) {
             case .relayInformational:
                 context.write(wrapOutboundOut(.head(head)), promise: nil)
@@ -464,11 +473,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 exchange.upstreamKeepAlive = head.isKeepAlive
             case .relay:
                 exchange.recorder.setTLS(tlsInfo(for: exchange))
-                if let rules = exchange.rules {
-                    let verdict = rules.processResponse(FlowResponse(head), for: exchange.clientRequest)
-                    exchange.recorder.addRuleApplications(verdict.applications)
-                    head.apply(verdict.response)
-                }
+                settings.hooks.responseHead(exchange, head: &head)
                 exchange.recorder.responseHead(head)
                 exchange.upstreamKeepAlive = head.isKeepAlive
                 if !head.isKeepAlive { exchange.clientKeepAlive = false }
@@ -498,7 +503,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             case .collect:
                 exchange.collectedResponse?.body.writeBuffer(&buffer)
                 if (exchange.collectedResponse?.body.readableBytes ?? 0) > Exchange.maximumHeldBody {
-                    releaseHeldResponse(exchange, rewrite: false)
+                    releaseOversizedResponse(exchange)
                 }
             case .relay:
                 exchange.recorder.responseBodyPart(buffer)
@@ -511,12 +516,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 break
             }
         case .end(let trailers):
-            switch exchange.state.responseEndReceived(stopsAtBreakpoint: exchange.breakpoint.stopsAtResponse) {
-            case .holdAtBreakpoint:
-                holdResponse(exchange, trailers: trailers)
-            case .releaseCollectedAndFinish:
-                releaseHeldResponse(exchange, rewrite: true)
-                finish(exchange, trailers: trailers)
+            switch exchange.state.responseEndReceived() {
+            case .decideCollected:
+                exchange.collectedTrailers = trailers
+                runResponseHooks(exchange, from: 0)
             case .finish:
                 finish(exchange, trailers: trailers)
             case .switchProtocols:
@@ -527,17 +530,35 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
     }
 
-    /// Sends a collected response on: rewritten by the rules when it is complete, as received
-    /// when it grew too large to hold (the rest then streams).
-    private func releaseHeldResponse(_ exchange: Exchange, rewrite: Bool) {
-        guard let context, let collected = exchange.collectedResponse else { return }
-        var (head, body) = collected
-        exchange.collectedResponse = nil
-        if rewrite {
-            applyResponseRules(exchange, head: &head, body: &body)
-        } else {
-            exchange.recorder.addRuleApplications([RuleApplication(name: exchange.breakpoint.stopsAtResponse ? "Breakpoint" : "Rewrite", description: "response body over \(Exchange.maximumHeldBody >> 20) MB: passed on unchanged")])
+    /// The response hooks from `index` on, over the collected response; once all let it go,
+    /// it goes to the client and the exchange finishes.
+    func runResponseHooks(_ exchange: Exchange, from index: Int) {
+        let hooks = settings.hooks.list
+        var position = index
+        while position < hooks.count {
+            guard !exchange.state.isFinished else { return }
+            if hooks[position].response(exchange, position: position, on: self) == .stop { return }
+            position += 1
         }
+        sendCollectedResponse(exchange)
+        finish(exchange, trailers: exchange.collectedTrailers)
+    }
+
+    /// A hook that held the response (a breakpoint) lets it go on.
+    func continueResponse(_ exchange: Exchange, after position: Int) {
+        guard !exchange.state.isFinished else { return }
+        runResponseHooks(exchange, from: position + 1)
+    }
+
+    /// A response too large to collect goes on as received, unchanged; the rest streams.
+    private func releaseOversizedResponse(_ exchange: Exchange) {
+        exchange.recorder.addRuleApplications([RuleApplication(name: exchange.breakpoint.stopsAtResponse ? "Breakpoint" : "Rewrite", description: "response body over \(Exchange.maximumHeldBody >> 20) MB: passed on unchanged")])
+        sendCollectedResponse(exchange)
+    }
+
+    private func sendCollectedResponse(_ exchange: Exchange) {
+        guard let context, let (head, body) = exchange.collectedResponse else { return }
+        exchange.collectedResponse = nil
         exchange.state.startStreamingResponse()
         exchange.recorder.responseHead(head)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
@@ -545,9 +566,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
     }
 
-    /// Runs the response side of the rules on a whole response.
-    func applyResponseRules(_ exchange: Exchange, head: inout HTTPResponseHead, body: inout ByteBuffer) {
-        guard let rules = exchange.rules else { return }
+    /// Runs the response side of the rules on the collected response.
+    func applyResponseRules(_ exchange: Exchange) {
+        guard let rules = exchange.rules, var (head, body) = exchange.collectedResponse else { return }
+        defer { exchange.collectedResponse = (head, body) }
         var response = FlowResponse(head)
         response.body = FlowBody(data: Data(body.readableBytesView))
         let verdict = rules.processResponse(response, for: exchange.clientRequest)
@@ -638,7 +660,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         // session commits in groups, so this costs a client at most one group's write.
         let loop = context.eventLoop
         let client = NIOLoopBound(context, eventLoop: loop)
-        settings.sink.record(exchange.recorder.finish(error: nil)) {
+        settings.hooks.ended(exchange.recorder.finish(error: nil)) {
             loop.execute {
                 let context = client.value
                 let written = context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(trailers)))
@@ -660,7 +682,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     private func failDuringResponse(_ exchange: Exchange, error: FlowError) {
         end(exchange)
-        settings.sink.record(exchange.recorder.finish(error: error))
+        settings.hooks.ended(exchange.recorder.finish(error: error))
         // The status line is already out: closing is the only way to tell the client.
         context?.close(promise: nil)
     }
@@ -680,7 +702,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         let close = !end(exchange) || !exchange.clientKeepAlive
         let (head, body) = ErrorPage.response(status: status, message: "Kagami: \(error.message)", version: exchange.clientVersion, close: close)
         exchange.recorder.localResponse(status: status, headers: head.headers, body: body)
-        settings.sink.record(exchange.recorder.finish(error: error))
+        settings.hooks.ended(exchange.recorder.finish(error: error))
         writeLocal(head, body, close: close, context: context)
     }
 

@@ -133,14 +133,14 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
                     var recorder = recorder
                     let (head, body) = ErrorPage.response(status: status, message: "Kagami: \(flowError.message)", version: .http1_1, close: true)
                     recorder.localResponse(status: status, headers: head.headers, body: body)
-                    self.settings.sink.record(recorder.finish(error: flowError))
+                    self.settings.hooks.ended(recorder.finish(error: flowError))
                     self.writeAndClose(head, body, context: context)
                 }
             }
     }
 
     fileprivate func joinTunnel(serverChannel: any Channel, recorder: FlowRecorder, context: ChannelHandlerContext) {
-        let sink = settings.sink
+        let hooks = settings.hooks
         var recorder = recorder
         recorder.connected(to: serverChannel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" })
         let established = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: 200, reasonPhrase: "Connection Established"))
@@ -149,7 +149,7 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
             let serverRelay = try serverChannel.pipeline.syncOperations.handler(type: TunnelRelayHandler.self)
             let clientRelay = TunnelRelayHandler()
             TunnelRelayHandler.join(clientRelay, serverRelay)
-            let record = TunnelRecord(recorder: recorder, sink: sink, client: clientRelay, server: serverRelay)
+            let record = TunnelRecord(recorder: recorder, hooks: hooks, client: clientRelay, server: serverRelay)
             clientRelay.onFinished = record.finish
             serverRelay.onFinished = record.finish
 
@@ -172,8 +172,7 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// Answers the CONNECT and hands the connection to a `TunnelProtocolSniffer`, which
     /// terminates TLS (or reads plain HTTP) and serves the requests inside as exchanges.
     fileprivate func intercept(target: ProxyTarget, recorder: FlowRecorder, context: ChannelHandlerContext) {
-        let sink = settings.sink
-        let failureRecorder = FailureOnce(recorder: recorder, sink: sink)
+        let failureRecorder = FailureOnce(recorder: recorder, hooks: settings.hooks)
         let sniffer = TunnelProtocolSniffer(target: target, settings: settings, pool: pool, recordFailure: failureRecorder.record)
         let pipeline = context.pipeline.syncOperations
         do {
@@ -194,31 +193,31 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
 /// Records a failed interception (client refused the certificate) at most once.
 final class FailureOnce {
     private var recorder: FlowRecorder?
-    private let sink: any FlowSink
+    private let hooks: ExchangeHooks
 
-    init(recorder: FlowRecorder, sink: any FlowSink) {
+    init(recorder: FlowRecorder, hooks: ExchangeHooks) {
         self.recorder = recorder
-        self.sink = sink
+        self.hooks = hooks
     }
 
     func record(_ error: FlowError) {
         guard var recorder else { return }
         self.recorder = nil
-        sink.record(recorder.finish(error: error))
+        hooks.ended(recorder.finish(error: error))
     }
 }
 
 /// Records a tunnel once both of its sides have closed.
 final class TunnelRecord {
     private var recorder: FlowRecorder
-    private let sink: any FlowSink
+    private let hooks: ExchangeHooks
     private var client: TunnelRelayHandler?
     private var server: TunnelRelayHandler?
     private var done = false
 
-    init(recorder: FlowRecorder, sink: any FlowSink, client: TunnelRelayHandler, server: TunnelRelayHandler) {
+    init(recorder: FlowRecorder, hooks: ExchangeHooks, client: TunnelRelayHandler, server: TunnelRelayHandler) {
         self.recorder = recorder
-        self.sink = sink
+        self.hooks = hooks
         self.client = client
         self.server = server
     }
@@ -229,7 +228,7 @@ final class TunnelRecord {
         recorder.countTunnelBytes(up: client?.bytesRead ?? 0, down: server?.bytesRead ?? 0)
         client = nil
         server = nil
-        sink.record(recorder.finish(error: nil))
+        hooks.ended(recorder.finish(error: nil))
     }
 }
 

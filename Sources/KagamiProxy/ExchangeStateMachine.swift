@@ -39,8 +39,8 @@ struct ExchangeStateMachine: Equatable {
     /// The request asked to switch protocols (`Connection: upgrade` with `Upgrade:`).
     let requestsUpgrade: Bool
 
-    init(collectingRequest: Bool, requestsUpgrade: Bool) {
-        state = collectingRequest ? .collectingRequest : .streamingRequest
+    init(requestsUpgrade: Bool) {
+        state = .streamingRequest
         self.requestsUpgrade = requestsUpgrade
     }
 
@@ -121,6 +121,11 @@ struct ExchangeStateMachine: Equatable {
         default:
             return .ignore
         }
+    }
+
+    /// A hook needs the whole request before it is decided: the body is kept until its end.
+    mutating func collectRequest() {
+        if state == .streamingRequest { state = .collectingRequest }
     }
 
     /// A request body too large to collect streams on from here.
@@ -216,27 +221,28 @@ struct ExchangeStateMachine: Equatable {
         case finish
         /// The 101 is complete: stop speaking HTTP on both connections and relay the new protocol.
         case switchProtocols
-        /// Run the rules on the collected response, send it, and finish.
-        case releaseCollectedAndFinish
-        /// The collected response waits at a breakpoint.
-        case holdAtBreakpoint
+        /// The collected response is complete: the hooks decide it (rules rewrite it, a
+        /// breakpoint holds it), then it goes to the client.
+        case decideCollected
         case ignore
     }
 
-    mutating func responseEndReceived(stopsAtBreakpoint: Bool) -> ResponseEndAction {
+    mutating func responseEndReceived() -> ResponseEndAction {
         switch state {
         case .streamingResponse:
             return .finish
         case .switchingProtocols:
             state = .upgraded
             return .switchProtocols
-        case .collectingResponse(let complete):
-            guard stopsAtBreakpoint else { return .releaseCollectedAndFinish }
-            state = .heldAtResponseBreakpoint(requestComplete: complete)
-            return .holdAtBreakpoint
+        case .collectingResponse:
+            return .decideCollected
         default:
             return .ignore
         }
+    }
+
+    mutating func holdAtResponseBreakpoint() {
+        if case .collectingResponse(let complete) = state { state = .heldAtResponseBreakpoint(requestComplete: complete) }
     }
 
     // MARK: Ends

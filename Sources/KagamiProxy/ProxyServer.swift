@@ -128,7 +128,8 @@ public final class ProxyServer: Sendable {
             upstreamVerificationDisabled: configuration.interception?.insecureUpstream ?? false,
             rules: rules,
             breakpoints: breakpoints,
-            gate: gate
+            gate: gate,
+            hooks: .standard(rules: rules, breakpoints: breakpoints, sink: sink)
         )
         let pools = self.pools
         let poolConfiguration = self.poolConfiguration

@@ -5,11 +5,12 @@ import NIOHTTP1
 
 /// What Kagami keeps of one WebSocket connection: the handshake as a flow, recorded when the
 /// connection switches, then each message of both directions as the relay passes its bytes
-/// on, handed to the sink once per read so they are written in batches behind the flow, and
+/// on, handed to the hooks (recording: the sink) once per read so they are written in batches
+/// behind the flow, and
 /// the flow again when both sides have closed (its end, and any rule a peer broke).
 final class WebSocketCapture {
     private var recorder: FlowRecorder?
-    private let sink: any FlowSink
+    private let hooks: ExchangeHooks
     private let flowID: UUID
     private var sent: WebSocketMessageReader
     private var received: WebSocketMessageReader
@@ -17,11 +18,11 @@ final class WebSocketCapture {
     private var failure: FlowError?
 
     /// Nil unless the 101 switched to WebSocket (another protocol is relayed without capture).
-    init?(recorder: FlowRecorder, response: HTTPResponseHead, sink: any FlowSink, captureLimit: Int) {
+    init?(recorder: FlowRecorder, response: HTTPResponseHead, hooks: ExchangeHooks, captureLimit: Int) {
         guard response.headers[canonicalForm: "upgrade"].contains(where: { $0.lowercased() == "websocket" }) else { return nil }
         let extensions = WebSocketExtensions(response.headers[canonicalForm: "sec-websocket-extensions"].joined(separator: ","))
         self.recorder = recorder
-        self.sink = sink
+        self.hooks = hooks
         self.flowID = recorder.flow.id
         sent = WebSocketMessageReader(.init(
             direction: .send, captureLimit: captureLimit, deflate: extensions.deflate,
@@ -30,7 +31,7 @@ final class WebSocketCapture {
             direction: .receive, captureLimit: captureLimit, deflate: extensions.deflate,
             noContextTakeover: extensions.serverNoContextTakeover, unknownExtensions: extensions.unknown))
         // The handshake first: the messages that follow belong to a flow the store already has.
-        sink.record(recorder.inProgress)
+        hooks.upgraded(recorder.inProgress)
     }
 
     func read(_ buffer: ByteBuffer, from direction: WebSocketMessage.Direction) {
@@ -51,10 +52,10 @@ final class WebSocketCapture {
         failure = FlowError(.badResponse, "WebSocket: the \(peer) broke RFC 6455: \(error); messages after it were relayed but not captured")
     }
 
-    /// Hands the messages read so far to the sink.
+    /// Hands the messages read so far to the hooks.
     func flush() {
         guard !pending.isEmpty else { return }
-        sink.record(messages: pending, of: flowID)
+        hooks.messages(pending, of: flowID)
         pending.removeAll(keepingCapacity: true)
     }
 
@@ -67,7 +68,7 @@ final class WebSocketCapture {
         if error == nil, !sent.closed && !received.closed {
             error = FlowError(.connectionReset, "WebSocket closed without a close frame")
         }
-        sink.record(recorder.finish(error: error))
+        hooks.ended(recorder.finish(error: error))
     }
 }
 

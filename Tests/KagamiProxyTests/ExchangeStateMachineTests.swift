@@ -13,7 +13,7 @@ import Testing
     func step<T>(_ machine: inout Machine, _ transition: (inout Machine) -> T) -> T { transition(&machine) }
 
     @Test func streamedRequestAndResponse() {
-        var machine = Machine(collectingRequest: false, requestsUpgrade: false)
+        var machine = Machine(requestsUpgrade: false)
         #expect(step(&machine) { $0.requestBodyReceived() } == .forward)
         #expect(!machine.isRequestComplete)
         #expect(step(&machine) { $0.requestEndReceived() } == .forward)
@@ -23,7 +23,7 @@ import Testing
         #expect(step(&machine) { $0.responseHeadReceived(status: 200, collect: false) } == .relay)
         #expect(machine.hasResponseStarted)
         #expect(step(&machine) { $0.responseBodyReceived() } == .relay)
-        #expect(step(&machine) { $0.responseEndReceived(stopsAtBreakpoint: false) } == .finish)
+        #expect(step(&machine) { $0.responseEndReceived() } == .finish)
         #expect(step(&machine) { $0.finish() })
         #expect(machine.isFinished)
         // Anything late finds a finished exchange.
@@ -36,21 +36,22 @@ import Testing
     /// A server may answer before the request's body is all read: the body still goes out,
     /// and the connection can't be reused if the exchange ends before the request does.
     @Test func responseBeforeRequestEnds() {
-        var machine = Machine(collectingRequest: false, requestsUpgrade: false)
+        var machine = Machine(requestsUpgrade: false)
         #expect(step(&machine) { $0.responseHeadReceived(status: 413, collect: false) } == .relay)
         #expect(machine.state == .streamingResponse(requestComplete: false))
         #expect(step(&machine) { $0.requestBodyReceived() } == .forward)
         #expect(step(&machine) { $0.requestEndReceived() } == .forward)
         #expect(machine.state == .streamingResponse(requestComplete: true))
 
-        var early = Machine(collectingRequest: false, requestsUpgrade: false)
+        var early = Machine(requestsUpgrade: false)
         _ = early.responseHeadReceived(status: 413, collect: false)
-        #expect(step(&early) { $0.responseEndReceived(stopsAtBreakpoint: false) } == .finish)
+        #expect(step(&early) { $0.responseEndReceived() } == .finish)
         #expect(step(&early) { $0.finish() } == false)
     }
 
     @Test func collectedRequestHeldAtBreakpoint() {
-        var machine = Machine(collectingRequest: true, requestsUpgrade: false)
+        var machine = Machine(requestsUpgrade: false)
+        machine.collectRequest()
         #expect(step(&machine) { $0.requestBodyReceived() } == .collect)
         #expect(step(&machine) { $0.requestEndReceived() } == .decideCollected)
         machine.holdAtRequestBreakpoint()
@@ -64,7 +65,8 @@ import Testing
 
     /// A body too large to collect streams from the point it passed the limit.
     @Test func collectingStopsForALargeBody() {
-        var machine = Machine(collectingRequest: true, requestsUpgrade: false)
+        var machine = Machine(requestsUpgrade: false)
+        machine.collectRequest()
         #expect(step(&machine) { $0.requestBodyReceived() } == .collect)
         machine.stopCollectingRequest()
         #expect(step(&machine) { $0.requestBodyReceived() } == .forward)
@@ -72,7 +74,7 @@ import Testing
     }
 
     @Test func localAnswerWaitsForTheRequestsEnd() {
-        var machine = Machine(collectingRequest: false, requestsUpgrade: false)
+        var machine = Machine(requestsUpgrade: false)
         #expect(step(&machine) { $0.answerLocally() } == .waitForRequestEnd)
         #expect(step(&machine) { $0.requestBodyReceived() } == .discard)
         #expect(step(&machine) { $0.requestEndReceived() } == .answerLocally)
@@ -80,13 +82,14 @@ import Testing
     }
 
     @Test func collectedResponseHeldAtBreakpointThenSent() {
-        var machine = Machine(collectingRequest: false, requestsUpgrade: false)
+        var machine = Machine(requestsUpgrade: false)
         _ = machine.requestEndReceived()
         #expect(step(&machine) { $0.responseHeadReceived(status: 200, collect: true) } == .collect)
         #expect(!machine.hasResponseStarted)
         #expect(machine.upstreamLost() == .failBeforeResponse)
         #expect(step(&machine) { $0.responseBodyReceived() } == .collect)
-        #expect(step(&machine) { $0.responseEndReceived(stopsAtBreakpoint: true) } == .holdAtBreakpoint)
+        #expect(step(&machine) { $0.responseEndReceived() } == .decideCollected)
+        machine.holdAtResponseBreakpoint()
         #expect(machine.state == .heldAtResponseBreakpoint(requestComplete: true))
         #expect(machine.upstreamLost() == .ignore)
         machine.startStreamingResponse()
@@ -94,29 +97,30 @@ import Testing
         #expect(step(&machine) { $0.finish() })
     }
 
-    @Test func collectedResponseReleasedByTheRules() {
-        var machine = Machine(collectingRequest: false, requestsUpgrade: false)
+    /// A collected response is decided by the hooks once complete.
+    @Test func collectedResponseDecidedWhenComplete() {
+        var machine = Machine(requestsUpgrade: false)
         _ = machine.requestEndReceived()
         _ = machine.responseHeadReceived(status: 200, collect: true)
-        #expect(step(&machine) { $0.responseEndReceived(stopsAtBreakpoint: false) } == .releaseCollectedAndFinish)
+        #expect(step(&machine) { $0.responseEndReceived() } == .decideCollected)
     }
 
     @Test func upgradeSwitchesOnlyWhenAsked() {
-        var machine = Machine(collectingRequest: false, requestsUpgrade: true)
+        var machine = Machine(requestsUpgrade: true)
         _ = machine.requestEndReceived()
         #expect(step(&machine) { $0.responseHeadReceived(status: 101, collect: true) } == .upgrade)
         #expect(machine.state == .switchingProtocols)
         #expect(machine.upstreamLost() == .failDuringResponse)
-        #expect(step(&machine) { $0.responseEndReceived(stopsAtBreakpoint: false) } == .switchProtocols)
+        #expect(step(&machine) { $0.responseEndReceived() } == .switchProtocols)
         #expect(machine.state == .upgraded)
         #expect(machine.isFinished)
         #expect(machine.upstreamLost() == .ignore)
         #expect(step(&machine) { $0.requestBodyReceived() } == .discard)
-        var unasked = Machine(collectingRequest: false, requestsUpgrade: false)
+        var unasked = Machine(requestsUpgrade: false)
         _ = unasked.requestEndReceived()
         #expect(step(&unasked) { $0.responseHeadReceived(status: 101, collect: false) } == .rejectUpgrade)
         // The client's bytes after an unfinished request can't be the new protocol's.
-        var unfinished = Machine(collectingRequest: false, requestsUpgrade: true)
+        var unfinished = Machine(requestsUpgrade: true)
         #expect(step(&unfinished) { $0.responseHeadReceived(status: 101, collect: false) } == .rejectUpgrade)
     }
 
