@@ -15,7 +15,9 @@
   ws_peer.py absolute PROXY_PORT SERVER_PORT
       The handshake as an absolute-form request through a forward proxy on a plain socket,
       then one masked text frame and a close, frame by frame; checks the 101 arrives exactly
-      as a 101 (no body framing after it) and the echo follows. Prints one JSON line.
+      as a 101 (no body framing after it) and the echo follows. Prints one JSON line. With
+      --pause it prints "open" after the first echo and sends one more message once a line
+      arrives on its standard input.
 """
 
 import argparse
@@ -154,6 +156,15 @@ def run_absolute(arguments):
         if echo != bytes([0x81, len(text)]) + text:
             report["ok"] = False
             report["problems"].append(f"echo {echo!r}")
+        if arguments.pause:
+            # The socket stays open until a line arrives on standard input, then one more.
+            print("open", flush=True)
+            sys.stdin.readline()
+            again = "absolute again".encode()
+            sock.sendall(masked_frame(1, again))
+            if read_exactly(sock, 2 + len(again)) != bytes([0x81, len(again)]) + again:
+                report["ok"] = False
+                report["problems"].append("second echo differs")
         sock.sendall(masked_frame(8, (1000).to_bytes(2, "big") + b"bye"))
         close = read_exactly(sock, 2)
         close += read_exactly(sock, close[1] & 0x7F)
@@ -180,6 +191,7 @@ def main():
     absolute = sub.add_parser("absolute")
     absolute.add_argument("proxy_port", type=int)
     absolute.add_argument("server_port", type=int)
+    absolute.add_argument("--pause", action="store_true")
     arguments = parser.parse_args()
     if arguments.command == "absolute":
         return run_absolute(arguments)

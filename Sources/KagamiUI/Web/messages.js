@@ -1,5 +1,5 @@
 // The Messages tab: the WebSocket messages of an upgraded exchange, both directions in the
-// order they passed, filterable by text and direction.
+// order they passed, filterable by text and direction, following a socket that is still open.
 import { getJSON } from "./api.js";
 import { el, formatSize, formatTime, truncate } from "./format.js";
 
@@ -57,7 +57,23 @@ export function messagesPanel(flow) {
   };
   filter.oninput = show;
   direction.onchange = show;
-  loadMessages(flow.id).then((messages) => { all = messages; show(); },
+  // While the tab is open, new messages of a socket still open are fetched each second (from
+  // the last one shown); the tab stops asking once it is closed or the socket has ended.
+  const follow = async () => {
+    if (!holder.isConnected) return;
+    try {
+      const page = await getJSON(`api/flows/${flow.id}/messages?offset=${all.length}&limit=${PAGE}`);
+      if (page.messages.length) { all = all.concat(page.messages); show(); }
+      const detail = await getJSON(`api/flows/${flow.id}`);
+      if (detail.timings && detail.timings.end != null && page.messages.length < PAGE) {
+        const rest = await getJSON(`api/flows/${flow.id}/messages?offset=${all.length}&limit=${PAGE}`);
+        if (rest.messages.length) { all = all.concat(rest.messages); show(); }
+        return;
+      }
+    } catch { /* Kagami went away: the connection banner says so; try again */ }
+    setTimeout(follow, 1000);
+  };
+  loadMessages(flow.id).then((messages) => { all = messages; show(); setTimeout(follow, 1000); },
     (error) => holder.replaceChildren(el("p", { className: "error-text" }, `Could not load the messages: ${error.message}`)));
   return [el("section", {}, el("h3", {}, "Messages"), el("div", { className: "message-filters" }, filter, direction), holder)];
 }
