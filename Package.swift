@@ -105,6 +105,18 @@ let package = Package(
         // Times the rule pipeline on a typical request (bench/rules/run.sh).
         .executableTarget(name: "rules-bench", dependencies: ["KagamiRules", "KagamiFlow"], path: "bench/rules/Sources"),
         .executableTarget(name: "store-bench", dependencies: ["KagamiStore", "KagamiFlow", "KagamiJSON"], path: "bench/store/Sources"),
+        // WebSocket echo server and load client for bench/proxy/websocket.sh.
+        .executableTarget(
+            name: "ws-bench",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "bench/websocket/Sources"
+        ),
         // Sessions: the FlowStore protocol and its SQLite driver.
         .target(
             name: "KagamiStore",
