@@ -20,10 +20,10 @@ struct ImportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let path = SessionFile.expand(file)
-        let flows: [Flow]
+        let contents: HARImport.Contents
         do {
             let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            flows = try HARImport.flows(from: data, file: file)
+            contents = try HARImport.contents(from: data, file: file)
         } catch let error as HARImportError {
             FileHandle.standardError.write(Data("kagami import: \(error)\n".utf8))
             throw ExitCode(2)
@@ -31,7 +31,11 @@ struct ImportCommand: AsyncParsableCommand {
             throw ValidationError("cannot read \(path): \(error.localizedDescription)")
         }
         let store = try SQLiteFlowStore(path: SessionFile.expand(session))
-        for flow in flows { store.record(flow) }
+        let flows = contents.flows
+        for flow in flows {
+            store.record(flow)
+            if let messages = contents.webSocketMessages[flow.id] { store.record(messages: messages, of: flow.id) }
+        }
         try await store.flush()
         print("Imported \(flows.count) exchange\(flows.count == 1 ? "" : "s") into \(session)")
     }

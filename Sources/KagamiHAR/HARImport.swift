@@ -5,6 +5,38 @@ import KagamiJSON
 /// Reads an HTTP Archive (HAR 1.2, as browsers, Charles and Kagami write it) into flows. The
 /// whole archive is checked before any flow is returned, so a refused file imports nothing.
 public enum HARImport {
+    /// What an archive holds: its exchanges, and the messages of those that are WebSockets
+    /// (`_webSocketMessages`, as Chrome DevTools and Kagami write them), by flow id.
+    public struct Contents: Sendable {
+        public var flows: [Flow]
+        public var webSocketMessages: [UUID: [WebSocketMessage]]
+
+        /// Gives the flow at `index` a new id (one the session already has), its messages too.
+        public mutating func renumber(_ index: Int) {
+            let old = flows[index].id
+            let new = UUID()
+            flows[index].id = new
+            if let messages = webSocketMessages.removeValue(forKey: old) { webSocketMessages[new] = messages }
+        }
+    }
+
+    /// Parses and reads `bytes`; errors carry `file`, and line and column when the JSON is broken.
+    public static func contents(from bytes: some Collection<UInt8>, file: String? = nil) throws(HARImportError) -> Contents {
+        let archive: JSONValue
+        do {
+            archive = try JSONValue(parsing: bytes)
+        } catch {
+            throw HARImportError(file: file, line: error.line, column: error.column, message: "not valid JSON: \(error.message)")
+        }
+        do {
+            return try contents(from: archive)
+        } catch {
+            var located = error
+            located.file = file
+            throw located
+        }
+    }
+
     /// Parses and reads `bytes`; errors carry `file`, and line and column when the JSON is broken.
     public static func flows(from bytes: some Collection<UInt8>, file: String? = nil) throws(HARImportError) -> [Flow] {
         let archive: JSONValue
@@ -23,6 +55,10 @@ public enum HARImport {
     }
 
     public static func flows(from archive: JSONValue) throws(HARImportError) -> [Flow] {
+        try contents(from: archive).flows
+    }
+
+    public static func contents(from archive: JSONValue) throws(HARImportError) -> Contents {
         let log = try HARNode(archive, path: "").member("log")
         _ = try log.member("version").string()
         let creator = try log.member("creator")
@@ -44,8 +80,11 @@ public enum HARImport {
         }
         _ = try log.optional("comment")?.string()
         var flows: [Flow] = []
+        var webSocketMessages: [UUID: [WebSocketMessage]] = [:]
         for entry in try log.member("entries").array() {
-            flows.append(try flow(entry))
+            let (flow, messages) = try self.flow(entry)
+            flows.append(flow)
+            if let messages { webSocketMessages[flow.id] = messages }
         }
         // The archive's own fields (pages, browser, comment, a tool's `_` fields) travel on the
         // first flow, so that exporting the session writes them again.
@@ -57,10 +96,10 @@ public enum HARImport {
         if !logFields.isEmpty, !flows.isEmpty {
             flows[0].archiveFields = logFields + (flows[0].archiveFields ?? [])
         }
-        return flows
+        return Contents(flows: flows, webSocketMessages: webSocketMessages)
     }
 
-    static func flow(_ entry: HARNode) throws(HARImportError) -> Flow {
+    static func flow(_ entry: HARNode) throws(HARImportError) -> (Flow, [WebSocketMessage]?) {
         let start = try date(entry.member("startedDateTime"))
         _ = try entry.member("time").number()
         let request = try self.request(entry.member("request"))
@@ -108,9 +147,46 @@ public enum HARImport {
             guard let repeatOf = UUID(uuidString: try repeatNode.string()) else { throw repeatNode.error("expected the id (a UUID) of the repeated exchange") }
             flow.repeatOf = repeatOf
         }
-        let fields = archiveFields(input: try entry.object(), derived: HARExport.derivedEntry(flow).objectValue ?? [:], path: [])
+        let messages = try entry.optional("_webSocketMessages").map { node throws(HARImportError) in try webSocketMessages(node) }
+        // What the flow and its messages export as again is not kept twice.
+        let derived = HARExport.entry(flow, webSocketMessages: messages).objectValue ?? [:]
+        let fields = archiveFields(input: try entry.object(), derived: derived, path: [])
         flow.archiveFields = fields.isEmpty ? nil : fields
-        return flow
+        return (flow, messages)
+    }
+
+    /// Chrome's `{type, time, opcode, data}` (and Kagami's `_size`, `_compressed`): text as is,
+    /// other payloads in base64.
+    static func webSocketMessages(_ node: HARNode) throws(HARImportError) -> [WebSocketMessage] {
+        var messages: [WebSocketMessage] = []
+        for item in try node.array() {
+            let typeNode = try item.member("type")
+            guard let direction = WebSocketMessage.Direction(rawValue: try typeNode.string()) else {
+                throw typeNode.error("expected \"send\" or \"receive\"")
+            }
+            let opcodeNode = try item.member("opcode")
+            guard let opcode = WebSocketMessage.Opcode(rawValue: UInt8(clamping: try opcodeNode.integer())) else {
+                throw opcodeNode.error("expected a WebSocket opcode: 1 (text), 2 (binary), 8 (close), 9 (ping) or 10 (pong)")
+            }
+            let time = Date(timeIntervalSince1970: try item.member("time").number())
+            let dataNode = try item.member("data")
+            let text = try dataNode.string()
+            let data: Data
+            if opcode == .text {
+                data = Data(text.utf8)
+            } else {
+                guard let decoded = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else {
+                    throw dataNode.error("expected the payload in base64")
+                }
+                data = decoded
+            }
+            let size = try item.optional("_size")?.integer() ?? data.count
+            let compressed = try item.optional("_compressed")?.bool() ?? false
+            messages.append(WebSocketMessage(
+                direction: direction, time: time, opcode: opcode, data: data, size: size,
+                isTruncated: size > data.count, isCompressed: compressed))
+        }
+        return messages
     }
 
     static func request(_ node: HARNode) throws(HARImportError) -> FlowRequest {

@@ -20,9 +20,9 @@ extension FlowAPI {
         } catch {
             return apiError(.contentTooLarge, "an archive to import is at most \(Self.maximumArchiveBytes >> 20) MB")
         }
-        var flows: [Flow]
+        var contents: HARImport.Contents
         do {
-            flows = try HARImport.flows(from: body.readableBytesView)
+            contents = try HARImport.contents(from: body.readableBytesView)
         } catch {
             var object: JSONObject = ["error": .string(error.description), "message": .string(error.message)]
             object["path"] = error.path.map(JSONValue.string) ?? .null
@@ -34,13 +34,17 @@ extension FlowAPI {
         // those get new ids, so importing adds exchanges instead of replacing the recorded ones.
         try await store.flush()
         var seen = Set<UUID>()
-        for index in flows.indices {
-            let id = flows[index].id
+        for index in contents.flows.indices {
+            let id = contents.flows[index].id
             var taken = !seen.insert(id).inserted
             if !taken { taken = try await store.flow(id: id) != nil }
-            if taken { flows[index].id = UUID() }
+            if taken { contents.renumber(index) }
         }
-        for flow in flows { server.hub.record(flow) }
+        let flows = contents.flows
+        for flow in flows {
+            server.hub.record(flow)
+            if let messages = contents.webSocketMessages[flow.id] { server.hub.record(messages: messages, of: flow.id) }
+        }
         try await store.flush()
         return jsonResponse([
             "imported": .integer(flows.count),
