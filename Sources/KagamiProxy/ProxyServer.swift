@@ -122,7 +122,6 @@ public final class ProxyServer: Sendable {
             captureLimit: configuration.bodyCaptureLimit,
             connectTimeout: TimeAmount(configuration.connectTimeout),
             responseTimeout: TimeAmount(configuration.responseTimeout),
-            sink: sink,
             identities: identities,
             sslProxying: configuration.interception?.sslProxying ?? SSLProxyingList(),
             upstreamVerificationDisabled: configuration.interception?.insecureUpstream ?? false,
