@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "KagamiUI", targets: ["KagamiUI"]),
         .library(name: "KagamiRepeat", targets: ["KagamiRepeat"]),
         .library(name: "KagamiYAML", targets: ["KagamiYAML"]),
+        .library(name: "KagamiContentCoding", targets: ["KagamiContentCoding"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -111,7 +112,7 @@ let package = Package(
             dependencies: ["KagamiFlow", "KagamiJSON", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "DequeModule", package: "swift-collections")]
         ),
         // HTTP Archive (HAR 1.2) from and to flows.
-        .target(name: "KagamiHAR", dependencies: ["KagamiFlow", "KagamiJSON"]),
+        .target(name: "KagamiHAR", dependencies: ["KagamiFlow", "KagamiJSON", "KagamiContentCoding"]),
         // A recorded request as a curl command line that sends it again.
         .target(name: "KagamiCurl", dependencies: ["KagamiFlow"]),
         // Repeat and Repeat Advanced: a recorded request sent again through a Kagami proxy.
@@ -152,11 +153,13 @@ let package = Package(
         ),
         // The system zlib, to show gzip- and deflate-encoded bodies decoded.
         .systemLibrary(name: "CKagamiZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // Content-Encoding undone (gzip, deflate) for display and export.
+        .target(name: "KagamiContentCoding", dependencies: ["CKagamiZlib"]),
         // The web UI and its JSON admin API (Hummingbird), with the page shipped as resources.
         .target(
             name: "KagamiUI",
             dependencies: [
-                "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "CKagamiZlib",
+                "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiContentCoding",
                 "KagamiProxy", "KagamiRules", "KagamiCurl", "KagamiRepeat",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HTTPTypes
 import KagamiFlow
+import KagamiContentCoding
 import KagamiHAR
 import KagamiJSON
 import KagamiStore

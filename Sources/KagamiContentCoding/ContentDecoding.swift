@@ -2,12 +2,12 @@
 import CKagamiZlib
 import Foundation
 
-enum ContentDecoding {
-    enum Failure: Error, CustomStringConvertible {
+public enum ContentDecoding {
+    public enum Failure: Error, Sendable, CustomStringConvertible {
         case unsupported(String)
         case corrupt(encoding: String, detail: String)
 
-        var description: String {
+        public var description: String {
             switch self {
             case .unsupported(let encoding): "\(encoding) bodies are shown as received: Kagami has no \(encoding) decoder"
             case .corrupt(let encoding, let detail): "the body is not valid \(encoding) (\(detail)); shown as received"
@@ -15,9 +15,17 @@ enum ContentDecoding {
         }
     }
 
+    /// True when `contentEncoding` names a coding other than identity.
+    public static func isEncoded(_ contentEncoding: String?) -> Bool {
+        (contentEncoding ?? "").split(separator: ",").contains {
+            let coding = $0.trimmingCharacters(in: .whitespaces).lowercased()
+            return !coding.isEmpty && coding != "identity"
+        }
+    }
+
     /// Decodes `data` per the Content-Encoding value (several codings apply in order);
     /// `identity` or an empty value returns the bytes unchanged.
-    static func decode(_ data: Data, contentEncoding: String?, limit: Int = 64 * 1024 * 1024) throws(Failure) -> Data {
+    public static func decode(_ data: Data, contentEncoding: String?, limit: Int = 64 * 1024 * 1024) throws(Failure) -> Data {
         let codings = (contentEncoding ?? "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             .filter { !$0.isEmpty && $0 != "identity" }
