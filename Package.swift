@@ -101,7 +101,7 @@ let package = Package(
         // Charles's tools as one ordered rule pipeline over flows: pure logic, no networking.
         .target(
             name: "KagamiRules",
-            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiYAML", .product(name: "Yams", package: "Yams")]
+            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiYAML", "KagamiContentCoding", .product(name: "Yams", package: "Yams")]
         ),
         // Times the rule pipeline on a typical request (bench/rules/run.sh).
         .executableTarget(name: "rules-bench", dependencies: ["KagamiRules", "KagamiFlow"], path: "bench/rules/Sources"),
@@ -181,7 +181,7 @@ let package = Package(
         .executableTarget(name: "kagami", dependencies: ["KagamiCLI"]),
 
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
-        .testTarget(name: "KagamiRulesTests", dependencies: ["KagamiRules", "KagamiFlow", "KagamiJSON", "KagamiTesting"]),
+        .testTarget(name: "KagamiRulesTests", dependencies: ["KagamiRules", "KagamiFlow", "KagamiJSON", "KagamiTesting", "KagamiContentCoding"]),
         .testTarget(
             name: "KagamiUITests",
             dependencies: [

@@ -129,8 +129,8 @@ public enum HARExport {
             // HAR viewers expect. The bytes as they were sent stay in `_encodedText` (base64).
             var shown = response.body.data
             let contentEncoding = response.headers["Content-Encoding"]
-            if ContentDecoding.isEncoded(contentEncoding), !response.body.isTruncated,
-               let decoded = try? ContentDecoding.decode(response.body.data, contentEncoding: contentEncoding) {
+            if ContentCoding.isEncoded(contentEncoding), !response.body.isTruncated,
+               let decoded = try? ContentCoding.decode(response.body.data, contentEncoding: contentEncoding) {
                 shown = decoded
                 content["size"] = .integer(decoded.count)
                 content["compression"] = .integer(decoded.count - response.body.data.count)
