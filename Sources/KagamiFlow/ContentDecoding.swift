@@ -1,13 +1,14 @@
-// Undoes Content-Encoding so the inspector can show what the server meant, not what it sent.
+// Undoes Content-Encoding so the inspector shows, and the contract check validates, what the
+// server meant rather than what it sent.
 import CKagamiZlib
 import Foundation
 
-enum ContentDecoding {
-    enum Failure: Error, CustomStringConvertible {
+public enum ContentDecoding {
+    public enum Failure: Error, CustomStringConvertible {
         case unsupported(String)
         case corrupt(encoding: String, detail: String)
 
-        var description: String {
+        public var description: String {
             switch self {
             case .unsupported(let encoding): "\(encoding) bodies are shown as received: Kagami has no \(encoding) decoder"
             case .corrupt(let encoding, let detail): "the body is not valid \(encoding) (\(detail)); shown as received"
@@ -17,7 +18,7 @@ enum ContentDecoding {
 
     /// Decodes `data` per the Content-Encoding value (several codings apply in order);
     /// `identity` or an empty value returns the bytes unchanged.
-    static func decode(_ data: Data, contentEncoding: String?, limit: Int = 64 * 1024 * 1024) throws(Failure) -> Data {
+    public static func decode(_ data: Data, contentEncoding: String?, limit: Int = 64 * 1024 * 1024) throws(Failure) -> Data {
         let codings = (contentEncoding ?? "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             .filter { !$0.isEmpty && $0 != "identity" }
