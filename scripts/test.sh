@@ -17,6 +17,13 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
+# The contract check's JUnit reports are read back by junitparser, a reader CI tools use.
+python3 -c "import ensurepip" >/dev/null 2>&1 || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; }
+if [ ! -x .venv-tests/bin/python ] || ! .venv-tests/bin/python -c "import junitparser" >/dev/null 2>&1; then
+    python3 -m venv .venv-tests
+    .venv-tests/bin/pip install -q junitparser
+fi
+
 # The external suites live beside the checkout (../shared/conformance) unless told otherwise.
 export KAGAMI_CONFORMANCE_DIR="${KAGAMI_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/conformance}"
 

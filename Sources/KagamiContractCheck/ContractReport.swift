@@ -132,12 +132,12 @@ public struct ContractReport: Sendable {
                 let name = operation.operation.name.isEmpty ? "" : " \"\(operation.operation.name)\""
                 let exercised = operation.exchanges == 0 ? "not exercised" : "\(operation.exchanges) exchange\(operation.exchanges == 1 ? "" : "s")"
                 lines.append("  \(operation.operation.method) \(operation.operation.template)\(name)  \(place(of: operation.operation, in: index))  \(exercised)")
-                for finding in found { lines.append("    " + line(finding, failOn: failOn)) }
+                for finding in found { lines.append("    \(place(of: operation.operation, in: index)): " + line(finding, failOn: failOn)) }
             }
             let undocumented = mine.filter { $0.violation.operation == nil }
             if !undocumented.isEmpty {
                 lines.append("  Undocumented  \(check.path)")
-                for finding in undocumented { lines.append("    " + line(finding, failOn: failOn)) }
+                for finding in undocumented { lines.append("    \(check.path): " + line(finding, failOn: failOn)) }
             }
             lines.append("  Coverage: \(coverage.operationsSeen)/\(coverage.operations.count) operations, \(coverage.statusesSeen)/\(coverage.statusesDocumented) documented statuses, \(coverage.propertiesSeen)/\(coverage.propertiesDocumented) response properties")
         }

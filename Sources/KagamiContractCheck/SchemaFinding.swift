@@ -36,7 +36,8 @@ enum SchemaFinding {
         let keywordValue = schema.flatMap { schema in keywordTokens.flatMap { JSONPointer.resolve($0, in: schema) } }
         // The schema object holding the keyword, as the UI shows it beside the offending value.
         let excerpt = schema.flatMap { schema in keywordTokens.flatMap { JSONPointer.resolve($0.dropLast(), in: schema) } }
-        var expected = keywordValue.map(Shortened.json)
+        // A keyword's text value (`"integer"`, a pattern) reads better unquoted.
+        var expected = keywordValue.map { $0.stringValue.map { Shortened.text($0) } ?? Shortened.json($0) }
         var actual = value.map(Shortened.json)
         switch error.keyword {
         case "required":
