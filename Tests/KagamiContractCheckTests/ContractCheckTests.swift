@@ -2,6 +2,7 @@ import Foundation
 import KagamiContractCheck
 import KagamiDescription
 import KagamiFlow
+import KagamiJSON
 import Testing
 
 /// Flows built by hand against the two fixture descriptions: matching, each violation kind with
@@ -167,5 +168,37 @@ import Testing
         #expect(BaseURL("/v2")?.host == nil)
         #expect(BaseURL("{scheme}://{host}/api")?.path == "/api")
         #expect(BaseURL("ftp://example.com") == nil)
+    }
+}
+
+@Suite struct LiveContractsTests {
+    /// Sets the file's text and a modification time of its own, so a reload sees the change
+    /// however fast the edits come.
+    static func write(_ text: String, to path: String, at seconds: TimeInterval) throws {
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: seconds)], ofItemAtPath: path)
+    }
+
+    @Test func aBrokenEditKeepsTheLastGoodDescriptionAndSaysSo() throws {
+        let folder = NSTemporaryDirectory() + "kagami-live-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = folder + "/notes.yaml"
+        let good = try String(contentsOfFile: ContractCheckTests.fixture("notes.yaml"), encoding: .utf8)
+        try Self.write(good, to: path, at: 1_000)
+        let contracts = try LiveContracts(arguments: ["\(path)=\(ContractCheckTests.base)"])
+        let wrongType = ContractCheckTests.flow("GET", "/v1/notes/3", status: 200, body: #"{"id":"three","title":"x"}"#)
+        #expect(contracts.check(wrongType).map(\.keyword) == ["type"])
+
+        try Self.write(good + "  broken: [\n", to: path, at: 2_000)
+        let notes = contracts.reloadChanged()
+        #expect(notes.first?.hasPrefix("Keeping the last good version of \(path)") == true)
+        #expect(contracts.json["descriptions"]?[0]?["reloadErrors"]?[0]?.stringValue?.hasPrefix("\(path):") == true)
+        #expect(contracts.check(wrongType).map(\.keyword) == ["type"], "the last good version still checks")
+
+        // A good edit: `id` is now a string.
+        try Self.write(good.replacingOccurrences(of: "id:\n          type: integer", with: "id:\n          type: string"), to: path, at: 3_000)
+        #expect(contracts.reloadChanged().first?.hasPrefix("Reloaded \(path)") == true)
+        #expect(contracts.json["descriptions"]?[0]?["reloadErrors"]?.arrayValue == [])
+        #expect(contracts.check(wrongType) == [])
     }
 }
