@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "KagamiMock", targets: ["KagamiMock"]),
         .library(name: "KagamiUI", targets: ["KagamiUI"]),
         .library(name: "KagamiRepeat", targets: ["KagamiRepeat"]),
+        .library(name: "KagamiYAML", targets: ["KagamiYAML"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -63,13 +64,15 @@ let package = Package(
         .target(
             name: "KagamiOpenAPI",
             dependencies: [
-                "KagamiContract", "KagamiJSON",
+                "KagamiContract", "KagamiJSON", "KagamiYAML",
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),
                 .product(name: "OpenAPIKit30", package: "OpenAPIKit"),
                 .product(name: "OpenAPIKitCompat", package: "OpenAPIKit"),
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        // YAML text to a node tree, bounded in size, nesting and expanded aliases.
+        .target(name: "KagamiYAML", dependencies: [.product(name: "Yams", package: "Yams")]),
         // One value per HTTP exchange, with no networking types: everything else speaks flows.
         .target(name: "KagamiFlow", dependencies: ["CKagamiZlib"]),
         // Kagami's root CA and the leaf certificates it signs for intercepted hosts.
@@ -98,7 +101,7 @@ let package = Package(
         // Charles's tools as one ordered rule pipeline over flows: pure logic, no networking.
         .target(
             name: "KagamiRules",
-            dependencies: ["KagamiFlow", "KagamiJSON", .product(name: "Yams", package: "Yams")]
+            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiYAML", .product(name: "Yams", package: "Yams")]
         ),
         // Times the rule pipeline on a typical request (bench/rules/run.sh).
         .executableTarget(name: "rules-bench", dependencies: ["KagamiRules", "KagamiFlow"], path: "bench/rules/Sources"),

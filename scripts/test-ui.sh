@@ -23,6 +23,7 @@ else
     swift build --product kagami
     kagami="$(swift build --show-bin-path)/kagami"
 fi
+export KAGAMI_UPSTREAM_ALLOW=loopback
 export KAGAMI_CONFORMANCE_DIR="${KAGAMI_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/conformance}"
 status=0
 .venv-ui/bin/python Tests/UI/test_ui.py "$kagami" || status=1

@@ -24,12 +24,19 @@ if [ ! -x .venv-tests/bin/python ] || ! .venv-tests/bin/python -c "import junitp
     .venv-tests/bin/pip install -q junitparser
 fi
 
+# Every proxy a test starts, in-process or as `kagami proxy`, connects to loopback only; the
+# test harnesses say so too, this catches any that forget.
+export KAGAMI_UPSTREAM_ALLOW=loopback
+
 # The external suites live beside the checkout (../shared/conformance) unless told otherwise.
 export KAGAMI_CONFORMANCE_DIR="${KAGAMI_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/conformance}"
 
 swift build --build-tests
-swift test --skip-build "$@"
-# The web UI in a real browser (skipped when only some Swift tests were asked for).
+status=0
+swift test --skip-build "$@" || status=1
+# The web UI in a real browser (skipped when only some Swift tests were asked for), run even
+# when a Swift test failed; the command fails if either did.
 if [ $# -eq 0 ]; then
-    ./scripts/test-ui.sh "$(swift build --show-bin-path)/kagami"
+    ./scripts/test-ui.sh "$(swift build --show-bin-path)/kagami" || status=1
 fi
+exit $status

@@ -35,6 +35,11 @@ struct ProxyCommand: AsyncParsableCommand {
 
     @OptionGroup var https: HTTPSOptions
 
+    @Option(name: .customLong("upstream-allow"), help: ArgumentHelp(
+        "Connect only to these servers: a network (10.0.0.0/8), an address, a host name (api.internal, *.internal) or loopback; repeatable. Names not listed are refused without a DNS lookup. Default: any server, or the list in KAGAMI_UPSTREAM_ALLOW.",
+        valueName: "network|host"))
+    var upstreamAllow: [String] = []
+
     @Option(help: "Rules file (YAML or JSON): Map Remote, Map Local, Rewrite, Block/Allow, No Caching, Throttling. See docs/RULES.md.")
     var rules: String?
 
@@ -71,6 +76,12 @@ struct ProxyCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("kagami proxy: cannot check traffic against the description:\n\(error.description)\n".utf8))
             throw ExitCode(2)
         }
+        let allowList: UpstreamAllowList?
+        do {
+            allowList = upstreamAllow.isEmpty ? nil : try UpstreamAllowList(parsing: upstreamAllow)
+        } catch {
+            throw ValidationError("\(error)")
+        }
         let store = try SQLiteFlowStore(path: sessionPath)
         // The hub passes each flow to the store and to the web UI's live views.
         let hub = FlowHub(forwardingTo: store)
@@ -89,7 +100,7 @@ struct ProxyCommand: AsyncParsableCommand {
                 configuration: .init(
                     host: host, port: port, mode: mode,
                     responseTimeout: .seconds(responseTimeout), bodyCaptureLimit: bodyLimit,
-                    interception: interception
+                    interception: interception, upstreamAllowList: allowList
                 ),
                 sink: sink,
                 rules: activeRules,
@@ -116,6 +127,9 @@ struct ProxyCommand: AsyncParsableCommand {
         } else {
             banner += "HTTPS: not intercepted (CONNECT tunnels are relayed untouched)\n"
         }
+        if let allowed = server.upstreamAllowList {
+            banner += "Upstream: only \(allowed)\n"
+        }
         if !["127.0.0.1", "::1", "localhost"].contains(host) {
             banner += "Warning: listening on \(host) lets other hosts use this proxy.\n"
         }
@@ -141,7 +155,10 @@ struct ProxyCommand: AsyncParsableCommand {
         let uiServer = try await ui.start(
             store: store, hub: hub, proxyAddress: listening, sessionPath: sessionPath,
             liveProxy: LiveProxy(breakpoints: breakpointSet, repeatRoute: repeatRoute), rules: rulesControl, contracts: liveContracts)
-        if let uiServer { banner += ui.describe(uiServer) }
+        if let uiServer {
+            server.refuseLoopbackConnections(toPort: uiServer.port)
+            banner += ui.describe(uiServer)
+        }
         // Unbuffered, so a script or test reading the pipe sees the port at once.
         FileHandle.standardOutput.write(Data(banner.utf8))
 
@@ -256,13 +273,13 @@ enum BreakpointsFile {
 
 enum SessionFile {
     static func expand(_ path: String) -> String {
-        (path as NSString).expandingTildeInPath
+        KagamiHome.expand(path)
     }
 
     /// `~/.kagami/sessions/2026-11-21T10-15-30.sqlite`
     static func newDefaultPath() throws -> String {
-        let directory = (NSHomeDirectory() as NSString).appendingPathComponent(".kagami/sessions")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = KagamiHome.sessions
+        try KagamiHome.createPrivateDirectory(directory)
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "yyyy-MM-dd'T'HH-mm-ss"

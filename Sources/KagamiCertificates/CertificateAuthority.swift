@@ -36,9 +36,7 @@ public struct CertificateAuthority: Sendable {
     }
 
     /// `~/.kagami`
-    public static var defaultDirectory: String {
-        (NSHomeDirectory() as NSString).appendingPathComponent(".kagami")
-    }
+    public static var defaultDirectory: String { KagamiHome.path }
 
     /// Loads the CA from `directory`, creating it there when it does not exist yet.
     public static func loadOrCreate(directory: String = defaultDirectory, now: Date = Date()) throws -> CertificateAuthority {
@@ -83,7 +81,7 @@ public struct CertificateAuthority: Sendable {
     /// Makes a new CA in `directory`, replacing any there.
     public static func create(directory: String, now: Date = Date()) throws -> CertificateAuthority {
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try KagamiHome.createPrivateDirectory(directory)
         } catch {
             throw Failure.unwritable(path: directory, reason: error.localizedDescription)
         }

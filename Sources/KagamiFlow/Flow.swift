@@ -215,6 +215,8 @@ public struct FlowError: Sendable, Hashable, Codable, CustomStringConvertible {
         case badRequest
         case tlsFailure
         case aborted
+        /// The destination is outside the proxy's upstream allow list.
+        case notAllowed
         case other
     }
 

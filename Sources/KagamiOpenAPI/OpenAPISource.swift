@@ -1,6 +1,7 @@
 // The document text as JSON values (JSON or YAML), and positions for OpenAPIKit's coding paths.
 import KagamiContract
 import KagamiJSON
+import KagamiYAML
 import Yams
 
 struct OpenAPISourceError: Error {
@@ -22,13 +23,9 @@ enum OpenAPISource {
         }
         let node: Node?
         do {
-            node = try Yams.compose(yaml: text)
-        } catch let error as YamlError {
-            // Yams appends the offending line and a caret; the position says where already.
-            let summary = String(describing: error).split(separator: "\n").prefix(2).joined(separator: " ")
-            throw OpenAPISourceError(message: "invalid YAML: \(summary)", location: yamlLocation(error))
+            node = try YAMLDocument.compose(text, limits: limits(for: text))
         } catch {
-            throw OpenAPISourceError(message: "invalid YAML: \(error)", location: SourceLocation(line: 1, column: 1))
+            throw OpenAPISourceError(message: "invalid YAML: \(error.message)", location: SourceLocation(line: error.line ?? 1, column: error.column ?? 1))
         }
         guard let node else {
             throw OpenAPISourceError(message: "empty document", location: SourceLocation(line: 1, column: 1))
@@ -36,13 +33,10 @@ enum OpenAPISource {
         return jsonValue(of: node, depth: 0)
     }
 
-    private static func yamlLocation(_ error: YamlError) -> SourceLocation {
-        switch error {
-        case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _):
-            return SourceLocation(line: mark.line, column: mark.column)
-        default:
-            return SourceLocation(line: 1, column: 1)
-        }
+    /// Descriptions run to megabytes; what one stands for with its aliases expanded may be a
+    /// few times its text, never the billions a "billion laughs" document asks for.
+    static func limits(for text: String) -> YAMLDocument.Limits {
+        YAMLDocument.Limits(maximumBytes: 256 << 20, maximumNodes: max(1_000_000, text.utf8.count * 4), maximumDepth: 255)
     }
 
     private static func jsonValue(of node: Node, depth: Int) -> JSONValue {

@@ -19,6 +19,8 @@ struct ConnectionSettings: Sendable {
     /// The rules in force; read once per exchange, replaceable while running.
     var rules: ActiveRules
     var breakpoints: Breakpoints
+    /// Every server connection goes through it (the upstream allow list).
+    var gate: UpstreamGate
 }
 
 /// One exchange in progress on a client connection.
@@ -737,7 +739,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                     try channel.pipeline.syncOperations.addHandler(TunnelRelayHandler())
                 }
             }
-        ThrottleHandler.connect(after: throttle, on: context.eventLoop) { bootstrap.connect(host: target.host, port: target.port) }
+        let gate = settings.gate
+        let eventLoop = context.eventLoop
+        ThrottleHandler.connect(after: throttle, on: eventLoop) { gate.connect(bootstrap, host: target.host, port: target.port, on: eventLoop) }
             .assumeIsolated()
             .whenComplete { [weak self] result in
                 guard let self, let context = self.context, clientChannel.isActive else {

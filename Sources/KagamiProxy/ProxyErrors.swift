@@ -15,6 +15,9 @@ import Darwin
 enum UpstreamFailure {
     static func classify(_ error: any Error, target: ProxyTarget, connectTimeout: TimeAmount) -> (HTTPResponseStatus, FlowError) {
         let server = target.authority
+        if let refusal = error as? DestinationNotAllowed ?? (error as? NIOConnectionError).flatMap({ ($0.dnsAError ?? $0.dnsAAAAError) as? DestinationNotAllowed }) {
+            return (.forbidden, FlowError(.notAllowed, refusal.description))
+        }
         if let loss = error as? ThrottleLoss {
             return (.badGateway, FlowError(.aborted, loss.description))
         }

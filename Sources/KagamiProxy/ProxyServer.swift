@@ -37,12 +37,16 @@ public final class ProxyServer: Sendable {
         public var bodyCaptureLimit: Int
         /// HTTPS interception; nil relays every CONNECT untouched.
         public var interception: InterceptionConfiguration?
+        /// The servers the proxy may connect to; nil allows any, unless `KAGAMI_UPSTREAM_ALLOW`
+        /// gives a list.
+        public var upstreamAllowList: UpstreamAllowList?
 
         public init(
             host: String = "127.0.0.1", port: Int = 8888, mode: Mode = .forward,
             connectTimeout: Duration = .seconds(10), responseTimeout: Duration = .seconds(60),
             idleConnectionTimeout: Duration = .seconds(60), maximumIdleConnectionsPerServer: Int = 64,
-            bodyCaptureLimit: Int = 10 * 1024 * 1024, interception: InterceptionConfiguration? = nil
+            bodyCaptureLimit: Int = 10 * 1024 * 1024, interception: InterceptionConfiguration? = nil,
+            upstreamAllowList: UpstreamAllowList? = nil
         ) {
             self.host = host
             self.port = port
@@ -53,6 +57,7 @@ public final class ProxyServer: Sendable {
             self.maximumIdleConnectionsPerServer = maximumIdleConnectionsPerServer
             self.bodyCaptureLimit = bodyCaptureLimit
             self.interception = interception
+            self.upstreamAllowList = upstreamAllowList
         }
     }
 
@@ -75,14 +80,17 @@ public final class ProxyServer: Sendable {
     private let poolConfiguration: UpstreamPool.Configuration
     private let identities: InterceptionIdentities?
     private let listener = NIOLockedValueBox<(any Channel)?>(nil)
+    private let gate: UpstreamGate
 
-    /// Throws when interception is set up with unusable trust anchors or CA.
+    /// Throws when interception is set up with unusable trust anchors or CA, or when
+    /// `KAGAMI_UPSTREAM_ALLOW` can't be read.
     public init(configuration: Configuration, sink: any FlowSink, rules: ActiveRules = ActiveRules(), breakpoints: Breakpoints = Breakpoints(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
         self.configuration = configuration
         self.rules = rules
         self.breakpoints = breakpoints
         self.group = group
         self.sink = sink
+        gate = UpstreamGate(allowList: try configuration.upstreamAllowList ?? UpstreamAllowList.fromEnvironment())
         var upstreamTLS: UpstreamTLS?
         if let interception = configuration.interception {
             identities = try InterceptionIdentities(authority: interception.authority)
@@ -95,7 +103,8 @@ public final class ProxyServer: Sendable {
             idleTimeout: TimeAmount(configuration.idleConnectionTimeout),
             maximumIdlePerServer: configuration.maximumIdleConnectionsPerServer,
             decoderLimits: NIOHTTPDecoderLimitConfiguration(),
-            tls: upstreamTLS
+            tls: upstreamTLS,
+            gate: gate
         )
         var pools: [ObjectIdentifier: NIOLoopBoundBox<UpstreamPool?>] = [:]
         for loop in group.makeIterator() {
@@ -118,7 +127,8 @@ public final class ProxyServer: Sendable {
             sslProxying: configuration.interception?.sslProxying ?? SSLProxyingList(),
             upstreamVerificationDisabled: configuration.interception?.insecureUpstream ?? false,
             rules: rules,
-            breakpoints: breakpoints
+            breakpoints: breakpoints,
+            gate: gate
         )
         let pools = self.pools
         let poolConfiguration = self.poolConfiguration
@@ -145,6 +155,7 @@ public final class ProxyServer: Sendable {
         guard let address = channel.localAddress else {
             throw ChannelError.unknownLocalAddress
         }
+        if let port = address.port { gate.refuseLoopback(port: port) }
         return address
     }
 
@@ -157,6 +168,18 @@ public final class ProxyServer: Sendable {
         try pipeline.addHandler(HTTPServerProtocolErrorHandler(), name: HandlerName.errors)
         try pipeline.addHandler(ClientConnectionHandler(settings: settings, pool: pool, origin: origin))
     }
+
+    /// Never connects to `port` on loopback: for the web UI and admin API beside the proxy,
+    /// which trust loopback clients and so must not be reachable through the proxy.
+    public func refuseLoopbackConnections(toPort port: Int) {
+        gate.refuseLoopback(port: port)
+    }
+
+    /// The servers this proxy may connect to (nil: any).
+    public var upstreamAllowList: UpstreamAllowList? { gate.allowList }
+
+    /// What the connect path has done so far: refusals, lookups, addresses dialled.
+    public var upstreamStatistics: UpstreamStatistics { gate.statistics }
 
     /// The port it listens on, once started.
     public var port: Int? {

@@ -19,6 +19,7 @@ final class UpstreamPool {
         var decoderLimits: NIOHTTPDecoderLimitConfiguration
         /// How to speak TLS to servers; nil when HTTPS interception is off.
         var tls: UpstreamTLS?
+        var gate: UpstreamGate
     }
 
     private let eventLoop: any EventLoop
@@ -49,7 +50,7 @@ final class UpstreamPool {
             return
         }
         let sniName: String? = IPAddressText.isIPAddress(key.host) ? nil : key.host
-        ClientBootstrap(group: eventLoop)
+        let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(configuration.connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
@@ -69,7 +70,7 @@ final class UpstreamPool {
                     try sync.addHandler(UpstreamHandler())
                 }
             }
-            .connect(host: key.host, port: key.port)
+        configuration.gate.connect(bootstrap, host: key.host, port: key.port, on: eventLoop)
             .assumeIsolated()
             .whenComplete { result in
                 completion(result.flatMap { channel in

@@ -2,6 +2,7 @@
 // KagamiJSON's strict parser first, then read as YAML (which JSON is) for the marks.
 import Foundation
 import KagamiJSON
+import KagamiYAML
 import Yams
 
 /// Why a rules document was refused, with where to look: `rules.yaml:12:7:
@@ -33,8 +34,9 @@ public struct RuleDocumentError: Error, Sendable, Hashable, CustomStringConverti
 }
 
 enum RuleDocumentReader {
-    /// Nesting deeper than any rules document needs; stops hostile input before it costs.
-    static let maximumDepth = 64
+    /// Far beyond any rules document, and small enough that hostile input (deep nesting, a
+    /// "billion laughs" of aliases) is refused before it costs.
+    static let limits = YAMLDocument.Limits(maximumBytes: 16 << 20, maximumNodes: 1_000_000, maximumDepth: 64)
 
     static func decode<T: Decodable>(_ type: T.Type, from text: String, file: String) throws(RuleDocumentError) -> T {
         let trimmed = text.drop { $0.isWhitespace }
@@ -47,14 +49,9 @@ enum RuleDocumentReader {
         }
         let root: Node
         do {
-            root = try Yams.compose(yaml: text) ?? Node.mapping(Node.Mapping([]))
-        } catch let error as YamlError {
-            throw syntaxError(error, file: file)
+            root = try YAMLDocument.compose(text, limits: limits) ?? Node.mapping(Node.Mapping([]))
         } catch {
-            throw RuleDocumentError(file: file, line: nil, column: nil, field: "", message: "\(error)")
-        }
-        if depth(of: root) > maximumDepth {
-            throw RuleDocumentError(file: file, line: nil, column: nil, field: "", message: "nested more than \(maximumDepth) levels deep")
+            throw RuleDocumentError(file: file, line: error.line, column: error.column, field: "", message: error.message)
         }
         do {
             return try YAMLDecoder().decode(T.self, from: root)
@@ -62,19 +59,6 @@ enum RuleDocumentReader {
             throw documentError(error, root: root, file: file)
         } catch {
             throw RuleDocumentError(file: file, line: nil, column: nil, field: "", message: "\(error)")
-        }
-    }
-
-    static func syntaxError(_ error: YamlError, file: String) -> RuleDocumentError {
-        switch error {
-        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
-            return RuleDocumentError(file: file, line: mark.line, column: mark.column, field: "", message: problem)
-        case .duplicatedKeysInMapping(let duplicates, let context):
-            return RuleDocumentError(
-                file: file, line: context.mark.line, column: context.mark.column, field: "",
-                message: "duplicate key \(duplicates.map { "\"\($0)\"" }.joined(separator: ", "))")
-        default:
-            return RuleDocumentError(file: file, line: nil, column: nil, field: "", message: "\(error)")
         }
     }
 
@@ -168,20 +152,5 @@ enum RuleDocumentReader {
             }
         }
         return current
-    }
-
-    static func depth(of node: Node) -> Int {
-        var deepest = 0
-        var stack: [(Node, Int)] = [(node, 1)]
-        while let (current, level) = stack.popLast() {
-            deepest = max(deepest, level)
-            if deepest > maximumDepth { return deepest }
-            if let sequence = current.sequence {
-                stack.append(contentsOf: sequence.map { ($0, level + 1) })
-            } else if let mapping = current.mapping {
-                stack.append(contentsOf: mapping.map { ($0.value, level + 1) })
-            }
-        }
-        return deepest
     }
 }

@@ -50,6 +50,7 @@ public final class SQLiteFlowStore: FlowStore {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         do {
+            try Self.createPrivately(path)
             database = try DatabasePool(path: path, configuration: configuration)
             try Self.migrator.migrate(database)
         } catch {
@@ -57,6 +58,18 @@ public final class SQLiteFlowStore: FlowStore {
         }
         // Dates as seconds since 2001, as `Flow.storedJSON()` writes them: exact round trips.
         decoder.dateDecodingStrategy = .deferredToDate
+    }
+
+    /// A new session file is readable by its owner only (captures hold credentials); SQLite
+    /// gives its -wal and -shm files the same mode. An existing file is left as it is.
+    static func createPrivately(_ path: String) throws {
+        guard !path.isEmpty, path != ":memory:" else { return }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if descriptor >= 0 {
+            close(descriptor)
+        } else if errno != EEXIST {
+            throw FlowStoreError("cannot create session file \(path): \(String(cString: strerror(errno)))")
+        }
     }
 
     static var migrator: DatabaseMigrator {

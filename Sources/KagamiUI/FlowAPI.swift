@@ -156,4 +156,5 @@ extension HTTPField.Name {
     /// Kagami's own response fields. The names are valid tokens, so the fallback never applies.
     static func kagami(_ suffix: String) -> HTTPField.Name { HTTPField.Name("X-Kagami-\(suffix)") ?? .via }
     static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options") ?? .via
+    static let secFetchSite = HTTPField.Name("Sec-Fetch-Site") ?? .via
 }

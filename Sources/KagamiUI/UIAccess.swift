@@ -1,14 +1,20 @@
 import Foundation
 import Hummingbird
 import KagamiJSON
+import KagamiProxy
 
 /// Who may use the UI and API. On loopback: anyone on this machine, but only under a loopback
 /// Host name (a web page elsewhere can't point its DNS name at the UI). Elsewhere: the token,
 /// as `?token=` once (answered with a cookie), then the cookie, or `Authorization: Bearer`.
+/// Either way, a request that changes something must come from the UI's own pages or from a
+/// program, never from another site (`UIAccess.crossSiteRefusal`).
 struct UIAccessMiddleware<Context: RequestContext>: RouterMiddleware {
     let token: String?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if let refusal = UIAccess.crossSiteRefusal(request) {
+            return apiError(.forbidden, refusal)
+        }
         guard let token else {
             if let authority = request.head.authority, !UIAccess.isLoopbackAuthority(authority) {
                 return apiError(.forbidden, "the Kagami UI answers only to loopback names (127.0.0.1, localhost, [::1]), not \(authority)")
@@ -30,8 +36,52 @@ struct UIAccessMiddleware<Context: RequestContext>: RouterMiddleware {
 enum UIAccess {
     static let cookieName = "kagami_token"
 
+    /// A loopback address written as one (127.0.0.0/8, ::1) or `localhost`: never a name that
+    /// merely starts like one, such as `127.0.0.1.evil.example`.
     static func isLoopback(_ host: String) -> Bool {
-        ["127.0.0.1", "::1", "localhost"].contains(host.lowercased()) || host.hasPrefix("127.")
+        UpstreamAllowList.isLoopback(host: host)
+    }
+
+    /// Why a state-changing request (anything but GET, HEAD, OPTIONS) is refused, or nil.
+    /// A page on another site can make a browser send "simple" requests — no preflight, form or
+    /// text/plain bodies — with the user's cookies and from loopback. Browsers mark such
+    /// requests with `Sec-Fetch-Site` and `Origin`, and can't give them a JSON or YAML content
+    /// type without a preflight this API never approves.
+    static func crossSiteRefusal(_ request: Request) -> String? {
+        switch request.method {
+        case .get, .head, .options: return nil
+        default: break
+        }
+        if let site = request.headers[.secFetchSite], site != "same-origin", site != "none" {
+            return "refused a \(request.method) from another site (Sec-Fetch-Site: \(site)): the admin API changes things only for the Kagami UI's own pages and for programs"
+        }
+        if let origin = request.headers[.origin] {
+            let authority = request.head.authority ?? ""
+            guard let originAuthority = originAuthority(origin), originAuthority == authority.lowercased() else {
+                return "refused a \(request.method) from the page at \(origin): the admin API changes things only for the Kagami UI's own pages and for programs"
+            }
+        }
+        if request.method != .delete {
+            let type = request.headers[.contentType]?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+            guard isStructuredType(type) else {
+                return "a \(request.method) to the admin API needs Content-Type: application/json (or YAML where the route reads it), got \(type.isEmpty ? "none" : type)"
+            }
+        }
+        return nil
+    }
+
+    /// JSON or YAML media types: none of them can be sent cross-site without a preflight.
+    static func isStructuredType(_ type: String) -> Bool {
+        type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
+            || type == "application/yaml" || type == "application/x-yaml" || type == "text/yaml"
+    }
+
+    /// `http://127.0.0.1:8889` → `127.0.0.1:8889`, lowercased; nil for `null` or garbage.
+    static func originAuthority(_ origin: String) -> String? {
+        guard let separator = origin.range(of: "://") else { return nil }
+        let authority = origin[separator.upperBound...]
+        guard !authority.isEmpty, !authority.contains("/") else { return nil }
+        return authority.lowercased()
     }
 
     /// `127.0.0.1:8889`, `localhost`, `[::1]:8889`.

@@ -55,7 +55,7 @@ enum NotesOrigin {
 }
 
 /// A proxy on 127.0.0.1:0 checking traffic against one description, recording into a fresh
-/// session, with the scripted origin beside it.
+/// session, with the scripted origin beside it; it connects to loopback only.
 struct ContractProxyHarness {
     let origin: ScriptedOrigin
     let proxy: ProxyServer
@@ -83,7 +83,7 @@ struct ContractProxyHarness {
             store.updateViolations(flow.violations, ofFlow: flow.id)
             hub.announce(flow)
         }
-        var configuration = ProxyServer.Configuration(host: "127.0.0.1", port: 0)
+        var configuration = ProxyServer.Configuration(host: "127.0.0.1", port: 0, upstreamAllowList: .loopback)
         configuration.interception = tls?.interception
         let proxy = try ProxyServer(configuration: configuration, sink: checkSink)
         let address = try await proxy.start()

@@ -161,7 +161,7 @@ import Testing
         let broken = folder + "/broken.yaml"
         try "openapi: 3.1.0\ninfo:\n  title: T\n  version: '1'\npaths:\n  /a:\n    get:\n      responses: [\n".write(toFile: broken, atomically: true, encoding: .utf8)
         let result = try await Self.run([
-            "proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--session", folder + "/s.sqlite", "--contract", broken,
+            "proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--upstream-allow", "loopback", "--session", folder + "/s.sqlite", "--contract", broken,
         ])
         #expect(result.status == 2)
         #expect(result.stderr.contains("\(broken):"), "\(result.stderr)")

@@ -75,6 +75,17 @@ import Testing
         let missingInfo = OpenAPIReader.parse("openapi: 3.1.0\npaths: {}\n")
         #expect(!missingInfo.errors.isEmpty)
     }
+
+    /// A description whose aliases stand for a billion values is refused, not expanded.
+    @Test func aliasBombsAreRefused() {
+        let levels = (1..<9).map { level -> String in
+            "  l\(level): &l\(level) [" + Array(repeating: "*l\(level - 1)", count: 10).joined(separator: ", ") + "]"
+        }
+        let text = (["openapi: 3.1.0", "info: {title: bomb, version: '1'}", "x-bomb:", "  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"] + levels + ["paths: {x-all: *l8}"]).joined(separator: "\n")
+        let contract = OpenAPIReader.parse(text)
+        #expect(contract.actions.isEmpty)
+        #expect(contract.errors.first?.message.contains("once its aliases (*name) are expanded") == true, "\(contract.errors)")
+    }
 }
 
 /// Mutated OpenAPI documents never crash the reader, and the errors it reports have positions.

@@ -93,7 +93,7 @@ struct DurabilityTests {
         }
         let origin = try await OriginServer.start()
         let sink = GatedSink()
-        let proxy = try ProxyServer(configuration: .init(host: "127.0.0.1", port: 0, mode: .forward), sink: sink)
+        let proxy = try ProxyServer(configuration: .init(host: "127.0.0.1", port: 0, mode: .forward, upstreamAllowList: .loopback), sink: sink)
         let port = try await proxy.start().port ?? 0
         let opened = Task {
             try await Task.sleep(for: .milliseconds(600))

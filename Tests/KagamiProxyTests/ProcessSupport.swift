@@ -22,15 +22,28 @@ enum KagamiStoreOpen {
     static func open(_ path: String) throws -> SQLiteFlowStore { try SQLiteFlowStore(path: path) }
 }
 
-/// The `kagami` binary running as a child process, as a user would run it.
+/// The `kagami` binary running as a child process, as a user would run it. `kagami proxy` is
+/// always started with `--upstream-allow loopback`, so no test can make it connect beyond
+/// this machine.
 final class KagamiProcess: @unchecked Sendable {
     let process: Process
+    /// The proxy's (or first listed) port.
     let port: Int
+    /// The web UI's port, when it runs.
+    let uiPort: Int?
+    private let banner: Banner
 
-    private init(process: Process, port: Int) {
+    private init(process: Process, port: Int, uiPort: Int?, banner: Banner) {
         self.process = process
         self.port = port
+        self.uiPort = uiPort
+        self.banner = banner
     }
+
+    /// What it has printed so far.
+    var output: String { banner.text }
+
+    var api: String { "http://127.0.0.1:\(uiPort ?? 0)/api" }
 
     static func binary() throws -> String {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -44,20 +57,43 @@ final class KagamiProcess: @unchecked Sendable {
         return found
     }
 
-    /// Starts `kagami ARGS` and waits for it to say which port it listens on.
-    static func start(_ arguments: [String]) async throws -> KagamiProcess {
+    /// The arguments a test gives, with the loopback-only upstream added to `proxy`.
+    static func confined(_ arguments: [String]) -> [String] {
+        guard arguments.first == "proxy", !arguments.contains("--upstream-allow") else { return arguments }
+        return arguments + ["--upstream-allow", "loopback"]
+    }
+
+    /// Starts `kagami ARGS` and waits for it to say which port it listens on (and, for a proxy
+    /// with its web UI, the UI's port).
+    static func start(_ arguments: [String], environment: [String: String]? = nil) async throws -> KagamiProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try binary())
-        process.arguments = arguments
+        process.arguments = confined(arguments)
+        if let environment { process.environment = environment }
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.standardError
         try process.run()
-        let port: Int = try await withCheckedThrowingContinuation { continuation in
-            let reader = LineReader(continuation)
-            out.fileHandleForReading.readabilityHandler = { handle in reader.feed(handle.availableData) }
+        let banner = Banner()
+        out.fileHandleForReading.readabilityHandler = { handle in banner.append(handle.availableData) }
+        let wantsUI = arguments.first == "proxy" && !arguments.contains("--no-ui")
+        for _ in 0..<1200 {
+            let text = banner.text
+            let ui = Self.port(in: text, after: "Web UI: ")
+            if let proxy = Self.port(in: text, after: ""), !wantsUI || ui != nil {
+                return KagamiProcess(process: process, port: proxy, uiPort: wantsUI ? ui : nil, banner: banner)
+            }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(50))
         }
-        return KagamiProcess(process: process, port: port)
+        if process.isRunning { process.terminate() }
+        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "kagami did not start listening: \(banner.text)"])
+    }
+
+    /// The port of the first `LABELhttp://127.0.0.1:PORT` in `text`.
+    private static func port(in text: String, after label: String) -> Int? {
+        guard let range = text.range(of: label + #"http://127\.0\.0\.1:\d+"#, options: .regularExpression) else { return nil }
+        return Int(text[range].split(separator: ":").last ?? "")
     }
 
     func kill9() {
@@ -71,29 +107,10 @@ final class KagamiProcess: @unchecked Sendable {
         process.waitUntilExit()
     }
 
-    /// Finds `http://HOST:PORT` in the first line that has it.
-    private final class LineReader: @unchecked Sendable {
+    private final class Banner: @unchecked Sendable {
         private let lock = NSLock()
-        private var text = ""
-        private var continuation: CheckedContinuation<Int, any Error>?
-
-        init(_ continuation: CheckedContinuation<Int, any Error>) { self.continuation = continuation }
-
-        func feed(_ data: Data) {
-            lock.withLock {
-                guard let continuation else { return }
-                if data.isEmpty {
-                    self.continuation = nil
-                    continuation.resume(throwing: CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "kagami exited before listening: \(text)"]))
-                    return
-                }
-                text += String(decoding: data, as: UTF8.self)
-                if let range = text.range(of: #"http://127\.0\.0\.1:(\d+)"#, options: .regularExpression),
-                   let port = Int(text[range].split(separator: ":").last ?? "") {
-                    self.continuation = nil
-                    continuation.resume(returning: port)
-                }
-            }
-        }
+        private var data = Data()
+        func append(_ more: Data) { lock.withLock { data.append(more) } }
+        var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
     }
 }

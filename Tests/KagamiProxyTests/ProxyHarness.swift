@@ -6,6 +6,8 @@ import KagamiTesting
 import NIOCore
 
 /// A proxy on 127.0.0.1:0 recording into a fresh session file, with an origin server beside it.
+/// The proxy connects to loopback only (`UpstreamAllowList.loopback`): a test that wants to see
+/// a refusal changes the list in `configure`, never widens it past this machine.
 struct ProxyHarness {
     let origin: OriginServer
     let proxy: ProxyServer
@@ -25,7 +27,7 @@ struct ProxyHarness {
         let origin = try await OriginServer.start()
         let sessionPath = temporaryPath("session.sqlite")
         let store = try SQLiteFlowStore(path: sessionPath)
-        var configuration = ProxyServer.Configuration(host: "127.0.0.1", port: 0, mode: mode?(origin) ?? .forward)
+        var configuration = ProxyServer.Configuration(host: "127.0.0.1", port: 0, mode: mode?(origin) ?? .forward, upstreamAllowList: .loopback)
         configure(&configuration)
         let proxy = try ProxyServer(configuration: configuration, sink: store, rules: rules, breakpoints: breakpoints)
         let address = try await proxy.start()

@@ -6,60 +6,6 @@ import Testing
 /// with curl, proxied curl requests seeing the change on the next request.
 @Suite("Rules admin API")
 struct RulesAPITests {
-    /// `kagami proxy` with its proxy and UI ports, read from what it prints when it starts.
-    final class Running: @unchecked Sendable {
-        let process: Process
-        let proxyPort: Int
-        let uiPort: Int
-
-        init(process: Process, proxyPort: Int, uiPort: Int) {
-            self.process = process
-            self.proxyPort = proxyPort
-            self.uiPort = uiPort
-        }
-
-        var api: String { "http://127.0.0.1:\(uiPort)/api" }
-
-        static func start(_ arguments: [String]) async throws -> Running {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: try KagamiProcess.binary())
-            process.arguments = arguments
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.standardError
-            try process.run()
-            let banner = Banner()
-            out.fileHandleForReading.readabilityHandler = { handle in banner.append(handle.availableData) }
-            for _ in 0..<600 {
-                let text = banner.text
-                if let proxy = port(in: text, after: "listening on "), let ui = port(in: text, after: "Web UI: ") {
-                    return Running(process: process, proxyPort: proxy, uiPort: ui)
-                }
-                guard process.isRunning else { break }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            process.terminate()
-            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "kagami did not start: \(banner.text)"])
-        }
-
-        static func port(in text: String, after label: String) -> Int? {
-            guard let range = text.range(of: label + #"http://127\.0\.0\.1:\d+"#, options: .regularExpression) else { return nil }
-            return Int(text[range].split(separator: ":").last ?? "")
-        }
-
-        func stop() {
-            process.terminate()
-            process.waitUntilExit()
-        }
-
-        final class Banner: @unchecked Sendable {
-            private let lock = NSLock()
-            private var data = Data()
-            func append(_ more: Data) { lock.withLock { data.append(more) } }
-            var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
-        }
-    }
-
     static func curl(_ arguments: [String], stdin: Data? = nil) async throws -> CommandLineClient.Result {
         try await CommandLineClient.curl.run(["-s", "--max-time", "30"] + arguments, stdin: stdin)
     }
@@ -76,11 +22,11 @@ struct RulesAPITests {
                 locations: [{path: /ads/*}]
                 action: "403"
             """.write(toFile: rulesFile, atomically: true, encoding: .utf8)
-        let kagami = try await Running.start([
+        let kagami = try await KagamiProcess.start([
             "proxy", "--port", "0", "--ui-port", "0", "--no-ssl-proxying", "--session", directory + "/session.sqlite", "--rules", rulesFile,
         ])
         defer { kagami.stop() }
-        let proxy = ["-x", "http://127.0.0.1:\(kagami.proxyPort)"]
+        let proxy = ["-x", "http://127.0.0.1:\(kagami.port)"]
 
         let initial = try await Self.curl(["\(kagami.api)/rules"])
         #expect(initial.stdoutText.contains(#""name": "ads""#))
@@ -89,7 +35,7 @@ struct RulesAPITests {
 
         // Map Local in, the block out: the very next request is answered from the file.
         let replacement = #"{"mapLocal": [{"name": "user", "from": {"path": "/user"}, "local": "user.json"}]}"#
-        let put = try await Self.curl(["-X", "PUT", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"], stdin: Data(replacement.utf8))
+        let put = try await Self.curl(["-X", "PUT", "-H", "Content-Type: application/yaml", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"], stdin: Data(replacement.utf8))
         #expect(put.stdoutText.hasSuffix("\n200"))
         #expect(put.stdoutText.contains(#""local": "user.json""#))
         #expect(try await Self.curl(proxy + ["\(origin.baseURL)/user"]).stdoutText == #"{"local":true}"#)
@@ -105,7 +51,7 @@ struct RulesAPITests {
                 from: {pth: /user}
                 local: other.json
             """
-        let refused = try await Self.curl(["-X", "PUT", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"], stdin: Data(typo.utf8))
+        let refused = try await Self.curl(["-X", "PUT", "-H", "Content-Type: application/yaml", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"], stdin: Data(typo.utf8))
         #expect(refused.stdoutText.hasSuffix("\n400"))
         #expect(refused.stdoutText.contains(#""field":"mapLocal[0].from.pth""#))
         #expect(refused.stdoutText.contains(#""line":3"#))
@@ -122,19 +68,19 @@ struct RulesAPITests {
         let rulesFile = directory + "/rules.yaml"
         let original = "noCaching:\n  - name: fresh\n"
         try original.write(toFile: rulesFile, atomically: true, encoding: .utf8)
-        let kagami = try await Running.start([
+        let kagami = try await KagamiProcess.start([
             "proxy", "--port", "0", "--ui-port", "0", "--no-ssl-proxying", "--session", directory + "/session.sqlite",
             "--rules", rulesFile, "--keep-rules-file",
         ])
         defer { kagami.stop() }
         let put = try await Self.curl(
-            ["-X", "PUT", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"],
+            ["-X", "PUT", "-H", "Content-Type: application/yaml", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"],
             stdin: Data(#"{"blockList": [{"name": "ads", "locations": [{"path": "/ads/*"}]}]}"#.utf8))
         #expect(put.stdoutText.hasSuffix("\n200"))
         #expect(try String(contentsOfFile: rulesFile, encoding: .utf8) == original)
         let badPattern = #"{"rewrite": [{"name": "r", "rules": [{"type": "Body", "match": {"value": "(", "regex": true}}]}]}"#
         let refused = try await Self.curl(
-            ["-X", "PUT", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"], stdin: Data(badPattern.utf8))
+            ["-X", "PUT", "-H", "Content-Type: application/yaml", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"], stdin: Data(badPattern.utf8))
         #expect(refused.stdoutText.hasSuffix("\n400"))
         #expect(refused.stdoutText.contains(#""field":"rewrite[0].rules[0].match.value""#))
         #expect(refused.stdoutText.contains("invalid regular expression"))
@@ -146,7 +92,7 @@ struct RulesAPITests {
         let rulesFile = directory + "/rules.json"
         try #"{"throttling": {"presets": [{"name": "Hotel WiFi", "downloadKbps": 900, "uploadKbps": 120.5}]}}"#
             .write(toFile: rulesFile, atomically: true, encoding: .utf8)
-        let kagami = try await Running.start([
+        let kagami = try await KagamiProcess.start([
             "proxy", "--port", "0", "--ui-port", "0", "--no-ssl-proxying", "--session", directory + "/session.sqlite", "--rules", rulesFile,
         ])
         defer { kagami.stop() }

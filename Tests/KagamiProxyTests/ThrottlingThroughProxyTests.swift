@@ -6,7 +6,9 @@ import KagamiTesting
 import Testing
 
 /// Throttling on live traffic, in real time: curl through the proxy against the testing origin.
-/// Functional checks of the shaping with generous bounds, not speed measurements.
+/// Functional checks, not speed measurements: each asserts only the least time the shaping must
+/// take, which a busy machine can't shorten. The exact release instants are checked on a manual
+/// clock in ThrottleHandlerTests, and curl's time limit catches a stall.
 @Suite("Throttling through the proxy")
 struct ThrottlingThroughProxyTests {
     static func seconds(_ duration: Duration) -> Double {
@@ -25,7 +27,7 @@ struct ThrottlingThroughProxyTests {
             let elapsed = Self.seconds(ContinuousClock.now - start)
             #expect(result.stdoutText == "200 1000000")
             // 1,000,000 bytes at 125,000 bytes/s, plus the preset's 40 ms once.
-            #expect(elapsed > 8.04 * 0.85 && elapsed < 8.04 * 1.15, "took \(elapsed) s")
+            #expect(elapsed > 8.04 * 0.85, "took \(elapsed) s")
             let data = try Data(contentsOf: URL(fileURLWithPath: output))
             #expect(data == Data(OriginServer.bytes(1_000_000)))
             let flows = try await h.flows(count: 1)
@@ -48,12 +50,10 @@ struct ThrottlingThroughProxyTests {
             ])
             let elapsed = Self.seconds(ContinuousClock.now - start)
             #expect(both.stdoutText == "204 1\n204 0\n")
-            #expect(elapsed >= 3.0 && elapsed < 4.5, "took \(elapsed) s")
-            // Not a selected host: no delay, nothing recorded.
-            let other = ContinuousClock.now
+            #expect(elapsed >= 3.0, "took \(elapsed) s")
+            // Not a selected host: not throttled, nothing recorded.
             let quick = try await h.curl(["-o", "/dev/null", "-w", "%{http_code}", "http://localhost:\(h.origin.port)/status/204"])
             #expect(quick.stdoutText == "204")
-            #expect(Self.seconds(ContinuousClock.now - other) < 1.2)
             let flows = try await h.flows(count: 3)
             #expect(flows.filter { $0.appliedRules.map(\.description) == ["throttled by Far away"] }.count == 2)
             #expect(flows.filter { $0.request.host == "localhost" }.allSatisfy { $0.appliedRules.isEmpty })
@@ -73,9 +73,7 @@ struct ThrottlingThroughProxyTests {
             let elapsed = Self.seconds(ContinuousClock.now - start)
             let echo = try Echo(result.stdout)
             #expect(echo.bodySize == 50_000)
-            // The lower bound is the shaping; the upper one only catches a stalled upload (the
-            // suite runs many tests at once on a shared machine).
-            #expect(elapsed > 4.0 * 0.85 && elapsed < 4.0 * 1.5, "took \(elapsed) s")
+            #expect(elapsed > 4.0 * 0.85, "took \(elapsed) s")
         }
     }
 
@@ -110,7 +108,7 @@ struct ThrottlingThroughProxyTests {
             let result = try await h.curl(["-o", "/dev/null", "-w", "%{http_code} %{size_download}", "\(h.origin.baseURL)/local"])
             let elapsed = Self.seconds(ContinuousClock.now - start)
             #expect(result.stdoutText == "200 125000")
-            #expect(elapsed > 1.4 && elapsed < 2.6, "took \(elapsed) s")
+            #expect(elapsed > 1.4, "took \(elapsed) s")
             #expect(h.origin.received.isEmpty)
             let flows = try await h.flows(count: 1)
             #expect(flows.first?.appliedRules.map(\.description) == ["mapped to local file big.bin", "throttled by Slow mock"])
@@ -129,7 +127,7 @@ struct ThrottlingThroughProxyTests {
             let result = try await h.curl(["-p", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", "\(h.origin.baseURL)/bytes/250000"])
             let elapsed = Self.seconds(ContinuousClock.now - start)
             #expect(result.stdoutText == "200 250000")
-            #expect(elapsed > 2.3 * 0.85 && elapsed < 2.3 * 1.3, "took \(elapsed) s")
+            #expect(elapsed > 2.3 * 0.85, "took \(elapsed) s")
             let flows = try await h.flows(count: 1)
             #expect(flows.first?.mode == .tunnel)
             #expect(flows.first?.appliedRules.map(\.description) == ["throttled by Tunnel"])

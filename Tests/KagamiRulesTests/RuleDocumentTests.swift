@@ -100,6 +100,21 @@ import Testing
         #expect(error(deep) != nil)
     }
 
+    /// "Billion laughs": 465 bytes that stand for 10^9 values once the aliases are followed.
+    static let billionLaughs = (["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"] + (1..<9).map { level -> String in
+        let name = String(UnicodeScalar(UInt8(97 + level)))
+        let previous = String(UnicodeScalar(UInt8(96 + level)))
+        return "\(name): &\(name) [" + Array(repeating: "*\(previous)", count: 10).joined(separator: ", ") + "]"
+    }).joined(separator: "\n") + "\nrewrite: *i\n"
+
+    @Test func aliasBombsAreRefusedBeforeTheyAreExpanded() throws {
+        let refused = try #require(error(Self.billionLaughs))
+        #expect(refused.message.contains("once its aliases (*name) are expanded"), "\(refused)")
+        #expect(refused.file == "rules.yaml")
+        // Aliases a real document uses are fine.
+        #expect(error("blockList:\n  - {name: a, locations: [&loc {host: api.internal}]}\n  - {name: b, locations: [*loc]}\n") == nil)
+    }
+
     @Test func documentRoundTripsThroughJSON() throws {
         let text = """
             blockList:

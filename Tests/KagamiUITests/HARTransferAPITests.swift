@@ -16,7 +16,7 @@ import Testing
 
     func post(_ ui: RunningUI, _ path: String, file: URL) async throws -> (status: String, body: JSONValue) {
         let output = ui.directory.appendingPathComponent("answer-\(UUID().uuidString).json")
-        let result = try await ui.curl(["-X", "POST", "--data-binary", "@\(file.path)", "-o", output.path, "-w", "%{http_code}", ui.url(path)])
+        let result = try await ui.curl(["-X", "POST", "-H", "Content-Type: application/json", "--data-binary", "@\(file.path)", "-o", output.path, "-w", "%{http_code}", ui.url(path)])
         return (result.stdoutText, try JSONValue(parsing: try Data(contentsOf: output)))
     }
 

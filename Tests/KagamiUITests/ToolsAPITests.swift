@@ -32,7 +32,7 @@ struct LiveSetup {
         let store = try SQLiteFlowStore(path: directory.appendingPathComponent("session.sqlite").path)
         let hub = FlowHub(forwardingTo: store)
         let breakpoints = Breakpoints()
-        let proxy = try ProxyServer(configuration: .init(host: "127.0.0.1", port: 0), sink: hub, breakpoints: breakpoints)
+        let proxy = try ProxyServer(configuration: .init(host: "127.0.0.1", port: 0, upstreamAllowList: .loopback), sink: hub, breakpoints: breakpoints)
         let proxyPort = try await proxy.start().port ?? 0
         let ui = try UIServer(
             configuration: .init(host: "127.0.0.1", port: 0, proxyAddress: "http://127.0.0.1:\(proxyPort)", sessionPath: "session.sqlite", version: "test"),

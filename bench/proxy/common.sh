@@ -33,6 +33,9 @@ if [ -z "${KAGAMI:-}" ]; then
     KAGAMI="$(swift build -c release --show-bin-path)/kagami"
 fi
 
+# Kagami connects to loopback only while it is measured.
+export KAGAMI_UPSTREAM_ALLOW=loopback
+
 # --- scratch space and cleanup -----------------------------------------------------------
 WORK=$(mktemp -d "/tmp/kagami-bench-${BENCH_NAME:-proxy}.XXXXXX")
 chmod 755 "$WORK"

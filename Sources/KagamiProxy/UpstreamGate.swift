@@ -1,0 +1,159 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// The one way the proxy opens a connection to a server: it applies the upstream allow list
+/// before any lookup and again to the addresses a name resolves to, answers `localhost` without
+/// asking DNS, and counts what it did so tests can prove where the proxy tried to go.
+final class UpstreamGate: Sendable {
+    typealias SystemResolver = @Sendable (any EventLoop) -> any Resolver & Sendable
+
+    let allowList: UpstreamAllowList?
+    private let counters = NIOLockedValueBox(UpstreamStatistics())
+    /// Looks names up (DNS); replaced in tests so that no test asks a real resolver.
+    private let systemResolver: SystemResolver
+    /// Ports on this machine's loopback that belong to Kagami itself (its proxy listener, its
+    /// web UI): never connected to, so a client of the proxy can't reach the admin API through
+    /// the proxy's own loopback address, and a request can't loop back into the proxy.
+    private let ownPorts = NIOLockedValueBox<Set<Int>>([])
+
+    init(allowList: UpstreamAllowList?, systemResolver: @escaping SystemResolver = { NIORandomizedDNSResolver(loop: $0) }) {
+        self.allowList = allowList
+        self.systemResolver = systemResolver
+    }
+
+    var statistics: UpstreamStatistics { counters.withLockedValue { $0 } }
+
+    func refuseLoopback(port: Int) {
+        ownPorts.withLockedValue { _ = $0.insert(port) }
+    }
+
+    /// Connects `bootstrap` to `host:port`, or fails with `DestinationNotAllowed` without a
+    /// lookup or a connection attempt when the allow list refuses `host`.
+    func connect(_ bootstrap: ClientBootstrap, host: String, port: Int, on eventLoop: any EventLoop) -> EventLoopFuture<any Channel> {
+        var decision = allowList?.decision(for: host) ?? Self.decisionWithoutList(for: host)
+        let ownPorts = ownPorts.withLockedValue { $0 }
+        if ownPorts.contains(port) {
+            switch decision {
+            case .localhost: decision = .refused("\(host):\(port) is Kagami itself (its proxy or web UI port): open the web UI directly, not through the proxy")
+            case .address(let address) where address.isLoopback: decision = .refused("\(host):\(port) is Kagami itself (its proxy or web UI port): open the web UI directly, not through the proxy")
+            default: break
+            }
+        }
+        if case .refused(let reason) = decision {
+            counters.withLockedValue { $0.refusedBeforeLookup += 1 }
+            return eventLoop.makeFailedFuture(DestinationNotAllowed(host: host, reason: reason))
+        }
+        let system: (any Resolver & Sendable)?
+        if case .lookUp = decision {
+            system = systemResolver(eventLoop)
+            counters.withLockedValue { $0.lookups += 1 }
+        } else {
+            system = nil
+        }
+        let resolver = AllowListResolver(decision: decision, host: host, allowList: allowList, refusedLoopbackPorts: ownPorts, system: system, counters: counters, eventLoop: eventLoop)
+        return bootstrap.resolver(resolver).connect(host: host, port: port)
+    }
+
+    private static func decisionWithoutList(for host: String) -> UpstreamAllowList.Decision {
+        if let address = IPAddressBytes(host) { return .address(address) }
+        let name = host.lowercased()
+        return name == "localhost" || name == "localhost." || name.hasSuffix(".localhost") ? .localhost : .lookUp
+    }
+}
+
+/// What the proxy's connect path did, for tests and diagnostics.
+public struct UpstreamStatistics: Sendable, Hashable {
+    /// Destinations refused before anything was looked up or dialled.
+    public var refusedBeforeLookup = 0
+    /// Names looked up through the system resolver (DNS).
+    public var lookups = 0
+    /// Addresses a lookup returned that the allow list then refused.
+    public var refusedAfterLookup = 0
+    /// Addresses handed to the connection attempt.
+    public var addressesDialled = 0
+    /// Of those, addresses outside 127.0.0.0/8 and ::1.
+    public var addressesDialledOutsideLoopback = 0
+}
+
+/// The refusal a client gets as 403, and the flow keeps as its error.
+public struct DestinationNotAllowed: Error, Sendable, CustomStringConvertible {
+    public var host: String
+    public var reason: String
+    public var description: String { "destination not allowed: \(reason)" }
+}
+
+/// Gives Happy Eyeballs only addresses the allow list accepts: literals as they are,
+/// `localhost` as loopback, other names through the system resolver, filtered.
+private final class AllowListResolver: Resolver, Sendable {
+    private let decision: UpstreamAllowList.Decision
+    private let host: String
+    private let allowList: UpstreamAllowList?
+    private let counters: NIOLockedValueBox<UpstreamStatistics>
+    private let eventLoop: any EventLoop
+    private let refusedLoopbackPorts: Set<Int>
+    private let system: (any Resolver & Sendable)?
+
+    init(decision: UpstreamAllowList.Decision, host: String, allowList: UpstreamAllowList?, refusedLoopbackPorts: Set<Int>, system: (any Resolver & Sendable)?, counters: NIOLockedValueBox<UpstreamStatistics>, eventLoop: any EventLoop) {
+        self.decision = decision
+        self.host = host
+        self.allowList = allowList
+        self.refusedLoopbackPorts = refusedLoopbackPorts
+        self.system = system
+        self.counters = counters
+        self.eventLoop = eventLoop
+    }
+
+    func initiateAQuery(host: String, port: Int) -> EventLoopFuture<[SocketAddress]> {
+        answer(family: 4, port: port) { $0.initiateAQuery(host: host, port: port) }
+    }
+
+    func initiateAAAAQuery(host: String, port: Int) -> EventLoopFuture<[SocketAddress]> {
+        answer(family: 16, port: port) { $0.initiateAAAAQuery(host: host, port: port) }
+    }
+
+    func cancelQueries() {
+        system?.cancelQueries()
+    }
+
+    private func answer(family byteCount: Int, port: Int, lookUp: (any Resolver & Sendable) -> EventLoopFuture<[SocketAddress]>) -> EventLoopFuture<[SocketAddress]> {
+        switch decision {
+        case .refused(let reason):
+            return eventLoop.makeFailedFuture(DestinationNotAllowed(host: host, reason: reason))
+        case .address(let address):
+            return eventLoop.makeCompletedFuture { try dialled(address.bytes.count == byteCount ? [address] : [], port: port) }
+        case .localhost:
+            let address = byteCount == 4 ? IPAddressBytes.loopbackV4 : .loopbackV6
+            return eventLoop.makeCompletedFuture { try dialled([address], port: port) }
+        case .lookUp:
+            guard let system else { return eventLoop.makeSucceededFuture([]) }
+            let allowList = allowList
+            let host = host
+            let ownPort = refusedLoopbackPorts.contains(port)
+            return lookUp(system).flatMapThrowing { found in
+                var kept: [IPAddressBytes] = []
+                var refused: [String] = []
+                for address in found {
+                    guard let bytes = address.ipAddress.flatMap(IPAddressBytes.init) else { continue }
+                    if (allowList?.permitsResolved(bytes) ?? true) && !(ownPort && bytes.isLoopback) { kept.append(bytes) } else { refused.append(bytes.text) }
+                }
+                if !refused.isEmpty {
+                    self.counters.withLockedValue { $0.refusedAfterLookup += refused.count }
+                    if kept.isEmpty {
+                        throw DestinationNotAllowed(host: host, reason: "\(host) resolved to \(refused.joined(separator: ", ")), outside the upstream allow list (\(allowList?.description ?? ""))")
+                    }
+                }
+                return try self.dialled(kept, port: port)
+            }
+        }
+    }
+
+    private func dialled(_ addresses: [IPAddressBytes], port: Int) throws -> [SocketAddress] {
+        let outside = addresses.filter { !$0.isLoopback }.count
+        counters.withLockedValue {
+            $0.addressesDialled += addresses.count
+            $0.addressesDialledOutsideLoopback += outside
+        }
+        return try addresses.map { try SocketAddress(ipAddress: $0.text, port: port) }
+    }
+}
