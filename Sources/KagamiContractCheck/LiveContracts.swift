@@ -161,19 +161,26 @@ public final class LiveContracts: Sendable {
 /// A `FlowSink` in front of another that checks each flow against the descriptions in force
 /// after handing it on, on a queue of its own: the client's exchange never waits for the check.
 /// Flows with violations go to `found` (which stores and announces them). When more than
-/// `maximumPending` flows wait, new ones are counted as skipped rather than queued.
+/// `maximumPending` flows, or `maximumPendingBodyBytes` of their bodies, wait, new ones are
+/// counted as skipped rather than queued: memory stays bounded when traffic outruns the check.
 public final class ContractCheckSink: FlowSink {
     private let downstream: any FlowSink
     private let contracts: LiveContracts
     private let found: @Sendable (Flow) -> Void
     private let queue = DispatchQueue(label: "kagami.contract-check")
     private let pending = Atomic<Int>(0)
+    private let pendingBytes = Atomic<Int>(0)
     private let maximumPending: Int
+    private let maximumPendingBodyBytes: Int
 
-    public init(forwardingTo downstream: any FlowSink, contracts: LiveContracts, maximumPending: Int = 10_000, found: @escaping @Sendable (Flow) -> Void) {
+    public init(
+        forwardingTo downstream: any FlowSink, contracts: LiveContracts, maximumPending: Int = 10_000,
+        maximumPendingBodyBytes: Int = 256 << 20, found: @escaping @Sendable (Flow) -> Void
+    ) {
         self.downstream = downstream
         self.contracts = contracts
         self.maximumPending = maximumPending
+        self.maximumPendingBodyBytes = maximumPendingBodyBytes
         self.found = found
     }
 
@@ -190,13 +197,20 @@ public final class ContractCheckSink: FlowSink {
     }
 
     private func enqueue(_ flow: Flow) {
-        guard pending.add(1, ordering: .relaxed).newValue <= maximumPending else {
+        let bytes = flow.request.body.data.count + (flow.response?.body.data.count ?? 0)
+        let count = pending.add(1, ordering: .relaxed).newValue
+        let total = pendingBytes.add(bytes, ordering: .relaxed).newValue
+        guard count <= maximumPending, total <= maximumPendingBodyBytes || count == 1 else {
             pending.subtract(1, ordering: .relaxed)
+            pendingBytes.subtract(bytes, ordering: .relaxed)
             contracts.countSkipped()
             return
         }
         queue.async { [self] in
-            defer { pending.subtract(1, ordering: .relaxed) }
+            defer {
+                pending.subtract(1, ordering: .relaxed)
+                pendingBytes.subtract(bytes, ordering: .relaxed)
+            }
             let violations = contracts.check(flow)
             guard !violations.isEmpty else { return }
             var checked = flow

@@ -14,8 +14,10 @@ import Testing
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(name)").path
     }
 
+    static func contractArgument(_ name: String) -> String { "\(fixture(name))=\(base)" }
+
     static func check(_ name: String) throws -> ContractCheck {
-        try ContractCheck.load("\(fixture(name))=\(base)")
+        try ContractCheck.load(contractArgument(name))
     }
 
     static func flow(
@@ -200,5 +202,43 @@ import Testing
         #expect(contracts.reloadChanged().first?.hasPrefix("Reloaded \(path)") == true)
         #expect(contracts.json["descriptions"]?[0]?["reloadErrors"]?.arrayValue == [])
         #expect(contracts.check(wrongType) == [])
+    }
+}
+
+/// Keeps what it is given.
+final class CollectingSink: FlowSink, @unchecked Sendable {
+    private let lock = NSLock()
+    private var kept: [Flow] = []
+    func record(_ flow: Flow) { lock.withLock { kept.append(flow) } }
+    var flows: [Flow] { lock.withLock { kept } }
+}
+
+@Suite struct ContractCheckSinkTests {
+    @Test func flowsGoOnFirstAndViolationsFollow() async throws {
+        let contracts = try LiveContracts(arguments: [ContractCheckTests.contractArgument("notes.yaml")])
+        let downstream = CollectingSink()
+        let found = CollectingSink()
+        let sink = ContractCheckSink(forwardingTo: downstream, contracts: contracts) { found.record($0) }
+        let wrongType = ContractCheckTests.flow("GET", "/v1/notes/3", status: 200, body: #"{"id":"three","title":"x"}"#)
+        let fine = ContractCheckTests.flow("GET", "/v1/notes/1", status: 200, body: #"{"id":1,"title":"x"}"#)
+        sink.record(wrongType)
+        sink.record(fine)
+        #expect(downstream.flows.map(\.violations.count) == [0, 0], "handed on at once, unchecked")
+        await sink.drain()
+        #expect(found.flows.map(\.id) == [wrongType.id])
+        #expect(found.flows.first?.violations.map(\.instancePointer) == ["/id"])
+        #expect(contracts.json["checked"] == 2)
+    }
+
+    @Test func aCheckTooFarBehindSkipsFlowsInsteadOfQueueingThem() async throws {
+        let contracts = try LiveContracts(arguments: [ContractCheckTests.contractArgument("notes.yaml")])
+        let downstream = CollectingSink()
+        // No room at all: every flow is handed on and counted as skipped, none is held.
+        let sink = ContractCheckSink(forwardingTo: downstream, contracts: contracts, maximumPending: 0) { _ in }
+        for _ in 0..<50 { sink.record(ContractCheckTests.flow("GET", "/v1/notes/3", status: 200, body: #"{"id":"three","title":"x"}"#)) }
+        await sink.drain()
+        #expect(downstream.flows.count == 50)
+        #expect(contracts.json["checked"] == 0)
+        #expect(contracts.json["skipped"] == 50)
     }
 }
