@@ -182,7 +182,7 @@ public struct ContractCheck: Sendable {
         case .methodNotAllowed(let allowed):
             return ContractCheckResult(violations: [ContractViolation(
                 kind: .undocumentedMethod, severity: .warning, side: .request, location: .method,
-                expected: allowed.joined(separator: ", "), actual: method,
+                expected: Shortened.text(allowed.joined(separator: ", ")), actual: Shortened.text(method),
                 message: "\(target.path) is documented for \(allowed.joined(separator: ", ")), not \(method)")])
         case .matched(let route, let match):
             var result = ContractCheckResult(violations: [])

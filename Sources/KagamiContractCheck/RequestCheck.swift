@@ -78,7 +78,7 @@ public enum RequestCheck {
             let expected = Set(mediaTypes.map(MediaType.essence)).sorted().joined(separator: " or ")
             violations.append(ContractViolation(
                 kind: .contentType, operation: operation, side: .request, location: .header, name: "Content-Type",
-                expected: expected, actual: sent ?? "none", message: "expected \(expected), got \(sent ?? "none")"))
+                expected: Shortened.text(expected), actual: Shortened.text(sent ?? "none"), message: "expected \(expected), got \(sent ?? "none")"))
         }
         var schemas: [(schema: JSONSchema, payload: MessagePayload)] = []
         for (exampleIndex, example) in route.action.examples.enumerated() {

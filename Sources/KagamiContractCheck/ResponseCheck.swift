@@ -51,7 +51,7 @@ public enum ResponseCheck {
             let statuses = Set(route.responses.map { $0.response.statusText }).sorted().joined(separator: ", ")
             outcome.violations.append(ContractViolation(
                 kind: .undocumentedStatus, severity: .warning, operation: operation, side: .response, location: .status,
-                expected: statuses, actual: String(response.status),
+                expected: Shortened.text(statuses), actual: String(response.status),
                 message: "\(response.status) is not a documented response of \(operation.method) \(operation.template) (documented: \(statuses))"))
             return outcome
         }
@@ -82,7 +82,7 @@ public enum ResponseCheck {
                 let expected = Set(typed.compactMap(\.response.payload.mediaType).map(MediaType.essence)).sorted().joined(separator: " or ")
                 outcome.violations.append(ContractViolation(
                     kind: .contentType, operation: operation, side: .response, location: .header, name: "Content-Type",
-                    expected: expected, actual: sent ?? "none",
+                    expected: Shortened.text(expected), actual: Shortened.text(sent ?? "none"),
                     message: "expected \(expected) for \(response.status), got \(sent ?? "no Content-Type")"))
                 return outcome
             }

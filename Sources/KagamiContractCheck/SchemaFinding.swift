@@ -45,11 +45,11 @@ enum SchemaFinding {
             let present = Set(value?.objectValue?.keys.map { $0 } ?? [])
             let missing = keywordValue?.arrayValue?.compactMap(\.stringValue).filter { !present.contains($0) } ?? []
             if !missing.isEmpty {
-                expected = "properties " + missing.map { "\"\($0)\"" }.joined(separator: ", ")
+                expected = Shortened.text("properties " + missing.map { "\"\($0)\"" }.joined(separator: ", "))
                 actual = "absent"
             }
         case "type":
-            actual = value.map { "\($0.typeName) \(Shortened.json($0))" }
+            actual = value.map { Shortened.text("\($0.typeName) \($0.serialized())") }
         case "additionalProperties", "unevaluatedProperties":
             if keywordValue == .bool(false) { expected = "no other properties" }
         default:

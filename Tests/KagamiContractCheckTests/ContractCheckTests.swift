@@ -164,6 +164,37 @@ import Testing
         }
     }
 
+    @Test func blueprintResponseHeadersMustBePresentWhateverTheirCase() throws {
+        let text = """
+            FORMAT: 1A
+
+            # API
+
+            ## Notes [/notes]
+
+            ### Create [POST]
+
+            + Response 201 (application/json)
+                + Headers
+
+                        Location: /notes/1
+                        Date: Tue, 24 Nov 2026 10:00:00 GMT
+
+                + Body
+
+                        {"id": 1}
+
+            """
+        let check = try ContractCheck(file: DescriptionFile(text: text, format: .apiBlueprint), baseURL: "http://127.0.0.1:5000")
+        let present = Self.flow("POST", "/notes", status: 201, headers: [("content-type", "application/json"), ("location", "/notes/9")], body: #"{"id":9}"#)
+        #expect(try #require(check.check(present)).violations == [])
+        // Date is the server stack's: never reported. Location is the API's.
+        let missing = Self.flow("POST", "/notes", status: 201, body: #"{"id":9}"#)
+        let violations = try #require(check.check(missing)).violations
+        #expect(violations.map(\.kind) == [.missing])
+        #expect(violations.first?.name == "Location" && violations.first?.severity == .warning && violations.first?.location == .header)
+    }
+
     @Test func baseURLsParse() {
         #expect(BaseURL("https://api.example.com/v2/")?.description == "https://api.example.com/v2")
         #expect(BaseURL("http://[::1]:8080")?.port == 8080)
