@@ -191,8 +191,12 @@ public struct ContractCheck: Sendable {
             // A documented 4xx is the server rightly refusing the request: not the client's fault to report.
             let refusedAsDocumented = (400..<500).contains(response.status) && !outcome.documented.isEmpty
             if !refusedAsDocumented {
-                let body: JSONValue?
-                if case .json(let value) = MessageBody.read(flow.request.body, headers: flow.request.headers) { body = value } else { body = nil }
+                // Parsed only when a documented schema will look at it.
+                var body: JSONValue?
+                if route.requestSchemas.contains(where: { $0.contains { $0 != nil } }), !flow.request.body.isTruncated,
+                   case .json(let value) = MessageBody.read(flow.request.body, headers: flow.request.headers) {
+                    body = value
+                }
                 result.violations += RequestCheck.violations(of: flow.request, route: route, match: match, target: target, body: body)
             }
             result.violations += outcome.violations
