@@ -21,10 +21,12 @@ let package = Package(
         .library(name: "KagamiTesting", targets: ["KagamiTesting"]),
         .library(name: "KagamiRules", targets: ["KagamiRules"]),
         .library(name: "KagamiDescription", targets: ["KagamiDescription"]),
+        .library(name: "KagamiContractCheck", targets: ["KagamiContractCheck"]),
         .library(name: "KagamiMock", targets: ["KagamiMock"]),
         .library(name: "KagamiUI", targets: ["KagamiUI"]),
         .library(name: "KagamiRepeat", targets: ["KagamiRepeat"]),
         .library(name: "KagamiYAML", targets: ["KagamiYAML"]),
+        .library(name: "KagamiContentCoding", targets: ["KagamiContentCoding"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -100,7 +102,7 @@ let package = Package(
         // Charles's tools as one ordered rule pipeline over flows: pure logic, no networking.
         .target(
             name: "KagamiRules",
-            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiYAML", .product(name: "Yams", package: "Yams")]
+            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiYAML", "KagamiContentCoding", .product(name: "Yams", package: "Yams")]
         ),
         // Times the rule pipeline on a typical request (bench/rules/run.sh).
         .executableTarget(name: "rules-bench", dependencies: ["KagamiRules", "KagamiFlow"], path: "bench/rules/Sources"),
@@ -123,7 +125,7 @@ let package = Package(
             dependencies: ["KagamiFlow", "KagamiJSON", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "DequeModule", package: "swift-collections")]
         ),
         // HTTP Archive (HAR 1.2) from and to flows.
-        .target(name: "KagamiHAR", dependencies: ["KagamiFlow", "KagamiJSON"]),
+        .target(name: "KagamiHAR", dependencies: ["KagamiFlow", "KagamiJSON", "KagamiContentCoding"]),
         // A recorded request as a curl command line that sends it again.
         .target(name: "KagamiCurl", dependencies: ["KagamiFlow"]),
         // Repeat and Repeat Advanced: a recorded request sent again through a Kagami proxy.
@@ -151,11 +153,17 @@ let package = Package(
         ),
         // A description file (API Blueprint or OpenAPI, detected) read into the contract model.
         .target(name: "KagamiDescription", dependencies: ["KagamiContract", "KagamiBlueprint", "KagamiOpenAPI"]),
+        // Exchanges checked against a description: matching, request and response validation,
+        // coverage, reports; shared by the mock server and the proxy's contract check.
+        .target(
+            name: "KagamiContractCheck",
+            dependencies: ["KagamiContract", "KagamiDescription", "KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiURITemplate", "KagamiContentCoding"]
+        ),
         // The mock server and docs page served from a contract.
         .target(
             name: "KagamiMock",
             dependencies: [
-                "KagamiContract", "KagamiDescription", "KagamiJSON", "KagamiJSONSchema", "KagamiURITemplate", "KagamiFlow",
+                "KagamiContract", "KagamiContractCheck", "KagamiDescription", "KagamiJSON", "KagamiJSONSchema", "KagamiURITemplate", "KagamiFlow",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -164,11 +172,13 @@ let package = Package(
         ),
         // The system zlib, to show gzip- and deflate-encoded bodies decoded.
         .systemLibrary(name: "CKagamiZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // Content-Encoding undone (gzip, deflate) for display and export.
+        .target(name: "KagamiContentCoding", dependencies: ["CKagamiZlib"]),
         // The web UI and its JSON admin API (Hummingbird), with the page shipped as resources.
         .target(
             name: "KagamiUI",
             dependencies: [
-                "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "CKagamiZlib",
+                "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiContentCoding", "KagamiContractCheck",
                 "KagamiProxy", "KagamiRules", "KagamiCurl", "KagamiRepeat",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -182,7 +192,7 @@ let package = Package(
             name: "KagamiCLI",
             dependencies: [
                 "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
-                "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiMock", "KagamiUI",
+                "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiContractCheck", "KagamiMock", "KagamiUI",
                 "KagamiRules", "KagamiRepeat",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -190,7 +200,7 @@ let package = Package(
         .executableTarget(name: "kagami", dependencies: ["KagamiCLI"]),
 
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
-        .testTarget(name: "KagamiRulesTests", dependencies: ["KagamiRules", "KagamiFlow", "KagamiJSON", "KagamiTesting"]),
+        .testTarget(name: "KagamiRulesTests", dependencies: ["KagamiRules", "KagamiFlow", "KagamiJSON", "KagamiTesting", "KagamiContentCoding"]),
         .testTarget(
             name: "KagamiUITests",
             dependencies: [
@@ -229,9 +239,19 @@ let package = Package(
             exclude: ["Fixtures", "har-1.2.schema.json"]
         ),
         .testTarget(
+            name: "KagamiContractCheckTests",
+            dependencies: [
+                "KagamiContractCheck", "KagamiDescription", "KagamiContract", "KagamiFlow", "KagamiJSON", "KagamiProxy", "KagamiStore",
+                "KagamiTesting", "KagamiHAR", "KagamiUI", "KagamiCertificates", "kagami",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            exclude: ["Fixtures", "check_junit.py"]
+        ),
+        .testTarget(
             name: "KagamiMockTests",
             dependencies: [
-                "KagamiMock", "KagamiDescription", "KagamiContract", "KagamiJSON", "KagamiFlow", "KagamiTesting", "KagamiURITemplate",
+                "KagamiMock", "KagamiContractCheck", "KagamiDescription", "KagamiContract", "KagamiJSON", "KagamiFlow", "KagamiTesting", "KagamiURITemplate",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -11,18 +11,14 @@ command -v sqlite3 >/dev/null 2>&1 || need_apt+=(sqlite3)
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || need_apt+=(libsqlite3-dev)
 # The UI decodes gzip/deflate bodies with the system zlib.
 dpkg -s zlib1g-dev >/dev/null 2>&1 || need_apt+=(zlib1g-dev)
-# The WebSocket tests run Python websockets clients and servers, from PyPI in .venv-ui.
-python3 -c "import ensurepip" >/dev/null 2>&1 || need_apt+=(python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "installing: ${need_apt[*]}"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-if [ ! -x .venv-ui/bin/python ] || ! .venv-ui/bin/python -c "import websockets" >/dev/null 2>&1; then
-    python3 -m venv .venv-ui
-    .venv-ui/bin/pip install -q "websockets>=15"
-fi
+# Python clients and servers the tests drive (websockets, junitparser, selenium) in .venv-tests.
+. scripts/python-env.sh
 
 # Every proxy a test starts, in-process or as `kagami proxy`, connects to loopback only; the
 # test harnesses say so too, this catches any that forget.

@@ -9,10 +9,10 @@ extension FlowAPI {
     /// Archives from browsers can be large, but not unbounded.
     static let maximumArchiveBytes = 512 << 20
 
-    /// `POST /api/import.har` with the archive as the body. The whole archive is read and checked
-    /// before anything is recorded, so a bad one imports nothing: 400 with where (line and column,
-    /// or the JSON path of the member) and what was expected. Imported exchanges join the session
-    /// and the live stream like captured ones.
+    /// `POST /api/import.har` with the archive as the body. Entries that can't be read are
+    /// skipped and listed (`skipped`: path and message each); the rest join the session and the
+    /// live stream like captured ones. Nothing to import (broken JSON, no `log.entries`, or no
+    /// readable entry): 400 with where (line and column, or the JSON path) and what was expected.
     func importHAR(_ request: Request) async throws -> Response {
         let body: ByteBuffer
         do {
@@ -20,36 +20,48 @@ extension FlowAPI {
         } catch {
             return apiError(.contentTooLarge, "an archive to import is at most \(Self.maximumArchiveBytes >> 20) MB")
         }
-        var contents: HARImport.Contents
+        var result: HARImport.Result
         do {
-            contents = try HARImport.contents(from: body.readableBytesView)
+            result = try HARImport.read(from: body.readableBytesView)
         } catch {
-            var object: JSONObject = ["error": .string(error.description), "message": .string(error.message)]
-            object["path"] = error.path.map(JSONValue.string) ?? .null
-            object["line"] = error.line.map(JSONValue.integer) ?? .null
-            object["column"] = error.column.map(JSONValue.integer) ?? .null
+            return jsonResponse(.object(Self.describe(error)), status: .badRequest)
+        }
+        let skipped = JSONValue.array(result.skipped.map { .object(Self.describe($0)) })
+        if result.flows.isEmpty, let first = result.skipped.first {
+            var object = Self.describe(first)
+            object["error"] = .string("no entry could be read: \(first.description)")
+            object["skipped"] = skipped
             return jsonResponse(.object(object), status: .badRequest)
         }
         // An archive exported from this session (or imported twice) carries ids it already has:
         // those get new ids, so importing adds exchanges instead of replacing the recorded ones.
         try await store.flush()
         var seen = Set<UUID>()
-        for index in contents.flows.indices {
-            let id = contents.flows[index].id
+        for index in result.flows.indices {
+            let id = result.flows[index].id
             var taken = !seen.insert(id).inserted
             if !taken { taken = try await store.flow(id: id) != nil }
-            if taken { contents.renumber(index) }
+            if taken { result.renumber(index) }
         }
-        let flows = contents.flows
+        let flows = result.flows
         for flow in flows {
             server.hub.record(flow)
-            if let messages = contents.webSocketMessages[flow.id] { server.hub.record(messages: messages, of: flow.id) }
+            if let messages = result.webSocketMessages[flow.id] { server.hub.record(messages: messages, of: flow.id) }
         }
         try await store.flush()
         return jsonResponse([
             "imported": .integer(flows.count),
             "ids": .array(flows.map { .string($0.id.uuidString) }),
+            "skipped": skipped,
         ])
+    }
+
+    static func describe(_ error: HARImportError) -> JSONObject {
+        var object: JSONObject = ["error": .string(error.description), "message": .string(error.message)]
+        object["path"] = error.path.map(JSONValue.string) ?? .null
+        object["line"] = error.line.map(JSONValue.integer) ?? .null
+        object["column"] = error.column.map(JSONValue.integer) ?? .null
+        return object
     }
 
     /// `POST /api/export.har` with `{"ids": [...]}`: those exchanges (in the order given) as HAR 1.2.

@@ -3,11 +3,19 @@ import KagamiFlow
 import KagamiTesting
 import KagamiJSON
 import KagamiJSONSchema
+import Testing
 @testable import KagamiHAR
 
 /// Fixtures, the HAR 1.2 schema and temporary files for the HAR and curl tests.
 enum HARTestSupport {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+
+    /// Every entry of an archive, expecting none to be skipped.
+    static func importAll(_ bytes: some Collection<UInt8>) throws -> [Flow] {
+        let result = try HARImport.read(from: bytes)
+        #expect(result.skipped.isEmpty, "\(result.skipped)")
+        return result.flows
+    }
 
     static func fixture(_ name: String) throws -> Data {
         try Data(contentsOf: folder.appendingPathComponent("Fixtures/\(name)"))
@@ -81,7 +89,7 @@ enum HARTestSupport {
             ),
             tls: TLSInfo(version: "TLSv1.3", cipherSuite: "TLS_AES_128_GCM_SHA256", alpn: "http/1.1", serverName: "api.example.com",
                          certificateSubject: "CN=api.example.com", certificateIssuer: "CN=Example CA", certificateFingerprintSHA256: "ab:cd"),
-            violations: [ContractViolation(location: "response.status", message: "302 is not documented")]
+            violations: [ContractViolation(kind: .undocumentedStatus, severity: .warning, side: .response, location: .status, message: "302 is not documented")]
         )
         tls.response?.body = FlowBody()
         let boundary = "XyZ"

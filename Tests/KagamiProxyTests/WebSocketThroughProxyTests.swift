@@ -7,17 +7,17 @@ import KagamiTesting
 import Testing
 
 /// The Python `websockets` echo server and client of Tests/WebSocket/ws_peer.py, from the
-/// virtual environment scripts/test.sh makes (`.venv-ui`, with `websockets` installed).
+/// virtual environment scripts/test.sh makes (`.venv-tests`, with `websockets` installed).
 enum WebSocketPeer {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static var script: String { root.appendingPathComponent("Tests/WebSocket/ws_peer.py").path }
 
     struct NotInstalled: Error, CustomStringConvertible {
-        var description: String { "Python websockets is not installed in \(root.path)/.venv-ui: run scripts/test.sh once, which installs it" }
+        var description: String { "Python websockets is not installed in \(root.path)/.venv-tests: run scripts/test.sh once, which installs it" }
     }
 
     static func python() throws -> String {
-        let path = root.appendingPathComponent(".venv-ui/bin/python").path
+        let path = root.appendingPathComponent(".venv-tests/bin/python").path
         guard FileManager.default.isExecutableFile(atPath: path) else { throw NotInstalled() }
         return path
     }

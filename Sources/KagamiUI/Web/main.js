@@ -6,6 +6,7 @@ import { mountStructure } from "./structure.js";
 import { mountInspector } from "./inspector.js";
 import { mountRules } from "./rules.js";
 import { mountBreakpoints } from "./breakpoints.js";
+import { mountContractView } from "./contract.js";
 import { el } from "./format.js";
 
 const $ = (id) => document.getElementById(id);
@@ -20,6 +21,7 @@ mountSequence({ scroll: $("sequence-scroll"), spacer: $("sequence-spacer"), onSe
 mountStructure({ container: $("structure"), onSelect: select });
 mountRules({ container: $("rules") });
 mountBreakpoints({ container: $("breakpoints"), dialog: $("held-dialog") });
+mountContractView({ container: $("contract") });
 mountInspector({
   container: $("inspector"),
   showTool(title, text, note) {
@@ -81,7 +83,9 @@ $("import-file").addEventListener("change", async (event) => {
   if (!file) return;
   try {
     const answer = await importHAR(file);
-    dispatch({ type: "notice", message: `Imported ${answer.imported} exchange${answer.imported === 1 ? "" : "s"} from ${file.name}.` });
+    const skipped = answer.skipped || [];
+    const note = skipped.length ? ` Skipped ${skipped.length} entr${skipped.length === 1 ? "y" : "ies"} it could not read: ${skipped.map((entry) => entry.error).join("; ")}` : "";
+    dispatch({ type: "notice", message: `Imported ${answer.imported} exchange${answer.imported === 1 ? "" : "s"} from ${file.name}.${note}` });
   } catch (error) {
     dispatch({ type: "error", message: `Could not import ${file.name}: ${error.message}` });
   }
