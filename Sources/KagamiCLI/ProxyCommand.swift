@@ -170,6 +170,10 @@ struct ProxyCommand: AsyncParsableCommand {
         try await store.flush()
         let count = try await store.count()
         FileHandle.standardOutput.write(Data("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(sessionPath)\n".utf8))
+        if let liveContracts {
+            let (checked, skipped) = liveContracts.counts
+            FileHandle.standardOutput.write(Data("Contract: \(checked) exchange\(checked == 1 ? "" : "s") checked, \(skipped) skipped (the check fell behind)\n".utf8))
+        }
     }
 }
 
