@@ -172,7 +172,8 @@ struct ProxyCommand: AsyncParsableCommand {
         FileHandle.standardOutput.write(Data("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(sessionPath)\n".utf8))
         if let liveContracts {
             let (checked, skipped) = liveContracts.counts
-            FileHandle.standardOutput.write(Data("Contract: \(checked) exchange\(checked == 1 ? "" : "s") checked, \(skipped) skipped (the check fell behind)\n".utf8))
+            let behind = skipped == 0 ? "" : ", \(skipped) not checked (the check fell behind the traffic)"
+            FileHandle.standardOutput.write(Data("Contract: \(checked) exchange\(checked == 1 ? "" : "s") checked\(behind)\n".utf8))
         }
     }
 }
