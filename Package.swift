@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "KagamiUI", targets: ["KagamiUI"]),
         .library(name: "KagamiRepeat", targets: ["KagamiRepeat"]),
         .library(name: "KagamiYAML", targets: ["KagamiYAML"]),
+        .library(name: "KagamiContentCoding", targets: ["KagamiContentCoding"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -74,7 +75,7 @@ let package = Package(
         // YAML text to a node tree, bounded in size, nesting and expanded aliases.
         .target(name: "KagamiYAML", dependencies: [.product(name: "Yams", package: "Yams")]),
         // One value per HTTP exchange, with no networking types: everything else speaks flows.
-        .target(name: "KagamiFlow", dependencies: ["CKagamiZlib"]),
+        .target(name: "KagamiFlow"),
         // Kagami's root CA and the leaf certificates it signs for intercepted hosts.
         .target(
             name: "KagamiCertificates",
@@ -101,7 +102,7 @@ let package = Package(
         // Charles's tools as one ordered rule pipeline over flows: pure logic, no networking.
         .target(
             name: "KagamiRules",
-            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiYAML", .product(name: "Yams", package: "Yams")]
+            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiYAML", "KagamiContentCoding", .product(name: "Yams", package: "Yams")]
         ),
         // Times the rule pipeline on a typical request (bench/rules/run.sh).
         .executableTarget(name: "rules-bench", dependencies: ["KagamiRules", "KagamiFlow"], path: "bench/rules/Sources"),
@@ -112,7 +113,7 @@ let package = Package(
             dependencies: ["KagamiFlow", "KagamiJSON", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "DequeModule", package: "swift-collections")]
         ),
         // HTTP Archive (HAR 1.2) from and to flows.
-        .target(name: "KagamiHAR", dependencies: ["KagamiFlow", "KagamiJSON"]),
+        .target(name: "KagamiHAR", dependencies: ["KagamiFlow", "KagamiJSON", "KagamiContentCoding"]),
         // A recorded request as a curl command line that sends it again.
         .target(name: "KagamiCurl", dependencies: ["KagamiFlow"]),
         // Repeat and Repeat Advanced: a recorded request sent again through a Kagami proxy.
@@ -144,7 +145,7 @@ let package = Package(
         // coverage, reports; shared by the mock server and the proxy's contract check.
         .target(
             name: "KagamiContractCheck",
-            dependencies: ["KagamiContract", "KagamiDescription", "KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiURITemplate"]
+            dependencies: ["KagamiContract", "KagamiDescription", "KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiURITemplate", "KagamiContentCoding"]
         ),
         // The mock server and docs page served from a contract.
         .target(
@@ -159,11 +160,13 @@ let package = Package(
         ),
         // The system zlib, to show gzip- and deflate-encoded bodies decoded.
         .systemLibrary(name: "CKagamiZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // Content-Encoding undone (gzip, deflate) for display and export.
+        .target(name: "KagamiContentCoding", dependencies: ["CKagamiZlib"]),
         // The web UI and its JSON admin API (Hummingbird), with the page shipped as resources.
         .target(
             name: "KagamiUI",
             dependencies: [
-                "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiContractCheck",
+                "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiContentCoding", "KagamiContractCheck",
                 "KagamiProxy", "KagamiRules", "KagamiCurl", "KagamiRepeat",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -185,7 +188,7 @@ let package = Package(
         .executableTarget(name: "kagami", dependencies: ["KagamiCLI"]),
 
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
-        .testTarget(name: "KagamiRulesTests", dependencies: ["KagamiRules", "KagamiFlow", "KagamiJSON", "KagamiTesting"]),
+        .testTarget(name: "KagamiRulesTests", dependencies: ["KagamiRules", "KagamiFlow", "KagamiJSON", "KagamiTesting", "KagamiContentCoding"]),
         .testTarget(
             name: "KagamiUITests",
             dependencies: [

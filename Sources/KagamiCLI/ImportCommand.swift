@@ -9,7 +9,7 @@ struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Read an HTTP Archive (HAR 1.2) into a session, creating the session file when missing.",
-        discussion: "The whole archive is checked first; a file with any problem imports nothing and the problem is printed with its line and column or JSON path. Exits 2 then."
+        discussion: "Entries Kagami can't read are skipped, each named on standard error with its JSON path and the reason; the rest are imported. A file that is not an archive (broken JSON, no log.entries), or whose entries are all unreadable, imports nothing and exits 2."
     )
 
     @Argument(help: "The .har file.")
@@ -20,19 +20,28 @@ struct ImportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let path = SessionFile.expand(file)
-        let flows: [Flow]
+        let result: HARImport.Result
         do {
             let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            flows = try HARImport.flows(from: data, file: file)
+            result = try HARImport.read(from: data, file: file)
         } catch let error as HARImportError {
             FileHandle.standardError.write(Data("kagami import: \(error)\n".utf8))
             throw ExitCode(2)
         } catch {
             throw ValidationError("cannot read \(path): \(error.localizedDescription)")
         }
+        for skipped in result.skipped {
+            FileHandle.standardError.write(Data("kagami import: skipped \(skipped)\n".utf8))
+        }
+        let flows = result.flows
+        if flows.isEmpty, !result.skipped.isEmpty {
+            FileHandle.standardError.write(Data("kagami import: no entry of \(file) could be read; nothing imported\n".utf8))
+            throw ExitCode(2)
+        }
         let store = try SQLiteFlowStore(path: SessionFile.expand(session))
         for flow in flows { store.record(flow) }
         try await store.flush()
-        print("Imported \(flows.count) exchange\(flows.count == 1 ? "" : "s") into \(session)")
+        let skippedNote = result.skipped.isEmpty ? "" : " (\(result.skipped.count) entr\(result.skipped.count == 1 ? "y" : "ies") skipped)"
+        print("Imported \(flows.count) exchange\(flows.count == 1 ? "" : "s") into \(session)\(skippedNote)")
     }
 }

@@ -65,9 +65,17 @@ struct ValidateCommand: AsyncParsableCommand {
             let flows: [Flow]
             do {
                 let data = try Data(contentsOf: URL(fileURLWithPath: path))
-                flows = try HARImport.flows(from: data, file: har)
+                let read = try HARImport.read(from: data, file: har)
+                // Entries the reader can't use are said, not checked; an archive with none left is unreadable.
+                for skipped in read.skipped {
+                    FileHandle.standardError.write(Data("kagami validate: skipped \(skipped)\n".utf8))
+                }
+                if read.flows.isEmpty, !read.skipped.isEmpty { throw unreadable("no entry of \(har) could be read") }
+                flows = read.flows
             } catch let error as HARImportError {
                 throw unreadable("\(error)")
+            } catch let exit as ExitCode {
+                throw exit
             } catch {
                 throw unreadable("cannot read \(path): \(error.localizedDescription)")
             }

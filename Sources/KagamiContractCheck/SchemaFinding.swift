@@ -1,6 +1,7 @@
 // Turns JSON Schema errors into violations with pointers, the keyword, and what was expected and
 // found, shortened for one line of a report.
 import Foundation
+import KagamiContentCoding
 import KagamiContract
 import KagamiFlow
 import KagamiJSON
@@ -121,7 +122,7 @@ enum MessageBody {
     static func read(_ body: FlowBody, headers: HeaderFields) -> Reading {
         let data: Data
         do {
-            data = try ContentDecoding.decode(body.data, contentEncoding: headers["Content-Encoding"])
+            data = try ContentCoding.decode(body.data, contentEncoding: headers["Content-Encoding"])
         } catch {
             return .undecodable(error.description)
         }

@@ -19,9 +19,12 @@ public struct CurlCommand: Sendable {
     public init(_ request: FlowRequest) {
         // No URL normalisation (`/a/../b`), no globbing of `[]{}`: the target goes as recorded.
         arguments = ["curl", "--path-as-is", "--globoff"]
-        switch request.version.uppercased() {
+        let version = request.version.uppercased()
+        let http2 = version.hasPrefix("HTTP/2")
+        switch version {
         case "HTTP/1.0": arguments.append("--http1.0")
         case "HTTP/1.1" where request.scheme == "https": arguments.append("--http1.1")
+        case _ where http2: arguments.append("--http2")
         default: break
         }
         let hasBody = request.body.size > 0 || !request.body.data.isEmpty
@@ -34,11 +37,14 @@ public struct CurlCommand: Sendable {
         if let encodings = request.headers["Accept-Encoding"], ["gzip", "deflate", "br", "zstd"].contains(where: { encodings.lowercased().contains($0) }) {
             arguments.append("--compressed")
         }
-        for field in request.headers {
+        // HTTP/2 pseudo-header fields (`:authority`, `:path`...) come from the URL and method;
+        // curl writes them itself, and `:authority` stands for Host there.
+        let fields = request.headers.filter { !$0.name.hasPrefix(":") }
+        for field in fields {
             // `Name;` is curl's spelling of a field with an empty value (`Name:` removes it).
             arguments += ["--header", field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)"]
         }
-        for name in Self.curlDefaults where !request.headers.contains(name) {
+        for name in Self.curlDefaults where !request.headers.contains(name) && !(http2 && name == "Host") {
             arguments += ["--header", "\(name):"]
         }
         if hasBody {

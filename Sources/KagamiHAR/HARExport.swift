@@ -1,4 +1,5 @@
 import Foundation
+import KagamiContentCoding
 import KagamiFlow
 import KagamiJSON
 
@@ -124,10 +125,21 @@ public enum HARExport {
             "mimeType": .string(response.headers["Content-Type"] ?? ""),
         ]
         if !response.body.data.isEmpty {
-            if let text = String(data: response.body.data, encoding: .utf8) {
+            // HAR's text is the body as the page saw it: Content-Encoding undone, as browsers and
+            // HAR viewers expect. The bytes as they were sent stay in `_encodedText` (base64).
+            var shown = response.body.data
+            let contentEncoding = response.headers["Content-Encoding"]
+            if ContentCoding.isEncoded(contentEncoding), !response.body.isTruncated,
+               let decoded = try? ContentCoding.decode(response.body.data, contentEncoding: contentEncoding) {
+                shown = decoded
+                content["size"] = .integer(decoded.count)
+                content["compression"] = .integer(decoded.count - response.body.data.count)
+                content["_encodedText"] = .string(response.body.data.base64EncodedString())
+            }
+            if let text = String(data: shown, encoding: .utf8) {
                 content["text"] = .string(text)
             } else {
-                content["text"] = .string(response.body.data.base64EncodedString())
+                content["text"] = .string(shown.base64EncodedString())
                 content["encoding"] = "base64"
             }
         }

@@ -2,11 +2,20 @@ import Foundation
 import KagamiFlow
 import KagamiJSON
 
-/// Reads an HTTP Archive (HAR 1.2, as browsers, Charles and Kagami write it) into flows. The
-/// whole archive is checked before any flow is returned, so a refused file imports nothing.
+/// Reads an HTTP Archive (HAR 1.2, as browsers, Charles, mitmproxy and Kagami write it) into
+/// flows. It takes what producers really write (members HAR 1.2 calls required but tools leave
+/// out, such as mitmproxy's empty `content` on a failed request) and skips, with the reason, an
+/// entry it can't read instead of refusing the whole archive.
 public enum HARImport {
-    /// Parses and reads `bytes`; errors carry `file`, and line and column when the JSON is broken.
-    public static func flows(from bytes: some Collection<UInt8>, file: String? = nil) throws(HARImportError) -> [Flow] {
+    /// The flows read, and each entry skipped with where and why.
+    public struct Result: Sendable {
+        public var flows: [Flow]
+        public var skipped: [HARImportError]
+    }
+
+    /// Parses and reads `bytes`. Throws only when there is no archive to read (broken JSON with
+    /// its line and column, or no `log.entries`); errors carry `file`.
+    public static func read(from bytes: some Collection<UInt8>, file: String? = nil) throws(HARImportError) -> Result {
         let archive: JSONValue
         do {
             archive = try JSONValue(parsing: bytes)
@@ -14,7 +23,9 @@ public enum HARImport {
             throw HARImportError(file: file, line: error.line, column: error.column, message: "not valid JSON: \(error.message)")
         }
         do {
-            return try flows(from: archive)
+            var result = try read(from: archive)
+            for index in result.skipped.indices { result.skipped[index].file = file }
+            return result
         } catch {
             var located = error
             located.file = file
@@ -22,30 +33,15 @@ public enum HARImport {
         }
     }
 
-    public static func flows(from archive: JSONValue) throws(HARImportError) -> [Flow] {
+    public static func read(from archive: JSONValue) throws(HARImportError) -> Result {
         let log = try HARNode(archive, path: "").member("log")
-        _ = try log.member("version").string()
-        let creator = try log.member("creator")
-        _ = try creator.member("name").string()
-        _ = try creator.member("version").string()
-        if let browser = try log.optional("browser") {
-            _ = try browser.member("name").string()
-            _ = try browser.member("version").string()
-        }
-        let pages = try log.optional("pages")?.array() ?? []
-        for page in pages {
-            _ = try page.member("id").string()
-            _ = try date(page.member("startedDateTime"))
-            _ = try page.member("title").string()
-            if let pageTimings = try page.optional("pageTimings") {
-                _ = try pageTimings.optional("onContentLoad")?.number()
-                _ = try pageTimings.optional("onLoad")?.number()
-            }
-        }
-        _ = try log.optional("comment")?.string()
-        var flows: [Flow] = []
+        var result = Result(flows: [], skipped: [])
         for entry in try log.member("entries").array() {
-            flows.append(try flow(entry))
+            do {
+                result.flows.append(try flow(entry))
+            } catch {
+                result.skipped.append(error)
+            }
         }
         // The archive's own fields (pages, browser, comment, a tool's `_` fields) travel on the
         // first flow, so that exporting the session writes them again.
@@ -54,24 +50,19 @@ public enum HARImport {
             if key == "pages", value.arrayValue?.isEmpty == true { continue }
             logFields.append(ArchiveField(path: ["log", key], json: value.serialized()))
         }
-        if !logFields.isEmpty, !flows.isEmpty {
-            flows[0].archiveFields = logFields + (flows[0].archiveFields ?? [])
+        if !logFields.isEmpty, !result.flows.isEmpty {
+            result.flows[0].archiveFields = logFields + (result.flows[0].archiveFields ?? [])
         }
-        return flows
+        return result
     }
 
     static func flow(_ entry: HARNode) throws(HARImportError) -> Flow {
         let start = try date(entry.member("startedDateTime"))
-        _ = try entry.member("time").number()
         let request = try self.request(entry.member("request"))
-        let (response, responseError) = try self.response(entry.member("response"))
-        if let cache = try entry.optional("cache") {
-            _ = try cache.object()
-        }
-        let timings = try self.timings(entry.member("timings"), start: start)
-        _ = try entry.optional("pageref")?.string()
-        _ = try entry.optional("comment")?.string()
-        _ = try entry.optional("connection")?.string()
+        // A request that failed before any answer: some tools write no response at all.
+        let (response, responseError) = try entry.optional("response").map { node throws(HARImportError) in try self.response(node) } ?? (nil, nil)
+        let timings = try entry.optional("timings").map { node throws(HARImportError) in try self.timings(node, start: start) }
+            ?? HARTimings(blocked: -1, dns: -1, connect: -1, ssl: -1, send: 0, wait: 0, receive: 0).flowTimings(start: start)
         let serverIP = try entry.optional("serverIPAddress")?.string().nonEmpty
 
         let id = try entry.optional("_id")?.string()
@@ -119,23 +110,15 @@ public enum HARImport {
         guard let url = ArchiveURL(try urlNode.string()) else {
             throw urlNode.error("expected an absolute URL (scheme://host/path)")
         }
-        let version = try node.member("httpVersion").string()
-        let headers = try self.headers(node.member("headers"))
-        try nameValueList(node.optional("cookies"))
-        try nameValueList(node.optional("queryString"))
-        _ = try node.optional("headersSize")?.number()
+        let version = try node.optional("httpVersion")?.string().nonEmpty ?? "HTTP/1.1"
+        let headers = try node.optional("headers").map { node throws(HARImportError) in try self.headers(node) } ?? HeaderFields()
         let bodySize = try node.optional("bodySize")?.number()
-        _ = try node.optional("comment")?.string()
         var body = FlowBody()
         if let postData = try node.optional("postData") {
-            _ = try postData.optional("mimeType")?.string()
-            _ = try postData.optional("comment")?.string()
             var params: [(name: String, value: String)] = []
             for param in try postData.optional("params")?.array() ?? [] {
                 let name = try param.member("name").string()
                 let value = try param.optional("value")?.string() ?? ""
-                _ = try param.optional("fileName")?.string()
-                _ = try param.optional("contentType")?.string()
                 params.append((name, value))
             }
             var encoding = try postData.optional("encoding")?.string()
@@ -159,27 +142,23 @@ public enum HARImport {
         let status = try node.member("status").integer()
         let reason = try node.optional("statusText")?.string() ?? ""
         let version = try node.optional("httpVersion")?.string() ?? ""
-        let headers = try self.headers(node.member("headers"))
-        try nameValueList(node.optional("cookies"))
-        _ = try node.optional("redirectURL")?.string()
-        _ = try node.optional("headersSize")?.number()
-        _ = try node.optional("bodySize")?.number()
-        _ = try node.optional("comment")?.string()
+        let headers = try node.optional("headers").map { node throws(HARImportError) in try self.headers(node) } ?? HeaderFields()
         let browserError = try node.optional("_error").flatMap { $0.value.stringValue }
-        let content = try node.member("content")
-        let size = try content.member("size").number()
-        _ = try content.optional("compression")?.number()
-        _ = try content.optional("mimeType")?.string()
-        _ = try content.optional("comment")?.string()
-        let encoding = try content.optional("encoding")?.string()
+        // mitmproxy writes `"content": {}` for a request that got no response.
+        let content = try node.optional("content")
+        let size = try content?.optional("size")?.number() ?? 0
+        let encoding = try content?.optional("encoding")?.string()
         var body = FlowBody()
-        let text = try content.optional("text")
-        if let text {
+        let text = try content?.optional("text")
+        if let encoded = try content?.optional("_encodedText") {
+            // Kagami's own export: the bytes as they were sent, before Content-Encoding was undone.
+            body.data = try bytes(of: encoded, encoding: "base64")
+        } else if let text {
             body.data = try bytes(of: text, encoding: encoding)
         }
         body.size = body.data.count
-        body.isTruncated = try content.optional("_truncated")?.bool() ?? false
-        if size > Double(body.size), body.isTruncated || text == nil {
+        body.isTruncated = try content?.optional("_truncated")?.bool() ?? false
+        if size > Double(body.size), body.isTruncated || text == nil, try content?.optional("_encodedText") == nil {
             body.size = Int(size)
         }
         if status == 0, headers.isEmpty, body.data.isEmpty { return (nil, browserError) }
@@ -190,10 +169,10 @@ public enum HARImport {
         func optional(_ key: String) throws(HARImportError) -> Double {
             try node.optional(key)?.number() ?? -1
         }
-        _ = try node.optional("comment")?.string()
         let phases = HARTimings(
             blocked: try optional("blocked"), dns: try optional("dns"), connect: try optional("connect"), ssl: try optional("ssl"),
-            send: try node.member("send").number(), wait: try node.member("wait").number(), receive: try node.member("receive").number()
+            send: try node.optional("send")?.number() ?? 0, wait: try node.optional("wait")?.number() ?? 0,
+            receive: try node.optional("receive")?.number() ?? 0
         )
         return phases.flowTimings(start: start)
     }
@@ -202,23 +181,8 @@ public enum HARImport {
         var fields = HeaderFields()
         for header in try node.array() {
             fields.add(try header.member("name").string(), try header.member("value").string())
-            _ = try header.optional("comment")?.string()
         }
         return fields
-    }
-
-    /// Cookies and query items: checked, not kept (the flow's headers and URL hold them).
-    static func nameValueList(_ node: HARNode?) throws(HARImportError) {
-        for item in try node?.array() ?? [] {
-            _ = try item.member("name").string()
-            _ = try item.member("value").string()
-            for key in ["path", "domain", "expires", "comment", "sameSite"] {
-                _ = try item.optional(key)?.string()
-            }
-            for key in ["httpOnly", "secure"] {
-                _ = try item.optional(key)?.bool()
-            }
-        }
     }
 
     static func bytes(of text: HARNode, encoding: String?) throws(HARImportError) -> Data {

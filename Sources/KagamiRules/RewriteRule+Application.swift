@@ -1,5 +1,6 @@
 // How each Rewrite type changes a request or a response, with its patterns compiled once.
 import Foundation
+import KagamiContentCoding
 import KagamiFlow
 
 struct CompiledRewriteRule: Sendable {
@@ -106,16 +107,33 @@ struct CompiledRewriteRule: Sendable {
         return name.replacing(in: original, with: rule.replace.name, all: false) ?? rule.replace.name
     }
 
+    /// Rewrites the body as text; a gzip or deflate body is decoded, rewritten and encoded again
+    /// in its coding. A body that can't be rewritten says why, so the user isn't left guessing.
     private func rewriteBody(_ body: inout FlowBody, headers: inout HeaderFields) -> String? {
-        // A compressed or partly captured body can't be rewritten as text.
-        if body.isTruncated { return nil }
-        if let encoding = headers["Content-Encoding"], encoding.lowercased() != "identity" { return nil }
-        guard let text = String(data: body.data, encoding: .utf8),
+        if body.isTruncated { return "did not rewrite the body: only its first \(body.data.count) bytes were kept" }
+        let coding = headers["Content-Encoding"]
+        let encoded = ContentCoding.isEncoded(coding)
+        let plain: Data
+        do {
+            plain = encoded ? try ContentCoding.decode(body.data, contentEncoding: coding) : body.data
+        } catch {
+            return "did not rewrite the body: it is \(coding ?? "") encoded and could not be decoded (\(error))"
+        }
+        guard let text = String(data: plain, encoding: .utf8),
               let replaced = value.replacing(in: text, with: rule.replace.value, all: rule.replaceAll),
               replaced != text else { return nil }
-        body = FlowBody(data: Data(replaced.utf8))
+        var data = Data(replaced.utf8)
+        if encoded {
+            do {
+                data = try ContentCoding.encode(data, contentEncoding: coding)
+            } catch {
+                return "did not rewrite the body: it could not be \(coding ?? "") encoded again (\(error))"
+            }
+        }
+        body = FlowBody(data: data)
         if headers.contains("Content-Length") { headers.set("Content-Length", String(body.size)) }
-        return "rewrote body (\(text.utf8.count) → \(body.size) bytes)"
+        let via = encoded ? " (\(coding ?? "") decoded and encoded again)" : ""
+        return "rewrote body (\(text.utf8.count) → \(replaced.utf8.count) bytes\(via))"
     }
 
     private func rewriteQuery(_ request: inout FlowRequest) -> String? {

@@ -9,10 +9,10 @@ extension FlowAPI {
     /// Archives from browsers can be large, but not unbounded.
     static let maximumArchiveBytes = 512 << 20
 
-    /// `POST /api/import.har` with the archive as the body. The whole archive is read and checked
-    /// before anything is recorded, so a bad one imports nothing: 400 with where (line and column,
-    /// or the JSON path of the member) and what was expected. Imported exchanges join the session
-    /// and the live stream like captured ones.
+    /// `POST /api/import.har` with the archive as the body. Entries that can't be read are
+    /// skipped and listed (`skipped`: path and message each); the rest join the session and the
+    /// live stream like captured ones. Nothing to import (broken JSON, no `log.entries`, or no
+    /// readable entry): 400 with where (line and column, or the JSON path) and what was expected.
     func importHAR(_ request: Request) async throws -> Response {
         let body: ByteBuffer
         do {
@@ -20,16 +20,20 @@ extension FlowAPI {
         } catch {
             return apiError(.contentTooLarge, "an archive to import is at most \(Self.maximumArchiveBytes >> 20) MB")
         }
-        var flows: [Flow]
+        let result: HARImport.Result
         do {
-            flows = try HARImport.flows(from: body.readableBytesView)
+            result = try HARImport.read(from: body.readableBytesView)
         } catch {
-            var object: JSONObject = ["error": .string(error.description), "message": .string(error.message)]
-            object["path"] = error.path.map(JSONValue.string) ?? .null
-            object["line"] = error.line.map(JSONValue.integer) ?? .null
-            object["column"] = error.column.map(JSONValue.integer) ?? .null
+            return jsonResponse(.object(Self.describe(error)), status: .badRequest)
+        }
+        let skipped = JSONValue.array(result.skipped.map { .object(Self.describe($0)) })
+        if result.flows.isEmpty, let first = result.skipped.first {
+            var object = Self.describe(first)
+            object["error"] = .string("no entry could be read: \(first.description)")
+            object["skipped"] = skipped
             return jsonResponse(.object(object), status: .badRequest)
         }
+        var flows = result.flows
         // An archive exported from this session (or imported twice) carries ids it already has:
         // those get new ids, so importing adds exchanges instead of replacing the recorded ones.
         try await store.flush()
@@ -45,7 +49,16 @@ extension FlowAPI {
         return jsonResponse([
             "imported": .integer(flows.count),
             "ids": .array(flows.map { .string($0.id.uuidString) }),
+            "skipped": skipped,
         ])
+    }
+
+    static func describe(_ error: HARImportError) -> JSONObject {
+        var object: JSONObject = ["error": .string(error.description), "message": .string(error.message)]
+        object["path"] = error.path.map(JSONValue.string) ?? .null
+        object["line"] = error.line.map(JSONValue.integer) ?? .null
+        object["column"] = error.column.map(JSONValue.integer) ?? .null
+        return object
     }
 
     /// `POST /api/export.har` with `{"ids": [...]}`: those exchanges (in the order given) as HAR 1.2.

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HTTPTypes
 import KagamiFlow
+import KagamiContentCoding
 import KagamiHAR
 import KagamiJSON
 import KagamiStore
@@ -93,7 +94,7 @@ struct FlowAPI: Sendable {
         var data = message.body.data
         if request.uri.queryParameters.get("decode") == "1", let encoding = message.headers["Content-Encoding"] {
             do {
-                data = try ContentDecoding.decode(data, contentEncoding: encoding)
+                data = try ContentCoding.decode(data, contentEncoding: encoding)
                 headers[.kagami("Decoded")] = encoding
             } catch {
                 headers[.kagami("Decode-Error")] = error.description

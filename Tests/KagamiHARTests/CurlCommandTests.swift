@@ -91,6 +91,26 @@ import Testing
         #expect(!CurlCommand(plain).shellCommand.contains(" -x") && !CurlCommand(plain).shellCommand.contains("--proxy"))
     }
 
+    /// A request recorded over HTTP/2 carries pseudo-header fields and no Host: the command
+    /// asks for HTTP/2, leaves the pseudo fields to curl, and the server gets the authority as Host.
+    @Test func http2RequestsUseTheAuthority() async throws {
+        let origin = try await OriginServer.start()
+        let request = FlowRequest(
+            method: "GET", scheme: "http", host: "127.0.0.1", port: origin.port, target: "/echo?via=h2", version: "HTTP/2.0",
+            headers: HeaderFields([
+                (":method", "GET"), (":authority", "127.0.0.1:\(origin.port)"), (":scheme", "http"), (":path", "/echo?via=h2"),
+                ("accept", "*/*"), ("x-trace", "abc"),
+            ]))
+        let command = CurlCommand(request)
+        #expect(command.arguments.contains("--http2"))
+        #expect(!command.arguments.contains { $0.hasPrefix(":") || $0 == "Host:" })
+        let received = try await send(request, to: origin)
+        #expect(received.uri == "/echo?via=h2")
+        #expect(received.headers.first { $0.name.lowercased() == "host" }?.value == "127.0.0.1:\(origin.port)")
+        #expect(received.headers.contains { $0.name == "x-trace" && $0.value == "abc" })
+        try await origin.stop()
+    }
+
     @Test func commandIsReadable() {
         let original = FlowRequest(
             method: "POST", scheme: "https", host: "api.example.com", port: 443, target: "/v1/items",

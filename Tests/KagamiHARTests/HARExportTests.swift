@@ -80,6 +80,30 @@ import Testing
         #expect(entry(0)["request"]?["headersSize"]?.intValue == 23 + getJSON.request.headers.wireSize + 2)
     }
 
+    /// HAR viewers and browsers read `content.text` as the page saw it: a gzip body is exported
+    /// decoded, with the bytes as sent kept in `_encodedText`, and imported back byte for byte.
+    @Test func encodedBodiesAreExportedDecodedAndImportedAsSent() async throws {
+        let json = #"{"items":[1,2,3],"note":"compressed on the wire"}"#
+        let gzip = try await CommandLineClient("/bin/gzip").run(["-c", "-n"], stdin: Data(json.utf8))
+        #expect(gzip.status == 0 && gzip.stdout.count > 10)
+        var flow = FlowFixtures.getJSON(body: "")
+        flow.response?.headers.add("Content-Encoding", "gzip")
+        flow.response?.body = FlowBody(data: gzip.stdout)
+        let archive = HARExport.archive([flow], creatorVersion: "test")
+        let content = try #require(archive["log"]?["entries"]?[0]?["response"]?["content"])
+        #expect(content["text"] == .string(json))
+        #expect(content["encoding"] == nil)
+        #expect(content["size"] == .integer(json.utf8.count))
+        #expect(content["compression"] == .integer(json.utf8.count - gzip.stdout.count))
+        #expect(content["_encodedText"] == .string(gzip.stdout.base64EncodedString()))
+        #expect(archive["log"]?["entries"]?[0]?["response"]?["bodySize"] == .integer(gzip.stdout.count))
+        let schema = try #require(HARTestSupport.schema)
+        #expect(schema.isValid(archive))
+        let imported = try HARTestSupport.importAll(Array(archive.serialized().utf8))
+        #expect(imported.first?.response?.body.data == gzip.stdout)
+        #expect(imported.first?.archiveFields == nil)
+    }
+
     @Test func kagamiFieldsServerAddressTLSAndErrors() throws {
         let tls = entry(1)
         #expect(tls["serverIPAddress"] == "2001:db8::1")

@@ -11,7 +11,7 @@ import Testing
     @Test func kagamiFlowsRoundTrip() throws {
         let original = HARTestSupport.kagamiFlows()
         let first = HARExport.archive(original, creatorVersion: "0.1.0")
-        let imported = try HARImport.flows(from: Array(first.serialized().utf8))
+        let imported = try HARTestSupport.importAll(Array(first.serialized().utf8))
         let second = HARExport.archive(imported, creatorVersion: "0.1.0")
         #expect(HARTestSupport.differences(first, second) == [])
         for (a, b) in zip(original, imported) {
@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test func chromeEntriesMapOntoFlows() throws {
-        let flows = try HARImport.flows(from: HARTestSupport.fixture("chrome-devtools.har"))
+        let flows = try HARTestSupport.importAll(HARTestSupport.fixture("chrome-devtools.har"))
         #expect(flows.count == 3)
         let page = flows[0]
         #expect(page.request.method == "GET" && page.request.scheme == "https" && page.request.host == "shop.example.com" && page.request.port == 443)
@@ -73,8 +73,27 @@ import Testing
         #expect(failed.error?.message == "net::ERR_NAME_NOT_RESOLVED")
     }
 
+    /// An archive mitmdump 11.0.2 wrote (`--set hardump=`) through a loopback origin: a GET with
+    /// cookies, a form POST, a gzip answer (mitmproxy writes it decoded) and a refused connection
+    /// (`"content": {}` and an `_error`).
+    @Test func mitmproxyEntriesMapOntoFlows() throws {
+        let flows = try HARTestSupport.importAll(HARTestSupport.fixture("mitmproxy-11.har"))
+        #expect(flows.count == 4)
+        #expect(flows[0].request.target == "/users/1?fields=name" && flows[0].response?.status == 200)
+        #expect(flows[0].response?.headers["Set-Cookie"] == "session=abc; Path=/; HttpOnly")
+        #expect(flows[1].request.method == "POST" && String(decoding: flows[1].request.body.data, as: UTF8.self) == "user=ada&password=secret")
+        #expect(flows[1].response?.status == 201 && flows[1].response?.reason == "Created")
+        #expect(String(decoding: flows[2].response?.body.data ?? Data(), as: UTF8.self) == #"{"compressed": true, "items": [1, 2, 3]}"#)
+        let refused = flows[3]
+        #expect(refused.request.port == 1)
+        #expect(refused.response == nil)
+        #expect(refused.error?.message.contains("Connect call failed") == true)
+        // Microseconds and a +00:00 offset in startedDateTime.
+        #expect(flows[0].timings.start.timeIntervalSince1970 > 1_790_000_000)
+    }
+
     @Test func charlesEntriesMapOntoFlows() throws {
-        let flows = try HARImport.flows(from: HARTestSupport.fixture("charles.har"))
+        let flows = try HARTestSupport.importAll(HARTestSupport.fixture("charles.har"))
         #expect(flows.count == 2)
         let login = flows[0]
         #expect(login.request.port == 8080 && login.request.target == "/v1/login")

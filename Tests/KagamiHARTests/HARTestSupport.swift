@@ -3,11 +3,19 @@ import KagamiFlow
 import KagamiTesting
 import KagamiJSON
 import KagamiJSONSchema
+import Testing
 @testable import KagamiHAR
 
 /// Fixtures, the HAR 1.2 schema and temporary files for the HAR and curl tests.
 enum HARTestSupport {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+
+    /// Every entry of an archive, expecting none to be skipped.
+    static func importAll(_ bytes: some Collection<UInt8>) throws -> [Flow] {
+        let result = try HARImport.read(from: bytes)
+        #expect(result.skipped.isEmpty, "\(result.skipped)")
+        return result.flows
+    }
 
     static func fixture(_ name: String) throws -> Data {
         try Data(contentsOf: folder.appendingPathComponent("Fixtures/\(name)"))

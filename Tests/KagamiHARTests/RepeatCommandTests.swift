@@ -72,7 +72,7 @@ import Testing
         flow.repeatOf = original
         let archive = HARExport.archive([flow], creatorVersion: "0.1.0")
         #expect(archive["log"]?["entries"]?[0]?["_repeatOf"] == .string(original.uuidString))
-        let imported = try HARImport.flows(from: Array(archive.serialized().utf8))
+        let imported = try HARTestSupport.importAll(Array(archive.serialized().utf8))
         #expect(imported.first?.repeatOf == original)
         #expect(imported.first?.archiveFields == nil)
     }

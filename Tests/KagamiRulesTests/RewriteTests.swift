@@ -1,4 +1,5 @@
 import Foundation
+import KagamiContentCoding
 import KagamiFlow
 import Testing
 @testable import KagamiRules
@@ -168,18 +169,36 @@ import Testing
         #expect(forwarded.headers["Content-Length"] == "15")
     }
 
-    @Test func compressedAndTruncatedBodiesAreLeftAlone() throws {
+    @Test func compressedBodiesAreRewrittenInTheirCodingAndTheRestSayWhyNot() throws {
         let rules = try rewrite("""
                   - type: Body
                     where: response
                     match: {value: a}
                     replace: {value: b}
+                    replaceAll: true
             """)
-        let gzipped = response(headers: [("Content-Encoding", "gzip")], body: "aaa")
-        #expect(rules.processResponse(gzipped, for: request("http://a/")).applications.isEmpty)
+        for coding in ["gzip", "deflate"] {
+            var gzipped = response(headers: [("Content-Encoding", coding), ("Content-Length", "0")], body: "")
+            gzipped.body = FlowBody(data: try ContentCoding.encode(Data("a cat and a bat".utf8), contentEncoding: coding))
+            let rewritten = rules.processResponse(gzipped, for: request("http://a/"))
+            #expect(rewritten.response.headers["Content-Encoding"] == coding)
+            #expect(rewritten.response.headers["Content-Length"] == String(rewritten.response.body.size))
+            let plain = try ContentCoding.decode(rewritten.response.body.data, contentEncoding: coding)
+            #expect(String(decoding: plain, as: UTF8.self) == "b cbt bnd b bbt")
+            #expect(rewritten.applications.map(\.description) == ["rewrote body (15 → 15 bytes (\(coding) decoded and encoded again))"])
+        }
+        let notReallyGzip = response(headers: [("Content-Encoding", "gzip")], body: "aaa")
+        let refused = rules.processResponse(notReallyGzip, for: request("http://a/"))
+        #expect(refused.response.body.data == Data("aaa".utf8))
+        #expect(refused.applications.first?.description.hasPrefix("did not rewrite the body: it is gzip encoded and could not be decoded") == true)
+        let brotli = rules.processResponse(response(headers: [("Content-Encoding", "br")], body: "aaa"), for: request("http://a/"))
+        #expect(brotli.response.body.data == Data("aaa".utf8))
+        #expect(brotli.applications.first?.description.contains("could not be decoded") == true)
         var truncated = response(body: "aaa")
         truncated.body.isTruncated = true
-        #expect(rules.processResponse(truncated, for: request("http://a/")).response.body.data == Data("aaa".utf8))
+        let cut = rules.processResponse(truncated, for: request("http://a/"))
+        #expect(cut.response.body.data == Data("aaa".utf8))
+        #expect(cut.applications.map(\.description) == ["did not rewrite the body: only its first 3 bytes were kept"])
     }
 
     @Test func rulesRunInOrder() throws {

@@ -50,7 +50,7 @@ import Testing
         #expect(body.stdoutText == #"{"id":1,"name":"Ada"}"#)
     }
 
-    @Test func aMalformedArchiveImportsNothingAndSaysWhere() async throws {
+    @Test func unreadableEntriesAreSkippedAndNamedAndAnArchiveOfNothingReadableIsRefused() async throws {
         let ui = try await RunningUI.start()
         defer { Task { await ui.stop() } }
         ui.hub.record(FlowFixtures.getJSON())
@@ -67,10 +67,21 @@ import Testing
         let broken = ui.directory.appendingPathComponent("broken.har")
         try Data(JSONValue.object(document).serialized().utf8).write(to: broken)
         let (status, answer) = try await post(ui, "/api/import.har", file: broken)
-        #expect(status == "400")
-        #expect(answer["path"] == "log.entries[1].request.headers")
-        #expect(answer["error"]?.stringValue?.contains("log.entries[1].request.headers") == true)
-        #expect(try await ui.json("/api/flows")["total"] == 1, "the good first entry was not imported either")
+        #expect(status == "200")
+        #expect(answer["imported"] == 1)
+        #expect(answer["skipped"]?[0]?["path"] == "log.entries[1].request.headers")
+        #expect(answer["skipped"]?[0]?["error"]?.stringValue?.contains("log.entries[1].request.headers") == true)
+        #expect(try await ui.json("/api/flows")["total"] == 2, "the readable entry joined the session")
+
+        // Nothing readable: refused, naming the first problem.
+        let onlyBroken = ui.directory.appendingPathComponent("only-broken.har")
+        log["entries"] = .array([entries[1]])
+        document["log"] = .object(log)
+        try Data(JSONValue.object(document).serialized().utf8).write(to: onlyBroken)
+        let (refusedStatus, refused) = try await post(ui, "/api/import.har", file: onlyBroken)
+        #expect(refusedStatus == "400")
+        #expect(refused["path"] == "log.entries[0].request.headers")
+        #expect(try await ui.json("/api/flows")["total"] == 2)
 
         let notJSON = ui.directory.appendingPathComponent("not.har")
         try Data("{\"log\": [".utf8).write(to: notJSON)

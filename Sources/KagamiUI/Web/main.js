@@ -83,7 +83,9 @@ $("import-file").addEventListener("change", async (event) => {
   if (!file) return;
   try {
     const answer = await importHAR(file);
-    dispatch({ type: "notice", message: `Imported ${answer.imported} exchange${answer.imported === 1 ? "" : "s"} from ${file.name}.` });
+    const skipped = answer.skipped || [];
+    const note = skipped.length ? ` Skipped ${skipped.length} entr${skipped.length === 1 ? "y" : "ies"} it could not read: ${skipped.map((entry) => entry.error).join("; ")}` : "";
+    dispatch({ type: "notice", message: `Imported ${answer.imported} exchange${answer.imported === 1 ? "" : "s"} from ${file.name}.${note}` });
   } catch (error) {
     dispatch({ type: "error", message: `Could not import ${file.name}: ${error.message}` });
   }

@@ -1,10 +1,10 @@
-// Undoes Content-Encoding so the inspector shows, and the contract check validates, what the
-// server meant rather than what it sent.
+// Content-Encoding undone (so the inspector, HAR and rules see what the server meant) and done
+// again (a body a rule rewrote goes out in the coding it came in).
 import CKagamiZlib
 import Foundation
 
-public enum ContentDecoding {
-    public enum Failure: Error, CustomStringConvertible {
+public enum ContentCoding {
+    public enum Failure: Error, Sendable, CustomStringConvertible {
         case unsupported(String)
         case corrupt(encoding: String, detail: String)
 
@@ -13,6 +13,14 @@ public enum ContentDecoding {
             case .unsupported(let encoding): "\(encoding) bodies are shown as received: Kagami has no \(encoding) decoder"
             case .corrupt(let encoding, let detail): "the body is not valid \(encoding) (\(detail)); shown as received"
             }
+        }
+    }
+
+    /// True when `contentEncoding` names a coding other than identity.
+    public static func isEncoded(_ contentEncoding: String?) -> Bool {
+        (contentEncoding ?? "").split(separator: ",").contains {
+            let coding = $0.trimmingCharacters(in: .whitespaces).lowercased()
+            return !coding.isEmpty && coding != "identity"
         }
     }
 
@@ -63,6 +71,51 @@ public enum ContentDecoding {
             if output.count > limit { throw .corrupt(encoding: name, detail: "decoded size passes \(limit) bytes") }
             let message = stream.msg.map { String(cString: $0) } ?? "zlib status \(status)"
             throw .corrupt(encoding: name, detail: message)
+        }
+        return output
+    }
+
+    /// Encodes `data` in the codings the Content-Encoding value names (in order): gzip and
+    /// deflate (zlib-wrapped, as RFC 9110 defines it).
+    public static func encode(_ data: Data, contentEncoding: String?) throws(Failure) -> Data {
+        let codings = (contentEncoding ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .filter { !$0.isEmpty && $0 != "identity" }
+        var result = data
+        for coding in codings {
+            switch coding {
+            case "gzip", "x-gzip": result = try deflate(result, windowBits: 15 + 16, name: coding)
+            case "deflate": result = try deflate(result, windowBits: 15, name: coding)
+            default: throw .unsupported(coding)
+            }
+        }
+        return result
+    }
+
+    private static func deflate(_ data: Data, windowBits: Int32, name: String) throws(Failure) -> Data {
+        var stream = z_stream()
+        guard deflateInit2_(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, windowBits, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+            throw .corrupt(encoding: name, detail: "zlib could not start")
+        }
+        defer { deflateEnd(&stream) }
+        var output = Data()
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        var input = [UInt8](data)
+        var status: Int32 = Z_OK
+        input.withUnsafeMutableBufferPointer { inputBuffer in
+            stream.next_in = inputBuffer.baseAddress
+            stream.avail_in = uInt(inputBuffer.count)
+            repeat {
+                chunk.withUnsafeMutableBufferPointer { chunkBuffer in
+                    stream.next_out = chunkBuffer.baseAddress
+                    stream.avail_out = uInt(chunkBuffer.count)
+                    status = CKagamiZlib.deflate(&stream, Z_FINISH)
+                    if let base = chunkBuffer.baseAddress { output.append(base, count: chunkBuffer.count - Int(stream.avail_out)) }
+                }
+            } while status == Z_OK || status == Z_BUF_ERROR && stream.avail_out == 0
+        }
+        guard status == Z_STREAM_END else {
+            throw .corrupt(encoding: name, detail: stream.msg.map { String(cString: $0) } ?? "zlib status \(status)")
         }
         return output
     }
