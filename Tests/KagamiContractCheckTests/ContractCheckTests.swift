@@ -195,6 +195,17 @@ import Testing
         #expect(violations.first?.name == "Location" && violations.first?.severity == .warning && violations.first?.location == .header)
     }
 
+    @Test func violationsStoredInTheFirstShapeStillDecode() throws {
+        let old = Data(#"{"location":"response.body/items/0/id","message":"expected integer"}"#.utf8)
+        let violation = try JSONDecoder().decode(ContractViolation.self, from: old)
+        #expect(violation.kind == .schema && violation.side == .response && violation.location == .body)
+        #expect(violation.message == "expected integer")
+        let current = ContractViolation(
+            kind: .parameter, severity: .warning, operation: .init(name: "n", method: "GET", template: "/a"), side: .request,
+            location: .query, name: "limit", keyword: "type", expected: "integer", actual: "abc", message: "m")
+        #expect(try JSONDecoder().decode(ContractViolation.self, from: JSONEncoder().encode(current)) == current)
+    }
+
     @Test func baseURLsParse() {
         #expect(BaseURL("https://api.example.com/v2/")?.description == "https://api.example.com/v2")
         #expect(BaseURL("http://[::1]:8080")?.port == 8080)
