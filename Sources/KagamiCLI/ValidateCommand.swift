@@ -65,13 +65,13 @@ struct ValidateCommand: AsyncParsableCommand {
             let flows: [Flow]
             do {
                 let data = try Data(contentsOf: URL(fileURLWithPath: path))
-                let read = try HARImport.read(from: data, file: har)
+                let archive = try HARImport.read(from: data, file: har)
                 // Entries the reader can't use are said, not checked; an archive with none left is unreadable.
-                for skipped in read.skipped {
-                    FileHandle.standardError.write(Data("kagami validate: skipped \(skipped)\n".utf8))
+                for skipped in archive.skipped {
+                    FileHandle.standardError.write(Data("kagami validate: not checked, unreadable entry: \(skipped)\n".utf8))
                 }
-                if read.flows.isEmpty, !read.skipped.isEmpty { throw unreadable("no entry of \(har) could be read") }
-                flows = read.flows
+                if archive.flows.isEmpty, !archive.skipped.isEmpty { throw unreadable("no entry of \(har) could be read") }
+                flows = archive.flows
             } catch let error as HARImportError {
                 throw unreadable("\(error)")
             } catch let exit as ExitCode {
