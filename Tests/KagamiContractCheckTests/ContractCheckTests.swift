@@ -123,6 +123,25 @@ import Testing
         #expect(violation.actual?.contains("abc") == true)
     }
 
+    @Test func deepObjectQueryParametersAreNotReportedMissing() throws {
+        let yaml = """
+            openapi: 3.1.0
+            info: {title: T, version: "1"}
+            paths:
+              /notes:
+                get:
+                  parameters:
+                    - {name: filter, in: query, required: true, style: deepObject, explode: true, schema: {type: object}}
+                  responses:
+                    "200": {description: ok}
+            """
+        let check = try ContractCheck(file: DescriptionFile(text: yaml, format: .openAPI), baseURL: "http://127.0.0.1:5000")
+        let sent = Self.flow("GET", "/notes?filter[title]=milk&filter[done]=false", status: 200, headers: [])
+        #expect(try #require(check.check(sent)).violations == [])
+        let absent = Self.flow("GET", "/notes", status: 200, headers: [])
+        #expect(try #require(check.check(absent)).violations.map(\.kind) == [.missing])
+    }
+
     @Test(arguments: descriptions) func aBodyThatIsNotJSONIsOneClearViolation(_ name: String) throws {
         let result = try #require(try Self.check(name).check(Self.flow("GET", "/v1/notes/1", status: 200, body: "{\"id\": 1,")))
         #expect(result.violations.map(\.kind) == [.notJSON])
