@@ -200,7 +200,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private func beginExchange(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         let target: ProxyTarget
         var headers = head.headers
-        headers.remove(name: "proxy-connection")
+        HopByHopFields.remove(from: &headers, keepingUpgrade: head.requestsUpgrade)
         let repeatOf = RepeatMark.take(from: &headers)
         switch settings.mode {
         case .forward where origin != nil:
@@ -230,7 +230,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 return
             }
             headers.remove(name: "proxy-authorization")
-            if !headers.contains(name: "host") { headers.add(name: "Host", value: target.hostHeader) }
+            // The target names the server; a Host that disagrees is replaced (RFC 9112 §3.2.2).
+            headers.replaceOrAdd(name: "Host", value: target.hostHeader)
         case .reverse(let upstream):
             let base = upstream.path.hasSuffix("/") ? String(upstream.path.dropLast()) : upstream.path
             target = ProxyTarget(scheme: upstream.scheme, host: upstream.host, port: upstream.port, path: base + (head.uri.hasPrefix("/") ? head.uri : "/" + head.uri))
@@ -329,7 +330,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         if waitThrottleLatency(exchange, then: { [weak self] in self?.answerLocally(exchange, with: response) }) { return }
         end(exchange)
         let headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
-        let head = HTTPResponseHead(version: exchange.clientVersion, status: HTTPResponseStatus(statusCode: response.status, reasonPhrase: response.reason), headers: headers)
+        let head = HTTPResponseHead(version: exchange.clientVersion, status: HTTPResponseStatus(code: response.status, reason: response.reason), headers: headers)
         let body = ByteBuffer(bytes: response.body.data)
         exchange.recorder.responseHead(head)
         exchange.recorder.responseBodyPart(body)
@@ -820,11 +821,21 @@ extension HTTPResponseHead {
     /// Takes status and headers from a response the rules returned.
     mutating func apply(_ response: FlowResponse) {
         if Int(status.code) != response.status || status.reasonPhrase != response.reason {
-            status = HTTPResponseStatus(statusCode: response.status, reasonPhrase: response.reason)
+            status = HTTPResponseStatus(code: response.status, reason: response.reason)
         }
         let fields = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
         if !fields.elementsEqual(headers, by: { $0.name == $1.name && $0.value == $1.value }) {
             headers = fields
         }
+    }
+}
+
+extension HTTPResponseStatus {
+    /// The status with `reason` as its phrase: NIO's `init(statusCode:reasonPhrase:)` gives a
+    /// code it knows its standard phrase, so "503 Down For Maintenance" would go out as
+    /// "503 Service Unavailable".
+    init(code: Int, reason: String) {
+        let standard = HTTPResponseStatus(statusCode: code)
+        self = reason.isEmpty || reason == standard.reasonPhrase ? standard : .custom(code: UInt(code), reasonPhrase: reason)
     }
 }
