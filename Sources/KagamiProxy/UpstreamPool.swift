@@ -55,6 +55,7 @@ final class UpstreamPool {
             return
         }
         let sniName: String? = IPAddressText.isIPAddress(key.host) ? nil : key.host
+        let verifiesNames = !(configuration.tls?.verificationDisabled ?? true)
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(configuration.connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -63,6 +64,7 @@ final class UpstreamPool {
                     let sync = channel.pipeline.syncOperations
                     if let tlsContext {
                         try sync.addHandler(NIOSSLClientHandler(context: tlsContext, serverHostname: sniName))
+                        if verifiesNames { try sync.addHandler(ServerNameCheck(host: key.host)) }
                     }
                     var encoderConfiguration = HTTPRequestEncoder.Configuration()
                     encoderConfiguration.automaticallySetFramingHeaders = false

@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import KagamiCertificates
 import KagamiFlow
-import KagamiProxy
+@testable import KagamiProxy
 import KagamiTesting
 import NIOCore
 import NIOSSL
@@ -136,6 +136,34 @@ struct HTTPSInterceptionTests {
             let flow = try #require(try await h.proxy.flows(count: 1).first)
             #expect(flow.tls?.upstreamVerificationDisabled == true)
         }
+    }
+
+    /// A certificate whose only name is the address 127.0.0.1 is not one for `localhost`, though
+    /// localhost is where the connection goes; asked for by address, it is.
+    @Test func theNameCheckedIsTheOneTheClientAskedFor() async throws {
+        try await HTTPSHarness.with(originKind: .loopbackAddressOnly) { h in
+            let byName = try await h.curl(["-w", "\n%{http_code}", "\(h.origin.localhostURL)/echo"])
+            #expect(byName.stdoutText.hasSuffix("\n502"), "\(byName.stdoutText)")
+            #expect(byName.stdoutText.contains("the certificate is for 127.0.0.1, not localhost"), "\(byName.stdoutText)")
+            #expect(h.origin.received.isEmpty)
+            let byAddress = try await h.curl(["-w", " %{http_code}", "-o", "/dev/null", "\(h.origin.baseURL)/echo"])
+            #expect(byAddress.stdoutText == " 200")
+            let flows = try await h.proxy.flows(count: 2)
+            #expect(flows.contains { $0.error?.kind == .tlsFailure && $0.request.host == "localhost" })
+        }
+    }
+
+    @Test func certificateNamesMatchAsRFC6125Says() throws {
+        let names = CertificateNames(dnsNames: ["*.example.com", "api.internal"], addresses: [try #require(IPAddressBytes("10.1.2.3"))], commonName: "ignored.example")
+        #expect(names.admit("www.example.com"))
+        #expect(names.admit("WWW.Example.COM."))
+        #expect(!names.admit("example.com"))
+        #expect(!names.admit("a.b.example.com"))
+        #expect(names.admit("api.internal"))
+        #expect(!names.admit("ignored.example"))
+        #expect(names.admit("10.1.2.3"))
+        #expect(!names.admit("10.1.2.4"))
+        #expect(CertificateNames(dnsNames: [], addresses: [], commonName: "legacy.example").admit("legacy.example"))
     }
 
     @Test func originSignedByAnUnknownCAIsRefused() async throws {
