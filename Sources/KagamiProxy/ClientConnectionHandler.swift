@@ -415,7 +415,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     private func attach(_ connection: UpstreamConnection, to exchange: Exchange) {
         exchange.upstream = connection
-        exchange.recorder.connected(to: connection.remoteAddress)
+        exchange.recorder.connected(to: connection.remoteAddress, tlsHandshake: connection.isReused ? nil : connection.handshakeDuration)
         connection.handler.delegate = self
         connection.shape(with: exchange.throttle)
         connection.handler.write(.head(exchange.upstreamHead))

@@ -75,6 +75,14 @@ struct HTTPSInterceptionTests {
             #expect(tls.certificateIssuer?.contains("Kagami CA") == true)
             #expect(tls.certificateFingerprintSHA256?.count == 95)
             #expect(tls.upstreamVerificationDisabled == false)
+            // The server handshake is measured (HAR's timings.ssl) and lies within connect.
+            let ssl = try #require(flow.timings.ssl)
+            let connect = try #require(flow.timings.connected).timeIntervalSince(flow.timings.start)
+            #expect(ssl > 0 && ssl <= connect, "ssl \(ssl) s, connect \(connect) s")
+            // A second request on the kept connection made no handshake.
+            _ = try await h.curl(["-o", "/dev/null", "\(h.origin.localhostURL)/echo?q=2", "\(h.origin.localhostURL)/echo?q=3"])
+            let reused = try #require(try await h.proxy.flows(count: 3).first { $0.request.target == "/echo?q=3" })
+            #expect(reused.timings.ssl == nil)
         }
     }
 

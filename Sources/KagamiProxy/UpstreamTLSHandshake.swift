@@ -3,18 +3,26 @@ import NIOSSL
 import NIOTLS
 import X509
 
-/// Checks, once the TLS handshake with a server is done, that its certificate is for the host
-/// the client asked for: a DNS name against the certificate's DNS names (one `*` label
-/// allowed, RFC 6125), an IP address against its IP addresses. swift-nio-ssl's own check also
-/// accepts an IP address entry matching the connected address, so a certificate for 127.0.0.1
-/// would pass for any name that resolves there; this one does not.
-final class ServerNameCheck: ChannelInboundHandler, RemovableChannelHandler {
+/// Follows the TLS handshake with a server: says when it is done (and how long it took, for
+/// the flow's timings), and checks that the server's certificate is for the host the client
+/// asked for: a DNS name against the certificate's DNS names (one `*` label allowed, RFC 6125),
+/// an IP address against its IP addresses. swift-nio-ssl's own check also accepts an IP address
+/// entry matching the connected address, so a certificate for 127.0.0.1 would pass for any name
+/// that resolves there; this one does not.
+final class UpstreamTLSHandshake: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
 
     private let host: String
+    private let checksName: Bool
+    private let started = NIODeadline.now()
+    /// The handshake's duration once it succeeded; failed with why it did not.
+    let completed: EventLoopPromise<TimeAmount>
+    private var settled = false
 
-    init(host: String) {
+    init(host: String, checksName: Bool, eventLoop: any EventLoop) {
         self.host = host
+        self.checksName = checksName
+        self.completed = eventLoop.makePromise()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -22,15 +30,38 @@ final class ServerNameCheck: ChannelInboundHandler, RemovableChannelHandler {
             context.fireUserInboundEventTriggered(event)
             return
         }
-        let peer = try? context.pipeline.syncOperations.nioSSL_peerCertificate()
-        let names = peer.flatMap { try? $0.toDERBytes() }.flatMap { try? Certificate(derEncoded: $0) }.map(CertificateNames.init)
-        guard let names, names.admit(host) else {
-            context.fireErrorCaught(ServerNameMismatch(host: host, names: names?.listed ?? []))
-            context.close(promise: nil)
-            return
+        if checksName {
+            let peer = try? context.pipeline.syncOperations.nioSSL_peerCertificate()
+            let names = peer.flatMap { try? $0.toDERBytes() }.flatMap { try? Certificate(derEncoded: $0) }.map(CertificateNames.init)
+            guard let names, names.admit(host) else {
+                settle(.failure(ServerNameMismatch(host: host, names: names?.listed ?? [])))
+                context.close(promise: nil)
+                return
+            }
         }
+        settle(.success(.now() - started))
         context.fireUserInboundEventTriggered(event)
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        settle(.failure(error))
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        settle(.failure(ChannelError.eof))
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        settle(.failure(ChannelError.eof))
+    }
+
+    private func settle(_ outcome: Result<TimeAmount, any Error>) {
+        guard !settled else { return }
+        settled = true
+        completed.completeWith(outcome)
     }
 }
 
