@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "KagamiRepeat", targets: ["KagamiRepeat"]),
         .library(name: "KagamiYAML", targets: ["KagamiYAML"]),
         .library(name: "KagamiContentCoding", targets: ["KagamiContentCoding"]),
+        .library(name: "KagamiInfer", targets: ["KagamiInfer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -105,6 +106,8 @@ let package = Package(
         ),
         // Times the rule pipeline on a typical request (bench/rules/run.sh).
         .executableTarget(name: "rules-bench", dependencies: ["KagamiRules", "KagamiFlow"], path: "bench/rules/Sources"),
+        // The inference accuracy benchmark's request generator and scorer (bench/infer/run.sh).
+        .executableTarget(name: "infer-bench", dependencies: ["KagamiDescription", "KagamiContract", "KagamiJSON"], path: "bench/infer/Sources"),
         .executableTarget(name: "store-bench", dependencies: ["KagamiStore", "KagamiFlow", "KagamiJSON"], path: "bench/store/Sources"),
         // Sessions: the FlowStore protocol and its SQLite driver.
         .target(
@@ -168,19 +171,31 @@ let package = Package(
             ],
             resources: [.copy("Web")]
         ),
+        // Recorded exchanges into a draft description: path templates, merged schemas, OpenAPI and Blueprint writers.
+        .target(
+            name: "KagamiInfer",
+            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiContentCoding", .product(name: "OrderedCollections", package: "swift-collections")]
+        ),
         // The commands; the executable only calls into this.
         .target(
             name: "KagamiCLI",
             dependencies: [
                 "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
                 "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiMock", "KagamiUI",
-                "KagamiRules", "KagamiRepeat",
+                "KagamiRules", "KagamiRepeat", "KagamiInfer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "kagami", dependencies: ["KagamiCLI"]),
 
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
+        .testTarget(
+            name: "KagamiInferTests",
+            dependencies: [
+                "KagamiInfer", "KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiDescription", "KagamiContract", "KagamiHAR", "KagamiStore", "KagamiCLI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(name: "KagamiRulesTests", dependencies: ["KagamiRules", "KagamiFlow", "KagamiJSON", "KagamiTesting", "KagamiContentCoding"]),
         .testTarget(
             name: "KagamiUITests",
