@@ -41,7 +41,7 @@ public enum OpenAPIDraftWriter {
                         example = example ?? other.pathParameters[index].example
                     }
                     var parameter: JSONObject = ["name": .string(operation.pathParameters[index].name), "in": "path", "required": true, "schema": values.schema()]
-                    if let example { parameter["example"] = .string(example) }
+                    if let example { parameter["example"] = typedExample(example, values.schema()) }
                     return .object(parameter)
                 })
             }
@@ -139,8 +139,18 @@ public enum OpenAPIDraftWriter {
             object["explode"] = true
         }
         object["schema"] = schema
-        if let example = parameter.example { object["example"] = .string(example) }
+        if let example = parameter.example { object["example"] = typedExample(example, schema) }
         return .object(object)
+    }
+
+    /// A parameter's text as the JSON value its schema says (`42` for an integer, not `"42"`).
+    static func typedExample(_ text: String, _ schema: JSONValue) -> JSONValue {
+        switch schema["type"]?.stringValue {
+        case "integer": Int(text).map(JSONValue.integer) ?? .string(text)
+        case "number": Double(text).map(JSONValue.number) ?? .string(text)
+        case "boolean": text == "true" ? .bool(true) : text == "false" ? .bool(false) : .string(text)
+        default: .string(text)
+        }
     }
 
     private static func content(_ bodies: OrderedDictionary<String, BodySketch>) -> JSONObject {

@@ -124,8 +124,9 @@ public struct PathGeneraliser: Sendable {
         for path in paths {
             let segments = Self.segments(of: path)
             root.passes += 1
-            let choices = insert(segments, into: root)
-            if seen.insert(path).inserted { routes.append((path, choices)) }
+            let isNew = seen.insert(path).inserted
+            let choices = insert(segments, into: root, isNew: isNew)
+            if isNew { routes.append((path, choices)) }
         }
         collapse(root, depth: 0)
 
@@ -171,8 +172,12 @@ public struct PathGeneraliser: Sendable {
         var hintedLiterals: Set<String> = []
         /// Literal children merged into the variable child.
         var collapsed: Set<String> = []
-        /// Paths that went through this node.
+        /// Paths that went through this node, counting repeats.
         var passes = 0
+        /// Distinct paths that went through this node.
+        var distinctPaths = 0
+        /// The first two distinct values that went to this (variable) node: enough to tell one from many.
+        var values: [String] = []
 
         func variableChild() -> Node {
             if let variable { return variable }
@@ -184,6 +189,8 @@ public struct PathGeneraliser: Sendable {
         /// Adds `other`'s subtree into this one.
         func absorb(_ other: Node) {
             passes += other.passes
+            distinctPaths += other.distinctPaths
+            for value in other.values where values.count < 2 && !values.contains(value) { values.append(value) }
             shapes.formUnion(other.shapes)
             hintedLiterals.formUnion(other.hintedLiterals)
             collapsed.formUnion(other.collapsed)
@@ -207,7 +214,7 @@ public struct PathGeneraliser: Sendable {
         }
     }
 
-    private func insert(_ segments: [String], into root: Node) -> [Choice] {
+    private func insert(_ segments: [String], into root: Node, isNew: Bool) -> [Choice] {
         var node = root
         var choices: [Choice] = []
         let hint = hints.first { $0.matches(segments) }
@@ -245,6 +252,8 @@ public struct PathGeneraliser: Sendable {
                 next = node.variableChild()
             }
             next.passes += 1
+            if isNew { next.distinctPaths += 1 }
+            if case .variable = choice, next.values.count < 2, !next.values.contains(segment) { next.values.append(segment) }
             choices.append(choice)
             node = next
         }
@@ -281,6 +290,14 @@ public struct PathGeneraliser: Sendable {
                     merged.append(contentsOf: leaves.keys)
                 }
             }
+        }
+        // A small number that never changes while the paths below it do is a version or a
+        // fixed part of the API (`/stream/0/posts/…`), not an id.
+        if node.hintedName == nil, let variable = node.variable, variable.values.count == 1, let value = variable.values.first,
+           value.count <= 2, value.unicodeScalars.allSatisfy(PathSegmentShape.isDigit), variable.distinctPaths >= 3, merged.isEmpty {
+            node.variable = nil
+            node.shapes = []
+            if let existing = node.literals[value] { existing.absorb(variable) } else { node.literals[value] = variable }
         }
         for key in merged.sorted() {
             guard let child = node.literals.removeValue(forKey: key) else { continue }

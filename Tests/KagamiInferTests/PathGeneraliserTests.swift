@@ -34,6 +34,14 @@ import Testing
         #expect(result["/v1/health"] == "/v1/health")
     }
 
+    @Test func aSmallNumberThatNeverChangesWhilePathsBelowDoIsLiteral() throws {
+        let result = try templates(["/stream/0/posts/12", "/stream/0/posts/13", "/stream/0/posts", "/users/7"])
+        #expect(result["/stream/0/posts/12"] == "/stream/0/posts/{postId}")
+        #expect(result["/stream/0/posts"] == "/stream/0/posts")
+        // One id seen once stays a variable.
+        #expect(result["/users/7"] == "/users/{userId}")
+    }
+
     @Test func nestedVariablesAreNamedApart() throws {
         let result = try templates(["/users/1/posts/2", "/orgs/5/9"])
         #expect(result["/users/1/posts/2"] == "/users/{userId}/posts/{postId}")

@@ -70,7 +70,7 @@ for spec in "${SPECS[@]}"; do
 
     "$INFER_BENCH" requests "$spec" "http://127.0.0.1:$mock_port" "http://127.0.0.1:$proxy_port" "$SEED" > "$WORK/$name.requests.sh"
     timeout 300 bash "$WORK/$name.requests.sh" > "$WORK/$name.requests.log" 2>&1 || echo "   request script ended early: $(tail -1 "$WORK/$name.requests.log")"
-    echo "   $(grep -c . "$WORK/$name.requests.log") requests; statuses: $(awk '{print $1}' "$WORK/$name.requests.log" | sort | uniq -c | tr '\n' ' ')"
+    echo "   $(tail -1 "$WORK/$name.requests.log"); statuses: $(grep -E '^[0-9]{3} ' "$WORK/$name.requests.log" | awk '{print $1}' | sort | uniq -c | tr -s ' \n' ' ')"
     stop "$proxy"; stop "$mock"
 
     "$KAGAMI" export --session "$WORK/$name.sqlite" --format har -o "$WORK/$name.har"
@@ -98,7 +98,7 @@ RESULT="bench/results/infer-$DATE.md"
     echo "# Inference accuracy: kagami infer vs mitmproxy2swagger ($DATE)"
     echo
     echo "\`$COMMAND_LINE\` (seed $SEED), $(uname -srm), $(nproc) cores; kagami $("$KAGAMI" --version), mitmproxy2swagger $M2S_VERSION."
-    echo "Each description served by \`kagami mock\`, driven through \`kagami proxy\` by generated requests (every operation five times"
+    echo "Each description served by \`kagami mock\`, driven through \`kagami proxy\` by generated requests (every operation eight times"
     echo "with varied ids and optional fields, plus one request per documented status), the HAR scored for both tools. See docs/INFER.md for the metrics."
     "$INFER_BENCH" report "$SCORES"
 } > "$RESULT"

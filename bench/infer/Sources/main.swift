@@ -138,10 +138,12 @@ func requestScript(spec: String, mockURL: String, proxyURL: String, seed: UInt64
         let path = action.uriTemplate.components(separatedBy: "{?").first?.components(separatedBy: "{&").first ?? action.uriTemplate
         let queryParameters = action.parameters.filter { $0.location == .query }
         let headerParameters = action.parameters.filter { $0.location == .header && !["accept", "content-type", "authorization"].contains($0.name.lowercased()) }
-        let requestPayloads = action.examples.flatMap(\.requests).map(\.payload)
+        let allPayloads = action.examples.flatMap(\.requests).map(\.payload)
+        let jsonPayloads = allPayloads.filter { $0.mediaType?.hasSuffix("json") ?? false }
+        let requestPayloads = jsonPayloads.isEmpty ? allPayloads : jsonPayloads
         let statuses = Array(Set(action.examples.flatMap(\.responses).map(\.status).filter { $0 >= 100 })).sorted()
-        // Five plain requests, then one asking the mock for each documented status.
-        let preferences: [Int?] = [nil, nil, nil, nil, nil] + statuses.map { Optional($0) }
+        // Eight plain requests, then one asking the mock for each documented status.
+        let preferences: [Int?] = Array(repeating: nil, count: 8) + statuses.map { Optional($0) }
         for preference in preferences {
             var expanded = ""
             var index = path.startIndex
@@ -169,7 +171,9 @@ func requestScript(spec: String, mockURL: String, proxyURL: String, seed: UInt64
                 let mediaType = payload.mediaType ?? "application/json"
                 var body: String?
                 if let schema = payload.schema, mediaType.hasSuffix("json") {
-                    body = maker.chance() || payload.bodyJSON == nil ? maker.value(for: schema).serialized() : payload.bodyJSON?.serialized()
+                    // The documented example one time in four, else a body made from the schema.
+                    let useExample = payload.bodyJSON != nil && Int.random(in: 0..<4, using: &maker.random) == 0
+                    body = useExample ? payload.bodyJSON?.serialized() : maker.value(for: schema).serialized()
                 } else {
                     body = payload.body
                 }
@@ -261,6 +265,9 @@ struct Scores: Codable {
     var pathF1: Double
     var operationF1: Double
     var requiredAccuracy: Double?
+    /// The same, for request bodies alone (the generator varies optional members there; the
+    /// mock's responses always carry every member).
+    var requestRequiredAccuracy: Double?
     var typeAccuracy: Double?
     var formatAccuracy: Double?
     var propertyRecall: Double?
@@ -295,12 +302,16 @@ func score(original: APIContract, inferred: APIContract) -> Scores {
         return Double(keys.filter { same(theirs[$0]!, ours[$0]!) }.count) / Double(keys.count)
     }
     let typed = common.filter { theirs[$0]?.type != nil }
-    let formatted = common.filter { theirs[$0]?.format != nil || ours[$0]?.format != nil }
+    // The string formats traffic can show; int32/int64/binary and the like are not in any value.
+    let visibleFormats: Set<String> = ["date-time", "date", "email", "uri", "uuid", "ipv4"]
+    func visible(_ format: String?) -> String? { format.flatMap { visibleFormats.contains($0) ? $0 : nil } }
+    let formatted = common.filter { visible(theirs[$0]?.format) != nil || visible(ours[$0]?.format) != nil }
     return Scores(
         pathPrecision: pathPrecision, pathRecall: pathRecall, pathF1: f1(pathPrecision, pathRecall), operationF1: operationF1,
         requiredAccuracy: accuracy(common) { $0.required == $1.required },
+        requestRequiredAccuracy: accuracy(common.filter { $0.contains(" request/") }) { $0.required == $1.required },
         typeAccuracy: accuracy(typed) { $0.type == $1.type },
-        formatAccuracy: accuracy(formatted) { $0.format == $1.format },
+        formatAccuracy: accuracy(formatted) { visible($0.format) == visible($1.format) },
         propertyRecall: comparable.isEmpty ? nil : Double(common.count) / Double(comparable.count),
         paths: inferredPaths.count, operations: inferredOperations.count)
 }
@@ -325,7 +336,8 @@ func cell(_ value: Double?) -> String { value.map { String(format: "%.3f", $0) }
 func report(_ rows: [Row]) -> String {
     let metrics: [(String, (Scores) -> Double?)] = [
         ("path precision", { $0.pathPrecision }), ("path recall", { $0.pathRecall }), ("path F1", { $0.pathF1 }),
-        ("operation F1", { $0.operationF1 }), ("required accuracy", { $0.requiredAccuracy }), ("type accuracy", { $0.typeAccuracy }),
+        ("operation F1", { $0.operationF1 }), ("required accuracy", { $0.requiredAccuracy }),
+        ("required accuracy, request bodies", { $0.requestRequiredAccuracy }), ("type accuracy", { $0.typeAccuracy }),
         ("format accuracy", { $0.formatAccuracy }), ("property recall", { $0.propertyRecall }),
     ]
     var out = ""
