@@ -98,6 +98,9 @@ final class InterceptionIdentities: Sendable {
     let authority: CertificateAuthority
     private let leafKey: Certificate.PrivateKey
     private let leafKeyForTLS: NIOSSLPrivateKey
+    /// Sent after each leaf: clients that pin the CA's key, or build the chain only from what
+    /// the server sends, need it.
+    private let authorityForTLS: NIOSSLCertificate
     private let contexts = NIOLockedValueBox<[String: NIOSSLContext]>([:])
     static let maximumCachedContexts = 4096
 
@@ -106,6 +109,7 @@ final class InterceptionIdentities: Sendable {
         let key = Certificate.PrivateKey(P256.Signing.PrivateKey())
         self.leafKey = key
         self.leafKeyForTLS = try NIOSSLPrivateKey(bytes: Array(key.serializeAsPEM().pemString.utf8), format: .pem)
+        self.authorityForTLS = try NIOSSLCertificate(bytes: Array(authority.certificatePEM.utf8), format: .pem)
     }
 
     /// The TLS server context presenting a certificate for `host`.
@@ -114,7 +118,8 @@ final class InterceptionIdentities: Sendable {
         if let cached = contexts.withLockedValue({ $0[name] }) { return cached }
         let leaf = try authority.issueLeaf(for: name, publicKey: leafKey.publicKey)
         let certificate = try NIOSSLCertificate(bytes: Array(leaf.serializeAsPEM().pemString.utf8), format: .pem)
-        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(certificate)], privateKey: .privateKey(leafKeyForTLS))
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(certificate), .certificate(authorityForTLS)], privateKey: .privateKey(leafKeyForTLS))
         // HTTP/2 comes later: clients offering h2 and http/1.1 get http/1.1.
         configuration.applicationProtocols = ["http/1.1"]
         let context = try NIOSSLContext(configuration: configuration)

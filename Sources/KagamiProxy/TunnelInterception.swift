@@ -19,6 +19,8 @@ final class ClientTLSState {
     var version: String?
     var alpn: String?
     var handshakeCompleted = false
+    /// The description of a plaintext alert the client sent during the handshake.
+    var clientAlert: UInt8?
 }
 
 /// First handler of an intercepted tunnel: looks at the client's first bytes, then builds the
@@ -78,6 +80,7 @@ final class TunnelProtocolSniffer: ChannelInboundHandler, RemovableChannelHandle
                 state.serverName = serverName
                 let name = serverName ?? target.host
                 let tlsHandler = NIOSSLServerHandler(context: try identities.serverContext(for: name))
+                try pipeline.addHandler(ClientTLSAlertReader(state: state))
                 try pipeline.addHandler(tlsHandler)
                 try pipeline.addHandler(ClientTLSObserver(state: state, host: name, tlsHandler: tlsHandler, recordFailure: recordFailure))
                 origin.tls = state
@@ -125,7 +128,8 @@ final class ClientTLSObserver: ChannelInboundHandler, RemovableChannelHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if !state.handshakeCompleted {
-            fail("client rejected the certificate for \(host): \(TLSNames.reason(error)) (does it trust Kagami's CA? does it pin certificates?)")
+            let reason = state.clientAlert.map(TLSNames.alert) ?? TLSNames.reason(error)
+            fail("client rejected the certificate for \(host): \(reason) (does it trust Kagami's CA? does it pin certificates?)")
         }
         context.fireErrorCaught(error)
     }

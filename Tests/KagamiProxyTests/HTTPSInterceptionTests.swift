@@ -93,6 +93,21 @@ struct HTTPSInterceptionTests {
         }
     }
 
+    /// The leaf comes with Kagami's CA after it, so a client that pins the CA's key or builds the
+    /// chain only from what the server sends can check it (openssl shows what was sent).
+    @Test func theChainSentIsTheLeafThenKagamisCA() async throws {
+        try await HTTPSHarness.with { h in
+            let shown = try await CommandLineClient("/usr/bin/openssl").run(
+                ["s_client", "-proxy", "127.0.0.1:\(h.proxy.proxyPort)", "-connect", "localhost:\(h.origin.port)", "-servername", "localhost",
+                 "-showcerts", "-CAfile", h.kagamiCA.certificatePath, "-verify_return_error"],
+                stdin: Data("Q\n".utf8))
+            let text = String(decoding: shown.stdout, as: UTF8.self)
+            #expect(text.components(separatedBy: "-----BEGIN CERTIFICATE-----").count - 1 == 2, "\(text.prefix(2000))")
+            #expect(text.contains("1 s:") && text.contains("Kagami"), "\(text.prefix(2000))")
+            #expect(text.contains("Verify return code: 0 (ok)"))
+        }
+    }
+
     @Test func excludedHostsAreTunnelledUntouched() async throws {
         try await HTTPSHarness.with(sslProxying: SSLProxyingList(exclude: [HostPattern(host: "local*")])) { h in
             // The client sees the origin's own certificate: it must trust the origin's CA.
@@ -139,6 +154,8 @@ struct HTTPSInterceptionTests {
             #expect(flow.request.method == "CONNECT")
             #expect(flow.error?.kind == .tlsFailure)
             #expect(flow.error?.message.hasPrefix("client rejected the certificate for localhost") == true)
+            // curl (OpenSSL) says why in a TLS alert, over TLS 1.3 as well as 1.2.
+            #expect(flow.error?.message.contains("unknown CA") == true, "\(flow.error?.message ?? "")")
         }
     }
 
