@@ -193,6 +193,7 @@ let package = Package(
             name: "KagamiInferTests",
             dependencies: [
                 "KagamiInfer", "KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiDescription", "KagamiContract", "KagamiHAR", "KagamiStore", "KagamiCLI",
+                "KagamiMock", "KagamiTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
