@@ -174,9 +174,11 @@ public struct SchemaSketch: Sendable, Hashable {
             if nulls > 0 { object["type"] = .array([.string(types[0]), "null"]) }
             return .object(object)
         }
-        // Different kinds of values at one place: one branch per kind.
+        // Different kinds of values at one place: one branch per kind. Null is `enum: [null]`,
+        // not `type: "null"`: OpenAPIKit reads a `type: "null"` branch as making the whole
+        // `anyOf` null-only.
         var branches = types.map { JSONValue.object(members(for: $0, depth: depth)) }
-        if nulls > 0 { branches.append(["type": "null"]) }
+        if nulls > 0 { branches.append(["enum": [.null]]) }
         return ["anyOf": .array(branches)]
     }
 
