@@ -163,7 +163,7 @@ let package = Package(
             name: "KagamiUI",
             dependencies: [
                 "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiContentCoding",
-                "KagamiProxy", "KagamiRules", "KagamiCurl", "KagamiRepeat",
+                "KagamiProxy", "KagamiRules", "KagamiCurl", "KagamiRepeat", "KagamiInfer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

@@ -28,4 +28,5 @@ export KAGAMI_CONFORMANCE_DIR="${KAGAMI_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/
 status=0
 .venv-ui/bin/python Tests/UI/test_ui.py "$kagami" || status=1
 .venv-ui/bin/python Tests/UI/test_mock_docs.py "$kagami" || status=1
+.venv-ui/bin/python Tests/UI/test_draft.py "$kagami" || status=1
 exit $status

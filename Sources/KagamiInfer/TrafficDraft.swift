@@ -462,6 +462,12 @@ public enum Redaction {
             return .object(result)
         case .array(let items):
             return .array(items.map { redacted($0, depth: depth + 1) })
+        case .string(let text):
+            // JSON carried as text (an echo, a queued message) is redacted inside too.
+            guard let first = text.utf8.first(where: { $0 != 0x20 }), first == UInt8(ascii: "{") || first == UInt8(ascii: "["),
+                  let inner = try? JSONValue(parsing: text) else { return value }
+            let cleaned = redacted(inner, depth: depth + 1)
+            return cleaned == inner ? value : .string(cleaned.serialized())
         default:
             return value
         }

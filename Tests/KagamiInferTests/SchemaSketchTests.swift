@@ -93,5 +93,8 @@ import Testing
         #expect(redacted["user"]?["password"] == "REDACTED")
         #expect(redacted["user"]?["accessToken"] == "REDACTED")
         #expect(redacted["user"]?["name"] == "ann")
+        let echoed = Redaction.redacted(["received": #"{"name": "x", "password": "hunter2"}"#, "note": "{not json"])
+        #expect(echoed["received"] == #"{"name":"x","password":"REDACTED"}"#)
+        #expect(echoed["note"] == "{not json")
     }
 }
