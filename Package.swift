@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "KagamiTesting", targets: ["KagamiTesting"]),
         .library(name: "KagamiRules", targets: ["KagamiRules"]),
         .library(name: "KagamiDescription", targets: ["KagamiDescription"]),
+        .library(name: "KagamiContractCheck", targets: ["KagamiContractCheck"]),
         .library(name: "KagamiMock", targets: ["KagamiMock"]),
         .library(name: "KagamiUI", targets: ["KagamiUI"]),
         .library(name: "KagamiRepeat", targets: ["KagamiRepeat"]),
@@ -143,11 +144,17 @@ let package = Package(
         ),
         // A description file (API Blueprint or OpenAPI, detected) read into the contract model.
         .target(name: "KagamiDescription", dependencies: ["KagamiContract", "KagamiBlueprint", "KagamiOpenAPI"]),
+        // Exchanges checked against a description: matching, request and response validation,
+        // coverage, reports; shared by the mock server and the proxy's contract check.
+        .target(
+            name: "KagamiContractCheck",
+            dependencies: ["KagamiContract", "KagamiDescription", "KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiURITemplate", "KagamiContentCoding"]
+        ),
         // The mock server and docs page served from a contract.
         .target(
             name: "KagamiMock",
             dependencies: [
-                "KagamiContract", "KagamiDescription", "KagamiJSON", "KagamiJSONSchema", "KagamiURITemplate", "KagamiFlow",
+                "KagamiContract", "KagamiContractCheck", "KagamiDescription", "KagamiJSON", "KagamiJSONSchema", "KagamiURITemplate", "KagamiFlow",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -162,7 +169,7 @@ let package = Package(
         .target(
             name: "KagamiUI",
             dependencies: [
-                "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiContentCoding",
+                "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiContentCoding", "KagamiContractCheck",
                 "KagamiProxy", "KagamiRules", "KagamiCurl", "KagamiRepeat", "KagamiInfer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -181,7 +188,7 @@ let package = Package(
             name: "KagamiCLI",
             dependencies: [
                 "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
-                "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiMock", "KagamiUI",
+                "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiContractCheck", "KagamiMock", "KagamiUI",
                 "KagamiRules", "KagamiRepeat", "KagamiInfer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -236,9 +243,19 @@ let package = Package(
             exclude: ["Fixtures", "har-1.2.schema.json"]
         ),
         .testTarget(
+            name: "KagamiContractCheckTests",
+            dependencies: [
+                "KagamiContractCheck", "KagamiDescription", "KagamiContract", "KagamiFlow", "KagamiJSON", "KagamiProxy", "KagamiStore",
+                "KagamiTesting", "KagamiHAR", "KagamiUI", "KagamiCertificates", "kagami",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            exclude: ["Fixtures", "check_junit.py"]
+        ),
+        .testTarget(
             name: "KagamiMockTests",
             dependencies: [
-                "KagamiMock", "KagamiDescription", "KagamiContract", "KagamiJSON", "KagamiFlow", "KagamiTesting", "KagamiURITemplate",
+                "KagamiMock", "KagamiContractCheck", "KagamiDescription", "KagamiContract", "KagamiJSON", "KagamiFlow", "KagamiTesting", "KagamiURITemplate",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

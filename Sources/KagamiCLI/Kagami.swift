@@ -17,6 +17,7 @@ public struct Kagami: AsyncParsableCommand {
             TemplateCommand.self,
             SchemaCommand.self,
             LintCommand.self,
+            ValidateCommand.self,
             ContractCommand.self,
             MockCommand.self,
             DocsCommand.self,

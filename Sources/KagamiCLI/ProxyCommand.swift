@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KagamiCertificates
+import KagamiContractCheck
 import KagamiFlow
 import KagamiProxy
 import KagamiRepeat
@@ -48,6 +49,9 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "Breakpoints file (YAML or JSON): locations that pause exchanges at the request and/or response until decided through the admin API. See docs/TOOLS.md.")
     var breakpoints: String?
 
+    @Option(name: .customLong("contract"), help: "Check every exchange against this API description (API Blueprint or OpenAPI), as FILE or FILE=BASEURL when the file doesn't say where the API is served; repeatable. See docs/CONTRACT-CHECK.md.")
+    var contracts: [String] = []
+
     @OptionGroup var ui: UIOptions
 
     func run() async throws {
@@ -65,6 +69,13 @@ struct ProxyCommand: AsyncParsableCommand {
         let interception = try https.interception()
         let activeRules = ActiveRules(try rules.map(RulesFile.load))
         let breakpointSet = Breakpoints(try breakpoints.map(BreakpointsFile.load) ?? BreakpointSettings())
+        let liveContracts: LiveContracts?
+        do {
+            liveContracts = contracts.isEmpty ? nil : try LiveContracts(arguments: contracts)
+        } catch {
+            FileHandle.standardError.write(Data("kagami proxy: cannot check traffic against the description:\n\(error.description)\n".utf8))
+            throw ExitCode(2)
+        }
         let allowList: UpstreamAllowList?
         do {
             allowList = upstreamAllow.isEmpty ? nil : try UpstreamAllowList(parsing: upstreamAllow)
@@ -74,6 +85,15 @@ struct ProxyCommand: AsyncParsableCommand {
         let store = try SQLiteFlowStore(path: sessionPath)
         // The hub passes each flow to the store and to the web UI's live views.
         let hub = FlowHub(forwardingTo: store)
+        // The contract check sees each flow after the store has it, on its own queue; what it
+        // finds is added to the stored flow and announced to the UI.
+        let checkSink = liveContracts.map { contracts in
+            ContractCheckSink(forwardingTo: hub, contracts: contracts) { flow in
+                store.updateViolations(flow.violations, ofFlow: flow.id)
+                hub.announce(flow)
+            }
+        }
+        let sink: any FlowSink = checkSink ?? hub
         let server: ProxyServer
         do {
             server = try ProxyServer(
@@ -82,7 +102,7 @@ struct ProxyCommand: AsyncParsableCommand {
                     responseTimeout: .seconds(responseTimeout), bodyCaptureLimit: bodyLimit,
                     interception: interception, upstreamAllowList: allowList
                 ),
-                sink: hub,
+                sink: sink,
                 rules: activeRules,
                 breakpoints: breakpointSet
             )
@@ -125,10 +145,16 @@ struct ProxyCommand: AsyncParsableCommand {
             let count = breakpointSet.settings.breakpoints.count
             banner += "Breakpoints: \(count) location\(count == 1 ? "" : "s") from \(breakpoints)\(breakpointSet.settings.isEnabled ? "" : " (disabled)"); held exchanges wait for the admin API\n"
         }
+        if let liveContracts {
+            banner += liveContracts.banner
+            liveContracts.watch(every: .milliseconds(300)) { note in
+                FileHandle.standardError.write(Data((note + "\n").utf8))
+            }
+        }
         let rulesControl = RulesFile.control(activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile)
         let uiServer = try await ui.start(
             store: store, hub: hub, proxyAddress: listening, sessionPath: sessionPath,
-            liveProxy: LiveProxy(breakpoints: breakpointSet, repeatRoute: repeatRoute), rules: rulesControl)
+            liveProxy: LiveProxy(breakpoints: breakpointSet, repeatRoute: repeatRoute), rules: rulesControl, contracts: liveContracts)
         if let uiServer {
             server.refuseLoopbackConnections(toPort: uiServer.port)
             banner += ui.describe(uiServer)
@@ -139,6 +165,8 @@ struct ProxyCommand: AsyncParsableCommand {
         await SignalWaiter.waitForTermination()
         try await server.stop()
         await uiServer?.server.stop()
+        liveContracts?.stopWatching()
+        await checkSink?.drain()
         try await store.flush()
         let count = try await store.count()
         FileHandle.standardOutput.write(Data("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(sessionPath)\n".utf8))

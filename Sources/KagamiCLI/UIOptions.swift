@@ -1,4 +1,5 @@
 import ArgumentParser
+import KagamiContractCheck
 import KagamiFlow
 import KagamiStore
 import KagamiUI
@@ -21,7 +22,7 @@ struct UIOptions: ParsableArguments {
 
     func start(
         store: any FlowStore, hub: FlowHub, proxyAddress: String, sessionPath: String, liveProxy: LiveProxy? = nil,
-        rules: RulesControl? = nil
+        rules: RulesControl? = nil, contracts: LiveContracts? = nil
     ) async throws -> Running? {
         guard !noUi else { return nil }
         let server = try UIServer(
@@ -29,7 +30,7 @@ struct UIOptions: ParsableArguments {
                 host: uiHost, port: uiPort, proxyAddress: proxyAddress, sessionPath: sessionPath,
                 version: Kagami.configuration.version
             ),
-            store: store, hub: hub, liveProxy: liveProxy, rules: rules
+            store: store, hub: hub, liveProxy: liveProxy, rules: rules, contracts: contracts
         )
         do {
             return Running(server: server, port: try await server.start())

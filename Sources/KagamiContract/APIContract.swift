@@ -274,6 +274,9 @@ public struct MessagePayload: Sendable, Hashable, Codable {
     public var schemaSource: SchemaSource?
     /// `$schema` dialect of `schema`, e.g. `http://json-schema.org/draft-04/schema#`.
     public var schemaDialect: String?
+    /// JSON Pointer of `schema` in the description document, when it is a JSON document
+    /// (OpenAPI: `/paths/~1notes/get/responses/200/content/application~1json/schema`).
+    public var schemaPointer: String? = nil
     public var sourceLocation: SourceLocation?
 
     public init(
@@ -334,11 +337,22 @@ public struct Response: Sendable, Hashable, Codable {
     /// Names the example when a format gives several per status (OpenAPI `examples`).
     public var name: String
     public var payload: MessagePayload
+    /// The description gave a class of statuses (OpenAPI `2XX`): `status` is its first code
+    /// and any of the hundred matches.
+    public var isStatusClass: Bool = false
 
-    public init(status: Int, name: String = "", payload: MessagePayload = MessagePayload()) {
+    public init(status: Int, name: String = "", payload: MessagePayload = MessagePayload(), isStatusClass: Bool = false) {
         self.status = status
         self.name = name
         self.payload = payload
+        self.isStatusClass = isStatusClass
+    }
+
+    /// Whether a response with `code` is this documented response (`default`, status 0,
+    /// matches any code).
+    public func documents(status code: Int) -> Bool {
+        if status == 0 { return true }
+        return isStatusClass ? code / 100 == status / 100 : code == status
     }
 }
 

@@ -274,17 +274,147 @@ public struct RuleApplication: Sendable, Hashable, Codable {
     }
 }
 
-/// A place where an exchange disagrees with the API description.
+/// A place where an exchange disagrees with the API description (or could not be checked
+/// against it): which operation, which side and part of the message, the JSON pointers into the
+/// body and into the description's schema, and what was expected and found.
 public struct ContractViolation: Sendable, Hashable, Codable {
-    /// Where in the exchange, e.g. `response.body/items/0/id` or `request.header.Authorization`.
-    public var location: String
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+        /// No operation of the description has this path.
+        case undocumentedPath = "undocumented-path"
+        /// The path is documented, but not for this method.
+        case undocumentedMethod = "undocumented-method"
+        /// The operation documents no response with this status.
+        case undocumentedStatus = "undocumented-status"
+        /// A required parameter or header is absent.
+        case missing
+        /// A parameter's value does not fit its type, enumeration or schema.
+        case parameter
+        /// The body's media type is not one the description documents here.
+        case contentType = "content-type"
+        /// The description documents a JSON body and what came is not JSON.
+        case notJSON = "not-json"
+        /// The body does not validate against the documented schema.
+        case schema
+        /// The body could not be checked (over the capture limit, an unknown encoding).
+        case notChecked = "not-checked"
+
+        /// The exchange reached something the description does not mention.
+        public var isUndocumented: Bool {
+            self == .undocumentedPath || self == .undocumentedMethod || self == .undocumentedStatus
+        }
+    }
+
+    public enum Side: String, Sendable, Hashable, Codable {
+        case request
+        case response
+    }
+
+    /// The part of the message.
+    public enum Location: String, Sendable, Hashable, Codable {
+        case method
+        case status
+        case header
+        case query
+        case path
+        case body
+    }
+
+    public enum Severity: String, Sendable, Hashable, Codable {
+        case error
+        case warning
+        /// Not a disagreement: something that was not checked, said so rather than called valid.
+        case info
+    }
+
+    /// The description's operation the exchange was matched to.
+    public struct Operation: Sendable, Hashable, Codable {
+        /// Blueprint action name or OpenAPI operationId.
+        public var name: String
+        public var method: String
+        /// The URI template as the description writes it.
+        public var template: String
+
+        public init(name: String, method: String, template: String) {
+            self.name = name
+            self.method = method
+            self.template = template
+        }
+    }
+
+    public var kind: Kind
+    public var severity: Severity
+    /// Nil when no operation matched (an undocumented path or method).
+    public var operation: Operation?
+    public var side: Side
+    public var location: Location
+    /// The header or parameter name, for those locations.
+    public var name: String?
+    /// JSON Pointer into the body (`/items/0/id`; `""` is the whole body).
+    public var instancePointer: String?
+    /// JSON Pointer of the failing keyword in the description (or in the schema it documents).
+    public var schemaPointer: String?
+    /// The schema keyword that failed (`type`, `required`, `enum`...).
+    public var keyword: String?
+    /// What the description allows, shortened.
+    public var expected: String?
+    /// What the exchange had, shortened.
+    public var actual: String?
+    /// The schema around the failing keyword (its JSON, shortened), to show beside the value.
+    public var schemaExcerpt: String?
     public var message: String
 
-    public init(location: String, message: String) {
+    public init(
+        kind: Kind, severity: Severity = .error, operation: Operation? = nil, side: Side, location: Location,
+        name: String? = nil, instancePointer: String? = nil, schemaPointer: String? = nil, keyword: String? = nil,
+        expected: String? = nil, actual: String? = nil, schemaExcerpt: String? = nil, message: String
+    ) {
+        self.kind = kind
+        self.severity = severity
+        self.operation = operation
+        self.side = side
         self.location = location
+        self.name = name
+        self.instancePointer = instancePointer
+        self.schemaPointer = schemaPointer
+        self.keyword = keyword
+        self.expected = expected
+        self.actual = actual
+        self.schemaExcerpt = schemaExcerpt
         self.message = message
     }
+
+    // Written by hand so that violations stored in the first shape (`location` as free text
+    // and a message) still decode.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        message = try container.decode(String.self, forKey: .message)
+        let locationText = try container.decodeIfPresent(String.self, forKey: .location) ?? ""
+        guard let kindText = try container.decodeIfPresent(String.self, forKey: .kind) else {
+            kind = .schema
+            severity = .error
+            side = locationText.hasPrefix("request") ? .request : .response
+            location = Location.allCases.first { locationText.contains($0.rawValue) } ?? .body
+            return
+        }
+        kind = Kind(rawValue: kindText) ?? .schema
+        severity = try container.decodeIfPresent(String.self, forKey: .severity).flatMap(Severity.init(rawValue:)) ?? .error
+        operation = try container.decodeIfPresent(Operation.self, forKey: .operation)
+        side = try container.decodeIfPresent(String.self, forKey: .side).flatMap(Side.init(rawValue:)) ?? .response
+        location = Location(rawValue: locationText) ?? .body
+        name = try container.decodeIfPresent(String.self, forKey: .name)
+        instancePointer = try container.decodeIfPresent(String.self, forKey: .instancePointer)
+        schemaPointer = try container.decodeIfPresent(String.self, forKey: .schemaPointer)
+        keyword = try container.decodeIfPresent(String.self, forKey: .keyword)
+        expected = try container.decodeIfPresent(String.self, forKey: .expected)
+        actual = try container.decodeIfPresent(String.self, forKey: .actual)
+        schemaExcerpt = try container.decodeIfPresent(String.self, forKey: .schemaExcerpt)
+    }
+
+    /// Disagreements count; `info` entries only say what was not checked.
+    public var isDisagreement: Bool { severity != .info }
 }
+
+extension ContractViolation.Location: CaseIterable {}
 
 /// A field of an imported HTTP Archive entry that the flow's own values don't reproduce (a page
 /// reference, a comment, a browser's own `_` field, a size the browser measured), kept as JSON

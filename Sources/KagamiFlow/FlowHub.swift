@@ -49,6 +49,12 @@ public final class FlowHub: FlowSink {
         publish(flow)
     }
 
+    /// Tells live subscribers about a flow that changed after it was recorded (the contract
+    /// check adds its violations); whoever changed it updates the store.
+    public func announce(_ flow: Flow) {
+        publish(flow)
+    }
+
     private func publish(_ flow: Flow) {
         subscribers.withLock { subscribers in
             guard !subscribers.isEmpty else { return }

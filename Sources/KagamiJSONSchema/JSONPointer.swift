@@ -2,29 +2,29 @@ import Foundation
 import KagamiJSON
 
 /// RFC 6901 JSON Pointers, as used for instance and schema locations and `$ref` fragments.
-enum JSONPointer {
-    static func escape(_ token: String) -> String {
+public enum JSONPointer {
+    public static func escape(_ token: String) -> String {
         guard token.contains("~") || token.contains("/") else { return token }
         return token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
     }
 
-    static func unescape(_ token: String) -> String {
+    public static func unescape(_ token: String) -> String {
         guard token.contains("~") else { return token }
         return token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
     }
 
-    static func string(_ tokens: [String]) -> String {
+    public static func string(_ tokens: [String]) -> String {
         tokens.reduce(into: "") { $0 += "/" + escape($1) }
     }
 
     /// The tokens of a pointer, or nil when it is neither empty nor starts with `/`.
-    static func tokens(_ pointer: String) -> [String]? {
+    public static func tokens(_ pointer: String) -> [String]? {
         if pointer.isEmpty { return [] }
         guard pointer.hasPrefix("/") else { return nil }
         return pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map { unescape(String($0)) }
     }
 
-    static func resolve(_ tokens: some Sequence<String>, in document: JSONValue) -> JSONValue? {
+    public static func resolve(_ tokens: some Sequence<String>, in document: JSONValue) -> JSONValue? {
         var current = document
         for token in tokens {
             switch current {

@@ -1,4 +1,5 @@
 import Foundation
+import KagamiFlow
 import KagamiJSON
 
 /// A request as the mock sees it, independent of the server engine.
@@ -19,6 +20,13 @@ public struct MockRequest: Sendable {
     /// The first value of a header, by case-insensitive name.
     public func header(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// The request as the flow model holds it, for the shared request check.
+    var flowRequest: FlowRequest {
+        FlowRequest(
+            method: method, scheme: "http", host: "", port: 0, target: target,
+            headers: HeaderFields(headers.map { ($0.name, $0.value) }), body: FlowBody(data: Data(body)))
     }
 }
 

@@ -1,18 +1,13 @@
 // Answers one request from the compiled routes: route, validate, select a response, render it.
 import Foundation
 import KagamiContract
+import KagamiContractCheck
 import KagamiJSON
 import KagamiJSONSchema
 import KagamiURITemplate
 
-/// A problem found in a request, with where it is (`path.id`, `query.limit`, `header.X-Key`, `body/name`).
-public struct RequestViolation: Sendable, Hashable {
-    public var location: String
-    public var message: String
-}
-
 struct MockResponder: Sendable {
-    let routes: MockRoutes
+    let routes: OperationRoutes
     let validates: Bool
 
     func respond(to request: MockRequest) -> MockResponse {
@@ -35,11 +30,11 @@ struct MockResponder: Sendable {
         }
     }
 
-    private func respond(to request: MockRequest, route: MockRoute, match: URITemplate.Match, target: URITemplate.Target) -> MockResponse {
+    private func respond(to request: MockRequest, route: OperationRoute, match: URITemplate.Match, target: URITemplate.Target) -> MockResponse {
         let action = route.action
         let body = request.body.isEmpty ? nil : (try? JSONValue(parsing: request.body))
         if validates {
-            let violations = RequestValidation.violations(of: request, route: route, match: match, target: target, body: body)
+            let violations = RequestCheck.violations(of: request.flowRequest, route: route, match: match, target: target, body: body)
             if !violations.isEmpty {
                 if let own = action.examples.lazy.flatMap(\.responses).first(where: { $0.status == 422 || $0.status == 400 }) {
                     return render(own, route: route)
@@ -48,7 +43,7 @@ struct MockResponder: Sendable {
                 return .problem(
                     status: 422, type: "urn:kagami:mock:invalid-request", title: "Unprocessable Content",
                     detail: "The request does not match \(action.method) \(action.uriTemplate): \(detail).",
-                    extra: ["violations": .array(violations.map { .object(["location": .string($0.location), "message": .string($0.message)]) })])
+                    extra: ["violations": .array(violations.map { .object(["location": .string($0.place), "message": .string($0.message)]) })])
             }
         }
         let preference = ResponsePreference(request: request, target: target)
@@ -71,7 +66,7 @@ struct MockResponder: Sendable {
         return render(response, route: route)
     }
 
-    func render(_ response: Response, route: MockRoute) -> MockResponse {
+    func render(_ response: Response, route: OperationRoute) -> MockResponse {
         var headers = response.payload.headers
             .filter { $0.name.caseInsensitiveCompare("Content-Length") != .orderedSame }
             .map { (name: $0.name, value: $0.value) }

@@ -1,6 +1,7 @@
 // The mock server: serves a description over HTTP/1.1 (SwiftNIO), reloads it when the file changes.
 import Foundation
 import KagamiContract
+import KagamiContractCheck
 import KagamiDescription
 import KagamiFlow
 import NIOConcurrencyHelpers
@@ -173,20 +174,20 @@ public final class MockServer: Sendable {
 
 /// One version of the description, ready to serve; replaced whole on reload.
 struct MockState: Sendable {
-    let routes: MockRoutes
+    let routes: OperationRoutes
     let responder: MockResponder
     /// The description defines `GET /` itself, so the docs page lives only at `/__docs`.
     let ownsRoot: Bool
 
     /// The state for `file`, or its errors (the reader's and unparseable templates).
     static func make(file: DescriptionFile, validates: Bool) -> Result<MockState, MockServerError> {
-        let routes = MockRoutes(contract: file.contract, path: file.path)
+        let routes = OperationRoutes(contract: file.contract, path: file.path)
         let errors = file.diagnostics(onlyErrors: true) + routes.errors
         guard errors.isEmpty else { return .failure(.invalidDescription(errors)) }
         return .success(MockState(routes: routes, validates: validates))
     }
 
-    private init(routes: MockRoutes, validates: Bool) {
+    private init(routes: OperationRoutes, validates: Bool) {
         self.routes = routes
         responder = MockResponder(routes: routes, validates: validates)
         ownsRoot = routes.routes.contains { $0.method == "GET" && $0.pathTemplate.match(path: "/", query: nil) != nil }

@@ -1,10 +1,11 @@
 // Which documented response answers: the matching request example, then Prefer, then Accept.
 import KagamiContract
+import KagamiContractCheck
 import KagamiJSON
 
 enum ResponseSelection {
     static func select(
-        action: Action, route: MockRoute, request: MockRequest, body: JSONValue?, preference: ResponsePreference
+        action: Action, route: OperationRoute, request: MockRequest, body: JSONValue?, preference: ResponsePreference
     ) -> Response? {
         let examples = action.examples
         guard !examples.isEmpty else { return nil }
@@ -44,7 +45,7 @@ enum ResponseSelection {
     }
 
     /// The index of the example whose request matches the incoming one best; 0 when none says more than the default.
-    static func matchingExample(route: MockRoute, request: MockRequest, body: JSONValue?) -> Int {
+    static func matchingExample(route: OperationRoute, request: MockRequest, body: JSONValue?) -> Int {
         var best = (index: 0, score: 0)
         for (index, example) in route.action.examples.enumerated() {
             for (requestIndex, documented) in example.requests.enumerated() {

@@ -241,6 +241,7 @@ struct OpenAPIContractBuilder {
                 continue
             }
             let code = Self.statusCode(status.rawValue)
+            let isStatusClass = Int(status.rawValue) == nil && code != 0
             var headers: [Header] = []
             for (name, header) in response.headers ?? [:] {
                 guard let header = try? document.components.lookup(header) else { continue }
@@ -256,14 +257,15 @@ struct OpenAPIContractBuilder {
             }
             if response.content.isEmpty {
                 example.responses.append(Response(
-                    status: code, payload: MessagePayload(description: response.description ?? "", headers: headers, sourceLocation: locator.location(of: statusKeyPath))))
+                    status: code, payload: MessagePayload(description: response.description ?? "", headers: headers, sourceLocation: locator.location(of: statusKeyPath)),
+                    isStatusClass: isStatusClass))
             }
             for (contentType, entry) in response.content {
                 guard let content = try? document.components.lookup(entry) else { continue }
                 for (name, payload) in payloads(contentType.rawValue, content, headers: headers, at: statusKeyPath + ["content", contentType.rawValue]) {
                     var payload = payload
                     payload.description = response.description ?? ""
-                    example.responses.append(Response(status: code, name: name, payload: payload))
+                    example.responses.append(Response(status: code, name: name, payload: payload, isStatusClass: isStatusClass))
                 }
             }
         }
@@ -284,6 +286,7 @@ struct OpenAPIContractBuilder {
             base.schema = resolved(json)
             base.schemaSource = .schema
             base.schemaDialect = OpenAPIReader.schemaDialect
+            base.schemaPointer = (keyPath + ["schema"]).map { "/" + $0.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1") }.joined()
         }
         let isJSON = mediaType.hasSuffix("/json") || mediaType.hasSuffix("+json") || mediaType.contains("json;")
         func body(_ value: JSONValue) -> String {

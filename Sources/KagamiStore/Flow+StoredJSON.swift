@@ -28,12 +28,7 @@ extension Flow {
         if let tls { json.key("tls"); tls.write(to: &json) }
         json.key("violations")
         json.beginArray()
-        for violation in violations {
-            json.beginObject()
-            json.key("location"); json.string(violation.location)
-            json.key("message"); json.string(violation.message)
-            json.endObject()
-        }
+        for violation in violations { violation.write(to: &json) }
         json.endArray()
         json.key("appliedRules")
         json.beginArray()
@@ -61,6 +56,33 @@ extension Flow {
         if let repeatOf { json.key("repeatOf"); json.string(repeatOf.uuidString) }
         json.endObject()
         return Data(json.bytes)
+    }
+}
+
+extension ContractViolation {
+    fileprivate func write(to json: inout JSONTextWriter) {
+        json.beginObject()
+        json.key("kind"); json.string(kind.rawValue)
+        json.key("severity"); json.string(severity.rawValue)
+        if let operation {
+            json.key("operation")
+            json.beginObject()
+            json.key("name"); json.string(operation.name)
+            json.key("method"); json.string(operation.method)
+            json.key("template"); json.string(operation.template)
+            json.endObject()
+        }
+        json.key("side"); json.string(side.rawValue)
+        json.key("location"); json.string(location.rawValue)
+        let optionals: [(String, String?)] = [
+            ("name", name), ("instancePointer", instancePointer), ("schemaPointer", schemaPointer),
+            ("keyword", keyword), ("expected", expected), ("actual", actual), ("schemaExcerpt", schemaExcerpt),
+        ]
+        for (key, value) in optionals {
+            if let value { json.key(key); json.string(value) }
+        }
+        json.key("message"); json.string(message)
+        json.endObject()
     }
 }
 

@@ -6,6 +6,10 @@ import KagamiFlow
 public protocol FlowStore: FlowSink {
     /// Queues a flow for writing; a flow with an id already stored replaces it.
     func record(_ flow: Flow)
+    /// Replaces a stored flow's contract violations (the check finds them after the flow was
+    /// recorded, off the proxy's path); after every `record(_:)` made before the call, and a
+    /// no-op when no flow has that id.
+    func updateViolations(_ violations: [ContractViolation], ofFlow id: UUID)
     /// Returns once every flow recorded before the call is durable.
     func flush() async throws
     /// The flow with bodies, or nil.

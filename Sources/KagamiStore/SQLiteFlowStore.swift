@@ -215,6 +215,24 @@ public final class SQLiteFlowStore: FlowStore {
         }
     }
 
+    /// Runs on the writer's queue, so it lands after every flow recorded before the call.
+    public func updateViolations(_ violations: [ContractViolation], ofFlow id: UUID) {
+        writeQueue.async {
+            do {
+                try self.database.write { db in
+                    guard let row = try FlowRow.filter(FlowRow.Columns.id == id.uuidString).fetchOne(db) else { return }
+                    var flow = try self.decoder.decode(Flow.self, from: row.metadata)
+                    flow.violations = violations
+                    try db.cachedStatement(sql: "UPDATE flow SET metadata = ? WHERE id = ?").execute(arguments: [flow.storedJSON(), id.uuidString])
+                }
+            } catch {
+                let message = "could not store the contract violations of flow \(id) in \(self.path): \(error)"
+                self.pending.withLock { $0.lastError = message }
+                FileHandle.standardError.write(Data("kagami: \(message)\n".utf8))
+            }
+        }
+    }
+
     public func flush() async throws {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             writeQueue.async { continuation.resume() }

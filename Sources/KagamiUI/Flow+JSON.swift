@@ -1,6 +1,7 @@
 // The shapes the admin API gives flows in: a row for lists and live events, the whole flow
 // (without body bytes) for the inspector.
 import Foundation
+import KagamiContractCheck
 import KagamiFlow
 import KagamiJSON
 
@@ -25,7 +26,12 @@ extension Flow {
         if !appliedRules.isEmpty { object["rules"] = .array(ruleNames.map(JSONValue.string)) }
         object["error"] = error.map { JSONValue.string($0.message) } ?? .null
         object["tls"] = .bool(tls != nil || request.scheme == "https")
-        if !violations.isEmpty { object["violations"] = .integer(violations.count) }
+        // Disagreements only: a body the check could not read is shown in the inspector, not as a badge.
+        let disagreements = violations.filter(\.isDisagreement)
+        if !disagreements.isEmpty {
+            object["violations"] = .integer(disagreements.count)
+            object["contract"] = .string(disagreements.contains { $0.severity == .error } ? "error" : "warning")
+        }
         if let repeatOf { object["repeatOf"] = .string(repeatOf.uuidString) }
         return .object(object)
     }
@@ -70,7 +76,7 @@ extension Flow {
             for (name, value) in fields { info[name] = value.map(JSONValue.string) ?? .null }
             return .object(info)
         } ?? .null
-        object["violations"] = .array(violations.map { violation -> JSONValue in ["location": .string(violation.location), "message": .string(violation.message)] })
+        object["violations"] = .array(violations.map { $0.json() })
         object["appliedRules"] = .array(appliedRules.map { rule -> JSONValue in ["name": .string(rule.name), "description": .string(rule.description)] })
         return .object(object)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import KagamiContractCheck
 import KagamiFlow
 import KagamiStore
 import NIOCore
@@ -45,16 +46,22 @@ public final class UIServer: Sendable {
     let liveProxy: LiveProxy?
     /// The proxy's rules, for `/api/rules`; nil when no proxy runs beside the UI.
     let rules: RulesControl?
+    /// The descriptions the proxy checks traffic against, for `/api/contract`.
+    let contracts: LiveContracts?
     private let running = Mutex<Task<Void, any Error>?>(nil)
     /// Set by `stop()`: the server is cancelled, and what it logs about that is not news.
     private let stopping = StoppingFlag()
 
-    public init(configuration: Configuration, store: any FlowStore, hub: FlowHub, liveProxy: LiveProxy? = nil, rules: RulesControl? = nil) throws {
+    public init(
+        configuration: Configuration, store: any FlowStore, hub: FlowHub, liveProxy: LiveProxy? = nil, rules: RulesControl? = nil,
+        contracts: LiveContracts? = nil
+    ) throws {
         self.configuration = configuration
         self.store = store
         self.hub = hub
         self.liveProxy = liveProxy
         self.rules = rules
+        self.contracts = contracts
         self.page = try WebPage.load()
         if UIAccess.isLoopback(configuration.host) {
             token = nil
@@ -72,6 +79,7 @@ public final class UIServer: Sendable {
         ToolsAPI(server: self, flows: FlowAPI(server: self)).register(on: router)
         RulesAPI(control: rules).register(on: router)
         DraftAPI(server: self).register(on: router)
+        ContractAPI(server: self).register(on: router)
         page.register(on: router)
 
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()

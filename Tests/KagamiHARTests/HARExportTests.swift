@@ -111,7 +111,7 @@ import Testing
         #expect(tls["_mode"] == "forward")
         #expect(tls["_tls"]?["version"] == "TLSv1.3")
         #expect(tls["_tls"]?["cipherSuite"] == "TLS_AES_128_GCM_SHA256")
-        #expect(tls["_contractViolations"]?.isJSONEqual(to: [["location": "response.status", "message": "302 is not documented"]]) == true)
+        #expect(tls["_contractViolations"]?.isJSONEqual(to: [["kind": "undocumented-status", "severity": "warning", "side": "response", "location": "status", "message": "302 is not documented"]]) == true)
         #expect(entry(5)["_error"]?.isJSONEqual(to: ["kind": "connectionRefused", "message": "connection refused by 127.0.0.1:1"]) == true)
         let tunnel = entry(4)
         #expect(tunnel["request"]?["method"] == "CONNECT")

@@ -89,7 +89,7 @@ enum HARTestSupport {
             ),
             tls: TLSInfo(version: "TLSv1.3", cipherSuite: "TLS_AES_128_GCM_SHA256", alpn: "http/1.1", serverName: "api.example.com",
                          certificateSubject: "CN=api.example.com", certificateIssuer: "CN=Example CA", certificateFingerprintSHA256: "ab:cd"),
-            violations: [ContractViolation(location: "response.status", message: "302 is not documented")]
+            violations: [ContractViolation(kind: .undocumentedStatus, severity: .warning, side: .response, location: .status, message: "302 is not documented")]
         )
         tls.response?.body = FlowBody()
         let boundary = "XyZ"

@@ -1,6 +1,7 @@
 // Every action of every official API Blueprint example answers its documented default.
 import Foundation
 import KagamiContract
+import KagamiContractCheck
 import KagamiDescription
 import KagamiJSON
 @testable import KagamiMock

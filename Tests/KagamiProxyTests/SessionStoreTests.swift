@@ -27,7 +27,7 @@ struct SessionStoreTests {
 
         // Recording a flow again replaces it (an edited or finished exchange).
         var updated = flows[0]
-        updated.violations = [ContractViolation(location: "response.body/id", message: "expected string")]
+        updated.violations = [ContractViolation(kind: .schema, side: .response, location: .body, instancePointer: "/id", message: "expected string")]
         store.record(updated)
         try await store.flush()
         #expect(try await store.count() == 3)
@@ -53,7 +53,10 @@ struct SessionStoreTests {
         flow.tls = TLSInfo(version: "TLSv1.3", clientVersion: "TLSv1.2", cipherSuite: "TLS_AES_128_GCM_SHA256", alpn: "http/1.1",
                            serverName: "api.example.com", certificateSubject: "CN=api.example.com", certificateIssuer: "CN=Kagami CA",
                            certificateFingerprintSHA256: "AB:CD", upstreamVerificationDisabled: true)
-        flow.violations = [ContractViolation(location: "response.body/items/0/id", message: "expected integer")]
+        flow.violations = [ContractViolation(
+            kind: .schema, severity: .warning, operation: .init(name: "listItems", method: "GET", template: "/items{?limit}"),
+            side: .response, location: .body, name: "body", instancePointer: "/items/0/id", schemaPointer: "/properties/items/items/properties/id/type",
+            keyword: "type", expected: "integer", actual: "string \"x\"", schemaExcerpt: "{\"type\":\"integer\"}", message: "expected integer, found string")]
         flow.appliedRules = [RuleApplication(name: "Map Local 'user'", description: "mapped to local file docs/user.json")]
         flow.archiveFields = [ArchiveField(path: ["response", "content", "compression"], json: "12"), ArchiveField(path: ["comment"], json: nil)]
         flow.repeatOf = UUID()

@@ -112,15 +112,22 @@ struct RunningUI {
     @Test func eventsStreamEachNewFlow() async throws {
         let ui = try await RunningUI.start(heartbeat: 0.3)
         defer { Task { await ui.stop() } }
-        let listener = Task { try await CommandLineClient.curl.run(["-s", "-N", "--max-time", "2", ui.url("/api/events")]) }
-        // Wait until the stream is subscribed before recording.
-        for _ in 0..<100 where ui.hub.subscriberCount == 0 { try await Task.sleep(for: .milliseconds(20)) }
         let flow = FlowFixtures.getJSON(url: "/live")
+        let id = flow.id.uuidString
+        // Read the stream until the flow and a heartbeat have come, however long a busy machine
+        // takes to send them (the time limit only stops a test that would otherwise hang).
+        let listener = Task {
+            try await RawConnection.exchange(
+                port: ui.port, send: Data("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:\(ui.port)\r\n\r\n".utf8), timeout: .seconds(30),
+                until: { $0.contains(id) && $0.contains(": heartbeat") })
+        }
+        // Wait until the stream is subscribed before recording.
+        for _ in 0..<500 where ui.hub.subscriberCount == 0 { try await Task.sleep(for: .milliseconds(20)) }
         ui.hub.record(flow)
-        let output = try await listener.value.stdoutText
+        let output = try await listener.value
         #expect(output.contains("event: hello"))
         #expect(output.contains("event: flow\ndata: {"))
-        #expect(output.contains("\"id\":\"\(flow.id.uuidString)\""))
+        #expect(output.contains("\"id\":\"\(id)\""))
         #expect(output.contains(": heartbeat"))
     }
 

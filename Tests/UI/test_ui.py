@@ -54,10 +54,10 @@ def api(ui, method, path, body=None):
 
 
 class Kagami:
-    def __init__(self, binary, workdir, rules):
+    def __init__(self, binary, workdir, rules=None, extra=()):
         self.process = subprocess.Popen(
             [binary, "proxy", "--port", "0", "--ui-port", "0", "--session", os.path.join(workdir, "session.sqlite"),
-             "--no-ssl-proxying", "--rules", rules, "--upstream-allow", "loopback"],
+             "--no-ssl-proxying", "--upstream-allow", "loopback", *(["--rules", rules] if rules else []), *extra],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.proxy = self.ui = None
         deadline = time.time() + 60

@@ -4,7 +4,7 @@ import re
 import sys
 
 UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
-TARGET_ORDER = ["nginx-direct", "nginx-proxy", "mitmdump", "mitmdump-save", "kagami-reverse", "kagami-rules20", "kagami-forward"]
+TARGET_ORDER = ["nginx-direct", "nginx-proxy", "mitmdump", "mitmdump-save", "kagami-reverse", "kagami-rules20", "kagami-contract", "kagami-forward"]
 FILE_ORDER = ["small", "large"]
 
 
@@ -117,6 +117,13 @@ def main():
             ratio_lines.append(
                 f"- kagami-rules20/kagami-reverse, {file}: {ruled['rps'] / plain['rps']:.2f}× (target ≥ 0.90: "
                 "20 enabled non-matching rules cost ≤ 10% of throughput)")
+    for file in FILE_ORDER:
+        checked, plain = chosen.get(("kagami-contract", file)), chosen.get(("kagami-reverse", file))
+        if checked and checked["rps"] and plain and plain["rps"]:
+            growth = (checked["p99"] - plain["p99"]) if checked["p99"] is not None and plain["p99"] is not None else None
+            ratio_lines.append(
+                f"- kagami-contract/kagami-reverse, {file}: {checked['rps'] / plain['rps']:.2f}× (target ≥ 0.90); "
+                f"p99 {fmt(growth, '{:+.2f}')} ms (target ≤ +1 ms): the contract check of every exchange")
 
     problems = []
     for (target, file), run_list in sorted(runs.items()):
@@ -143,7 +150,8 @@ def main():
         "proxy_pass and upstream keepalive 32; mitmdump = `mitmdump --mode reverse:… -q` (flows kept in memory only, none written); mitmdump-save = the same with `-w FILE`, writing every flow to a file as Kagami writes its session; "
         "kagami-reverse = `kagami proxy --reverse … --session` (capture on); kagami-rules20 = the same with "
         "`--rules` naming 20 enabled rules (4 each of Block List, Map Local, Map Remote, No Caching, Rewrite) "
-        "that match no request; kagami-forward = `kagami proxy` "
+        "that match no request; kagami-contract = kagami-reverse with `--contract` naming an OpenAPI description of both paths, "
+        "every exchange checked; kagami-forward = `kagami proxy` "
         "driven with absolute-form request lines (capture on). Each proxy process is started fresh per run.",
         "- Peak RSS: VmHWM at the end of the run; RSS after warm-up → end: VmRSS before and after the measured "
         "run (nginx: master + workers summed; nginx-direct is the origin). Flows recorded: the count Kagami "

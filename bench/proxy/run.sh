@@ -3,7 +3,9 @@
 # nginx as a reverse proxy and mitmdump in reverse mode, all in front of the same nginx origin,
 # driven by wrk with identical settings. Everything listens on and talks to 127.0.0.1 only.
 # kagami-rules20 is kagami-reverse with 20 enabled rules that match no request (the cost of the
-# rule pipeline; target ≥ 0.90 of kagami-reverse's req/s).
+# rule pipeline; target ≥ 0.90 of kagami-reverse's req/s). kagami-contract is kagami-reverse
+# checking every exchange against an OpenAPI description of the benchmark's paths (--contract;
+# target ≥ 0.90 of kagami-reverse's req/s and p99 within 1 ms of it).
 # Usage: bench/proxy/run.sh [ROUNDS]
 #   ROUNDS (default 1): each round runs every target once per file, targets interleaved so the
 #   ones being compared run close in time; the table reports the round with the median req/s.
@@ -81,6 +83,24 @@ done
     done
 } > "$WORK/rules20.yaml"
 
+# The benchmark's two paths as an API: the check matches each exchange to its operation and
+# checks status and media type (the files have no schema to validate).
+cat > "$WORK/bench-api.yaml" <<YAML
+openapi: 3.1.0
+info: {title: Benchmark files, version: "1"}
+paths:
+  /small:
+    get:
+      operationId: small
+      responses:
+        "200": {description: the small file, content: {"*/*": {}}}
+  /large:
+    get:
+      operationId: large
+      responses:
+        "200": {description: the large file, content: {"*/*": {}}}
+YAML
+
 # Memory of a process and its children, in kB: the sum of a /proc status field (VmHWM = peak
 # resident, VmRSS = resident now).
 memory_kb() {
@@ -120,6 +140,10 @@ start_proxy() {
             "$KAGAMI" proxy --reverse "http://127.0.0.1:$ORIGIN_PORT" --port "$port" \
                 --session "$WORK/$run.sqlite" --rules "$WORK/rules20.yaml" >"$WORK/$run.log" 2>&1 &
             ;;
+        kagami-contract)
+            "$KAGAMI" proxy --reverse "http://127.0.0.1:$ORIGIN_PORT" --port "$port" \
+                --session "$WORK/$run.sqlite" --contract "$WORK/bench-api.yaml=http://127.0.0.1:$ORIGIN_PORT" >"$WORK/$run.log" 2>&1 &
+            ;;
         kagami-forward)
             "$KAGAMI" proxy --port "$port" --session "$WORK/$run.sqlite" >"$WORK/$run.log" 2>&1 &
             ;;
@@ -156,7 +180,7 @@ run_wrk() {
 
 RESULTS="$WORK/results.tsv"
 : > "$RESULTS"
-read -r -a TARGETS <<< "${TARGETS:-nginx-direct nginx-proxy mitmdump mitmdump-save kagami-reverse kagami-rules20 kagami-forward}"
+read -r -a TARGETS <<< "${TARGETS:-nginx-direct nginx-proxy mitmdump mitmdump-save kagami-reverse kagami-rules20 kagami-contract kagami-forward}"
 for round in $(seq 1 "$ROUNDS"); do
     for file in small large; do
         for target in "${TARGETS[@]}"; do

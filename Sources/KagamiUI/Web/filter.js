@@ -1,5 +1,6 @@
 // The filter box: words narrow the list, all must hold. `host:` `method:` `status:` `type:` `has:`
-// qualify a word; a leading `-` negates it; anything else matches the URL or the method.
+// `contract:` (violations, errors, warnings) qualify a word; a leading `-` negates it; anything
+// else matches the URL or the method.
 
 export function parseFilter(text) {
   const tests = [];
@@ -15,6 +16,12 @@ export function parseFilter(text) {
       case "method": test = (f) => f.method.toLowerCase() === value; break;
       case "status": test = statusTest(value); break;
       case "type": test = (f) => (f.type || "").includes(value); break;
+      case "contract":
+        if (value === "violations" || value === "violation") test = (f) => (f.violations || 0) > 0;
+        else if (value === "errors" || value === "error") test = (f) => f.contract === "error";
+        else if (value === "warnings" || value === "warning") test = (f) => f.contract === "warning";
+        else test = () => false;
+        break;
       case "has":
         if (value === "error") test = (f) => f.error != null;
         else if (value === "violation") test = (f) => (f.violations || 0) > 0;

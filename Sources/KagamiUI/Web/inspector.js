@@ -5,9 +5,10 @@ import { exportHAR, loadBody, loadCurl, repeatFlow } from "./api.js";
 import { el, formatDateTime, formatDuration, formatSize, statusClass, truncate } from "./format.js";
 import { guessMode, prettyJSON, renderHex, renderImage, renderJSON, renderText } from "./bodies.js";
 import { responseText } from "./tools.js";
+import { contractPanel } from "./contract.js";
 
 const AUTO_LOAD_LIMIT = 2 * 1024 * 1024;
-const TABS = [["overview", "Overview"], ["request", "Request"], ["response", "Response"]];
+const TABS = [["overview", "Overview"], ["request", "Request"], ["response", "Response"], ["contract", "Contract"]];
 
 export function mountInspector({ container, showTool, showRepeat }) {
   const bodies = new Map(); // `${id}/${part}` -> Promise of body
@@ -44,6 +45,7 @@ export function mountInspector({ container, showTool, showRepeat }) {
       const flow = detail.flow;
       if (state.inspectorTab === "request") content.append(...requestPanel(flow));
       else if (state.inspectorTab === "response") content.append(...responsePanel(flow));
+      else if (state.inspectorTab === "contract") content.append(...contractPanel(flow));
       else content.append(...overview(flow));
     }
     container.replaceChildren(tabs, content);
@@ -92,7 +94,7 @@ export function mountInspector({ container, showTool, showRepeat }) {
       ].filter(([, v]) => v != null))));
     }
     if (flow.violations && flow.violations.length) {
-      parts.push(section("Contract violations", table(flow.violations.map((v) => [v.location, v.message]))));
+      parts.push(section("Contract violations", table(flow.violations.map((v) => [`${v.side} ${v.location}${v.name ? ` ${v.name}` : ""}${v.instancePointer ? ` ${v.instancePointer}` : ""}`, v.message]))));
     }
     return parts;
   }

@@ -7,6 +7,7 @@ import { mountInspector } from "./inspector.js";
 import { mountRules } from "./rules.js";
 import { mountBreakpoints } from "./breakpoints.js";
 import { mountDraft } from "./draft.js";
+import { mountContractView } from "./contract.js";
 import { el } from "./format.js";
 
 const $ = (id) => document.getElementById(id);
@@ -22,6 +23,7 @@ mountStructure({ container: $("structure"), onSelect: select });
 mountRules({ container: $("rules") });
 mountBreakpoints({ container: $("breakpoints"), dialog: $("held-dialog") });
 mountDraft({ after: $("export-selected") });
+mountContractView({ container: $("contract") });
 mountInspector({
   container: $("inspector"),
   showTool(title, text, note) {

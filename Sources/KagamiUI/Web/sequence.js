@@ -2,6 +2,7 @@
 // page, so 100,000 exchanges scroll like 100. New rows are appended without touching the rest.
 import { dispatch, state, subscribe } from "./store.js";
 import { el, formatDuration, formatSize, formatTime, statusClass, truncate } from "./format.js";
+import { contractBadges } from "./contract.js";
 
 const ROW = 24;
 const OVERSCAN = 8;
@@ -78,7 +79,7 @@ export function mountSequence({ scroll, spacer, onSelect }) {
     size.textContent = formatSize(flow.responseSize);
     duration.textContent = formatDuration(flow.duration);
     const names = flow.rules || [];
-    rules.replaceChildren(...(flow.repeatOf ? [el("span", { className: "badge repeat", title: `Repeat of ${flow.repeatOf}` }, "Repeat")] : []),
+    rules.replaceChildren(...contractBadges(flow), ...(flow.repeatOf ? [el("span", { className: "badge repeat", title: `Repeat of ${flow.repeatOf}` }, "Repeat")] : []),
       ...names.map((name) => el("span", { className: "badge", title: name }, name)));
     rules.title = names.join("\n");
     row.node.title = flow.error || "";
@@ -108,7 +109,8 @@ export function mountSequence({ scroll, spacer, onSelect }) {
     switch (action.type) {
       case "flowArrived":
         // Nothing to redraw unless the new row is in sight or the list follows its tail.
-        if (action.added && action.added.length) schedule();
+        if (action.replaced) { for (const row of pool) row.flow = null; schedule(); }
+        else if (action.added && action.added.length) schedule();
         break;
       case "filterChanged": case "flowsLoaded": case "cleared": case "pauseToggled":
         for (const row of pool) row.flow = null;

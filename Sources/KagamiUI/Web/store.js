@@ -81,7 +81,12 @@ function reduce(action) {
       break;
     case "flowArrived":
       if (state.paused) state.held.push(action.flow);
-      else action.added = appendFlows([action.flow]);
+      else {
+        // A flow can arrive again, changed (the contract check adds its violations).
+        action.replaced = state.byId.has(action.flow.id);
+        action.added = appendFlows([action.flow]);
+        if (action.replaced && state.filter) refilter();
+      }
       break;
     case "filterChanged":
       state.filterText = action.text;

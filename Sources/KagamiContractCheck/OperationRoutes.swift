@@ -1,36 +1,63 @@
-// The contract compiled for serving: routes ordered by specificity, schemas compiled once.
+// The contract compiled for matching exchanges: routes ordered by specificity, schemas compiled
+// once. The mock server answers from it and the contract check matches traffic with it.
 import KagamiContract
+import KagamiFlow
 import KagamiJSON
 import KagamiJSONSchema
 import KagamiURITemplate
 
-/// One action of the description, ready to answer requests.
-struct MockRoute: Sendable {
-    let action: Action
-    let method: String
-    let template: URITemplate
-    let pathTemplate: URITemplate
+/// One action of the description, ready to match requests and check messages.
+public struct OperationRoute: Sendable {
+    public let action: Action
+    /// Upper-cased.
+    public let method: String
+    public let template: URITemplate
+    public let pathTemplate: URITemplate
+    /// Where the action is written in the description.
+    public let sourceLocation: SourceLocation?
+    /// The action's position among the description's actions.
+    public let documentOrder: Int
     /// Compiled request body schemas, by index into `action.examples[i].requests[j]`.
-    let requestSchemas: [[JSONSchema?]]
+    public let requestSchemas: [[JSONSchema?]]
+    /// Compiled response body schemas, by index into `action.examples[i].responses[j]`.
+    let responseSchemas: [[JSONSchema?]]
     /// Compiled parameter schemas (OpenAPI), by parameter name.
     let parameterSchemas: [String: JSONSchema]
+
+    /// How violations and reports name the operation.
+    public var operation: ContractViolation.Operation {
+        ContractViolation.Operation(name: action.name, method: method, template: action.uriTemplate)
+    }
+
+    /// Every documented response with the schema compiled for it, in document order.
+    var responses: [(response: Response, schema: JSONSchema?)] {
+        var result: [(Response, JSONSchema?)] = []
+        for (index, example) in action.examples.enumerated() {
+            for (responseIndex, response) in example.responses.enumerated() {
+                result.append((response, responseSchemas[index][responseIndex]))
+            }
+        }
+        return result
+    }
 }
 
-enum RouteLookup {
-    case matched(MockRoute, URITemplate.Match)
+public enum RouteLookup: Sendable {
+    case matched(OperationRoute, URITemplate.Match)
     case methodNotAllowed(allowed: [String])
     case notFound(closest: [String])
 }
 
-struct MockRoutes: Sendable {
-    let contract: APIContract
+public struct OperationRoutes: Sendable {
+    public let contract: APIContract
     /// Most specific first, then document order.
-    let routes: [MockRoute]
+    public let routes: [OperationRoute]
+    /// Every route in document order.
+    public var inDocumentOrder: [OperationRoute] { routes.sorted { $0.documentOrder < $1.documentOrder } }
     /// Actions whose template does not parse, as `file:line:column: error: message` lines.
-    let errors: [String]
+    public let errors: [String]
 
-    init(contract: APIContract, path: String) {
-        var routes: [MockRoute] = []
+    public init(contract: APIContract, path: String) {
+        var routes: [OperationRoute] = []
         var errors: [String] = []
         for (resource, action) in contract.resources.flatMap({ resource in resource.actions.map { (resource, $0) } }) {
             let template: URITemplate
@@ -47,19 +74,23 @@ struct MockRoutes: Sendable {
             let requestSchemas = action.examples.map { example in
                 example.requests.map { request in request.payload.schema.flatMap(Self.compile) }
             }
+            let responseSchemas = action.examples.map { example in
+                example.responses.map { response in response.payload.schema.flatMap(Self.compile) }
+            }
             var parameterSchemas: [String: JSONSchema] = [:]
             for parameter in action.parameters {
                 if let schema = parameter.schema.flatMap(Self.compile) { parameterSchemas[parameter.name] = schema }
             }
-            routes.append(MockRoute(
+            routes.append(OperationRoute(
                 action: action, method: action.method.uppercased(), template: template,
-                pathTemplate: template.pathTemplate, requestSchemas: requestSchemas, parameterSchemas: parameterSchemas))
+                pathTemplate: template.pathTemplate, sourceLocation: action.sourceLocation ?? resource.sourceLocation, documentOrder: routes.count,
+                requestSchemas: requestSchemas, responseSchemas: responseSchemas, parameterSchemas: parameterSchemas))
         }
         // Stable: among equally specific templates the earlier action wins.
-        let ordered = routes.enumerated().sorted { lhs, rhs in
-            let (l, r) = (lhs.element.pathTemplate.specificity, rhs.element.pathTemplate.specificity)
-            return l != r ? r < l : lhs.offset < rhs.offset
-        }.map(\.element)
+        let ordered = routes.sorted { lhs, rhs in
+            let (l, r) = (lhs.pathTemplate.specificity, rhs.pathTemplate.specificity)
+            return l != r ? r < l : lhs.documentOrder < rhs.documentOrder
+        }
         self.contract = contract
         self.routes = ordered
         self.errors = errors
@@ -69,12 +100,13 @@ struct MockRoutes: Sendable {
         try? JSONSchema(compiling: schema)
     }
 
-    func lookup(method: String, target: URITemplate.Target) -> RouteLookup {
+    /// The route for `method` at `target`; HEAD falls back to GET.
+    public func lookup(method: String, target: URITemplate.Target) -> RouteLookup {
         var allowed: [String] = []
         for route in routes {
             // The path decides the route; query variables are checked by validation, not routing.
             guard let pathMatch = route.pathTemplate.match(target) else { continue }
-            if route.method == method || (method == "HEAD" && route.method == "GET") {
+            if route.method == method || (method == "HEAD" && route.method == "GET" && !hasRoute(method: "HEAD", at: target)) {
                 return .matched(route, route.template.match(target) ?? pathMatch)
             }
             if !allowed.contains(route.method) { allowed.append(route.method) }
@@ -83,8 +115,12 @@ struct MockRoutes: Sendable {
         return .notFound(closest: closestRoutes(to: target.path))
     }
 
+    private func hasRoute(method: String, at target: URITemplate.Target) -> Bool {
+        routes.contains { $0.method == method && $0.pathTemplate.match(target) != nil }
+    }
+
     /// Up to three routes whose path template reads closest to `path`.
-    func closestRoutes(to path: String) -> [String] {
+    public func closestRoutes(to path: String) -> [String] {
         let scored = routes.map { route in
             (text: "\(route.method) \(route.pathTemplate.text)", distance: Self.editDistance(Array(path.utf8), Array(route.pathTemplate.text.utf8)))
         }

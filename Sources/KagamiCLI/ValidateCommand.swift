@@ -1,0 +1,122 @@
+import ArgumentParser
+import Foundation
+import KagamiContractCheck
+import KagamiFlow
+import KagamiHAR
+import KagamiStore
+
+/// `kagami validate --contract FILE (--session FILE | --har FILE)`: recorded traffic checked
+/// against API descriptions, for CI.
+struct ValidateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "validate",
+        abstract: "Check recorded exchanges (a session or a HAR file) against API descriptions.",
+        discussion: """
+            Each exchange is matched to an operation of the first description whose base URL it falls under \
+            (the description's servers / HOST, or the URL after `=`), then its request and response are checked. \
+            Exits 0 when every checked exchange is documented and valid, 1 on violations, 2 when an input can't be read. \
+            Undocumented exchanges and warnings fail only with --fail-on. See docs/CONTRACT-CHECK.md.
+            """
+    )
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, json, junit
+    }
+
+    enum FailOn: String, ExpressibleByArgument, CaseIterable {
+        case undocumented, warnings
+    }
+
+    @Option(name: .customLong("contract"), help: "API description (API Blueprint or OpenAPI), as FILE or FILE=BASEURL; repeatable.")
+    var contracts: [String] = []
+
+    @Option(help: "Session file (SQLite) to check.")
+    var session: String?
+
+    @Option(help: "HTTP Archive (HAR 1.2) to check, from Kagami or another tool.")
+    var har: String?
+
+    @Option(help: "Report format: text (grouped by operation), json, junit.")
+    var format: Format = .text
+
+    @Option(name: .customLong("fail-on"), help: "Also fail on: undocumented (exchanges the description doesn't mention), warnings (every warning); repeatable.")
+    var failOn: [FailOn] = []
+
+    @Option(help: "Write the report to this file instead of standard output.")
+    var output: String?
+
+    func validate() throws {
+        if contracts.isEmpty { throw ValidationError("give at least one --contract FILE") }
+        if (session == nil) == (har == nil) { throw ValidationError("give exactly one of --session FILE and --har FILE") }
+    }
+
+    func run() async throws {
+        var checks: [ContractCheck] = []
+        for argument in contracts {
+            do {
+                checks.append(try ContractCheck.load(argument))
+            } catch {
+                throw unreadable(error.description)
+            }
+        }
+        var report = ContractReport(ContractSet(checks))
+        if let har {
+            let path = SessionFile.expand(har)
+            let flows: [Flow]
+            do {
+                let data = try Data(contentsOf: URL(fileURLWithPath: path))
+                let archive = try HARImport.read(from: data, file: har)
+                for skipped in archive.skipped {
+                    FileHandle.standardError.write(Data("kagami validate: not checked, unreadable entry: \(skipped)\n".utf8))
+                }
+                flows = archive.flows
+            } catch let error as HARImportError {
+                throw unreadable("\(error)")
+            } catch {
+                throw unreadable("cannot read \(path): \(error.localizedDescription)")
+            }
+            for flow in flows { report.add(flow) }
+        } else if let session {
+            let path = SessionFile.expand(session)
+            guard FileManager.default.fileExists(atPath: path) else { throw unreadable("no session file at \(path)") }
+            do {
+                let store = try SQLiteFlowStore(path: path)
+                // A page at a time, so a large session isn't held in memory whole.
+                let page = 500
+                var offset = 0
+                while true {
+                    let flows = try await store.flows(offset: offset, limit: page, includeBodies: true)
+                    for flow in flows { report.add(flow) }
+                    if flows.count < page { break }
+                    offset += page
+                }
+            } catch {
+                throw unreadable("\(error)")
+            }
+        }
+        let failOn = ContractReport.FailOn(failOn.map { $0 == .undocumented ? .undocumented : .warnings })
+        let text: String
+        switch format {
+        case .text: text = report.text(failOn: failOn)
+        case .json: text = report.json(failOn: failOn).serialized(.prettyPrinted) + "\n"
+        case .junit: text = report.junit(failOn: failOn)
+        }
+        if let output {
+            do {
+                try Data(text.utf8).write(to: URL(fileURLWithPath: SessionFile.expand(output)), options: .atomic)
+            } catch {
+                throw unreadable("cannot write \(output): \(error.localizedDescription)")
+            }
+        } else {
+            FileHandle.standardOutput.write(Data(text.utf8))
+        }
+        let code = report.exitCode(failOn: failOn)
+        if code != 0 { throw ExitCode(code) }
+    }
+
+    /// Unreadable input: the reason on standard error, exit status 2.
+    private func unreadable(_ message: String) -> ExitCode {
+        FileHandle.standardError.write(Data("kagami validate: \(message)\n".utf8))
+        return ExitCode(2)
+    }
+}

@@ -1,0 +1,212 @@
+// One description in force: which exchanges it covers (its base URLs), and the check of one
+// flow against it — matching to an operation, then the request and the response.
+import Foundation
+import KagamiContract
+import KagamiDescription
+import KagamiFlow
+import KagamiJSON
+import KagamiURITemplate
+
+/// Why a description cannot be used for checking.
+public struct ContractCheckError: Error, CustomStringConvertible, Sendable {
+    /// `file:line:column: error: message` lines, or one sentence.
+    public var lines: [String]
+
+    public init(_ lines: [String]) { self.lines = lines }
+
+    public var description: String { lines.joined(separator: "\n") }
+}
+
+/// Where a description's API is served: scheme, host and port (nil: any), and a path prefix.
+public struct BaseURL: Sendable, Hashable, CustomStringConvertible {
+    public var scheme: String?
+    public var host: String?
+    public var port: Int?
+    /// Without a trailing slash; `""` for the root.
+    public var path: String
+
+    /// `https://api.example.com/v2`, `http://127.0.0.1:8080`, `/v2`; a host written as a
+    /// template (`{region}.example.com`) matches any host.
+    public init?(_ text: String) {
+        var rest = Substring(text.trimmingCharacters(in: .whitespaces))
+        if let separator = rest.range(of: "://") {
+            let scheme = rest[..<separator.lowerBound].lowercased()
+            rest = rest[separator.upperBound...]
+            let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+            let authority = rest[..<authorityEnd]
+            rest = rest[authorityEnd...]
+            if scheme.contains("{") || authority.contains("{") {
+                self.scheme = nil
+                host = nil
+                port = nil
+            } else {
+                guard scheme == "http" || scheme == "https", !authority.isEmpty else { return nil }
+                self.scheme = scheme
+                var hostPart = Substring(authority)
+                var portNumber = scheme == "https" ? 443 : 80
+                if hostPart.hasPrefix("["), let close = hostPart.firstIndex(of: "]") {
+                    let after = hostPart[hostPart.index(after: close)...]
+                    if after.hasPrefix(":") { guard let value = Int(after.dropFirst()) else { return nil }; portNumber = value }
+                    hostPart = hostPart[hostPart.index(after: hostPart.startIndex)..<close]
+                } else if let colon = hostPart.lastIndex(of: ":") {
+                    guard let value = Int(hostPart[hostPart.index(after: colon)...]) else { return nil }
+                    portNumber = value
+                    hostPart = hostPart[..<colon]
+                }
+                host = hostPart.lowercased()
+                port = portNumber
+            }
+        } else {
+            guard rest.hasPrefix("/") || rest.isEmpty else { return nil }
+            scheme = nil
+            host = nil
+            port = nil
+        }
+        var path = String(rest.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+        // A templated path segment (`/{version}`) can't be a literal prefix: keep what precedes it.
+        if let brace = path.firstIndex(of: "{") { path = String(path[..<brace]) }
+        while path.hasSuffix("/") { path.removeLast() }
+        self.path = path
+    }
+
+    /// The request's path and query relative to this base, or nil when the request is elsewhere.
+    public func relativeTarget(of request: FlowRequest) -> String? {
+        if let scheme, scheme != request.scheme.lowercased() { return nil }
+        if let host, host != request.host.lowercased() { return nil }
+        if let port, port != request.port { return nil }
+        let target = request.target
+        guard !path.isEmpty else { return target }
+        guard target.hasPrefix(path) else { return nil }
+        let rest = target.dropFirst(path.count)
+        if rest.isEmpty { return "/" }
+        guard let first = rest.first, first == "/" || first == "?" else { return nil }
+        return first == "?" ? "/" + rest : String(rest)
+    }
+
+    public var description: String {
+        guard let host else { return path.isEmpty ? "any host" : path }
+        let authority = host.contains(":") ? "[\(host)]" : host
+        let defaultPort = scheme == "https" ? 443 : 80
+        return "\(scheme ?? "http")://\(authority)\(port.map { $0 == defaultPort ? "" : ":\($0)" } ?? "")\(path)"
+    }
+}
+
+/// What checking one flow found.
+public struct ContractCheckResult: Sendable {
+    public var violations: [ContractViolation]
+    /// The matched operation's `documentOrder`, or nil.
+    var routeIndex: Int?
+    /// The documented status the response was matched to (`200`, `2XX`, `default`).
+    var status: String?
+    /// Property paths of the response body (`/items/*/id`) that the matched responses document.
+    var properties: Set<String> = []
+}
+
+/// One description ready for checking traffic.
+public struct ContractCheck: Sendable {
+    /// The description file (or a label for text given directly).
+    public let path: String
+    public let contract: APIContract
+    public let routes: OperationRoutes
+    /// Where the API is served; checked in this order. Empty: every exchange is in scope.
+    public let baseURLs: [BaseURL]
+    let documentedProperties: DocumentedProperties
+
+    /// Reads `file`; a description with errors (or a template that doesn't parse) is refused
+    /// with its lint lines. `baseURL` (`FILE=URL` on the command line) replaces the
+    /// description's own servers.
+    public init(file: DescriptionFile, baseURL: String? = nil) throws(ContractCheckError) {
+        let routes = OperationRoutes(contract: file.contract, path: file.path)
+        let errors = file.diagnostics(onlyErrors: true) + routes.errors
+        guard errors.isEmpty else { throw ContractCheckError(errors) }
+        var bases: [BaseURL] = []
+        if let baseURL {
+            guard let base = BaseURL(baseURL) else {
+                throw ContractCheckError(["\(file.path): the base URL \(baseURL) is not an http(s) URL or a path"])
+            }
+            bases = [base]
+        } else {
+            bases = file.contract.servers.compactMap { BaseURL($0.url) }
+        }
+        self.path = file.path
+        self.contract = file.contract
+        self.routes = routes
+        self.baseURLs = bases
+        self.documentedProperties = DocumentedProperties(routes: routes)
+    }
+
+    /// Reads the description in `path` (`FILE` or `FILE=BASEURL`).
+    public static func load(_ argument: String) throws(ContractCheckError) -> ContractCheck {
+        let (path, baseURL) = Self.split(argument)
+        let file: DescriptionFile
+        do {
+            file = try DescriptionFile(path: path)
+        } catch {
+            throw ContractCheckError([error.description])
+        }
+        return try ContractCheck(file: file, baseURL: baseURL)
+    }
+
+    /// `notes.apib=http://127.0.0.1:3000/v1` → the file and the URL; a bare path has no URL.
+    public static func split(_ argument: String) -> (path: String, baseURL: String?) {
+        guard let equals = argument.firstIndex(of: "="), !FileManager.default.fileExists(atPath: argument) else {
+            return ((argument as NSString).expandingTildeInPath, nil)
+        }
+        let path = String(argument[..<equals])
+        return ((path as NSString).expandingTildeInPath, String(argument[argument.index(after: equals)...]))
+    }
+
+    /// The flow's target relative to the description's base URL, or nil when it is outside.
+    public func relativeTarget(of flow: Flow) -> String? {
+        guard flow.mode != .tunnel, flow.request.method != "CONNECT" else { return nil }
+        if baseURLs.isEmpty { return flow.request.target }
+        for base in baseURLs {
+            if let target = base.relativeTarget(of: flow.request) { return target }
+        }
+        return nil
+    }
+
+    /// Checks `flow`, or returns nil when it is outside this description's base URLs or got
+    /// no response to check.
+    public func check(_ flow: Flow) -> ContractCheckResult? {
+        guard let relative = relativeTarget(of: flow), let response = flow.response else { return nil }
+        let method = flow.request.method.uppercased()
+        let target = URITemplate.Target(relative)
+        switch routes.lookup(method: method, target: target) {
+        case .notFound(let closest):
+            let hint = closest.isEmpty ? "" : " (closest: \(closest.joined(separator: ", ")))"
+            return ContractCheckResult(violations: [ContractViolation(
+                kind: .undocumentedPath, severity: .warning, side: .request, location: .path,
+                expected: closest.isEmpty ? nil : Shortened.text(closest.joined(separator: ", ")), actual: Shortened.text(target.path),
+                message: "no operation of the description matches \(method) \(target.path)\(hint)")])
+        case .methodNotAllowed(let allowed):
+            return ContractCheckResult(violations: [ContractViolation(
+                kind: .undocumentedMethod, severity: .warning, side: .request, location: .method,
+                expected: Shortened.text(allowed.joined(separator: ", ")), actual: Shortened.text(method),
+                message: "\(target.path) is documented for \(allowed.joined(separator: ", ")), not \(method)")])
+        case .matched(let route, let match):
+            var result = ContractCheckResult(violations: [])
+            result.routeIndex = route.documentOrder
+            let outcome = ResponseCheck.check(response, method: method, route: route, format: contract.format)
+            // A documented 4xx is the server rightly refusing the request: not the client's fault to report.
+            let refusedAsDocumented = (400..<500).contains(response.status) && !outcome.documented.isEmpty
+            if !refusedAsDocumented {
+                // Parsed only when a documented schema will look at it.
+                var body: JSONValue?
+                if route.requestSchemas.contains(where: { $0.contains { $0 != nil } }), !flow.request.body.isTruncated,
+                   case .json(let value) = MessageBody.read(flow.request.body, headers: flow.request.headers) {
+                    body = value
+                }
+                result.violations += RequestCheck.violations(of: flow.request, route: route, match: match, target: target, body: body)
+            }
+            result.violations += outcome.violations
+            if let first = outcome.documented.first {
+                result.status = first.response.statusText
+                if let body = outcome.body, let index = result.routeIndex {
+                    result.properties = documentedProperties.seen(in: body, route: index, status: first.response.statusText)
+                }
+            }
+            return result
+        }
+    }
+}

@@ -1,0 +1,140 @@
+// Checks a request against its operation: parameters (path, query, header), content type and
+// body schema. The mock server refuses what this finds; the contract check reports it.
+import Foundation
+import KagamiContract
+import KagamiFlow
+import KagamiJSON
+import KagamiJSONSchema
+import KagamiURITemplate
+
+public enum RequestCheck {
+    /// `body` is the request body parsed as JSON (decoded first when it was compressed), or nil.
+    public static func violations(
+        of request: FlowRequest, route: OperationRoute, match: URITemplate.Match, target: URITemplate.Target, body: JSONValue?
+    ) -> [ContractViolation] {
+        let operation = route.operation
+        var violations: [ContractViolation] = []
+        for parameter in route.action.parameters {
+            let location: ContractViolation.Location
+            let value: String?
+            switch parameter.location {
+            case .path, .query:
+                location = parameter.location == .path ? .path : .query
+                value = match.variables[parameter.name].map(text(of:))
+                    ?? target.queryParameters.first { $0.name == parameter.name }.map { $0.value ?? "" }
+            case .header:
+                location = .header
+                value = request.headers[parameter.name]
+            case .cookie:
+                continue
+            }
+            guard let value else {
+                if parameter.required && parameter.location != .path {
+                    violations.append(ContractViolation(
+                        kind: .missing, operation: operation, side: .request, location: location, name: parameter.name,
+                        keyword: "required", expected: "present", actual: "absent",
+                        message: "required \(parameter.location.rawValue) parameter is missing"))
+                }
+                continue
+            }
+            if let schema = route.parameterSchemas[parameter.name] {
+                let instance = coerce(value, for: parameter.schema)
+                for error in schema.validate(instance).errors {
+                    var violation = SchemaFinding.violation(
+                        error, schema: parameter.schema, schemaPointer: nil, instance: instance, kind: .parameter,
+                        operation: operation, side: .request, location: location)
+                    violation.name = parameter.name
+                    violation.instancePointer = nil
+                    violations.append(violation)
+                }
+            } else if let mismatch = typeMismatch(value, parameter: parameter) {
+                violations.append(ContractViolation(
+                    kind: .parameter, operation: operation, side: .request, location: location, name: parameter.name,
+                    keyword: mismatch.keyword, expected: mismatch.expected, actual: Shortened.text(value),
+                    message: mismatch.message))
+            }
+        }
+        violations += bodyViolations(of: request, route: route, body: body)
+        return violations
+    }
+
+    private static func bodyViolations(of request: FlowRequest, route: OperationRoute, body: JSONValue?) -> [ContractViolation] {
+        let operation = route.operation
+        let requests = route.action.examples.flatMap(\.requests)
+        let declared = requests.filter { $0.payload.body != nil || $0.payload.schema != nil }
+        guard !declared.isEmpty else { return [] }
+        guard request.body.size > 0 else {
+            // Only a method that carries a body is expected to send the one the description shows.
+            return ["POST", "PUT", "PATCH"].contains(route.method)
+                ? [ContractViolation(
+                    kind: .missing, operation: operation, side: .request, location: .body, keyword: "required",
+                    expected: "a body", actual: "none", message: "a request body is required")]
+                : []
+        }
+        var violations: [ContractViolation] = []
+        let mediaTypes = declared.compactMap(\.payload.mediaType)
+        let sent = request.headers["Content-Type"].map(MediaType.essence)
+        if !mediaTypes.isEmpty, !mediaTypes.contains(where: { documented in sent.map { MediaType.matches($0, documented: documented) } ?? false }) {
+            let expected = Set(mediaTypes.map(MediaType.essence)).sorted().joined(separator: " or ")
+            violations.append(ContractViolation(
+                kind: .contentType, operation: operation, side: .request, location: .header, name: "Content-Type",
+                expected: Shortened.text(expected), actual: Shortened.text(sent ?? "none"), message: "expected \(expected), got \(sent ?? "none")"))
+        }
+        var schemas: [(schema: JSONSchema, payload: MessagePayload)] = []
+        for (exampleIndex, example) in route.action.examples.enumerated() {
+            for (index, documented) in example.requests.enumerated() {
+                if let schema = route.requestSchemas[exampleIndex][index] { schemas.append((schema, documented.payload)) }
+            }
+        }
+        guard !schemas.isEmpty else { return violations }
+        // Schemas describe JSON bodies; a body sent as another media type (text/plain in a
+        // description that also shows a JSON request) is checked by its Content-Type alone.
+        if let sent, !sent.contains("json") { return violations }
+        if request.body.isTruncated {
+            return violations + [ContractViolation.notChecked(operation: operation, side: .request, size: request.body.size)]
+        }
+        guard let body else {
+            return violations + [ContractViolation.notJSON(request.body.data, contentEncoding: request.headers["Content-Encoding"], operation: operation, side: .request)]
+        }
+        return violations + SchemaFinding.bestOf(schemas, body: body, operation: operation, side: .request)
+    }
+
+    public static func text(of value: URITemplate.Value) -> String {
+        switch value {
+        case .string(let string): string
+        case .list(let items): items.joined(separator: ",")
+        case .associative(let pairs): pairs.map { "\($0.key),\($0.value)" }.joined(separator: ",")
+        }
+    }
+
+    /// Parameters arrive as text; the schema's `type` says what the text stands for.
+    static func coerce(_ text: String, for schema: JSONValue?) -> JSONValue {
+        var types: [String] = []
+        if case .object(let object)? = schema {
+            switch object["type"] {
+            case .string(let type)?: types = [type]
+            case .array(let list)?: types = list.compactMap { if case .string(let s) = $0 { s } else { nil } }
+            default: break
+            }
+        }
+        if types.contains("integer"), let integer = Int(text) { return .integer(integer) }
+        if types.contains("number"), let number = Double(text) { return Int(text).map(JSONValue.integer) ?? .number(number) }
+        if types.contains("boolean"), text == "true" || text == "false" { return .bool(text == "true") }
+        if types.contains("array") { return .array(text.split(separator: ",").map { .string(String($0)) }) }
+        return .string(text)
+    }
+
+    /// Blueprint parameter types: `number`, `boolean`, `enum[string]` with members.
+    static func typeMismatch(_ value: String, parameter: Parameter) -> (keyword: String, expected: String, message: String)? {
+        if !parameter.members.isEmpty, !parameter.members.contains(value) {
+            let members = parameter.members.joined(separator: ", ")
+            return ("enum", Shortened.text(members), "\"\(value)\" is not one of \(members)")
+        }
+        switch parameter.type?.lowercased() {
+        case "number"?: return Double(value) == nil ? ("type", "number", "\"\(value)\" is not a number") : nil
+        case "integer"?: return Int(value) == nil ? ("type", "integer", "\"\(value)\" is not an integer") : nil
+        case "boolean"?: return value == "true" || value == "false" ? nil : ("type", "boolean", "\"\(value)\" is not a boolean")
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,203 @@
+"""Browser test of the contract check in the web UI: a real `kagami proxy --contract`, an origin
+that deviates from its OpenAPI description on purpose, curl traffic, and headless Chromium.
+Checks the row badges (arriving live, after the row itself), the `contract:` filter, the
+inspector's Contract tab with the offending value highlighted, the coverage view, and a broken
+edit of the description reported while the last good version stays in force.
+
+Usage: python Tests/UI/test_contract_ui.py [path/to/kagami]
+"""
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+sys.path.insert(0, os.path.dirname(__file__))
+from test_ui import Kagami, browser, curl  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SHOTS = os.path.join(ROOT, "docs", "screenshots")
+DESCRIPTION = os.path.join(ROOT, "Tests", "KagamiContractCheckTests", "Fixtures", "notes.yaml")
+
+NOTES = {
+    "/v1/notes/1": (200, {"id": 1, "title": "Buy milk", "done": False}),
+    "/v1/notes/3": (200, {"id": "three", "title": "x"}),
+    "/v1/nope": (200, {}),
+}
+
+
+class Notes(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        path = self.path.split("://", 1)[-1]
+        path = path[path.find("/"):].split("?", 1)[0]
+        status, document = NOTES.get(path, (404, {"message": "not found"}))
+        body = json.dumps(document).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class Suite:
+    def __init__(self, binary):
+        self.workdir = tempfile.mkdtemp(prefix="kagami-contract-ui-")
+        self.origin = ThreadingHTTPServer(("127.0.0.1", 0), Notes)
+        self.origin.daemon_threads = True
+        threading.Thread(target=self.origin.serve_forever, daemon=True).start()
+        self.base = f"http://127.0.0.1:{self.origin.server_address[1]}"
+        # A copy, so the test can break it.
+        self.description = os.path.join(self.workdir, "notes.yaml")
+        shutil.copy(DESCRIPTION, self.description)
+        self.kagami = Kagami(binary, self.workdir, extra=["--contract", f"{self.description}={self.base}/v1"])
+        self.driver = browser()
+        self.wait = WebDriverWait(self.driver, 15)
+        self.passed, self.failed = 0, []
+
+    def js(self, script, *args):
+        return self.driver.execute_script(script, *args)
+
+    def until(self, condition, message):
+        return self.wait.until(lambda d: condition(), message)
+
+    def rows(self):
+        return self.js("return [...document.querySelectorAll('#sequence-spacer .row:not([hidden])')]"
+                       ".sort((a, b) => a.dataset.position - b.dataset.position)"
+                       ".map(r => ({text: r.innerText.replace(/\\n/g, ' '), badge: (r.querySelector('.badge.contract') || {}).className || '',"
+                       " badgeText: (r.querySelector('.badge.contract') || {}).textContent || ''}))")
+
+    def filter(self, text):
+        box = self.driver.find_element(By.ID, "filter")
+        box.send_keys(Keys.CONTROL, "a")
+        box.send_keys(Keys.DELETE)
+        if text:
+            box.send_keys(text)
+        self.until(lambda: self.js("return document.getElementById('filter').value") == text, "filter typed")
+        time.sleep(0.3)
+
+    def shot(self, name):
+        os.makedirs(SHOTS, exist_ok=True)
+        self.driver.save_screenshot(os.path.join(SHOTS, f"{name}.png"))
+
+    # -- tests, in order --
+    def test_badges_arrive_live(self):
+        self.driver.get(self.kagami.ui)
+        self.until(lambda: "Live" in self.driver.find_element(By.ID, "connection").text, "connected")
+        for path in ["/v1/notes/1", "/v1/notes/3", "/v1/nope"]:
+            curl(self.kagami.proxy, f"{self.base}{path}")
+        # The row comes when the exchange is recorded; the badge when the check has seen it.
+        self.until(lambda: len(self.rows()) == 3 and sum(1 for r in self.rows() if r["badge"]) == 2, "three rows, two with badges")
+        by_path = {path: next(r for r in self.rows() if path in r["text"]) for path in ["/v1/notes/1", "/v1/notes/3", "/v1/nope"]}
+        assert by_path["/v1/notes/1"]["badge"] == "", by_path["/v1/notes/1"]
+        assert "contract-error" in by_path["/v1/notes/3"]["badge"] and "1" in by_path["/v1/notes/3"]["badgeText"], by_path["/v1/notes/3"]
+        assert "contract-warning" in by_path["/v1/nope"]["badge"], by_path["/v1/nope"]
+        self.shot("contract-badges")
+
+    def test_contract_filter(self):
+        self.filter("contract:violations")
+        self.until(lambda: len(self.rows()) == 2, "two exchanges with violations")
+        self.filter("contract:errors")
+        self.until(lambda: len(self.rows()) == 1 and "/v1/notes/3" in self.rows()[0]["text"], "one with errors")
+        self.filter("-contract:violations")
+        self.until(lambda: len(self.rows()) == 1 and "/v1/notes/1" in self.rows()[0]["text"], "one clean")
+
+    def test_contract_tab_highlights_the_value(self):
+        self.filter("contract:errors")
+        self.until(lambda: len(self.rows()) == 1, "one row")
+        self.driver.find_element(By.CSS_SELECTOR, "#sequence-spacer .row:not([hidden])").click()
+        self.until(lambda: self.js("const t = document.getElementById('tab-contract'); if (t) t.click(); return !!t"), "contract tab")
+        self.until(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#contract-violations li"), "violations listed")
+        text = self.driver.find_element(By.ID, "contract-violations").text
+        assert "expected integer, found string" in text, text
+        assert "GET /notes/{id} (getNote)" in text, text
+        assert "/id" in text and "schema" in text.lower(), text
+        assert "/paths/~1notes~1{id}/get/responses/200/content/application~1json/schema/properties/id/type" in text, text
+        excerpt = self.driver.find_element(By.CSS_SELECTOR, ".schema-excerpt").text
+        assert '"type": "integer"' in excerpt, excerpt
+        self.until(lambda: self.driver.find_elements(By.CSS_SELECTOR, "mark.offending"), "offending value highlighted")
+        assert self.driver.find_element(By.CSS_SELECTOR, "mark.offending").text == '"three"'
+        self.shot("contract-inspector")
+        self.filter("")
+
+    def test_coverage_view(self):
+        self.driver.find_element(By.ID, "view-contract").click()
+        self.until(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#contract-coverage table.coverage tbody tr"), "coverage table")
+        text = self.driver.find_element(By.ID, "contract-coverage").text
+        assert "Operations 1/4 (25%)" in text, text
+        assert "Undocumented exchanges 1" in text, text
+        seen = self.js("return [...document.querySelectorAll('#contract-coverage tr.seen td:first-child')].map(td => td.textContent)")
+        assert seen == ["GET /notes/{id}"], seen
+        self.shot("contract-coverage")
+
+    def test_broken_edit_is_reported_and_the_last_good_version_kept(self):
+        with open(self.description, "a") as file:
+            file.write("  broken: [\n")
+        # The file is watched every 300 ms; the view refreshes as exchanges arrive.
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            curl(self.kagami.proxy, f"{self.base}/v1/notes/3")
+            if self.driver.find_elements(By.CSS_SELECTOR, ".reload-errors"):
+                break
+            time.sleep(0.5)
+        errors = self.driver.find_element(By.CSS_SELECTOR, ".reload-errors").text
+        assert "last good version" in errors and f"{self.description}:" in errors, errors
+        # Still checked with the last good version: the new exchange has its badge too.
+        self.driver.find_element(By.ID, "view-sequence").click()
+        self.filter("contract:errors")
+        self.until(lambda: len(self.rows()) >= 2, "the exchanges after the broken edit are checked too")
+        self.filter("")
+
+    def run(self):
+        tests = [self.test_badges_arrive_live, self.test_contract_filter, self.test_contract_tab_highlights_the_value,
+                 self.test_coverage_view, self.test_broken_edit_is_reported_and_the_last_good_version_kept]
+        for test in tests:
+            started = time.time()
+            try:
+                test()
+                self.passed += 1
+                print(f"  ok    {test.__name__} ({time.time() - started:.1f} s)")
+            except Exception as error:  # noqa: BLE001 - every failure is reported
+                self.failed.append(test.__name__)
+                print(f"  FAIL  {test.__name__}: {error}")
+                traceback.print_exc(limit=2)
+                try:
+                    self.driver.save_screenshot(os.path.join(tempfile.gettempdir(), f"kagami-contract-ui-failure-{test.__name__}.png"))
+                except Exception:  # noqa: BLE001
+                    pass
+
+    def close(self):
+        self.driver.quit()
+        self.kagami.stop()
+        self.origin.shutdown()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def main():
+    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "debug", "kagami")
+    suite = Suite(binary)
+    try:
+        suite.run()
+    finally:
+        suite.close()
+    print(f"contract ui tests: {suite.passed} passed, {len(suite.failed)} failed")
+    for name in suite.failed:
+        print(f"  failed: {name}")
+    sys.exit(1 if suite.failed else 0)
+
+
+if __name__ == "__main__":
+    main()
