@@ -57,9 +57,10 @@ public enum BlueprintDraftWriter {
         for response in action.sortedResponses {
             // Blueprint response headers are checked by name: only those every response had.
             let headers = response.headers.values.filter { $0.presence == response.count }.map { ($0.name, $0.example ?? "") }
-            if response.bodies.isEmpty {
+            if response.bodies.isEmpty || response.bodyIsOptional {
                 out += "\n+ Response \(response.status)\n"
                 out += headersText(headers)
+                continue
             }
             for body in response.bodies.values {
                 out += "\n+ Response \(response.status) (\(body.mediaType))\n"

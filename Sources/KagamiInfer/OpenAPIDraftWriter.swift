@@ -76,7 +76,12 @@ public enum OpenAPIDraftWriter {
                     }
                     entry["headers"] = .object(headers)
                 }
-                if !response.bodies.isEmpty { entry["content"] = .object(content(response.bodies)) }
+                if response.bodyIsOptional {
+                    entry["description"] = .string("\(reason(response.status)) (seen \(response.count) times, \(response.emptyCount) without a body: the body is not described)")
+                    entry["content"] = .object(JSONObject(uniqueKeysWithValues: response.bodies.keys.map { ($0, JSONValue.object([:])) }))
+                } else if !response.bodies.isEmpty {
+                    entry["content"] = .object(content(response.bodies))
+                }
                 responses[String(response.status)] = .object(entry)
             }
             if responses.isEmpty { responses["default"] = ["description": "No response was recorded"] }
@@ -134,12 +139,17 @@ public enum OpenAPIDraftWriter {
         if required { object["required"] = true }
         var schema = parameter.values.schema()
         if parameter.values.count > parameter.presence, case .object = schema {
-            // Repeated in one request (`tag=a&tag=b`): an array of them.
+            // Repeated in one request (`tag=a&tag=b`): an array of them. Array items arrive as
+            // text to a contract check, so items other than strings are described in words.
+            if let type = schema["type"]?.stringValue, type != "string" {
+                object["description"] = .string("Repeated; each value \(type == "integer" ? "an integer" : "a \(type)").")
+                schema = ["type": "string"]
+            }
             schema = ["type": "array", "items": schema]
             object["explode"] = true
         }
         object["schema"] = schema
-        if let example = parameter.example { object["example"] = typedExample(example, schema) }
+        if let example = parameter.example { object["example"] = typedExample(example, schema["items"] ?? schema) }
         return .object(object)
     }
 

@@ -173,6 +173,11 @@ public struct ResponseSketch: Sendable {
     public var headers: OrderedDictionary<String, ParameterSketch> = [:]
     /// Responses with no body at all.
     public var emptyCount = 0
+
+    /// Some responses of this status had a body and some had none. A description can't say a
+    /// body is optional, and one that shows a body makes every empty response a violation: such
+    /// a status is described by its media types alone.
+    public var bodyIsOptional: Bool { emptyCount > 0 && !bodies.isEmpty }
 }
 
 /// How requests of an operation authenticated, as OpenAPI security schemes name it.
@@ -252,6 +257,12 @@ public struct DraftOperation: Sendable {
             for (name, value) in Self.formFields(query) where !name.isEmpty {
                 if let kind = Redaction.apiKeyQueryName(name) {
                     authentication[kind] = name
+                    continue
+                }
+                // Descriptions list query parameters as URI template variables (`{?limit}`),
+                // whose names are letters, digits, `_` and `.` only.
+                guard name.unicodeScalars.allSatisfy({ PathSegmentShape.isLetter($0) || PathSegmentShape.isDigit($0) || $0 == "_" || $0 == "." }) else {
+                    skips.note("query parameters whose names can't be URI template variables (only letters, digits, _ and . can)", flow)
                     continue
                 }
                 // A repeated name counts once for presence.

@@ -89,7 +89,23 @@ for spec in "${SPECS[@]}"; do
     else
         echo "   mitmproxy2swagger failed: $(tail -2 "$WORK/$name.m2s.log")"
     fi
-    "$INFER_BENCH" score "$name" "$spec" "$WORK/$name.kagami.yaml" "$m2s_out" "$exchanges" >> "$SCORES"
+    # How much of the traffic each draft accepts: kagami validate, every warning counted.
+    valid_share() {
+        [ -s "$1" ] || { echo -1; return; }
+        "$KAGAMI" validate --contract "$1" --har "$WORK/$name.har" --format json --fail-on warnings --fail-on undocumented > "$1.validate.json" 2>/dev/null || true
+        python3 -c 'import json,sys
+try:
+    report = json.load(open(sys.argv[1]))
+except Exception:
+    print(-1); sys.exit()
+checked = report["summary"]["checked"]
+bad = {v["flowId"] for v in report["violations"] if v["severity"] in ("error", "warning")}
+print(round((checked - len(bad)) / checked, 4) if checked else -1)' "$1.validate.json"
+    }
+    kagami_valid=$(valid_share "$WORK/$name.kagami.yaml")
+    m2s_valid=$(valid_share "$m2s_out")
+    echo "   traffic valid against the draft: kagami $kagami_valid, mitmproxy2swagger $m2s_valid"
+    "$INFER_BENCH" score "$name" "$spec" "$WORK/$name.kagami.yaml" "$m2s_out" "$exchanges" "$kagami_valid" "$m2s_valid" >> "$SCORES"
 done
 
 DATE=$(date -u +%Y-%m-%d)

@@ -271,6 +271,8 @@ struct Scores: Codable {
     var typeAccuracy: Double?
     var formatAccuracy: Double?
     var propertyRecall: Double?
+    /// Share of the recorded exchanges `kagami validate` finds valid against the draft.
+    var trafficValid: Double?
     var paths: Int
     var operations: Int
 }
@@ -313,6 +315,7 @@ func score(original: APIContract, inferred: APIContract) -> Scores {
         typeAccuracy: accuracy(typed) { $0.type == $1.type },
         formatAccuracy: accuracy(formatted) { visible($0.format) == visible($1.format) },
         propertyRecall: comparable.isEmpty ? nil : Double(common.count) / Double(comparable.count),
+        trafficValid: nil,
         paths: inferredPaths.count, operations: inferredOperations.count)
 }
 
@@ -339,6 +342,7 @@ func report(_ rows: [Row]) -> String {
         ("operation F1", { $0.operationF1 }), ("required accuracy", { $0.requiredAccuracy }),
         ("required accuracy, request bodies", { $0.requestRequiredAccuracy }), ("type accuracy", { $0.typeAccuracy }),
         ("format accuracy", { $0.formatAccuracy }), ("property recall", { $0.propertyRecall }),
+        ("traffic valid against the draft", { $0.trafficValid }),
     ]
     var out = ""
     for row in rows {
@@ -349,13 +353,15 @@ func report(_ rows: [Row]) -> String {
     }
     out += "\n### Mean over \(rows.count) descriptions\n\n| metric | Kagami | mitmproxy2swagger |\n| --- | ---: | ---: |\n"
     func mean(_ values: [Double?]) -> Double? {
-        // A tool with no output for a description scores 0 there, not "not counted".
         let present = values.compactMap { $0 }
         return present.isEmpty ? nil : present.reduce(0, +) / Double(present.count)
     }
     for (label, metric) in metrics {
-        let kagami = rows.map { row in row.kagami.map { metric($0) ?? nil } ?? (label.contains("accuracy") || label.contains("recall") && label.hasPrefix("property") ? nil : 0) }
-        let m2s = rows.map { row in row.mitmproxy2swagger.map { metric($0) ?? nil } ?? (label.contains("accuracy") || label.contains("recall") && label.hasPrefix("property") ? nil : 0) }
+        // A tool with no readable draft scores 0 on paths, operations and traffic; property
+        // figures exist only where operations matched.
+        let zeroWhenMissing = label.hasPrefix("path") || label.hasPrefix("operation") || label.hasPrefix("traffic")
+        let kagami = rows.map { row in row.kagami.map { metric($0) ?? nil } ?? (zeroWhenMissing ? 0 : nil) }
+        let m2s = rows.map { row in row.mitmproxy2swagger.map { metric($0) ?? nil } ?? (zeroWhenMissing ? 0 : nil) }
         out += "| \(label) | \(cell(mean(kagami))) | \(cell(mean(m2s))) |\n"
     }
     return out
@@ -378,12 +384,15 @@ case "requests":
         fail("\(arguments[2]): \(error)")
     }
 case "score":
-    guard arguments.count == 7 else { fail("usage: infer-bench score NAME ORIGINAL KAGAMI M2S EXCHANGES") }
+    guard arguments.count == 9 else { fail("usage: infer-bench score NAME ORIGINAL KAGAMI M2S EXCHANGES KAGAMI_VALID M2S_VALID") }
     guard let original = contract(arguments[3]) else { fail("cannot read \(arguments[3])") }
-    let row = Row(
+    func valid(_ text: String) -> Double? { Double(text).flatMap { $0 < 0 ? nil : $0 } }
+    var row = Row(
         name: arguments[2], operations: original.actions.count, exchanges: Int(arguments[6]),
         kagami: contract(arguments[4]).map { score(original: original, inferred: $0) },
         mitmproxy2swagger: contract(arguments[5]).map { score(original: original, inferred: $0) })
+    row.kagami?.trafficValid = valid(arguments[7])
+    row.mitmproxy2swagger?.trafficValid = valid(arguments[8])
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
     print(String(decoding: (try? encoder.encode(row)) ?? Data(), as: UTF8.self))
