@@ -169,8 +169,11 @@ public enum OpenAPIDraftWriter {
             var media = JSONObject()
             if let sketch = body.sketch {
                 media["schema"] = sketch.schema()
-            } else if MediaTypeText.isText(body.mediaType) || body.isJSON {
-                media["schema"] = body.isJSON ? [:] : ["type": "string"]
+            } else if body.isJSON {
+                // No sample parsed (they are listed as skipped): the media type alone, so the
+                // draft doesn't claim a shape nobody saw.
+            } else if MediaTypeText.isText(body.mediaType) {
+                media["schema"] = ["type": "string"]
             } else {
                 media["schema"] = ["type": "string", "contentMediaType": .string(body.mediaType)]
             }
