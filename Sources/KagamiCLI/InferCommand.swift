@@ -58,8 +58,8 @@ struct InferCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
-        let flows = try await readFlows()
-        let draft = TrafficDraft(flows: flows, options: .init(hosts: host, hints: hints, maximumTemplates: maxPaths, title: title))
+        let options = TrafficDraft.Options(hosts: host, hints: hints, maximumTemplates: maxPaths, title: title)
+        let draft = try await draft(options)
         for line in draft.skipped {
             FileHandle.standardError.write(Data("kagami infer: skipped \(line)\n".utf8))
         }
@@ -76,24 +76,34 @@ struct InferCommand: AsyncParsableCommand {
         }
     }
 
-    private func readFlows() async throws -> [Flow] {
+    /// A session is read a page at a time, twice (paths, then bodies), so its size is not
+    /// limited by memory; a HAR file is read whole.
+    private func draft(_ options: TrafficDraft.Options) async throws -> TrafficDraft {
         if let session {
-            return try await SessionFile.open(session).allFlows(includeBodies: true)
+            let store = try SessionFile.open(session)
+            return try await TrafficDraft.Builder.draft(options: options) { offset, limit, includeBodies in
+                try await store.flows(offset: offset, limit: limit, includeBodies: includeBodies)
+            }
         }
-        guard let har else { return [] }
+        var builder = TrafficDraft.Builder(options: options)
+        guard let har else { return builder.draft() }
         let path = SessionFile.expand(har)
+        let flows: [Flow]
         do {
             let data = try Data(contentsOf: URL(fileURLWithPath: path))
             let result = try HARImport.read(from: data, file: har)
             for skipped in result.skipped {
                 FileHandle.standardError.write(Data("kagami infer: skipped \(skipped)\n".utf8))
             }
-            return result.flows
+            flows = result.flows
         } catch let error as HARImportError {
             FileHandle.standardError.write(Data("kagami infer: \(error)\n".utf8))
             throw ExitCode(2)
         } catch {
             throw ValidationError("cannot read \(path): \(error.localizedDescription)")
         }
+        builder.learnPaths(flows)
+        builder.describe(flows)
+        return builder.draft()
     }
 }

@@ -35,47 +35,109 @@ public struct TrafficDraft: Sendable {
     /// What could not be described, one line per reason (with a count and a few examples).
     public var skipped: [String]
 
+    /// Drafts from flows held in memory. For a session too large for that, use a `Builder`.
     public init(flows: [Flow], options: Options = Options()) {
-        var skips = SkipLog()
-        title = options.title
-        let wanted = flows.filter { flow in
-            if flow.mode == .tunnel || flow.request.method == "CONNECT" {
-                skips.note("CONNECT tunnels (their bytes are encrypted or unparsed)", flow)
-                return false
-            }
-            guard options.hosts.isEmpty || options.hosts.contains(where: { Self.hostMatches($0, flow.request) }) else { return false }
-            return true
-        }
-        exchangeCount = wanted.count
-        var byHost: OrderedDictionary<String, [Flow]> = [:]
-        for flow in wanted { byHost["\(flow.request.scheme)://\(flow.request.authority)", default: []].append(flow) }
-        servers = byHost.sorted { $0.value.count > $1.value.count }.map(\.key)
+        var builder = Builder(options: options)
+        builder.learnPaths(flows)
+        builder.describe(flows)
+        self = builder.draft()
+    }
 
-        var operations: [DraftOperation] = []
-        for (server, hostFlows) in byHost {
-            let generaliser = PathGeneraliser(hints: options.hints, maximumTemplates: options.maximumTemplates)
-            let result = generaliser.generalise(hostFlows.map(\.request.path))
-            if result.droppedTemplates > 0 {
-                skips.lines.append("\(server): \(result.droppedTemplates) path templates (\(result.droppedPaths) exchanges) beyond the cap of \(options.maximumTemplates) distinct paths were left out; give --path hints for the paths that are ids, or --host to draft one API at a time")
+    init(title: String, servers: [String], operations: [DraftOperation], exchangeCount: Int, skipped: [String]) {
+        self.title = title
+        self.servers = servers
+        self.operations = operations
+        self.exchangeCount = exchangeCount
+        self.skipped = skipped
+    }
+
+    /// Drafts in two passes over the exchanges, so they can be read a page at a time: first
+    /// every path (bodies not needed), then every exchange with its bodies, in any order.
+    public struct Builder: Sendable {
+        public let options: Options
+        private var skips = SkipLog()
+        /// Each server's paths, one per exchange.
+        private var paths: OrderedDictionary<String, [String]> = [:]
+        private var templates: [String: PathGeneraliser.Result] = [:]
+        private var operations: [String: OrderedDictionary<String, DraftOperation>] = [:]
+        private var exchangeCount = 0
+
+        public init(options: Options = Options()) {
+            self.options = options
+        }
+
+        /// The server an exchange is described under, or nil when it is left out.
+        private func server(of flow: Flow) -> String? {
+            if flow.mode == .tunnel || flow.request.method == "CONNECT" { return nil }
+            guard options.hosts.isEmpty || options.hosts.contains(where: { TrafficDraft.hostMatches($0, flow.request) }) else { return nil }
+            return "\(flow.request.scheme)://\(flow.request.authority)"
+        }
+
+        /// First pass: the paths the templates are inferred from.
+        public mutating func learnPaths(_ flows: some Sequence<Flow>) {
+            for flow in flows {
+                guard let server = server(of: flow) else { continue }
+                paths[server, default: []].append(flow.request.path)
             }
-            var byOperation: OrderedDictionary<String, DraftOperation> = [:]
-            for flow in hostFlows {
-                guard let match = result.matches[flow.request.path] else { continue }
+        }
+
+        /// Second pass: every exchange, with its bodies.
+        public mutating func describe(_ flows: some Sequence<Flow>) {
+            if templates.isEmpty {
+                for (server, serverPaths) in paths {
+                    let result = PathGeneraliser(hints: options.hints, maximumTemplates: options.maximumTemplates).generalise(serverPaths)
+                    if result.droppedTemplates > 0 {
+                        skips.lines.append("\(server): \(result.droppedTemplates) path templates (\(result.droppedPaths) exchanges) beyond the cap of \(options.maximumTemplates) distinct paths were left out; give --path hints for the paths that are ids, or --host to draft one API at a time")
+                    }
+                    templates[server] = result
+                }
+            }
+            for flow in flows {
+                guard let server = server(of: flow) else {
+                    if flow.mode == .tunnel || flow.request.method == "CONNECT" {
+                        skips.note("CONNECT tunnels (their bytes are encrypted or unparsed)", flow)
+                    }
+                    continue
+                }
+                // A path the first pass didn't see, or one left out by the cap.
+                guard let match = templates[server]?.matches[flow.request.path] else { continue }
+                exchangeCount += 1
                 let method = flow.request.method.uppercased()
                 let key = method + " " + match.template.description
-                var operation = byOperation[key] ?? DraftOperation(server: server, method: method, template: match.template)
+                var operation = operations[server]?[key] ?? DraftOperation(server: server, method: method, template: match.template)
                 operation.add(flow, values: match.values, options: options, skips: &skips)
-                byOperation[key] = operation
+                operations[server, default: [:]][key] = operation
             }
-            operations.append(contentsOf: byOperation.values)
         }
-        operations.sort {
-            ($0.server, $0.template.description, DraftOperation.methodOrder($0.method)) < ($1.server, $1.template.description, DraftOperation.methodOrder($1.method))
+
+        /// Both passes over a store read a page at a time (`page(offset, limit, includeBodies)`,
+        /// in capture order, until a page comes back short), so memory holds one page of bodies.
+        public static func draft(
+            options: Options, pageSize: Int = 500, page: (Int, Int, Bool) async throws -> [Flow]
+        ) async rethrows -> TrafficDraft {
+            var builder = Builder(options: options)
+            for includeBodies in [false, true] {
+                var offset = 0
+                while true {
+                    let flows = try await page(offset, pageSize, includeBodies)
+                    if includeBodies { builder.describe(flows) } else { builder.learnPaths(flows) }
+                    offset += flows.count
+                    if flows.count < pageSize { break }
+                }
+            }
+            return builder.draft()
         }
-        var names: Set<String> = []
-        for index in operations.indices { operations[index].name = operations[index].uniqueName(taken: &names) }
-        self.operations = operations
-        skipped = skips.lines + skips.summary()
+
+        public func draft() -> TrafficDraft {
+            var all = operations.values.flatMap(\.values)
+            all.sort {
+                ($0.server, $0.template.description, DraftOperation.methodOrder($0.method)) < ($1.server, $1.template.description, DraftOperation.methodOrder($1.method))
+            }
+            var names: Set<String> = []
+            for index in all.indices { all[index].name = all[index].uniqueName(taken: &names) }
+            let servers = paths.sorted { $0.value.count > $1.value.count }.map(\.key)
+            return TrafficDraft(title: options.title, servers: servers, operations: all, exchangeCount: exchangeCount, skipped: skips.lines + skips.summary())
+        }
     }
 
     static func hostMatches(_ wanted: String, _ request: FlowRequest) -> Bool {

@@ -38,8 +38,9 @@ struct DraftAPI: Sendable {
             }
         }
         try await server.store.flush()
-        var flows: [Flow] = []
+        let draft: TrafficDraft
         if let ids = options["ids"]?.arrayValue {
+            var flows: [Flow] = []
             for (index, item) in ids.enumerated() {
                 guard let text = item.stringValue, let id = UUID(uuidString: text) else {
                     return apiError(.badRequest, "ids[\(index)]: expected an exchange id (a UUID)")
@@ -47,10 +48,13 @@ struct DraftAPI: Sendable {
                 guard let flow = try await server.store.flow(id: id) else { return apiError(.notFound, "no exchange \(text)") }
                 flows.append(flow)
             }
+            draft = TrafficDraft(flows: flows, options: .init(hints: hints))
         } else {
-            flows = try await server.store.allFlows(includeBodies: true)
+            let store = server.store
+            draft = try await TrafficDraft.Builder.draft(options: .init(hints: hints)) { offset, limit, includeBodies in
+                try await store.flows(offset: offset, limit: limit, includeBodies: includeBodies)
+            }
         }
-        let draft = TrafficDraft(flows: flows, options: .init(hints: hints))
         let description = format == "openapi" ? OpenAPIDraftWriter.yaml(draft) : BlueprintDraftWriter.text(draft)
         return jsonResponse([
             "format": .string(format),

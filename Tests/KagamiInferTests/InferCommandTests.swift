@@ -186,6 +186,18 @@ enum Traffic {
         }
     }
 
+    @Test func aSessionIsReadPageByPageAndEveryExchangeCounts() async throws {
+        let flows = (0..<1203).map { Traffic.flow("GET", "/items/\($0 + 1)", responseBody: #"{"id": \#($0 + 1)}"#) }
+        let folder = try Traffic.folder()
+        let session = try await Traffic.session(flows, in: folder)
+        let output = folder.appendingPathComponent("items.yaml").path
+        try await InferCommand.parse(["--session", session, "-o", output]).run()
+        let text = try String(contentsOfFile: output, encoding: .utf8)
+        #expect(text.contains("from 1203 recorded exchanges"))
+        #expect(text.contains("description: OK (seen 1203 times)"))
+        #expect(try DescriptionFile(path: output).contract.actions.map(\.uriTemplate) == ["/items/{itemId}"])
+    }
+
     @Test func noInputOrBothInputsAreRefused() {
         #expect(throws: (any Error).self) { try InferCommand.parse([]) }
         #expect(throws: (any Error).self) { try InferCommand.parse(["--session", "a", "--har", "b"]) }
