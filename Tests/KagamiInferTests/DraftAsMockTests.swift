@@ -15,7 +15,16 @@ import Testing
         let output = folder.appendingPathComponent(format == "openapi" ? "notes.yaml" : "notes.apib").path
         try await InferCommand.parse(["--session", session, "--format", format, "-o", output]).run()
         let mock = try await MockServer.start(path: output, configuration: .init(reloadInterval: nil))
-        defer { Task { try? await mock.stop() } }
+        do {
+            try await Self.exercise(mock)
+        } catch {
+            try? await mock.stop()
+            throw error
+        }
+        try await mock.stop()
+    }
+
+    static func exercise(_ mock: MockServer) async throws {
         let note = try await CommandLineClient.curl.run(["-s", "--max-time", "10", "-H", "Authorization: Bearer x", "-H", "X-Client-Version: 2.4.1", mock.url + "/api/v1/notes/5"])
         let body = try JSONValue(parsing: note.stdout)
         #expect(body["id"] == 3)
@@ -24,7 +33,9 @@ import Testing
         #expect(missing.stdoutText == "404")
         let created = try await CommandLineClient.curl.run(["-s", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Content-Type: application/json", "--data-binary", #"{"title": "x"}"#, mock.url + "/api/v1/notes"])
         #expect(created.stdoutText == "201")
-        try await mock.stop()
+        // The mock checks requests against the draft: a body of the wrong shape is refused.
+        let refused = try await CommandLineClient.curl.run(["-s", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Content-Type: application/json", "--data-binary", #"{"title": 5}"#, mock.url + "/api/v1/notes"])
+        #expect(refused.stdoutText == "422")
     }
 
     @Test func theBinaryListsWhatItSkippedOnStandardError() async throws {

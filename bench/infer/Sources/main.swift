@@ -42,10 +42,16 @@ struct ValueMaker {
         if let values = object["enum"]?.arrayValue, !values.isEmpty { return values.randomElement(using: &random)! }
         if let value = object["const"] { return value }
         if let parts = object["allOf"]?.arrayValue {
-            var merged = JSONObject()
-            for part in parts {
-                if case .object(let members) = value(for: part, depth: depth + 1) { merged.merge(members) { $1 } }
+            // Objects merge; anything else (a string with a description beside it) is its first typed part.
+            // Parts that only annotate (a description beside a reference) say nothing about the value.
+            let shaping = ["type", "properties", "items", "enum", "const", "allOf", "anyOf", "oneOf", "format"]
+            let typed = parts.filter { part in shaping.contains { part[$0] != nil } }
+            let values = typed.map { value(for: $0, depth: depth + 1) }
+            guard values.allSatisfy({ $0.objectValue != nil }) else {
+                return values.first { $0.objectValue == nil } ?? .null
             }
+            var merged = JSONObject()
+            for case .object(let members) in values { merged.merge(members) { $1 } }
             return .object(merged)
         }
         for keyword in ["oneOf", "anyOf"] {
@@ -303,10 +309,22 @@ func score(original: APIContract, inferred: APIContract) -> Scores {
         guard !keys.isEmpty else { return nil }
         return Double(keys.filter { same(theirs[$0]!, ours[$0]!) }.count) / Double(keys.count)
     }
+    if ProcessInfo.processInfo.environment["INFER_BENCH_DETAILS"] != nil {
+        // Each disagreement on stderr, to see where a draft and the original part.
+        for key in common.sorted() {
+            guard let a = theirs[key], let b = ours[key] else { continue }
+            if a.required != b.required { FileHandle.standardError.write(Data("required \(a.required) vs \(b.required): \(key)\n".utf8)) }
+            if a.type != b.type { FileHandle.standardError.write(Data("type \(a.type ?? "-") vs \(b.type ?? "-"): \(key)\n".utf8)) }
+            if a.format != b.format { FileHandle.standardError.write(Data("format \(a.format ?? "-") vs \(b.format ?? "-"): \(key)\n".utf8)) }
+        }
+    }
     let typed = common.filter { theirs[$0]?.type != nil }
     // The string formats traffic can show; int32/int64/binary and the like are not in any value.
     let visibleFormats: Set<String> = ["date-time", "date", "email", "uri", "uuid", "ipv4"]
-    func visible(_ format: String?) -> String? { format.flatMap { visibleFormats.contains($0) ? $0 : nil } }
+    func visible(_ format: String?) -> String? {
+        let normalised = format == "url" ? "uri" : format
+        return normalised.flatMap { visibleFormats.contains($0) ? $0 : nil }
+    }
     let formatted = common.filter { visible(theirs[$0]?.format) != nil || visible(ours[$0]?.format) != nil }
     return Scores(
         pathPrecision: pathPrecision, pathRecall: pathRecall, pathF1: f1(pathPrecision, pathRecall), operationF1: operationF1,
