@@ -33,13 +33,16 @@ struct ValueMaker {
         let letters = Array("abcdefghijkmnpqrstuvwxyz")
         let digits = Array("23456789")
         var text = ""
-        for index in 0..<10 { text.append(index % 3 == 1 ? digits.randomElement(using: &random)! : letters.randomElement(using: &random)!) }
+        for index in 0..<10 {
+            let pool = index % 3 == 1 ? digits : letters
+            text.append(pool[Int.random(in: 0..<pool.count, using: &random)])
+        }
         return text
     }
 
     mutating func value(for schema: JSONValue?, depth: Int = 0) -> JSONValue {
         guard depth < 8, let schema, let object = schema.objectValue else { return .string(identifier()) }
-        if let values = object["enum"]?.arrayValue, !values.isEmpty { return values.randomElement(using: &random)! }
+        if let values = object["enum"]?.arrayValue, let value = values.randomElement(using: &random) { return value }
         if let value = object["const"] { return value }
         if let parts = object["allOf"]?.arrayValue {
             // Objects merge; anything else (a string with a description beside it) is its first typed part.
@@ -106,7 +109,7 @@ struct ValueMaker {
 
     /// A parameter's value as URL text.
     mutating func text(for parameter: Parameter) -> String {
-        if !parameter.members.isEmpty { return parameter.members.randomElement(using: &random)! }
+        if let member = parameter.members.randomElement(using: &random) { return member }
         var schema = parameter.schema
         if schema == nil {
             switch parameter.type {
@@ -307,7 +310,11 @@ func score(original: APIContract, inferred: APIContract) -> Scores {
     let common = comparable.filter { ours[$0] != nil }
     func accuracy(_ keys: [String], _ same: (PropertyFacts, PropertyFacts) -> Bool) -> Double? {
         guard !keys.isEmpty else { return nil }
-        return Double(keys.filter { same(theirs[$0]!, ours[$0]!) }.count) / Double(keys.count)
+        let agreeing = keys.filter { key in
+            guard let original = theirs[key], let drafted = ours[key] else { return false }
+            return same(original, drafted)
+        }
+        return Double(agreeing.count) / Double(keys.count)
     }
     if ProcessInfo.processInfo.environment["INFER_BENCH_DETAILS"] != nil {
         // Each disagreement on stderr, to see where a draft and the original part.
