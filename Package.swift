@@ -90,7 +90,7 @@ let package = Package(
         .target(
             name: "KagamiProxy",
             dependencies: [
-                "KagamiFlow", "KagamiCertificates", "KagamiRules",
+                "KagamiFlow", "KagamiCertificates", "KagamiRules", "CKagamiZlib",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -110,6 +110,18 @@ let package = Package(
         // The inference accuracy benchmark's request generator and scorer (bench/infer/run.sh).
         .executableTarget(name: "infer-bench", dependencies: ["KagamiDescription", "KagamiContract", "KagamiJSON"], path: "bench/infer/Sources"),
         .executableTarget(name: "store-bench", dependencies: ["KagamiStore", "KagamiFlow", "KagamiJSON"], path: "bench/store/Sources"),
+        // WebSocket echo server and load client for bench/proxy/websocket.sh.
+        .executableTarget(
+            name: "ws-bench",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "bench/websocket/Sources"
+        ),
         // Sessions: the FlowStore protocol and its SQLite driver.
         .target(
             name: "KagamiStore",
@@ -226,7 +238,7 @@ let package = Package(
         .testTarget(
             name: "KagamiProxyTests",
             dependencies: [
-                "KagamiProxy", "KagamiStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "KagamiRules", "KagamiRepeat", "KagamiMock", "KagamiJSON", "url-session-probe",
+                "KagamiProxy", "KagamiStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "KagamiRules", "KagamiRepeat", "KagamiMock", "KagamiJSON", "url-session-probe", "CKagamiZlib",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,22 +1,18 @@
 #!/usr/bin/env bash
 # Browser tests of the web UI: headless Chromium (Debian's chromium and chromium-driver) driven
-# by selenium from PyPI in .venv-ui. scripts/test.sh runs this after the Swift tests.
+# by selenium from PyPI in .venv-tests. scripts/test.sh runs this after the Swift tests.
 # Usage: scripts/test-ui.sh [path/to/kagami]   (default: builds the debug product)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
-python3 -c "import ensurepip" >/dev/null 2>&1 || need_apt+=(python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "installing: ${need_apt[*]}"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
-if [ ! -x .venv-ui/bin/python ] || ! .venv-ui/bin/python -c "import selenium" >/dev/null 2>&1; then
-    python3 -m venv .venv-ui
-    .venv-ui/bin/pip install -q selenium
-fi
+. scripts/python-env.sh
 if [ $# -gt 0 ]; then
     kagami="$1"
 else
@@ -26,8 +22,8 @@ fi
 export KAGAMI_UPSTREAM_ALLOW=loopback
 export KAGAMI_CONFORMANCE_DIR="${KAGAMI_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/conformance}"
 status=0
-.venv-ui/bin/python Tests/UI/test_ui.py "$kagami" || status=1
-.venv-ui/bin/python Tests/UI/test_mock_docs.py "$kagami" || status=1
-.venv-ui/bin/python Tests/UI/test_draft.py "$kagami" || status=1
-.venv-ui/bin/python Tests/UI/test_contract_ui.py "$kagami" || status=1
+.venv-tests/bin/python Tests/UI/test_ui.py "$kagami" || status=1
+.venv-tests/bin/python Tests/UI/test_mock_docs.py "$kagami" || status=1
+.venv-tests/bin/python Tests/UI/test_contract_ui.py "$kagami" || status=1
+.venv-tests/bin/python Tests/UI/test_draft.py "$kagami" || status=1
 exit $status

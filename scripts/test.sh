@@ -17,12 +17,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-# The contract check's JUnit reports are read back by junitparser, a reader CI tools use.
-python3 -c "import ensurepip" >/dev/null 2>&1 || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; }
-if [ ! -x .venv-tests/bin/python ] || ! .venv-tests/bin/python -c "import junitparser" >/dev/null 2>&1; then
-    python3 -m venv .venv-tests
-    .venv-tests/bin/pip install -q junitparser
-fi
+# Python clients and servers the tests drive (websockets, junitparser, selenium) in .venv-tests.
+. scripts/python-env.sh
 
 # Every proxy a test starts, in-process or as `kagami proxy`, connects to loopback only; the
 # test harnesses say so too, this catches any that forget.

@@ -37,7 +37,7 @@ struct ExportCommand: AsyncParsableCommand {
         }
         switch format {
         case .har:
-            let archive = HARExport.archive(flows, creatorVersion: Kagami.configuration.version)
+            let archive = HARExport.archive(flows, webSocketMessages: try await store.webSocketMessages(of: flows), creatorVersion: Kagami.configuration.version)
             let data = Data((archive.serialized(.prettyPrinted) + "\n").utf8)
             if let output {
                 try data.write(to: URL(fileURLWithPath: SessionFile.expand(output)))

@@ -39,7 +39,10 @@ struct ImportCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let store = try SQLiteFlowStore(path: SessionFile.expand(session))
-        for flow in flows { store.record(flow) }
+        for flow in flows {
+            store.record(flow)
+            if let messages = result.webSocketMessages[flow.id] { store.record(messages: messages, of: flow.id) }
+        }
         try await store.flush()
         let skippedNote = result.skipped.isEmpty ? "" : " (\(result.skipped.count) entr\(result.skipped.count == 1 ? "y" : "ies") skipped)"
         print("Imported \(flows.count) exchange\(flows.count == 1 ? "" : "s") into \(session)\(skippedNote)")

@@ -170,6 +170,11 @@ struct ProxyCommand: AsyncParsableCommand {
         try await store.flush()
         let count = try await store.count()
         FileHandle.standardOutput.write(Data("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(sessionPath)\n".utf8))
+        if let liveContracts {
+            let (checked, skipped) = liveContracts.counts
+            let behind = skipped == 0 ? "" : ", \(skipped) not checked (the check fell behind the traffic)"
+            FileHandle.standardOutput.write(Data("Contract: \(checked) exchange\(checked == 1 ? "" : "s") checked\(behind)\n".utf8))
+        }
     }
 }
 

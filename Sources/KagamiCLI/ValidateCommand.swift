@@ -66,12 +66,16 @@ struct ValidateCommand: AsyncParsableCommand {
             do {
                 let data = try Data(contentsOf: URL(fileURLWithPath: path))
                 let archive = try HARImport.read(from: data, file: har)
+                // Entries the reader can't use are said, not checked; an archive with none left is unreadable.
                 for skipped in archive.skipped {
                     FileHandle.standardError.write(Data("kagami validate: not checked, unreadable entry: \(skipped)\n".utf8))
                 }
+                if archive.flows.isEmpty, !archive.skipped.isEmpty { throw unreadable("no entry of \(har) could be read") }
                 flows = archive.flows
             } catch let error as HARImportError {
                 throw unreadable("\(error)")
+            } catch let exit as ExitCode {
+                throw exit
             } catch {
                 throw unreadable("cannot read \(path): \(error.localizedDescription)")
             }

@@ -49,6 +49,9 @@ public final class LiveContracts: Sendable {
 
     public var set: ContractSet { state.withLock { $0.set } }
 
+    /// Exchanges checked, and those not checked because the check was too far behind.
+    public var counts: (checked: Int, skipped: Int) { state.withLock { ($0.checked, $0.skipped) } }
+
     /// Checks a flow against the descriptions in force and counts it in their coverage.
     public func check(_ flow: Flow) -> [ContractViolation] {
         let (set, generations) = state.withLock { ($0.set, $0.entries.map(\.generation)) }

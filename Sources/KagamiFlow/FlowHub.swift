@@ -55,6 +55,10 @@ public final class FlowHub: FlowSink {
         publish(flow)
     }
 
+    public func record(messages: [WebSocketMessage], of flowID: UUID) {
+        downstream?.record(messages: messages, of: flowID)
+    }
+
     private func publish(_ flow: Flow) {
         subscribers.withLock { subscribers in
             guard !subscribers.isEmpty else { return }

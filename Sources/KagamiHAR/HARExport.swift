@@ -7,7 +7,9 @@ import KagamiJSON
 /// Everything HAR defines is filled in from the flow; Kagami's own facts go in `_` fields
 /// (docs/HAR.md lists them).
 public enum HARExport {
-    public static func archive(_ flows: [Flow], creatorVersion: String) -> JSONValue {
+    /// `webSocketMessages`: the messages of WebSocket flows, by flow id, exported as Chrome
+    /// DevTools does (`_resourceType: "websocket"`, `_webSocketMessages`).
+    public static func archive(_ flows: [Flow], webSocketMessages: [UUID: [WebSocketMessage]] = [:], creatorVersion: String) -> JSONValue {
         var log: JSONObject = [
             "version": "1.2",
             "creator": ["name": "Kagami", "version": .string(creatorVersion)],
@@ -27,14 +29,19 @@ public enum HARExport {
             }
         }
         log["pages"] = .array(pages)
-        log["entries"] = .array(flows.map { entry($0) })
+        log["entries"] = .array(flows.map { entry($0, webSocketMessages: webSocketMessages[$0.id]) })
         return ["log": .object(log)]
     }
 
     /// One entry: what Kagami derives from the flow, then any fields an imported archive
     /// carried that the flow doesn't reproduce.
-    public static func entry(_ flow: Flow) -> JSONValue {
+    public static func entry(_ flow: Flow, webSocketMessages: [WebSocketMessage]? = nil) -> JSONValue {
         var entry = derivedEntry(flow)
+        if flow.isWebSocket, case .object(var object) = entry {
+            object["_resourceType"] = "websocket"
+            object["_webSocketMessages"] = .array((webSocketMessages ?? []).map(webSocketMessage))
+            entry = .object(object)
+        }
         for field in flow.archiveFields ?? [] where field.path.first != "log" {
             entry.replace(at: field.path[...], with: field.json.flatMap { try? JSONValue(parsing: $0) })
         }
@@ -66,6 +73,19 @@ public enum HARExport {
         if let error = flow.error { entry["_error"] = JSONValue(encoding: error) }
         if !flow.violations.isEmpty { entry["_contractViolations"] = JSONValue(encoding: flow.violations) }
         return .object(entry)
+    }
+
+    /// As Chrome writes them: text as is, other payloads in base64.
+    static func webSocketMessage(_ message: WebSocketMessage) -> JSONValue {
+        var object: JSONObject = [
+            "type": .string(message.direction.rawValue),
+            "time": .number(message.time.timeIntervalSince1970),
+            "opcode": .integer(Int(message.opcode.rawValue)),
+            "data": .string(message.text ?? message.data.base64EncodedString()),
+        ]
+        if message.isTruncated { object["_size"] = .integer(message.size) }
+        if message.isCompressed { object["_compressed"] = true }
+        return .object(object)
     }
 
     static func request(_ request: FlowRequest) -> JSONValue {

@@ -7,10 +7,21 @@ import KagamiJSON
 /// out, such as mitmproxy's empty `content` on a failed request) and skips, with the reason, an
 /// entry it can't read instead of refusing the whole archive.
 public enum HARImport {
-    /// The flows read, and each entry skipped with where and why.
+    /// What an archive holds: the flows read, the messages of those that are WebSockets
+    /// (`_webSocketMessages`, as Chrome DevTools and Kagami write them) by flow id, and each
+    /// entry skipped with where and why.
     public struct Result: Sendable {
         public var flows: [Flow]
+        public var webSocketMessages: [UUID: [WebSocketMessage]]
         public var skipped: [HARImportError]
+
+        /// Gives the flow at `index` a new id (one the session already has), its messages too.
+        public mutating func renumber(_ index: Int) {
+            let old = flows[index].id
+            let new = UUID()
+            flows[index].id = new
+            if let messages = webSocketMessages.removeValue(forKey: old) { webSocketMessages[new] = messages }
+        }
     }
 
     /// Parses and reads `bytes`. Throws only when there is no archive to read (broken JSON with
@@ -35,10 +46,12 @@ public enum HARImport {
 
     public static func read(from archive: JSONValue) throws(HARImportError) -> Result {
         let log = try HARNode(archive, path: "").member("log")
-        var result = Result(flows: [], skipped: [])
+        var result = Result(flows: [], webSocketMessages: [:], skipped: [])
         for entry in try log.member("entries").array() {
             do {
-                result.flows.append(try flow(entry))
+                let (flow, messages) = try self.flow(entry)
+                result.flows.append(flow)
+                if let messages { result.webSocketMessages[flow.id] = messages }
             } catch {
                 result.skipped.append(error)
             }
@@ -56,7 +69,7 @@ public enum HARImport {
         return result
     }
 
-    static func flow(_ entry: HARNode) throws(HARImportError) -> Flow {
+    static func flow(_ entry: HARNode) throws(HARImportError) -> (Flow, [WebSocketMessage]?) {
         let start = try date(entry.member("startedDateTime"))
         let request = try self.request(entry.member("request"))
         // A request that failed before any answer: some tools write no response at all.
@@ -99,9 +112,46 @@ public enum HARImport {
             guard let repeatOf = UUID(uuidString: try repeatNode.string()) else { throw repeatNode.error("expected the id (a UUID) of the repeated exchange") }
             flow.repeatOf = repeatOf
         }
-        let fields = archiveFields(input: try entry.object(), derived: HARExport.derivedEntry(flow).objectValue ?? [:], path: [])
+        let messages = try entry.optional("_webSocketMessages").map { node throws(HARImportError) in try webSocketMessages(node) }
+        // What the flow and its messages export as again is not kept twice.
+        let derived = HARExport.entry(flow, webSocketMessages: messages).objectValue ?? [:]
+        let fields = archiveFields(input: try entry.object(), derived: derived, path: [])
         flow.archiveFields = fields.isEmpty ? nil : fields
-        return flow
+        return (flow, messages)
+    }
+
+    /// Chrome's `{type, time, opcode, data}` (and Kagami's `_size`, `_compressed`): text as is,
+    /// other payloads in base64.
+    static func webSocketMessages(_ node: HARNode) throws(HARImportError) -> [WebSocketMessage] {
+        var messages: [WebSocketMessage] = []
+        for item in try node.array() {
+            let typeNode = try item.member("type")
+            guard let direction = WebSocketMessage.Direction(rawValue: try typeNode.string()) else {
+                throw typeNode.error("expected \"send\" or \"receive\"")
+            }
+            let opcodeNode = try item.member("opcode")
+            guard let opcode = WebSocketMessage.Opcode(rawValue: UInt8(clamping: try opcodeNode.integer())) else {
+                throw opcodeNode.error("expected a WebSocket opcode: 1 (text), 2 (binary), 8 (close), 9 (ping) or 10 (pong)")
+            }
+            let time = Date(timeIntervalSince1970: try item.member("time").number())
+            let dataNode = try item.member("data")
+            let text = try dataNode.string()
+            let data: Data
+            if opcode == .text {
+                data = Data(text.utf8)
+            } else {
+                guard let decoded = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else {
+                    throw dataNode.error("expected the payload in base64")
+                }
+                data = decoded
+            }
+            let size = try item.optional("_size")?.integer() ?? data.count
+            let compressed = try item.optional("_compressed")?.bool() ?? false
+            messages.append(WebSocketMessage(
+                direction: direction, time: time, opcode: opcode, data: data, size: size,
+                isTruncated: size > data.count, isCompressed: compressed))
+        }
+        return messages
     }
 
     static func request(_ node: HARNode) throws(HARImportError) -> FlowRequest {

@@ -9,10 +9,10 @@ struct ExchangeBreakpoint {
     var stops: BreakpointStops?
     /// Set while the exchange is held.
     var heldID: UUID?
+    /// The breakpoint hook's place in the hook list: the hooks after it go on once decided.
+    var hookPosition = 0
     var heldSince: Date?
     var phase: HeldExchange.Phase = .request
-    /// The response waiting in the response phase, after the rules.
-    var response: (head: HTTPResponseHead, body: ByteBuffer, trailers: HTTPHeaders?)?
     /// Request body bytes read while waiting for the request's end.
     var requestBytes = 0
     var autoContinue: Scheduled<Void>?
@@ -25,8 +25,10 @@ struct ExchangeBreakpoint {
 // go on (connect upstream, write the response) and picks up from there when the decision comes
 // back through `Breakpoints`, hopping onto this channel's loop.
 extension ClientConnectionHandler {
-    /// The whole request has been read and the rules ran; client reads are paused.
-    func holdRequest(_ exchange: Exchange) {
+    /// The whole request has been read and the rules ran: it waits, and so do client reads.
+    func holdRequest(_ exchange: Exchange, position: Int) {
+        pauseClientReads()
+        exchange.breakpoint.hookPosition = position
         var body = ByteBuffer()
         for case .body(.byteBuffer(var part)) in exchange.pendingParts { body.writeBuffer(&part) }
         // Recorded afresh, as the rules may or may not have recorded it already.
@@ -37,6 +39,7 @@ extension ClientConnectionHandler {
             body: FlowBody(data: Data(body.readableBytesView)))
         exchange.recorder.setRequest(request, headers: exchange.upstreamHead.headers)
         exchange.recorder.requestBodyPart(body)
+        exchange.state.holdAtRequestBreakpoint()
         hold(exchange, phase: .request, request: request, response: nil)
     }
 
@@ -48,33 +51,30 @@ extension ClientConnectionHandler {
         guard exchange.breakpoint.requestBytes > Exchange.maximumHeldBody else { return }
         let stopping = exchange.breakpoint.stopsAtRequest
         exchange.breakpoint.stops?.request = false
-        exchange.holdingRequestBody = false
+        exchange.state.stopCollectingRequest()
         exchange.recorder.addRuleApplications([RuleApplication(
             name: stopping ? "Breakpoint" : "Rewrite",
             description: "request body over \(Exchange.maximumHeldBody >> 20) MB: passed on \(stopping ? "without stopping" : "unchanged")")])
         for case .body(.byteBuffer(let part)) in exchange.pendingParts { exchange.recorder.requestBodyPart(part) }
-        guard applyRequestRules(exchange) else { return }
-        pauseClientReads()
-        connectUpstream(exchange)
+        runRequestHooks(exchange, from: 0)
     }
 
-    /// The whole response has arrived; the server connection is let go while the client waits.
-    func holdResponse(_ exchange: Exchange, trailers: HTTPHeaders?) {
-        guard var head = exchange.heldResponseHead, var body = exchange.heldResponseBody else { return }
-        exchange.heldResponseHead = nil
-        exchange.heldResponseBody = nil
-        applyResponseRules(exchange, head: &head, body: &body)
+    /// The whole response has arrived and the rules ran: the server connection is let go
+    /// while the client waits.
+    func holdResponse(_ exchange: Exchange, position: Int) {
+        guard let (head, body) = exchange.collectedResponse else { return }
+        exchange.breakpoint.hookPosition = position
+        exchange.state.holdAtResponseBreakpoint()
         exchange.timeout?.cancel()
         if let upstream = exchange.upstream {
             upstream.handler.delegate = nil
-            if exchange.requestComplete && exchange.upstreamKeepAlive {
+            if exchange.state.isRequestComplete && exchange.upstreamKeepAlive {
                 pool.release(upstream)
             } else {
                 upstream.channel.close(promise: nil)
             }
             exchange.upstream = nil
         }
-        exchange.breakpoint.response = (head, body, trailers)
         var response = FlowResponse(head)
         response.body = FlowBody(data: Data(body.readableBytesView))
         hold(exchange, phase: .response, request: exchange.recorder.requestSoFar, response: response)
@@ -112,7 +112,8 @@ extension ClientConnectionHandler {
     }
 
     private func resume(_ exchange: Exchange, id: UUID, with resolution: BreakpointResolution) {
-        guard self.exchange === exchange, exchange.breakpoint.heldID == id, context != nil else { return }
+        guard !exchange.state.isFinished, exchange.breakpoint.heldID == id, context != nil else { return }
+        exchange.state.resumeFromRequestBreakpoint()
         exchange.breakpoint.heldID = nil
         exchange.breakpoint.autoContinue?.cancel()
         let phase = exchange.breakpoint.phase
@@ -121,22 +122,26 @@ extension ClientConnectionHandler {
         exchange.recorder.addRuleApplications([RuleApplication(
             name: "Breakpoint \(locations)",
             description: "\(phase.rawValue) held \(String(format: "%.1f", waited)) s, then \(resolution.outcome)")])
+        let position = exchange.breakpoint.hookPosition
         switch (phase, resolution) {
         case (_, .abort):
-            exchange.breakpoint.response = nil
+            exchange.collectedResponse = nil
             respondWithError(exchange, status: .badGateway, error: FlowError(.aborted, "aborted at a \(phase.rawValue) breakpoint"))
         case (.request, .executeRequest(let edited)):
-            sendEditedRequest(edited, in: exchange)
+            useEditedRequest(edited, in: exchange)
+            continueRequest(exchange, after: position)
         case (.request, _):
-            connectUpstream(exchange)
+            continueRequest(exchange, after: position)
         case (.response, .executeResponse(let edited)):
-            sendHeldResponse(exchange, edited: edited)
+            useEditedResponse(edited, in: exchange)
+            continueResponse(exchange, after: position)
         case (.response, _):
-            sendHeldResponse(exchange, edited: nil)
+            if exchange.clientVersion.minor == 0 { exchange.collectedResponse?.head.version = .http1_0 }
+            continueResponse(exchange, after: position)
         }
     }
 
-    private func sendEditedRequest(_ request: FlowRequest, in exchange: Exchange) {
+    private func useEditedRequest(_ request: FlowRequest, in exchange: Exchange) {
         var headers = HTTPHeaders(request.headers.map { ($0.name, $0.value) })
         let body = request.body.data
         headers.remove(name: "transfer-encoding")
@@ -155,28 +160,19 @@ extension ClientConnectionHandler {
         exchange.pendingParts = body.isEmpty ? [.end(nil)] : [.body(.byteBuffer(buffer)), .end(nil)]
         exchange.recorder.setRequest(request, headers: headers)
         exchange.recorder.requestBodyPart(buffer)
-        connectUpstream(exchange)
     }
 
-    private func sendHeldResponse(_ exchange: Exchange, edited: FlowResponse?) {
-        guard let context, let held = exchange.breakpoint.response else { return }
-        exchange.breakpoint.response = nil
-        var head = held.head
-        var body = held.body
-        if let edited {
-            head.status = edited.reason.isEmpty ? HTTPResponseStatus(statusCode: edited.status) : HTTPResponseStatus(statusCode: edited.status, reasonPhrase: edited.reason)
-            head.headers = HTTPHeaders(edited.headers.map { ($0.name, $0.value) })
-            head.headers.remove(name: "transfer-encoding")
-            body = ByteBuffer(bytes: edited.body.data)
-            head.headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))
-        }
+    /// The response as edited at the breakpoint replaces the held one (trailers included).
+    private func useEditedResponse(_ edited: FlowResponse, in exchange: Exchange) {
+        guard var (head, _) = exchange.collectedResponse else { return }
+        head.status = HTTPResponseStatus(code: edited.status, reason: edited.reason)
+        head.headers = HTTPHeaders(edited.headers.map { ($0.name, $0.value) })
+        head.headers.remove(name: "transfer-encoding")
+        let body = ByteBuffer(bytes: edited.body.data)
+        head.headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))
         if exchange.clientVersion.minor == 0 { head.version = .http1_0 }
-        exchange.recorder.responseHead(head)
-        exchange.responseStarted = true
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        exchange.recorder.responseBodyPart(body)
-        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-        finish(exchange, trailers: edited == nil ? held.trailers : nil)
+        exchange.collectedResponse = (head, body)
+        exchange.collectedTrailers = nil
     }
 }
 

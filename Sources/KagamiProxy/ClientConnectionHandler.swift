@@ -21,6 +21,8 @@ struct ConnectionSettings: Sendable {
     var breakpoints: Breakpoints
     /// Every server connection goes through it (the upstream allow list).
     var gate: UpstreamGate
+    /// What acts on each exchange, in order: rules, breakpoints, throttling, recording.
+    var hooks: ExchangeHooks
 }
 
 /// One exchange in progress on a client connection.
@@ -33,13 +35,20 @@ final class Exchange {
     let clientRequest: FlowRequest
     /// The rules this exchange runs under (fixed when it starts).
     var rules: RulePipeline?
-    /// A Rewrite Body rule needs the whole request body before the request can be decided.
-    var holdingRequestBody = false
+    /// Where the exchange stands; every event goes through it.
+    var state: ExchangeStateMachine
     /// An answer decided before the request was fully read: sent once it is.
     var localAnswer: FlowResponse?
-    /// A Rewrite Body rule needs the whole response body before it goes to the client.
-    var heldResponseHead: HTTPResponseHead?
-    var heldResponseBody: ByteBuffer?
+    /// A response collected whole for a Rewrite Body rule or a breakpoint, and its trailers.
+    var collectedResponse: (head: HTTPResponseHead, body: ByteBuffer)?
+    var collectedTrailers: HTTPHeaders?
+    /// The 101 sent on, until the connection switches.
+    var switchingHead: HTTPResponseHead?
+    /// Bytes of a Content-Length response body still to come, while it streams.
+    var responseBodyRemaining: Int?
+    /// The part that completes a response's body: it goes to the client only once the exchange
+    /// is kept in the session, so a client never sees an exchange complete that a crash loses.
+    var finalBodyPart: ByteBuffer?
     static let maximumHeldBody = 32 << 20
     var breakpoint = ExchangeBreakpoint()
     /// The throttling profile shaping this exchange, and whether its latency was added yet.
@@ -49,8 +58,6 @@ final class Exchange {
     var upstream: UpstreamConnection?
     /// Request parts that arrived before the server connection was ready.
     var pendingParts: [HTTPClientRequestPart] = []
-    var requestComplete = false
-    var responseStarted = false
     var clientKeepAlive: Bool
     var upstreamKeepAlive = true
     var timeout: Scheduled<Void>?
@@ -67,12 +74,17 @@ final class Exchange {
         self.upstreamHead = upstreamHead
         self.clientRequest = recorder.flow.request
         self.clientVersion = clientHead.version
-        self.clientKeepAlive = clientHead.isKeepAlive
+        // After a request asking to switch protocols the client's decoder reads no further
+        // request: unless the server switches, the connection ends with this exchange.
+        self.clientKeepAlive = clientHead.isKeepAlive && !clientHead.requestsUpgrade
+        self.state = ExchangeStateMachine(requestsUpgrade: clientHead.requestsUpgrade)
     }
 }
 
-/// The last handler on a client connection. It reads requests, sends them to the server (or
-/// opens a tunnel for CONNECT), relays the response back, and records each exchange.
+/// The last handler on a client connection. It reads requests, sends them to the server, relays
+/// the response back, and records each exchange; where each exchange stands is its
+/// `ExchangeStateMachine`, which decides what every event leads to. CONNECT is taken before it
+/// by `ConnectTunnelHandler`; an upgraded connection (WebSocket) leaves it for a relay.
 final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler, UpstreamDelegate {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
@@ -82,8 +94,6 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     let pool: UpstreamPool
     private(set) var context: ChannelHandlerContext?
     private(set) var exchange: Exchange?
-    /// A CONNECT waiting for its `.end` or its server connection.
-    private var pendingTunnel: (target: ProxyTarget, recorder: FlowRecorder)?
     private var readsPaused = false
     private var readPending = false
     private var clientAddress: String?
@@ -112,42 +122,31 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            if head.method == .CONNECT {
-                beginTunnel(head, context: context)
-            } else {
-                beginExchange(head, context: context)
-            }
+            beginExchange(head, context: context)
         case .body(let buffer):
-            guard let exchange, exchange.localAnswer == nil else { return }
-            if exchange.holdingRequestBody {
+            guard let exchange else { return }
+            switch exchange.state.requestBodyReceived() {
+            case .forward:
+                exchange.recorder.requestBodyPart(buffer)
+                send(.body(.byteBuffer(buffer)), in: exchange)
+            case .collect:
                 exchange.pendingParts.append(.body(.byteBuffer(buffer)))
                 heldRequestBodyGrew(exchange, by: buffer.readableBytes)
-                return
+            case .discard:
+                break
             }
-            exchange.recorder.requestBodyPart(buffer)
-            send(.body(.byteBuffer(buffer)), in: exchange)
         case .end(let trailers):
-            if pendingTunnel != nil {
-                openTunnel(context: context)
-                return
-            }
             guard let exchange else { return }
-            exchange.requestComplete = true
-            if let answer = exchange.localAnswer {
-                answerLocally(exchange, with: answer)
-            } else if exchange.holdingRequestBody {
-                exchange.holdingRequestBody = false
-                exchange.pendingParts.append(.end(trailers))
-                if applyRequestRules(exchange) {
-                    pauseClientReads()
-                    if exchange.breakpoint.stopsAtRequest {
-                        holdRequest(exchange)
-                        return
-                    }
-                    connectUpstream(exchange)
-                }
-            } else {
+            switch exchange.state.requestEndReceived() {
+            case .forward:
                 send(.end(trailers), in: exchange)
+            case .answerLocally:
+                if let answer = exchange.localAnswer { answerLocally(exchange, with: answer) }
+            case .decideCollected:
+                exchange.pendingParts.append(.end(trailers))
+                runRequestHooks(exchange, from: 0)
+            case .ignore:
+                break
             }
         }
     }
@@ -164,13 +163,12 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func channelInactive(context: ChannelHandlerContext) {
         if let exchange {
-            self.exchange = nil
-            exchange.timeout?.cancel()
+            let what = exchange.state.hasResponseStarted ? "during the response" : "before the response"
+            end(exchange)
             releaseHeld(exchange)
             exchange.upstream?.handler.delegate = nil
             exchange.upstream?.channel.close(promise: nil)
-            let what = exchange.responseStarted ? "during the response" : "before the response"
-            settings.sink.record(exchange.recorder.finish(error: FlowError(.clientDisconnected, "the client closed the connection \(what)")))
+            settings.hooks.ended(exchange.recorder.finish(error: FlowError(.clientDisconnected, "the client closed the connection \(what)")))
         }
         context.fireChannelInactive()
     }
@@ -202,7 +200,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private func beginExchange(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         let target: ProxyTarget
         var headers = head.headers
-        headers.remove(name: "proxy-connection")
+        HopByHopFields.remove(from: &headers, keepingUpgrade: head.requestsUpgrade)
         let repeatOf = RepeatMark.take(from: &headers)
         switch settings.mode {
         case .forward where origin != nil:
@@ -232,7 +230,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 return
             }
             headers.remove(name: "proxy-authorization")
-            if !headers.contains(name: "host") { headers.add(name: "Host", value: target.hostHeader) }
+            // The target names the server; a Host that disagrees is replaced (RFC 9112 §3.2.2).
+            headers.replaceOrAdd(name: "Host", value: target.hostHeader)
         case .reverse(let upstream):
             let base = upstream.path.hasSuffix("/") ? String(upstream.path.dropLast()) : upstream.path
             target = ProxyTarget(scheme: upstream.scheme, host: upstream.host, port: upstream.port, path: base + (head.uri.hasPrefix("/") ? head.uri : "/" + head.uri))
@@ -248,22 +247,32 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         if let repeatOf { recorder.markRepeat(of: repeatOf) }
         let exchange = Exchange(recorder: recorder, target: target, upstreamHead: upstreamHead, clientHead: head)
         self.exchange = exchange
-        exchange.breakpoint.stops = settings.breakpoints.stops(for: exchange.clientRequest)
-        if let rules = settings.rules.current {
-            exchange.rules = rules
-            exchange.throttle = rules.throttleProfile(for: exchange.clientRequest)
-            if exchange.breakpoint.stopsAtRequest || rules.requestBodyNeeded(for: exchange.clientRequest) {
-                // Decided at the request's end, with its body.
-                exchange.holdingRequestBody = true
-                return
-            }
-            guard applyRequestRules(exchange) else { return }
-        } else if exchange.breakpoint.stopsAtRequest {
-            exchange.holdingRequestBody = true
+        if settings.hooks.requestHead(exchange) {
+            // A hook (a breakpoint, a Rewrite Body rule) decides the request at its end, with its body.
+            exchange.state.collectRequest()
             return
+        }
+        runRequestHooks(exchange, from: 0)
+    }
+
+    /// The request hooks from `index` on; once all let the request go, it goes to the server
+    /// (and the client's reads wait until the server connection takes it).
+    func runRequestHooks(_ exchange: Exchange, from index: Int) {
+        let hooks = settings.hooks.list
+        var position = index
+        while position < hooks.count {
+            guard !exchange.state.isFinished else { return }
+            if hooks[position].request(exchange, position: position, on: self) == .stop { return }
+            position += 1
         }
         pauseClientReads()
         connectUpstream(exchange)
+    }
+
+    /// A hook that held the request (a breakpoint, throttling's latency) lets it go on.
+    func continueRequest(_ exchange: Exchange, after position: Int) {
+        guard !exchange.state.isFinished else { return }
+        runRequestHooks(exchange, from: position + 1)
     }
 
     /// Runs the request side of the rules; false when they answered or refused the request.
@@ -271,7 +280,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         guard let rules = exchange.rules else { return true }
         var request = exchange.clientRequest
         var heldBody: ByteBuffer?
-        if exchange.requestComplete {
+        if exchange.state.isRequestComplete {
             var body = ByteBuffer()
             for case .body(.byteBuffer(var part)) in exchange.pendingParts { body.writeBuffer(&part) }
             request.body = FlowBody(data: Data(body.readableBytesView))
@@ -296,8 +305,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             for case .body(.byteBuffer(let part)) in exchange.pendingParts { exchange.recorder.requestBodyPart(part) }
             return true
         case .block(.dropConnection):
-            self.exchange = nil
-            settings.sink.record(exchange.recorder.finish(error: FlowError(.aborted, "blocked by the rules: connection dropped")))
+            end(exchange)
+            settings.hooks.ended(exchange.recorder.finish(error: FlowError(.aborted, "blocked by the rules: connection dropped")))
             context?.close(promise: nil)
             return false
         case .block(.forbidden):
@@ -313,34 +322,32 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     /// Answers with a response the rules made (Map Local, 403), once the request is read.
     private func answerLocally(_ exchange: Exchange, with response: FlowResponse) {
-        guard exchange.requestComplete else {
+        guard exchange.state.answerLocally() == .answerNow else {
             exchange.localAnswer = response
             return
         }
         guard let context else { return }
         if waitThrottleLatency(exchange, then: { [weak self] in self?.answerLocally(exchange, with: response) }) { return }
-        self.exchange = nil
+        end(exchange)
         let headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
-        let head = HTTPResponseHead(version: exchange.clientVersion, status: HTTPResponseStatus(statusCode: response.status, reasonPhrase: response.reason), headers: headers)
+        let head = HTTPResponseHead(version: exchange.clientVersion, status: HTTPResponseStatus(code: response.status, reason: response.reason), headers: headers)
         let body = ByteBuffer(bytes: response.body.data)
         exchange.recorder.responseHead(head)
         exchange.recorder.responseBodyPart(body)
-        settings.sink.record(exchange.recorder.finish(error: nil))
-        ThrottleHandler.shapingClientWrites(exchange.throttle, pipeline: context.pipeline.syncOperations) {
-            writeLocal(head, body, close: !exchange.clientKeepAlive || headers[canonicalForm: "connection"].contains("close"), context: context)
-        }
+        let close = !exchange.clientKeepAlive || headers[canonicalForm: "connection"].contains("close")
+        answer(head, body, close: close, recording: exchange.recorder.finish(error: nil), context: context, shaping: exchange.throttle)
     }
 
     /// Throttling's latency, once per request, before it goes out or is answered locally (a
     /// retry on a fresh connection adds none). True when `resume` runs once it has passed.
-    private func waitThrottleLatency(_ exchange: Exchange, then resume: @escaping () -> Void) -> Bool {
+    func waitThrottleLatency(_ exchange: Exchange, then resume: @escaping () -> Void) -> Bool {
         guard let profile = exchange.throttle, !exchange.throttleLatencyAdded, let context else { return false }
         exchange.throttleLatencyAdded = true
         exchange.recorder.addRuleApplications([RulePipeline.throttleApplication(profile)])
         guard profile.latencyMs > 0 else { return false }
         pauseClientReads()
-        context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(profile.latency)) { [weak self] in
-            guard let self, self.exchange === exchange else { return }
+        context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(profile.latency)) {
+            guard !exchange.state.isFinished else { return }
             resume()
         }
         return true
@@ -352,8 +359,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private func waitForSink(_ exchange: Exchange, then resume: @escaping () -> Void) -> Bool {
         guard settings.sink.isBehind, let context else { return false }
         pauseClientReads()
-        context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(2)) { [weak self] in
-            guard let self, self.exchange === exchange else { return }
+        context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(2)) {
+            guard !exchange.state.isFinished else { return }
             resume()
         }
         return true
@@ -361,11 +368,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func connectUpstream(_ exchange: Exchange) {
         if waitForSink(exchange, then: { [weak self] in self?.connectUpstream(exchange) }) { return }
-        if waitThrottleLatency(exchange, then: { [weak self] in self?.connectUpstream(exchange) }) { return }
         let target = exchange.target
         pool.acquire(UpstreamPool.Key(host: target.host, port: target.port, tls: target.scheme == "https")) { [weak self] result in
-            guard let self else { return }
-            guard self.exchange === exchange else {
+            guard let self, !exchange.state.isFinished else {
                 if case .success(let connection) = result { connection.channel.close(promise: nil) }
                 return
             }
@@ -409,7 +414,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             promise.futureResult.assumeIsolated().whenSuccess { [weak self, weak exchange] in
                 guard let exchange else { return }
                 exchange.recorder.requestSent()
-                if exchange.throttle != nil, self?.exchange === exchange { self?.armTimeout(exchange) }
+                if exchange.throttle != nil, !exchange.state.isFinished { self?.armTimeout(exchange) }
             }
             upstream.handler.write(part, promise: promise)
             upstream.handler.flush()
@@ -433,7 +438,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         exchange.timeout?.cancel()
         guard let context else { return }
         exchange.timeout = context.eventLoop.assumeIsolated().scheduleTask(in: settings.responseTimeout) { [weak self, weak exchange] in
-            guard let self, let exchange, self.exchange === exchange else { return }
+            guard let self, let exchange, !exchange.state.isFinished else { return }
             self.timedOut(exchange, stalled: stalled)
         }
     }
@@ -445,9 +450,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             : FlowError(.timeout, "no response from \(exchange.target.authority) within \(within)")
         exchange.upstream?.handler.delegate = nil
         exchange.upstream?.channel.close(promise: nil)
-        if exchange.responseStarted {
-            self.exchange = nil
-            settings.sink.record(exchange.recorder.finish(error: error))
+        if exchange.state.hasResponseStarted {
+            end(exchange)
+            settings.hooks.ended(exchange.recorder.finish(error: error))
             context?.close(promise: nil)
         } else {
             respondWithError(exchange, status: .gatewayTimeout, error: error)
@@ -458,88 +463,140 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func upstreamReceived(_ part: HTTPClientResponsePart) {
         guard let exchange, let context else { return }
-        if exchange.requestComplete { armTimeout(exchange) }
+        if exchange.state.isRequestComplete { armTimeout(exchange) }
         switch part {
         case .head(var head):
-            let code = head.status.code
-            if code >= 100 && code < 200 && code != 101 {
+            let collect = settings.hooks.needsWholeResponse(exchange)
+            switch exchange.state.responseHeadReceived(status: Int(head.status.code), collect: collect) {
+            case .relayInformational:
                 context.write(wrapOutboundOut(.head(head)), promise: nil)
-                return
-            }
-            exchange.recorder.setTLS(tlsInfo(for: exchange))
-            if exchange.breakpoint.stopsAtResponse || exchange.rules?.responseBodyNeeded(for: exchange.clientRequest) == true {
+            case .collect:
                 // Held until the body is complete, for a Rewrite Body rule or a breakpoint.
-                exchange.heldResponseHead = head
-                exchange.heldResponseBody = context.channel.allocator.buffer(capacity: 0)
+                exchange.recorder.setTLS(tlsInfo(for: exchange))
+                exchange.collectedResponse = (head, context.channel.allocator.buffer(capacity: 0))
                 exchange.upstreamKeepAlive = head.isKeepAlive
-                return
-            }
-            if let rules = exchange.rules {
-                let verdict = rules.processResponse(FlowResponse(head), for: exchange.clientRequest)
-                exchange.recorder.addRuleApplications(verdict.applications)
-                head.apply(verdict.response)
-            }
-            exchange.recorder.responseHead(head)
-            exchange.responseStarted = true
-            exchange.upstreamKeepAlive = head.isKeepAlive
-            if !head.isKeepAlive { exchange.clientKeepAlive = false }
-            if exchange.clientVersion.minor == 0 {
-                // An HTTP/1.0 client can't read chunked framing: send the body raw and close.
-                head.version = .http1_0
-                if head.headers[canonicalForm: "transfer-encoding"].contains(where: { $0.lowercased() == "chunked" }) {
-                    head.headers.remove(name: "transfer-encoding")
-                    exchange.clientKeepAlive = false
+            case .relay:
+                exchange.recorder.setTLS(tlsInfo(for: exchange))
+                settings.hooks.responseHead(exchange, head: &head)
+                exchange.recorder.responseHead(head)
+                exchange.upstreamKeepAlive = head.isKeepAlive
+                if !head.isKeepAlive { exchange.clientKeepAlive = false }
+                if exchange.clientVersion.minor == 0 {
+                    // An HTTP/1.0 client can't read chunked framing: send the body raw and close.
+                    head.version = .http1_0
+                    if head.headers[canonicalForm: "transfer-encoding"].contains(where: { $0.lowercased() == "chunked" }) {
+                        head.headers.remove(name: "transfer-encoding")
+                        exchange.clientKeepAlive = false
+                    }
+                    if !head.headers.contains(name: "content-length") { exchange.clientKeepAlive = false }
                 }
-                if !head.headers.contains(name: "content-length") { exchange.clientKeepAlive = false }
+                exchange.responseBodyRemaining = Self.declaredBodyLength(head, request: exchange.upstreamHead)
+                context.write(wrapOutboundOut(.head(head)), promise: nil)
+            case .upgrade:
+                // Sent as is: no framing, no rules (the handshake's headers are the protocol's).
+                exchange.recorder.setTLS(tlsInfo(for: exchange))
+                exchange.recorder.responseHead(head)
+                exchange.switchingHead = head
+                context.writeAndFlush(wrapOutboundOut(.head(head)), promise: nil)
+            case .rejectUpgrade:
+                failBeforeResponse(exchange, error: UpgradeError.notRequested)
+            case .ignore:
+                break
             }
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
         case .body(var buffer):
-            if exchange.heldResponseBody != nil {
-                exchange.heldResponseBody?.writeBuffer(&buffer)
-                if (exchange.heldResponseBody?.readableBytes ?? 0) > Exchange.maximumHeldBody {
-                    releaseHeldResponse(exchange, rewrite: false)
+            switch exchange.state.responseBodyReceived() {
+            case .collect:
+                exchange.collectedResponse?.body.writeBuffer(&buffer)
+                if (exchange.collectedResponse?.body.readableBytes ?? 0) > Exchange.maximumHeldBody {
+                    releaseOversizedResponse(exchange)
                 }
-                return
-            }
-            exchange.recorder.responseBodyPart(buffer)
-            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-            if !context.channel.isWritable {
-                exchange.upstream?.handler.pauseReads()
-                context.flush()
+            case .relay:
+                exchange.recorder.responseBodyPart(buffer)
+                if let remaining = exchange.responseBodyRemaining {
+                    exchange.responseBodyRemaining = remaining - buffer.readableBytes
+                    if remaining <= buffer.readableBytes {
+                        exchange.finalBodyPart = buffer
+                        break
+                    }
+                }
+                context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+                if !context.channel.isWritable {
+                    exchange.upstream?.handler.pauseReads()
+                    context.flush()
+                }
+            case .ignore:
+                break
             }
         case .end(let trailers):
-            if exchange.breakpoint.stopsAtResponse, exchange.heldResponseHead != nil {
-                holdResponse(exchange, trailers: trailers)
-                return
+            switch exchange.state.responseEndReceived() {
+            case .decideCollected:
+                exchange.collectedTrailers = trailers
+                runResponseHooks(exchange, from: 0)
+            case .finish:
+                finish(exchange, trailers: trailers)
+            case .switchProtocols:
+                switchProtocols(exchange, head: exchange.switchingHead ?? HTTPResponseHead(version: .http1_1, status: .switchingProtocols), context: context)
+            case .ignore:
+                break
             }
-            if exchange.heldResponseHead != nil {
-                releaseHeldResponse(exchange, rewrite: true)
-            }
-            finish(exchange, trailers: trailers)
         }
     }
 
-    /// Sends a held response on: rewritten by the rules when it is complete, as received when
-    /// it grew too large to hold (the rest then streams).
-    private func releaseHeldResponse(_ exchange: Exchange, rewrite: Bool) {
-        guard let context, var head = exchange.heldResponseHead, var body = exchange.heldResponseBody else { return }
-        exchange.heldResponseHead = nil
-        exchange.heldResponseBody = nil
-        if rewrite {
-            applyResponseRules(exchange, head: &head, body: &body)
-        } else {
-            exchange.recorder.addRuleApplications([RuleApplication(name: exchange.breakpoint.stopsAtResponse ? "Breakpoint" : "Rewrite", description: "response body over \(Exchange.maximumHeldBody >> 20) MB: passed on unchanged")])
+    /// The response hooks from `index` on, over the collected response; once all let it go,
+    /// it goes to the client and the exchange finishes.
+    func runResponseHooks(_ exchange: Exchange, from index: Int) {
+        let hooks = settings.hooks.list
+        var position = index
+        while position < hooks.count {
+            guard !exchange.state.isFinished else { return }
+            if hooks[position].response(exchange, position: position, on: self) == .stop { return }
+            position += 1
         }
+        sendCollectedResponse(exchange, holdingBody: true)
+        finish(exchange, trailers: exchange.collectedTrailers)
+    }
+
+    /// A hook that held the response (a breakpoint) lets it go on.
+    func continueResponse(_ exchange: Exchange, after position: Int) {
+        guard !exchange.state.isFinished else { return }
+        runResponseHooks(exchange, from: position + 1)
+    }
+
+    /// A response too large to collect goes on as received, unchanged; the rest streams.
+    private func releaseOversizedResponse(_ exchange: Exchange) {
+        exchange.recorder.addRuleApplications([RuleApplication(name: exchange.breakpoint.stopsAtResponse ? "Breakpoint" : "Rewrite", description: "response body over \(Exchange.maximumHeldBody >> 20) MB: passed on unchanged")])
+        sendCollectedResponse(exchange, holdingBody: false)
+    }
+
+    /// Sends the collected response's head, and its body unless it is the whole body of a
+    /// finished response (`holdingBody`), which waits for the session like any final part.
+    private func sendCollectedResponse(_ exchange: Exchange, holdingBody: Bool) {
+        guard let context, let (head, body) = exchange.collectedResponse else { return }
+        exchange.collectedResponse = nil
+        exchange.state.startStreamingResponse()
         exchange.recorder.responseHead(head)
-        exchange.responseStarted = true
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         exchange.recorder.responseBodyPart(body)
-        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        if holdingBody, body.readableBytes > 0 {
+            exchange.finalBodyPart = body
+        } else {
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        }
     }
 
-    /// Runs the response side of the rules on a whole response.
-    func applyResponseRules(_ exchange: Exchange, head: inout HTTPResponseHead, body: inout ByteBuffer) {
-        guard let rules = exchange.rules else { return }
+    /// The body length a response declares with Content-Length, when its body is framed so
+    /// (not chunked, and not a response that has none).
+    static func declaredBodyLength(_ head: HTTPResponseHead, request: HTTPRequestHead) -> Int? {
+        guard request.method != .HEAD, head.status.code >= 200, head.status != .noContent, head.status != .notModified,
+              !head.headers[canonicalForm: "transfer-encoding"].contains(where: { $0.lowercased() == "chunked" }),
+              let length = head.headers.first(name: "content-length").flatMap({ Int($0) }), length > 0 else { return nil }
+        return length
+    }
+
+    /// Runs the response side of the rules on the collected response.
+    func applyResponseRules(_ exchange: Exchange) {
+        guard let rules = exchange.rules, var (head, body) = exchange.collectedResponse else { return }
+        defer { exchange.collectedResponse = (head, body) }
         var response = FlowResponse(head)
         response.body = FlowBody(data: Data(body.readableBytesView))
         let verdict = rules.processResponse(response, for: exchange.clientRequest)
@@ -560,7 +617,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         guard isWritable else { return }
         // The server reads again: the stall timer goes (the response timer, armed once the
         // request has ended, stays).
-        if let exchange, !exchange.requestComplete, !exchange.responseStarted {
+        if let exchange, !exchange.state.isRequestComplete, !exchange.state.hasResponseStarted {
             exchange.timeout?.cancel()
             exchange.timeout = nil
         }
@@ -568,31 +625,32 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func upstreamFailed(_ error: any Error) {
-        guard let exchange else { return }
-        if retryOnFreshConnection(exchange, after: error) { return }
-        exchange.upstream = nil
-        if exchange.responseStarted {
-            failDuringResponse(exchange, error: UpstreamFailure.classifyDuringBody(error, target: exchange.target, received: exchange.recorder.flow.response?.body.size ?? 0))
-        } else {
-            failBeforeResponse(exchange, error: error)
-        }
+        upstreamLost(error)
     }
 
     func upstreamClosed() {
+        upstreamLost(ChannelError.eof)
+    }
+
+    private func upstreamLost(_ error: any Error) {
         guard let exchange else { return }
-        if retryOnFreshConnection(exchange, after: ChannelError.eof) { return }
-        exchange.upstream = nil
-        if exchange.responseStarted {
-            failDuringResponse(exchange, error: UpstreamFailure.classifyDuringBody(ChannelError.eof, target: exchange.target, received: exchange.recorder.flow.response?.body.size ?? 0))
-        } else {
-            failBeforeResponse(exchange, error: ChannelError.eof)
+        switch exchange.state.upstreamLost() {
+        case .failBeforeResponse:
+            if retryOnFreshConnection(exchange, after: error) { return }
+            exchange.upstream = nil
+            failBeforeResponse(exchange, error: error)
+        case .failDuringResponse:
+            exchange.upstream = nil
+            failDuringResponse(exchange, error: UpstreamFailure.classifyDuringBody(error, target: exchange.target, received: exchange.recorder.flow.response?.body.size ?? 0))
+        case .ignore:
+            break
         }
     }
 
     /// A reused keep-alive connection the server had already dropped: send the request again on
     /// a new connection, when nothing of the response came back and all of the request is kept.
     private func retryOnFreshConnection(_ exchange: Exchange, after error: any Error) -> Bool {
-        guard let upstream = exchange.upstream, upstream.isReused, !exchange.responseStarted,
+        guard let upstream = exchange.upstream, upstream.isReused, !exchange.state.hasResponseStarted,
               let sent = exchange.replayable, exchange.retries < 2 else { return false }
         switch error {
         case ChannelError.eof, ChannelError.ioOnClosedChannel, ChannelError.alreadyClosed: break
@@ -613,25 +671,28 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func finish(_ exchange: Exchange, trailers: HTTPHeaders?) {
         guard let context else { return }
-        exchange.timeout?.cancel()
-        self.exchange = nil
+        let requestComplete = end(exchange)
         if let upstream = exchange.upstream {
             upstream.handler.delegate = nil
-            if exchange.requestComplete && exchange.upstreamKeepAlive {
+            // A server that did not switch may still have stopped parsing at the upgrade request.
+            if requestComplete && exchange.upstreamKeepAlive && !exchange.state.requestsUpgrade {
                 pool.release(upstream)
             } else {
                 upstream.channel.close(promise: nil)
             }
         }
-        let closeAfter = !exchange.clientKeepAlive || !exchange.requestComplete
+        let closeAfter = !exchange.clientKeepAlive || !requestComplete
         // The response's end goes out once the exchange is kept in the session: a client that
         // saw an exchange complete finds it there even if Kagami is killed right after. The
         // session commits in groups, so this costs a client at most one group's write.
         let loop = context.eventLoop
         let client = NIOLoopBound(context, eventLoop: loop)
-        settings.sink.record(exchange.recorder.finish(error: nil)) {
+        let finalPart = exchange.finalBodyPart
+        exchange.finalBodyPart = nil
+        settings.hooks.ended(exchange.recorder.finish(error: nil)) {
             loop.execute {
                 let context = client.value
+                if let finalPart { context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(finalPart))), promise: nil) }
                 let written = context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(trailers)))
                 if closeAfter {
                     written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
@@ -650,39 +711,56 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     private func failDuringResponse(_ exchange: Exchange, error: FlowError) {
-        exchange.timeout?.cancel()
-        self.exchange = nil
-        settings.sink.record(exchange.recorder.finish(error: error))
+        end(exchange)
+        settings.hooks.ended(exchange.recorder.finish(error: error))
         // The status line is already out: closing is the only way to tell the client.
         context?.close(promise: nil)
+    }
+
+    /// Ends the exchange on this connection: later events and callbacks for it find it finished.
+    /// Returns whether its request had been read completely.
+    @discardableResult
+    func end(_ exchange: Exchange) -> Bool {
+        exchange.timeout?.cancel()
+        if self.exchange === exchange { self.exchange = nil }
+        return exchange.state.finish()
     }
 
     /// Answers the client with a short plain-text page and records the exchange with `error`.
     func respondWithError(_ exchange: Exchange, status: HTTPResponseStatus, error: FlowError) {
         guard let context else { return }
-        exchange.timeout?.cancel()
-        self.exchange = nil
-        let (head, body) = localResponse(status: status, message: "Kagami: \(error.message)", version: exchange.clientVersion, close: !exchange.requestComplete || !exchange.clientKeepAlive)
+        let close = !end(exchange) || !exchange.clientKeepAlive
+        let (head, body) = ErrorPage.response(status: status, message: "Kagami: \(error.message)", version: exchange.clientVersion, close: close)
         exchange.recorder.localResponse(status: status, headers: head.headers, body: body)
-        settings.sink.record(exchange.recorder.finish(error: error))
-        writeLocal(head, body, close: !exchange.requestComplete || !exchange.clientKeepAlive, context: context)
+        answer(head, body, close: close, recording: exchange.recorder.finish(error: error), context: context)
+    }
+
+    /// Records `flow` and, once the session keeps it, writes a response Kagami made itself (an
+    /// error page, a Map Local file, a Block List 403): a client never sees an answer a crash
+    /// could lose. `shaping` throttles the writes like the server's would be.
+    private func answer(
+        _ head: HTTPResponseHead, _ body: ByteBuffer, close: Bool, recording flow: Flow, context: ChannelHandlerContext,
+        shaping throttle: ThrottleProfile? = nil
+    ) {
+        let loop = context.eventLoop
+        let written = NIOLoopBound((handler: self, context: context), eventLoop: loop)
+        settings.hooks.ended(flow) {
+            loop.execute {
+                let (handler, context) = written.value
+                guard context.channel.isActive else { return }
+                ThrottleHandler.shapingClientWrites(throttle, pipeline: context.pipeline.syncOperations) {
+                    handler.writeLocal(head, body, close: close, context: context)
+                }
+            }
+        }
     }
 
     /// A request Kagami can't forward at all (bad target): answer it and close, since its
     /// body (if any) will not be read.
     private func respondWithoutUpstream(_ head: HTTPRequestHead, status: HTTPResponseStatus, message: String) {
         guard let context else { return }
-        let (responseHead, body) = localResponse(status: status, message: message, version: head.version, close: true)
+        let (responseHead, body) = ErrorPage.response(status: status, message: message, version: head.version, close: true)
         writeLocal(responseHead, body, close: true, context: context)
-    }
-
-    private func localResponse(status: HTTPResponseStatus, message: String, version: HTTPVersion, close: Bool) -> (HTTPResponseHead, ByteBuffer) {
-        let body = ByteBuffer(string: message + "\n")
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
-        headers.add(name: "Content-Length", value: String(body.readableBytes))
-        if close { headers.add(name: "Connection", value: "close") }
-        return (HTTPResponseHead(version: version, status: status, headers: headers), body)
     }
 
     /// Writes a response Kagami makes itself to a request it read completely.
@@ -701,126 +779,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             resumeClientReads()
         }
     }
-
-    // MARK: CONNECT tunnels
-
-    private func beginTunnel(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
-        let target: ProxyTarget
-        do {
-            target = try ProxyTarget(connectAuthority: head.uri)
-        } catch {
-            respondWithoutUpstream(head, status: .badRequest, message: "Kagami: bad CONNECT target: \(error)")
-            return
-        }
-        var recorder = FlowRecorder(
-            mode: .tunnel, clientAddress: clientAddress, target: target, head: head,
-            captureLimit: 0, allocator: context.channel.allocator
-        )
-        recorder.setVersion(head.version)
-        pendingTunnel = (target, recorder)
-        // Bytes after the CONNECT belong to the tunnel, not to the HTTP parser.
-        pauseClientReads()
-    }
-
-    private func openTunnel(context: ChannelHandlerContext) {
-        guard let (target, recorder) = pendingTunnel else { return }
-        if settings.identities != nil, origin == nil, settings.sslProxying.intercepts(host: target.host, port: target.port) {
-            pendingTunnel = nil
-            intercept(target: target, recorder: recorder, context: context)
-            return
-        }
-        let clientChannel = context.channel
-        let throttle = settings.rules.current?.throttleProfile(for: ThrottleHandler.tunnelRequest(target))
-        let bootstrap = ClientBootstrap(group: context.eventLoop)
-            .connectTimeout(settings.connectTimeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(TunnelRelayHandler())
-                }
-            }
-        let gate = settings.gate
-        let eventLoop = context.eventLoop
-        ThrottleHandler.connect(after: throttle, on: eventLoop) { gate.connect(bootstrap, host: target.host, port: target.port, on: eventLoop) }
-            .assumeIsolated()
-            .whenComplete { [weak self] result in
-                guard let self, let context = self.context, clientChannel.isActive else {
-                    if case .success(let channel) = result { channel.close(promise: nil) }
-                    return
-                }
-                self.pendingTunnel = nil
-                switch result {
-                case .success(let serverChannel):
-                    let recorder = ThrottleHandler.throttle(tunnel: serverChannel, profile: throttle, recorder: recorder)
-                    self.joinTunnel(serverChannel: serverChannel, recorder: recorder, context: context)
-                case .failure(let error):
-                    let (status, flowError) = UpstreamFailure.classify(error, target: target, connectTimeout: self.settings.connectTimeout)
-                    var recorder = recorder
-                    let (head, body) = self.localResponse(status: status, message: "Kagami: \(flowError.message)", version: .http1_1, close: true)
-                    recorder.localResponse(status: status, headers: head.headers, body: body)
-                    self.settings.sink.record(recorder.finish(error: flowError))
-                    self.writeLocal(head, body, close: true, context: context)
-                }
-            }
-    }
-
-    private func joinTunnel(serverChannel: any Channel, recorder: FlowRecorder, context: ChannelHandlerContext) {
-        let sink = settings.sink
-        var recorder = recorder
-        recorder.connected(to: serverChannel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" })
-        let established = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: 200, reasonPhrase: "Connection Established"))
-        recorder.responseHead(established)
-        do {
-            let serverRelay = try serverChannel.pipeline.syncOperations.handler(type: TunnelRelayHandler.self)
-            let clientRelay = TunnelRelayHandler()
-            TunnelRelayHandler.join(clientRelay, serverRelay)
-            let record = TunnelRecord(recorder: recorder, sink: sink, client: clientRelay, server: serverRelay)
-            clientRelay.onFinished = record.finish
-            serverRelay.onFinished = record.finish
-
-            // The HTTP handlers leave; the CONNECT reply goes out as raw bytes (an HTTP encoder
-            // would frame it), and the decoder hands any bytes it already read to the relay.
-            let pipeline = context.pipeline.syncOperations
-            for name in [ProxyServer.HandlerName.encoder, ProxyServer.HandlerName.serverPipeline, ProxyServer.HandlerName.errors] {
-                pipeline.removeHandler(name: name, promise: nil)
-            }
-            try pipeline.addHandler(clientRelay)
-            clientRelay.writeRaw(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n"))
-            let channel = context.channel
-            pipeline.removeHandler(context: context, promise: nil)
-            pipeline.removeHandler(name: ProxyServer.HandlerName.decoder, promise: nil)
-            channel.read()
-        } catch {
-            serverChannel.close(promise: nil)
-            context.close(promise: nil)
-        }
-    }
 }
 
 extension ClientConnectionHandler {
-    /// Answers the CONNECT and hands the connection to a `TunnelProtocolSniffer`, which
-    /// terminates TLS (or reads plain HTTP) and serves the requests inside as exchanges.
-    fileprivate func intercept(target: ProxyTarget, recorder: FlowRecorder, context: ChannelHandlerContext) {
-        let sink = settings.sink
-        let failureRecorder = FailureOnce(recorder: recorder, sink: sink)
-        let sniffer = TunnelProtocolSniffer(target: target, settings: settings, pool: pool, recordFailure: failureRecorder.record)
-        let pipeline = context.pipeline.syncOperations
-        for name in [ProxyServer.HandlerName.encoder, ProxyServer.HandlerName.serverPipeline, ProxyServer.HandlerName.errors] {
-            pipeline.removeHandler(name: name, promise: nil)
-        }
-        do {
-            try pipeline.addHandler(sniffer)
-        } catch {
-            context.close(promise: nil)
-            return
-        }
-        sniffer.writeRaw(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n"))
-        let channel = context.channel
-        pipeline.removeHandler(context: context, promise: nil)
-        pipeline.removeHandler(name: ProxyServer.HandlerName.decoder, promise: nil)
-        channel.read()
-    }
-
     /// TLS facts for an exchange: the client's side of an intercepted connection and the
     /// server's certificate.
     fileprivate func tlsInfo(for exchange: Exchange) -> TLSInfo? {
@@ -848,48 +809,6 @@ extension ClientConnectionHandler {
     }
 }
 
-/// Records a failed interception (client refused the certificate) at most once.
-final class FailureOnce {
-    private var recorder: FlowRecorder?
-    private let sink: any FlowSink
-
-    init(recorder: FlowRecorder, sink: any FlowSink) {
-        self.recorder = recorder
-        self.sink = sink
-    }
-
-    func record(_ error: FlowError) {
-        guard var recorder else { return }
-        self.recorder = nil
-        sink.record(recorder.finish(error: error))
-    }
-}
-
-/// Records a tunnel once both of its sides have closed.
-final class TunnelRecord {
-    private var recorder: FlowRecorder
-    private let sink: any FlowSink
-    private var client: TunnelRelayHandler?
-    private var server: TunnelRelayHandler?
-    private var done = false
-
-    init(recorder: FlowRecorder, sink: any FlowSink, client: TunnelRelayHandler, server: TunnelRelayHandler) {
-        self.recorder = recorder
-        self.sink = sink
-        self.client = client
-        self.server = server
-    }
-
-    func finish() {
-        guard !done else { return }
-        done = true
-        recorder.countTunnelBytes(up: client?.bytesRead ?? 0, down: server?.bytesRead ?? 0)
-        client = nil
-        server = nil
-        sink.record(recorder.finish(error: nil))
-    }
-}
-
 extension FlowResponse {
     init(_ head: HTTPResponseHead) {
         self.init(
@@ -902,11 +821,21 @@ extension HTTPResponseHead {
     /// Takes status and headers from a response the rules returned.
     mutating func apply(_ response: FlowResponse) {
         if Int(status.code) != response.status || status.reasonPhrase != response.reason {
-            status = HTTPResponseStatus(statusCode: response.status, reasonPhrase: response.reason)
+            status = HTTPResponseStatus(code: response.status, reason: response.reason)
         }
         let fields = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
         if !fields.elementsEqual(headers, by: { $0.name == $1.name && $0.value == $1.value }) {
             headers = fields
         }
+    }
+}
+
+extension HTTPResponseStatus {
+    /// The status with `reason` as its phrase: NIO's `init(statusCode:reasonPhrase:)` gives a
+    /// code it knows its standard phrase, so "503 Down For Maintenance" would go out as
+    /// "503 Service Unavailable".
+    init(code: Int, reason: String) {
+        let standard = HTTPResponseStatus(statusCode: code)
+        self = reason.isEmpty || reason == standard.reasonPhrase ? standard : .custom(code: UInt(code), reasonPhrase: reason)
     }
 }

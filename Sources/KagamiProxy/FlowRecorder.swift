@@ -108,6 +108,14 @@ struct FlowRecorder {
         flow.response?.body.size = down
     }
 
+    /// The flow so far, for an exchange that goes on (an upgraded connection): no end yet.
+    var inProgress: Flow {
+        var flow = flow
+        flow.request.body.data = Data(requestBody.readableBytesView)
+        if flow.response != nil { flow.response?.body.data = Data(responseBody.readableBytesView) }
+        return flow
+    }
+
     mutating func finish(error: FlowError?) -> Flow {
         flow.timings.end = Date()
         if flow.error == nil { flow.error = error }

@@ -18,6 +18,9 @@ enum UpstreamFailure {
         if let refusal = error as? DestinationNotAllowed ?? (error as? NIOConnectionError).flatMap({ ($0.dnsAError ?? $0.dnsAAAAError) as? DestinationNotAllowed }) {
             return (.forbidden, FlowError(.notAllowed, refusal.description))
         }
+        if let upgrade = error as? UpgradeError {
+            return (.badGateway, FlowError(.badResponse, "\(server) \(upgrade.description)"))
+        }
         if let loss = error as? ThrottleLoss {
             return (.badGateway, FlowError(.aborted, loss.description))
         }

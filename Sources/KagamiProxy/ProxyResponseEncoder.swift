@@ -3,7 +3,8 @@ import NIOHTTP1
 
 /// Writes responses to the client exactly as the server framed them: headers in their order and
 /// spelling, chunked only when the response said so (or when a close-delimited body has to be
-/// framed for a keep-alive HTTP/1.1 client), and no body for HEAD, 1xx, 204 and 304.
+/// framed for a keep-alive HTTP/1.1 client), and no body for HEAD, 1xx, 204 and 304. A 101 gets
+/// no framing at all: the bytes after it belong to the protocol it switches to.
 ///
 /// It watches request heads go by (inbound) to know which responses answer a HEAD; pipelined
 /// requests are answered in order, so a queue suffices.
@@ -30,7 +31,7 @@ final class ProxyResponseEncoder: ChannelDuplexHandler, RemovableChannelHandler 
             let code = head.status.code
             let informational = code >= 100 && code < 200 && code != 101
             let method = informational ? nil : requestMethods.popFirst()
-            let bodyAllowed = !(informational || method == .HEAD || code == 204 || code == 304)
+            let bodyAllowed = !(informational || code == 101 || method == .HEAD || code == 204 || code == 304)
             if !bodyAllowed {
                 framing = .none
             } else if head.headers[canonicalForm: "transfer-encoding"].last?.lowercased() == "chunked" {

@@ -128,7 +128,8 @@ public final class ProxyServer: Sendable {
             upstreamVerificationDisabled: configuration.interception?.insecureUpstream ?? false,
             rules: rules,
             breakpoints: breakpoints,
-            gate: gate
+            gate: gate,
+            hooks: .standard(rules: rules, breakpoints: breakpoints, sink: sink)
         )
         let pools = self.pools
         let poolConfiguration = self.poolConfiguration
@@ -166,6 +167,7 @@ public final class ProxyServer: Sendable {
         try pipeline.addHandler(ProxyResponseEncoder(), name: HandlerName.encoder)
         try pipeline.addHandler(HTTPServerPipelineHandler(), name: HandlerName.serverPipeline)
         try pipeline.addHandler(HTTPServerProtocolErrorHandler(), name: HandlerName.errors)
+        try pipeline.addHandler(ConnectTunnelHandler(settings: settings, pool: pool, origin: origin))
         try pipeline.addHandler(ClientConnectionHandler(settings: settings, pool: pool, origin: origin))
     }
 

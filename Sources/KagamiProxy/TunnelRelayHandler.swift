@@ -1,7 +1,10 @@
+import KagamiFlow
 import NIOCore
 
-/// Joins two connections byte for byte (a CONNECT tunnel). Reads on one side wait while the
-/// other side can't take more, so a fast sender can't fill memory.
+/// Joins two connections byte for byte (a CONNECT tunnel, an upgraded connection). Reads on one
+/// side wait while the other side can't take more, so a fast sender can't fill memory. On a
+/// WebSocket connection each side's bytes also pass the capture, which reads messages out of
+/// them and never changes them.
 final class TunnelRelayHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
@@ -16,6 +19,8 @@ final class TunnelRelayHandler: ChannelDuplexHandler {
     var onFinished: (() -> Void)?
     /// Throttling on this side's connection: while its queue is full, this side can't take more.
     weak var throttle: ThrottleHandler?
+    /// The WebSocket capture, and which direction this side's reads are.
+    var capture: (WebSocketCapture, WebSocketMessage.Direction)?
 
     static func join(_ a: TunnelRelayHandler, _ b: TunnelRelayHandler) {
         a.partner = b
@@ -40,10 +45,13 @@ final class TunnelRelayHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
         bytesRead += buffer.readableBytes
+        if let (capture, direction) = capture { capture.read(buffer, from: direction) }
         partner?.context?.write(wrapOutboundOut(buffer), promise: nil)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        // The messages go to the session before their bytes go out to the peer.
+        capture?.0.flush()
         partner?.context?.flush()
     }
 

@@ -16,7 +16,7 @@ protocol UpstreamDelegate: AnyObject {
 
 /// The last handler on a server connection: hands response parts to the exchange that owns
 /// the connection, and holds reads back while the client can't take more (backpressure).
-final class UpstreamHandler: ChannelDuplexHandler {
+final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundIn = HTTPClientRequestPart
     typealias OutboundOut = HTTPClientRequestPart

@@ -22,6 +22,11 @@ final class UpstreamPool {
         var gate: UpstreamGate
     }
 
+    enum HandlerName {
+        static let encoder = "kagami.upstream.encoder"
+        static let decoder = "kagami.upstream.decoder"
+    }
+
     private let eventLoop: any EventLoop
     private let configuration: Configuration
     private var idle: [Key: [UpstreamConnection]] = [:]
@@ -61,12 +66,14 @@ final class UpstreamPool {
                     }
                     var encoderConfiguration = HTTPRequestEncoder.Configuration()
                     encoderConfiguration.automaticallySetFramingHeaders = false
-                    try sync.addHandler(HTTPRequestEncoder(configuration: encoderConfiguration))
+                    try sync.addHandler(HTTPRequestEncoder(configuration: encoderConfiguration), name: HandlerName.encoder)
+                    // After a 101 the decoder stops and, once removed, hands the bytes that came
+                    // with the 101 (the new protocol's first frames) to the relay.
                     try sync.addHandler(ByteToMessageHandler(HTTPResponseDecoder(
-                        leftOverBytesStrategy: .dropBytes,
+                        leftOverBytesStrategy: .forwardBytes,
                         informationalResponseStrategy: .forward,
                         limitConfiguration: limits
-                    )))
+                    )), name: HandlerName.decoder)
                     try sync.addHandler(UpstreamHandler())
                 }
             }

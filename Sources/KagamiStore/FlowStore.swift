@@ -17,11 +17,25 @@ public protocol FlowStore: FlowSink {
     /// Flows in capture order; without bodies' bytes unless asked (sizes are always there).
     func flows(offset: Int, limit: Int?, includeBodies: Bool) async throws -> [Flow]
     func count() async throws -> Int
+    /// The messages of a WebSocket flow, in the order they passed.
+    func messages(of flowID: UUID, offset: Int, limit: Int?) async throws -> [WebSocketMessage]
     /// Deletes every flow, after those recorded before the call have been written.
     func removeAll() async throws
 }
 
 extension FlowStore {
+    /// The messages of each WebSocket flow among `flows` (for exports).
+    public func webSocketMessages(of flows: [Flow]) async throws -> [UUID: [WebSocketMessage]] {
+        var messages: [UUID: [WebSocketMessage]] = [:]
+        for flow in flows where flow.isWebSocket {
+            messages[flow.id] = try await self.messages(of: flow.id, offset: 0, limit: nil)
+        }
+        return messages
+    }
+
+    /// For stores that keep no messages.
+    public func messages(of flowID: UUID, offset: Int, limit: Int?) async throws -> [WebSocketMessage] { [] }
+
     public func allFlows(includeBodies: Bool = true) async throws -> [Flow] {
         try await flows(offset: 0, limit: nil, includeBodies: includeBodies)
     }

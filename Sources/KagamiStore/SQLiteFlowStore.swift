@@ -24,10 +24,21 @@ public final class SQLiteFlowStore: FlowStore {
         var bodiesDropped = 0
     }
 
-    /// A flow waiting for the writer, and who waits for it to be committed.
+    /// A flow (or messages of a flow) waiting for the writer, and who waits for it to be committed.
     struct Entry {
-        var flow: Flow
+        enum Item {
+            case flow(Flow)
+            case messages([WebSocketMessage], flowID: UUID)
+        }
+        var item: Item
         var stored: (@Sendable () -> Void)?
+
+        var bodyBytes: Int {
+            switch item {
+            case .flow(let flow): SQLiteFlowStore.bodyBytes(flow)
+            case .messages(let messages, _): messages.reduce(0) { $0 + $1.data.count }
+            }
+        }
     }
 
     /// Body bytes that may wait for the writer. When the disk falls behind the traffic, flows
@@ -103,6 +114,22 @@ public final class SQLiteFlowStore: FlowStore {
             try db.alter(table: "flow") { t in t.add(column: "repeatOf", .text) }
             try db.create(index: "flow_repeatOf", on: "flow", columns: ["repeatOf"])
         }
+        // WebSocket messages, appended as they pass; a flow's are read in order. No foreign key:
+        // they are written while their flow is recorded again at its end.
+        migrator.registerMigration("v3: websocketMessage") { db in
+            try db.create(table: "websocketMessage") { t in
+                t.autoIncrementedPrimaryKey("seq")
+                t.column("flowId", .text).notNull()
+                t.column("direction", .text).notNull()
+                t.column("time", .double).notNull()
+                t.column("opcode", .integer).notNull()
+                t.column("size", .integer).notNull()
+                t.column("truncated", .boolean).notNull()
+                t.column("compressed", .boolean).notNull()
+                t.column("data", .blob).notNull()
+            }
+            try db.create(index: "websocketMessage_flowId", on: "websocketMessage", columns: ["flowId", "seq"])
+        }
         return migrator
     }
 
@@ -134,7 +161,7 @@ public final class SQLiteFlowStore: FlowStore {
             } else {
                 state.bodyBytes += bytes
             }
-            state.entries.append(Entry(flow: flow, stored: stored))
+            state.entries.append(Entry(item: .flow(flow), stored: stored))
             if state.drainScheduled { return false }
             state.drainScheduled = true
             return true
@@ -147,13 +174,39 @@ public final class SQLiteFlowStore: FlowStore {
         }
     }
 
+    /// Messages queue like flows, behind the flow they belong to. When the disk is behind,
+    /// their payloads are left out (sizes kept, marked truncated) as bodies are.
+    public func record(messages: [WebSocketMessage], of flowID: UUID) {
+        var messages = messages
+        let bytes = messages.reduce(0) { $0 + $1.data.count }
+        let limit = maximumPendingBodyBytes
+        let schedule = pending.withLock { state in
+            if bytes > 0, state.bodyBytes + bytes > limit {
+                for index in messages.indices where !messages[index].data.isEmpty {
+                    messages[index].data = Data()
+                    messages[index].isTruncated = true
+                }
+                state.bodiesDropped += 1
+            } else {
+                state.bodyBytes += bytes
+            }
+            state.entries.append(Entry(item: .messages(messages, flowID: flowID), stored: nil))
+            if state.drainScheduled { return false }
+            state.drainScheduled = true
+            return true
+        }
+        if schedule {
+            writeQueue.async { self.drain() }
+        }
+    }
+
     static let maximumBatch = 5_000
 
     public var isBehind: Bool {
         pending.withLock { $0.entries.count >= maximumPendingFlows }
     }
 
-    private static func bodyBytes(_ flow: Flow) -> Int {
+    fileprivate static func bodyBytes(_ flow: Flow) -> Int {
         flow.request.body.data.count + (flow.response?.body.data.count ?? 0)
     }
 
@@ -171,14 +224,19 @@ public final class SQLiteFlowStore: FlowStore {
             if batch.isEmpty { return }
             do {
                 try database.write { db in
-                    for entry in batch { try self.insert(entry.flow, db) }
+                    for entry in batch {
+                        switch entry.item {
+                        case .flow(let flow): try self.insert(flow, db)
+                        case .messages(let messages, let flowID): try self.insert(messages, of: flowID, db)
+                        }
+                    }
                 }
             } catch {
                 let message = "could not write \(batch.count) flow(s) to \(path): \(error)"
                 pending.withLock { $0.lastError = message }
                 FileHandle.standardError.write(Data("kagami: \(message)\n".utf8))
             }
-            let written = batch.reduce(0) { $0 + Self.bodyBytes($1.flow) }
+            let written = batch.reduce(0) { $0 + $1.bodyBytes }
             pending.withLock { $0.bodyBytes -= written }
             for entry in batch { entry.stored?() }
         }
@@ -189,10 +247,33 @@ public final class SQLiteFlowStore: FlowStore {
         do {
             try insertRow(flow, id: id, db)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-            // A flow recorded again (an import, an update) replaces the earlier row and its bodies.
+            // A flow recorded again (an import, an update, a WebSocket at its end) replaces the
+            // earlier row and its bodies, keeping its place in the session and its messages.
             try db.cachedStatement(sql: "DELETE FROM body WHERE flowId = ?").execute(arguments: [id])
-            try db.cachedStatement(sql: "DELETE FROM flow WHERE id = ?").execute(arguments: [id])
-            try insertRow(flow, id: id, db)
+            try db.cachedStatement(sql: """
+                UPDATE flow SET mode = ?, startedAt = ?, method = ?, url = ?, host = ?, status = ?, requestSize = ?,
+                responseSize = ?, duration = ?, error = ?, metadata = ?, repeatOf = ? WHERE id = ?
+                """).execute(arguments: [
+                    flow.mode.rawValue, flow.timings.start.timeIntervalSince1970, flow.request.method,
+                    flow.request.url, flow.request.host, flow.response?.status, flow.request.body.size,
+                    flow.response?.body.size, flow.duration, flow.error?.message, flow.storedJSON(),
+                    flow.repeatOf?.uuidString, id,
+                ])
+            try insertBodies(flow, id: id, db)
+        }
+    }
+
+    private func insert(_ messages: [WebSocketMessage], of flowID: UUID, _ db: Database) throws {
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO websocketMessage (flowId, direction, time, opcode, size, truncated, compressed, data)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        let id = flowID.uuidString
+        for message in messages {
+            try statement.execute(arguments: [
+                id, message.direction.rawValue, message.time.timeIntervalSince1970, Int(message.opcode.rawValue),
+                message.size, message.isTruncated, message.isCompressed, message.data,
+            ])
         }
     }
 
@@ -206,6 +287,10 @@ public final class SQLiteFlowStore: FlowStore {
                 flow.response?.body.size, flow.duration, flow.error?.message, flow.storedJSON(),
                 flow.repeatOf?.uuidString,
             ])
+        try insertBodies(flow, id: id, db)
+    }
+
+    private func insertBodies(_ flow: Flow, id: String, _ db: Database) throws {
         let insertBody = try db.cachedStatement(sql: "INSERT INTO body (flowId, part, data) VALUES (?, ?, ?)")
         if !flow.request.body.data.isEmpty {
             try insertBody.execute(arguments: [id, "request", flow.request.body.data])
@@ -250,6 +335,7 @@ public final class SQLiteFlowStore: FlowStore {
                 do {
                     try self.database.write { db in
                         try db.execute(sql: "DELETE FROM body")
+                        try db.execute(sql: "DELETE FROM websocketMessage")
                         try db.execute(sql: "DELETE FROM flow")
                     }
                     continuation.resume()
@@ -281,6 +367,23 @@ public final class SQLiteFlowStore: FlowStore {
         try await database.read { db in
             let rows = try FlowRow.filter(FlowRow.Columns.repeatOf == id.uuidString).order(FlowRow.Columns.seq).fetchAll(db)
             return try rows.map { try self.flow(from: $0, bodies: false, db) }
+        }
+    }
+
+    /// The messages of a WebSocket flow in the order they passed, from `offset`.
+    public func messages(of flowID: UUID, offset: Int = 0, limit: Int? = nil) async throws -> [WebSocketMessage] {
+        try await database.read { db in
+            let rows = try WebSocketMessageRow.filter(WebSocketMessageRow.Columns.flowId == flowID.uuidString)
+                .order(WebSocketMessageRow.Columns.seq).limit(limit ?? -1, offset: offset).fetchAll(db)
+            return try rows.map { row in
+                guard let direction = WebSocketMessage.Direction(rawValue: row.direction),
+                      let opcode = WebSocketMessage.Opcode(rawValue: UInt8(clamping: row.opcode)) else {
+                    throw FlowStoreError("message \(row.seq ?? 0) of flow \(row.flowId) in \(self.path) is unreadable")
+                }
+                return WebSocketMessage(
+                    direction: direction, time: Date(timeIntervalSince1970: row.time), opcode: opcode, data: row.data,
+                    size: row.size, isTruncated: row.truncated, isCompressed: row.compressed)
+            }
         }
     }
 
@@ -356,6 +459,24 @@ struct BodyRow: Codable, FetchableRecord, PersistableRecord {
     var data: Data
 
     enum Columns {
+        static let flowId = Column(CodingKeys.flowId)
+    }
+}
+
+struct WebSocketMessageRow: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "websocketMessage"
+    var seq: Int64?
+    var flowId: String
+    var direction: String
+    var time: Double
+    var opcode: Int
+    var size: Int
+    var truncated: Bool
+    var compressed: Bool
+    var data: Data
+
+    enum Columns {
+        static let seq = Column(CodingKeys.seq)
         static let flowId = Column(CodingKeys.flowId)
     }
 }

@@ -42,6 +42,39 @@ public enum FlowFixtures {
         )
     }
 
+    /// A WebSocket handshake the server accepted (101), for `webSocketMessages()`.
+    public static func webSocket(start: Date = Date(timeIntervalSince1970: 1_780_000_003)) -> Flow {
+        Flow(
+            mode: .reverse,
+            clientAddress: "127.0.0.1:50001",
+            serverAddress: "127.0.0.1:9001",
+            request: FlowRequest(
+                method: "GET", scheme: "http", host: "127.0.0.1", port: 9001, target: "/chat",
+                headers: HeaderFields([
+                    ("Host", "127.0.0.1:9001"), ("Upgrade", "websocket"), ("Connection", "Upgrade"),
+                    ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="), ("Sec-WebSocket-Version", "13"),
+                ])
+            ),
+            response: FlowResponse(
+                status: 101, reason: "Switching Protocols",
+                headers: HeaderFields([("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Accept", "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")])
+            ),
+            timings: FlowTimings(start: start, connected: start.addingTimeInterval(0.001), requestSent: start.addingTimeInterval(0.002), firstByte: start.addingTimeInterval(0.003), end: start.addingTimeInterval(2.5))
+        )
+    }
+
+    /// Messages of `webSocket()`: text both ways, binary, a ping and its pong, and the close.
+    public static func webSocketMessages(start: Date = Date(timeIntervalSince1970: 1_780_000_003)) -> [WebSocketMessage] {
+        [
+            WebSocketMessage(direction: .send, time: start.addingTimeInterval(0.25), opcode: .text, data: Data("hello 👋".utf8), size: 10),
+            WebSocketMessage(direction: .receive, time: start.addingTimeInterval(0.5), opcode: .text, data: Data("hello 👋".utf8), size: 10),
+            WebSocketMessage(direction: .send, time: start.addingTimeInterval(0.75), opcode: .binary, data: Data([0x00, 0xFF, 0x10]), size: 3),
+            WebSocketMessage(direction: .send, time: start.addingTimeInterval(1), opcode: .ping, data: Data(), size: 0),
+            WebSocketMessage(direction: .receive, time: start.addingTimeInterval(1.25), opcode: .pong, data: Data(), size: 0),
+            WebSocketMessage(direction: .send, time: start.addingTimeInterval(2), opcode: .close, data: Data([0x03, 0xE8]) + Data("bye".utf8), size: 5),
+        ]
+    }
+
     public static func refused(start: Date = Date(timeIntervalSince1970: 1_780_000_002)) -> Flow {
         Flow(
             mode: .forward,

@@ -36,9 +36,12 @@ public struct TestCertificates: Sendable {
         case .wrongName:
             certificate = try authority.issueLeaf(for: "wrong.invalid", publicKey: key.publicKey)
         }
+        let certificatePEM = try certificate.serializeAsPEM().pemString
+        let keyPEM = try key.serializeAsPEM().pemString
         return ServerIdentity(
-            certificate: try NIOSSLCertificate(bytes: Array(certificate.serializeAsPEM().pemString.utf8), format: .pem),
-            privateKey: try NIOSSLPrivateKey(bytes: Array(key.serializeAsPEM().pemString.utf8), format: .pem)
+            certificate: try NIOSSLCertificate(bytes: Array(certificatePEM.utf8), format: .pem),
+            privateKey: try NIOSSLPrivateKey(bytes: Array(keyPEM.utf8), format: .pem),
+            certificatePEM: certificatePEM, privateKeyPEM: keyPEM
         )
     }
 }
@@ -47,6 +50,18 @@ public struct TestCertificates: Sendable {
 public struct ServerIdentity: Sendable {
     public let certificate: NIOSSLCertificate
     public let privateKey: NIOSSLPrivateKey
+    /// The same in PEM, for servers in other languages.
+    public let certificatePEM: String
+    public let privateKeyPEM: String
+
+    /// Writes the certificate and key as PEM files in `directory`; returns their paths.
+    public func writePEM(to directory: String) throws -> (certificate: String, key: String) {
+        let certificate = directory + "/server-cert.pem"
+        let key = directory + "/server-key.pem"
+        try certificatePEM.write(toFile: certificate, atomically: true, encoding: .utf8)
+        try privateKeyPEM.write(toFile: key, atomically: true, encoding: .utf8)
+        return (certificate, key)
+    }
 
     public func serverContext() throws -> NIOSSLContext {
         var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(certificate)], privateKey: .privateKey(privateKey))

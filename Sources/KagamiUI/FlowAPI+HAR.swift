@@ -20,7 +20,7 @@ extension FlowAPI {
         } catch {
             return apiError(.contentTooLarge, "an archive to import is at most \(Self.maximumArchiveBytes >> 20) MB")
         }
-        let result: HARImport.Result
+        var result: HARImport.Result
         do {
             result = try HARImport.read(from: body.readableBytesView)
         } catch {
@@ -33,18 +33,21 @@ extension FlowAPI {
             object["skipped"] = skipped
             return jsonResponse(.object(object), status: .badRequest)
         }
-        var flows = result.flows
         // An archive exported from this session (or imported twice) carries ids it already has:
         // those get new ids, so importing adds exchanges instead of replacing the recorded ones.
         try await store.flush()
         var seen = Set<UUID>()
-        for index in flows.indices {
-            let id = flows[index].id
+        for index in result.flows.indices {
+            let id = result.flows[index].id
             var taken = !seen.insert(id).inserted
             if !taken { taken = try await store.flow(id: id) != nil }
-            if taken { flows[index].id = UUID() }
+            if taken { result.renumber(index) }
         }
-        for flow in flows { server.hub.record(flow) }
+        let flows = result.flows
+        for flow in flows {
+            server.hub.record(flow)
+            if let messages = result.webSocketMessages[flow.id] { server.hub.record(messages: messages, of: flow.id) }
+        }
         try await store.flush()
         return jsonResponse([
             "imported": .integer(flows.count),
@@ -87,7 +90,7 @@ extension FlowAPI {
             guard let flow = try await store.flow(id: id) else { return missing(id.uuidString) }
             flows.append(flow)
         }
-        let archive = HARExport.archive(flows, creatorVersion: server.configuration.version)
+        let archive = HARExport.archive(flows, webSocketMessages: try await store.webSocketMessages(of: flows), creatorVersion: server.configuration.version)
         return Response(
             status: .ok,
             headers: [

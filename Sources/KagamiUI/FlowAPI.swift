@@ -27,6 +27,9 @@ struct FlowAPI: Sendable {
         router.get("/api/flows/:id/:part/body") { request, context in
             try await self.body(request, id: context.parameters.get("id"), part: context.parameters.get("part"))
         }
+        router.get("/api/flows/:id/messages") { request, context in
+            try await self.messages(request, id: context.parameters.get("id"))
+        }
         router.get("/api/events") { _, _ in self.events() }
         router.get("/api/export.har") { _, _ in try await self.har() }
         router.post("/api/export.har") { request, _ in try await self.harOfSelected(request) }
@@ -65,6 +68,20 @@ struct FlowAPI: Sendable {
         guard let id, let uuid = UUID(uuidString: id) else { return nil }
         try await store.flush()
         return try await store.flow(id: uuid)
+    }
+
+    /// The WebSocket messages of an exchange, in the order they passed, from `?offset=`
+    /// (at most `?limit=`, 1,000 by default): text as text, other payloads in base64.
+    func messages(_ request: Request, id: String?) async throws -> Response {
+        guard let flow = try await flow(id) else { return missing(id) }
+        let query = request.uri.queryParameters
+        let offset = max(0, query.get("offset", as: Int.self) ?? 0)
+        let limit = min(10_000, max(0, query.get("limit", as: Int.self) ?? 1_000))
+        let messages = try await store.messages(of: flow.id, offset: offset, limit: limit)
+        return jsonResponse([
+            "offset": .integer(offset),
+            "messages": .array(messages.map(\.json)),
+        ])
     }
 
     func missing(_ id: String?) -> Response {
@@ -141,7 +158,7 @@ struct FlowAPI: Sendable {
     func har() async throws -> Response {
         try await store.flush()
         let flows = try await store.allFlows(includeBodies: true)
-        let archive = HARExport.archive(flows, creatorVersion: server.configuration.version)
+        let archive = HARExport.archive(flows, webSocketMessages: try await store.webSocketMessages(of: flows), creatorVersion: server.configuration.version)
         return Response(
             status: .ok,
             headers: [
@@ -158,4 +175,26 @@ extension HTTPField.Name {
     static func kagami(_ suffix: String) -> HTTPField.Name { HTTPField.Name("X-Kagami-\(suffix)") ?? .via }
     static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options") ?? .via
     static let secFetchSite = HTTPField.Name("Sec-Fetch-Site") ?? .via
+}
+
+extension WebSocketMessage {
+    /// For the inspector's Messages tab.
+    var json: JSONValue {
+        var object: JSONObject = [
+            "type": .string(direction.rawValue),
+            "time": .number(time.timeIntervalSince1970),
+            "opcode": .integer(Int(opcode.rawValue)),
+            "size": .integer(size),
+            "truncated": .bool(isTruncated),
+            "compressed": .bool(isCompressed),
+        ]
+        if let text {
+            object["text"] = .string(text)
+        } else {
+            object["base64"] = .string(data.base64EncodedString())
+        }
+        if let closeCode { object["closeCode"] = .integer(Int(closeCode)) }
+        if let closeReason { object["closeReason"] = .string(closeReason) }
+        return .object(object)
+    }
 }

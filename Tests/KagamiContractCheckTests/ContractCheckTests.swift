@@ -123,6 +123,25 @@ import Testing
         #expect(violation.actual?.contains("abc") == true)
     }
 
+    @Test func deepObjectQueryParametersAreNotReportedMissing() throws {
+        let yaml = """
+            openapi: 3.1.0
+            info: {title: T, version: "1"}
+            paths:
+              /notes:
+                get:
+                  parameters:
+                    - {name: filter, in: query, required: true, style: deepObject, explode: true, schema: {type: object}}
+                  responses:
+                    "200": {description: ok}
+            """
+        let check = try ContractCheck(file: DescriptionFile(text: yaml, format: .openAPI), baseURL: "http://127.0.0.1:5000")
+        let sent = Self.flow("GET", "/notes?filter[title]=milk&filter[done]=false", status: 200, headers: [])
+        #expect(try #require(check.check(sent)).violations == [])
+        let absent = Self.flow("GET", "/notes", status: 200, headers: [])
+        #expect(try #require(check.check(absent)).violations.map(\.kind) == [.missing])
+    }
+
     @Test(arguments: descriptions) func aBodyThatIsNotJSONIsOneClearViolation(_ name: String) throws {
         let result = try #require(try Self.check(name).check(Self.flow("GET", "/v1/notes/1", status: 200, body: "{\"id\": 1,")))
         #expect(result.violations.map(\.kind) == [.notJSON])
@@ -193,6 +212,17 @@ import Testing
         let violations = try #require(check.check(missing)).violations
         #expect(violations.map(\.kind) == [.missing])
         #expect(violations.first?.name == "Location" && violations.first?.severity == .warning && violations.first?.location == .header)
+    }
+
+    @Test func violationsStoredInTheFirstShapeStillDecode() throws {
+        let old = Data(#"{"location":"response.body/items/0/id","message":"expected integer"}"#.utf8)
+        let violation = try JSONDecoder().decode(ContractViolation.self, from: old)
+        #expect(violation.kind == .schema && violation.side == .response && violation.location == .body)
+        #expect(violation.message == "expected integer")
+        let current = ContractViolation(
+            kind: .parameter, severity: .warning, operation: .init(name: "n", method: "GET", template: "/a"), side: .request,
+            location: .query, name: "limit", keyword: "type", expected: "integer", actual: "abc", message: "m")
+        #expect(try JSONDecoder().decode(ContractViolation.self, from: JSONEncoder().encode(current)) == current)
     }
 
     @Test func baseURLsParse() {

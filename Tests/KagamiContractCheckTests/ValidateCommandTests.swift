@@ -148,6 +148,15 @@ import Testing
         #expect(har.status == 2)
         #expect(har.stderr.contains("broken.har"))
 
+        // Lenient reading skips entries it can't use; with none left, nothing can be checked.
+        let noEntries = folder + "/entries.har"
+        try #"{"log":{"version":"1.2","creator":{"name":"x","version":"1"},"entries":[{"startedDateTime":"nope","request":{}}]}}"#
+            .write(toFile: noEntries, atomically: true, encoding: .utf8)
+        let unusable = try await Self.run(["validate", "--contract", Self.contract, "--har", noEntries])
+        #expect(unusable.status == 2)
+        #expect(unusable.stderr.contains("log.entries[0].startedDateTime"))
+        #expect(unusable.stderr.contains("no entry of \(noEntries) could be read"))
+
         let brokenDescription = folder + "/broken.apib"
         try "# API\n\n# GET /\n+ Response 200 (application/json)\n    + Attributes (Nope)\n".write(toFile: brokenDescription, atomically: true, encoding: .utf8)
         let session = try await Self.session(Self.conformant)

@@ -120,6 +120,28 @@ import Testing
         #expect(tunnel["request"]?["bodySize"] == 517 && tunnel["response"]?["bodySize"] == 4096)
         #expect(tunnel["response"]?["content"]?["text"] == nil)
     }
+
+    /// As Chrome DevTools writes a WebSocket: `_resourceType` and `_webSocketMessages` with
+    /// type, time in seconds since 1970, opcode, and data (text as is, binary in base64).
+    @Test func webSocketEntriesAsChromeWritesThem() throws {
+        let flow = FlowFixtures.webSocket()
+        let archive = HARExport.archive([FlowFixtures.getJSON(), flow], webSocketMessages: [flow.id: FlowFixtures.webSocketMessages()], creatorVersion: "0.1.0")
+        let schema = try #require(HARTestSupport.schema)
+        #expect(schema.validate(archive).isValid)
+        let plain = try #require(archive["log"]?["entries"]?[0])
+        #expect(plain["_resourceType"] == nil && plain["_webSocketMessages"] == nil)
+        let entry = try #require(archive["log"]?["entries"]?[1])
+        #expect(entry["_resourceType"] == "websocket")
+        #expect(entry["response"]?["status"] == 101)
+        let messages = try #require(entry["_webSocketMessages"]?.arrayValue)
+        #expect(messages.count == 6)
+        #expect(messages[0] == ["type": "send", "time": .number(1_780_000_003.25), "opcode": 1, "data": "hello 👋"])
+        #expect(messages[1]["type"] == "receive")
+        #expect(messages[2]["opcode"] == 2)
+        #expect(messages[2]["data"] == .string(Data([0x00, 0xFF, 0x10]).base64EncodedString()))
+        #expect(messages[5]["opcode"] == 8)
+        #expect(messages.map { $0["time"]?.doubleValue ?? 0 } == [0.25, 0.5, 0.75, 1, 1.25, 2].map { 1_780_000_003 + $0 })
+    }
 }
 
 extension JSONValue {

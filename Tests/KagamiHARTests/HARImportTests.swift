@@ -2,6 +2,7 @@ import Foundation
 import KagamiFlow
 import KagamiJSON
 import KagamiStore
+import KagamiTesting
 import Testing
 @testable import KagamiCLI
 @testable import KagamiHAR
@@ -23,6 +24,37 @@ import Testing
             #expect(b.archiveFields == nil, "\(b.archiveFields ?? [])")
         }
         #expect(imported[4].request.target == "secure.example.com:443")
+    }
+
+    /// A WebSocket's messages come back from an archive (Chrome's fields), are not kept twice
+    /// as archive fields, and export the same again; a bad message says where.
+    @Test func webSocketMessagesRoundTrip() throws {
+        let flow = FlowFixtures.webSocket()
+        var messages = FlowFixtures.webSocketMessages()
+        messages[2].size = 3_000
+        messages[2].isTruncated = true
+        messages[1].isCompressed = true
+        let first = HARExport.archive([flow], webSocketMessages: [flow.id: messages], creatorVersion: "0.1.0")
+        let contents = try HARImport.read(from: Array(first.serialized().utf8))
+        #expect(contents.skipped.isEmpty)
+        #expect(contents.flows.first?.archiveFields == nil, "\(contents.flows.first?.archiveFields ?? [])")
+        #expect(contents.webSocketMessages[flow.id] == messages.map { message in
+            var message = message
+            // Times travel as seconds since 1970 in a JSON number.
+            message.time = Date(timeIntervalSince1970: message.time.timeIntervalSince1970)
+            return message
+        })
+        let second = HARExport.archive(contents.flows, webSocketMessages: contents.webSocketMessages, creatorVersion: "0.1.0")
+        #expect(HARTestSupport.differences(first, second) == [])
+        var renumbered = contents
+        renumbered.renumber(0)
+        #expect(renumbered.webSocketMessages[renumbered.flows[0].id]?.count == 6)
+
+        var broken = first
+        broken.replace(at: ["log", "entries"], with: [first["log"]?["entries"]?[0]?.replacing(["_webSocketMessages"], with: [["type": "sideways", "time": 1, "opcode": 1, "data": ""]]) ?? .null])
+        let skipped = try HARImport.read(from: broken)
+        #expect(skipped.flows.isEmpty)
+        #expect(skipped.skipped.map(\.path) == ["log.entries[0]._webSocketMessages[0].type"])
     }
 
     /// HAR → session file → HAR through the commands, keeping every field.

@@ -19,6 +19,7 @@ struct LiveSetup {
     let proxy: ProxyServer
     let ui: UIServer
     let store: SQLiteFlowStore
+    let hub: FlowHub
     let breakpoints: Breakpoints
     let proxyPort: Int
     let uiPort: Int
@@ -41,7 +42,7 @@ struct LiveSetup {
         let uiPort = try await ui.start()
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         let setup = LiveSetup(
-            origin: origin, proxy: proxy, ui: ui, store: store, breakpoints: breakpoints, proxyPort: proxyPort, uiPort: uiPort,
+            origin: origin, proxy: proxy, ui: ui, store: store, hub: hub, breakpoints: breakpoints, proxyPort: proxyPort, uiPort: uiPort,
             directory: directory, client: client)
         do {
             try await body(setup)
@@ -174,14 +175,18 @@ struct ToolsAPITests {
     @Test func eventStreamAnnouncesHeldAndReleasedExchanges() async throws {
         try await LiveSetup.with { live in
             _ = try await live.api(.PUT, "/api/breakpoints", body: #"{"breakpoints":[{"location":{"path":"/echo"}}]}"#)
-            async let stream = CommandLineClient.curl.run(["-s", "-N", "--max-time", "3", "http://127.0.0.1:\(live.uiPort)/api/events"])
-            try await Task.sleep(for: .milliseconds(500))
+            // The stream is read until the release and the flow have come (the time limit only
+            // stops a test that would otherwise hang).
+            async let stream = RawConnection.exchange(
+                port: live.uiPort, send: Data("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:\(live.uiPort)\r\n\r\n".utf8), timeout: .seconds(30),
+                until: { $0.contains("event: released") && $0.contains("event: flow") })
+            for _ in 0..<500 where live.hub.subscriberCount == 0 { try await Task.sleep(for: .milliseconds(20)) }
             async let answer = live.curl(["\(live.origin.baseURL)/echo"])
             let held = try #require(try await live.held(count: 1).first)
             let id = try #require(held["id"]?.stringValue)
             _ = try await live.api(.POST, "/api/breakpoints/held/\(id)", body: #"{"action":"cancel"}"#)
             _ = try await answer
-            let text = try await stream.stdoutText
+            let text = try await stream
             let heldAt = try #require(text.range(of: "event: held\ndata: "))
             let releasedAt = try #require(text.range(of: "event: released\ndata: "))
             #expect(heldAt.lowerBound < releasedAt.lowerBound)

@@ -155,6 +155,32 @@ struct RunningUI {
         #expect(traversal.stdoutText == "404")
     }
 
+    /// The Messages tab's source: a WebSocket's messages in order, text as text, binary in
+    /// base64, close code and reason split out; and the HAR export carries them.
+    @Test func webSocketMessagesInOrder() async throws {
+        let ui = try await RunningUI.start()
+        defer { Task { await ui.stop() } }
+        let flow = FlowFixtures.webSocket()
+        ui.hub.record(flow)
+        ui.hub.record(messages: FlowFixtures.webSocketMessages(), of: flow.id)
+        ui.hub.record(FlowFixtures.getJSON())
+        try await ui.store.flush()
+        let all = try await ui.json("/api/flows/\(flow.id.uuidString)/messages")
+        guard case .array(let messages)? = all["messages"] else { Issue.record("no messages in \(all)"); return }
+        #expect(messages.map { $0["type"]?.stringValue ?? "" } == ["send", "receive", "send", "send", "receive", "send"])
+        #expect(messages[0]["text"] == "hello 👋")
+        #expect(messages[2]["base64"] == .string(Data([0x00, 0xFF, 0x10]).base64EncodedString()))
+        #expect(messages[5]["closeCode"] == 1000 && messages[5]["closeReason"] == "bye")
+        let page = try await ui.json("/api/flows/\(flow.id.uuidString)/messages?offset=4&limit=1")
+        #expect(page["messages"]?.arrayValue?.count == 1)
+        #expect(page["messages"]?[0]?["opcode"] == 10)
+        let har = try await ui.json("/api/export.har")
+        #expect(har["log"]?["entries"]?[0]?["_webSocketMessages"]?.arrayValue?.count == 6)
+        #expect(har["log"]?["entries"]?[1]?["_webSocketMessages"] == nil)
+        let missing = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", ui.url("/api/flows/\(UUID().uuidString)/messages")])
+        #expect(missing.stdoutText == "404")
+    }
+
     @Test func harExportHasEveryExchange() async throws {
         let ui = try await RunningUI.start()
         defer { Task { await ui.stop() } }

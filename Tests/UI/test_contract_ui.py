@@ -24,7 +24,9 @@ sys.path.insert(0, os.path.dirname(__file__))
 from test_ui import Kagami, browser, curl  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SHOTS = os.path.join(ROOT, "docs", "screenshots")
+# Screenshots go to an ignored folder; KAGAMI_SCREENSHOTS=docs/screenshots regenerates the
+# documentation's on purpose.
+SHOTS = os.path.join(ROOT, os.environ.get("KAGAMI_SCREENSHOTS", ".build/ui-screenshots"))
 DESCRIPTION = os.path.join(ROOT, "Tests", "KagamiContractCheckTests", "Fixtures", "notes.yaml")
 
 NOTES = {

@@ -1,6 +1,6 @@
 """Browser test of the web UI's Draft description: traffic through a real `kagami proxy`, then the
 button drafts OpenAPI and API Blueprint descriptions of it, of the chosen exchanges, and with a
-path hint. Prints `draft ui tests: N passed, M failed`; exits non-zero on any failure.
+path hint. Screenshots go where test_ui.py puts them. Prints `draft ui tests: N passed, M failed`; exits non-zero on any failure.
 
 Usage: python Tests/UI/test_draft.py [path/to/kagami]
 """
@@ -17,7 +17,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 sys.path.insert(0, os.path.dirname(__file__))
 import origin  # noqa: E402
-from test_ui import ROOT, Kagami, api, browser, curl  # noqa: E402
+from test_ui import ROOT, SHOTS, Kagami, api, browser, curl  # noqa: E402
 
 
 def main():
@@ -66,7 +66,8 @@ def main():
             driver.find_element(By.ID, "draft-again").click()
             wait.until(lambda d: "/repos/{owner}/{repo}" in text())
             assert driver.find_element(By.ID, "draft-download").get_attribute("download") == "api.apib"
-            driver.save_screenshot(os.path.join(ROOT, "docs", "screenshots", "draft-description.png"))
+            os.makedirs(SHOTS, exist_ok=True)
+            driver.save_screenshot(os.path.join(SHOTS, "draft-description.png"))
             hints.send_keys(Keys.ESCAPE)
             driver.execute_script("document.getElementById('draft-dialog').close()")
 

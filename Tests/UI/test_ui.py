@@ -28,7 +28,9 @@ sys.path.insert(0, os.path.dirname(__file__))
 import origin  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SHOTS = os.path.join(ROOT, "docs", "screenshots")
+# Screenshots go to an ignored folder; KAGAMI_SCREENSHOTS=docs/screenshots regenerates the
+# documentation's on purpose.
+SHOTS = os.path.join(ROOT, os.environ.get("KAGAMI_SCREENSHOTS", ".build/ui-screenshots"))
 BULK = 10_000
 # Only /ruled/ paths are touched, so the other tests see the origin's own answers.
 STARTING_RULES = {"rewrite": [{"name": "tagging", "locations": [{"path": "/ruled/*"}],
@@ -582,6 +584,46 @@ class Suite:
         self.until(lambda: len(self.rows()) == 6, "four more rows")
         self.filter("")
 
+    def test_websocket_messages_tab(self):
+        # A websockets echo server, and a handshake plus frames sent through the proxy by a
+        # client that keeps the socket open until told to go on.
+        peer = os.path.join(ROOT, "Tests", "WebSocket", "ws_peer.py")
+        server = subprocess.Popen([sys.executable, peer, "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        client = None
+        try:
+            port = int(server.stdout.readline().split()[1])
+            proxy_port = self.kagami.proxy.rsplit(":", 1)[1]
+            client = subprocess.Popen([sys.executable, peer, "absolute", proxy_port, str(port), "--pause"],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            assert client.stdout.readline().strip() == "open", "the client's socket is open"
+            self.select_row("/absolute")
+            self.tab("messages")
+            rows = "return [...document.querySelectorAll('#messages-table tbody tr')].map(r => r.innerText)"
+            self.until(lambda: len(self.js(rows)) == 2, "the first message and its echo listed")
+            # The tab follows the open socket: the next messages and the close appear by themselves.
+            client.stdin.write("\n")
+            client.stdin.flush()
+            output = client.communicate(timeout=30)[0]
+            assert client.returncode == 0, output
+            self.until(lambda: len(self.js(rows)) == 6, "six messages listed live")
+        finally:
+            if client and client.poll() is None:
+                client.kill()
+            server.stdin.close()
+            server.wait(timeout=10)
+        texts = self.js(rows)
+        assert "↑" in texts[0] and "absolute hello" in texts[0] and "text" in texts[0], texts
+        assert "↓" in texts[1] and "absolute hello" in texts[1], texts
+        assert "absolute again" in texts[2] and "absolute again" in texts[3], texts
+        assert "close" in texts[4] and "1000 bye" in texts[4], texts
+        self.shot("websocket-messages")
+        box = self.driver.find_element(By.ID, "messages-filter")
+        box.send_keys("hello")
+        self.until(lambda: len(self.js(rows)) == 2, "the filter keeps the two hello messages")
+        self.choose(self.driver.find_element(By.ID, "messages-direction"), "receive")
+        self.until(lambda: len(self.js(rows)) == 1 and "↓" in self.js(rows)[0], "one received hello")
+        self.filter("")
+
     def test_ten_thousand_exchanges(self):
         host, port = self.kagami.proxy.replace("http://", "").split(":")
         errors = []
@@ -660,7 +702,7 @@ class Suite:
                  self.test_inspector_image, self.test_copy_curl_repeats_the_request, self.test_structure_groups,
                  self.test_export_selected_rows, self.test_dark_theme, self.test_rule_badges_and_applied_rules, self.test_import_har,
                  self.test_rules_panel_changes_the_next_response, self.test_breakpoints_edit_what_the_client_receives,
-                 self.test_repeat_and_repeat_advanced,
+                 self.test_repeat_and_repeat_advanced, self.test_websocket_messages_tab,
                  self.test_ten_thousand_exchanges, self.test_disconnected_banner]
         for test in tests:
             started = time.time()

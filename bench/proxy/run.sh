@@ -208,6 +208,8 @@ for round in $(seq 1 "$ROUNDS"); do
             fi
             if [[ "$target" == kagami-* ]]; then
                 recorded=$(grep -o 'Stopped\. [0-9]* exchange' "$WORK/$run.log" | grep -o '[0-9]*' || true)
+                # The check says how many exchanges it checked and how many it had to skip.
+                grep '^Contract: [0-9]* exchanges\? checked' "$WORK/$run.log" | sed "s/^/  $target: /" || true
                 # A run with 1 MB bodies stores gigabytes; keep the disk from filling up.
                 rm -f "$WORK/$run.sqlite" "$WORK/$run.sqlite-wal" "$WORK/$run.sqlite-shm"
             fi

@@ -1,4 +1,4 @@
-// The inspector: overview, request, response for the selected exchange. Bodies load when their
+// The inspector: overview, request, response (and messages, for a WebSocket) and the contract check for the selected exchange. Bodies load when their
 // tab opens; large ones wait for a click.
 import { dispatch, state, subscribe } from "./store.js";
 import { exportHAR, loadBody, loadCurl, repeatFlow } from "./api.js";
@@ -6,9 +6,10 @@ import { el, formatDateTime, formatDuration, formatSize, statusClass, truncate }
 import { guessMode, prettyJSON, renderHex, renderImage, renderJSON, renderText } from "./bodies.js";
 import { responseText } from "./tools.js";
 import { contractPanel } from "./contract.js";
+import { isWebSocket, messagesPanel } from "./messages.js";
 
 const AUTO_LOAD_LIMIT = 2 * 1024 * 1024;
-const TABS = [["overview", "Overview"], ["request", "Request"], ["response", "Response"], ["contract", "Contract"]];
+const TABS = [["overview", "Overview"], ["request", "Request"], ["response", "Response"]];
 
 export function mountInspector({ container, showTool, showRepeat }) {
   const bodies = new Map(); // `${id}/${part}` -> Promise of body
@@ -27,7 +28,7 @@ export function mountInspector({ container, showTool, showRepeat }) {
     container.hidden = !detail;
     if (!detail) { container.replaceChildren(); return; }
     const tabs = el("div", { className: "tabs", role: "tablist" },
-      ...TABS.map(([id, label]) => el("button", {
+      ...TABS.concat(isWebSocket(detail.flow) ? [["messages", "Messages"]] : [], [["contract", "Contract"]]).map(([id, label]) => el("button", {
         id: `tab-${id}`, role: "tab", "aria-selected": String(state.inspectorTab === id),
         onclick: () => dispatch({ type: "inspectorTab", tab: id }),
       }, label)),
@@ -46,6 +47,7 @@ export function mountInspector({ container, showTool, showRepeat }) {
       if (state.inspectorTab === "request") content.append(...requestPanel(flow));
       else if (state.inspectorTab === "response") content.append(...responsePanel(flow));
       else if (state.inspectorTab === "contract") content.append(...contractPanel(flow));
+      else if (state.inspectorTab === "messages" && isWebSocket(flow)) content.append(...messagesPanel(flow));
       else content.append(...overview(flow));
     }
     container.replaceChildren(tabs, content);

@@ -1,0 +1,184 @@
+import Foundation
+import KagamiFlow
+import KagamiRules
+import NIOHTTP1
+
+/// What a hook decided at a point where it may stop the exchange.
+enum HookOutcome: Equatable {
+    /// The next hook goes on (after the last, the proxy does).
+    case proceed
+    /// The hook answered or refused the request, or holds the exchange; one that holds it
+    /// goes on later from the hook after itself (`ClientConnectionHandler.continueRequest`,
+    /// `continueResponse`).
+    case stop
+}
+
+/// Something that acts on exchanges at fixed points: the request head, the request, the
+/// response head, the response, an upgrade, its messages, and the end (finished or failed).
+/// The proxy runs one ordered list of them (`ExchangeHooks`) at each point; hooks keep what
+/// they need on the `Exchange`, so one hook value serves every connection.
+protocol ExchangeHook: Sendable {
+    /// Request head read. True when the hook needs the whole request (body included) before
+    /// the request can be decided.
+    func requestHead(_ exchange: Exchange) -> Bool
+    /// The request, whole when some hook asked for its body. `position` is this hook's place
+    /// in the list, to go on from once a hold is over.
+    func request(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome
+    /// Response head received. True when the hook needs the whole response before it goes on.
+    func needsWholeResponse(_ exchange: Exchange) -> Bool
+    /// A response head about to stream to the client.
+    func responseHead(_ exchange: Exchange, head: inout HTTPResponseHead)
+    /// A response collected whole (`Exchange.collectedResponse`), before it goes to the client.
+    func response(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome
+    /// The exchange switched protocols: `flow` is its handshake, so far.
+    func upgraded(_ flow: Flow)
+    /// Messages of an upgraded exchange (WebSocket), in the order they passed.
+    func messages(_ messages: [WebSocketMessage], of flowID: UUID)
+    /// The exchange is over, finished or failed (`flow.error`). `stored`, when given, is for the
+    /// hook that keeps flows: it runs once the flow is kept (the client's last bytes wait for it).
+    func ended(_ flow: Flow, stored: (@Sendable () -> Void)?)
+}
+
+extension ExchangeHook {
+    func requestHead(_ exchange: Exchange) -> Bool { false }
+    func request(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome { .proceed }
+    func needsWholeResponse(_ exchange: Exchange) -> Bool { false }
+    func responseHead(_ exchange: Exchange, head: inout HTTPResponseHead) {}
+    func response(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome { .proceed }
+    func upgraded(_ flow: Flow) {}
+    func messages(_ messages: [WebSocketMessage], of flowID: UUID) {}
+    func ended(_ flow: Flow, stored: (@Sendable () -> Void)?) {}
+}
+
+/// The hooks of a proxy, in the order they act.
+struct ExchangeHooks: Sendable {
+    let list: [any ExchangeHook]
+
+    /// Rules first (they may change or answer the request, and choose the throttling),
+    /// breakpoints on what the rules made of it, throttling's latency just before the request
+    /// leaves, and recording last, once the others have acted.
+    static func standard(rules: ActiveRules, breakpoints: Breakpoints, sink: any FlowSink) -> ExchangeHooks {
+        ExchangeHooks(list: [RuleHook(rules: rules), BreakpointHook(breakpoints: breakpoints), ThrottleHook(), RecordingHook(sink: sink)])
+    }
+
+    /// Runs every hook's request-head step; true when any needs the whole request.
+    func requestHead(_ exchange: Exchange) -> Bool {
+        var needsBody = false
+        for hook in list where hook.requestHead(exchange) { needsBody = true }
+        return needsBody
+    }
+
+    func needsWholeResponse(_ exchange: Exchange) -> Bool {
+        list.contains { $0.needsWholeResponse(exchange) }
+    }
+
+    func responseHead(_ exchange: Exchange, head: inout HTTPResponseHead) {
+        for hook in list { hook.responseHead(exchange, head: &head) }
+    }
+
+    func upgraded(_ flow: Flow) {
+        for hook in list { hook.upgraded(flow) }
+    }
+
+    func messages(_ messages: [WebSocketMessage], of flowID: UUID) {
+        for hook in list { hook.messages(messages, of: flowID) }
+    }
+
+    func ended(_ flow: Flow, stored: (@Sendable () -> Void)? = nil) {
+        for hook in list { hook.ended(flow, stored: stored) }
+    }
+}
+
+/// Charles's tools: the rule pipeline in force when the exchange started (Block/Allow, Map
+/// Local, Map Remote, Rewrite, No Caching; throttling profiles are chosen here too).
+struct RuleHook: ExchangeHook {
+    let rules: ActiveRules
+
+    func requestHead(_ exchange: Exchange) -> Bool {
+        guard let pipeline = rules.current else { return false }
+        exchange.rules = pipeline
+        exchange.throttle = pipeline.throttleProfile(for: exchange.clientRequest)
+        return pipeline.requestBodyNeeded(for: exchange.clientRequest)
+    }
+
+    func request(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome {
+        connection.applyRequestRules(exchange) ? .proceed : .stop
+    }
+
+    func needsWholeResponse(_ exchange: Exchange) -> Bool {
+        exchange.rules?.responseBodyNeeded(for: exchange.clientRequest) == true
+    }
+
+    func responseHead(_ exchange: Exchange, head: inout HTTPResponseHead) {
+        guard let rules = exchange.rules else { return }
+        let verdict = rules.processResponse(FlowResponse(head), for: exchange.clientRequest)
+        exchange.recorder.addRuleApplications(verdict.applications)
+        head.apply(verdict.response)
+    }
+
+    func response(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome {
+        connection.applyResponseRules(exchange)
+        return .proceed
+    }
+}
+
+/// Breakpoints: hold a matching exchange, whole, until the admin API decides.
+struct BreakpointHook: ExchangeHook {
+    let breakpoints: Breakpoints
+
+    func requestHead(_ exchange: Exchange) -> Bool {
+        exchange.breakpoint.stops = breakpoints.stops(for: exchange.clientRequest)
+        return exchange.breakpoint.stopsAtRequest
+    }
+
+    func request(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome {
+        // Not when the body grew too large to hold: it streams on without stopping.
+        guard exchange.breakpoint.stopsAtRequest, exchange.state.isRequestComplete else { return .proceed }
+        connection.holdRequest(exchange, position: position)
+        return .stop
+    }
+
+    func needsWholeResponse(_ exchange: Exchange) -> Bool {
+        exchange.breakpoint.stopsAtResponse
+    }
+
+    func response(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome {
+        guard exchange.breakpoint.stopsAtResponse else { return .proceed }
+        connection.holdResponse(exchange, position: position)
+        return .stop
+    }
+}
+
+/// Throttling's latency, once per request, just before it leaves (the bandwidth is shaped on
+/// the server connection by `ThrottleHandler`).
+struct ThrottleHook: ExchangeHook {
+    func request(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome {
+        // Most exchanges are not throttled: no closure for them.
+        guard exchange.throttle != nil, !exchange.throttleLatencyAdded else { return .proceed }
+        let waiting = connection.waitThrottleLatency(exchange) { [weak connection] in
+            connection?.continueRequest(exchange, after: position)
+        }
+        return waiting ? .stop : .proceed
+    }
+}
+
+/// Keeps every exchange, and the messages of upgraded ones, in the session (`FlowSink`).
+struct RecordingHook: ExchangeHook {
+    let sink: any FlowSink
+
+    func upgraded(_ flow: Flow) {
+        sink.record(flow)
+    }
+
+    func messages(_ messages: [WebSocketMessage], of flowID: UUID) {
+        sink.record(messages: messages, of: flowID)
+    }
+
+    func ended(_ flow: Flow, stored: (@Sendable () -> Void)?) {
+        if let stored {
+            sink.record(flow, stored: stored)
+        } else {
+            sink.record(flow)
+        }
+    }
+}
