@@ -100,7 +100,8 @@ struct InferCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("kagami infer: \(error)\n".utf8))
             throw ExitCode(2)
         } catch {
-            throw ValidationError("cannot read \(path): \(error.localizedDescription)")
+            FileHandle.standardError.write(Data("kagami infer: cannot read \(path): \(error.localizedDescription)\n".utf8))
+            throw ExitCode(2)
         }
         builder.learnPaths(flows)
         builder.describe(flows)

@@ -198,8 +198,13 @@ enum Traffic {
         #expect(try DescriptionFile(path: output).contract.actions.map(\.uriTemplate) == ["/items/{itemId}"])
     }
 
-    @Test func noInputOrBothInputsAreRefused() {
+    @Test func noInputOrBothInputsAreRefused() async throws {
         #expect(throws: (any Error).self) { try InferCommand.parse([]) }
         #expect(throws: (any Error).self) { try InferCommand.parse(["--session", "a", "--har", "b"]) }
+        await #expect(throws: ExitCode(2)) { try await InferCommand.parse(["--har", "/nonexistent/traffic.har"]).run() }
+        let folder = try Traffic.folder()
+        let broken = folder.appendingPathComponent("broken.har").path
+        try Data("{\"log\": ".utf8).write(to: URL(fileURLWithPath: broken))
+        await #expect(throws: ExitCode(2)) { try await InferCommand.parse(["--har", broken]).run() }
     }
 }
