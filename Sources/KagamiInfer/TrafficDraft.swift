@@ -152,10 +152,12 @@ struct SkipLog: Sendable {
     var lines: [String] = []
     private var reasons: OrderedDictionary<String, (count: Int, examples: [String])> = [:]
 
-    mutating func note(_ reason: String, _ flow: Flow) {
+    /// Counts `flow` under `reason`; the first few are named, with `detail` (what a parser said).
+    /// Reasons are fixed texts, so thousands of bad exchanges still make one line each.
+    mutating func note(_ reason: String, _ flow: Flow, detail: String? = nil) {
         var entry = reasons[reason] ?? (0, [])
         entry.count += 1
-        if entry.examples.count < 3 { entry.examples.append("\(flow.request.method) \(flow.request.url)") }
+        if entry.examples.count < 3 { entry.examples.append("\(flow.request.method) \(flow.request.url)" + (detail.map { " (\($0))" } ?? "")) }
         reasons[reason] = entry
     }
 
@@ -421,7 +423,7 @@ public struct DraftOperation: Sendable {
             do {
                 return ReadBody(mediaType: mediaType, value: try JSONValue(parsing: data), isJSON: true)
             } catch {
-                skips.note("\(side) bodies labelled \(mediaType) that are not valid JSON (\(error))", flow)
+                skips.note("\(side) bodies labelled \(mediaType) that are not valid JSON", flow, detail: "\(error)")
                 return ReadBody(mediaType: mediaType, isJSON: true)
             }
         }

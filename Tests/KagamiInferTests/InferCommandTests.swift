@@ -165,8 +165,14 @@ enum Traffic {
         for index in 0..<2500 {
             flows.append(Traffic.flow("GET", "/" + String([letters[index % 26], letters[(index / 26) % 26], letters[(index / 676) % 26], "q"]), responseBody: "{}"))
         }
+        // Many broken bodies, each broken differently: still one line for the reason.
+        for index in 0..<50 {
+            flows.append(Traffic.flow("GET", "/api/v1/notes/\(index + 1000)", responseBody: String(repeating: "[", count: index % 7 + 1) + "x"))
+        }
         let draft = TrafficDraft(flows: flows, options: .init(maximumTemplates: 200))
         let skipped = draft.skipped.joined(separator: "\n")
+        #expect(draft.skipped.filter { $0.contains("response bodies labelled application/json that are not valid JSON") }.count == 1, "\(skipped)")
+        #expect(draft.skipped.count <= 8, "\(skipped)")
         #expect(skipped.contains("beyond the cap of 200 distinct paths"))
         #expect(skipped.contains("not valid JSON"))
         #expect(skipped.contains("binary response bodies"))
