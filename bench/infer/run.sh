@@ -2,7 +2,8 @@
 # Accuracy of `kagami infer` against the descriptions in bench/infer/specs, beside
 # mitmproxy2swagger on the same recorded traffic. For each description:
 #   kagami mock SPEC (127.0.0.1, port 0)  ←  generated curl requests  ←  kagami proxy --upstream-allow loopback
-#   → kagami export (HAR) → kagami infer → score against SPEC;  mitmproxy2swagger on the same HAR → score.
+#   → kagami export (HAR) → kagami infer (OpenAPI, and API Blueprint) → score against SPEC;
+#   mitmproxy2swagger on the same HAR → score.
 # Everything listens on and talks to 127.0.0.1 only; every request has a 10 s limit and each
 # request script 300 s.
 # Usage: bench/infer/run.sh [SPEC...]   (default: every file in bench/infer/specs)
@@ -77,6 +78,8 @@ for spec in "${SPECS[@]}"; do
     exchanges=$("$KAGAMI" flows --session "$WORK/$name.sqlite" | grep -c . || true)
     "$KAGAMI" infer --har "$WORK/$name.har" -o "$WORK/$name.kagami.yaml" 2> "$WORK/$name.infer.log" || echo "   kagami infer failed: $(tail -3 "$WORK/$name.infer.log")"
     "$KAGAMI" lint "$WORK/$name.kagami.yaml" > "$WORK/$name.lint.log" 2>&1 || echo "   kagami lint: $(head -3 "$WORK/$name.lint.log")"
+    "$KAGAMI" infer --har "$WORK/$name.har" --format apib -o "$WORK/$name.kagami.apib" 2> "$WORK/$name.infer-apib.log" || echo "   kagami infer --format apib failed: $(tail -3 "$WORK/$name.infer-apib.log")"
+    "$KAGAMI" lint "$WORK/$name.kagami.apib" > "$WORK/$name.lint-apib.log" 2>&1 || echo "   kagami lint (apib): $(head -3 "$WORK/$name.lint-apib.log")"
 
     # mitmproxy2swagger as its README says: a first pass lists paths as "ignore:" entries,
     # a person removes the prefix from those to keep (here: all of them), a second pass writes
@@ -103,9 +106,11 @@ bad = {v["flowId"] for v in report["violations"] if v["severity"] in ("error", "
 print(round((checked - len(bad)) / checked, 4) if checked else -1)' "$1.validate.json"
     }
     kagami_valid=$(valid_share "$WORK/$name.kagami.yaml")
+    apib_valid=$(valid_share "$WORK/$name.kagami.apib")
     m2s_valid=$(valid_share "$m2s_out")
-    echo "   traffic valid against the draft: kagami $kagami_valid, mitmproxy2swagger $m2s_valid"
-    "$INFER_BENCH" score "$name" "$spec" "$WORK/$name.kagami.yaml" "$m2s_out" "$exchanges" "$kagami_valid" "$m2s_valid" >> "$SCORES"
+    echo "   traffic valid against the draft: kagami $kagami_valid (apib $apib_valid), mitmproxy2swagger $m2s_valid"
+    "$INFER_BENCH" score "$name" "$spec" "$WORK/$name.kagami.yaml" "$m2s_out" "$exchanges" "$kagami_valid" "$m2s_valid" \
+        "$WORK/$name.kagami.apib" "$apib_valid" >> "$SCORES"
 done
 
 DATE=$(date -u +%Y-%m-%d)

@@ -357,6 +357,8 @@ struct Row: Codable {
     var exchanges: Int?
     var kagami: Scores?
     var mitmproxy2swagger: Scores?
+    /// Kagami's API Blueprint draft of the same traffic.
+    var kagamiBlueprint: Scores?
 }
 
 func cell(_ value: Double?) -> String { value.map { String(format: "%.3f", $0) } ?? "–" }
@@ -371,12 +373,12 @@ func report(_ rows: [Row]) -> String {
     ]
     var out = ""
     for row in rows {
-        out += "\n### \(row.name) (\(row.operations) operations\(row.exchanges.map { ", \($0) exchanges" } ?? ""))\n\n| metric | Kagami | mitmproxy2swagger |\n| --- | ---: | ---: |\n"
+        out += "\n### \(row.name) (\(row.operations) operations\(row.exchanges.map { ", \($0) exchanges" } ?? ""))\n\n| metric | Kagami | mitmproxy2swagger | Kagami, API Blueprint |\n| --- | ---: | ---: | ---: |\n"
         for (label, metric) in metrics {
-            out += "| \(label) | \(cell(row.kagami.flatMap(metric))) | \(cell(row.mitmproxy2swagger.flatMap(metric))) |\n"
+            out += "| \(label) | \(cell(row.kagami.flatMap(metric))) | \(cell(row.mitmproxy2swagger.flatMap(metric))) | \(cell(row.kagamiBlueprint.flatMap(metric))) |\n"
         }
     }
-    out += "\n### Mean over \(rows.count) descriptions\n\n| metric | Kagami | mitmproxy2swagger |\n| --- | ---: | ---: |\n"
+    out += "\n### Mean over \(rows.count) descriptions\n\n| metric | Kagami | mitmproxy2swagger | Kagami, API Blueprint |\n| --- | ---: | ---: | ---: |\n"
     func mean(_ values: [Double?]) -> Double? {
         let present = values.compactMap { $0 }
         return present.isEmpty ? nil : present.reduce(0, +) / Double(present.count)
@@ -387,7 +389,8 @@ func report(_ rows: [Row]) -> String {
         let zeroWhenMissing = label.hasPrefix("path") || label.hasPrefix("operation") || label.hasPrefix("traffic")
         let kagami = rows.map { row in row.kagami.map { metric($0) ?? nil } ?? (zeroWhenMissing ? 0 : nil) }
         let m2s = rows.map { row in row.mitmproxy2swagger.map { metric($0) ?? nil } ?? (zeroWhenMissing ? 0 : nil) }
-        out += "| \(label) | \(cell(mean(kagami))) | \(cell(mean(m2s))) |\n"
+        let blueprint = rows.map { row in row.kagamiBlueprint.map { metric($0) ?? nil } ?? (zeroWhenMissing ? 0 : nil) }
+        out += "| \(label) | \(cell(mean(kagami))) | \(cell(mean(m2s))) | \(cell(mean(blueprint))) |\n"
     }
     return out
 }
@@ -409,7 +412,7 @@ case "requests":
         fail("\(arguments[2]): \(error)")
     }
 case "score":
-    guard arguments.count == 9 else { fail("usage: infer-bench score NAME ORIGINAL KAGAMI M2S EXCHANGES KAGAMI_VALID M2S_VALID") }
+    guard arguments.count == 11 else { fail("usage: infer-bench score NAME ORIGINAL KAGAMI M2S EXCHANGES KAGAMI_VALID M2S_VALID KAGAMI_APIB APIB_VALID") }
     guard let original = contract(arguments[3]) else { fail("cannot read \(arguments[3])") }
     func valid(_ text: String) -> Double? { Double(text).flatMap { $0 < 0 ? nil : $0 } }
     var row = Row(
@@ -418,6 +421,8 @@ case "score":
         mitmproxy2swagger: contract(arguments[5]).map { score(original: original, inferred: $0) })
     row.kagami?.trafficValid = valid(arguments[7])
     row.mitmproxy2swagger?.trafficValid = valid(arguments[8])
+    row.kagamiBlueprint = contract(arguments[9]).map { score(original: original, inferred: $0) }
+    row.kagamiBlueprint?.trafficValid = valid(arguments[10])
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
     print(String(decoding: (try? encoder.encode(row)) ?? Data(), as: UTF8.self))
