@@ -177,6 +177,15 @@ private final class OriginHandler: ChannelInboundHandler {
             }
         case "no-response":
             break
+        case "close-delimited":
+            // HTTP/1.0 style: no Content-Length, no chunks; the body ends when the connection does.
+            let count = segments.count > 1 ? Int(segments[1]) ?? 0 : 0
+            var headers = HTTPHeaders()
+            headers.add(name: "Connection", value: "close")
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_0, status: .ok, headers: headers))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: OriginServer.bytes(count)))))).assumeIsolated().whenComplete { _ in
+                context.close(promise: nil)
+            }
         case "close-on-next":
             closeOnNextRequest = true
             respond(context: context, status: .ok, body: "next request on this connection will be dropped\n", head: head)
