@@ -11,6 +11,9 @@ struct ConnectionSettings: Sendable {
     var captureLimit: Int
     var connectTimeout: TimeAmount
     var responseTimeout: TimeAmount
+    /// No complete request head for this long (after connecting or after the last exchange):
+    /// the connection is closed.
+    var clientIdleTimeout: TimeAmount
     /// Set when HTTPS interception is on.
     var identities: InterceptionIdentities?
     var sslProxying: SSLProxyingList
@@ -96,6 +99,11 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var readsPaused = false
     private var readPending = false
     private var clientAddress: String?
+    /// Closes a connection that sends no complete request head in time (see `clientIdleTimeout`).
+    /// One timer per connection, re-armed only when it fires, so exchanges cost no timer work:
+    /// they only note when the connection became idle.
+    private var idleTimer: Scheduled<Void>?
+    private var idleSince: NIODeadline? = .now()
     /// Set on connections that arrived through an intercepted CONNECT.
     private let origin: InterceptedOrigin?
 
@@ -107,13 +115,34 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        armIdleTimer(context: context)
         if let address = context.channel.remoteAddress, let ip = address.ipAddress, let port = address.port {
             clientAddress = ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
         }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        idleTimer = nil
         self.context = nil
+    }
+
+    private func armIdleTimer(context: ChannelHandlerContext, at deadline: NIODeadline? = nil) {
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline ?? .now() + settings.clientIdleTimeout) { [weak self] in
+            guard let self else { return }
+            let context = bound.value
+            guard let since = self.idleSince else {
+                self.armIdleTimer(context: context)
+                return
+            }
+            let expiry = since + self.settings.clientIdleTimeout
+            if expiry <= .now() {
+                context.close(promise: nil)
+            } else {
+                self.armIdleTimer(context: context, at: expiry)
+            }
+        }
     }
 
     // MARK: Client side
@@ -197,6 +226,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     // MARK: Exchanges
 
     private func beginExchange(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        idleSince = nil
         let target: ProxyTarget
         var headers = head.headers
         HopByHopFields.remove(from: &headers, keepingUpgrade: head.requestsUpgrade)
@@ -384,7 +414,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     private func attach(_ connection: UpstreamConnection, to exchange: Exchange) {
         exchange.upstream = connection
-        exchange.recorder.connected(to: connection.remoteAddress)
+        exchange.recorder.connected(to: connection.remoteAddress, tlsHandshake: connection.isReused ? nil : connection.handshakeDuration)
         connection.handler.delegate = self
         connection.shape(with: exchange.throttle)
         connection.handler.write(.head(exchange.upstreamHead))
@@ -721,7 +751,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     @discardableResult
     func end(_ exchange: Exchange) -> Bool {
         exchange.timeout?.cancel()
-        if self.exchange === exchange { self.exchange = nil }
+        if self.exchange === exchange {
+            self.exchange = nil
+            idleSince = .now()
+        }
         return exchange.state.finish()
     }
 
