@@ -116,21 +116,31 @@ public struct OperationRoutes: Sendable {
     /// The route for `method` at `target` (under one of the servers' base paths, or not);
     /// HEAD falls back to GET.
     public func lookup(method: String, target: URITemplate.Target) -> RouteLookup {
+        var underBase: RouteLookup?
         for base in basePaths where target.path == base || target.path.hasPrefix(base + "/") {
             let rest = String(target.path.dropFirst(base.count))
             let inner = URITemplate.Target(path: rest.isEmpty ? "/" : rest, query: target.query)
-            if case .matched(let route, let match) = lookupWithoutBase(method: method, target: inner) {
-                return .matched(route, match)
+            switch lookupWithoutBase(method: method, target: inner) {
+            case .matched(let route, let match): return .matched(route, match)
+            case .methodNotAllowed(let allowed): underBase = underBase ?? .methodNotAllowed(allowed: allowed)
+            case .notFound: continue
             }
         }
-        return lookupWithoutBase(method: method, target: target)
+        let whole = lookupWithoutBase(method: method, target: target)
+        if case .notFound = whole, let underBase { return underBase }
+        return whole
     }
 
     private func lookupWithoutBase(method: String, target: URITemplate.Target) -> RouteLookup {
         var allowed: [String] = []
+        // The most specific path that matches is the resource (`/pets/mine` before
+        // `/pets/{id}`, as OpenAPI matches concrete paths first); only its methods answer.
+        var resourceSpecificity: URITemplate.Specificity?
         for route in routes {
             // The path decides the route; query variables are checked by validation, not routing.
             guard let pathMatch = route.pathTemplate.match(target) else { continue }
+            if let resourceSpecificity, route.pathTemplate.specificity != resourceSpecificity { continue }
+            resourceSpecificity = route.pathTemplate.specificity
             if route.method == method || (method == "HEAD" && route.method == "GET" && !hasRoute(method: "HEAD", at: target)) {
                 return .matched(route, route.template.match(target) ?? pathMatch)
             }

@@ -404,7 +404,7 @@ struct OpenAPIContractBuilder {
     }
 
     /// OpenAPI's numeric formats are ranges JSON Schema doesn't know: written as bounds, the
-    /// validator enforces them (int64 to a double's precision: 2^63 itself passes).
+    /// validator enforces them (integer bounds exactly, so 2^63 is outside int64).
     static func addFormatBounds(_ members: inout JSONObject) {
         guard let format = members["format"]?.stringValue else { return }
         let bounds: (JSONValue, JSONValue)
