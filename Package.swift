@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "KagamiRepeat", targets: ["KagamiRepeat"]),
         .library(name: "KagamiYAML", targets: ["KagamiYAML"]),
         .library(name: "KagamiContentCoding", targets: ["KagamiContentCoding"]),
+        .library(name: "KagamiInfer", targets: ["KagamiInfer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -106,6 +107,8 @@ let package = Package(
         ),
         // Times the rule pipeline on a typical request (bench/rules/run.sh).
         .executableTarget(name: "rules-bench", dependencies: ["KagamiRules", "KagamiFlow"], path: "bench/rules/Sources"),
+        // The inference accuracy benchmark's request generator and scorer (bench/infer/run.sh).
+        .executableTarget(name: "infer-bench", dependencies: ["KagamiDescription", "KagamiContract", "KagamiJSON"], path: "bench/infer/Sources"),
         .executableTarget(name: "store-bench", dependencies: ["KagamiStore", "KagamiFlow", "KagamiJSON"], path: "bench/store/Sources"),
         // WebSocket echo server and load client for bench/proxy/websocket.sh.
         .executableTarget(
@@ -179,7 +182,7 @@ let package = Package(
             name: "KagamiUI",
             dependencies: [
                 "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiContentCoding", "KagamiContractCheck",
-                "KagamiProxy", "KagamiRules", "KagamiCurl", "KagamiRepeat",
+                "KagamiProxy", "KagamiRules", "KagamiCurl", "KagamiRepeat", "KagamiInfer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -187,19 +190,32 @@ let package = Package(
             ],
             resources: [.copy("Web")]
         ),
+        // Recorded exchanges into a draft description: path templates, merged schemas, OpenAPI and Blueprint writers.
+        .target(
+            name: "KagamiInfer",
+            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiContentCoding", .product(name: "OrderedCollections", package: "swift-collections")]
+        ),
         // The commands; the executable only calls into this.
         .target(
             name: "KagamiCLI",
             dependencies: [
                 "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
                 "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiContractCheck", "KagamiMock", "KagamiUI",
-                "KagamiRules", "KagamiRepeat",
+                "KagamiRules", "KagamiRepeat", "KagamiInfer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "kagami", dependencies: ["KagamiCLI"]),
 
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
+        .testTarget(
+            name: "KagamiInferTests",
+            dependencies: [
+                "KagamiInfer", "KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiDescription", "KagamiContract", "KagamiHAR", "KagamiStore", "KagamiCLI",
+                "KagamiMock", "KagamiTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(name: "KagamiRulesTests", dependencies: ["KagamiRules", "KagamiFlow", "KagamiJSON", "KagamiTesting", "KagamiContentCoding"]),
         .testTarget(
             name: "KagamiUITests",

@@ -25,4 +25,5 @@ status=0
 .venv-tests/bin/python Tests/UI/test_ui.py "$kagami" || status=1
 .venv-tests/bin/python Tests/UI/test_mock_docs.py "$kagami" || status=1
 .venv-tests/bin/python Tests/UI/test_contract_ui.py "$kagami" || status=1
+.venv-tests/bin/python Tests/UI/test_draft.py "$kagami" || status=1
 exit $status

@@ -22,6 +22,7 @@ public struct Kagami: AsyncParsableCommand {
             MockCommand.self,
             DocsCommand.self,
             ConvertCommand.self,
+            InferCommand.self,
         ]
     )
 

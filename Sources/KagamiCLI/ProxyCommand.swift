@@ -82,6 +82,8 @@ struct ProxyCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
+        // Each client may need a descriptor for its server connection too: take what the system allows.
+        ProxyServer.raiseDescriptorLimit()
         let store = try SQLiteFlowStore(path: sessionPath)
         // The hub passes each flow to the store and to the web UI's live views.
         let hub = FlowHub(forwardingTo: store)
@@ -100,7 +102,8 @@ struct ProxyCommand: AsyncParsableCommand {
                 configuration: .init(
                     host: host, port: port, mode: mode,
                     responseTimeout: .seconds(responseTimeout), bodyCaptureLimit: bodyLimit,
-                    interception: interception, upstreamAllowList: allowList
+                    interception: interception, upstreamAllowList: allowList,
+                    notice: { message in FileHandle.standardError.write(Data((message + "\n").utf8)) }
                 ),
                 sink: sink,
                 rules: activeRules,

@@ -165,7 +165,7 @@ extension ClientConnectionHandler {
     /// The response as edited at the breakpoint replaces the held one (trailers included).
     private func useEditedResponse(_ edited: FlowResponse, in exchange: Exchange) {
         guard var (head, _) = exchange.collectedResponse else { return }
-        head.status = edited.reason.isEmpty ? HTTPResponseStatus(statusCode: edited.status) : HTTPResponseStatus(statusCode: edited.status, reasonPhrase: edited.reason)
+        head.status = HTTPResponseStatus(code: edited.status, reason: edited.reason)
         head.headers = HTTPHeaders(edited.headers.map { ($0.name, $0.value) })
         head.headers.remove(name: "transfer-encoding")
         let body = ByteBuffer(bytes: edited.body.data)

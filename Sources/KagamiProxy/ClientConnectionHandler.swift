@@ -11,6 +11,9 @@ struct ConnectionSettings: Sendable {
     var captureLimit: Int
     var connectTimeout: TimeAmount
     var responseTimeout: TimeAmount
+    /// No complete request head for this long (after connecting or after the last exchange):
+    /// the connection is closed.
+    var clientIdleTimeout: TimeAmount
     var sink: any FlowSink
     /// Set when HTTPS interception is on.
     var identities: InterceptionIdentities?
@@ -44,6 +47,11 @@ final class Exchange {
     var collectedTrailers: HTTPHeaders?
     /// The 101 sent on, until the connection switches.
     var switchingHead: HTTPResponseHead?
+    /// Bytes of a Content-Length response body still to come, while it streams.
+    var responseBodyRemaining: Int?
+    /// The part that completes a response's body: it goes to the client only once the exchange
+    /// is kept in the session, so a client never sees an exchange complete that a crash loses.
+    var finalBodyPart: ByteBuffer?
     static let maximumHeldBody = 32 << 20
     var breakpoint = ExchangeBreakpoint()
     /// The throttling profile shaping this exchange, and whether its latency was added yet.
@@ -92,6 +100,11 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var readsPaused = false
     private var readPending = false
     private var clientAddress: String?
+    /// Closes a connection that sends no complete request head in time (see `clientIdleTimeout`).
+    /// One timer per connection, re-armed only when it fires, so exchanges cost no timer work:
+    /// they only note when the connection became idle.
+    private var idleTimer: Scheduled<Void>?
+    private var idleSince: NIODeadline? = .now()
     /// Set on connections that arrived through an intercepted CONNECT.
     private let origin: InterceptedOrigin?
 
@@ -103,13 +116,34 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        armIdleTimer(context: context)
         if let address = context.channel.remoteAddress, let ip = address.ipAddress, let port = address.port {
             clientAddress = ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
         }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        idleTimer = nil
         self.context = nil
+    }
+
+    private func armIdleTimer(context: ChannelHandlerContext, at deadline: NIODeadline? = nil) {
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline ?? .now() + settings.clientIdleTimeout) { [weak self] in
+            guard let self else { return }
+            let context = bound.value
+            guard let since = self.idleSince else {
+                self.armIdleTimer(context: context)
+                return
+            }
+            let expiry = since + self.settings.clientIdleTimeout
+            if expiry <= .now() {
+                context.close(promise: nil)
+            } else {
+                self.armIdleTimer(context: context, at: expiry)
+            }
+        }
     }
 
     // MARK: Client side
@@ -193,9 +227,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     // MARK: Exchanges
 
     private func beginExchange(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        idleSince = nil
         let target: ProxyTarget
         var headers = head.headers
-        headers.remove(name: "proxy-connection")
+        HopByHopFields.remove(from: &headers, keepingUpgrade: head.requestsUpgrade)
         let repeatOf = RepeatMark.take(from: &headers)
         switch settings.mode {
         case .forward where origin != nil:
@@ -225,7 +260,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 return
             }
             headers.remove(name: "proxy-authorization")
-            if !headers.contains(name: "host") { headers.add(name: "Host", value: target.hostHeader) }
+            // The target names the server; a Host that disagrees is replaced (RFC 9112 §3.2.2).
+            headers.replaceOrAdd(name: "Host", value: target.hostHeader)
         case .reverse(let upstream):
             let base = upstream.path.hasSuffix("/") ? String(upstream.path.dropLast()) : upstream.path
             target = ProxyTarget(scheme: upstream.scheme, host: upstream.host, port: upstream.port, path: base + (head.uri.hasPrefix("/") ? head.uri : "/" + head.uri))
@@ -324,14 +360,12 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         if waitThrottleLatency(exchange, then: { [weak self] in self?.answerLocally(exchange, with: response) }) { return }
         end(exchange)
         let headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
-        let head = HTTPResponseHead(version: exchange.clientVersion, status: HTTPResponseStatus(statusCode: response.status, reasonPhrase: response.reason), headers: headers)
+        let head = HTTPResponseHead(version: exchange.clientVersion, status: HTTPResponseStatus(code: response.status, reason: response.reason), headers: headers)
         let body = ByteBuffer(bytes: response.body.data)
         exchange.recorder.responseHead(head)
         exchange.recorder.responseBodyPart(body)
-        settings.hooks.ended(exchange.recorder.finish(error: nil))
-        ThrottleHandler.shapingClientWrites(exchange.throttle, pipeline: context.pipeline.syncOperations) {
-            writeLocal(head, body, close: !exchange.clientKeepAlive || headers[canonicalForm: "connection"].contains("close"), context: context)
-        }
+        let close = !exchange.clientKeepAlive || headers[canonicalForm: "connection"].contains("close")
+        answer(head, body, close: close, recording: exchange.recorder.finish(error: nil), context: context, shaping: exchange.throttle)
     }
 
     /// Throttling's latency, once per request, before it goes out or is answered locally (a
@@ -381,7 +415,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     private func attach(_ connection: UpstreamConnection, to exchange: Exchange) {
         exchange.upstream = connection
-        exchange.recorder.connected(to: connection.remoteAddress)
+        exchange.recorder.connected(to: connection.remoteAddress, tlsHandshake: connection.isReused ? nil : connection.handshakeDuration)
         connection.handler.delegate = self
         connection.shape(with: exchange.throttle)
         connection.handler.write(.head(exchange.upstreamHead))
@@ -486,6 +520,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                     }
                     if !head.headers.contains(name: "content-length") { exchange.clientKeepAlive = false }
                 }
+                exchange.responseBodyRemaining = Self.declaredBodyLength(head, request: exchange.upstreamHead)
                 context.write(wrapOutboundOut(.head(head)), promise: nil)
             case .upgrade:
                 // Sent as is: no framing, no rules (the handshake's headers are the protocol's).
@@ -507,6 +542,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 }
             case .relay:
                 exchange.recorder.responseBodyPart(buffer)
+                if let remaining = exchange.responseBodyRemaining {
+                    exchange.responseBodyRemaining = remaining - buffer.readableBytes
+                    if remaining <= buffer.readableBytes {
+                        exchange.finalBodyPart = buffer
+                        break
+                    }
+                }
                 context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
                 if !context.channel.isWritable {
                     exchange.upstream?.handler.pauseReads()
@@ -540,7 +582,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             if hooks[position].response(exchange, position: position, on: self) == .stop { return }
             position += 1
         }
-        sendCollectedResponse(exchange)
+        sendCollectedResponse(exchange, holdingBody: true)
         finish(exchange, trailers: exchange.collectedTrailers)
     }
 
@@ -553,17 +595,32 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// A response too large to collect goes on as received, unchanged; the rest streams.
     private func releaseOversizedResponse(_ exchange: Exchange) {
         exchange.recorder.addRuleApplications([RuleApplication(name: exchange.breakpoint.stopsAtResponse ? "Breakpoint" : "Rewrite", description: "response body over \(Exchange.maximumHeldBody >> 20) MB: passed on unchanged")])
-        sendCollectedResponse(exchange)
+        sendCollectedResponse(exchange, holdingBody: false)
     }
 
-    private func sendCollectedResponse(_ exchange: Exchange) {
+    /// Sends the collected response's head, and its body unless it is the whole body of a
+    /// finished response (`holdingBody`), which waits for the session like any final part.
+    private func sendCollectedResponse(_ exchange: Exchange, holdingBody: Bool) {
         guard let context, let (head, body) = exchange.collectedResponse else { return }
         exchange.collectedResponse = nil
         exchange.state.startStreamingResponse()
         exchange.recorder.responseHead(head)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         exchange.recorder.responseBodyPart(body)
-        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        if holdingBody, body.readableBytes > 0 {
+            exchange.finalBodyPart = body
+        } else {
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        }
+    }
+
+    /// The body length a response declares with Content-Length, when its body is framed so
+    /// (not chunked, and not a response that has none).
+    static func declaredBodyLength(_ head: HTTPResponseHead, request: HTTPRequestHead) -> Int? {
+        guard request.method != .HEAD, head.status.code >= 200, head.status != .noContent, head.status != .notModified,
+              !head.headers[canonicalForm: "transfer-encoding"].contains(where: { $0.lowercased() == "chunked" }),
+              let length = head.headers.first(name: "content-length").flatMap({ Int($0) }), length > 0 else { return nil }
+        return length
     }
 
     /// Runs the response side of the rules on the collected response.
@@ -660,9 +717,12 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         // session commits in groups, so this costs a client at most one group's write.
         let loop = context.eventLoop
         let client = NIOLoopBound(context, eventLoop: loop)
+        let finalPart = exchange.finalBodyPart
+        exchange.finalBodyPart = nil
         settings.hooks.ended(exchange.recorder.finish(error: nil)) {
             loop.execute {
                 let context = client.value
+                if let finalPart { context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(finalPart))), promise: nil) }
                 let written = context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(trailers)))
                 if closeAfter {
                     written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
@@ -692,7 +752,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     @discardableResult
     func end(_ exchange: Exchange) -> Bool {
         exchange.timeout?.cancel()
-        if self.exchange === exchange { self.exchange = nil }
+        if self.exchange === exchange {
+            self.exchange = nil
+            idleSince = .now()
+        }
         return exchange.state.finish()
     }
 
@@ -702,8 +765,27 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         let close = !end(exchange) || !exchange.clientKeepAlive
         let (head, body) = ErrorPage.response(status: status, message: "Kagami: \(error.message)", version: exchange.clientVersion, close: close)
         exchange.recorder.localResponse(status: status, headers: head.headers, body: body)
-        settings.hooks.ended(exchange.recorder.finish(error: error))
-        writeLocal(head, body, close: close, context: context)
+        answer(head, body, close: close, recording: exchange.recorder.finish(error: error), context: context)
+    }
+
+    /// Records `flow` and, once the session keeps it, writes a response Kagami made itself (an
+    /// error page, a Map Local file, a Block List 403): a client never sees an answer a crash
+    /// could lose. `shaping` throttles the writes like the server's would be.
+    private func answer(
+        _ head: HTTPResponseHead, _ body: ByteBuffer, close: Bool, recording flow: Flow, context: ChannelHandlerContext,
+        shaping throttle: ThrottleProfile? = nil
+    ) {
+        let loop = context.eventLoop
+        let written = NIOLoopBound((handler: self, context: context), eventLoop: loop)
+        settings.hooks.ended(flow) {
+            loop.execute {
+                let (handler, context) = written.value
+                guard context.channel.isActive else { return }
+                ThrottleHandler.shapingClientWrites(throttle, pipeline: context.pipeline.syncOperations) {
+                    handler.writeLocal(head, body, close: close, context: context)
+                }
+            }
+        }
     }
 
     /// A request Kagami can't forward at all (bad target): answer it and close, since its
@@ -772,11 +854,21 @@ extension HTTPResponseHead {
     /// Takes status and headers from a response the rules returned.
     mutating func apply(_ response: FlowResponse) {
         if Int(status.code) != response.status || status.reasonPhrase != response.reason {
-            status = HTTPResponseStatus(statusCode: response.status, reasonPhrase: response.reason)
+            status = HTTPResponseStatus(code: response.status, reason: response.reason)
         }
         let fields = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
         if !fields.elementsEqual(headers, by: { $0.name == $1.name && $0.value == $1.value }) {
             headers = fields
         }
+    }
+}
+
+extension HTTPResponseStatus {
+    /// The status with `reason` as its phrase: NIO's `init(statusCode:reasonPhrase:)` gives a
+    /// code it knows its standard phrase, so "503 Down For Maintenance" would go out as
+    /// "503 Service Unavailable".
+    init(code: Int, reason: String) {
+        let standard = HTTPResponseStatus(statusCode: code)
+        self = reason.isEmpty || reason == standard.reasonPhrase ? standard : .custom(code: UInt(code), reasonPhrase: reason)
     }
 }

@@ -133,8 +133,14 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
                     var recorder = recorder
                     let (head, body) = ErrorPage.response(status: status, message: "Kagami: \(flowError.message)", version: .http1_1, close: true)
                     recorder.localResponse(status: status, headers: head.headers, body: body)
-                    self.settings.hooks.ended(recorder.finish(error: flowError))
-                    self.writeAndClose(head, body, context: context)
+                    // The refusal goes out once the session keeps the tunnel's record.
+                    let written = NIOLoopBound((handler: self, context: context), eventLoop: eventLoop)
+                    self.settings.hooks.ended(recorder.finish(error: flowError)) {
+                        eventLoop.execute {
+                            let (handler, context) = written.value
+                            handler.writeAndClose(head, body, context: context)
+                        }
+                    }
                 }
             }
     }

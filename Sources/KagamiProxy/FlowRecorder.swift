@@ -64,9 +64,12 @@ struct FlowRecorder {
         if let info { flow.tls = info }
     }
 
-    mutating func connected(to address: String?) {
+    /// The server connection is ready; `tlsHandshake` when this exchange made it and it took a
+    /// TLS handshake (HAR's `ssl`, within `connect`).
+    mutating func connected(to address: String?, tlsHandshake: TimeAmount? = nil) {
         flow.serverAddress = address
         flow.timings.connected = Date()
+        flow.timings.ssl = tlsHandshake.map { Double($0.nanoseconds) / 1e9 }
     }
 
     mutating func requestBodyPart(_ buffer: ByteBuffer) {

@@ -57,6 +57,9 @@ enum UpstreamFailure {
                 return (.badGateway, FlowError(.other, "error talking to \(server): \(ioError)"))
             }
         }
+        if let mismatch = error as? ServerNameMismatch {
+            return (.badGateway, FlowError(.tlsFailure, "TLS handshake with \(server) failed: \(mismatch)"))
+        }
         if error is NIOSSLError || error is NIOSSLExtraError || error is BoringSSLError {
             return (.badGateway, FlowError(.tlsFailure, "TLS handshake with \(server) failed: \(TLSNames.reason(error))"))
         }

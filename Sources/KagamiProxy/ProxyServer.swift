@@ -40,13 +40,23 @@ public final class ProxyServer: Sendable {
         /// The servers the proxy may connect to; nil allows any, unless `KAGAMI_UPSTREAM_ALLOW`
         /// gives a list.
         public var upstreamAllowList: UpstreamAllowList?
+        /// How long a client connection may go without sending a complete request head, after it
+        /// connects or after its last exchange: idle keep-alive connections, slow or incomplete
+        /// heads ("slowloris", HTTP/0.9, bare line breaks) are closed then.
+        public var clientIdleTimeout: Duration
+        /// Client connections open at once; more are refused until some close. nil: half of the
+        /// process's open-file limit.
+        public var maximumClientConnections: Int?
+        /// Where the proxy says what a user should know (refused connections); nil is silent.
+        public var notice: (@Sendable (String) -> Void)?
 
         public init(
             host: String = "127.0.0.1", port: Int = 8888, mode: Mode = .forward,
             connectTimeout: Duration = .seconds(10), responseTimeout: Duration = .seconds(60),
             idleConnectionTimeout: Duration = .seconds(60), maximumIdleConnectionsPerServer: Int = 64,
             bodyCaptureLimit: Int = 10 * 1024 * 1024, interception: InterceptionConfiguration? = nil,
-            upstreamAllowList: UpstreamAllowList? = nil
+            upstreamAllowList: UpstreamAllowList? = nil, clientIdleTimeout: Duration = .seconds(60),
+            maximumClientConnections: Int? = nil, notice: (@Sendable (String) -> Void)? = nil
         ) {
             self.host = host
             self.port = port
@@ -58,6 +68,9 @@ public final class ProxyServer: Sendable {
             self.bodyCaptureLimit = bodyCaptureLimit
             self.interception = interception
             self.upstreamAllowList = upstreamAllowList
+            self.clientIdleTimeout = clientIdleTimeout
+            self.maximumClientConnections = maximumClientConnections
+            self.notice = notice
         }
     }
 
@@ -81,6 +94,7 @@ public final class ProxyServer: Sendable {
     private let identities: InterceptionIdentities?
     private let listener = NIOLockedValueBox<(any Channel)?>(nil)
     private let gate: UpstreamGate
+    private let connectionLimit = NIOLockedValueBox<ClientConnectionLimit?>(nil)
 
     /// Throws when interception is set up with unusable trust anchors or CA, or when
     /// `KAGAMI_UPSTREAM_ALLOW` can't be read.
@@ -122,6 +136,7 @@ public final class ProxyServer: Sendable {
             captureLimit: configuration.bodyCaptureLimit,
             connectTimeout: TimeAmount(configuration.connectTimeout),
             responseTimeout: TimeAmount(configuration.responseTimeout),
+            clientIdleTimeout: TimeAmount(configuration.clientIdleTimeout),
             sink: sink,
             identities: identities,
             sslProxying: configuration.interception?.sslProxying ?? SSLProxyingList(),
@@ -133,13 +148,19 @@ public final class ProxyServer: Sendable {
         )
         let pools = self.pools
         let poolConfiguration = self.poolConfiguration
+        let limit = ClientConnectionLimit(
+            maximum: configuration.maximumClientConnections ?? ClientConnectionLimit.fromDescriptorLimit(), notice: configuration.notice)
+        connectionLimit.withLockedValue { $0 = limit }
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                guard limit.admit(channel) else {
+                    return channel.close()
+                }
+                return channel.eventLoop.makeCompletedFuture {
                     let pool: UpstreamPool
                     if let box = pools[ObjectIdentifier(channel.eventLoop)] {
                         if box.value == nil { box.value = UpstreamPool(eventLoop: channel.eventLoop, configuration: poolConfiguration) }
@@ -179,6 +200,18 @@ public final class ProxyServer: Sendable {
 
     /// The servers this proxy may connect to (nil: any).
     public var upstreamAllowList: UpstreamAllowList? { gate.allowList }
+
+    /// Client connections open now, and the most allowed at once (once started).
+    public var clientConnections: (open: Int, maximum: Int)? {
+        connectionLimit.withLockedValue { $0 }.map { ($0.openConnections, $0.maximum) }
+    }
+
+    /// Raises the process's soft limit on open files to its hard limit (as servers do at start),
+    /// so the default connection limit is as high as the system allows; returns the new limit.
+    @discardableResult
+    public static func raiseDescriptorLimit() -> Int {
+        ClientConnectionLimit.raiseDescriptorLimit()
+    }
 
     /// What the connect path has done so far: refusals, lookups, addresses dialled.
     public var upstreamStatistics: UpstreamStatistics { gate.statistics }

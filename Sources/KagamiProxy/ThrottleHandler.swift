@@ -25,6 +25,11 @@ final class ThrottleHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var readPending = false
     /// Events from the peer that must wait until the bytes before them have been released.
     private var heldInactive = false
+    private var heldInputClosed = false
+    /// On a server connection: the server closing its side ends a close-delimited response
+    /// (HTTP/1.0), so that end waits behind the bytes before it instead of closing the channel
+    /// (and with it this handler's timers) while they are still queued.
+    var holdsEndOfInput = false
     private var heldError: (any Error)?
     /// Set once a message was lost or the connection is closing: nothing more goes through.
     private var failed = false
@@ -49,7 +54,31 @@ final class ThrottleHandler: ChannelDuplexHandler, RemovableChannelHandler {
         failed = closing
     }
 
-    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if holdsEndOfInput {
+            _ = context.channel.setOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard holdsEndOfInput, let event = event as? ChannelEvent, event == .inputClosed else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        if incoming.isEmpty {
+            endInput(context: context)
+        } else {
+            heldInputClosed = true
+        }
+    }
+
+    /// The server's side is closed and everything it sent is released: the decoder reads the
+    /// end of a close-delimited body, then the connection closes as it would have.
+    private func endInput(context: ChannelHandlerContext) {
+        context.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        context.close(promise: nil)
+    }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         cancelTimers()
@@ -128,6 +157,10 @@ final class ThrottleHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if let error = heldError {
             heldError = nil
             context.fireErrorCaught(error)
+        }
+        if heldInputClosed {
+            heldInputClosed = false
+            endInput(context: context)
         }
         if heldInactive {
             heldInactive = false

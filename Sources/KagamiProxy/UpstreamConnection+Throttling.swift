@@ -8,6 +8,7 @@ extension UpstreamConnection {
         if handler.throttle == nil {
             guard profile != nil else { return }
             let throttle = ThrottleHandler()
+            throttle.holdsEndOfInput = true
             do {
                 try channel.pipeline.syncOperations.addHandler(throttle, position: .first)
             } catch {

@@ -102,6 +102,8 @@ final class UpstreamConnection {
     let handler: UpstreamHandler
     /// True when it served an earlier exchange.
     var isReused = false
+    /// How long its TLS handshake took (TLS connections).
+    var handshakeDuration: TimeAmount?
     var idleTimeout: Scheduled<Void>?
 
     init(key: UpstreamPool.Key, channel: any Channel, handler: UpstreamHandler) {

@@ -55,6 +55,7 @@ final class UpstreamPool {
             return
         }
         let sniName: String? = IPAddressText.isIPAddress(key.host) ? nil : key.host
+        let verifiesNames = !(configuration.tls?.verificationDisabled ?? true)
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(configuration.connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -63,6 +64,7 @@ final class UpstreamPool {
                     let sync = channel.pipeline.syncOperations
                     if let tlsContext {
                         try sync.addHandler(NIOSSLClientHandler(context: tlsContext, serverHostname: sniName))
+                        try sync.addHandler(UpstreamTLSHandshake(host: key.host, checksName: verifiesNames, eventLoop: channel.eventLoop))
                     }
                     var encoderConfiguration = HTTPRequestEncoder.Configuration()
                     encoderConfiguration.automaticallySetFramingHeaders = false
@@ -80,12 +82,29 @@ final class UpstreamPool {
         configuration.gate.connect(bootstrap, host: key.host, port: key.port, on: eventLoop)
             .assumeIsolated()
             .whenComplete { result in
-                completion(result.flatMap { channel in
+                let opened = result.flatMap { channel in
                     Result {
                         let handler = try channel.pipeline.syncOperations.handler(type: UpstreamHandler.self)
                         return UpstreamConnection(key: key, channel: channel, handler: handler)
                     }
-                })
+                }
+                // A TLS connection is handed out once its handshake is done: the exchange's
+                // `connected` includes it, and `ssl` says how long it took.
+                guard case .success(let connection) = opened,
+                      let handshake = try? connection.channel.pipeline.syncOperations.handler(type: UpstreamTLSHandshake.self) else {
+                    completion(opened)
+                    return
+                }
+                handshake.completed.futureResult.assumeIsolated().whenComplete { outcome in
+                    switch outcome {
+                    case .success(let duration):
+                        connection.handshakeDuration = duration
+                        completion(.success(connection))
+                    case .failure(let error):
+                        connection.channel.close(promise: nil)
+                        completion(.failure(error))
+                    }
+                }
             }
     }
 

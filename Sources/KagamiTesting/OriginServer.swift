@@ -34,16 +34,23 @@ public final class OriginServer: Sendable {
 
     private let channel: any Channel
     private let log: NIOLockedValueBox<[ReceivedRequest]>
+    private let open: NIOLockedValueBox<Int>
     public let port: Int
+
+    /// Connections to it open now (a proxy's pooled and in-flight server connections).
+    public var openConnections: Int { open.withLockedValue { $0 } }
 
     /// Starts the server; with `tls`, it speaks HTTPS with that identity.
     public static func start(tls: ServerIdentity? = nil, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> OriginServer {
         let log = NIOLockedValueBox<[ReceivedRequest]>([])
+        let open = NIOLockedValueBox(0)
         let tlsContext = try tls?.serverContext()
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                open.withLockedValue { $0 += 1 }
+                channel.closeFuture.whenComplete { _ in open.withLockedValue { $0 -= 1 } }
+                return channel.eventLoop.makeCompletedFuture {
                     if let tlsContext {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tlsContext))
                     }
@@ -53,12 +60,13 @@ public final class OriginServer: Sendable {
             }
             .bind(host: "127.0.0.1", port: 0)
             .get()
-        return OriginServer(channel: channel, log: log, scheme: tls == nil ? "http" : "https")
+        return OriginServer(channel: channel, log: log, open: open, scheme: tls == nil ? "http" : "https")
     }
 
-    private init(channel: any Channel, log: NIOLockedValueBox<[ReceivedRequest]>, scheme: String) {
+    private init(channel: any Channel, log: NIOLockedValueBox<[ReceivedRequest]>, open: NIOLockedValueBox<Int>, scheme: String) {
         self.channel = channel
         self.log = log
+        self.open = open
         self.port = channel.localAddress?.port ?? 0
         self.scheme = scheme
     }
@@ -169,6 +177,15 @@ private final class OriginHandler: ChannelInboundHandler {
             }
         case "no-response":
             break
+        case "close-delimited":
+            // HTTP/1.0 style: no Content-Length, no chunks; the body ends when the connection does.
+            let count = segments.count > 1 ? Int(segments[1]) ?? 0 : 0
+            var headers = HTTPHeaders()
+            headers.add(name: "Connection", value: "close")
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_0, status: .ok, headers: headers))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: OriginServer.bytes(count)))))).assumeIsolated().whenComplete { _ in
+                context.close(promise: nil)
+            }
         case "close-on-next":
             closeOnNextRequest = true
             respond(context: context, status: .ok, body: "next request on this connection will be dropped\n", head: head)

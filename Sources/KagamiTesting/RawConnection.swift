@@ -9,7 +9,8 @@ public enum RawConnection {
     public struct Closed: Error {}
 
     /// Sends `bytes` to 127.0.0.1:`port` and returns what was received once `until` holds for
-    /// the text so far, the server closes, or `timeout` passes.
+    /// the text so far, the server closes, or `timeout` passes. The connection is closed on its
+    /// event loop when the time is up, however busy the test's own threads are.
     public static func exchange(
         port: Int, send bytes: Data, timeout: Duration = .seconds(10),
         until done: @escaping @Sendable (String) -> Bool = { _ in false }
@@ -28,6 +29,7 @@ public enum RawConnection {
             finished.withLockedValue { $0 = continuation }
             channel.writeAndFlush(ByteBuffer(bytes: bytes), promise: nil)
             channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+                channel.close(promise: nil)
                 finished.withLockedValue { $0?.resume(); $0 = nil }
             }
         }

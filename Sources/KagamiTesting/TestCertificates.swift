@@ -22,6 +22,8 @@ public struct TestCertificates: Sendable {
         case valid
         case expired
         case wrongName
+        /// Only the address 127.0.0.1 as its name, whatever host is asked for.
+        case loopbackAddressOnly
     }
 
     /// A TLS server identity for `host` (a name or an IP address).
@@ -35,6 +37,8 @@ public struct TestCertificates: Sendable {
             certificate = try authority.issueLeaf(for: host, publicKey: key.publicKey, now: Date().addingTimeInterval(-400 * 86_400))
         case .wrongName:
             certificate = try authority.issueLeaf(for: "wrong.invalid", publicKey: key.publicKey)
+        case .loopbackAddressOnly:
+            certificate = try authority.issueLeaf(for: "127.0.0.1", publicKey: key.publicKey)
         }
         let certificatePEM = try certificate.serializeAsPEM().pemString
         let keyPEM = try key.serializeAsPEM().pemString

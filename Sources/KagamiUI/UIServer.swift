@@ -78,6 +78,7 @@ public final class UIServer: Sendable {
         BreakpointAPI(server: self).register(on: router)
         ToolsAPI(server: self, flows: FlowAPI(server: self)).register(on: router)
         RulesAPI(control: rules).register(on: router)
+        DraftAPI(server: self).register(on: router)
         ContractAPI(server: self).register(on: router)
         page.register(on: router)
 

@@ -38,6 +38,27 @@ struct ForwardProxyTests {
         }
     }
 
+    /// The absolute-form target names the server: a Host that disagrees is replaced, and fields
+    /// about the client's connection (and those its Connection header names) stay behind.
+    @Test func hostFollowsTheTargetAndHopByHopFieldsStayBehind() async throws {
+        try await ProxyHarness.with { h in
+            let result = try await h.curl([
+                "-H", "Host: elsewhere.invalid", "-H", "Connection: keep-alive, X-Private", "-H", "X-Private: secret",
+                "-H", "Keep-Alive: timeout=5", "-H", "TE: trailers", "-H", "X-Kept: yes", "\(h.origin.baseURL)/echo",
+            ])
+            let echo = try Echo(result.stdout)
+            let names = echo.headers.map { $0[0].lowercased() }
+            #expect(echo.headers.first { $0[0].lowercased() == "host" }?[1] == "127.0.0.1:\(h.origin.port)")
+            for gone in ["connection", "x-private", "keep-alive", "te", "proxy-connection"] {
+                #expect(!names.contains(gone), "\(gone) was forwarded")
+            }
+            #expect(names.contains("x-kept"))
+            let flow = try #require(try await h.flows(count: 1).first)
+            #expect(flow.request.host == "127.0.0.1")
+            #expect(flow.request.headers["Host"] == "127.0.0.1:\(h.origin.port)")
+        }
+    }
+
     @Test func emptyAndLargeBodiesKeepEveryByte() async throws {
         try await ProxyHarness.with(configure: { $0.bodyCaptureLimit = 1 << 20 }) { h in
             let (path, data) = try randomFile(size: 5 << 20)

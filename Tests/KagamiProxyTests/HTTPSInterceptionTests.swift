@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import KagamiCertificates
 import KagamiFlow
-import KagamiProxy
+@testable import KagamiProxy
 import KagamiTesting
 import NIOCore
 import NIOSSL
@@ -75,6 +75,14 @@ struct HTTPSInterceptionTests {
             #expect(tls.certificateIssuer?.contains("Kagami CA") == true)
             #expect(tls.certificateFingerprintSHA256?.count == 95)
             #expect(tls.upstreamVerificationDisabled == false)
+            // The server handshake is measured (HAR's timings.ssl) and lies within connect.
+            let ssl = try #require(flow.timings.ssl)
+            let connect = try #require(flow.timings.connected).timeIntervalSince(flow.timings.start)
+            #expect(ssl > 0 && ssl <= connect, "ssl \(ssl) s, connect \(connect) s")
+            // A second request on the kept connection made no handshake.
+            _ = try await h.curl(["-o", "/dev/null", "\(h.origin.localhostURL)/echo?q=2", "\(h.origin.localhostURL)/echo?q=3"])
+            let reused = try #require(try await h.proxy.flows(count: 3).first { $0.request.target == "/echo?q=3" })
+            #expect(reused.timings.ssl == nil)
         }
     }
 
@@ -136,6 +144,34 @@ struct HTTPSInterceptionTests {
             let flow = try #require(try await h.proxy.flows(count: 1).first)
             #expect(flow.tls?.upstreamVerificationDisabled == true)
         }
+    }
+
+    /// A certificate whose only name is the address 127.0.0.1 is not one for `localhost`, though
+    /// localhost is where the connection goes; asked for by address, it is.
+    @Test func theNameCheckedIsTheOneTheClientAskedFor() async throws {
+        try await HTTPSHarness.with(originKind: .loopbackAddressOnly) { h in
+            let byName = try await h.curl(["-w", "\n%{http_code}", "\(h.origin.localhostURL)/echo"])
+            #expect(byName.stdoutText.hasSuffix("\n502"), "\(byName.stdoutText)")
+            #expect(byName.stdoutText.contains("the certificate is for 127.0.0.1, not localhost"), "\(byName.stdoutText)")
+            #expect(h.origin.received.isEmpty)
+            let byAddress = try await h.curl(["-w", " %{http_code}", "-o", "/dev/null", "\(h.origin.baseURL)/echo"])
+            #expect(byAddress.stdoutText == " 200")
+            let flows = try await h.proxy.flows(count: 2)
+            #expect(flows.contains { $0.error?.kind == .tlsFailure && $0.request.host == "localhost" })
+        }
+    }
+
+    @Test func certificateNamesMatchAsRFC6125Says() throws {
+        let names = CertificateNames(dnsNames: ["*.example.com", "api.internal"], addresses: [try #require(IPAddressBytes("10.1.2.3"))], commonName: "ignored.example")
+        #expect(names.admit("www.example.com"))
+        #expect(names.admit("WWW.Example.COM."))
+        #expect(!names.admit("example.com"))
+        #expect(!names.admit("a.b.example.com"))
+        #expect(names.admit("api.internal"))
+        #expect(!names.admit("ignored.example"))
+        #expect(names.admit("10.1.2.3"))
+        #expect(!names.admit("10.1.2.4"))
+        #expect(CertificateNames(dnsNames: [], addresses: [], commonName: "legacy.example").admit("legacy.example"))
     }
 
     @Test func originSignedByAnUnknownCAIsRefused() async throws {

@@ -131,4 +131,44 @@ struct DurabilityTests {
         #expect(Set(flows.map(\.request.url)) == Set(urls))
         #expect(flows.allSatisfy { $0.response?.status == 200 })
     }
+
+    /// Kagami's own answers (an error page, a Block List 403, a Map Local file) and a large
+    /// Content-Length body are kept before the client sees them complete: each kind, sent last
+    /// before kill -9, is in the session.
+    @Test(arguments: ["refused", "blocked", "local", "large", "rewritten"])
+    func everyKindOfAnswerSurvivesSIGKILL(kind: String) async throws {
+        let origin = try await OriginServer.start()
+        let directory = (temporaryPath("rules.yaml") as NSString).deletingLastPathComponent
+        try Data("from a file".utf8).write(to: URL(fileURLWithPath: directory + "/local.txt"))
+        try """
+            blockList:
+              - {name: ads, locations: [{path: /ads/*}]}
+            mapLocal:
+              - {name: file, from: {path: /local}, local: \(directory)/local.txt}
+            rewrite:
+              - name: tag
+                locations: [{path: /echo}]
+                rules:
+                  - {type: Body, where: response, match: {value: GET}, replace: {value: TEG}}
+            """.write(toFile: directory + "/rules.yaml", atomically: true, encoding: .utf8)
+        let session = directory + "/killed.sqlite"
+        let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--session", session, "--rules", directory + "/rules.yaml"])
+        let (url, status) = switch kind {
+        case "refused": ("http://127.0.0.1:1/nothing-listens", 502)
+        case "blocked": ("\(origin.baseURL)/ads/banner", 403)
+        case "local": ("\(origin.baseURL)/local", 200)
+        case "large": ("\(origin.baseURL)/bytes/5000000", 200)
+        default: ("\(origin.baseURL)/echo", 200)
+        }
+        let count = 6
+        let outputs = Array(repeating: ["-o", "/dev/null"], count: count).flatMap { $0 }
+        let result = try await CommandLineClient.curl.run(
+            ["-s", "-x", "http://127.0.0.1:\(proxy.port)", "-w", "%{http_code}\n"] + outputs + Array(repeating: url, count: count))
+        proxy.kill9()
+        try await origin.stop()
+        #expect(result.stdoutText == String(repeating: "\(status)\n", count: count))
+        let flows = try await KagamiStoreOpen.open(session).allFlows()
+        #expect(flows.count == count, "\(kind): \(flows.count) of \(count) kept")
+        #expect(flows.allSatisfy { $0.response?.status == status })
+    }
 }

@@ -65,10 +65,16 @@ final class KagamiProcess: @unchecked Sendable {
 
     /// Starts `kagami ARGS` and waits for it to say which port it listens on (and, for a proxy
     /// with its web UI, the UI's port).
-    static func start(_ arguments: [String], environment: [String: String]? = nil) async throws -> KagamiProcess {
+    /// `openFiles` runs it under `ulimit -n`, as on a machine with few file descriptors.
+    static func start(_ arguments: [String], environment: [String: String]? = nil, openFiles: Int? = nil) async throws -> KagamiProcess {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try binary())
-        process.arguments = confined(arguments)
+        if let openFiles {
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = ["-c", "ulimit -n \(openFiles) && exec \"$@\"", "kagami", try binary()] + confined(arguments)
+        } else {
+            process.executableURL = URL(fileURLWithPath: try binary())
+            process.arguments = confined(arguments)
+        }
         if let environment { process.environment = environment }
         let out = Pipe()
         process.standardOutput = out

@@ -106,6 +106,38 @@ struct RulesThroughProxyTests {
         }
     }
 
+    /// A status rewritten with its own reason keeps that reason on the wire (RULES.md's example),
+    /// streamed or collected for a Body rule.
+    @Test func rewrittenStatusKeepsItsReason() async throws {
+        try await Self.with("""
+            rewrite:
+              - name: maintenance
+                locations: [{path: /status/*}]
+                rules:
+                  - type: Response Status
+                    match: {value: "200"}
+                    replace: {value: "503 Down For Maintenance"}
+              - name: body too
+                locations: [{path: /echo}]
+                rules:
+                  - type: Response Status
+                    match: {value: "200"}
+                    replace: {value: "299 Fine Enough"}
+                  - type: Body
+                    where: response
+                    match: {value: GET}
+                    replace: {value: TEG}
+            """) { h in
+            let streamed = try await h.curl(["-i", "\(h.origin.baseURL)/status/200"])
+            #expect(streamed.stdoutText.hasPrefix("HTTP/1.1 503 Down For Maintenance\r\n"), "\(streamed.stdoutText.prefix(80))")
+            let collected = try await h.curl(["-i", "\(h.origin.baseURL)/echo"])
+            #expect(collected.stdoutText.hasPrefix("HTTP/1.1 299 Fine Enough\r\n"), "\(collected.stdoutText.prefix(80))")
+            #expect(collected.stdoutText.contains("TEG"))
+            let flows = try await h.flows(count: 2)
+            #expect(Set(flows.compactMap { $0.response.map { "\($0.status) \($0.reason)" } }) == ["503 Down For Maintenance", "299 Fine Enough"])
+        }
+    }
+
     /// A Rewrite Body rule holds request bodies to rewrite them, but never more than 32 MB:
     /// a larger upload streams on unchanged and the flow says why.
     @Test func requestBodiesTooLargeToRewriteStreamOnUnchanged() async throws {

@@ -134,6 +134,22 @@ struct ThrottlingThroughProxyTests {
         }
     }
 
+    /// A server that ends its response by closing the connection (HTTP/1.0, `python3 -m
+    /// http.server`): the throttled client gets the whole body and its end, not a 504.
+    @Test func closeDelimitedResponsesEndWhenThrottled() async throws {
+        try await RulesThroughProxyTests.with("""
+            throttling:
+              enabled: true
+              profile: {name: Quick, downloadKbps: 8000, uploadKbps: 0, latencyMs: 20}
+            """) { h in
+            let result = try await h.curl(["-o", "/dev/null", "-w", "%{http_code} %{size_download}", "\(h.origin.baseURL)/close-delimited/30000"])
+            #expect(result.stdoutText == "200 30000", "\(result.stdoutText) \(result.stderr)")
+            let flow = try #require(try await h.flows(count: 1).first)
+            #expect(flow.error == nil, "\(flow.error?.message ?? "")")
+            #expect(flow.response?.body.size == 30000)
+        }
+    }
+
     @Test func fullLossFailsTheExchangeAndSaysWhy() async throws {
         try await RulesThroughProxyTests.with("""
             throttling:

@@ -6,6 +6,7 @@ import { mountStructure } from "./structure.js";
 import { mountInspector } from "./inspector.js";
 import { mountRules } from "./rules.js";
 import { mountBreakpoints } from "./breakpoints.js";
+import { mountDraft } from "./draft.js";
 import { mountContractView } from "./contract.js";
 import { el } from "./format.js";
 
@@ -21,6 +22,7 @@ mountSequence({ scroll: $("sequence-scroll"), spacer: $("sequence-spacer"), onSe
 mountStructure({ container: $("structure"), onSelect: select });
 mountRules({ container: $("rules") });
 mountBreakpoints({ container: $("breakpoints"), dialog: $("held-dialog") });
+mountDraft({ after: $("export-selected") });
 mountContractView({ container: $("contract") });
 mountInspector({
   container: $("inspector"),

@@ -1,0 +1,25 @@
+import NIOHTTP1
+
+/// Fields that describe one connection, not the message (RFC 9110 §7.6.1): a proxy removes them
+/// before forwarding, together with every field the Connection header names. A request asking to
+/// switch protocols keeps its Connection and Upgrade fields, which the server must see.
+enum HopByHopFields {
+    static let fixed: Set<String> = ["connection", "keep-alive", "te", "upgrade", "proxy-connection"]
+    /// Framing and routing stay whatever Connection says: the proxy relays bodies as framed.
+    static let kept: Set<String> = ["host", "content-length", "transfer-encoding"]
+
+    static func remove(from headers: inout HTTPHeaders, keepingUpgrade: Bool) {
+        if keepingUpgrade {
+            headers.remove(name: "proxy-connection")
+            headers.remove(name: "keep-alive")
+            return
+        }
+        var names = fixed
+        for token in headers[canonicalForm: "connection"] {
+            let name = token.lowercased()
+            if !kept.contains(name) { names.insert(String(name)) }
+        }
+        guard headers.contains(where: { names.contains($0.name.lowercased()) }) else { return }
+        for name in names { headers.remove(name: name) }
+    }
+}

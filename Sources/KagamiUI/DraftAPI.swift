@@ -1,0 +1,67 @@
+// Draft description: an API description drafted from the session's exchanges (`kagami infer`).
+import Foundation
+import Hummingbird
+import KagamiFlow
+import KagamiInfer
+import KagamiJSON
+
+struct DraftAPI: Sendable {
+    let server: UIServer
+
+    func register(on router: Router<some RequestContext>) {
+        router.post("/api/draft") { request, _ in
+            try await self.draft(BreakpointAPI.text(of: request))
+        }
+    }
+
+    /// `{"ids": [...], "format": "openapi"|"apib", "paths": ["/repos/{owner}/{repo}"]}`, each
+    /// optional (every exchange, OpenAPI, no hints): the description as text, with what was
+    /// skipped.
+    func draft(_ text: String) async throws -> Response {
+        let options: JSONObject
+        do {
+            let document = text.allSatisfy(\.isWhitespace) ? JSONValue.object([:]) : try JSONValue(parsing: text)
+            guard let object = document.objectValue else { return apiError(.badRequest, "expected a JSON object, found \(document.typeName)") }
+            options = object
+        } catch {
+            return apiError(.badRequest, "the body is not JSON: \(error)")
+        }
+        let format = options["format"]?.stringValue ?? "openapi"
+        guard ["openapi", "apib"].contains(format) else { return apiError(.badRequest, "format: expected \"openapi\" or \"apib\", found \(format)") }
+        var hints: [PathHint] = []
+        for (index, item) in (options["paths"]?.arrayValue ?? []).enumerated() {
+            guard let text = item.stringValue else { return apiError(.badRequest, "paths[\(index)]: expected a path template") }
+            do {
+                hints.append(try PathHint(parsing: text))
+            } catch {
+                return apiError(.badRequest, "paths[\(index)]: \(error.description)")
+            }
+        }
+        try await server.store.flush()
+        let draft: TrafficDraft
+        if let ids = options["ids"]?.arrayValue {
+            var flows: [Flow] = []
+            for (index, item) in ids.enumerated() {
+                guard let text = item.stringValue, let id = UUID(uuidString: text) else {
+                    return apiError(.badRequest, "ids[\(index)]: expected an exchange id (a UUID)")
+                }
+                guard let flow = try await server.store.flow(id: id) else { return apiError(.notFound, "no exchange \(text)") }
+                flows.append(flow)
+            }
+            draft = TrafficDraft(flows: flows, options: .init(hints: hints))
+        } else {
+            let store = server.store
+            draft = try await TrafficDraft.Builder.draft(options: .init(hints: hints)) { offset, limit, includeBodies in
+                try await store.flows(offset: offset, limit: limit, includeBodies: includeBodies)
+            }
+        }
+        let description = format == "openapi" ? OpenAPIDraftWriter.yaml(draft) : BlueprintDraftWriter.text(draft)
+        return jsonResponse([
+            "format": .string(format),
+            "text": .string(description),
+            "operations": .integer(draft.operations.count),
+            "exchanges": .integer(draft.exchangeCount),
+            "skipped": .array(draft.skipped.map(JSONValue.string)),
+        ])
+    }
+}

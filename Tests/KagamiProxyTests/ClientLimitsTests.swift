@@ -1,0 +1,129 @@
+import Foundation
+import KagamiFlow
+import KagamiProxy
+import KagamiTesting
+import NIOCore
+import NIOPosix
+import Testing
+
+/// Clients that hold connections without finishing a request, or cancel requests, can't take
+/// the proxy's descriptors: idle and slow heads are closed, the number of clients is capped,
+/// and a cancelled request's server connection is closed.
+@Suite("Client limits")
+struct ClientLimitsTests {
+    @Test func idleAndIncompleteHeadsAreClosed() async throws {
+        try await ProxyHarness.with(configure: { $0.clientIdleTimeout = .milliseconds(500) }) { h in
+            // The clients would hold their connections for two minutes: the proxy closes them.
+            let heads = ["", "GET \(h.origin.baseURL)/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a", "GET /\r\n", "\r\n\r\n\r\n\r\n"]
+            let clients = heads.map { head in
+                Task { try await RawConnection.exchange(port: h.proxyPort, send: Data(head.utf8), timeout: .seconds(120)) }
+            }
+            for _ in 0..<3000 where h.proxy.clientConnections?.open != 0 { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(h.proxy.clientConnections?.open == 0, "the proxy kept idle or incomplete connections open")
+            for client in clients { _ = try await client.value }
+            // A keep-alive connection that went quiet after an exchange is closed too.
+            let afterOne = try await RawConnection.exchange(
+                port: h.proxyPort, send: Data("GET \(h.origin.baseURL)/echo HTTP/1.1\r\nHost: x\r\n\r\n".utf8), timeout: .seconds(120))
+            #expect(afterOne.hasPrefix("HTTP/1.1 200"))
+            for _ in 0..<3000 where h.proxy.clientConnections?.open != 0 { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(h.proxy.clientConnections?.open == 0)
+            // Everyone else is served.
+            let served = try await h.curl(["-w", " %{http_code}", "-o", "/dev/null", "\(h.origin.baseURL)/echo"])
+            #expect(served.stdoutText == " 200")
+        }
+    }
+
+    /// A byte a second keeps no head from timing out: the time counts from the connection
+    /// (or the last exchange), not from the last byte.
+    @Test func aTrickledHeadIsClosed() async throws {
+        try await ProxyHarness.with(configure: { $0.clientIdleTimeout = .milliseconds(800) }) { h in
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: h.proxyPort).get()
+            let head = Array("GET \(h.origin.baseURL)/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: ".utf8)
+            var sent = 0
+            for _ in 0..<200 where channel.isActive {
+                try? await channel.writeAndFlush(ByteBuffer(bytes: [head[sent % head.count]]))
+                sent += 1
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(!channel.isActive, "still open after \(sent) bytes")
+            try? await channel.close()
+        }
+    }
+
+    @Test func clientsPastTheLimitAreRefusedUntilOthersLeave() async throws {
+        let notices = NoticeLog()
+        try await ProxyHarness.with(configure: {
+            $0.maximumClientConnections = 6
+            $0.notice = { notices.add($0) }
+        }) { h in
+            var held: [any Channel] = []
+            for _ in 0..<6 {
+                held.append(try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: h.proxyPort).get())
+            }
+            for _ in 0..<100 where h.proxy.clientConnections?.open != 6 { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(h.proxy.clientConnections?.open == 6)
+            let refused = try await RawConnection.exchange(
+                port: h.proxyPort, send: Data("GET \(h.origin.baseURL)/echo HTTP/1.1\r\nHost: x\r\n\r\n".utf8), timeout: .seconds(30))
+            #expect(refused.isEmpty, "a seventh client was served: \(refused.prefix(40))")
+            #expect(notices.messages.first?.contains("6 client connections are open") == true, "\(notices.messages)")
+            for channel in held.prefix(3) { try await channel.close() }
+            for _ in 0..<100 where (h.proxy.clientConnections?.open ?? 0) > 3 { try await Task.sleep(for: .milliseconds(20)) }
+            let served = try await h.curl(["-w", " %{http_code}", "-o", "/dev/null", "\(h.origin.baseURL)/echo"])
+            #expect(served.stdoutText == " 200")
+            for channel in held.dropFirst(3) { try? await channel.close() }
+        }
+    }
+
+    /// An app cancels its request right after sending it: the server connection opened for it
+    /// is closed, not left open (400 such requests once kept 400 server connections).
+    @Test func cancelledRequestsLeaveNoServerConnectionsOpen() async throws {
+        try await ProxyHarness.with { h in
+            let request = Data("GET \(h.origin.baseURL)/slow/300 HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                // Half leave before the proxy's server connection is up, half while it waits for the answer.
+                for index in 0..<100 {
+                    let wait: Duration = index % 2 == 0 ? .milliseconds(1) : .milliseconds(150)
+                    group.addTask { _ = try await RawConnection.exchange(port: h.proxyPort, send: request, timeout: wait) }
+                }
+                try await group.waitForAll()
+            }
+            // The origin answers after 300 ms; by then every connection the proxy opened for
+            // the cancelled requests must be gone.
+            for _ in 0..<500 where h.origin.openConnections > 0 { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(h.origin.openConnections == 0)
+            #expect(h.origin.received.count > 0)
+        }
+    }
+
+    /// `kagami proxy` with 64 open files allowed: 200 clients that connect and say nothing
+    /// never take it down; once they go, it serves again.
+    @Test func aSmallDescriptorLimitIsNeverExhausted() async throws {
+        let origin = try await OriginServer.start()
+        let proxy = try await KagamiProcess.start(
+            ["proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--session", temporaryPath("limited.sqlite")], openFiles: 64)
+        defer { proxy.stop() }
+        let port = proxy.port
+        var held: [any Channel] = []
+        for _ in 0..<200 {
+            if let channel = try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get() {
+                held.append(channel)
+            }
+        }
+        #expect(proxy.process.isRunning)
+        for channel in held { try? await channel.close() }
+        var status = ""
+        for _ in 0..<100 where status != "200" {
+            status = try await CommandLineClient.curl.run(["-s", "--max-time", "10", "-x", "http://127.0.0.1:\(port)", "-o", "/dev/null", "-w", "%{http_code}", "\(origin.baseURL)/echo"]).stdoutText
+            if status != "200" { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(status == "200")
+        try await origin.stop()
+    }
+}
+
+final class NoticeLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [String] = []
+    func add(_ message: String) { lock.withLock { list.append(message) } }
+    var messages: [String] { lock.withLock { list } }
+}
