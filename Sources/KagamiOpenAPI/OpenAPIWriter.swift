@@ -306,6 +306,18 @@ public enum OpenAPIWriter {
             case "additionalItems":
                 // Only meaningful beside tuple `items`, handled there.
                 continue
+            case "enum":
+                result[key] = value
+                // A typed enumeration becomes a Swift enum in generated clients.
+                if members["type"] == nil, let values = value.arrayValue, !values.isEmpty {
+                    if values.allSatisfy({ $0.stringValue != nil }) {
+                        result["type"] = "string"
+                    } else if values.allSatisfy({ $0.doubleValue != nil }) {
+                        result["type"] = "number"
+                    } else if values.allSatisfy({ $0.boolValue != nil }) {
+                        result["type"] = "boolean"
+                    }
+                }
             default:
                 if schemaMaps.contains(key) {
                     result[key] = convertMap(value, depth: depth)
