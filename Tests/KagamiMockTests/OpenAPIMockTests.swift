@@ -21,6 +21,9 @@ import Testing
         #expect(bare.status == 200)
         let elsewhere = try await MockClient.curl("GET", server.url + "/v2/pets")
         #expect(elsewhere.status == 404)
+        // The docs page shows the typed client's line for this mock, base path included.
+        let docs = try await MockClient.curl("GET", server.url + "/__docs")
+        #expect(docs.body.contains(DocsPage.escape("Client(serverURL: URL(string: \"\(server.url)/v1\")!")), "\(docs.body.prefix(2000))")
     }
 
     @Test func defaultResponseAnswersUndocumentedStatuses() async throws {
