@@ -54,7 +54,7 @@ import Testing
 
         let list = try await client.listNotes(query: .init(limit: 2))
         let notes = try list.ok.body.json
-        #expect(notes.count == 1)
+        #expect(notes.value.count == 1)
 
         let created = try await client.createNote(body: .json(.init(title: "Call Bob", status: .open)))
         let note = try created.created.body.json
