@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import KagamiBlueprint
 @testable import KagamiCLI
@@ -100,5 +101,29 @@ import Testing
         #expect(back.actions.map { "\($0.method) \($0.uriTemplate)" } == source.contract.actions.map { "\($0.method) \($0.uriTemplate)" })
         // `default` responses have no Blueprint form and are named as left out.
         #expect(notes.contains { $0.contains("default response") })
+    }
+}
+
+/// The command itself: files in, a file out, notes on standard error.
+@Suite struct ConvertCommandTests {
+    @Test func writesTheFileAskedFor() throws {
+        let input = try DescriptionCommandsTests.write(
+            "FORMAT: 1A\nHOST: https://api.example.com/v2\n\n# T\n\n## N [/n/{id}]\n\n### Get [GET]\n+ Response 200 (application/json)\n\n        {\"id\": 1}\n",
+            named: "api.apib")
+        let output = URL(fileURLWithPath: input).deletingLastPathComponent().appendingPathComponent("openapi.json").path
+        try ConvertCommand.parse([input, "--to", "openapi", "-o", output, "--server", "http://127.0.0.1:4010"]).run()
+        let document = try JSONValue(parsing: String(contentsOfFile: output, encoding: .utf8))
+        #expect(document["openapi"] == "3.1.0")
+        #expect(document["servers"]?[0]?["url"] == "http://127.0.0.1:4010/v2")
+        let back = URL(fileURLWithPath: input).deletingLastPathComponent().appendingPathComponent("back.apib").path
+        try ConvertCommand.parse([output, "--to", "apib", "-o", back]).run()
+        let blueprint = try DescriptionFile(path: back)
+        #expect(blueprint.contract.errors.isEmpty)
+        #expect(blueprint.contract.actions.map { "\($0.method) \($0.uriTemplate)" } == ["GET /n/{id}"])
+    }
+
+    @Test func refusesADescriptionWithErrors() throws {
+        let input = try DescriptionCommandsTests.write("# T\n\n# GET /a\n+ Response 200 (application/json)\n    + Attributes (Nope)\n", named: "api.apib")
+        #expect(throws: ExitCode(1)) { try ConvertCommand.parse([input, "--to", "openapi"]).run() }
     }
 }
