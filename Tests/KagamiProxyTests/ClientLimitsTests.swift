@@ -115,7 +115,7 @@ struct ClientLimitsTests {
         for channel in held { try? await channel.close() }
         var status = ""
         for _ in 0..<100 where status != "200" {
-            status = try await CommandLineClient.curl.run(["-s", "--max-time", "10", "-x", "http://127.0.0.1:\(port)", "-o", "/dev/null", "-w", "%{http_code}", "\(origin.baseURL)/echo"]).stdoutText
+            status = try await CommandLineClient.curl.run(["-s", "--max-time", "60", "-x", "http://127.0.0.1:\(port)", "-o", "/dev/null", "-w", "%{http_code}", "\(origin.baseURL)/echo"]).stdoutText
             if status != "200" { try await Task.sleep(for: .milliseconds(50)) }
         }
         #expect(status == "200")
