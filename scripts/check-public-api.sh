@@ -37,6 +37,7 @@ for module in modules:
                 if fragment.get("kind") == "typeIdentifier" and ("NIO" in usr or fragment.get("spelling", "").startswith("NIO")):
                     name = ".".join(symbol["pathComponents"])
                     found.append(f"{os.path.basename(path)}: {name} uses {fragment['spelling']} ({usr})")
+found = list(dict.fromkeys(found))
 for line in found:
     print(line)
 if found:

@@ -83,6 +83,7 @@ import FoundationNetworking
         let descriptorsAfter = try descriptorTargets().count
         #expect(descriptorsAfter < descriptorsBefore + 50, "descriptors before \(descriptorsBefore), after \(descriptorsAfter)")
         let threadsAfter = try threadCount()
+        print("100 mocks started and stopped: descriptors \(descriptorsBefore) → \(descriptorsAfter), threads \(threadsBefore) → \(threadsAfter)")
         #expect(threadsAfter < threadsBefore + 16, "threads before \(threadsBefore), after \(threadsAfter)")
     }
 

@@ -8,7 +8,7 @@ import Testing
     /// client sends it).
     private func get(_ url: String, through proxy: KagamiProxyServer) async throws -> (status: Int, body: String) {
         let result = try await CommandLineClient.curl.run([
-            "-sS", "--max-time", "30", "-x", proxy.proxyURL.absoluteString, "-o", "-", "-w", "\n%{http_code}", url,
+            "-sS", "--max-time", "60", "-x", proxy.proxyURL.absoluteString, "-o", "-", "-w", "\n%{http_code}", url,
         ])
         #expect(result.status == 0, "curl: \(result.stderr)")
         var lines = result.stdoutText.components(separatedBy: "\n")
