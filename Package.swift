@@ -233,8 +233,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "KagamiURITemplateTests", dependencies: ["KagamiURITemplate", "KagamiJSON"]),
-        .testTarget(name: "KagamiJSONSchemaTests", dependencies: ["KagamiJSONSchema", "KagamiCLI"]),
+        .testTarget(name: "KagamiURITemplateTests", dependencies: ["KagamiURITemplate", "KagamiJSON", "KagamiTesting"]),
+        .testTarget(name: "KagamiJSONSchemaTests", dependencies: ["KagamiJSONSchema", "KagamiCLI", "KagamiTesting"]),
         .testTarget(
             name: "KagamiContractTests",
             dependencies: ["KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiJSON", "KagamiCLI", "KagamiDescription"],

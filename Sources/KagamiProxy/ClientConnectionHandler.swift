@@ -14,7 +14,6 @@ struct ConnectionSettings: Sendable {
     /// No complete request head for this long (after connecting or after the last exchange):
     /// the connection is closed.
     var clientIdleTimeout: TimeAmount
-    var sink: any FlowSink
     /// Set when HTTPS interception is on.
     var identities: InterceptionIdentities?
     var sslProxying: SSLProxyingList
@@ -387,7 +386,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// (and the client's reads with it), so traffic slows to what the store can keep instead
     /// of Kagami's memory growing. True when `resume` runs once the store keeps up.
     private func waitForSink(_ exchange: Exchange, then resume: @escaping () -> Void) -> Bool {
-        guard settings.sink.isBehind, let context else { return false }
+        guard settings.hooks.isBehind, let context else { return false }
         pauseClientReads()
         context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(2)) {
             guard !exchange.state.isFinished else { return }

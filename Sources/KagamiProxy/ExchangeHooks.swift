@@ -37,6 +37,9 @@ protocol ExchangeHook: Sendable {
     /// The exchange is over, finished or failed (`flow.error`). `stored`, when given, is for the
     /// hook that keeps flows: it runs once the flow is kept (the client's last bytes wait for it).
     func ended(_ flow: Flow, stored: (@Sendable () -> Void)?)
+    /// True while the hook is behind the traffic (the session store): requests wait before they
+    /// go out and relays stop reading, so traffic slows to what it keeps up with.
+    var isBehind: Bool { get }
 }
 
 extension ExchangeHook {
@@ -48,6 +51,7 @@ extension ExchangeHook {
     func upgraded(_ flow: Flow) {}
     func messages(_ messages: [WebSocketMessage], of flowID: UUID) {}
     func ended(_ flow: Flow, stored: (@Sendable () -> Void)?) {}
+    var isBehind: Bool { false }
 }
 
 /// The hooks of a proxy, in the order they act.
@@ -86,6 +90,10 @@ struct ExchangeHooks: Sendable {
 
     func ended(_ flow: Flow, stored: (@Sendable () -> Void)? = nil) {
         for hook in list { hook.ended(flow, stored: stored) }
+    }
+
+    var isBehind: Bool {
+        list.contains { $0.isBehind }
     }
 }
 
@@ -165,6 +173,8 @@ struct ThrottleHook: ExchangeHook {
 /// Keeps every exchange, and the messages of upgraded ones, in the session (`FlowSink`).
 struct RecordingHook: ExchangeHook {
     let sink: any FlowSink
+
+    var isBehind: Bool { sink.isBehind }
 
     func upgraded(_ flow: Flow) {
         sink.record(flow)

@@ -64,13 +64,6 @@ struct ExchangeStateMachine: Equatable {
         }
     }
 
-    var isCollectingRequest: Bool { state == .collectingRequest }
-
-    var isCollectingResponse: Bool {
-        if case .collectingResponse = state { return true }
-        return false
-    }
-
     // MARK: Request side
 
     enum RequestPartAction: Equatable {

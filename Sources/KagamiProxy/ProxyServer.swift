@@ -137,7 +137,6 @@ public final class ProxyServer: Sendable {
             connectTimeout: TimeAmount(configuration.connectTimeout),
             responseTimeout: TimeAmount(configuration.responseTimeout),
             clientIdleTimeout: TimeAmount(configuration.clientIdleTimeout),
-            sink: sink,
             identities: identities,
             sslProxying: configuration.interception?.sslProxying ?? SSLProxyingList(),
             upstreamVerificationDisabled: configuration.interception?.insecureUpstream ?? false,

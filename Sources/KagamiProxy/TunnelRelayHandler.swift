@@ -13,6 +13,7 @@ final class TunnelRelayHandler: ChannelDuplexHandler {
     private var partner: TunnelRelayHandler?
     private var context: ChannelHandlerContext?
     private var readPending = false
+    private var behindCheckScheduled = false
     private(set) var bytesRead = 0
     private(set) var isClosed = false
     /// Called once, when both sides have closed.
@@ -71,6 +72,18 @@ final class TunnelRelayHandler: ChannelDuplexHandler {
     private var partnerIsWritable: Bool { partner?.isWritable ?? true }
 
     func read(context: ChannelHandlerContext) {
+        if let (capture, _) = capture, capture.isBehind {
+            // The session is behind the messages: look again shortly, rather than let what
+            // waits to be written grow with the socket.
+            guard !behindCheckScheduled else { return }
+            behindCheckScheduled = true
+            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(2)) { [weak self] in
+                guard let self, let context = self.context else { return }
+                self.behindCheckScheduled = false
+                self.read(context: context)
+            }
+            return
+        }
         if partnerIsWritable {
             context.read()
         } else {

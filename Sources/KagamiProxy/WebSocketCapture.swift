@@ -52,6 +52,9 @@ final class WebSocketCapture {
         failure = FlowError(.badResponse, "WebSocket: the \(peer) broke RFC 6455: \(error); messages after it were relayed but not captured")
     }
 
+    /// The session can't keep up with the messages: the relay stops reading until it can.
+    var isBehind: Bool { hooks.isBehind }
+
     /// Hands the messages read so far to the hooks.
     func flush() {
         guard !pending.isEmpty else { return }

@@ -22,6 +22,8 @@ public final class SQLiteFlowStore: FlowStore {
         /// Body bytes queued or being written.
         var bodyBytes = 0
         var bodiesDropped = 0
+        /// WebSocket messages queued or being written.
+        var messages = 0
     }
 
     /// A flow (or messages of a flow) waiting for the writer, and who waits for it to be committed.
@@ -39,6 +41,11 @@ public final class SQLiteFlowStore: FlowStore {
             case .messages(let messages, _): messages.reduce(0) { $0 + $1.data.count }
             }
         }
+
+        var messageCount: Int {
+            if case .messages(let messages, _) = item { return messages.count }
+            return 0
+        }
     }
 
     /// Body bytes that may wait for the writer. When the disk falls behind the traffic, flows
@@ -48,11 +55,15 @@ public final class SQLiteFlowStore: FlowStore {
 
     /// Flows that may wait for the writer before `isBehind` asks the proxy to slow down.
     public let maximumPendingFlows: Int
+    /// WebSocket messages that may wait for the writer before `isBehind` asks the proxy's
+    /// relays to stop reading for a moment: memory stays flat over a socket of any length.
+    public let maximumPendingMessages: Int
 
-    public init(path: String, maximumPendingBodyBytes: Int = 256 << 20, maximumPendingFlows: Int = 50_000) throws {
+    public init(path: String, maximumPendingBodyBytes: Int = 256 << 20, maximumPendingFlows: Int = 50_000, maximumPendingMessages: Int = 50_000) throws {
         self.path = path
         self.maximumPendingBodyBytes = maximumPendingBodyBytes
         self.maximumPendingFlows = maximumPendingFlows
+        self.maximumPendingMessages = maximumPendingMessages
         var configuration = Configuration()
         configuration.label = "kagami.session"
         configuration.prepareDatabase { db in
@@ -190,6 +201,7 @@ public final class SQLiteFlowStore: FlowStore {
             } else {
                 state.bodyBytes += bytes
             }
+            state.messages += messages.count
             state.entries.append(Entry(item: .messages(messages, flowID: flowID), stored: nil))
             if state.drainScheduled { return false }
             state.drainScheduled = true
@@ -203,7 +215,7 @@ public final class SQLiteFlowStore: FlowStore {
     static let maximumBatch = 5_000
 
     public var isBehind: Bool {
-        pending.withLock { $0.entries.count >= maximumPendingFlows }
+        pending.withLock { $0.entries.count >= maximumPendingFlows || $0.messages >= maximumPendingMessages }
     }
 
     fileprivate static func bodyBytes(_ flow: Flow) -> Int {
@@ -237,7 +249,11 @@ public final class SQLiteFlowStore: FlowStore {
                 FileHandle.standardError.write(Data("kagami: \(message)\n".utf8))
             }
             let written = batch.reduce(0) { $0 + $1.bodyBytes }
-            pending.withLock { $0.bodyBytes -= written }
+            let messages = batch.reduce(0) { $0 + $1.messageCount }
+            pending.withLock {
+                $0.bodyBytes -= written
+                $0.messages -= messages
+            }
             for entry in batch { entry.stored?() }
         }
     }

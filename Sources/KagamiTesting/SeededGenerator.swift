@@ -1,5 +1,5 @@
-/// A random number generator that gives the same sequence for the same seed, so a fuzz test
-/// that finds something finds it again on the next run.
+/// A random number generator that gives the same sequence for the same seed (SplitMix64), so a
+/// fuzz test that finds something finds it again on the next run.
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
     public var state: UInt64
 
@@ -8,7 +8,10 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
     }
 
     public mutating func next() -> UInt64 {
-        state = state &* 6364136223846793005 &+ 1442695040888963407
-        return state ^ (state >> 29)
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

@@ -25,16 +25,16 @@ import Testing
     }
 
     static func exercise(_ mock: MockServer) async throws {
-        let note = try await CommandLineClient.curl.run(["-s", "--max-time", "10", "-H", "Authorization: Bearer x", "-H", "X-Client-Version: 2.4.1", mock.url + "/api/v1/notes/5"])
+        let note = try await CommandLineClient.curl.run(["-s", "--max-time", "60", "-H", "Authorization: Bearer x", "-H", "X-Client-Version: 2.4.1", mock.url + "/api/v1/notes/5"])
         let body = try JSONValue(parsing: note.stdout)
         #expect(body["id"] == 3)
         #expect(body["title"] == "note 3")
-        let missing = try await CommandLineClient.curl.run(["-s", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Prefer: status=404", "-H", "X-Client-Version: 2.4.1", mock.url + "/api/v1/notes/5"])
+        let missing = try await CommandLineClient.curl.run(["-s", "--max-time", "60", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Prefer: status=404", "-H", "X-Client-Version: 2.4.1", mock.url + "/api/v1/notes/5"])
         #expect(missing.stdoutText == "404")
-        let created = try await CommandLineClient.curl.run(["-s", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Content-Type: application/json", "--data-binary", #"{"title": "x"}"#, mock.url + "/api/v1/notes"])
+        let created = try await CommandLineClient.curl.run(["-s", "--max-time", "60", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Content-Type: application/json", "--data-binary", #"{"title": "x"}"#, mock.url + "/api/v1/notes"])
         #expect(created.stdoutText == "201")
         // The mock checks requests against the draft: a body of the wrong shape is refused.
-        let refused = try await CommandLineClient.curl.run(["-s", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Content-Type: application/json", "--data-binary", #"{"title": 5}"#, mock.url + "/api/v1/notes"])
+        let refused = try await CommandLineClient.curl.run(["-s", "--max-time", "60", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Content-Type: application/json", "--data-binary", #"{"title": 5}"#, mock.url + "/api/v1/notes"])
         #expect(refused.stdoutText == "422")
     }
 

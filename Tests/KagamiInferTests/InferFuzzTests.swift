@@ -1,4 +1,5 @@
 import Foundation
+import KagamiTesting
 import KagamiDescription
 import KagamiFlow
 @testable import KagamiInfer
@@ -11,21 +12,10 @@ import Testing
 /// draft must read back without errors in both formats, and every JSON body must be valid
 /// against the schema drafted for it.
 @Suite struct InferFuzzTests {
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let names = ["id", "name", "a b", "key: value", "#hash", "- dash", "`tick`", "true", "null", "123", "", "ünï", "x\ny", "{brace}", "[x]", "a\"q", "é", "password", "+ plus", "(p)", "*", "?", "@at", "%s", "a:b", "Content-Type"]
     static let segments = ["users", "42", "8f14e45f-ceea-467f-a0e6-0f6c2d8e1c2a", "a%20b", "ü", "x:y", "v1", "2026-11-24", "a@b.io", "c1a2b3d4e5", "%7Bid%7D", "-", "_", ".", "..", "0", "items", "usr_9xK2qLm4", "🙂"]
 
-    static func value(_ random: inout Generator, depth: Int) -> JSONValue {
+    static func value(_ random: inout SeededGenerator, depth: Int) -> JSONValue {
         switch Int.random(in: 0..<(depth > 3 ? 6 : 8), using: &random) {
         case 0: return .null
         case 1: return .bool(Bool.random(using: &random))
@@ -42,7 +32,7 @@ import Testing
     }
 
     static func flows(seed: UInt64) -> [Flow] {
-        var random = Generator(state: seed)
+        var random = SeededGenerator(state: seed)
         return (0..<Int.random(in: 1...25, using: &random)).map { _ in
             let path = "/" + (0..<Int.random(in: 0...4, using: &random)).map { _ in segments.randomElement(using: &random)! }.joined(separator: "/")
             let query = Bool.random(using: &random) ? "?" + (0..<Int.random(in: 1...3, using: &random)).map { _ in "\(["q", "limit", "a b", "x%3Dy", "tag", "api_key"].randomElement(using: &random)!)=\(["1", "true", "x", "", "%ZZ", "2.5"].randomElement(using: &random)!)" }.joined(separator: "&") : ""

@@ -1,4 +1,5 @@
 import Foundation
+import KagamiTesting
 import KagamiJSON
 import Testing
 @testable import KagamiJSONSchema
@@ -79,16 +80,6 @@ struct JSONSchemaFormatAndPatternTests {
 /// The linear-time matcher for simple patterns must agree with ICU on what it accepts.
 struct SimplePatternTests {
     /// A fixed-seed generator, so a disagreement reproduces.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     static let patterns = [
         "^[A-Z]{3}-[0-9]{5}$", "^-?[0-9]+\\.[0-9]{2}$", "^[0-9a-f-]{36}$", "^[A-Z0-9 -]{3,10}$",
@@ -108,7 +99,7 @@ struct SimplePatternTests {
     }
 
     @Test func agreesWithICU() throws {
-        var random = SplitMix(state: 20_261_121)
+        var random = SeededGenerator(state: 20_261_121)
         let alphabet = Array("abcxyzAZ09-. \n\u{A0}é😀_*").map(String.init)
         for pattern in Self.patterns {
             guard let simple = SimplePattern(pattern) else { continue }

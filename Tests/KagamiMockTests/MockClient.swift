@@ -17,8 +17,8 @@ struct CurlAnswer {
 
 enum MockClient {
     static func curl(_ method: String, _ url: String, headers: [String] = [], body: String? = nil) async throws -> CurlAnswer {
-        var arguments = ["-s", "-i", "--max-time", "10", "-X", method]
-        if method == "HEAD" { arguments = ["-s", "-I", "--max-time", "10"] }
+        var arguments = ["-s", "-i", "--max-time", "60", "-X", method]
+        if method == "HEAD" { arguments = ["-s", "-I", "--max-time", "60"] }
         for header in headers { arguments += ["-H", header] }
         if let body { arguments += ["--data-binary", body] }
         arguments.append(url)

@@ -154,7 +154,7 @@ struct ForwardProxyTests {
     @Test func expectContinueIsRelayed() async throws {
         try await ProxyHarness.with { h in
             let result = try await CommandLineClient.curl.run([
-                "-sv", "--max-time", "10", "-x", h.proxyURL, "-H", "Expect: 100-continue",
+                "-sv", "--max-time", "60", "-x", h.proxyURL, "-H", "Expect: 100-continue",
                 "--expect100-timeout", "5", "--data-binary", "hello", "\(h.origin.baseURL)/echo",
             ])
             #expect(result.stderr.contains("HTTP/1.1 100 Continue"))

@@ -9,7 +9,7 @@ import Testing
 struct ModesTests {
     @Test func reverseModeSendsEverythingToItsServer() async throws {
         try await ProxyHarness.with(mode: { origin in .reverse(ProxyTarget(scheme: "http", host: "127.0.0.1", port: origin.port)) }) { h in
-            let result = try await CommandLineClient.curl.run(["-s", "--max-time", "10", "--data-binary", "abc", "\(h.proxyURL)/echo?r=1"])
+            let result = try await CommandLineClient.curl.run(["-s", "--max-time", "60", "--data-binary", "abc", "\(h.proxyURL)/echo?r=1"])
             let echo = try Echo(result.stdout)
             #expect(echo.uri == "/echo?r=1")
             #expect(echo.method == "POST")

@@ -1,5 +1,6 @@
 import CKagamiZlib
 import Foundation
+import KagamiTesting
 import KagamiFlow
 import Testing
 @testable import KagamiProxy
@@ -213,22 +214,12 @@ import Testing
     // MARK: Fuzzing
 
     /// A seeded generator, so a failing run can be repeated.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     /// Valid streams cut at random points must give the same messages as read whole; mutated
     /// streams (bytes flipped, inserted, dropped, lengths made huge) must never crash or hang,
     /// and must end in messages or one clear error.
     @Test func fuzzedStreams() {
-        var random = SplitMix64(state: 0x6B61_6761_6D69)
+        var random = SeededGenerator(state: 0x6B61_6761_6D69)
         for round in 0..<400 {
             // One connection per round: the window carries over within it only.
             let deflater = Deflater()

@@ -15,14 +15,27 @@ import Testing
     final class Sink: FlowSink {
         let flows = Mutex<[Flow]>([])
         let messages = Mutex<[WebSocketMessage]>([])
+        let behind = Mutex(false)
+        var isBehind: Bool { behind.withLock { $0 } }
         func record(_ flow: Flow) { flows.withLock { $0.append(flow) } }
         func record(messages: [WebSocketMessage], of flowID: UUID) { self.messages.withLock { $0 += messages } }
+    }
+
+    /// Counts the reads that get past the relay to the socket.
+    final class ReadCounter: ChannelOutboundHandler {
+        typealias OutboundIn = Never
+        var reads = 0
+        func read(context: ChannelHandlerContext) {
+            reads += 1
+            context.read()
+        }
     }
 
     struct Relay {
         let client = EmbeddedChannel()
         let server = EmbeddedChannel()
         let sink = Sink()
+        let clientReads = ReadCounter()
 
         init(extensions: String? = nil) throws {
             try client.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
@@ -42,7 +55,7 @@ import Testing
             serverRelay.capture = (capture, .receive)
             clientRelay.onFinished = capture.finish
             serverRelay.onFinished = capture.finish
-            try client.pipeline.syncOperations.addHandler(clientRelay)
+            try client.pipeline.syncOperations.addHandlers([clientReads, clientRelay])
             try server.pipeline.syncOperations.addHandler(serverRelay)
         }
 
@@ -106,6 +119,23 @@ import Testing
         try relay.closeClient()
         let error = try #require(relay.sink.flows.withLock { $0.last?.error })
         #expect(error.message == "WebSocket: the client broke RFC 6455: client frame not masked (at byte 2); messages after it were relayed but not captured")
+    }
+
+    /// While the session is behind the messages, the relay stops reading; it looks again every
+    /// 2 ms and reads once the session has caught up.
+    @Test func readsWaitWhileTheSessionIsBehind() throws {
+        let relay = try Relay()
+        relay.client.read()
+        #expect(relay.clientReads.reads == 1)
+        relay.sink.behind.withLock { $0 = true }
+        relay.client.read()
+        relay.client.read()
+        relay.client.embeddedEventLoop.advanceTime(by: .milliseconds(10))
+        #expect(relay.clientReads.reads == 1)
+        relay.sink.behind.withLock { $0 = false }
+        relay.client.embeddedEventLoop.advanceTime(by: .milliseconds(2))
+        #expect(relay.clientReads.reads == 2)
+        try relay.closeClient()
     }
 
     /// Neither side sent a close frame: recorded as a reset.

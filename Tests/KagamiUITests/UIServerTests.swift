@@ -35,7 +35,7 @@ struct RunningUI {
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
     func curl(_ arguments: [String]) async throws -> CommandLineClient.Result {
-        try await CommandLineClient.curl.run(["-s", "--max-time", "10"] + arguments)
+        try await CommandLineClient.curl.run(["-s", "--max-time", "60"] + arguments)
     }
 
     func json(_ path: String) async throws -> JSONValue {

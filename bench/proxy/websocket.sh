@@ -6,7 +6,7 @@
 # Usage: bench/proxy/websocket.sh
 # Environment: KAGAMI and WS_BENCH (built binaries; skip the release builds), CONNECTIONS (4),
 #   MESSAGES per connection (50000), SIZE bytes (100), WINDOW in flight per connection (32),
-#   LONG_MESSAGES on the one long socket (1000000; 0 skips it).
+#   LONG_MESSAGES on the one long socket (1000000; 0 skips it), LONG_TARGETS ("kagami mitmdump").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -84,7 +84,7 @@ if [ "$LONG_MESSAGES" -gt 0 ]; then
     # One socket, many messages: what the proxy holds should not grow with them.
     row '\n'
     row '%-10s %10s %16s %16s %14s\n' target messages "peak RSS after 10% (MB)" "peak RSS at end (MB)" "messages/s"
-    for target in kagami mitmdump; do
+    for target in ${LONG_TARGETS:-kagami mitmdump}; do
         start_proxy "$target"
         run_client "$PROXY_PORT" 1 $((LONG_MESSAGES / 10)) >/dev/null
         rss_warm=$(( $(memory_kb VmHWM "$PROXY_PID") / 1024 ))
