@@ -2,6 +2,9 @@ import Foundation
 import KagamiKit
 import KagamiTesting
 import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 @Suite struct InProcessProxyTests {
     /// GETs `url` through the proxy with curl (plain HTTP in absolute form, as a proxied
@@ -115,6 +118,16 @@ import Testing
             try await withKagamiProxy { proxy in
                 try proxy.setRules(document: "blockList: 3\n")
             }
+        }
+    }
+
+    @Test func routesAURLSessionConfigurationThroughItself() async throws {
+        try await withKagamiProxy { proxy in
+            let configuration = proxy.routing(.ephemeral)
+            let settings = try #require(configuration.connectionProxyDictionary)
+            #expect(settings["HTTPProxy"] as? String == "127.0.0.1")
+            #expect(settings["HTTPPort"] as? Int == proxy.port)
+            #expect(settings["HTTPSPort"] as? Int == proxy.port)
         }
     }
 }
