@@ -237,8 +237,8 @@ let package = Package(
         .testTarget(name: "KagamiJSONSchemaTests", dependencies: ["KagamiJSONSchema", "KagamiCLI", "KagamiTesting"]),
         .testTarget(
             name: "KagamiContractTests",
-            dependencies: ["KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiJSON", "KagamiCLI", "KagamiDescription"],
-            exclude: ["Fuzz", "Fixtures"]
+            dependencies: ["KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiJSON", "KagamiJSONSchema", "KagamiCLI", "KagamiDescription", "KagamiTesting"],
+            exclude: ["Fuzz", "Fixtures", "check_openapi.py"]
         ),
         // A URLSession client the proxy tests run as a child process.
         .executableTarget(name: "url-session-probe", path: "Tests/Probes/URLSessionProbe"),

@@ -44,6 +44,7 @@ extension BlueprintDocumentReader {
                     annotations.append(Annotation(.warning, "message-body asset is expected to be a pre-formatted code block, every of its line indented by exactly 8 spaces or 2 tabs", at: location))
                 }
                 draft.body = text
+                checkJSONBody(text, of: draft, firstLine: nested.firstLine, strip: nested.strip)
             }
             for child in level.items {
                 annotations.append(Annotation(.warning, "ignoring unrecognized block", at: source.location(line: child.line)))
@@ -51,6 +52,13 @@ extension BlueprintDocumentReader {
             return draft
         }
         draft.description = source.block(level.leading, strip: item.indent + 4).trimmedNewlines
+        var bodyAt: (firstLine: Int, strip: Int)?
+        defer {
+            // After the headers: a `Content-Type` header declares JSON as well as the parentheses.
+            if let bodyAt, let body = draft.body {
+                checkJSONBody(body, of: draft, firstLine: bodyAt.firstLine, strip: bodyAt.strip)
+            }
+        }
         for child in level.items {
             let childLocation = source.location(line: child.line)
             switch Self.keyword(child.text) {
@@ -73,7 +81,10 @@ extension BlueprintDocumentReader {
                 if !nested.indented {
                     annotations.append(Annotation(.warning, "message-body asset is expected to be a pre-formatted code block, every of its line indented by exactly 12 spaces or 3 tabs", at: childLocation))
                 }
-                if !nested.text.isEmpty { draft.body = nested.text }
+                if !nested.text.isEmpty {
+                    draft.body = nested.text
+                    bodyAt = (nested.firstLine, nested.strip)
+                }
             case "schema":
                 let nested = source.nestedText(of: child)
                 if !nested.text.isEmpty { draft.schemaText = nested.text }
@@ -86,6 +97,25 @@ extension BlueprintDocumentReader {
             }
         }
         return draft
+    }
+
+    /// A body declared JSON that does not parse is an error where the JSON goes wrong: the
+    /// mock would serve it and clients would fail on it.
+    mutating func checkJSONBody(_ body: String, of draft: PayloadDraft, firstLine: Int, strip: Int) {
+        let contentType = draft.headers.last { $0.name.lowercased() == "content-type" }?.value.lowercased() ?? ""
+        let essence = contentType.split(separator: ";").first.map { $0.trimmedBlanks } ?? ""
+        guard essence.hasSuffix("/json") || essence.hasSuffix("+json") else { return }
+        do {
+            _ = try JSONValue(parsing: body)
+        } catch {
+            // A body that starts like JSON and breaks is an error; text that isn't JSON at all
+            // (a placeholder, sections indented too far) is a warning, as drafter keeps it.
+            let first = body.utf8.first { $0 != 0x20 && $0 != 0x0A && $0 != 0x09 && $0 != 0x0D }
+            let looksLikeJSON = first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+            annotations.append(Annotation(
+                looksLikeJSON ? .error : .warning, "the body is declared \(essence) but is not valid JSON: \(error.message)",
+                at: source.location(inBlockAt: firstLine, strip: strip, line: error.line, column: error.column)))
+        }
     }
 
     /// The payload with Apiary's precedence applied: example body Body > Attributes > Schema,

@@ -291,6 +291,8 @@ struct BlueprintDocumentReader {
 
     /// Sections under `# Data Structures`: named types and their sections, not descriptions.
     private var dataStructureSections: Set<Int> = []
+    /// Named types whose body starts with a block description followed by a list.
+    private var blockDescribed: Set<String> = []
 
     // MARK: Named types and models
 
@@ -315,6 +317,11 @@ struct BlueprintDocumentReader {
                 dataStructureSections.insert(section.line)
                 let location = source.location(line: section.line)
                 if Self.typeSectionTitles.contains(title.lowercased()), let name = current, var element = renderer.namedTypes[name] {
+                    // After a block description, the list under it was part of the description
+                    // and the members are the ones of the `Properties`/`Items`/`Members` header.
+                    if ["properties", "items", "members"].contains(title.lowercased()), blockDescribed.remove(name) != nil {
+                        element.members = []
+                    }
                     readTypeSection(title: title.lowercased(), body: section.body, into: &element, location: location)
                     renderer.namedTypes[name] = element
                     continue
@@ -323,6 +330,9 @@ struct BlueprintDocumentReader {
                 guard let name = element.name, !name.isEmpty else { continue }
                 element.literal = nil
                 let level = source.listLevel(section.body, codeIndent: 4)
+                if !level.items.isEmpty, level.leading.contains(where: { !source.lines[$0].isBlank }) {
+                    blockDescribed.insert(name)
+                }
                 mson.read(level: level, itemIndent: -4, into: &element, depth: 0)
                 mson.check(element)
                 define(name, element, at: location)

@@ -149,13 +149,32 @@ extension BlueprintSource {
 
     /// The text nested under `item` before its first child item: a code block (indented 8
     /// columns past the item's marker) or plain text. `indented` tells which.
-    func nestedText(of item: ListItem) -> (text: String, indented: Bool) {
+    /// `firstLine` and `strip` say where the text starts in the document and how many columns
+    /// of indentation each line lost, to place problems found inside it.
+    func nestedText(of item: ListItem) -> (text: String, indented: Bool, firstLine: Int, strip: Int) {
         let level = children(of: item)
-        guard let first = level.leading.first(where: { !lines[$0].isBlank }) else { return ("", true) }
+        guard let first = level.leading.first(where: { !lines[$0].isBlank }) else { return ("", true, item.line, 0) }
         let codeIndent = item.indent + 8
         let indented = lines[first].indent >= codeIndent
         let strip = indented ? codeIndent : lines[first].indent
-        return (block(level.leading, strip: strip), indented)
+        return (block(level.leading, strip: strip), indented, first, strip)
+    }
+
+    /// The position of `line`:`column` of a text block that starts at `firstLine` with `strip`
+    /// columns of indentation taken off each line (tabs taken as 4 columns, as indentation is).
+    func location(inBlockAt firstLine: Int, strip: Int, line: Int, column: Int) -> SourceLocation {
+        let index = firstLine + line - 1
+        guard index >= 0, index < lines.count else { return location(line: min(max(index, 0), lines.count)) }
+        let sourceLine = lines[index]
+        var position = sourceLine.start
+        var columns = 0
+        while position < sourceLine.end, columns < strip {
+            let byte = bytes[position]
+            if byte == 0x20 { columns += 1 } else if byte == 0x09 { columns = (columns / 4 + 1) * 4 } else { break }
+            position += 1
+        }
+        let offset = min(position + column - 1, sourceLine.end)
+        return SourceLocation(line: index + 1, column: offset - sourceLine.start + 1, offset: offset, length: 1)
     }
 }
 

@@ -108,6 +108,16 @@ struct MSONSignature {
                 headEnd = open
             }
         }
+        if attributes.isEmpty, let (open, close) = Self.trailingTextGroup(bytes, end: headEnd) {
+            // `- e: 1 (enum) C:1`: drafter reads the type definition and drops the text after
+            // it; only when the group holds nothing but base types and attributes, so a value
+            // with parentheses in it stays a value.
+            let entries = MSONSignature.splitList(string((open + 1)..<close), respectingBrackets: true)
+            if !entries.isEmpty, entries.allSatisfy(Self.isBaseTypeOrAttribute) {
+                attributes = entries
+                headEnd = open
+            }
+        }
         identifier = string(0..<headEnd).trimmedBlanks
         // Name and value split at the first `:` outside code spans.
         var code = false
@@ -122,6 +132,35 @@ struct MSONSignature {
         if name == nil { name = identifier }
     }
 
+    /// The last top-level `(…)` group before `end` that has text after it, outside code spans.
+    static func trailingTextGroup(_ bytes: [UInt8], end: Int) -> (Int, Int)? {
+        var depth = 0
+        var open: Int?
+        var found: (Int, Int)?
+        var code = false
+        for position in 0..<end {
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "`") { code.toggle(); continue }
+            if code { continue }
+            if byte == UInt8(ascii: "(") {
+                if depth == 0 { open = position }
+                depth += 1
+            } else if byte == UInt8(ascii: ")"), depth > 0 {
+                depth -= 1
+                if depth == 0, let start = open { found = (start, position) }
+            }
+        }
+        guard let found, found.1 + 1 < end else { return nil }
+        return found
+    }
+
+    static func isBaseTypeOrAttribute(_ entry: String) -> Bool {
+        let word = entry.lowercased()
+        let base = word.firstIndex(of: "[").map { String(word[..<$0]) } ?? word
+        return ["required", "optional", "fixed", "fixed-type", "nullable", "sample", "default",
+                "string", "number", "boolean", "array", "enum", "object"].contains(base)
+    }
+
     /// Comma-separated entries, trimmed; commas inside code spans (and brackets) don't split.
     static func splitList(_ text: String, respectingBrackets: Bool) -> [String] {
         var parts: [String] = []
@@ -131,7 +170,8 @@ struct MSONSignature {
         for character in text {
             if character == "`" { code.toggle() }
             if !code, respectingBrackets {
-                if character == "[" { depth += 1 } else if character == "]" { depth = max(0, depth - 1) }
+                // Brackets of nested types and parentheses of generic arguments don't split.
+                if character == "[" || character == "(" { depth += 1 } else if character == "]" || character == ")" { depth = max(0, depth - 1) }
             }
             if character == ",", !code, depth == 0 {
                 parts.append(current.trimmedBlanks)
@@ -179,6 +219,7 @@ struct MSONReader {
 
     /// An element from a signature line (a property, an item, or a section's own header).
     mutating func element(signature text: String, at location: SourceLocation) -> MSONElement {
+        checkBrackets(text, at: location)
         let signature = MSONSignature(text)
         var element = MSONElement(location: location)
         element.description = signature.description ?? ""
@@ -203,6 +244,60 @@ struct MSONReader {
             }
         }
         return element
+    }
+
+    /// A `(` or `[` left open (or a closing one without its opening) outside code spans: the
+    /// type definition would be read as part of the name or value.
+    mutating func checkBrackets(_ text: String, at location: SourceLocation) {
+        var open: [(byte: UInt8, index: Int)] = []
+        var inCode = false
+        var problem: (message: String, index: Int)?
+        let bytes = Array(text.utf8)
+        for (index, byte) in bytes.enumerated() {
+            if byte == UInt8(ascii: "`") { inCode.toggle(); continue }
+            if inCode { continue }
+            // The description after ` - ` may hold anything.
+            if byte == UInt8(ascii: "-"), open.isEmpty, index > 0, bytes[index - 1] == 0x20,
+               index + 1 == bytes.count || bytes[index + 1] == 0x20 { break }
+            switch byte {
+            case UInt8(ascii: "("), UInt8(ascii: "["):
+                open.append((byte, index))
+            case UInt8(ascii: ")"), UInt8(ascii: "]"):
+                let expected = byte == UInt8(ascii: ")") ? UInt8(ascii: "(") : UInt8(ascii: "[")
+                if let last = open.last, last.byte == expected {
+                    open.removeLast()
+                } else if problem == nil {
+                    problem = open.last.map { ("unclosed '\(Character(Unicode.Scalar($0.byte)))'", $0.index) }
+                        ?? ("'\(Character(Unicode.Scalar(byte)))' without its opening bracket", index)
+                }
+            default:
+                continue
+            }
+        }
+        if problem == nil, let first = open.first {
+            problem = ("unclosed '\(Character(Unicode.Scalar(first.byte)))'", first.index)
+        }
+        guard let problem else { return }
+        // Placed on the bracket: the text sits after the list marker on its line.
+        var place = location
+        if location.line >= 1, location.line <= source.lines.count {
+            let line = source.lines[location.line - 1]
+            let lineBytes = source.bytes[line.contentStart..<line.end]
+            if let start = Self.firstRange(of: bytes, in: Array(lineBytes)) {
+                place = SourceLocation(
+                    line: location.line, column: location.column + start + problem.index,
+                    offset: line.contentStart + start + problem.index, length: 1)
+            }
+        }
+        annotations.append(Annotation(.error, "\(problem.message) in '\(text)'; a type definition is written '(type, attributes)'", at: place))
+    }
+
+    private static func firstRange(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard !needle.isEmpty, needle.count <= haystack.count else { return nil }
+        for start in 0...(haystack.count - needle.count) where haystack[start..<(start + needle.count)].elementsEqual(needle) {
+            return start
+        }
+        return nil
     }
 
     mutating func apply(attributes: [String], to element: inout MSONElement, at location: SourceLocation) {
@@ -249,14 +344,16 @@ struct MSONReader {
         read(level: level, itemIndent: item.indent, into: &element, depth: depth)
     }
 
-    mutating func read(level: ListLevel, itemIndent: Int, into element: inout MSONElement, depth: Int) {
+    /// `optionsOfOneOf`: the level lists One Of options, where a `Properties` group is one
+    /// option among the others rather than the end of a block description.
+    mutating func read(level: ListLevel, itemIndent: Int, into element: inout MSONElement, depth: Int, optionsOfOneOf: Bool = false) {
         if !level.leading.isEmpty {
             let text = source.block(level.leading, strip: itemIndent + 4).trimmedNewlines
             if !text.isEmpty { element.description += element.description.isEmpty ? text : "\n" + text }
         }
         // With an explicit `Items`/`Members`/`Properties` section, list items before it are
         // part of the description.
-        let sectionIndex = level.items.lastIndex { ["items", "members", "properties"].contains($0.text.lowercased()) }
+        let sectionIndex = optionsOfOneOf ? nil : level.items.lastIndex { ["items", "members", "properties"].contains($0.text.lowercased()) }
         for (index, item) in level.items.enumerated() {
             if let sectionIndex, index < sectionIndex, !Self.isSectionKeyword(item.text) { continue }
             read(item: item, into: &element, depth: depth)
@@ -280,7 +377,9 @@ struct MSONReader {
             element.members.append(.group(members(under: item, depth: depth + 1)))
             return
         case "one of":
-            element.members.append(.oneOf(members(under: item, depth: depth + 1), location))
+            var holder = MSONElement(location: location)
+            read(level: source.children(of: item), itemIndent: item.indent, into: &holder, depth: depth + 1, optionsOfOneOf: true)
+            element.members.append(.oneOf(holder.members, location))
             return
         default:
             break

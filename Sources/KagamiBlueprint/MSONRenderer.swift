@@ -74,12 +74,34 @@ struct MSONRenderer {
 
     // MARK: Types
 
+    /// The named type `type` refers to: a declared one, or a generic one (`Name(Argument, …)`)
+    /// with its variable type names (`*T*`) bound to the arguments in the order they first
+    /// appear in its declaration.
+    func namedType(_ type: String) -> MSONElement? {
+        if let declared = namedTypes[type] { return declared }
+        guard let reference = MSONGenericReference(type), let generic = namedTypes[reference.base] else { return nil }
+        let variables = generic.typeVariables
+        guard !variables.isEmpty else { return nil }
+        var bindings: [String: String] = [:]
+        for (variable, argument) in zip(variables, reference.arguments) { bindings[variable] = argument }
+        return generic.binding(bindings)
+    }
+
+    /// `*T*` in a generic named type, or the wildcard `*`: any type, nothing to check or resolve.
+    static func isTypeVariable(_ type: String) -> Bool {
+        type == "*" || MSONSignature.emphasised(type) != nil
+    }
+
     /// Base kinds of the named types, resolved once by `resolveNamedKinds()`.
     private var namedKinds: [String: MSONKind] = [:]
 
     /// The base kind a type name stands for, following named types; nil when unknown or circular.
     func kind(ofType name: String) -> MSONKind? {
-        MSONKind(typeName: name) ?? namedKinds[name]
+        if let kind = MSONKind(typeName: name) ?? namedKinds[name] { return kind }
+        // A generic reference: the kind of what its declaration becomes with the arguments.
+        guard MSONGenericReference(name) != nil, let instance = namedType(name) else { return nil }
+        guard let base = instance.typeName else { return .object }
+        return base == name ? nil : kind(ofType: base)
     }
 
     /// Follows each named type's base-type chain once (named types don't change afterwards).
@@ -88,7 +110,7 @@ struct MSONRenderer {
         for name in namedTypes.keys {
             var visited: Set<String> = []
             var current = name
-            while visited.count < Self.maximumNesting, !visited.contains(current), let named = namedTypes[current] {
+            while visited.count < Self.maximumNesting, !visited.contains(current), let named = namedType(current) {
                 visited.insert(current)
                 guard let base = named.typeName else {
                     namedKinds[name] = .object
@@ -119,11 +141,11 @@ struct MSONRenderer {
     /// Checks named types for base types that loop or don't exist.
     mutating func checkNamedTypes(order: [String]) {
         for name in order {
-            guard let named = namedTypes[name], let base = named.typeName, MSONKind(typeName: base) == nil else { continue }
+            guard let named = namedType(name), let base = named.typeName, MSONKind(typeName: base) == nil, !Self.isTypeVariable(base) else { continue }
             var visited: Set<String> = [name]
             var current = base
-            while MSONKind(typeName: current) == nil, visited.count < Self.maximumNesting {
-                guard let next = namedTypes[current] else {
+            while MSONKind(typeName: current) == nil, !Self.isTypeVariable(current), visited.count < Self.maximumNesting {
+                guard let next = namedType(current) else {
                     fail("base type '\(current)' is not defined in the document", at: named.location)
                     break
                 }
@@ -146,7 +168,7 @@ struct MSONRenderer {
             return element.members
         }
         if let type = element.typeName, MSONKind(typeName: type) == nil {
-            if let named = namedTypes[type], !stack.contains(type) {
+            if let named = namedType(type), !stack.contains(type) {
                 result = expandedMembers(of: named, stack: stack + [type])
             }
         }
@@ -168,7 +190,7 @@ struct MSONRenderer {
                     warn("mixin type may not include a type of a primitive sub-type", at: location)
                     continue
                 }
-                guard let named = namedTypes[name] else {
+                guard let named = namedType(name) else {
                     fail("base type '\(name)' is not defined in the document", at: location)
                     continue
                 }
@@ -199,7 +221,7 @@ struct MSONRenderer {
         if let value = element.value { return value }
         if let text = element.samples.first?.text { return text }
         if let text = element.defaults.first?.text { return text }
-        if let type = element.typeName, let named = namedTypes[type], !stack.contains(type), MSONKind(typeName: type) == nil {
+        if let type = element.typeName, let named = namedType(type), !stack.contains(type), MSONKind(typeName: type) == nil {
             return valueText(of: named, stack: stack + [type])
         }
         return nil
@@ -209,7 +231,7 @@ struct MSONRenderer {
     func nestedTypes(of element: MSONElement, stack: [String] = []) -> [String] {
         guard stack.count < Self.maximumNesting else { return [] }
         if !element.nestedTypes.isEmpty { return element.nestedTypes }
-        if let type = element.typeName, MSONKind(typeName: type) == nil, let named = namedTypes[type], !stack.contains(type) {
+        if let type = element.typeName, MSONKind(typeName: type) == nil, let named = namedType(type), !stack.contains(type) {
             return nestedTypes(of: named, stack: stack + [type])
         }
         return []
@@ -218,7 +240,7 @@ struct MSONRenderer {
     func attributes(of element: MSONElement, stack: [String] = []) -> MSONTypeAttributes {
         var attributes = element.attributes
         guard stack.count < Self.maximumNesting else { return attributes }
-        if let type = element.typeName, let named = namedTypes[type], !stack.contains(type), MSONKind(typeName: type) == nil {
+        if let type = element.typeName, let named = namedType(type), !stack.contains(type), MSONKind(typeName: type) == nil {
             attributes.formUnion(self.attributes(of: named, stack: stack + [type]).intersection([.fixed, .fixedType, .nullable]))
         }
         return attributes
@@ -241,14 +263,10 @@ struct MSONRenderer {
             if stack.contains(type) {
                 return emptyValue(kind(of: element, asValue: asValue))
             }
-            if namedTypes[type] == nil {
-                // drafter fails on an unknown type for a whole attributes section; a member's
-                // unknown type (often a misspelt attribute) only gets a warning.
-                if nesting == 1 {
-                    fail("base type '\(type)' is not defined in the document", at: element.location)
-                } else {
-                    warn("base type '\(type)' is not defined in the document", at: element.location)
-                }
+            if namedType(type) == nil, !Self.isTypeVariable(type) {
+                // An unknown type (often a misspelt attribute) is an error: rendered as an empty
+                // object it would make the mock refuse the documented value.
+                fail("base type '\(type)' is not defined in the document", at: element.location)
             }
             stack.append(type)
         }
@@ -372,7 +390,7 @@ struct MSONRenderer {
         var items = renderItems(expandedMembers(of: element, stack: outer), nestedType: itemType, stack: stack)
         if items.isEmpty {
             for type in nestedTypes where MSONKind(typeName: type) == nil {
-                if namedTypes[type] == nil {
+                if namedType(type) == nil {
                     warn("Undefined named type '\(type)' referenced in type definition", at: element.location)
                 } else {
                     var item = MSONElement(location: element.location)
@@ -436,27 +454,35 @@ struct MSONRenderer {
                 case .group(let inner): collect(inner)
                 case .oneOf(let options, _): collect(options)
                 case .include(let name, _):
-                    if let named = namedTypes[name], !stack.contains(name) {
+                    if let named = namedType(name), !stack.contains(name) {
                         result.append(contentsOf: enumMembers(named, stack: stack + [name]))
                     }
                 }
             }
         }
-        if let type = element.typeName, let named = namedTypes[type], !stack.contains(type) {
+        if let type = element.typeName, let named = namedType(type), !stack.contains(type) {
             result = enumMembers(named, stack: stack + [type])
         }
-        if let value = element.rawValue ?? element.value, !element.attributes.contains(.default), !element.attributes.contains(.sample) {
+        // Inline values are members whether they are marked `sample` or `default` or not, and
+        // so are the values of `Sample` and `Default` sections (as drafter lists them): a value
+        // the description shows must be one the enumeration allows.
+        func inline(_ value: String) {
             for entry in MSONSignature.splitList(value, respectingBrackets: false) {
                 var member = MSONElement(location: element.location)
-                member.value = entry
-                member.literal = entry
+                let plain = MSONSignature.emphasised(entry) ?? entry
+                member.value = plain
+                member.literal = plain
                 if let nestedType, MSONKind(typeName: nestedType)?.isPrimitive == true { member.typeName = nestedType }
                 result.append(member)
             }
         }
+        // drafter lists a value marked `sample` or `default` after the members.
+        let marked = element.attributes.contains(.default) || element.attributes.contains(.sample)
+        if !marked, let value = element.rawValue ?? element.value { inline(value) }
         collect(element.members)
-        if result.isEmpty {
-            for section in element.samples + element.defaults { collect(section.members) }
+        if marked, let value = element.rawValue ?? element.value { inline(value) }
+        for section in element.samples + element.defaults {
+            if let text = section.text { inline(text.trimmedNewlines) } else { collect(section.members) }
         }
         return result
     }
@@ -507,6 +533,9 @@ struct MSONRenderer {
         if let type = element.typeName, MSONKind(typeName: type) == nil {
             if stack.contains(type) { return ["type": .string(kind == .enum ? "object" : kind.rawValue)] }
             stack.append(type)
+        }
+        if let type = element.typeName, Self.isTypeVariable(type), !element.hasElementMembers {
+            return [:]
         }
         let attributes = attributes(of: element)
         let fixed = inherited || attributes.contains(.fixed)
@@ -560,7 +589,8 @@ struct MSONRenderer {
                 }
                 properties[name] = schema
                 let optional = child.attributes.contains(.optional)
-                if child.attributes.contains(.required) || ((fixed || fixedType) && !optional) {
+                // `required, optional` together: drafter warns and optional wins.
+                if !optional, child.attributes.contains(.required) || fixed || fixedType {
                     required.append(.string(name))
                 }
             case .group(let inner):
@@ -583,7 +613,10 @@ struct MSONRenderer {
                     if !optionAllOf.isEmpty { alternative["allOf"] = .array(optionAllOf) }
                     alternatives.append(.object(alternative))
                 }
-                allOf.append(["oneOf": .array(alternatives)])
+                // drafter writes `oneOf`, which no object with the properties of one option
+                // satisfies (options without `required` all match): `anyOf` lets the
+                // description's own examples through.
+                allOf.append(["anyOf": .array(alternatives)])
             case .include:
                 continue
             }
@@ -720,5 +753,69 @@ extension MSONMember {
     var elementName: String? {
         if case .element(let element) = self { return element.name }
         return nil
+    }
+}
+
+/// `Name(Argument, …)`: a use of a generic named type.
+struct MSONGenericReference {
+    var base: String
+    var arguments: [String]
+
+    init?(_ type: String) {
+        guard type.hasSuffix(")"), let open = type.firstIndex(of: "(") else { return nil }
+        base = type[..<open].trimmedBlanks
+        let inside = type[type.index(after: open)..<type.index(before: type.endIndex)]
+        arguments = MSONSignature.splitList(String(inside), respectingBrackets: true).map { MSONSignature.unescape($0) }
+        guard !base.isEmpty, !arguments.isEmpty else { return nil }
+    }
+}
+
+extension MSONElement {
+    /// The variable type names (`*T*`) of a generic named type's declaration, in order.
+    /// The variable type names (`*T*`) of a generic named type, in the order they first appear:
+    /// its declaration, then its members'.
+    var typeVariables: [String] {
+        var variables: [String] = []
+        func note(_ element: MSONElement, depth: Int) {
+            guard depth < MSONRenderer.maximumNesting else { return }
+            for type in [element.typeName].compactMap({ $0 }) + element.nestedTypes where MSONSignature.emphasised(type) != nil && !variables.contains(type) {
+                variables.append(type)
+            }
+            func visit(_ members: [MSONMember]) {
+                for member in members {
+                    switch member {
+                    case .element(let child): note(child, depth: depth + 1)
+                    case .include(let name, _): if MSONSignature.emphasised(name) != nil, !variables.contains(name) { variables.append(name) }
+                    case .oneOf(let options, _): visit(options)
+                    case .group(let inner): visit(inner)
+                    }
+                }
+            }
+            visit(element.members)
+        }
+        note(self, depth: 0)
+        return variables
+    }
+
+    /// This element with variable type names replaced, in it and every nested member.
+    func binding(_ bindings: [String: String]) -> MSONElement {
+        func bind(_ type: String) -> String { bindings[type] ?? type }
+        func bindMembers(_ members: [MSONMember]) -> [MSONMember] {
+            members.map { member in
+                switch member {
+                case .element(let child): .element(child.binding(bindings))
+                case .include(let name, let location): .include(bind(name), location)
+                case .oneOf(let options, let location): .oneOf(bindMembers(options), location)
+                case .group(let inner): .group(bindMembers(inner))
+                }
+            }
+        }
+        var bound = self
+        bound.typeName = typeName.map(bind)
+        bound.nestedTypes = nestedTypes.map(bind)
+        bound.members = bindMembers(members)
+        bound.samples = samples.map { MSONValueSection(text: $0.text, members: bindMembers($0.members)) }
+        bound.defaults = defaults.map { MSONValueSection(text: $0.text, members: bindMembers($0.members)) }
+        return bound
     }
 }

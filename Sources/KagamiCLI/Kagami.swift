@@ -21,6 +21,7 @@ public struct Kagami: AsyncParsableCommand {
             ContractCommand.self,
             MockCommand.self,
             DocsCommand.self,
+            ConvertCommand.self,
             InferCommand.self,
         ]
     )

@@ -1,4 +1,6 @@
 import ArgumentParser
+import Foundation
+import KagamiContractCheck
 import KagamiDescription
 
 /// `kagami lint FILE`: reports what is wrong with an API description.
@@ -6,16 +8,27 @@ struct LintCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lint",
         abstract: "Check an API Blueprint or OpenAPI description; print warnings and errors.",
-        discussion: "Each problem is printed as FILE:LINE:COLUMN: warning|error: MESSAGE. Exits non-zero when there are errors."
+        discussion: """
+        Each problem is printed once as FILE:LINE:COLUMN: warning|error: MESSAGE, sorted by line. \
+        The errors are exactly what keeps `kagami mock` from serving the file. Exits 1 when there \
+        are errors, 2 when the file cannot be read.
+        """
     )
 
     @Argument(help: "The description file (.apib/.md for API Blueprint; .json/.yaml/.yml for OpenAPI).")
     var file: String
 
     func run() throws {
-        let description = try DescriptionFile.readOrExit(path: file)
-        let lines = description.diagnostics()
-        if !lines.isEmpty { print(lines.joined(separator: "\n")) }
-        if !description.contract.errors.isEmpty { throw ExitCode(1) }
+        let report = Self.report(try DescriptionFile.readOrExit(path: file))
+        print(report.lines.joined(separator: "\n"))
+        if report.hasErrors { throw ExitCode(1) }
+    }
+
+    /// What lint prints: every problem, or one line saying there are none.
+    static func report(_ description: DescriptionFile) -> (lines: [String], hasErrors: Bool) {
+        let routes = OperationRoutes(contract: description.contract)
+        let lines = description.problems(routes: routes)
+        if lines.isEmpty { return (["\(description.path): no problems found"], false) }
+        return (lines, !description.contract.errors.isEmpty || !routes.templateErrors.isEmpty)
     }
 }

@@ -47,8 +47,13 @@ public enum JSONSchemaExample {
         switch type {
         case "object":
             var members = JSONObject()
+            let required = Set(object["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
             for (key, value) in object["properties"]?.objectValue ?? [:] {
-                members[key] = example(for: value, depth: depth + 1)
+                let member = example(for: value, depth: depth + 1)
+                // A `null` the schema doesn't allow (a reference back into the schema, cut off)
+                // is left out where the property may be absent.
+                if member == .null, !required.contains(key), !allowsNull(value) { continue }
+                members[key] = member
             }
             return .object(members)
         case "array":
@@ -69,12 +74,30 @@ public enum JSONSchemaExample {
             case "uri", "url": return "https://example.com/"
             default: return .string("")
             }
-        case "integer": return .integer(object["minimum"]?.intValue ?? 0)
-        case "number": return object["minimum"] ?? .integer(0)
+        // Zero when the bounds allow it (format ranges such as int32 are bounds too), else
+        // the bound nearest to it.
+        case "integer", "number":
+            let minimum = object["minimum"]?.doubleValue ?? -.infinity
+            let maximum = object["maximum"]?.doubleValue ?? .infinity
+            if minimum > 0 { return object["minimum"] ?? .integer(0) }
+            if maximum < 0 { return object["maximum"] ?? .integer(0) }
+            return .integer(0)
         case "boolean": return .bool(false)
         case "null": return .null
         default: return .null
         }
+    }
+
+    /// Whether `schema` lets `null` through, as far as its type keywords say.
+    private static func allowsNull(_ schema: JSONValue) -> Bool {
+        guard let object = schema.objectValue else { return true }
+        if object["type"]?.stringValue == "null" || object["nullable"]?.boolValue == true { return true }
+        if object["type"]?.arrayValue?.contains(.string("null")) == true { return true }
+        if object["enum"]?.arrayValue?.contains(.null) == true || object["const"] == .null { return true }
+        for keyword in ["anyOf", "oneOf"] where object[keyword]?.arrayValue?.contains(where: allowsNull) == true {
+            return true
+        }
+        return false
     }
 
     /// A loose schema an example body satisfies: types and property names, nothing required,

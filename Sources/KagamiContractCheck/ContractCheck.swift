@@ -116,8 +116,8 @@ public struct ContractCheck: Sendable {
     /// with its lint lines. `baseURL` (`FILE=URL` on the command line) replaces the
     /// description's own servers.
     public init(file: DescriptionFile, baseURL: String? = nil) throws(ContractCheckError) {
-        let routes = OperationRoutes(contract: file.contract, path: file.path)
-        let errors = file.diagnostics(onlyErrors: true) + routes.errors
+        let routes = OperationRoutes(contract: file.contract)
+        let errors = file.problems(routes: routes, onlyErrors: true)
         guard errors.isEmpty else { throw ContractCheckError(errors) }
         var bases: [BaseURL] = []
         if let baseURL {

@@ -53,12 +53,12 @@ public struct OperationRoutes: Sendable {
     public let routes: [OperationRoute]
     /// Every route in document order.
     public var inDocumentOrder: [OperationRoute] { routes.sorted { $0.documentOrder < $1.documentOrder } }
-    /// Actions whose template does not parse, as `file:line:column: error: message` lines.
-    public let errors: [String]
+    /// Actions whose template does not parse, with where the template is written.
+    public let templateErrors: [Annotation]
 
-    public init(contract: APIContract, path: String) {
+    public init(contract: APIContract) {
         var routes: [OperationRoute] = []
-        var errors: [String] = []
+        var errors: [Annotation] = []
         for (resource, action) in contract.resources.flatMap({ resource in resource.actions.map { (resource, $0) } }) {
             let template: URITemplate
             do {
@@ -66,9 +66,7 @@ public struct OperationRoutes: Sendable {
             } catch {
                 // The template is written on the resource's header unless the action has its own.
                 let written = action.uriTemplate == resource.uriTemplate ? resource.sourceLocation : action.sourceLocation
-                let line = written?.line ?? 1
-                let column = written?.column ?? 1
-                errors.append("\(path):\(line):\(column): error: \(action.method) \(action.uriTemplate): \(error)")
+                errors.append(Annotation(.error, "invalid URI template in \(action.method) \(action.uriTemplate): \(error)", at: written))
                 continue
             }
             let requestSchemas = action.examples.map { example in
@@ -93,19 +91,56 @@ public struct OperationRoutes: Sendable {
         }
         self.contract = contract
         self.routes = ordered
-        self.errors = errors
+        self.templateErrors = errors
+        self.basePaths = Self.basePaths(of: contract.servers)
     }
 
     private static func compile(_ schema: JSONValue) -> JSONSchema? {
         try? JSONSchema(compiling: schema)
     }
 
-    /// The route for `method` at `target`; HEAD falls back to GET.
+    /// The path parts of the description's servers (`/v1` of `https://api.example.com/v1`),
+    /// longest first: requests arrive with them, the templates are written without.
+    public let basePaths: [String]
+
+    /// Path prefixes of `servers` (as the contract check reads them), the root left out.
+    static func basePaths(of servers: [Server]) -> [String] {
+        var paths: [String] = []
+        for server in servers {
+            guard let path = BaseURL(server.url)?.path, !path.isEmpty, !paths.contains(path) else { continue }
+            paths.append(path)
+        }
+        return paths.sorted { $0.count > $1.count }
+    }
+
+    /// The route for `method` at `target` (under one of the servers' base paths, or not);
+    /// HEAD falls back to GET.
     public func lookup(method: String, target: URITemplate.Target) -> RouteLookup {
+        var underBase: RouteLookup?
+        for base in basePaths where target.path == base || target.path.hasPrefix(base + "/") {
+            let rest = String(target.path.dropFirst(base.count))
+            let inner = URITemplate.Target(path: rest.isEmpty ? "/" : rest, query: target.query)
+            switch lookupWithoutBase(method: method, target: inner) {
+            case .matched(let route, let match): return .matched(route, match)
+            case .methodNotAllowed(let allowed): underBase = underBase ?? .methodNotAllowed(allowed: allowed)
+            case .notFound: continue
+            }
+        }
+        let whole = lookupWithoutBase(method: method, target: target)
+        if case .notFound = whole, let underBase { return underBase }
+        return whole
+    }
+
+    private func lookupWithoutBase(method: String, target: URITemplate.Target) -> RouteLookup {
         var allowed: [String] = []
+        // The most specific path that matches is the resource (`/pets/mine` before
+        // `/pets/{id}`, as OpenAPI matches concrete paths first); only its methods answer.
+        var resourceSpecificity: URITemplate.Specificity?
         for route in routes {
             // The path decides the route; query variables are checked by validation, not routing.
             guard let pathMatch = route.pathTemplate.match(target) else { continue }
+            if let resourceSpecificity, route.pathTemplate.specificity != resourceSpecificity { continue }
+            resourceSpecificity = route.pathTemplate.specificity
             if route.method == method || (method == "HEAD" && route.method == "GET" && !hasRoute(method: "HEAD", at: target)) {
                 return .matched(route, route.template.match(target) ?? pathMatch)
             }

@@ -124,10 +124,19 @@ public enum RequestCheck {
             }
         }
         if types.contains("integer"), let integer = Int(text) { return .integer(integer) }
+        // An integer beyond `Int` is still an integer: as the JSON parser reads it, a double.
+        if types.contains("integer") || types.contains("number"), isIntegerLiteral(text), let number = Double(text) {
+            return .number(number)
+        }
         if types.contains("number"), let number = Double(text) { return Int(text).map(JSONValue.integer) ?? .number(number) }
         if types.contains("boolean"), text == "true" || text == "false" { return .bool(text == "true") }
         if types.contains("array") { return .array(text.split(separator: ",").map { .string(String($0)) }) }
         return .string(text)
+    }
+
+    static func isIntegerLiteral(_ text: String) -> Bool {
+        let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
+        return !digits.isEmpty && digits.allSatisfy { $0.isASCII && $0.isNumber }
     }
 
     /// Blueprint parameter types: `number`, `boolean`, `enum[string]` with members.

@@ -28,13 +28,34 @@ public struct DescriptionFile: Sendable {
     public let contract: APIContract
 
     public init(path: String) throws(ReadError) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw .unreadable(path: path, reason: "no such file")
+        }
+        if isDirectory.boolValue {
+            throw .unreadable(path: path, reason: "it is a directory; give the description file (.apib, .md, .yaml, .yml, .json)")
+        }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw .unreadable(path: path, reason: error.localizedDescription)
+            throw .unreadable(path: path, reason: (error as NSError).localizedFailureReason ?? "permission denied or not a regular file")
+        }
+        if let problem = Self.binaryContent(data) {
+            throw .unreadable(path: path, reason: problem)
         }
         self.init(text: String(decoding: data, as: UTF8.self), path: path)
+    }
+
+    /// Why `data` is not a text description: a NUL byte or bytes that are not UTF-8.
+    static func binaryContent(_ data: Data) -> String? {
+        if let offset = data.firstIndex(of: 0) {
+            return "it is not a text file (a NUL byte at offset \(offset - data.startIndex)); a description is UTF-8 text"
+        }
+        if String(data: data, encoding: .utf8) == nil {
+            return "it is not UTF-8 text; a description is UTF-8 text"
+        }
+        return nil
     }
 
     /// Text given directly; the format is detected from `path`'s extension and the text when nil.
@@ -56,11 +77,25 @@ public struct DescriptionFile: Sendable {
     }
 
     /// `file:line:col: severity: message`, the form editors and CI logs understand.
-    public func diagnostics(onlyErrors: Bool = false) -> [String] {
-        contract.annotations.filter { !onlyErrors || $0.severity == .error }.map { annotation in
-            let line = annotation.sourceLocation?.line ?? 1
-            let column = annotation.sourceLocation?.column ?? 1
-            return "\(path):\(line):\(column): \(annotation.severity.rawValue): \(annotation.message)"
-        }
+    /// Sorted by position, each once. `adding`: problems found beyond the reader's (a URI
+    /// template the router cannot compile).
+    public func diagnostics(onlyErrors: Bool = false, adding extra: [Annotation] = []) -> [String] {
+        var seen: Set<String> = []
+        return (contract.annotations + extra)
+            .filter { !onlyErrors || $0.severity == .error }
+            .enumerated()
+            .sorted { lhs, rhs in
+                let (l, r) = (lhs.element.sourceLocation, rhs.element.sourceLocation)
+                let left = (l?.line ?? 1, l?.column ?? 1, lhs.offset)
+                let right = (r?.line ?? 1, r?.column ?? 1, rhs.offset)
+                return left < right
+            }
+            .map { entry in
+                let annotation = entry.element
+                let line = annotation.sourceLocation?.line ?? 1
+                let column = annotation.sourceLocation?.column ?? 1
+                return "\(path):\(line):\(column): \(annotation.severity.rawValue): \(annotation.message)"
+            }
+            .filter { seen.insert($0).inserted }
     }
 }

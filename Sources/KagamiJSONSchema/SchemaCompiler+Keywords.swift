@@ -122,7 +122,7 @@ struct KeywordCompilation {
         for (bound, exclusiveKeyword) in [("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum")] {
             let isMinimum = bound == "minimum"
             if let value = object[bound] {
-                guard let limit = value.doubleValue else { throw failure(bound, "must be a number") }
+                guard let limit = NumericLimit(value) else { throw failure(bound, "must be a number") }
                 var exclusive = false
                 if isDraft4, let flag = object[exclusiveKeyword] {
                     guard case .bool(let b) = flag else { throw failure(exclusiveKeyword, "must be a boolean in draft 4") }
@@ -131,7 +131,7 @@ struct KeywordCompilation {
                 add(bound, isMinimum ? .minimum(limit, exclusive: exclusive) : .maximum(limit, exclusive: exclusive))
             }
             if !isDraft4, let value = object[exclusiveKeyword] {
-                guard let limit = value.doubleValue else { throw failure(exclusiveKeyword, "must be a number") }
+                guard let limit = NumericLimit(value) else { throw failure(exclusiveKeyword, "must be a number") }
                 add(exclusiveKeyword, isMinimum ? .minimum(limit, exclusive: true) : .maximum(limit, exclusive: true))
             }
         }

@@ -280,20 +280,22 @@ struct SchemaEvaluation {
     }
 
     private mutating func applyNumber(_ keyword: CompiledKeyword, _ instance: JSONValue, collect: Bool) -> Bool {
-        guard let value = instance.doubleValue else { return true }
+        guard instance.doubleValue != nil else { return true }
         switch keyword.check {
         case .multipleOf(let divisor):
             if divisor.divides(instance) { return true }
             if collect { report(keyword.name, "\(instance) is not a multiple of \(Self.formatted(divisor.value))") }
             return false
         case .minimum(let limit, let exclusive):
-            if exclusive ? value > limit : value >= limit { return true }
+            let order = limit.order(of: instance) ?? 0
+            if exclusive ? order > 0 : order >= 0 { return true }
             if collect {
                 report(keyword.name, "\(instance) is \(exclusive ? "not greater than" : "less than") the \(exclusive ? "exclusive " : "")minimum \(Self.formatted(limit))")
             }
             return false
         case .maximum(let limit, let exclusive):
-            if exclusive ? value < limit : value <= limit { return true }
+            let order = limit.order(of: instance) ?? 0
+            if exclusive ? order < 0 : order <= 0 { return true }
             if collect {
                 report(keyword.name, "\(instance) is \(exclusive ? "not less than" : "greater than") the \(exclusive ? "exclusive " : "")maximum \(Self.formatted(limit))")
             }
@@ -580,6 +582,10 @@ struct SchemaEvaluation {
 
     private static func quoted(_ text: String) -> String {
         JSONValue.string(text).serialized()
+    }
+
+    private static func formatted(_ limit: NumericLimit) -> String {
+        limit.integer.map(String.init) ?? formatted(limit.value)
     }
 
     private static func formatted(_ number: Double) -> String {

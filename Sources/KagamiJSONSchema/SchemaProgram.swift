@@ -119,8 +119,8 @@ enum SchemaCheck: Sendable {
     case constant(JSONValue)
     // Numbers
     case multipleOf(NumberDivisor)
-    case minimum(Double, exclusive: Bool)
-    case maximum(Double, exclusive: Bool)
+    case minimum(NumericLimit, exclusive: Bool)
+    case maximum(NumericLimit, exclusive: Bool)
     // Strings
     case minLength(Int)
     case maxLength(Int)
@@ -153,4 +153,37 @@ enum SchemaCheck: Sendable {
     case oneOf([Int])
     case not(Int)
     case conditional(if: Int, then: Int?, else: Int?)
+}
+
+/// A `minimum`/`maximum` limit. Integers are compared exactly: as doubles, 2^63 - 1 and 2^63
+/// are the same number, and an int64 bound would let 2^63 through.
+struct NumericLimit: Sendable, Hashable {
+    let value: Double
+    /// The limit as written when it is an integer in `Int`'s range.
+    let integer: Int?
+
+    init?(_ json: JSONValue) {
+        guard let value = json.doubleValue else { return nil }
+        self.value = value
+        if case .integer(let integer) = json { self.integer = integer } else { integer = nil }
+    }
+
+    /// The instance's order relative to the limit (-1 below, 0 equal, 1 above); nil when the
+    /// instance is not a number.
+    func order(of instance: JSONValue) -> Int? {
+        switch instance {
+        case .integer(let number):
+            if let integer { return number < integer ? -1 : (number == integer ? 0 : 1) }
+            let double = Double(number)
+            return double < value ? -1 : (double == value ? 0 : 1)
+        case .number(let number):
+            // An integer literal beyond `Int` (parsed as a double) lies beyond any `Int` limit.
+            if integer != nil, number.rounded() == number, abs(number) >= 9_223_372_036_854_775_808.0 {
+                return number > 0 ? 1 : -1
+            }
+            return number < value ? -1 : (number == value ? 0 : 1)
+        default:
+            return nil
+        }
+    }
 }

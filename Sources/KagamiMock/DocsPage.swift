@@ -1,5 +1,6 @@
 // The description as one self-contained HTML page: readable without JavaScript.
 import KagamiContract
+import KagamiContractCheck
 import KagamiJSON
 
 public enum DocsPage {
@@ -15,6 +16,7 @@ public enum DocsPage {
         <main><h1>\(escape(contract.name.isEmpty ? "API" : contract.name))</h1>
         <p class="format">\(escape(contract.format.rawValue))</p>
         \(paragraphs(contract.description))
+        \(typedClient(contract, baseURL: baseURL))
         """
         for group in contract.groups {
             if !group.name.isEmpty {
@@ -31,6 +33,21 @@ public enum DocsPage {
         }
         html += "</main></body></html>\n"
         return html
+    }
+
+    /// How to talk to this API from Swift with a generated client (docs/CONVERT.md).
+    public static func clientLine(_ contract: APIContract, baseURL: String) -> String {
+        let basePath = contract.servers.first.flatMap { BaseURL($0.url)?.path } ?? ""
+        return "let client = Client(serverURL: URL(string: \"\(baseURL)\(basePath)\")!, transport: AsyncHTTPClientTransport())"
+    }
+
+    private static func typedClient(_ contract: APIContract, baseURL: String) -> String {
+        """
+        <section class="client"><h2 id="typed-client">Typed Swift client</h2>
+        <p><code>kagami convert DESCRIPTION --to openapi -o openapi.json --server \(escape(baseURL))</code>, then
+        swift-openapi-generator's build plugin on <code>openapi.json</code>; the generated client talks to this mock:</p>
+        <pre><code>\(escape(clientLine(contract, baseURL: baseURL)))</code></pre></section>
+        """
     }
 
     private static func navigation(_ contract: APIContract) -> String {

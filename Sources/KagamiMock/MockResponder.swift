@@ -2,6 +2,7 @@
 import Foundation
 import KagamiContract
 import KagamiContractCheck
+import KagamiFlow
 import KagamiJSON
 import KagamiJSONSchema
 import KagamiURITemplate
@@ -36,12 +37,27 @@ struct MockResponder: Sendable {
         if validates {
             let violations = RequestCheck.violations(of: request.flowRequest, route: route, match: match, target: target, body: body)
             if !violations.isEmpty {
-                if let own = action.examples.lazy.flatMap(\.responses).first(where: { $0.status == 422 || $0.status == 400 }) {
+                // Malformed JSON is a bad request, a media type the operation doesn't take is
+                // unsupported, and a body or parameter that doesn't match is unprocessable.
+                let status: Int
+                let title: String
+                if violations.contains(where: { $0.kind == .notJSON }) {
+                    (status, title) = (400, "Bad Request")
+                } else if violations.contains(where: { $0.kind == .contentType }) {
+                    (status, title) = (415, "Unsupported Media Type")
+                } else {
+                    (status, title) = (422, "Unprocessable Content")
+                }
+                // The description's own answer for that status (or its class, or `default`) first,
+                // then the other client error it documents for invalid requests.
+                if let own = ResponseSelection.documented(status: status, in: action.examples, request: request)
+                    ?? action.examples.lazy.flatMap(\.responses).first(where: { $0.status == 422 || $0.status == 400 })
+                {
                     return render(own, route: route)
                 }
                 let detail = violations.count == 1 ? "1 violation" : "\(violations.count) violations"
                 return .problem(
-                    status: 422, type: "urn:kagami:mock:invalid-request", title: "Unprocessable Content",
+                    status: status, type: "urn:kagami:mock:invalid-request", title: title,
                     detail: "The request does not match \(action.method) \(action.uriTemplate): \(detail).",
                     extra: ["violations": .array(violations.map { .object(["location": .string($0.place), "message": .string($0.message)]) })])
             }

@@ -181,8 +181,8 @@ struct MockState: Sendable {
 
     /// The state for `file`, or its errors (the reader's and unparseable templates).
     static func make(file: DescriptionFile, validates: Bool) -> Result<MockState, MockServerError> {
-        let routes = OperationRoutes(contract: file.contract, path: file.path)
-        let errors = file.diagnostics(onlyErrors: true) + routes.errors
+        let routes = OperationRoutes(contract: file.contract)
+        let errors = file.problems(routes: routes, onlyErrors: true)
         guard errors.isEmpty else { return .failure(.invalidDescription(errors)) }
         return .success(MockState(routes: routes, validates: validates))
     }

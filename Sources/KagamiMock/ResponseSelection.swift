@@ -22,14 +22,24 @@ enum ResponseSelection {
         // The chosen example first, then the others in document order.
         let ordered = [examples[chosen]] + examples.enumerated().filter { $0.offset != chosen }.map(\.element)
         if let status = preference.status {
-            for example in ordered {
-                let candidates = example.responses.filter { $0.status == status }
-                if !candidates.isEmpty { return negotiate(candidates, request: request) }
-            }
-            return nil
+            return documented(status: status, in: ordered, request: request)
         }
         guard let example = ordered.first(where: { !$0.responses.isEmpty }), let first = example.responses.first else { return nil }
         return negotiate(example.responses.filter { $0.status == first.status }, request: request)
+    }
+
+    /// The response documented for `status`: one with exactly that status, else a status class
+    /// (`4XX`), else `default`, answered with `status`. Nil when nothing documents it.
+    static func documented(status: Int, in examples: [TransactionExample], request: MockRequest) -> Response? {
+        let responses = examples.flatMap(\.responses)
+        let exact = responses.filter { $0.status == status && !$0.isStatusClass }
+        let candidates = exact.isEmpty
+            ? responses.filter { $0.isStatusClass && $0.documents(status: status) }
+            : exact
+        let chosen = candidates.isEmpty ? responses.filter { $0.status == 0 } : candidates
+        guard var response = negotiate(chosen, request: request) else { return nil }
+        response.status = status
+        return response
     }
 
     /// Among responses of one status, the one the `Accept` header wants most (document order breaks ties).

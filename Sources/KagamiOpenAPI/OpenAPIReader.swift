@@ -28,6 +28,7 @@ public enum OpenAPIReader {
             let found = version.isEmpty ? "no 'openapi' field" : "'openapi: \(version)'"
             return failed(format, "expected an OpenAPI 3.0 or 3.1 document, found \(found)", at: locator.location(of: ["openapi"]))
         }
+        let referenceProblems = Self.referenceProblems(in: raw, locator: locator)
         // Decoded through Yams from one normalised JSON text: its mappings keep document
         // order (Foundation's JSONDecoder doesn't), and JSON is YAML.
         let normalised = raw.serialized()
@@ -42,10 +43,68 @@ public enum OpenAPIReader {
         } catch {
             let described = OpenAPIKit.OpenAPI.Error(from: error)
             let path = described.codingPath.map(\.stringValue)
-            return failed(format, described.localizedDescription, at: locator.location(of: path))
+            var contract = failed(format, described.localizedDescription, at: locator.location(of: path))
+            contract.annotations += referenceProblems
+            return contract
         }
         var builder = OpenAPIContractBuilder(document: document, format: format, locator: locator)
+        builder.annotations = referenceProblems
         return builder.build()
+    }
+
+    /// Every `$ref` inside the document that points nowhere, named, where it is written.
+    /// References to other files are not followed: a warning says so.
+    static func referenceProblems(in document: JSONValue, locator: SourceLocator) -> [Annotation] {
+        var problems: [Annotation] = []
+        func visit(_ value: JSONValue, path: [String], depth: Int) {
+            guard depth < 256 else { return }
+            switch value {
+            case .object(let members):
+                if let reference = members["$ref"]?.stringValue {
+                    let place = locator.location(of: path + ["$ref"])
+                    if reference.hasPrefix("#") {
+                        if resolve(pointer: String(reference.dropFirst()), in: document) == nil {
+                            problems.append(Annotation(.error, "unresolvable reference '\(reference)': nothing in the document is at that path", at: place))
+                        }
+                    } else {
+                        problems.append(Annotation(.warning, "reference '\(reference)' points outside the document; it is not followed", at: place))
+                    }
+                }
+                for (key, member) in members where key != "$ref" {
+                    // Example values are sample data, where `$ref` is just a key.
+                    if key == "example" || (key == "value" && path.dropLast().last == "examples") { continue }
+                    visit(member, path: path + [key], depth: depth + 1)
+                }
+            case .array(let items):
+                for (index, item) in items.enumerated() { visit(item, path: path + [String(index)], depth: depth + 1) }
+            default:
+                return
+            }
+        }
+        visit(document, path: [], depth: 0)
+        return problems
+    }
+
+    /// The value at a JSON pointer (RFC 6901, percent-decoded as in a URI fragment).
+    static func resolve(pointer: String, in document: JSONValue) -> JSONValue? {
+        let decoded = pointer.removingPercentEncoding ?? pointer
+        guard !decoded.isEmpty else { return document }
+        guard decoded.hasPrefix("/") else { return nil }
+        var current = document
+        for token in decoded.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
+            let key = token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+            switch current {
+            case .object(let members):
+                guard let next = members[key] else { return nil }
+                current = next
+            case .array(let items):
+                guard let index = Int(key), items.indices.contains(index) else { return nil }
+                current = items[index]
+            default:
+                return nil
+            }
+        }
+        return current
     }
 
     private static func failed(_ format: ContractFormat, _ message: String, at location: SourceLocation?) -> APIContract {
@@ -120,6 +179,11 @@ struct OpenAPIContractBuilder {
                     } else {
                         actionParameters.append(parameter)
                     }
+                }
+                if operation.responses.isEmpty {
+                    annotations.append(Annotation(
+                        .error, "\(method) \(path.rawValue) has no responses; an operation documents at least one (a mock has nothing to answer)",
+                        at: locator.location(of: keyPath + ["responses"])))
                 }
                 let template = Self.uriTemplate(path: path.rawValue, parameters: actionParameters)
                 var action = Action(
@@ -339,6 +403,21 @@ struct OpenAPIContractBuilder {
         return result
     }
 
+    /// OpenAPI's numeric formats are ranges JSON Schema doesn't know: written as bounds, the
+    /// validator enforces them (integer bounds exactly, so 2^63 is outside int64).
+    static func addFormatBounds(_ members: inout JSONObject) {
+        guard let format = members["format"]?.stringValue else { return }
+        let bounds: (JSONValue, JSONValue)
+        switch format {
+        case "int32": bounds = (.integer(Int(Int32.min)), .integer(Int(Int32.max)))
+        case "int64": bounds = (.integer(Int.min), .integer(Int.max))
+        case "float": bounds = (.number(-Double(Float.greatestFiniteMagnitude)), .number(Double(Float.greatestFiniteMagnitude)))
+        default: return
+        }
+        if members["minimum"] == nil, members["exclusiveMinimum"]?.doubleValue == nil { members["minimum"] = bounds.0 }
+        if members["maximum"] == nil, members["exclusiveMaximum"]?.doubleValue == nil { members["maximum"] = bounds.1 }
+    }
+
     private func inline(_ value: JSONValue, stack: [String], definitions: inout JSONObject, depth: Int) -> JSONValue {
         guard depth < 64 else { return value }
         switch value {
@@ -363,6 +442,7 @@ struct OpenAPIContractBuilder {
             for (key, member) in members {
                 members[key] = inline(member, stack: stack, definitions: &definitions, depth: depth + 1)
             }
+            Self.addFormatBounds(&members)
             return .object(members)
         case .array(let items):
             return .array(items.map { inline($0, stack: stack, definitions: &definitions, depth: depth + 1) })

@@ -31,7 +31,7 @@ extension ClientConnectionHandler {
         let serverRelay = TunnelRelayHandler()
         TunnelRelayHandler.join(clientRelay, serverRelay)
         serverRelay.throttle = upstream.handler.throttle
-        let finished: () -> Void
+        let finished: (_ then: @escaping @Sendable () -> Void) -> Void
         if let capture = WebSocketCapture(recorder: exchange.recorder, response: head, hooks: settings.hooks, captureLimit: settings.captureLimit) {
             clientRelay.capture = (capture, .send)
             serverRelay.capture = (capture, .receive)
@@ -68,7 +68,7 @@ extension ClientConnectionHandler {
     }
 }
 
-/// Records an upgraded connection once both of its sides have closed.
+/// Records an upgraded connection when one of its sides closes, before the other side is closed.
 final class UpgradedConnectionRecord {
     private var recorder: FlowRecorder?
     private let hooks: ExchangeHooks
@@ -78,9 +78,9 @@ final class UpgradedConnectionRecord {
         self.hooks = hooks
     }
 
-    func finish() {
-        guard var recorder else { return }
+    func finish(then: @escaping @Sendable () -> Void) {
+        guard var recorder else { return then() }
         self.recorder = nil
-        hooks.ended(recorder.finish(error: nil))
+        hooks.ended(recorder.finish(error: nil), stored: then)
     }
 }

@@ -213,7 +213,7 @@ final class FailureOnce {
     }
 }
 
-/// Records a tunnel once both of its sides have closed.
+/// Records a tunnel when one of its sides closes, before the other side is closed.
 final class TunnelRecord {
     private var recorder: FlowRecorder
     private let hooks: ExchangeHooks
@@ -228,13 +228,13 @@ final class TunnelRecord {
         self.server = server
     }
 
-    func finish() {
-        guard !done else { return }
+    func finish(then: @escaping @Sendable () -> Void) {
+        guard !done else { return then() }
         done = true
         recorder.countTunnelBytes(up: client?.bytesRead ?? 0, down: server?.bytesRead ?? 0)
         client = nil
         server = nil
-        hooks.ended(recorder.finish(error: nil))
+        hooks.ended(recorder.finish(error: nil), stored: then)
     }
 }
 

@@ -16,8 +16,10 @@ final class TunnelRelayHandler: ChannelDuplexHandler {
     private var behindCheckScheduled = false
     private(set) var bytesRead = 0
     private(set) var isClosed = false
-    /// Called once, when both sides have closed.
-    var onFinished: (() -> Void)?
+    /// Called once, when the first side closes: it records the connection and then calls what
+    /// it is given, which lets the other side close — so a client sees its tunnel or socket end
+    /// only once the session keeps it.
+    var onFinished: ((_ then: @escaping @Sendable () -> Void) -> Void)?
     /// Throttling on this side's connection: while its queue is full, this side can't take more.
     weak var throttle: ThrottleHandler?
     /// The WebSocket capture, and which direction this side's reads are.
@@ -93,25 +95,29 @@ final class TunnelRelayHandler: ChannelDuplexHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         isClosed = true
+        let finished = onFinished ?? partner?.onFinished
+        onFinished = nil
+        partner?.onFinished = nil
         if let partner, let partnerContext = partner.context, !partner.isClosed {
             // Let what is already queued for the other side go out, then close it.
-            partnerContext.writeAndFlush(wrapOutboundOut(partnerContext.channel.allocator.buffer(capacity: 0))).assumeIsolated().whenComplete { _ in
-                partnerContext.close(promise: nil)
+            let loop = context.eventLoop
+            let other = NIOLoopBound(partnerContext, eventLoop: loop)
+            let closeOther: @Sendable () -> Void = {
+                loop.execute {
+                    let partnerContext = other.value
+                    partnerContext.writeAndFlush(NIOAny(ByteBuffer())).assumeIsolated().whenComplete { _ in
+                        partnerContext.close(promise: nil)
+                    }
+                }
             }
+            if let finished { finished(closeOther) } else { closeOther() }
+        } else {
+            finished?({})
         }
-        finishIfBothClosed()
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
-    }
-
-    private func finishIfBothClosed() {
-        guard isClosed, partner?.isClosed ?? true else { return }
-        let finished = onFinished ?? partner?.onFinished
-        onFinished = nil
-        partner?.onFinished = nil
-        finished?()
     }
 }

@@ -62,16 +62,16 @@ final class WebSocketCapture {
         pending.removeAll(keepingCapacity: true)
     }
 
-    /// Both sides closed: the last messages and the flow with its end.
-    func finish() {
+    /// A side closed: the last messages and the flow with its end; `then` once they are kept.
+    func finish(then: @escaping @Sendable () -> Void) {
         flush()
-        guard var recorder else { return }
+        guard var recorder else { return then() }
         self.recorder = nil
         var error = failure
         if error == nil, !sent.closed && !received.closed {
             error = FlowError(.connectionReset, "WebSocket closed without a close frame")
         }
-        hooks.ended(recorder.finish(error: error))
+        hooks.ended(recorder.finish(error: error), stored: then)
     }
 }
 

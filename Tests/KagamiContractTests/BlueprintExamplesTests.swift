@@ -3,7 +3,8 @@ import KagamiBlueprint
 import KagamiContract
 import Testing
 
-/// The official API Blueprint examples: each parses without errors, and the actions (method,
+/// The official API Blueprint examples: each parses without errors (but the mistakes listed in
+/// `expectedErrors`, reported where they are), and the actions (method,
 /// URI template) and response statuses the mock would serve are the ones the files describe.
 @Suite struct BlueprintExamplesTests {
     static let expected: [String: [String]] = [
@@ -34,6 +35,12 @@ import Testing
         "README.md": [],
     ]
 
+    /// Mistakes in the examples themselves, reported where they are.
+    static let expectedErrors: [String: [String]] = [
+        // A missing comma after `"content": "This is the note content."`.
+        "14. JSON Schema.md": [#"30: the body is declared application/json but is not valid JSON: expected ',' or '}' in object, found '"'"#],
+    ]
+
     @Test func everyExampleParsesWithItsActionsAndStatuses() {
         let files = ConformanceSuite.files(in: "api-blueprint/examples", withExtension: "md")
         var passed = 0
@@ -45,7 +52,7 @@ import Testing
                 "\(action.method) \(action.uriTemplate) " + action.examples.flatMap { $0.responses.map { String($0.status) } }.joined(separator: ",")
             }
             let errors = contract.errors.map { "\($0.sourceLocation?.line ?? 0): \($0.message)" }
-            if errors.isEmpty, found == Self.expected[name] {
+            if errors == Self.expectedErrors[name, default: []], found == Self.expected[name] {
                 passed += 1
             } else {
                 failures.append("\(name): errors \(errors), actions \(found)")

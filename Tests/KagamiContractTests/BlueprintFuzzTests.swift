@@ -69,6 +69,9 @@ import Testing
         for category in ["api", "mson", "render", "schema", "circular"] {
             seeds += ConformanceSuite.files(in: "drafter/\(category)", withExtension: "apib")
         }
+        // The MSON specification's examples (type sections, generics, mixins, One Of…).
+        seeds += ((try? FileManager.default.contentsOfDirectory(at: MSONSpecificationTests.folder, includingPropertiesForKeys: nil)) ?? [])
+            .filter { $0.pathExtension == "apib" }.sorted { $0.path < $1.path }
         let inputs = seeds.map { Array(ConformanceSuite.text($0).utf8) }
         #expect(!inputs.isEmpty)
         // Longer runs: KAGAMI_FUZZ_ITERATIONS and KAGAMI_FUZZ_SEED (the default run stays fixed).

@@ -24,7 +24,8 @@ struct MessageFacts: Equatable {
     }
 
     /// drafter 5 writes MSON schemas as draft 7; Kagami writes the same schemas as draft 4, which
-    /// differ only in `$schema` and in `const: x`, which draft 4 writes `enum: [x]`.
+    /// differ only in `$schema` and in `const: x`, which draft 4 writes `enum: [x]`. One Of's
+    /// `oneOf` is compared as the `anyOf` Kagami writes (see docs/CONFORMANCE.md).
     static func draft4(_ schema: JSONValue) -> JSONValue {
         switch schema {
         case .object(let members):
@@ -34,6 +35,8 @@ struct MessageFacts: Equatable {
                 case "$schema" where value.stringValue == "http://json-schema.org/draft-07/schema#":
                     result[key] = "http://json-schema.org/draft-04/schema#"
                 case "const": result["enum"] = [draft4(value)]
+                // One Of: Kagami writes drafter's unsatisfiable `oneOf` as `anyOf`.
+                case "oneOf": result["anyOf"] = draft4(value)
                 default: result[key] = draft4(value)
                 }
             }

@@ -171,4 +171,25 @@ struct DurabilityTests {
         #expect(flows.count == count, "\(kind): \(flows.count) of \(count) kept")
         #expect(flows.allSatisfy { $0.response?.status == status })
     }
+
+    /// A tunnel the server ended is recorded before the client sees it end: six CONNECT tunnels,
+    /// each closed by the server, then kill -9, and all six are in the session.
+    @Test func tunnelsTheServerClosedSurviveSIGKILL() async throws {
+        let origin = try await OriginServer.start()
+        let session = temporaryPath("tunnels.sqlite")
+        let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--session", session])
+        let count = 6
+        var codes = ""
+        for _ in 0..<count {
+            // -p: a CONNECT tunnel even for http; the origin ends the answer by closing.
+            codes += try await CommandLineClient.curl.run(
+                ["-s", "-p", "-x", "http://127.0.0.1:\(proxy.port)", "-o", "/dev/null", "-w", "%{http_code}\n", "\(origin.baseURL)/close-delimited/2000"]).stdoutText
+        }
+        proxy.kill9()
+        try await origin.stop()
+        #expect(codes == String(repeating: "200\n", count: count))
+        let flows = try await KagamiStoreOpen.open(session).allFlows()
+        #expect(flows.count == count, "\(flows.count) of \(count) tunnels kept")
+        #expect(flows.allSatisfy { $0.mode == .tunnel && ($0.response?.body.size ?? 0) >= 2000 })
+    }
 }

@@ -1,0 +1,59 @@
+import ArgumentParser
+import Foundation
+import KagamiBlueprint
+import KagamiDescription
+import KagamiJSON
+import KagamiOpenAPI
+
+/// `kagami convert FILE --to openapi|apib`: one description format written as the other.
+struct ConvertCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "convert",
+        abstract: "Write an API description (API Blueprint or OpenAPI) as OpenAPI 3.1 or API Blueprint.",
+        discussion: """
+        The OpenAPI document's only server is the mock's address (--server) with the \
+        description's base path, so a client generated from it (swift-openapi-generator) talks \
+        to `kagami mock` as it is. What the target format cannot say is listed on standard error.
+        """
+    )
+
+    enum Target: String, ExpressibleByArgument, CaseIterable {
+        case openapi
+        case apib
+    }
+
+    @Argument(help: "The description file.")
+    var file: String
+
+    @Option(help: "The format to write: openapi (3.1, JSON) or apib.")
+    var to: Target
+
+    @Option(name: .shortAndLong, help: "Where to write (standard output when omitted).")
+    var output: String?
+
+    @Option(help: "The server URL the OpenAPI document names (the mock's address).")
+    var server = "http://127.0.0.1:3000"
+
+    func run() throws {
+        let description = try DescriptionFile.readOrExit(path: file)
+        let errors = description.diagnostics(onlyErrors: true)
+        guard errors.isEmpty else {
+            FileHandle.standardError.write(Data((errors.joined(separator: "\n") + "\n").utf8))
+            throw ExitCode(1)
+        }
+        var notes: [String] = []
+        let text: String
+        switch to {
+        case .openapi:
+            text = OpenAPIWriter.document(for: description.contract, serverURL: server, notes: &notes).serialized(.prettyPrinted) + "\n"
+        case .apib:
+            text = BlueprintWriter.document(for: description.contract, notes: &notes)
+        }
+        for note in notes { FileHandle.standardError.write(Data("\(file): note: \(note)\n".utf8)) }
+        if let output {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: output))
+        } else {
+            FileHandle.standardOutput.write(Data(text.utf8))
+        }
+    }
+}

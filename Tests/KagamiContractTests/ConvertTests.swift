@@ -1,0 +1,129 @@
+import ArgumentParser
+import Foundation
+import KagamiBlueprint
+@testable import KagamiCLI
+import KagamiContract
+import KagamiDescription
+import KagamiJSON
+import KagamiOpenAPI
+import KagamiTesting
+import Testing
+
+/// `kagami convert`: every shared Blueprint becomes OpenAPI that openapi-spec-validator (PyPI)
+/// accepts and that reads back with the same operations; OpenAPI becomes a Blueprint that reads
+/// back without errors.
+@Suite struct ConvertTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Every Blueprint of the shared examples and drafter fixtures that reads without errors.
+    static func blueprints() -> [(name: String, text: String)] {
+        var files = ConformanceSuite.files(in: "api-blueprint/examples", withExtension: "md")
+        for category in ["api", "mson", "render", "schema", "circular", "extend", "oneof", "parse-result", "syntax"] {
+            files += ConformanceSuite.files(in: "drafter/\(category)", withExtension: "apib")
+        }
+        return files.map { ($0.deletingLastPathComponent().lastPathComponent + "/" + $0.lastPathComponent, ConformanceSuite.text($0)) }
+            .filter { BlueprintParser.parse($0.text).errors.isEmpty }
+    }
+
+    @Test func everyBlueprintConvertsToValidOpenAPI() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kagami-convert-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let inputs = Self.blueprints()
+        #expect(inputs.count > 100)
+        var paths: [String] = []
+        var mismatches: [String] = []
+        for (index, input) in inputs.enumerated() {
+            let contract = BlueprintParser.parse(input.text)
+            var notes: [String] = []
+            let document = OpenAPIWriter.document(for: contract, serverURL: "http://127.0.0.1:3000", notes: &notes)
+            let path = folder.appendingPathComponent("\(index).json").path
+            try Data(document.serialized(.prettyPrinted).utf8).write(to: URL(fileURLWithPath: path))
+            paths.append(path)
+            // Read back, the same operations (those OpenAPI can hold) with no errors.
+            let back = OpenAPIReader.parse(document.serialized())
+            if !back.errors.isEmpty {
+                mismatches.append("\(input.name): \(back.errors.map(\.message))")
+            } else if back.actions.count + notes.count != contract.actions.count {
+                mismatches.append("\(input.name): \(contract.actions.count) actions became \(back.actions.count)")
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(10))")
+        let python = Self.root.appendingPathComponent(".venv-tests/bin/python").path
+        try #require(FileManager.default.isExecutableFile(atPath: python), "openapi-spec-validator is not installed: scripts/test.sh creates .venv-tests with it")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("check_openapi.py").path
+        let result = try await CommandLineClient(python).run([script] + paths)
+        let failures = result.stdoutText.split(separator: "\n").map { line -> String in
+            let entry = try? JSONValue(parsing: String(line))
+            let index = entry?["path"]?.stringValue.flatMap { Int(URL(fileURLWithPath: $0).deletingPathExtension().lastPathComponent) }
+            return "\(index.map { inputs[$0].name } ?? "?"): \(entry?["error"]?.stringValue ?? String(line))"
+        }
+        print("convert to openapi: \(inputs.count - failures.count) of \(inputs.count) valid for openapi-spec-validator")
+        for failure in failures.prefix(20) { print("  FAIL \(failure)") }
+        #expect(failures.isEmpty)
+        #expect(result.status == 0 || !failures.isEmpty, "\(result.stderr)")
+    }
+
+    @Test func serverIsTheMockWithTheBasePath() throws {
+        let text = "FORMAT: 1A\nHOST: https://api.example.com/v1/\n\n# Notes\n\n## Note [/notes/{id}{?fields}]\n\n### Get [GET]\n+ Response 200 (application/json)\n\n        {\"id\": 1}\n"
+        var notes: [String] = []
+        let document = OpenAPIWriter.document(for: BlueprintParser.parse(text), serverURL: "http://127.0.0.1:4010", notes: &notes)
+        #expect(document["servers"]?[0]?["url"] == "http://127.0.0.1:4010/v1")
+        let operation = try #require(document["paths"]?["/notes/{id}"]?["get"])
+        #expect(operation["operationId"] == "get")
+        let names = operation["parameters"]?.arrayValue?.compactMap { "\($0["in"]?.stringValue ?? ""):\($0["name"]?.stringValue ?? "")" }
+        #expect(names == ["path:id", "query:fields"])
+        #expect(operation["responses"]?["200"]?["content"]?["application/json"]?["example"] == ["id": 1])
+    }
+
+    /// Examples/TypedClient generates its client from the converted notes.apib: the committed
+    /// openapi.json is what `kagami convert` writes today.
+    @Test func typedClientExampleIsCurrent() throws {
+        let folder = Self.root.appendingPathComponent("Examples/TypedClient")
+        let source = try DescriptionFile(path: folder.appendingPathComponent("notes.apib").path)
+        #expect(source.contract.annotations.isEmpty, "\(source.diagnostics())")
+        var notes: [String] = []
+        let document = OpenAPIWriter.document(for: source.contract, serverURL: "http://127.0.0.1:3000", notes: &notes)
+        let committed = try JSONValue(parsing: String(contentsOf: folder.appendingPathComponent("Sources/NotesClient/openapi.json"), encoding: .utf8))
+        #expect(document.isJSONEqual(to: committed), "run: kagami convert Examples/TypedClient/notes.apib --to openapi -o Examples/TypedClient/Sources/NotesClient/openapi.json")
+        // Enumerations carry their type, so the generator makes them Swift enums.
+        let status = document["components"]?["schemas"]?["NewNote"]?["properties"]?["status"]
+        #expect(status?["type"] == "string")
+    }
+
+    @Test func openAPIConvertsToABlueprintThatReadsBack() throws {
+        let url = Self.root.appendingPathComponent("Tests/KagamiMockTests/Fixtures/petstore.yaml")
+        let source = try DescriptionFile(path: url.path)
+        var notes: [String] = []
+        let blueprint = BlueprintWriter.document(for: source.contract, notes: &notes)
+        let back = BlueprintParser.parse(blueprint)
+        #expect(back.errors.isEmpty, "\(back.errors.map(\.message))\n\(blueprint)")
+        #expect(back.actions.map { "\($0.method) \($0.uriTemplate)" } == source.contract.actions.map { "\($0.method) \($0.uriTemplate)" })
+        // `default` responses have no Blueprint form and are named as left out.
+        #expect(notes.contains { $0.contains("default response") })
+    }
+}
+
+/// The command itself: files in, a file out, notes on standard error.
+@Suite struct ConvertCommandTests {
+    @Test func writesTheFileAskedFor() throws {
+        let input = try DescriptionCommandsTests.write(
+            "FORMAT: 1A\nHOST: https://api.example.com/v2\n\n# T\n\n## N [/n/{id}]\n\n### Get [GET]\n+ Response 200 (application/json)\n\n        {\"id\": 1}\n",
+            named: "api.apib")
+        let output = URL(fileURLWithPath: input).deletingLastPathComponent().appendingPathComponent("openapi.json").path
+        try ConvertCommand.parse([input, "--to", "openapi", "-o", output, "--server", "http://127.0.0.1:4010"]).run()
+        let document = try JSONValue(parsing: String(contentsOfFile: output, encoding: .utf8))
+        #expect(document["openapi"] == "3.1.0")
+        #expect(document["servers"]?[0]?["url"] == "http://127.0.0.1:4010/v2")
+        let back = URL(fileURLWithPath: input).deletingLastPathComponent().appendingPathComponent("back.apib").path
+        try ConvertCommand.parse([output, "--to", "apib", "-o", back]).run()
+        let blueprint = try DescriptionFile(path: back)
+        #expect(blueprint.contract.errors.isEmpty)
+        #expect(blueprint.contract.actions.map { "\($0.method) \($0.uriTemplate)" } == ["GET /n/{id}"])
+    }
+
+    @Test func refusesADescriptionWithErrors() throws {
+        let input = try DescriptionCommandsTests.write("# T\n\n# GET /a\n+ Response 200 (application/json)\n    + Attributes (Nope)\n", named: "api.apib")
+        #expect(throws: ExitCode(1)) { try ConvertCommand.parse([input, "--to", "openapi"]).run() }
+    }
+}

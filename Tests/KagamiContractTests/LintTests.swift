@@ -1,0 +1,133 @@
+import ArgumentParser
+import Foundation
+@testable import KagamiCLI
+import KagamiContract
+import KagamiDescription
+import Testing
+
+/// `kagami lint` finds what would break the mock or a client, with where it is.
+@Suite struct LintTests {
+    static func lint(_ text: String, named name: String = "api.apib") throws -> (path: String, lines: [String], hasErrors: Bool) {
+        let path = try DescriptionCommandsTests.write(text, named: name)
+        let report = LintCommand.report(try DescriptionFile(path: path))
+        return (path, report.lines, report.hasErrors)
+    }
+
+    @Test func invalidJSONInABodyDeclaredJSONIsAnErrorWhereTheJSONBreaks() throws {
+        let text = """
+        # API
+
+        ## Notes [/notes]
+
+        ### Create [POST]
+
+        + Request (application/json)
+
+                {
+                  "title": "a",
+                  "tags": [1, 2,]
+                }
+
+        + Response 201
+
+        """
+        let result = try Self.lint(text)
+        #expect(result.hasErrors)
+        // Line 11 of the description, at the `]` after the trailing comma.
+        let column = "          \"tags\": [1, 2,".utf8.count + 1
+        #expect(result.lines.contains { $0.hasPrefix("\(result.path):11:\(column): error: the body is declared application/json but is not valid JSON") }, "\(result.lines)")
+    }
+
+    @Test func headerDeclaredJSONBodyIsCheckedToo() throws {
+        let text = "# API\n\n# GET /a\n+ Response 200\n    + Headers\n\n            Content-Type: application/json\n\n    + Body\n\n            {nope}\n"
+        let result = try Self.lint(text)
+        #expect(result.lines.contains { $0.hasPrefix("\(result.path):11:14: error: the body is declared application/json") }, "\(result.lines)")
+    }
+
+    @Test func unknownMSONTypeIsAnError() throws {
+        let text = "# API\n\n# POST /a\n+ Request (application/json)\n    + Attributes\n        + id (nmuber)\n+ Response 204\n"
+        let result = try Self.lint(text)
+        #expect(result.hasErrors)
+        #expect(result.lines.contains { $0.hasPrefix("\(result.path):6:9: error: base type 'nmuber' is not defined") }, "\(result.lines)")
+    }
+
+    @Test func unclosedBracketInAPropertyLineIsAnErrorAtTheBracket() throws {
+        let text = "# API\n\n# POST /a\n+ Request (application/json)\n    + Attributes\n        + tags (array[string, required)\n+ Response 204\n"
+        let result = try Self.lint(text)
+        #expect(result.hasErrors)
+        #expect(result.lines.contains { $0.hasPrefix("\(result.path):6:22: error: unclosed '['") }, "\(result.lines)")
+    }
+
+    @Test func invalidURITemplateIsTheErrorTheMockRefusesWith() throws {
+        let text = "# API\n\n## Note [/notes/{id]\n\n### Get [GET]\n+ Response 204\n"
+        let result = try Self.lint(text)
+        #expect(result.hasErrors)
+        #expect(result.lines.contains { $0.hasPrefix("\(result.path):3:1: error: invalid URI template in GET /notes/{id") }, "\(result.lines)")
+    }
+
+    @Test func unresolvableReferenceIsNamed() throws {
+        let yaml = """
+        openapi: 3.1.0
+        info: {title: T, version: '1'}
+        paths:
+          /pets:
+            get:
+              responses:
+                '200':
+                  description: ok
+                  content:
+                    application/json:
+                      schema:
+                        $ref: '#/components/schemas/Pett'
+        components:
+          schemas:
+            Pet: {type: object}
+        """
+        let result = try Self.lint(yaml, named: "api.yaml")
+        #expect(result.hasErrors)
+        #expect(result.lines.contains { $0.contains("error: unresolvable reference '#/components/schemas/Pett'") && $0.hasPrefix("\(result.path):12:") }, "\(result.lines)")
+    }
+
+    @Test func operationWithoutResponsesIsAnError() throws {
+        let yaml = "openapi: 3.1.0\ninfo: {title: T, version: '1'}\npaths:\n  /a:\n    get:\n      responses: {}\n"
+        let result = try Self.lint(yaml, named: "api.yaml")
+        #expect(result.hasErrors)
+        #expect(result.lines.contains { $0.contains("error: GET /a has no responses") }, "\(result.lines)")
+    }
+
+    @Test func everyProblemOnceSortedByLine() throws {
+        let text = "# API\n\n# POST /a\n+ Request (application/json)\n    + Attributes\n        + b (Nope)\n        + a (Nope)\n+ Response 200 (application/json)\n\n        {\n"
+        let result = try Self.lint(text)
+        let lines = result.lines.map { Int($0.dropFirst(result.path.count + 1).prefix { $0 != ":" }) ?? 0 }
+        #expect(lines == lines.sorted(), "\(result.lines)")
+        #expect(Set(result.lines).count == result.lines.count, "\(result.lines)")
+        #expect(result.lines.filter { $0.contains("'Nope'") }.count == 2, "\(result.lines)")
+        #expect(result.lines.contains { $0.contains("not valid JSON") }, "\(result.lines)")
+    }
+
+    @Test func cleanFileSaysSoInOneLine() throws {
+        let result = try Self.lint("# API\n\n# GET /a\n+ Response 200 (application/json)\n\n        {\"a\": 1}\n")
+        #expect(result.lines == ["\(result.path): no problems found"])
+        #expect(!result.hasErrors)
+    }
+
+    @Test func directoryAndBinaryFilesGetAClearMessage() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kagami-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        do {
+            _ = try DescriptionFile(path: folder.path)
+            Issue.record("a directory was read")
+        } catch {
+            #expect(error.description.contains("is a directory"), "\(error)")
+        }
+        let binary = folder.appendingPathComponent("image.apib")
+        try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00]).write(to: binary)
+        do {
+            _ = try DescriptionFile(path: binary.path)
+            Issue.record("a binary file was read")
+        } catch {
+            #expect(error.description.contains("not a text file"), "\(error)")
+        }
+        #expect(throws: ExitCode(2)) { try LintCommand.parse([folder.path]).run() }
+    }
+}

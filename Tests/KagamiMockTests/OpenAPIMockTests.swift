@@ -1,0 +1,77 @@
+// The mock on an OpenAPI description: the servers' base path, `default` responses, numeric
+// formats, and the status for each kind of bad request; curl is the client.
+import Foundation
+import KagamiJSON
+@testable import KagamiMock
+import Testing
+
+@Suite struct OpenAPIMockTests {
+    static var petstore: String { MockClient.fixtures.appendingPathComponent("petstore.yaml").path }
+
+    @Test func routesUnderTheServersBasePathAndWithout() async throws {
+        let server = try await MockServer.start(path: Self.petstore)
+        defer { Task { try await server.stop() } }
+        let based = try await MockClient.curl("GET", server.url + "/v1/pets")
+        #expect(based.status == 200)
+        #expect(based.json?.arrayValue != nil, "\(based.body)")
+        let pet = try await MockClient.curl("GET", server.url + "/v1/pets/7")
+        #expect(pet.status == 200)
+        #expect(pet.json?["name"]?.stringValue != nil, "\(pet.body)")
+        let bare = try await MockClient.curl("GET", server.url + "/pets")
+        #expect(bare.status == 200)
+        let elsewhere = try await MockClient.curl("GET", server.url + "/v2/pets")
+        #expect(elsewhere.status == 404)
+        // The docs page shows the typed client's line for this mock, base path included.
+        let docs = try await MockClient.curl("GET", server.url + "/__docs")
+        #expect(docs.body.contains(DocsPage.escape("Client(serverURL: URL(string: \"\(server.url)/v1\")!")), "\(docs.body.prefix(2000))")
+    }
+
+    @Test func defaultResponseAnswersUndocumentedStatuses() async throws {
+        let server = try await MockServer.start(path: Self.petstore)
+        defer { Task { try await server.stop() } }
+        let missing = try await MockClient.curl("GET", server.url + "/v1/pets/7", headers: ["Prefer: code=404"])
+        #expect(missing.status == 404)
+        // The `default` response's Error shape.
+        #expect(missing.json?["code"]?.doubleValue != nil, "\(missing.body)")
+        #expect(missing.json?["message"]?.stringValue != nil, "\(missing.body)")
+        #expect(missing.header("Content-Type") == "application/json")
+    }
+
+    @Test func integerFormatsAreBounds() async throws {
+        let server = try await MockServer.start(path: Self.petstore)
+        defer { Task { try await server.stop() } }
+        let tooLarge = try await MockClient.curl("GET", server.url + "/v1/pets?limit=-3000000000")
+        #expect(tooLarge.status == 422)
+        // The operation's `default` response, with the status of the refusal.
+        #expect(tooLarge.json?["message"]?.stringValue != nil, "\(tooLarge.body)")
+        let age = try await MockClient.curl(
+            "POST", server.url + "/v1/pets", headers: ["Content-Type: application/json"],
+            body: #"{"id": 1, "name": "Tom", "age": 4294967296}"#)
+        #expect(age.status == 422)
+        let id = try await MockClient.curl(
+            "POST", server.url + "/v1/pets", headers: ["Content-Type: application/json"],
+            body: #"{"id": 9007199254740993, "name": "Tom", "age": 3}"#)
+        #expect(id.status == 201)
+        let weight = try await MockClient.curl(
+            "POST", server.url + "/v1/pets", headers: ["Content-Type: application/json"],
+            body: #"{"id": 1, "name": "Tom", "weight": 1e39}"#)
+        #expect(weight.status == 422)
+    }
+
+    @Test func badRequestsGetTheStatusForWhatIsWrong() async throws {
+        let server = try await MockServer.start(path: Self.petstore)
+        defer { Task { try await server.stop() } }
+        let malformed = try await MockClient.curl(
+            "POST", server.url + "/v1/pets", headers: ["Content-Type: application/json"], body: #"{"id": 1,"#)
+        #expect(malformed.status == 400)
+        let wrongType = try await MockClient.curl(
+            "POST", server.url + "/v1/pets", headers: ["Content-Type: text/plain"], body: "Tom")
+        #expect(wrongType.status == 415)
+        let invalid = try await MockClient.curl(
+            "POST", server.url + "/v1/pets", headers: ["Content-Type: application/json"], body: #"{"id": "one"}"#)
+        #expect(invalid.status == 422)
+        let valid = try await MockClient.curl(
+            "POST", server.url + "/v1/pets", headers: ["Content-Type: application/json"], body: #"{"id": 1, "name": "Tom"}"#)
+        #expect(valid.status == 201)
+    }
+}
