@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "KagamiYAML", targets: ["KagamiYAML"]),
         .library(name: "KagamiContentCoding", targets: ["KagamiContentCoding"]),
         .library(name: "KagamiInfer", targets: ["KagamiInfer"]),
+        .library(name: "KagamiKit", targets: ["KagamiKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -195,6 +196,12 @@ let package = Package(
             name: "KagamiInfer",
             dependencies: ["KagamiFlow", "KagamiJSON", "KagamiContentCoding", .product(name: "OrderedCollections", package: "swift-collections")]
         ),
+        // Proxy and mock run inside a test suite: port 0, rules, recorded flows, contract check;
+        // no NIO types in its public API (Tests/KagamiKitTests/PublicSymbolsTests.swift).
+        .target(
+            name: "KagamiKit",
+            dependencies: ["KagamiFlow", "KagamiRules", "KagamiProxy", "KagamiMock", "KagamiStore", "KagamiContractCheck", "KagamiDescription"]
+        ),
         // The commands; the executable only calls into this.
         .target(
             name: "KagamiCLI",
@@ -273,6 +280,12 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
+            exclude: ["Fixtures"]
+        ),
+        // Uses public products only, as an app's test suite would.
+        .testTarget(
+            name: "KagamiKitTests",
+            dependencies: ["KagamiKit", "KagamiTesting"],
             exclude: ["Fixtures"]
         ),
     ],

@@ -30,6 +30,10 @@ export KAGAMI_CONFORMANCE_DIR="${KAGAMI_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/
 swift build --build-tests
 status=0
 swift test --skip-build "$@" || status=1
+# KagamiKit's public API stays free of SwiftNIO types (docs/LIBRARY.md).
+if [ $# -eq 0 ]; then
+    ./scripts/check-public-api.sh || status=1
+fi
 # The web UI in a real browser (skipped when only some Swift tests were asked for), run even
 # when a Swift test failed; the command fails if either did.
 if [ $# -eq 0 ]; then

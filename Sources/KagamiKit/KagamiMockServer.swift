@@ -1,0 +1,102 @@
+// A mock server run inside the caller's process: a description (API Blueprint or OpenAPI)
+// served on port 0, recording what it was sent.
+import Foundation
+import KagamiDescription
+@_exported import KagamiFlow
+import KagamiMock
+
+/// A Kagami mock server running in this process: it answers requests with the examples of a
+/// description, and a 4xx naming the problem for requests the description doesn't allow.
+///
+/// Start one with ``withKagamiMock(description:port:_:)`` (shut down when the closure returns or
+/// throws) or with ``start(description:port:validatesRequests:)`` and ``shutdown()``. Send
+/// requests to ``baseURL``; every exchange is recorded in ``flows``.
+public final class KagamiMockServer: Sendable {
+    /// `http://127.0.0.1:PORT`
+    public let baseURL: URL
+    /// The port it listens on.
+    public let port: Int
+    private let server: MockServer
+    private let recorder: FlowRecorder
+
+    private init(baseURL: URL, server: MockServer, recorder: FlowRecorder) {
+        self.baseURL = baseURL
+        self.port = server.port
+        self.server = server
+        self.recorder = recorder
+    }
+
+    /// Serves the description in the file at `path` (API Blueprint or OpenAPI, detected) on
+    /// `port` of 127.0.0.1 (0 picks a free one). With `validatesRequests`, requests are checked
+    /// against parameters and body schemas and answered 422 (or 400) when they don't match.
+    /// Throws ``KagamiSetupError`` with the description's errors (`file:line:column: message`).
+    public static func start(description path: String, port: Int = 0, validatesRequests: Bool = true) async throws -> KagamiMockServer {
+        try await start(port: port, validatesRequests: validatesRequests) { configuration, sink in
+            try await MockServer.start(path: path, configuration: configuration, sink: sink)
+        }
+    }
+
+    /// Serves a description given as text (API Blueprint or OpenAPI, detected).
+    public static func start(descriptionText text: String, port: Int = 0, validatesRequests: Bool = true) async throws -> KagamiMockServer {
+        try await start(port: port, validatesRequests: validatesRequests) { configuration, sink in
+            try await MockServer.start(text: text, configuration: configuration, sink: sink)
+        }
+    }
+
+    private static func start(
+        port: Int, validatesRequests: Bool,
+        _ serve: (MockServer.Configuration, FlowRecorder) async throws -> MockServer
+    ) async throws -> KagamiMockServer {
+        let recorder = try FlowRecorder(recording: .memory, contracts: nil)
+        // A test's description doesn't change under it: no file watching, so no timer task.
+        let configuration = MockServer.Configuration(port: port, validates: validatesRequests, reloadInterval: nil)
+        let server: MockServer
+        do {
+            server = try await serve(configuration, recorder)
+        } catch let error as MockServerError {
+            throw KagamiSetupError(error.description)
+        }
+        guard let url = httpURL(host: configuration.host, port: server.port) else {
+            try await server.stop()
+            throw KagamiSetupError("the mock listens on port \(server.port), which makes no http URL")
+        }
+        return KagamiMockServer(baseURL: url, server: server, recorder: recorder)
+    }
+
+    /// Every exchange the mock has answered, oldest first.
+    public var flows: [Flow] { recorder.flows }
+
+    /// The exchanges answered from now on; the sequence ends when the mock shuts down.
+    public var newFlows: AsyncStream<Flow> { recorder.subscribe() }
+
+    /// Waits until at least `count` exchanges have been recorded; throws ``FlowWaitTimeout``
+    /// after `timeout`.
+    public func flows(count: Int, timeout: Duration = .seconds(10)) async throws -> [Flow] {
+        try await recorder.flows(count: count, timeout: timeout)
+    }
+
+    /// Stops listening and ends ``newFlows`` sequences.
+    public func shutdown() async throws {
+        try await server.stop()
+        try await recorder.finish()
+    }
+}
+
+/// Runs `body` with a mock of the description at `path` started for it on `port` (0: a free
+/// one), and shuts the mock down when `body` returns or throws.
+public func withKagamiMock<Result: Sendable>(
+    description path: String, port: Int = 0,
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: (KagamiMockServer) async throws -> Result
+) async throws -> Result {
+    let mock = try await KagamiMockServer.start(description: path, port: port)
+    let result: Result
+    do {
+        result = try await body(mock)
+    } catch {
+        try? await mock.shutdown()
+        throw error
+    }
+    try await mock.shutdown()
+    return result
+}

@@ -1,0 +1,204 @@
+// A recording proxy run inside the caller's process: port 0, loopback upstreams by default,
+// rules replaceable while it runs, flows checked against descriptions when given.
+import Foundation
+import KagamiContractCheck
+@_exported import KagamiFlow
+import KagamiProxy
+@_exported import KagamiRules
+
+/// A Kagami proxy running in this process.
+///
+/// Start one with ``withKagamiProxy(configuration:_:)`` (shut down when the closure returns or
+/// throws) or with ``start(configuration:)`` and ``shutdown()``. Point a client at ``proxyURL``
+/// (forward mode) or send requests to it directly (reverse mode), then read ``flows`` or wait for them with
+/// ``flows(count:timeout:)``.
+public final class KagamiProxyServer: Sendable {
+    /// How the proxy is set up; every field has a default suited to a test.
+    public struct Configuration: Sendable {
+        /// The address it listens on (loopback by default).
+        public var host: String
+        /// 0 picks a free port.
+        public var port: Int
+        /// Nil: a forward proxy (clients send absolute URLs and CONNECT). A URL such as
+        /// `http://127.0.0.1:8080`: a reverse proxy sending every request there.
+        public var reverseTarget: String?
+        /// The servers it may connect to, as `kagami proxy --upstream-allow` takes them
+        /// (`127.0.0.1`, `localhost:8080`, `10.0.0.0/8`, `*.staging.example`). Loopback only by
+        /// default, so a test never reaches the outside world by mistake.
+        public var upstreamAllow: [String]
+        /// The rules in force at start.
+        public var rules: RuleSet
+        /// Where relative Map Local paths in `rules` start.
+        public var rulesDirectory: String
+        /// Descriptions (API Blueprint or OpenAPI) every flow is checked against, as
+        /// `kagami proxy --contract` takes them: `FILE` or `FILE=BASEURL`.
+        public var contracts: [String]
+        /// Where the flows are kept.
+        public var recording: FlowRecording
+        /// How long a server may stay silent once the request has been sent.
+        public var responseTimeout: Duration
+        /// How long a client connection may stay idle between requests.
+        public var clientIdleTimeout: Duration
+
+        public init(
+            host: String = "127.0.0.1", port: Int = 0, reverseTarget: String? = nil,
+            upstreamAllow: [String] = ["127.0.0.0/8", "::1", "localhost"],
+            rules: RuleSet = RuleSet(), rulesDirectory: String = FileManager.default.currentDirectoryPath,
+            contracts: [String] = [], recording: FlowRecording = .memory,
+            responseTimeout: Duration = .seconds(30), clientIdleTimeout: Duration = .seconds(60)
+        ) {
+            self.host = host
+            self.port = port
+            self.reverseTarget = reverseTarget
+            self.upstreamAllow = upstreamAllow
+            self.rules = rules
+            self.rulesDirectory = rulesDirectory
+            self.contracts = contracts
+            self.recording = recording
+            self.responseTimeout = responseTimeout
+            self.clientIdleTimeout = clientIdleTimeout
+        }
+    }
+
+    public let configuration: Configuration
+    /// The port it listens on.
+    public let port: Int
+    private let server: ProxyServer
+    private let recorder: FlowRecorder
+
+    private init(configuration: Configuration, port: Int, proxyURL: URL, server: ProxyServer, recorder: FlowRecorder) {
+        self.configuration = configuration
+        self.port = port
+        self.proxyURL = proxyURL
+        self.server = server
+        self.recorder = recorder
+    }
+
+    /// Starts a proxy; throws ``KagamiSetupError`` when a setting, a rule or a description
+    /// can't be used.
+    public static func start(configuration: Configuration = Configuration()) async throws -> KagamiProxyServer {
+        let mode: ProxyServer.Mode
+        if let target = configuration.reverseTarget {
+            do {
+                mode = .reverse(try ProxyTarget(absoluteURL: target))
+            } catch {
+                throw KagamiSetupError("reverse target \(target): \(error)")
+            }
+        } else {
+            mode = .forward
+        }
+        let allowList: UpstreamAllowList
+        do {
+            allowList = try UpstreamAllowList(parsing: configuration.upstreamAllow, source: "upstreamAllow")
+        } catch {
+            throw KagamiSetupError("\(error)")
+        }
+        let pipeline = try Self.pipeline(configuration.rules, baseDirectory: configuration.rulesDirectory)
+        let contracts: LiveContracts?
+        do {
+            contracts = configuration.contracts.isEmpty ? nil : try LiveContracts(arguments: configuration.contracts)
+        } catch {
+            throw KagamiSetupError(error.description)
+        }
+        let recorder = try FlowRecorder(recording: configuration.recording, contracts: contracts)
+        let server = try ProxyServer(
+            configuration: .init(
+                host: configuration.host, port: configuration.port, mode: mode,
+                responseTimeout: configuration.responseTimeout, upstreamAllowList: allowList,
+                clientIdleTimeout: configuration.clientIdleTimeout
+            ),
+            sink: recorder,
+            rules: ActiveRules(pipeline)
+        )
+        let address = try await server.start()
+        guard let port = address.port, let url = httpURL(host: configuration.host, port: port) else {
+            try await server.stop()
+            throw KagamiSetupError("the proxy listens on \(address), which makes no http URL")
+        }
+        return KagamiProxyServer(configuration: configuration, port: port, proxyURL: url, server: server, recorder: recorder)
+    }
+
+    /// `http://HOST:PORT`: the proxy URL to give a client (`HTTP_PROXY`, curl `-x`,
+    /// `connectionProxyDictionary`), or in reverse mode the base URL to send requests to.
+    public let proxyURL: URL
+
+    /// Every flow recorded so far, oldest first, with its contract violations.
+    public var flows: [Flow] { recorder.flows }
+
+    /// The flows recorded from now on, each once it has been checked against the descriptions.
+    /// The sequence ends when the proxy shuts down.
+    public var newFlows: AsyncStream<Flow> { recorder.subscribe() }
+
+    /// Waits until at least `count` flows have been recorded; throws ``FlowWaitTimeout`` after
+    /// `timeout`. A flow is recorded once its exchange has ended, which can be just after the
+    /// client has its response.
+    public func flows(count: Int, timeout: Duration = .seconds(10)) async throws -> [Flow] {
+        try await recorder.flows(count: count, timeout: timeout)
+    }
+
+    /// The rules in force.
+    public var rules: RuleSet { server.rules.current?.rules ?? RuleSet() }
+
+    /// Replaces the rules in force; exchanges that start afterwards see the new ones.
+    public func setRules(_ rules: RuleSet, baseDirectory: String? = nil) throws {
+        server.rules.replace(with: try Self.pipeline(rules, baseDirectory: baseDirectory ?? configuration.rulesDirectory))
+    }
+
+    /// Replaces the rules in force with a rules document (YAML or JSON, as `kagami proxy --rules`
+    /// reads); errors name the line and field.
+    public func setRules(document text: String, baseDirectory: String? = nil) throws {
+        let rules: RuleSet
+        do {
+            rules = try RuleSet(parsing: text, file: "rules")
+        } catch {
+            throw KagamiSetupError(error.description)
+        }
+        try setRules(rules, baseDirectory: baseDirectory)
+    }
+
+    /// Stops accepting clients, waits for the flows already handed over to be kept (and
+    /// written to the session file), and ends ``newFlows`` sequences.
+    public func shutdown() async throws {
+        try await server.stop()
+        try await recorder.finish()
+    }
+
+    private static func pipeline(_ rules: RuleSet, baseDirectory: String) throws -> RulePipeline? {
+        guard rules != RuleSet() else { return nil }
+        do {
+            return try RulePipeline(rules, baseDirectory: baseDirectory)
+        } catch {
+            throw KagamiSetupError(error.description)
+        }
+    }
+}
+
+/// Runs `body` with a proxy started for it, and shuts the proxy down when `body` returns or
+/// throws (including when its task is cancelled).
+public func withKagamiProxy<Result: Sendable>(
+    configuration: KagamiProxyServer.Configuration = .init(),
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: (KagamiProxyServer) async throws -> Result
+) async throws -> Result {
+    let proxy = try await KagamiProxyServer.start(configuration: configuration)
+    let result: Result
+    do {
+        result = try await body(proxy)
+    } catch {
+        try? await proxy.shutdown()
+        throw error
+    }
+    try await proxy.shutdown()
+    return result
+}
+
+/// A setting, rule or description that can't be used, said with what and where.
+public struct KagamiSetupError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// `http://HOST:PORT`, with an IPv6 host in brackets.
+func httpURL(host: String, port: Int) -> URL? {
+    URL(string: "http://\(host.contains(":") ? "[\(host)]" : host):\(port)")
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Fails when a SwiftNIO type appears in the public declarations of KagamiKit or of the modules
+# it re-exports: what an app's test suite sees must not tie it to the engine's networking stack.
+# Reads the symbol graphs SwiftPM dumps from the debug build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+output=$(swift package dump-symbol-graph --minimum-access-level public 2>&1) || { echo "$output"; exit 1; }
+directory=$(printf '%s\n' "$output" | sed -n 's/^.*Files written to \(.*\)$/\1/p' | tail -1)
+if [ -z "$directory" ] || [ ! -d "$directory" ]; then
+    echo "check-public-api: no symbol graph directory in the output of swift package dump-symbol-graph:"
+    echo "$output"
+    exit 1
+fi
+
+python3 - "$directory" KagamiKit KagamiFlow KagamiRules <<'PY'
+import glob, json, os, sys
+
+directory, modules = sys.argv[1], sys.argv[2:]
+found, symbols = [], 0
+for module in modules:
+    files = glob.glob(os.path.join(directory, f"{module}.symbols.json")) + glob.glob(os.path.join(directory, f"{module}@*.symbols.json"))
+    if not files:
+        sys.exit(f"check-public-api: no symbol graph for {module} in {directory}")
+    for path in files:
+        with open(path) as file:
+            graph = json.load(file)
+        for symbol in graph["symbols"]:
+            symbols += 1
+            fragments = list(symbol.get("declarationFragments", []))
+            signature = symbol.get("functionSignature", {})
+            for parameter in signature.get("parameters", []):
+                fragments += parameter.get("declarationFragments", [])
+            fragments += signature.get("returns", [])
+            for fragment in fragments:
+                usr = fragment.get("preciseIdentifier", "")
+                if fragment.get("kind") == "typeIdentifier" and ("NIO" in usr or fragment.get("spelling", "").startswith("NIO")):
+                    name = ".".join(symbol["pathComponents"])
+                    found.append(f"{os.path.basename(path)}: {name} uses {fragment['spelling']} ({usr})")
+found = list(dict.fromkeys(found))
+for line in found:
+    print(line)
+if found:
+    sys.exit(f"check-public-api: {len(found)} public declaration(s) use SwiftNIO types")
+print(f"check-public-api: {symbols} public symbols of {', '.join(modules)}, none uses a SwiftNIO type")
+PY
