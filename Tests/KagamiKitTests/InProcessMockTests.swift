@@ -66,7 +66,14 @@ import FoundationNetworking
         var listeners: Set<String> = []
         for _ in 0..<100 {
             let mock = try await KagamiMockServer.start(description: Fixture.path("notes.apib"))
-            let inode = try #require(try listeningSocketInode(port: mock.port), "no listening socket on \(mock.port)")
+            // /proc/net/tcp is read in pages while other suites open and close sockets, so a
+            // line can be missed on one read: look again a few times.
+            var found = try listeningSocketInode(port: mock.port)
+            for _ in 0..<20 where found == nil {
+                try await Task.sleep(for: .milliseconds(10))
+                found = try listeningSocketInode(port: mock.port)
+            }
+            let inode = try #require(found, "no listening socket on \(mock.port)")
             listeners.insert("socket:[\(inode)]")
             try await mock.shutdown()
         }
