@@ -13,7 +13,6 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from selenium.webdriver.common.by import By
@@ -21,7 +20,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.dirname(__file__))
-from test_ui import Kagami, browser, curl  # noqa: E402
+from test_ui import Kagami, browser, curl, run_each  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # Screenshots go to an ignored folder; KAGAMI_SCREENSHOTS=docs/screenshots regenerates the
@@ -166,20 +165,9 @@ class Suite:
     def run(self):
         tests = [self.test_badges_arrive_live, self.test_contract_filter, self.test_contract_tab_highlights_the_value,
                  self.test_coverage_view, self.test_broken_edit_is_reported_and_the_last_good_version_kept]
-        for test in tests:
-            started = time.time()
-            try:
-                test()
-                self.passed += 1
-                print(f"  ok    {test.__name__} ({time.time() - started:.1f} s)")
-            except Exception as error:  # noqa: BLE001 - every failure is reported
-                self.failed.append(test.__name__)
-                print(f"  FAIL  {test.__name__}: {error}")
-                traceback.print_exc(limit=2)
-                try:
-                    self.driver.save_screenshot(os.path.join(tempfile.gettempdir(), f"kagami-contract-ui-failure-{test.__name__}.png"))
-                except Exception:  # noqa: BLE001
-                    pass
+        passed, failed = run_each(tests, self.driver, "contract-ui")
+        self.passed += passed
+        self.failed += failed
 
     def close(self):
         self.driver.quit()

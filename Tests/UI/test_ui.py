@@ -704,20 +704,9 @@ class Suite:
                  self.test_rules_panel_changes_the_next_response, self.test_breakpoints_edit_what_the_client_receives,
                  self.test_repeat_and_repeat_advanced, self.test_websocket_messages_tab,
                  self.test_ten_thousand_exchanges, self.test_disconnected_banner]
-        for test in tests:
-            started = time.time()
-            try:
-                test()
-                self.passed += 1
-                print(f"  ok    {test.__name__} ({time.time() - started:.1f} s)")
-            except Exception as error:  # noqa: BLE001 - every failure is reported
-                self.failed.append(test.__name__)
-                print(f"  FAIL  {test.__name__}: {error}")
-                traceback.print_exc(limit=2)
-                try:
-                    self.driver.save_screenshot(os.path.join(tempfile.gettempdir(), f"kagami-ui-failure-{test.__name__}.png"))
-                except Exception:  # noqa: BLE001
-                    pass
+        passed, failed = run_each(tests, self.driver, "ui")
+        self.passed += passed
+        self.failed += failed
 
     def close(self):
         self.driver.quit()
@@ -725,6 +714,27 @@ class Suite:
         self.origin.shutdown()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
+
+
+def run_each(tests, driver, suite):
+    """Runs every test, printing each result; a failure is reported (with a screenshot of the
+    page in the temporary folder) and the next test still runs. Returns (passed, failed names)."""
+    passed, failed = 0, []
+    for test in tests:
+        started = time.time()
+        try:
+            test()
+            passed += 1
+            print(f"  ok    {test.__name__} ({time.time() - started:.1f} s)")
+        except Exception as error:  # noqa: BLE001 - every failure is reported
+            failed.append(test.__name__)
+            print(f"  FAIL  {test.__name__}: {error}")
+            traceback.print_exc(limit=2)
+            try:
+                driver.save_screenshot(os.path.join(tempfile.gettempdir(), f"kagami-{suite}-failure-{test.__name__}.png"))
+            except Exception:  # noqa: BLE001
+                pass
+    return passed, failed
 
 def main():
     binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "debug", "kagami")
