@@ -19,25 +19,14 @@ struct ImportCommand: AsyncParsableCommand {
     var session: String
 
     func run() async throws {
-        let path = SessionFile.expand(file)
         let result: HARImport.Result
         do {
-            let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            result = try HARImport.read(from: data, file: file)
-        } catch let error as HARImportError {
-            FileHandle.standardError.write(Data("kagami import: \(error)\n".utf8))
-            throw ExitCode(2)
+            result = try HARFile.read(file, command: "import")
         } catch {
-            throw ValidationError("cannot read \(path): \(error.localizedDescription)")
-        }
-        for skipped in result.skipped {
-            FileHandle.standardError.write(Data("kagami import: skipped \(skipped)\n".utf8))
+            FileHandle.standardError.write(Data("kagami import: \(error); nothing imported\n".utf8))
+            throw ExitCode(2)
         }
         let flows = result.flows
-        if flows.isEmpty, !result.skipped.isEmpty {
-            FileHandle.standardError.write(Data("kagami import: no entry of \(file) could be read; nothing imported\n".utf8))
-            throw ExitCode(2)
-        }
         let store = try SQLiteFlowStore(path: SessionFile.expand(session))
         for flow in flows {
             store.record(flow)

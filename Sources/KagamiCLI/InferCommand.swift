@@ -87,20 +87,11 @@ struct InferCommand: AsyncParsableCommand {
         }
         var builder = TrafficDraft.Builder(options: options)
         guard let har else { return builder.draft() }
-        let path = SessionFile.expand(har)
         let flows: [Flow]
         do {
-            let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            let result = try HARImport.read(from: data, file: har)
-            for skipped in result.skipped {
-                FileHandle.standardError.write(Data("kagami infer: skipped \(skipped)\n".utf8))
-            }
-            flows = result.flows
-        } catch let error as HARImportError {
-            FileHandle.standardError.write(Data("kagami infer: \(error)\n".utf8))
-            throw ExitCode(2)
+            flows = try HARFile.read(har, command: "infer").flows
         } catch {
-            FileHandle.standardError.write(Data("kagami infer: cannot read \(path): \(error.localizedDescription)\n".utf8))
+            FileHandle.standardError.write(Data("kagami infer: \(error)\n".utf8))
             throw ExitCode(2)
         }
         builder.learnPaths(flows)

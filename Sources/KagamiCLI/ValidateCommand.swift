@@ -61,23 +61,11 @@ struct ValidateCommand: AsyncParsableCommand {
         }
         var report = ContractReport(ContractSet(checks))
         if let har {
-            let path = SessionFile.expand(har)
             let flows: [Flow]
             do {
-                let data = try Data(contentsOf: URL(fileURLWithPath: path))
-                let archive = try HARImport.read(from: data, file: har)
-                // Entries the reader can't use are said, not checked; an archive with none left is unreadable.
-                for skipped in archive.skipped {
-                    FileHandle.standardError.write(Data("kagami validate: not checked, unreadable entry: \(skipped)\n".utf8))
-                }
-                if archive.flows.isEmpty, !archive.skipped.isEmpty { throw unreadable("no entry of \(har) could be read") }
-                flows = archive.flows
-            } catch let error as HARImportError {
-                throw unreadable("\(error)")
-            } catch let exit as ExitCode {
-                throw exit
+                flows = try HARFile.read(har, command: "validate").flows
             } catch {
-                throw unreadable("cannot read \(path): \(error.localizedDescription)")
+                throw unreadable(error.description)
             }
             for flow in flows { report.add(flow) }
         } else if let session {
