@@ -107,7 +107,10 @@ import FoundationNetworking
 
     /// The inode of the IPv4 socket listening on `port`, from /proc/net/tcp.
     private func listeningSocketInode(port: Int) throws -> String? {
-        let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+        // Read to the end: /proc files report no size, and a busy machine's table runs to many pages.
+        guard let handle = FileHandle(forReadingAtPath: "/proc/net/tcp") else { return nil }
+        defer { try? handle.close() }
+        let table = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
         let wanted = String(format: ":%04X", port)
         for line in table.split(separator: "\n").dropFirst() {
             let fields = line.split(separator: " ")
