@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "KagamiContentCoding", targets: ["KagamiContentCoding"]),
         .library(name: "KagamiInfer", targets: ["KagamiInfer"]),
         .library(name: "KagamiKit", targets: ["KagamiKit"]),
+        .library(name: "KagamiGRPC", targets: ["KagamiGRPC"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -178,12 +179,15 @@ let package = Package(
         .systemLibrary(name: "CKagamiZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Content-Encoding undone (gzip, deflate) for display and export.
         .target(name: "KagamiContentCoding", dependencies: ["CKagamiZlib"]),
+        // gRPC calls read back from flows: length-prefixed messages, Protocol Buffers decoded
+        // without a .proto, the status from the trailers.
+        .target(name: "KagamiGRPC", dependencies: ["KagamiFlow", "KagamiContentCoding"]),
         // The web UI and its JSON admin API (Hummingbird), with the page shipped as resources.
         .target(
             name: "KagamiUI",
             dependencies: [
                 "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiContentCoding", "KagamiContractCheck",
-                "KagamiProxy", "KagamiRules", "KagamiCurl", "KagamiRepeat", "KagamiInfer",
+                "KagamiProxy", "KagamiRules", "KagamiCurl", "KagamiRepeat", "KagamiInfer", "KagamiGRPC",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -215,6 +219,7 @@ let package = Package(
         .executableTarget(name: "kagami", dependencies: ["KagamiCLI"]),
 
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
+        .testTarget(name: "KagamiGRPCTests", dependencies: ["KagamiGRPC", "KagamiFlow", "KagamiTesting"]),
         .testTarget(
             name: "KagamiInferTests",
             dependencies: [

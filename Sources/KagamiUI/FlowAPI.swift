@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HTTPTypes
 import KagamiFlow
+import KagamiGRPC
 import KagamiContentCoding
 import KagamiHAR
 import KagamiJSON
@@ -29,6 +30,9 @@ struct FlowAPI: Sendable {
         }
         router.get("/api/flows/:id/messages") { request, context in
             try await self.messages(request, id: context.parameters.get("id"))
+        }
+        router.get("/api/flows/:id/grpc") { _, context in
+            try await self.grpc(id: context.parameters.get("id"))
         }
         router.get("/api/events") { _, _ in self.events() }
         router.get("/api/export.har") { _, _ in try await self.har() }
@@ -82,6 +86,16 @@ struct FlowAPI: Sendable {
             "offset": .integer(offset),
             "messages": .array(messages.map(\.json)),
         ])
+    }
+
+    /// A gRPC call's messages, decoded without a `.proto`, and its status; 404 when the
+    /// exchange is not a gRPC call.
+    func grpc(id: String?) async throws -> Response {
+        guard let flow = try await flow(id) else { return missing(id) }
+        guard let exchange = GRPCExchange(flow: flow) else {
+            return apiError(.notFound, "exchange \(flow.id) is not a gRPC call (its request is not application/grpc)")
+        }
+        return jsonResponse(exchange.json)
     }
 
     func missing(_ id: String?) -> Response {

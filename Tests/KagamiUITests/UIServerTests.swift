@@ -181,6 +181,36 @@ struct RunningUI {
         #expect(missing.stdoutText == "404")
     }
 
+    /// The gRPC view's source: each side split into its length-prefixed messages, decoded as
+    /// Protocol Buffers without a .proto, 64-bit values as strings; 404 for a call that isn't gRPC.
+    @Test func grpcMessagesDecodedWithoutAProto() async throws {
+        let ui = try await RunningUI.start()
+        defer { Task { await ui.stop() } }
+        // Int64Value(value: -2) as Python's protobuf writes it, then an empty message.
+        let payload: [UInt8] = [0x08, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]
+        let body = Data([0, 0, 0, 0, UInt8(payload.count)] + payload + [0, 0, 0, 0, 0])
+        var flow = FlowFixtures.getJSON()
+        flow.request.method = "POST"
+        flow.request.headers = HeaderFields([("content-type", "application/grpc"), ("te", "trailers")])
+        flow.request.body = FlowBody(data: Data([0, 0, 0, 0, 4, 0x0a, 0x02, 0x68, 0x69]))
+        flow.response?.headers = HeaderFields([("content-type", "application/grpc"), ("grpc-status", "0")])
+        flow.response?.body = FlowBody(data: body)
+        ui.hub.record(flow)
+        let plain = FlowFixtures.getJSON()
+        ui.hub.record(plain)
+        try await ui.store.flush()
+        let grpc = try await ui.json("/api/flows/\(flow.id.uuidString)/grpc")
+        #expect(grpc["status"]?["name"] == "OK")
+        #expect(grpc["request"]?["messages"]?[0]?["fields"]?[0]?["value"] == "hi")
+        let first = grpc["response"]?["messages"]?[0]?["fields"]?[0]
+        #expect(first?["kind"] == "varint")
+        #expect(first?["value"] == "18446744073709551614")
+        #expect(first?["int64"] == "-2")
+        #expect(grpc["response"]?["messages"]?[1]?["fields"]?.arrayValue == [])
+        let notGRPC = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", ui.url("/api/flows/\(plain.id.uuidString)/grpc")])
+        #expect(notGRPC.stdoutText == "404")
+    }
+
     @Test func harExportHasEveryExchange() async throws {
         let ui = try await RunningUI.start()
         defer { Task { await ui.stop() } }

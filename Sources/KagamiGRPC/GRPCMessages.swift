@@ -1,0 +1,134 @@
+import Foundation
+import KagamiContentCoding
+import KagamiFlow
+
+/// A gRPC exchange read back from its flow: the length-prefixed messages of each side
+/// (gRPC over HTTP/2, `application/grpc[+proto]`), decoded as Protocol Buffers without a
+/// `.proto`, and the call's status from the trailers (or from the headers of a
+/// trailers-only answer).
+public struct GRPCExchange: Sendable, Hashable {
+    public struct Message: Sendable, Hashable {
+        /// Position in its stream, from 0.
+        public var index: Int
+        /// The compressed flag of the prefix.
+        public var compressed: Bool
+        /// The length the prefix declared.
+        public var length: Int
+        /// The message's bytes, decompressed when the flag and `grpc-encoding` say how.
+        public var payload: Data
+        /// The payload read as Protocol Buffers, or why it could not be.
+        public var fields: Result<[ProtobufWire.Field], ProtobufWire.Failure>?
+        /// Why the payload is shown as it arrived (an unknown `grpc-encoding`, say).
+        public var note: String?
+    }
+
+    public struct Side: Sendable, Hashable {
+        public var messages: [Message]
+        /// What was wrong with the framing: a prefix cut short, or a body the capture limit
+        /// cut (`isTruncated`), named with the byte where it happened.
+        public var problem: String?
+    }
+
+    public struct Status: Sendable, Hashable {
+        public var code: Int
+        public var name: String
+        public var message: String?
+
+        public init(code: Int, name: String, message: String?) {
+            self.code = code
+            self.name = name
+            self.message = message
+        }
+    }
+
+    public var request: Side
+    public var response: Side?
+    public var status: Status?
+
+    /// Whether a content type is gRPC (`application/grpc`, `application/grpc+proto`,
+    /// `application/grpc+json`…), not gRPC-Web.
+    public static func isGRPC(contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let type = contentType.split(separator: ";", maxSplits: 1)[0]
+            .trimmingCharacters(in: .whitespaces).lowercased()
+        return type == "application/grpc" || type.hasPrefix("application/grpc+")
+    }
+
+    /// `nil` when the flow is not a gRPC call.
+    public init?(flow: Flow, responseTrailers: HeaderFields? = nil) {
+        guard Self.isGRPC(contentType: flow.request.headers["content-type"]) else { return nil }
+        let protobuf = !(flow.request.headers["content-type"]?.lowercased().contains("+json") ?? false)
+        request = Self.side(flow.request.body, encoding: flow.request.headers["grpc-encoding"], protobuf: protobuf)
+        if let response = flow.response {
+            self.response = Self.side(response.body, encoding: response.headers["grpc-encoding"], protobuf: protobuf)
+            status = Self.status(trailers: responseTrailers, headers: response.headers)
+        }
+    }
+
+    /// The messages in one body. Each is a 1-byte compressed flag, a 4-byte big-endian length
+    /// and that many bytes.
+    public static func side(_ body: FlowBody, encoding: String?, protobuf: Bool = true) -> Side {
+        let bytes = [UInt8](body.data)
+        var messages: [Message] = []
+        var index = 0
+        var problem: String?
+        while index < bytes.count {
+            guard bytes.count - index >= 5 else {
+                problem = "message \(messages.count) has a \(bytes.count - index)-byte prefix at byte \(index); a prefix is 5 bytes"
+                break
+            }
+            let flag = bytes[index]
+            let length = bytes[(index + 1)...(index + 4)].reduce(0) { $0 << 8 | Int($1) }
+            guard flag <= 1 else {
+                problem = "message \(messages.count) at byte \(index) has compressed flag \(flag); only 0 and 1 exist"
+                break
+            }
+            let start = index + 5
+            guard bytes.count - start >= length else {
+                problem = "message \(messages.count) at byte \(index) declares \(length) bytes, \(bytes.count - start) follow"
+                break
+            }
+            var payload = Data(bytes[start..<(start + length)])
+            var note: String?
+            var decodable = true
+            if flag == 1 {
+                let coding = encoding?.trimmingCharacters(in: .whitespaces).lowercased() ?? "identity"
+                if coding == "gzip" || coding == "deflate" {
+                    do {
+                        payload = try ContentCoding.decode(payload, contentEncoding: coding)
+                    } catch {
+                        note = "compressed with \(coding), which did not decode: \(error)"
+                        decodable = false
+                    }
+                } else {
+                    note = "compressed with grpc-encoding \(coding), shown as it arrived"
+                    decodable = false
+                }
+            }
+            let fields = decodable && protobuf ? ProtobufWire.decode(payload) : nil
+            messages.append(Message(index: messages.count, compressed: flag == 1, length: length, payload: payload, fields: fields, note: note))
+            index = start + length
+        }
+        if body.isTruncated {
+            let cut = "the body was captured up to \(body.data.count) of \(body.size) bytes"
+            problem = problem.map { "\($0) (\(cut))" } ?? cut
+        }
+        return Side(messages: messages, problem: problem)
+    }
+
+    /// `grpc-status` and `grpc-message` (percent-encoded, as the gRPC HTTP/2 protocol says)
+    /// from the trailers, or from the headers of a trailers-only answer.
+    public static func status(trailers: HeaderFields?, headers: HeaderFields) -> Status? {
+        let source = trailers.flatMap { $0.contains("grpc-status") ? $0 : nil } ?? headers
+        guard let raw = source["grpc-status"], let code = Int(raw.trimmingCharacters(in: .whitespaces)) else { return nil }
+        let message = source["grpc-message"].map { $0.removingPercentEncoding ?? $0 }
+        return Status(code: code, name: statusNames[code] ?? "status \(code)", message: message)
+    }
+
+    static let statusNames: [Int: String] = [
+        0: "OK", 1: "CANCELLED", 2: "UNKNOWN", 3: "INVALID_ARGUMENT", 4: "DEADLINE_EXCEEDED",
+        5: "NOT_FOUND", 6: "ALREADY_EXISTS", 7: "PERMISSION_DENIED", 8: "RESOURCE_EXHAUSTED",
+        9: "FAILED_PRECONDITION", 10: "ABORTED", 11: "OUT_OF_RANGE", 12: "UNIMPLEMENTED",
+        13: "INTERNAL", 14: "UNAVAILABLE", 15: "DATA_LOSS", 16: "UNAUTHENTICATED",
+    ]
+}
