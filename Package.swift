@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "KagamiInfer", targets: ["KagamiInfer"]),
         .library(name: "KagamiKit", targets: ["KagamiKit"]),
         .library(name: "KagamiGRPC", targets: ["KagamiGRPC"]),
+        .library(name: "KagamiKitOpenAPI", targets: ["KagamiKitOpenAPI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -46,6 +47,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
     ],
     targets: [
         // Plain JSON values with ordered objects; no Foundation types at the surface.
@@ -205,6 +207,19 @@ let package = Package(
         .target(
             name: "KagamiKit",
             dependencies: ["KagamiFlow", "KagamiRules", "KagamiProxy", "KagamiMock", "KagamiStore", "KagamiContractCheck", "KagamiDescription"]
+        ),
+        // A swift-openapi-runtime transport: a generated client pointed at an in-process mock or
+        // sent through an in-process proxy in one line.
+        .target(
+            name: "KagamiKitOpenAPI",
+            dependencies: [
+                "KagamiKit",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
         // The commands; the executable only calls into this.
         .target(

@@ -38,5 +38,7 @@ fi
 # when a Swift test failed; the command fails if either did.
 if [ $# -eq 0 ]; then
     ./scripts/test-ui.sh "$(swift build --show-bin-path)/kagami" || status=1
+    # An app's own test suite using Kagami in-process and a generated client (docs/LIBRARY.md).
+    ./scripts/test-examples.sh || status=1
 fi
 exit $status
