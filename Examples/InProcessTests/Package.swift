@@ -9,14 +9,16 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "kagami", path: "../.."),
+        .package(url: "https://github.com/apple/swift-openapi-generator", exact: "1.14.3"),
         .package(url: "https://github.com/apple/swift-openapi-runtime", exact: "1.13.4"),
     ],
     targets: [
-        // Generated from openapi.json by scripts/generate-typed-client.sh (swift-openapi-generator
-        // 1.14.3 with openapi-generator-config.yaml) and committed.
+        // The client swift-openapi-generator's build plugin generates from openapi.json (the
+        // converted notes.apib) with openapi-generator-config.yaml.
         .target(
             name: "NotesClient",
-            dependencies: [.product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")]
+            dependencies: [.product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")],
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         .testTarget(
             name: "InProcessTests",

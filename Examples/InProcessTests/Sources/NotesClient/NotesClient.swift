@@ -1,0 +1,1 @@
+// The generated `Client` and `Components` come from openapi.json (the build plugin).
