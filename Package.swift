@@ -70,7 +70,7 @@ let package = Package(
         .target(
             name: "KagamiOpenAPI",
             dependencies: [
-                "KagamiContract", "KagamiJSON", "KagamiYAML",
+                "KagamiContract", "KagamiJSON", "KagamiYAML", "KagamiURITemplate",
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),
                 .product(name: "OpenAPIKit30", package: "OpenAPIKit"),
                 .product(name: "OpenAPIKitCompat", package: "OpenAPIKit"),

@@ -69,6 +69,7 @@ extension Action {
             "name": .string(name), "method": .string(method), "uriTemplate": .string(uriTemplate),
             "description": .string(description), "relation": relation.map(JSONValue.string) ?? .null,
             "parameters": .array(parameters.map(\.jsonValue)), "examples": .array(examples.map(\.jsonValue)),
+            "requestBodyRequired": requestBodyRequired.map(JSONValue.bool) ?? .null,
             "location": sourceLocation.jsonValue,
         ]
     }

@@ -200,6 +200,10 @@ public struct Action: Sendable, Hashable, Codable {
     /// Parameters that apply to this action (the resource's, overridden by the action's).
     public var parameters: [Parameter]
     public var examples: [TransactionExample]
+    /// Whether a request must carry a body: OpenAPI's `requestBody.required` (false unless
+    /// said). nil where the format has no such notion (API Blueprint): a POST, PUT or PATCH
+    /// whose description shows a request body is then expected to send one.
+    public var requestBodyRequired: Bool?
     public var sourceLocation: SourceLocation?
 
     public init(

@@ -16,25 +16,36 @@ public enum RequestCheck {
         var violations: [ContractViolation] = []
         for parameter in route.action.parameters {
             let location: ContractViolation.Location
-            let value: String?
+            // Every value the parameter arrived with: a query parameter may be repeated
+            // (`?id=1&id=x`), and each value is checked; an array takes them all at once.
+            let values: [String]
             switch parameter.location {
-            case .path, .query:
-                location = parameter.location == .path ? .path : .query
-                value = match.variables[parameter.name].map(text(of:))
-                    ?? target.queryParameters.first { $0.name == parameter.name }.map { $0.value ?? "" }
+            case .path:
+                location = .path
+                values = match.variables[URITemplate.variableName(parameter.name)].map { [text(of: $0)] } ?? []
+            case .query:
+                location = .query
+                let sent = target.queryParameters.filter { $0.name == parameter.name }.map { $0.value ?? "" }
+                if sent.isEmpty {
+                    values = match.variables[URITemplate.variableName(parameter.name)].map { [text(of: $0)] } ?? []
+                } else if isArray(parameter.schema) || (parameter.type?.hasPrefix("array") ?? false) {
+                    values = [sent.joined(separator: ",")]
+                } else {
+                    values = sent
+                }
             case .header:
                 location = .header
-                value = request.headers[parameter.name]
+                values = request.headers[parameter.name].map { [$0] } ?? []
             case .cookie:
                 continue
             }
             // A deepObject parameter arrives as `name[key]=value` pairs: present, and not one
             // value the schema could be checked against.
-            if value == nil, parameter.location == .query,
+            if values.isEmpty, parameter.location == .query,
                target.queryParameters.contains(where: { $0.name.hasPrefix(parameter.name + "[") }) {
                 continue
             }
-            guard let value else {
+            if values.isEmpty {
                 if parameter.required && parameter.location != .path {
                     violations.append(ContractViolation(
                         kind: .missing, operation: operation, side: .request, location: location, name: parameter.name,
@@ -43,21 +54,23 @@ public enum RequestCheck {
                 }
                 continue
             }
-            if let schema = route.parameterSchemas[parameter.name] {
-                let instance = coerce(value, for: parameter.schema)
-                for error in schema.validate(instance).errors {
-                    var violation = SchemaFinding.violation(
-                        error, schema: parameter.schema, schemaPointer: nil, instance: instance, kind: .parameter,
-                        operation: operation, side: .request, location: location)
-                    violation.name = parameter.name
-                    violation.instancePointer = nil
-                    violations.append(violation)
+            for value in values {
+                if let schema = route.parameterSchemas[parameter.name] {
+                    let instance = coerce(value, for: parameter.schema)
+                    for error in schema.validate(instance).errors {
+                        var violation = SchemaFinding.violation(
+                            error, schema: parameter.schema, schemaPointer: nil, instance: instance, kind: .parameter,
+                            operation: operation, side: .request, location: location)
+                        violation.name = parameter.name
+                        violation.instancePointer = nil
+                        violations.append(violation)
+                    }
+                } else if let mismatch = typeMismatch(value, parameter: parameter) {
+                    violations.append(ContractViolation(
+                        kind: .parameter, operation: operation, side: .request, location: location, name: parameter.name,
+                        keyword: mismatch.keyword, expected: mismatch.expected, actual: Shortened.text(value),
+                        message: mismatch.message))
                 }
-            } else if let mismatch = typeMismatch(value, parameter: parameter) {
-                violations.append(ContractViolation(
-                    kind: .parameter, operation: operation, side: .request, location: location, name: parameter.name,
-                    keyword: mismatch.keyword, expected: mismatch.expected, actual: Shortened.text(value),
-                    message: mismatch.message))
             }
         }
         violations += bodyViolations(of: request, route: route, body: body)
@@ -70,8 +83,9 @@ public enum RequestCheck {
         let declared = requests.filter { $0.payload.body != nil || $0.payload.schema != nil }
         guard !declared.isEmpty else { return [] }
         guard request.body.size > 0 else {
-            // Only a method that carries a body is expected to send the one the description shows.
-            return ["POST", "PUT", "PATCH"].contains(route.method)
+            // A body the description marks optional may be left out; without that notion, only
+            // a method that carries a body is expected to send the one the description shows.
+            return (route.action.requestBodyRequired ?? ["POST", "PUT", "PATCH"].contains(route.method))
                 ? [ContractViolation(
                     kind: .missing, operation: operation, side: .request, location: .body, keyword: "required",
                     expected: "a body", actual: "none", message: "a request body is required")]
@@ -110,6 +124,15 @@ public enum RequestCheck {
         case .string(let string): string
         case .list(let items): items.joined(separator: ",")
         case .associative(let pairs): pairs.map { "\($0.key),\($0.value)" }.joined(separator: ",")
+        }
+    }
+
+    static func isArray(_ schema: JSONValue?) -> Bool {
+        guard case .object(let object)? = schema else { return false }
+        switch object["type"] {
+        case .string(let type)?: return type == "array"
+        case .array(let list)?: return list.contains(.string("array"))
+        default: return false
         }
     }
 

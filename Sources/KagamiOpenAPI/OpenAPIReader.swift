@@ -3,6 +3,7 @@
 // JSON Schema 2020-12 form either way; `$ref`s to components are inlined.
 import Foundation
 import KagamiContract
+import KagamiURITemplate
 import KagamiJSON
 import OpenAPIKit
 import OpenAPIKit30
@@ -136,7 +137,29 @@ struct OpenAPIContractBuilder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard let data = try? encoder.encode(value) else { return nil }
-        return try? JSONValue(parsing: data)
+        return (try? JSONValue(parsing: data)).map(withoutAddedNullType)
+    }
+
+    /// OpenAPIKit reads a `oneOf`/`anyOf` with a `{type: "null"}` branch as a nullable schema
+    /// and writes it back with an outer `type: "null"` the document never had, which would
+    /// let only `null` through. The branch already allows null: the outer type goes.
+    static func withoutAddedNullType(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .object(var members):
+            for (key, member) in members { members[key] = withoutAddedNullType(member) }
+            let onlyNull = members["type"] == .string("null") || members["type"] == .array([.string("null")])
+            if onlyNull {
+                let branches = (members["oneOf"]?.arrayValue ?? []) + (members["anyOf"]?.arrayValue ?? [])
+                if branches.contains(where: { $0["type"] == .string("null") || $0["type"] == .array([.string("null")]) }) {
+                    members.removeValue(forKey: "type")
+                }
+            }
+            return .object(members)
+        case .array(let items):
+            return .array(items.map(withoutAddedNullType))
+        default:
+            return value
+        }
     }
 
     mutating func build() -> APIContract {
@@ -193,6 +216,9 @@ struct OpenAPIContractBuilder {
                     uriTemplate: template, parameters: actionParameters,
                     sourceLocation: locator.location(of: keyPath))
                 action.examples = [transaction(operation, at: keyPath)]
+                if let body = operation.requestBody {
+                    action.requestBodyRequired = (try? document.components.lookup(body))?.required ?? false
+                }
                 let groupName = operation.tags?.first ?? ""
                 let groupIndex = groups.firstIndex { $0.name == groupName } ?? {
                     groups.append(ResourceGroup(name: groupName))
@@ -221,9 +247,18 @@ struct OpenAPIContractBuilder {
     }
 
     /// The path with `{?…}` for query parameters, so the template describes the whole URI.
+    /// Parameter names become template variable names (`{item-id}` → `{item%2Did}`): OpenAPI
+    /// allows any name, RFC 6570 only letters, digits, `_` and `.`.
     static func uriTemplate(path: String, parameters: [Parameter]) -> String {
-        let query = parameters.filter { $0.location == .query }.map(\.name)
-        return query.isEmpty ? path : path + "{?" + query.joined(separator: ",") + "}"
+        var template = ""
+        var rest = Substring(path)
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            template += rest[..<open] + "{" + URITemplate.variableName(String(rest[rest.index(after: open)..<close])) + "}"
+            rest = rest[rest.index(after: close)...]
+        }
+        template += rest
+        let query = parameters.filter { $0.location == .query }.map { URITemplate.variableName($0.name) }
+        return query.isEmpty ? template : template + "{?" + query.joined(separator: ",") + "}"
     }
 
     // MARK: Parameters

@@ -140,7 +140,7 @@ public enum OpenAPIWriter {
             content[mediaType] = .object(media(payload, name: request.name, merging: content[mediaType]?.objectValue))
         }
         guard !content.isEmpty else { return nil }
-        return ["content": .object(content), "required": true]
+        return ["content": .object(content), "required": .bool(action.requestBodyRequired ?? true)]
     }
 
     private static func responses(_ action: Action) -> JSONObject {
@@ -377,7 +377,8 @@ struct PathTemplate {
                 var name = variable.trimmingBlanks
                 if name.hasSuffix("*") { name.removeLast() }
                 if let colon = name.firstIndex(of: ":") { name = String(name[..<colon]) }
-                return name
+                // `{item%2Did}` is the parameter `item-id` (OpenAPI names need no encoding).
+                return name.removingPercentEncoding ?? name
             }.filter { !$0.isEmpty }
             if isQuery {
                 queryVariables += names.filter { !queryVariables.contains($0) }

@@ -112,3 +112,31 @@ enum PercentEncoding {
         return String(decoding: out, as: UTF8.self)
     }
 }
+
+extension URITemplate {
+    /// `name` as a template variable name: what RFC 6570 doesn't allow in a varname (anything
+    /// but letters, digits, `_`, `.` and a `%XX` triplet) percent-encoded, so an OpenAPI
+    /// parameter `page-size` becomes `{?page%2Dsize}`. Matching a query decodes it back to the
+    /// key `page-size`; a match's variables are keyed by this form.
+    public static func variableName(_ name: String) -> String {
+        let bytes = Array(name.utf8)
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."):
+                result.append(byte)
+            case PercentEncoding.percent where PercentEncoding.triplet(in: bytes, at: index) != nil:
+                result.append(contentsOf: bytes[index...(index + 2)])
+                index += 2
+            default:
+                result += [PercentEncoding.percent, PercentEncoding.hexDigits[Int(byte >> 4)], PercentEncoding.hexDigits[Int(byte & 0x0F)]]
+            }
+            index += 1
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+}

@@ -1,6 +1,8 @@
 // The mock on an OpenAPI description: the servers' base path, `default` responses, numeric
 // formats, and the status for each kind of bad request; curl is the client.
 import Foundation
+import KagamiContractCheck
+import KagamiDescription
 import KagamiJSON
 @testable import KagamiMock
 import Testing
@@ -73,5 +75,75 @@ import Testing
         let valid = try await MockClient.curl(
             "POST", server.url + "/v1/pets", headers: ["Content-Type: application/json"], body: #"{"id": 1, "name": "Tom"}"#)
         #expect(valid.status == 201)
+    }
+}
+
+/// What real OpenAPI documents do that RFC 6570 alone would refuse or misread: parameter names
+/// with `-`, repeated query parameters, an optional request body, a nullable `oneOf`.
+@Suite struct OpenAPIParameterNameTests {
+    static let document = """
+        openapi: 3.1.0
+        info: {title: Items, version: "1"}
+        paths:
+          /items/{item-id}:
+            get:
+              parameters:
+                - {name: item-id, in: path, required: true, schema: {type: integer}}
+                - {name: page-size, in: query, schema: {type: integer, maximum: 50}}
+                - {name: tag, in: query, schema: {type: array, items: {type: string, enum: [red, blue]}}}
+              responses:
+                "200":
+                  description: the item's label, or null
+                  content:
+                    application/json:
+                      schema:
+                        oneOf: [{type: string}, {type: "null"}]
+                      example: "red kite"
+            put:
+              parameters:
+                - {name: item-id, in: path, required: true, schema: {type: integer}}
+              requestBody:
+                content:
+                  application/json:
+                    schema: {type: object, required: [label], properties: {label: {type: string}}}
+              responses:
+                "204": {description: saved}
+        """
+
+    @Test func namesWithHyphensRouteAndAreChecked() async throws {
+        let server = try await MockServer.start(text: Self.document)
+        defer { Task { try await server.stop() } }
+        #expect(try await MockClient.curl("GET", server.url + "/items/7?page-size=20").status == 200)
+        let path = try await MockClient.curl("GET", server.url + "/items/seven")
+        #expect(path.status == 422)
+        #expect(path.body.contains("path.item-id"), "\(path.body)")
+        let query = try await MockClient.curl("GET", server.url + "/items/7?page-size=99")
+        #expect(query.status == 422)
+        #expect(query.body.contains("query.page-size"), "\(query.body)")
+    }
+
+    @Test func everyValueOfARepeatedQueryParameterIsChecked() async throws {
+        let server = try await MockServer.start(text: Self.document)
+        defer { Task { try await server.stop() } }
+        #expect(try await MockClient.curl("GET", server.url + "/items/7?tag=red&tag=blue").status == 200)
+        #expect(try await MockClient.curl("GET", server.url + "/items/7?tag=red&tag=green").status == 422)
+        #expect(try await MockClient.curl("GET", server.url + "/items/7?page-size=10&page-size=ten").status == 422)
+    }
+
+    @Test func anOptionalRequestBodyMayBeLeftOut() async throws {
+        let server = try await MockServer.start(text: Self.document)
+        defer { Task { try await server.stop() } }
+        #expect(try await MockClient.curl("PUT", server.url + "/items/7").status == 204)
+        let wrong = try await MockClient.curl("PUT", server.url + "/items/7", headers: ["Content-Type: application/json"], body: #"{"name": 1}"#)
+        #expect(wrong.status == 422)
+    }
+
+    /// The documented example is a string: the `oneOf` with a null branch lets it through.
+    @Test func aNullableOneOfAllowsItsBranches() async throws {
+        let file = try DescriptionFile(text: Self.document, path: "items.yaml")
+        let schema = file.contract.groups.flatMap(\.resources).flatMap(\.actions).first?.examples.first?.responses.first?.payload.schema
+        #expect(schema?["type"] == nil, "\(String(describing: schema))")
+        let problems = file.problems(routes: OperationRoutes(contract: file.contract))
+        #expect(problems.isEmpty, "\(problems)")
     }
 }
