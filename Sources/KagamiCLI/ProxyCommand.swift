@@ -113,7 +113,7 @@ struct ProxyCommand: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
         let address = try await server.start()
-        let listening = "http://\(host.contains(":") ? "[\(host)]" : host):\(address.port ?? port)"
+        let listening = "http://\(Authority(host: host, port: address.port ?? port))"
         var banner: String
         switch mode {
         case .forward:

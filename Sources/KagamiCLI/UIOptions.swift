@@ -40,8 +40,7 @@ struct UIOptions: ParsableArguments {
     }
 
     func describe(_ running: Running) -> String {
-        let host = uiHost.contains(":") ? "[\(uiHost)]" : uiHost
-        var address = "http://\(host):\(running.port)/"
+        var address = "http://\(Authority(host: uiHost, port: running.port))/"
         if let token = running.server.token { address += "?token=\(token)" }
         return "Web UI: \(address)\n"
     }

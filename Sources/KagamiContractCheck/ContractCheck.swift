@@ -85,9 +85,9 @@ public struct BaseURL: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         guard let host else { return path.isEmpty ? "any host" : path }
-        let authority = host.contains(":") ? "[\(host)]" : host
-        let defaultPort = scheme == "https" ? 443 : 80
-        return "\(scheme ?? "http")://\(authority)\(port.map { $0 == defaultPort ? "" : ":\($0)" } ?? "")\(path)"
+        let scheme = scheme ?? "http"
+        let defaultPort = AbsoluteURL.defaultPort(for: scheme)
+        return "\(scheme)://\(Authority(host: host, port: port ?? defaultPort).text(omittingPort: defaultPort))\(path)"
     }
 }
 

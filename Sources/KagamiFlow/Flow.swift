@@ -117,11 +117,13 @@ public struct FlowRequest: Sendable, Hashable, Codable {
         return "\(scheme)://\(authority)\(target.hasPrefix("/") || target == "*" ? "" : "/")\(target)"
     }
 
+    /// `host[:port]` as a Host header has it: the port only when it is not the scheme's default.
     public var authority: String {
-        let defaultPort = scheme == "https" ? 443 : 80
-        let bracketed = host.contains(":") ? "[\(host)]" : host
-        return port == defaultPort ? bracketed : "\(bracketed):\(port)"
+        Authority(host: host, port: port).text(omittingPort: AbsoluteURL.defaultPort(for: scheme))
     }
+
+    /// 443 for `https` and `wss`, 80 otherwise.
+    public static func defaultPort(for scheme: String) -> Int { AbsoluteURL.defaultPort(for: scheme) }
 
     /// The path without the query.
     public var path: String {

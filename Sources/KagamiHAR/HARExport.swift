@@ -204,7 +204,7 @@ enum HostAddress {
     }
 
     static func join(host: String, port: Int) -> String {
-        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        Authority(host: host, port: port).description
     }
 }
 

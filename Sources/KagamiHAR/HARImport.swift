@@ -157,8 +157,12 @@ public enum HARImport {
     static func request(_ node: HARNode) throws(HARImportError) -> FlowRequest {
         let method = try node.member("method").string()
         let urlNode = try node.member("url")
-        guard let url = ArchiveURL(try urlNode.string()) else {
-            throw urlNode.error("expected an absolute URL (scheme://host/path)")
+        let text = try urlNode.string()
+        let url: AbsoluteURL
+        do {
+            url = try AbsoluteURL(parsing: text)
+        } catch {
+            throw urlNode.error(error.description)
         }
         let version = try node.optional("httpVersion")?.string().nonEmpty ?? "HTTP/1.1"
         let headers = try node.optional("headers").map { node throws(HARImportError) in try self.headers(node) } ?? HeaderFields()
@@ -183,7 +187,7 @@ public enum HARImport {
         body.size = body.data.count
         // A body not (or not wholly) kept: a truncated capture, or a tunnel's relayed bytes.
         if body.isTruncated || body.data.isEmpty, let bodySize, bodySize > Double(body.size) { body.size = Int(bodySize) }
-        let target = method == "CONNECT" ? url.authority : url.target
+        let target = method == "CONNECT" ? url.authority.description : url.target
         return FlowRequest(method: method, scheme: url.scheme, host: url.host, port: url.port, target: target, version: version, headers: headers, body: body)
     }
 
@@ -283,55 +287,6 @@ public enum HARImport {
 }
 
 /// An entry's URL split the way the flow model keeps it.
-struct ArchiveURL {
-    var scheme: String
-    var host: String
-    var port: Int
-    /// Path and query.
-    var target: String
-    var authority: String
-
-    init?(_ text: String) {
-        guard let separator = text.range(of: "://") else { return nil }
-        scheme = text[..<separator.lowerBound].lowercased()
-        guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }) else { return nil }
-        let rest = text[separator.upperBound...]
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
-        var authority = rest[..<authorityEnd]
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-        guard !authority.isEmpty else { return nil }
-        self.authority = String(authority)
-        let defaultPort = ["https": 443, "wss": 443][scheme] ?? 80
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            host = String(authority[authority.index(after: authority.startIndex)..<close])
-            let after = authority[authority.index(after: close)...]
-            if after.isEmpty {
-                port = defaultPort
-            } else {
-                guard after.hasPrefix(":"), let number = Int(after.dropFirst()) else { return nil }
-                port = number
-            }
-        } else if let colon = authority.lastIndex(of: ":") {
-            host = String(authority[..<colon])
-            let portText = authority[authority.index(after: colon)...]
-            if portText.isEmpty {
-                port = defaultPort
-            } else {
-                guard let number = Int(portText) else { return nil }
-                port = number
-            }
-        } else {
-            host = String(authority)
-            port = defaultPort
-        }
-        var target = String(rest[authorityEnd...])
-        if let hash = target.firstIndex(of: "#") { target = String(target[..<hash]) }
-        if target.isEmpty || target.hasPrefix("?") { target = "/" + target }
-        self.target = target
-    }
-}
-
 extension String {
     var nonEmpty: String? { isEmpty ? nil : self }
 }

@@ -200,5 +200,5 @@ public struct KagamiSetupError: Error, CustomStringConvertible, Sendable {
 
 /// `http://HOST:PORT`, with an IPv6 host in brackets.
 func httpURL(host: String, port: Int) -> URL? {
-    URL(string: "http://\(host.contains(":") ? "[\(host)]" : host):\(port)")
+    URL(string: "http://\(Authority(host: host, port: port))")
 }

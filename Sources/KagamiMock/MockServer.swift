@@ -58,8 +58,7 @@ public final class MockServer: Sendable {
 
     /// `http://127.0.0.1:PORT`
     public var url: String {
-        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-        return "http://\(host):\(port)"
+        "http://\(Authority(host: configuration.host, port: port))"
     }
 
     /// The contract being served (the last good version of the file).
@@ -292,8 +291,8 @@ private final class MockHandler: ChannelInboundHandler {
         let version = "HTTP/\(head.version.major).\(head.version.minor)"
         return Flow(
             mode: .mock,
-            clientAddress: context.channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" },
-            serverAddress: local.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" },
+            clientAddress: context.channel.remoteAddress.map { Authority(host: $0.ipAddress ?? "?", port: $0.port ?? 0).description },
+            serverAddress: local.map { Authority(host: $0.ipAddress ?? "?", port: $0.port ?? 0).description },
             request: FlowRequest(
                 method: request.method, scheme: "http", host: head.headers["host"].first.map(Self.hostName) ?? host,
                 port: local?.port ?? 0, target: request.target, version: version,

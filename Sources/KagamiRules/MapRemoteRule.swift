@@ -58,9 +58,3 @@ public struct MapRemoteRule: Sendable, Hashable, Codable {
         return mapped
     }
 }
-
-extension FlowRequest {
-    static func defaultPort(for scheme: String) -> Int {
-        scheme.lowercased() == "https" ? 443 : 80
-    }
-}

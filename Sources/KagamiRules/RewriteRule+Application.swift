@@ -40,7 +40,8 @@ struct CompiledRewriteRule: Sendable {
         case .url:
             let url = request.url
             guard let newURL = value.replacing(in: url, with: rule.replace.value, all: rule.replaceAll),
-                  newURL != url, let parts = AbsoluteURL(newURL) else { return nil }
+                  newURL != url, let parts = try? AbsoluteURL(parsing: newURL),
+                  parts.scheme == "http" || parts.scheme == "https" else { return nil }
             request.scheme = parts.scheme
             request.host = parts.host
             request.port = parts.port
@@ -197,42 +198,6 @@ struct QueryItems {
 }
 
 /// `scheme://host[:port]/target` split into the parts a request carries.
-struct AbsoluteURL {
-    var scheme: String
-    var host: String
-    var port: Int
-    var target: String
-
-    init?(_ text: String) {
-        guard let separator = text.range(of: "://") else { return nil }
-        scheme = text[..<separator.lowerBound].lowercased()
-        guard scheme == "http" || scheme == "https" else { return nil }
-        let rest = text[separator.upperBound...]
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
-        let authority = rest[..<authorityEnd]
-        let tail = String(rest[authorityEnd...])
-        target = tail.isEmpty ? "/" : (tail.hasPrefix("?") ? "/" + tail : tail)
-        var hostPart = Substring(authority)
-        var portPart: Substring?
-        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
-            hostPart = authority[authority.index(after: authority.startIndex)..<close]
-            let after = authority[authority.index(after: close)...]
-            if after.hasPrefix(":") { portPart = after.dropFirst() }
-        } else if let colon = authority.lastIndex(of: ":") {
-            hostPart = authority[..<colon]
-            portPart = authority[authority.index(after: colon)...]
-        }
-        guard !hostPart.isEmpty else { return nil }
-        host = String(hostPart)
-        if let portPart {
-            guard let value = Int(portPart), (1...65535).contains(value) else { return nil }
-            port = value
-        } else {
-            port = FlowRequest.defaultPort(for: scheme)
-        }
-    }
-}
-
 enum HTTPStatusReason {
     static func phrase(for status: Int) -> String {
         switch status {

@@ -17,7 +17,7 @@ import Testing
         (["log", "entries", "1", "startedDateTime"], "yesterday", "log.entries[1].startedDateTime: expected an ISO 8601 date-time such as 2026-05-28T20:26:40.123Z, found \"yesterday\""),
         (["log", "entries", "1", "response", "content", "text"], "@@not base64@@", "log.entries[1].response.content.text: expected base64 (the encoding says so)"),
         (["log", "entries", "0", "timings", "wait"], "12", "log.entries[0].timings.wait: expected a number, found string"),
-        (["log", "entries", "2", "request", "url"], "/relative", "log.entries[2].request.url: expected an absolute URL (scheme://host/path)"),
+        (["log", "entries", "2", "request", "url"], "/relative", "log.entries[2].request.url: expected an absolute URL such as http://host/path, got \"/relative\""),
         (["log", "entries", "1", "request", "headers"], "not a list", "log.entries[1].request.headers: expected an array, found string"),
         (["log", "entries", "0", "response", "status"], "200", "log.entries[0].response.status: expected an integer, found string"),
     ]

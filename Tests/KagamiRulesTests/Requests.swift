@@ -6,7 +6,7 @@ import KagamiFlow
 func request(
     _ url: String, method: String = "GET", headers: [(String, String)] = [], body: String? = nil
 ) -> FlowRequest {
-    guard let parts = AbsoluteURL(url) else { fatalError("bad test URL \(url)") }
+    guard let parts = try? AbsoluteURL(parsing: url) else { fatalError("bad test URL \(url)") }
     var request = FlowRequest(method: method, scheme: parts.scheme, host: parts.host, port: parts.port, target: parts.target)
     request.headers.add("Host", request.authority)
     for (name, value) in headers { request.headers.add(name, value) }
