@@ -10,8 +10,14 @@ struct UpgradeError: Error, CustomStringConvertible {
 
 extension HTTPRequestHead {
     /// `Connection: upgrade` with an `Upgrade:` header: the client asks to switch protocols.
+    /// Not for `Upgrade: h2c` alone (RFC 7540 §3.2): like mitmproxy, Kagami drops that offer
+    /// with the other hop-by-hop fields (`HTTP2-Settings` goes as a field `Connection` names),
+    /// so the exchange stays HTTP/1.1 whatever the server could do. A client that wants
+    /// HTTP/2 in clear text gets it with prior knowledge.
     var requestsUpgrade: Bool {
-        headers.contains(name: "upgrade") && headers[canonicalForm: "connection"].contains { $0.lowercased() == "upgrade" }
+        guard headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "upgrade" }) else { return false }
+        let protocols = headers[canonicalForm: "upgrade"].map { $0.lowercased() }
+        return !protocols.isEmpty && protocols.contains { $0 != "h2c" }
     }
 }
 

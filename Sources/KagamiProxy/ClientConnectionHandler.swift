@@ -230,6 +230,11 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         let target: ProxyTarget
         var headers = head.headers
         HopByHopFields.remove(from: &headers, keepingUpgrade: head.requestsUpgrade)
+        if head.version.major == 2 {
+            // HTTP/2 may split Cookie into one field per pair; HTTP/1.1 has one (RFC 9113 §8.2.3).
+            let cookies = headers[canonicalForm: "cookie"]
+            if cookies.count > 1 { headers.replaceOrAdd(name: "cookie", value: cookies.joined(separator: "; ")) }
+        }
         let repeatOf = RepeatMark.take(from: &headers)
         switch settings.mode {
         case .forward where origin != nil:

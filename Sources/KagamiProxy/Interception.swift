@@ -120,8 +120,8 @@ final class InterceptionIdentities: Sendable {
         let certificate = try NIOSSLCertificate(bytes: Array(leaf.serializeAsPEM().pemString.utf8), format: .pem)
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(certificate), .certificate(authorityForTLS)], privateKey: .privateKey(leafKeyForTLS))
-        // HTTP/2 comes later: clients offering h2 and http/1.1 get http/1.1.
-        configuration.applicationProtocols = ["http/1.1"]
+        // A client offering h2 gets HTTP/2 (HTTP2ClientSide), any other HTTP/1.1.
+        configuration.applicationProtocols = ["h2", "http/1.1"]
         let context = try NIOSSLContext(configuration: configuration)
         contexts.withLockedValue { cache in
             if cache.count >= Self.maximumCachedContexts { cache.removeAll() }

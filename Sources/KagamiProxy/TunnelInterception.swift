@@ -84,8 +84,23 @@ final class TunnelProtocolSniffer: ChannelInboundHandler, RemovableChannelHandle
                 try pipeline.addHandler(tlsHandler)
                 try pipeline.addHandler(ClientTLSObserver(state: state, host: name, tlsHandler: tlsHandler, recordFailure: recordFailure))
                 origin.tls = state
+                // HTTP/2 or HTTP/1.1, as the client and Kagami agree by ALPN.
+                let shared = NIOLoopBound((pool: pool, origin: origin), eventLoop: context.eventLoop)
+                let settings = settings
+                try pipeline.addHandler(ApplicationProtocolNegotiationHandler { result, channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let (pool, origin) = shared.value
+                        let handlers = channel.pipeline.syncOperations
+                        if case .negotiated("h2") = result {
+                            try HTTP2ClientSide.configure(handlers, channel: channel, settings: settings, pool: pool, origin: origin)
+                        } else {
+                            try ProxyServer.addHTTPHandlers(handlers, settings: settings, pool: pool, origin: origin)
+                        }
+                    }
+                })
+            } else {
+                try ProxyServer.addHTTPHandlers(pipeline, settings: settings, pool: pool, origin: origin)
             }
-            try ProxyServer.addHTTPHandlers(pipeline, settings: settings, pool: pool, origin: origin)
         } catch {
             recordFailure(FlowError(.tlsFailure, "could not intercept \(target.authority): \(error)"))
             context.close(promise: nil)

@@ -53,7 +53,8 @@ struct HTTPSInterceptionTests {
     @Test func decryptsAndStoresExchangesByteForByte() async throws {
         try await HTTPSHarness.with { h in
             let (path, data) = try randomFile(size: 150_000, seed: 11)
-            let result = try await h.curl(["--data-binary", "@\(path)", "-H", "X-Secret: 42", "\(h.origin.localhostURL)/echo?q=1"])
+            // HTTP/1.1 here; HTTP2Tests covers h2.
+            let result = try await h.curl(["--http1.1", "--data-binary", "@\(path)", "-H", "X-Secret: 42", "\(h.origin.localhostURL)/echo?q=1"])
             #expect(result.status == 0, "\(result.stderr)")
             let echo = try Echo(result.stdout)
             #expect(echo.bodySHA256 == OriginServer.sha256Hex(data))
@@ -80,7 +81,7 @@ struct HTTPSInterceptionTests {
             let connect = try #require(flow.timings.connected).timeIntervalSince(flow.timings.start)
             #expect(ssl > 0 && ssl <= connect, "ssl \(ssl) s, connect \(connect) s")
             // A second request on the kept connection made no handshake.
-            _ = try await h.curl(["-o", "/dev/null", "\(h.origin.localhostURL)/echo?q=2", "\(h.origin.localhostURL)/echo?q=3"])
+            _ = try await h.curl(["--http1.1", "-o", "/dev/null", "\(h.origin.localhostURL)/echo?q=2", "\(h.origin.localhostURL)/echo?q=3"])
             let reused = try #require(try await h.proxy.flows(count: 3).first { $0.request.target == "/echo?q=3" })
             #expect(reused.timings.ssl == nil)
         }

@@ -1,0 +1,113 @@
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+
+/// HTTP/2 with a client (RFC 9113): after ALPN chose `h2` on an intercepted TLS connection, or
+/// when a plain connection opens with the connection preface (h2c with prior knowledge). Each
+/// stream is one exchange: `HTTP2FramePayloadToHTTP1ServerCodec` turns its frames into the
+/// request and response parts a `ClientConnectionHandler` on that stream reads and writes, so
+/// rules, breakpoints, throttling and recording act on a stream as on an HTTP/1.1 exchange.
+/// Flow control is per stream: a stream whose handler stops reading gets no more window.
+enum HTTP2ClientSide {
+    /// `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n` (RFC 9113 §3.4).
+    static let preface: [UInt8] = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+
+    /// Streams a client may open at once on one connection.
+    static let maximumConcurrentStreams = 256
+
+    /// Adds HTTP/2 to `pipeline` (from its current end): the connection handler, the stream
+    /// multiplexer, and per stream the codec and an exchange handler.
+    static func configure(
+        _ pipeline: ChannelPipeline.SynchronousOperations, channel: any Channel,
+        settings: ConnectionSettings, pool: UpstreamPool, origin: InterceptedOrigin?
+    ) throws {
+        let shared = NIOLoopBound((pool: pool, origin: origin), eventLoop: channel.eventLoop)
+        var connection = NIOHTTP2Handler.ConnectionConfiguration()
+        connection.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: maximumConcurrentStreams),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: 64 * 1024),
+        ]
+        var streams = NIOHTTP2Handler.StreamConfiguration()
+        // A stream's window: what a client may send ahead before its handler reads.
+        streams.targetWindowSize = 1 << 20
+        _ = try pipeline.configureHTTP2Pipeline(
+            mode: .server, connectionConfiguration: connection, streamConfiguration: streams, position: .last
+        ) { stream in
+            stream.eventLoop.makeCompletedFuture {
+                let (pool, origin) = shared.value
+                let handlers = stream.pipeline.syncOperations
+                try handlers.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                try handlers.addHandler(ClientConnectionHandler(settings: settings, pool: pool, origin: origin))
+            }
+        }
+    }
+}
+
+/// The first handler of a plain client connection: a client that opens with the HTTP/2
+/// preface gets HTTP/2 (h2c with prior knowledge: a reverse proxy in front of a gRPC service,
+/// an h2c client inside a CONNECT tunnel); any other gets the HTTP/1.1 handlers. Either way
+/// they are added behind this handler once the first bytes say which, and it leaves.
+final class HTTP2PrefaceSniffer: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let settings: ConnectionSettings
+    private let pool: UpstreamPool
+    private let origin: InterceptedOrigin?
+    private var buffered: ByteBuffer?
+
+    init(settings: ConnectionSettings, pool: UpstreamPool, origin: InterceptedOrigin?) {
+        self.settings = settings
+        self.pool = pool
+        self.origin = origin
+    }
+
+    /// A client that sends nothing is closed after the client idle timeout, as one that sends
+    /// an incomplete request head is.
+    private var idleTimer: Scheduled<Void>?
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: settings.clientIdleTimeout) {
+            bound.value.close(promise: nil)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        idleTimer = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var incoming = unwrapInboundIn(data)
+        if buffered == nil {
+            buffered = incoming
+        } else {
+            buffered?.writeBuffer(&incoming)
+        }
+        guard let bytes = buffered else { return }
+        let seen = bytes.readableBytesView.prefix(HTTP2ClientSide.preface.count)
+        let isPreface = seen.elementsEqual(HTTP2ClientSide.preface.prefix(seen.count))
+        // A prefix of the preface so far: wait for the rest.
+        if isPreface, seen.count < HTTP2ClientSide.preface.count { return }
+        let pipeline = context.pipeline.syncOperations
+        do {
+            if isPreface {
+                try HTTP2ClientSide.configure(pipeline, channel: context.channel, settings: settings, pool: pool, origin: origin)
+            } else {
+                try ProxyServer.addHTTP1Handlers(pipeline, settings: settings, pool: pool, origin: origin)
+            }
+        } catch {
+            context.close(promise: nil)
+            return
+        }
+        buffered = nil
+        context.fireChannelRead(wrapInboundOut(bytes))
+        pipeline.removeHandler(context: context, promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        buffered = nil
+        context.fireChannelInactive()
+    }
+}

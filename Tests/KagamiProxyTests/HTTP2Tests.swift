@@ -1,0 +1,108 @@
+import Foundation
+import KagamiFlow
+@testable import KagamiProxy
+import KagamiTesting
+import Testing
+
+/// HTTP/2 with clients (RFC 9113): h2 chosen by ALPN on intercepted HTTPS, and h2c with prior
+/// knowledge; each stream one exchange, sent on to an HTTP/1.1 server. curl is the client.
+@Suite("HTTP/2 with clients")
+struct HTTP2Tests {
+    @Test func curlGetsH2ByALPNAndTheServerGetsHTTP11() async throws {
+        try await HTTPSHarness.with { h in
+            let (path, data) = try randomFile(size: 200_000, seed: 21)
+            let result = try await h.curl([
+                "--http2", "-w", "\n%{http_version}", "--data-binary", "@\(path)", "-H", "X-Secret: 42",
+                "\(h.origin.localhostURL)/echo?q=1",
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            let lines = result.stdoutText.split(separator: "\n")
+            #expect(lines.last == "2", "\(result.stdoutText.suffix(200))")
+            let echo = try Echo(Data(result.stdoutText.dropLast(2).utf8))
+            #expect(echo.bodySHA256 == OriginServer.sha256Hex(data))
+            #expect(echo.method == "POST")
+
+            let flow = try #require(try await h.proxy.flows(count: 1).first)
+            #expect(flow.request.version == "HTTP/2.0")
+            #expect(flow.request.url == "\(h.origin.localhostURL)/echo?q=1")
+            #expect(flow.request.body.data == data)
+            #expect(flow.tls?.alpn == "h2")
+            #expect(flow.response?.status == 200)
+            // The server got HTTP/1.1 with a Host from :authority and no HTTP/2-only fields.
+            let received = try #require(h.origin.received.first)
+            #expect(received.version == "HTTP/1.1")
+            #expect(received.headers.first { $0.name.lowercased() == "host" }?.value == "localhost:\(h.origin.port)")
+            #expect(!received.headers.contains { $0.name.hasPrefix(":") })
+        }
+    }
+
+    /// Several streams at once on one connection: each is its own exchange.
+    @Test func parallelStreamsAreSeparateExchanges() async throws {
+        try await HTTPSHarness.with { h in
+            let urls = (1...8).map { "\(h.origin.localhostURL)/echo?stream=\($0)" }
+            let result = try await h.curl(["--http2", "--parallel", "--parallel-immediate", "-o", "/dev/null"] + urls.flatMap { [$0, "-o", "/dev/null"] })
+            #expect(result.status == 0, "\(result.stderr)")
+            let flows = try await h.proxy.flows(count: 8)
+            #expect(Set(flows.map(\.request.target)) == Set((1...8).map { "/echo?stream=\($0)" }))
+            #expect(flows.allSatisfy { $0.request.version == "HTTP/2.0" && $0.response?.status == 200 })
+        }
+    }
+
+    /// h2c with prior knowledge in reverse mode: the client opens with the preface.
+    @Test func h2cWithPriorKnowledgeInReverseMode() async throws {
+        try await ProxyHarness.with(mode: { origin in .reverse(ProxyTarget(scheme: "http", host: "127.0.0.1", port: origin.port)) }) { h in
+            let result = try await CommandLineClient.curl.run([
+                "-s", "--max-time", "30", "--http2-prior-knowledge", "-w", "\n%{http_version}", "\(h.proxyURL)/echo?h2c=1",
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdoutText.hasSuffix("\n2"), "\(result.stdoutText.suffix(200))")
+            let flow = try #require(try await h.flows(count: 1).first)
+            #expect(flow.request.version == "HTTP/2.0")
+            #expect(flow.request.target == "/echo?h2c=1")
+            #expect(flow.mode == .reverse)
+            #expect(h.origin.received.first?.version == "HTTP/1.1")
+        }
+    }
+
+    /// An HTTP/1.1 client on the same listener is unaffected by the preface check, including
+    /// one whose first bytes could still be the preface ("P", then "UT …").
+    @Test func http11ClientsStillWork() async throws {
+        try await ProxyHarness.with { h in
+            let result = try await h.curl(["--http1.1", "\(h.origin.baseURL)/echo?plain=1"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let script = """
+                import socket, sys, time
+                s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30)
+                request = ("PUT " + sys.argv[2] + " HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 2\\r\\nConnection: close\\r\\n\\r\\nhi").encode()
+                s.sendall(request[:1]); time.sleep(0.2); s.sendall(request[1:])
+                reply = b""
+                while True:
+                    chunk = s.recv(65536)
+                    if not chunk: break
+                    reply += chunk
+                sys.stdout.write(reply.decode("latin-1"))
+                """
+            let slow = try await CommandLineClient("/usr/bin/python3").run(["-c", script, String(h.proxyPort), "\(h.origin.baseURL)/echo?slow=1"])
+            #expect(slow.stdoutText.hasPrefix("HTTP/1.1 200"), "\(slow.stdoutText.prefix(300)) \(slow.stderr)")
+            let flows = try await h.flows(count: 2)
+            #expect(flows.contains { $0.request.method == "PUT" && $0.request.target == "/echo?slow=1" })
+        }
+    }
+}
+
+/// `Upgrade: h2c` (curl --http2 on an http:// URL) is dropped: the exchange stays HTTP/1.1
+/// and completes, whatever the server could do.
+@Suite("h2c upgrade offers")
+struct H2CUpgradeTests {
+    @Test func theOfferIsDroppedAndTheExchangeCompletes() async throws {
+        try await ProxyHarness.with { h in
+            let result = try await h.curl(["--http2", "-w", "\n%{http_version}", "\(h.origin.baseURL)/echo?upgrade=h2c"])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdoutText.hasSuffix("\n1.1"), "\(result.stdoutText.suffix(100))")
+            let received = try #require(h.origin.received.first)
+            let names = Set(received.headers.map { $0.name.lowercased() })
+            #expect(!names.contains("upgrade") && !names.contains("http2-settings"), "\(received.headers)")
+            #expect(try await h.flows(count: 1).first?.response?.status == 200)
+        }
+    }
+}
