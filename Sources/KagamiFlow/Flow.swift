@@ -143,6 +143,8 @@ public struct FlowResponse: Sendable, Hashable, Codable {
     public var version: String
     public var headers: HeaderFields
     public var body: FlowBody
+    /// Fields sent after the body (chunked trailers, HTTP/2 trailing HEADERS: gRPC's status).
+    public var trailers: HeaderFields? = nil
 
     public init(status: Int, reason: String = "", version: String = "HTTP/1.1", headers: HeaderFields = HeaderFields(), body: FlowBody = FlowBody()) {
         self.status = status

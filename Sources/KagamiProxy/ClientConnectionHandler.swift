@@ -44,6 +44,8 @@ final class Exchange {
     /// A response collected whole for a Rewrite Body rule or a breakpoint, and its trailers.
     var collectedResponse: (head: HTTPResponseHead, body: ByteBuffer)?
     var collectedTrailers: HTTPHeaders?
+    /// The `grpc-*` fields of an HTTP/2 answer that had no body and no trailers of its own.
+    var trailersOnlyStatus: HTTPHeaders?
     /// The 101 sent on, until the connection switches.
     var switchingHead: HTTPResponseHead?
     /// Bytes of a Content-Length response body still to come, while it streams.
@@ -403,7 +405,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     func connectUpstream(_ exchange: Exchange) {
         if waitForSink(exchange, then: { [weak self] in self?.connectUpstream(exchange) }) { return }
         let target = exchange.target
-        pool.acquire(UpstreamPool.Key(host: target.host, port: target.port, tls: target.scheme == "https")) { [weak self] result in
+        let key = UpstreamPool.Key(host: target.host, port: target.port, tls: target.scheme == "https", http2: exchange.clientVersion.major == 2)
+        pool.acquire(key) { [weak self] result in
             guard let self, !exchange.state.isFinished else {
                 if case .success(let connection) = result { connection.channel.close(promise: nil) }
                 return
@@ -525,6 +528,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                     if !head.headers.contains(name: "content-length") { exchange.clientKeepAlive = false }
                 }
                 exchange.responseBodyRemaining = Self.declaredBodyLength(head, request: exchange.upstreamHead)
+                if exchange.clientVersion.major == 2, head.headers.contains(name: "grpc-status") {
+                    // A gRPC "trailers-only" answer: its status came in the only HEADERS frame.
+                    exchange.trailersOnlyStatus = HTTPHeaders(head.headers.filter { $0.name.lowercased().hasPrefix("grpc-") })
+                }
                 context.write(wrapOutboundOut(.head(head)), promise: nil)
             case .upgrade:
                 // Sent as is: no framing, no rules (the handshake's headers are the protocol's).
@@ -567,7 +574,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 exchange.collectedTrailers = trailers
                 runResponseHooks(exchange, from: 0)
             case .finish:
-                finish(exchange, trailers: trailers)
+                // An HTTP/2 client gets the status of a trailers-only gRPC answer as trailers
+                // too: its head and end go out as two frames, and gRPC reads the status at the end.
+                finish(exchange, trailers: trailers ?? exchange.trailersOnlyStatus)
             case .switchProtocols:
                 switchProtocols(exchange, head: exchange.switchingHead ?? HTTPResponseHead(version: .http1_1, status: .switchingProtocols), context: context)
             case .ignore:
@@ -723,6 +732,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         let client = NIOLoopBound(context, eventLoop: loop)
         let finalPart = exchange.finalBodyPart
         exchange.finalBodyPart = nil
+        if let trailers { exchange.recorder.responseTrailers(trailers) }
         settings.hooks.ended(exchange.recorder.finish(error: nil)) {
             loop.execute {
                 let context = client.value

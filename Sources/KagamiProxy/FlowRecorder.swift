@@ -99,6 +99,12 @@ struct FlowRecorder {
         flow.response?.body.isTruncated = truncated
     }
 
+    /// Fields that came after the response body.
+    mutating func responseTrailers(_ trailers: HTTPHeaders) {
+        guard flow.response != nil, !trailers.isEmpty else { return }
+        flow.response?.trailers = HeaderFields(trailers.map { ($0.name, $0.value) })
+    }
+
     /// A response Kagami made itself (an error page), recorded as what the client received.
     mutating func localResponse(status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer) {
         responseHead(HTTPResponseHead(version: .http1_1, status: status, headers: headers))

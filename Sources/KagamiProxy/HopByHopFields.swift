@@ -20,6 +20,10 @@ enum HopByHopFields {
             if !kept.contains(name) { names.insert(String(name)) }
         }
         guard headers.contains(where: { names.contains($0.name.lowercased()) }) else { return }
+        // `TE: trailers` says the client takes trailers, which Kagami relays: it stays (gRPC
+        // servers require it; it is the one TE value HTTP/2 allows, RFC 9113 §8.2.2).
+        let acceptsTrailers = headers[canonicalForm: "te"].contains { $0.lowercased() == "trailers" }
         for name in names { headers.remove(name: name) }
+        if acceptsTrailers { headers.add(name: "te", value: "trailers") }
     }
 }

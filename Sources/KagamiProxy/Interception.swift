@@ -133,7 +133,10 @@ final class InterceptionIdentities: Sendable {
 
 /// How Kagami talks TLS to servers.
 struct UpstreamTLS: Sendable {
+    /// Offers HTTP/1.1 only: for clients speaking HTTP/1.1.
     let context: NIOSSLContext
+    /// Offers h2 and HTTP/1.1: for clients speaking HTTP/2.
+    let http2Context: NIOSSLContext
     let verificationDisabled: Bool
 
     init(additionalTrustRootFiles: [String], insecure: Bool) throws {
@@ -153,6 +156,8 @@ struct UpstreamTLS: Sendable {
             }
         }
         self.context = try NIOSSLContext(configuration: configuration)
+        configuration.applicationProtocols = ["h2", "http/1.1"]
+        self.http2Context = try NIOSSLContext(configuration: configuration)
         self.verificationDisabled = insecure
     }
 }

@@ -4,7 +4,10 @@ import NIOCore
 extension UpstreamConnection {
     /// Shapes this connection's traffic for the exchange now using it; nil: unshaped. The handler
     /// joins the pipeline the first time it is needed and stays (pooled connections are reused).
+    /// An HTTP/2 stream is not shaped: its bytes are frames of a connection other streams
+    /// share (throttling's latency still applies).
     func shape(with profile: ThrottleProfile?) {
+        guard !isStream else { return }
         if handler.throttle == nil {
             guard profile != nil else { return }
             let throttle = ThrottleHandler()

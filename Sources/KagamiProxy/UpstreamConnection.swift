@@ -100,8 +100,10 @@ final class UpstreamConnection {
     let key: UpstreamPool.Key
     let channel: any Channel
     let handler: UpstreamHandler
-    /// True when it served an earlier exchange.
+    /// True when it served an earlier exchange (for a stream: when its connection did).
     var isReused = false
+    /// One stream of an HTTP/2 connection (`UpstreamHTTP2Session`): used once, never pooled.
+    var isStream = false
     /// How long its TLS handshake took (TLS connections).
     var handshakeDuration: TimeAmount?
     var idleTimeout: Scheduled<Void>?
@@ -119,7 +121,9 @@ final class UpstreamConnection {
     /// The server's certificate and TLS version, for HTTPS connections.
     func tlsDetails() -> TLSInfo? {
         if let settledTLSDetails { return settledTLSDetails }
-        guard key.tls, let handler = try? channel.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self) else { return nil }
+        // A stream's TLS is its connection's.
+        let connection = channel.parent ?? channel
+        guard key.tls, let handler = try? connection.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self) else { return nil }
         var info = TLSInfo(version: handler.tlsVersion.map(TLSNames.version))
         defer { if info.version != nil { settledTLSDetails = info } }
         if let peer = handler.peerCertificate, let der = try? peer.toDERBytes() {

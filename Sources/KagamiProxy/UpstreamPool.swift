@@ -10,6 +10,9 @@ final class UpstreamPool {
         var host: String
         var port: Int
         var tls: Bool
+        /// Speak HTTP/2 if the server will: offered by ALPN over TLS, with prior knowledge in
+        /// clear text. Asked for when the client's request is HTTP/2.
+        var http2 = false
     }
 
     struct Configuration {
@@ -30,6 +33,8 @@ final class UpstreamPool {
     private let eventLoop: any EventLoop
     private let configuration: Configuration
     private var idle: [Key: [UpstreamConnection]] = [:]
+    /// HTTP/2 connections, one per server, whose streams the exchanges share.
+    private var sessions: [Key: UpstreamHTTP2Session] = [:]
 
     init(eventLoop: any EventLoop, configuration: Configuration) {
         self.eventLoop = eventLoop
@@ -38,6 +43,13 @@ final class UpstreamPool {
 
     /// Hands out an idle connection to `key`, or opens one. `completion` runs on the loop.
     func acquire(_ key: Key, completion: @escaping (Result<UpstreamConnection, any Error>) -> Void) {
+        if key.http2, let session = sessions[key] {
+            if session.isActive {
+                session.openStream(reused: true, completion: completion)
+                return
+            }
+            sessions[key] = nil
+        }
         while let connection = idle[key]?.popLast() {
             connection.idleTimeout?.cancel()
             connection.idleTimeout = nil
@@ -49,7 +61,7 @@ final class UpstreamPool {
             }
         }
         let limits = configuration.decoderLimits
-        let tlsContext = key.tls ? configuration.tls?.context : nil
+        let tlsContext = key.tls ? (key.http2 ? configuration.tls?.http2Context : configuration.tls?.context) : nil
         if key.tls && tlsContext == nil {
             completion(.failure(InterceptionError("HTTPS to \(key.host):\(key.port) needs interception to be set up")))
             return
@@ -66,6 +78,8 @@ final class UpstreamPool {
                         try sync.addHandler(NIOSSLClientHandler(context: tlsContext, serverHostname: sniName))
                         try sync.addHandler(UpstreamTLSHandshake(host: key.host, checksName: verifiesNames, eventLoop: channel.eventLoop))
                     }
+                    // h2c with prior knowledge: HTTP/2 from the first byte.
+                    if key.http2 && !key.tls { return }
                     var encoderConfiguration = HTTPRequestEncoder.Configuration()
                     encoderConfiguration.automaticallySetFramingHeaders = false
                     try sync.addHandler(HTTPRequestEncoder(configuration: encoderConfiguration), name: HandlerName.encoder)
@@ -81,7 +95,14 @@ final class UpstreamPool {
             }
         configuration.gate.connect(bootstrap, host: key.host, port: key.port, on: eventLoop)
             .assumeIsolated()
-            .whenComplete { result in
+            .whenComplete { [weak self] result in
+                if key.http2 && !key.tls {
+                    switch result {
+                    case .success(let channel): self?.startSession(on: channel, key: key, handshake: nil, completion: completion)
+                    case .failure(let error): completion(.failure(error))
+                    }
+                    return
+                }
                 let opened = result.flatMap { channel in
                     Result {
                         let handler = try channel.pipeline.syncOperations.handler(type: UpstreamHandler.self)
@@ -98,6 +119,15 @@ final class UpstreamPool {
                 handshake.completed.futureResult.assumeIsolated().whenComplete { outcome in
                     switch outcome {
                     case .success(let duration):
+                        if handshake.negotiatedProtocol == "h2" {
+                            // The server chose HTTP/2: the HTTP/1.1 handlers leave for it.
+                            let sync = connection.channel.pipeline.syncOperations
+                            sync.removeHandler(name: HandlerName.encoder, promise: nil)
+                            sync.removeHandler(name: HandlerName.decoder, promise: nil)
+                            sync.removeHandler(connection.handler, promise: nil)
+                            self?.startSession(on: connection.channel, key: key, handshake: duration, completion: completion)
+                            return
+                        }
                         connection.handshakeDuration = duration
                         completion(.success(connection))
                     case .failure(let error):
@@ -108,8 +138,32 @@ final class UpstreamPool {
             }
     }
 
+    private func startSession(on channel: any Channel, key: Key, handshake: TimeAmount?, completion: @escaping (Result<UpstreamConnection, any Error>) -> Void) {
+        let session: UpstreamHTTP2Session
+        do {
+            session = try UpstreamHTTP2Session.start(on: channel, key: key)
+        } catch {
+            channel.close(promise: nil)
+            completion(.failure(error))
+            return
+        }
+        session.handshakeDuration = handshake
+        sessions[key] = session
+        channel.closeFuture.assumeIsolated().whenComplete { [weak self, weak session] _ in
+            guard let self, let session, self.sessions[key] === session else { return }
+            self.sessions[key] = nil
+        }
+        session.openStream(reused: false, completion: completion)
+    }
+
     /// Takes back a connection whose exchange ended cleanly; closes it when the pool is full.
+    /// A stream is done with once its exchange is: its connection stays for the next ones.
     func release(_ connection: UpstreamConnection) {
+        if connection.isStream {
+            connection.handler.delegate = nil
+            connection.channel.close(promise: nil)
+            return
+        }
         connection.handler.delegate = nil
         connection.handler.resumeReads()
         guard connection.channel.isActive, idle[connection.key, default: []].count < configuration.maximumIdlePerServer else {
@@ -134,5 +188,7 @@ final class UpstreamPool {
             connection.channel.close(promise: nil)
         }
         idle.removeAll()
+        for session in sessions.values { session.channel.close(promise: nil) }
+        sessions.removeAll()
     }
 }

@@ -18,6 +18,8 @@ final class UpstreamTLSHandshake: ChannelInboundHandler, RemovableChannelHandler
     /// The handshake's duration once it succeeded; failed with why it did not.
     let completed: EventLoopPromise<TimeAmount>
     private var settled = false
+    /// What ALPN settled on, once the handshake is done.
+    private(set) var negotiatedProtocol: String?
 
     init(host: String, checksName: Bool, eventLoop: any EventLoop) {
         self.host = host
@@ -26,10 +28,11 @@ final class UpstreamTLSHandshake: ChannelInboundHandler, RemovableChannelHandler
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        guard let event = event as? TLSUserEvent, case .handshakeCompleted = event else {
+        guard let event = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = event else {
             context.fireUserInboundEventTriggered(event)
             return
         }
+        negotiatedProtocol = negotiated
         if checksName {
             let peer = try? context.pipeline.syncOperations.nioSSL_peerCertificate()
             let names = peer.flatMap { try? $0.toDERBytes() }.flatMap { try? Certificate(derEncoded: $0) }.map(CertificateNames.init)

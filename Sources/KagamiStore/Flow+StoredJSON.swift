@@ -109,6 +109,7 @@ extension FlowResponse {
         json.key("version"); json.string(version)
         json.key("headers"); headers.write(to: &json)
         json.key("body"); body.writeWithoutBytes(to: &json)
+        if let trailers { json.key("trailers"); trailers.write(to: &json) }
         json.endObject()
     }
 }

@@ -92,7 +92,7 @@ struct FlowAPI: Sendable {
     /// exchange is not a gRPC call.
     func grpc(id: String?) async throws -> Response {
         guard let flow = try await flow(id) else { return missing(id) }
-        guard let exchange = GRPCExchange(flow: flow) else {
+        guard let exchange = GRPCExchange(flow: flow, responseTrailers: flow.response?.trailers) else {
             return apiError(.notFound, "exchange \(flow.id) is not a gRPC call (its request is not application/grpc)")
         }
         return jsonResponse(exchange.json)

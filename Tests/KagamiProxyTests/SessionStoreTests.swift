@@ -61,6 +61,7 @@ struct SessionStoreTests {
         flow.archiveFields = [ArchiveField(path: ["response", "content", "compression"], json: "12"), ArchiveField(path: ["comment"], json: nil)]
         flow.repeatOf = UUID()
         flow.request.headers.add("X-Odd", "tab\there, \"quotes\"")
+        flow.response?.trailers = HeaderFields([("grpc-status", "5"), ("grpc-message", "not%20found")])
         // Every field is set, so a field added to Flow and left out here fails this test.
         #expect(unsetFields(of: flow) == [])
         #expect(unsetFields(of: FlowFixtures.getJSON()).contains("flow.repeatOf"), "the check sees unset fields")

@@ -31,20 +31,21 @@ enum WebSocketPeer {
     }
 }
 
-/// An echo server from `websockets` on 127.0.0.1, port 0, running until stopped.
-final class WebSocketEchoServer: @unchecked Sendable {
+/// A Python peer (Tests/WebSocket/ws_peer.py, Tests/GRPC/grpc_peer.py) serving on 127.0.0.1,
+/// port 0, from `.venv-tests`: its first line says "port N"; it runs until its standard input
+/// closes (`stop()`).
+final class PeerServer: @unchecked Sendable {
     let process = Process()
     private let input = Pipe()
     let port: Int
 
-    init(tls: (certificate: String, key: String)? = nil) throws {
+    init(script: String, arguments: [String] = []) throws {
         process.executableURL = URL(fileURLWithPath: try WebSocketPeer.python())
-        process.arguments = [WebSocketPeer.script, "server"] + (tls.map { ["--cert", $0.certificate, "--key", $0.key] } ?? [])
+        process.arguments = [script, "server"] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardInput = input
         try process.run()
-        // "port N" is its first line.
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
             let chunk = output.fileHandleForReading.availableData
@@ -53,9 +54,14 @@ final class WebSocketEchoServer: @unchecked Sendable {
         }
         guard let port = String(decoding: line, as: UTF8.self).split(separator: " ").last.flatMap({ Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) else {
             process.terminate()
-            throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "the websockets echo server did not say its port"])
+            throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "\(script) did not say its port"])
         }
         self.port = port
+    }
+
+    /// The `websockets` echo server.
+    static func webSocketEcho(tls: (certificate: String, key: String)? = nil) throws -> PeerServer {
+        try PeerServer(script: WebSocketPeer.script, arguments: tls.map { ["--cert", $0.certificate, "--key", $0.key] } ?? [])
     }
 
     func stop() {
@@ -125,7 +131,7 @@ struct WebSocketThroughProxyTests {
     /// ws:// through the forward proxy: websockets sends CONNECT, and with interception on
     /// Kagami reads the plain HTTP inside the tunnel.
     @Test func forwardProxyViaConnect() async throws {
-        let server = try WebSocketEchoServer()
+        let server = try PeerServer.webSocketEcho()
         defer { server.stop() }
         let ca = try CertificateAuthority.create(directory: NSTemporaryDirectory() + "kagami-ca-" + UUID().uuidString)
         let limit = 1 << 20
@@ -140,7 +146,7 @@ struct WebSocketThroughProxyTests {
     }
 
     @Test func reverseMode() async throws {
-        let server = try WebSocketEchoServer()
+        let server = try PeerServer.webSocketEcho()
         defer { server.stop() }
         let limit = 10 << 20
         try await ProxyHarness.with(
@@ -158,7 +164,7 @@ struct WebSocketThroughProxyTests {
     @Test func secureWebSocketThroughInterceptedConnect() async throws {
         let originCA = try TestCertificates.make()
         let pem = try originCA.serverIdentity(for: "127.0.0.1").writePEM(to: originCA.directory)
-        let server = try WebSocketEchoServer(tls: pem)
+        let server = try PeerServer.webSocketEcho(tls: pem)
         defer { server.stop() }
         let ca = try CertificateAuthority.create(directory: NSTemporaryDirectory() + "kagami-ca-" + UUID().uuidString)
         let limit = 1 << 20
@@ -177,7 +183,7 @@ struct WebSocketThroughProxyTests {
     /// The handshake as an absolute-form request: the 101 arrives exactly as the server sent
     /// it (no body framing), frames follow both ways, and the exchange is captured.
     @Test func absoluteFormHandshake() async throws {
-        let server = try WebSocketEchoServer()
+        let server = try PeerServer.webSocketEcho()
         defer { server.stop() }
         try await ProxyHarness.with { proxy in
             let run = try await WebSocketPeer.run(["absolute", String(proxy.proxyPort), String(server.port)])
