@@ -78,64 +78,69 @@ final class UpstreamPool {
                         try sync.addHandler(NIOSSLClientHandler(context: tlsContext, serverHostname: sniName))
                         try sync.addHandler(UpstreamTLSHandshake(host: key.host, checksName: verifiesNames, eventLoop: channel.eventLoop))
                     }
-                    // h2c with prior knowledge: HTTP/2 from the first byte.
-                    if key.http2 && !key.tls { return }
-                    var encoderConfiguration = HTTPRequestEncoder.Configuration()
-                    encoderConfiguration.automaticallySetFramingHeaders = false
-                    try sync.addHandler(HTTPRequestEncoder(configuration: encoderConfiguration), name: HandlerName.encoder)
-                    // After a 101 the decoder stops and, once removed, hands the bytes that came
-                    // with the 101 (the new protocol's first frames) to the relay.
-                    try sync.addHandler(ByteToMessageHandler(HTTPResponseDecoder(
-                        leftOverBytesStrategy: .forwardBytes,
-                        informationalResponseStrategy: .forward,
-                        limitConfiguration: limits
-                    )), name: HandlerName.decoder)
-                    try sync.addHandler(UpstreamHandler())
+                    // Offering HTTP/2, the protocol is known once ALPN has settled (or, in clear
+                    // text, is HTTP/2 from the first byte): the handlers come then.
+                    if !key.http2 { try Self.addHTTP1Handlers(sync, limits: limits) }
                 }
             }
         configuration.gate.connect(bootstrap, host: key.host, port: key.port, on: eventLoop)
             .assumeIsolated()
             .whenComplete { [weak self] result in
-                if key.http2 && !key.tls {
-                    switch result {
-                    case .success(let channel): self?.startSession(on: channel, key: key, handshake: nil, completion: completion)
-                    case .failure(let error): completion(.failure(error))
-                    }
-                    return
-                }
-                let opened = result.flatMap { channel in
-                    Result {
-                        let handler = try channel.pipeline.syncOperations.handler(type: UpstreamHandler.self)
-                        return UpstreamConnection(key: key, channel: channel, handler: handler)
-                    }
-                }
-                // A TLS connection is handed out once its handshake is done: the exchange's
-                // `connected` includes it, and `ssl` says how long it took.
-                guard case .success(let connection) = opened,
-                      let handshake = try? connection.channel.pipeline.syncOperations.handler(type: UpstreamTLSHandshake.self) else {
-                    completion(opened)
-                    return
-                }
-                handshake.completed.futureResult.assumeIsolated().whenComplete { outcome in
-                    switch outcome {
-                    case .success(let duration):
-                        if handshake.negotiatedProtocol == "h2" {
-                            // The server chose HTTP/2: the HTTP/1.1 handlers leave for it.
-                            let sync = connection.channel.pipeline.syncOperations
-                            sync.removeHandler(name: HandlerName.encoder, promise: nil)
-                            sync.removeHandler(name: HandlerName.decoder, promise: nil)
-                            sync.removeHandler(connection.handler, promise: nil)
-                            self?.startSession(on: connection.channel, key: key, handshake: duration, completion: completion)
-                            return
-                        }
-                        connection.handshakeDuration = duration
-                        completion(.success(connection))
-                    case .failure(let error):
-                        connection.channel.close(promise: nil)
-                        completion(.failure(error))
-                    }
+                switch result {
+                case .success(let channel): self?.opened(channel, key: key, completion: completion)
+                case .failure(let error): completion(.failure(error))
                 }
             }
+    }
+
+    private static func addHTTP1Handlers(_ sync: ChannelPipeline.SynchronousOperations, limits: NIOHTTPDecoderLimitConfiguration) throws {
+        var encoderConfiguration = HTTPRequestEncoder.Configuration()
+        encoderConfiguration.automaticallySetFramingHeaders = false
+        try sync.addHandler(HTTPRequestEncoder(configuration: encoderConfiguration), name: HandlerName.encoder)
+        // After a 101 the decoder stops and, once removed, hands the bytes that came
+        // with the 101 (the new protocol's first frames) to the relay.
+        try sync.addHandler(ByteToMessageHandler(HTTPResponseDecoder(
+            leftOverBytesStrategy: .forwardBytes,
+            informationalResponseStrategy: .forward,
+            limitConfiguration: limits
+        )), name: HandlerName.decoder)
+        try sync.addHandler(UpstreamHandler())
+    }
+
+    /// A new connection is handed out once its TLS handshake is done (the exchange's
+    /// `connected` includes it, and `ssl` says how long it took), as HTTP/2 when ALPN chose h2.
+    private func opened(_ channel: any Channel, key: Key, completion: @escaping (Result<UpstreamConnection, any Error>) -> Void) {
+        let sync = channel.pipeline.syncOperations
+        let handshake = try? sync.handler(type: UpstreamTLSHandshake.self)
+        let ready: (TimeAmount?) -> Void = { [weak self] duration in
+            guard let self else {
+                channel.close(promise: nil)
+                return
+            }
+            if key.http2, !key.tls || handshake?.negotiatedProtocol == "h2" {
+                self.startSession(on: channel, key: key, handshake: duration, completion: completion)
+                return
+            }
+            do {
+                if key.http2 { try Self.addHTTP1Handlers(sync, limits: self.configuration.decoderLimits) }
+                let connection = UpstreamConnection(key: key, channel: channel, handler: try sync.handler(type: UpstreamHandler.self))
+                connection.handshakeDuration = duration
+                completion(.success(connection))
+            } catch {
+                channel.close(promise: nil)
+                completion(.failure(error))
+            }
+        }
+        guard let handshake else { return ready(nil) }
+        handshake.completed.futureResult.assumeIsolated().whenComplete { outcome in
+            switch outcome {
+            case .success(let duration):
+                ready(duration)
+            case .failure(let error):
+                channel.close(promise: nil)
+                completion(.failure(error))
+            }
+        }
     }
 
     private func startSession(on channel: any Channel, key: Key, handshake: TimeAmount?, completion: @escaping (Result<UpstreamConnection, any Error>) -> Void) {

@@ -1,4 +1,5 @@
 import Foundation
+import KagamiCertificates
 import KagamiFlow
 @testable import KagamiProxy
 import KagamiTesting
@@ -103,6 +104,62 @@ struct H2CUpgradeTests {
             let names = Set(received.headers.map { $0.name.lowercased() })
             #expect(!names.contains("upgrade") && !names.contains("http2-settings"), "\(received.headers)")
             #expect(try await h.flows(count: 1).first?.response?.status == 200)
+        }
+    }
+}
+
+/// httpx (http2=True) through the forward proxy to hypercorn over TLS: HTTP/2 on both legs,
+/// chosen by ALPN on each; and to an origin that only speaks HTTP/1.1.
+@Suite("HTTP/2 end to end", .serialized)
+struct HTTP2EndToEndTests {
+    static var script: String { WebSocketPeer.root.appendingPathComponent("Tests/HTTP2/h2_peer.py").path }
+
+    static func client(_ arguments: [String]) async throws -> [String: Any] {
+        let result = try await CommandLineClient(try WebSocketPeer.python()).run([script, "client"] + arguments)
+        #expect(result.status == 0, "\(result.stderr)")
+        let line = result.stdoutText.split(separator: "\n").last.map(String.init) ?? ""
+        return (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:]
+    }
+
+    @Test func h2OnBothLegsChosenByALPN() async throws {
+        let originCA = try TestCertificates.make()
+        let pem = try originCA.serverIdentity(for: "127.0.0.1").writePEM(to: originCA.directory)
+        let server = try PeerServer(script: Self.script, arguments: ["--cert", pem.certificate, "--key", pem.key])
+        defer { server.stop() }
+        let ca = try CertificateAuthority.create(directory: NSTemporaryDirectory() + "kagami-ca-" + UUID().uuidString)
+        try await ProxyHarness.with(configure: {
+            $0.interception = InterceptionConfiguration(authority: ca, additionalTrustRootFiles: [originCA.caPath])
+        }) { proxy in
+            let report = try await Self.client([
+                "--url", "https://127.0.0.1:\(server.port)/items?x=1", "--proxy", proxy.proxyURL, "--cacert", ca.certificatePath, "--data", "70000",
+            ])
+            #expect(report["version"] as? String == "HTTP/2")
+            let body = try #require((report["body"] as? String).flatMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+            // The origin was spoken to in HTTP/2 too, and got the body whole.
+            #expect(body["version"] as? String == "2")
+            #expect(body["path"] as? String == "/items?x=1")
+            #expect(body["bodySHA256"] as? String == OriginServer.sha256Hex(Data(repeating: UInt8(ascii: "x"), count: 70_000)))
+            let cookies = (body["headers"] as? [[String]] ?? []).filter { $0.first == "cookie" }.map { $0[1] }
+            #expect(cookies.joined(separator: "; ") == "a=1; b=2")
+            let flow = try #require(try await proxy.flows(count: 1).first { $0.request.method == "POST" })
+            #expect(flow.request.version == "HTTP/2.0")
+            #expect(flow.response?.version == "HTTP/2.0")
+            #expect(flow.tls?.alpn == "h2")
+            #expect(flow.response?.headers.values(for: "set-cookie") == ["a=1", "b=2"])
+        }
+    }
+
+    @Test func anHTTP2ClientToAnHTTP11OnlyOrigin() async throws {
+        try await HTTPSHarness.with { h in
+            let report = try await Self.client([
+                "--url", "\(h.origin.localhostURL)/echo?via=h2", "--proxy", h.proxy.proxyURL, "--cacert", h.kagamiCA.certificatePath,
+            ])
+            #expect(report["version"] as? String == "HTTP/2")
+            #expect(report["status"] as? Int == 200)
+            let received = try #require(h.origin.received.first)
+            #expect(received.version == "HTTP/1.1")
+            // HTTP/2 clients may send cookies in crumbs; HTTP/1.1 gets one field (RFC 9113 §8.2.3).
+            #expect(received.headers.filter { $0.name.lowercased() == "cookie" }.map(\.value) == ["a=1; b=2"])
         }
     }
 }
