@@ -3,6 +3,7 @@
 import Foundation
 import KagamiContractCheck
 import KagamiFlow
+import KagamiGRPC
 import KagamiJSON
 
 extension Flow {
@@ -56,8 +57,10 @@ extension Flow {
                 "version": .string(response.version),
                 "headers": Self.headersJSON(response.headers),
                 "body": Self.bodyJSON(response.body, headers: response.headers),
+                "trailers": response.trailers.map(Self.headersJSON) ?? .null,
             ]
         } ?? .null
+        object["grpc"] = .bool(GRPCExchange.isGRPC(contentType: request.headers["content-type"]))
         object["timings"] = [
             "start": .number(Self.milliseconds(timings.start)),
             "connected": timings.connected.map { JSONValue.number(Self.milliseconds($0)) } ?? .null,

@@ -1,4 +1,4 @@
-// The inspector: overview, request, response (and messages, for a WebSocket) and the contract check for the selected exchange. Bodies load when their
+// The inspector: overview, request, response (and messages, for a WebSocket; the gRPC call, for gRPC) and the contract check for the selected exchange. Bodies load when their
 // tab opens; large ones wait for a click.
 import { dispatch, state, subscribe } from "./store.js";
 import { exportHAR, loadBody, loadCurl, repeatFlow } from "./api.js";
@@ -7,6 +7,7 @@ import { guessMode, prettyJSON, renderHex, renderImage, renderJSON, renderText }
 import { responseText } from "./tools.js";
 import { contractPanel } from "./contract.js";
 import { isWebSocket, messagesPanel } from "./messages.js";
+import { grpcPanel, isGRPC } from "./grpc.js";
 
 const AUTO_LOAD_LIMIT = 2 * 1024 * 1024;
 const TABS = [["overview", "Overview"], ["request", "Request"], ["response", "Response"]];
@@ -28,7 +29,7 @@ export function mountInspector({ container, showTool, showRepeat }) {
     container.hidden = !detail;
     if (!detail) { container.replaceChildren(); return; }
     const tabs = el("div", { className: "tabs", role: "tablist" },
-      ...TABS.concat(isWebSocket(detail.flow) ? [["messages", "Messages"]] : [], [["contract", "Contract"]]).map(([id, label]) => el("button", {
+      ...TABS.concat(isWebSocket(detail.flow) ? [["messages", "Messages"]] : [], isGRPC(detail.flow) ? [["grpc", "gRPC"]] : [], [["contract", "Contract"]]).map(([id, label]) => el("button", {
         id: `tab-${id}`, role: "tab", "aria-selected": String(state.inspectorTab === id),
         onclick: () => dispatch({ type: "inspectorTab", tab: id }),
       }, label)),
@@ -48,6 +49,7 @@ export function mountInspector({ container, showTool, showRepeat }) {
       else if (state.inspectorTab === "response") content.append(...responsePanel(flow));
       else if (state.inspectorTab === "contract") content.append(...contractPanel(flow));
       else if (state.inspectorTab === "messages" && isWebSocket(flow)) content.append(...messagesPanel(flow));
+      else if (state.inspectorTab === "grpc" && isGRPC(flow)) content.append(...grpcPanel(flow));
       else content.append(...overview(flow));
     }
     container.replaceChildren(tabs, content);
@@ -154,6 +156,7 @@ export function mountInspector({ container, showTool, showRepeat }) {
     });
     if (cookies.length) parts.push(section("Set cookies", tableWithId(cookies, "response-cookies")));
     parts.push(bodySection(flow, "response"));
+    if (response.trailers && response.trailers.length) parts.push(section(`Trailers (${response.trailers.length})`, headerTable(response.trailers, "response-trailers")));
     return parts;
   }
 

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# HTTP/2 through the proxies with h2load (Debian nghttp2-client): many multiplexed streams over
+# a few connections, in clear text with prior knowledge (h2c), against one nginx origin:
+#   nginx-direct   h2load → the origin's HTTP/2 listener
+#   nginx-proxy    h2load → an nginx whose HTTP/2 listener proxies to the origin over HTTP/1.1
+#   mitmdump       h2load → mitmdump --mode reverse:… (HTTP/2 to the client)
+#   kagami         h2load → kagami proxy --reverse … (every stream recorded into its session)
+# Each proxy talks HTTP/1.1 to the origin, so what differs is the proxy. Everything is on
+# 127.0.0.1. The ratios are printed and kept in bench/results/h2-DATE.md.
+# Usage: bench/proxy/h2.sh
+# Environment: KAGAMI (a built binary; skips the release build), REQUESTS per run (20000),
+#   CLIENTS connections (10), STREAMS concurrent streams per connection (10), SIZE bytes (100).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+
+REQUESTS="${REQUESTS:-20000}"
+CLIENTS="${CLIENTS:-10}"
+STREAMS="${STREAMS:-10}"
+SIZE="${SIZE:-100}"
+MITMPROXY_VERSION=11.0.2
+BENCH_NAME=h2
+NEEDED_APT="nginx h2load"
+# h2load comes in nghttp2-client.
+if ! command -v h2load >/dev/null; then NEEDED_APT="nginx nghttp2-client"; fi
+source bench/proxy/common.sh
+command -v h2load >/dev/null || { echo "h2load is missing (Debian package nghttp2-client)" >&2; exit 1; }
+
+ORIGIN_PORT=$(free_port)
+ORIGIN_H2_PORT=$(free_port)
+NGINX_PROXY_PORT=$(free_port)
+mkdir -p "$WORK/www"
+head -c "$SIZE" /dev/zero | tr '\0' 'k' > "$WORK/www/small"
+chmod -R a+rX "$WORK/www"
+
+# nginx 1.22 (Debian 12): `listen … http2` on a plain port is HTTP/2 with prior knowledge.
+write_nginx_conf origin "    server {
+        listen 127.0.0.1:$ORIGIN_PORT;
+        listen 127.0.0.1:$ORIGIN_H2_PORT http2;
+        root $WORK/www;
+        location / { }
+    }"
+write_nginx_conf nginx-proxy "    upstream origin {
+        server 127.0.0.1:$ORIGIN_PORT;
+        keepalive 32;
+    }
+    server {
+        listen 127.0.0.1:$NGINX_PROXY_PORT http2;
+        location / {
+            proxy_pass http://origin;
+            proxy_http_version 1.1;
+            proxy_set_header Connection \"\";
+        }
+    }"
+wait_for_port "$ORIGIN_PORT"
+wait_for_port "$ORIGIN_H2_PORT"
+wait_for_port "$NGINX_PROXY_PORT"
+
+memory_kb() { awk -v field="$1:" '$1 == field { print $2 }' "/proc/$2/status" 2>/dev/null || echo 0; }
+
+# Starts one proxy in reverse mode in front of the origin; sets PROXY_PID and PROXY_PORT.
+start_proxy() {
+    local target=$1 port
+    port=$(free_port)
+    case "$target" in
+        kagami)
+            "$KAGAMI" proxy --reverse "http://127.0.0.1:$ORIGIN_PORT" --port "$port" --no-ui \
+                --session "$WORK/kagami-$port.sqlite" >"$WORK/kagami-$port.log" 2>&1 &
+            ;;
+        mitmdump)
+            mkdir -p "$WORK/mitm-$port"
+            "$MITMDUMP" --mode "reverse:http://127.0.0.1:$ORIGIN_PORT" --listen-host 127.0.0.1 -p "$port" \
+                --set confdir="$WORK/mitm-$port" -q >"$WORK/mitmdump-$port.log" 2>&1 &
+            ;;
+    esac
+    PROXY_PID=$!
+    PIDS+=("$PROXY_PID")
+    PROXY_PORT=$port
+    wait_for_port "$port"
+}
+
+# h2load's summary: requests a second, and how many succeeded.
+measure() {
+    local port=$1 out
+    out=$(timeout 600 h2load -n "$REQUESTS" -c "$CLIENTS" -m "$STREAMS" "http://127.0.0.1:$port/small" 2>&1) || true
+    echo "$out" > "$WORK/h2load-$port.txt"
+    local rate succeeded
+    rate=$(awk '/^finished in/ { gsub(",", "", $4); print $4 }' <<<"$out")
+    succeeded=$(awk '/^requests:/ { for (i = 1; i <= NF; i++) if ($(i+1) == "succeeded,") print $i }' <<<"$out")
+    echo "${rate:-0} ${succeeded:-0}"
+}
+
+RESULT="bench/results/h2-$(date +%Y-%m-%d).md"
+mkdir -p bench/results
+row() { printf "$@" | tee -a "$WORK/table.txt"; }
+row '%-14s %12s %12s %14s %22s\n' target "req/s" succeeded "peak RSS (MB)" "flows recorded"
+declare -A RATES
+read -r rate ok <<<"$(measure "$ORIGIN_H2_PORT")"
+RATES[nginx-direct]=$rate
+row '%-14s %12s %12s %14s %22s\n' nginx-direct "$rate" "$ok" "" ""
+read -r rate ok <<<"$(measure "$NGINX_PROXY_PORT")"
+RATES[nginx-proxy]=$rate
+row '%-14s %12s %12s %14s %22s\n' nginx-proxy "$rate" "$ok" "" ""
+for target in mitmdump kagami; do
+    start_proxy "$target"
+    read -r rate ok <<<"$(measure "$PROXY_PORT")"
+    RATES[$target]=$rate
+    peak=$(( $(memory_kb VmHWM "$PROXY_PID") / 1024 ))
+    kill "$PROXY_PID" 2>/dev/null || true
+    wait "$PROXY_PID" 2>/dev/null || true
+    recorded=""
+    if [ "$target" = kagami ]; then
+        recorded=$(sqlite3 "$WORK"/kagami-*.sqlite "SELECT count(*) FROM flow" 2>/dev/null || echo "?")
+    fi
+    row '%-14s %12s %12s %14s %22s\n' "$target" "$rate" "$ok" "$peak" "$recorded"
+done
+python3 - "${RATES[kagami]}" "${RATES[mitmdump]}" "${RATES[nginx-proxy]}" <<'PY' | tee -a "$WORK/table.txt"
+import sys
+kagami, mitmdump, nginx = (float(x or 0) for x in sys.argv[1:])
+print()
+print(f"kagami / mitmdump:    {kagami / mitmdump:.1f}x (goal 20x)" if mitmdump else "kagami / mitmdump: mitmdump served nothing")
+print(f"kagami / nginx-proxy: {kagami / nginx:.2f}x" if nginx else "kagami / nginx-proxy: nginx served nothing")
+PY
+row '\n%s\n' "$(nproc) cores; h2load -n $REQUESTS -c $CLIENTS -m $STREAMS, $SIZE-byte file, h2c with prior knowledge; kagami: $KAGAMI_BUILD at $(git rev-parse --short HEAD)"
+{
+    echo "# HTTP/2 (h2load) through the proxies"
+    echo
+    echo "\`bench/proxy/h2.sh\` on $(uname -srm), $(date -u '+%Y-%m-%d %H:%M UTC'); $(swift --version 2>&1 | head -1); $(h2load --version 2>&1 | head -1); nginx $("$NGINX" -v 2>&1 | awk -F/ '{print $2}'); mitmproxy $("$MITMDUMP" --version | awk '/Mitmproxy/ { print $2 }')"
+    echo
+    echo '```'
+    cat "$WORK/table.txt"
+    echo '```'
+} > "$ROOT/$RESULT"
+echo "written to $RESULT"
