@@ -231,7 +231,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         idleSince = nil
         let target: ProxyTarget
         var headers = head.headers
-        HopByHopFields.remove(from: &headers, keepingUpgrade: head.requestsUpgrade)
+        HopByHopFields.remove(from: &headers, keepingUpgrade: head.requestsUpgrade, keepingTrailers: head.version.major == 2)
         if head.version.major == 2 {
             // HTTP/2 may split Cookie into one field per pair; HTTP/1.1 has one (RFC 9113 §8.2.3).
             let cookies = headers[canonicalForm: "cookie"]

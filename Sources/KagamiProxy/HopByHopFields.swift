@@ -8,7 +8,10 @@ enum HopByHopFields {
     /// Framing and routing stay whatever Connection says: the proxy relays bodies as framed.
     static let kept: Set<String> = ["host", "content-length", "transfer-encoding"]
 
-    static func remove(from headers: inout HTTPHeaders, keepingUpgrade: Bool) {
+    /// `keepingTrailers`: an HTTP/2 request's `TE: trailers` (the one TE value HTTP/2 allows,
+    /// RFC 9113 §8.2.2) stays, replaced by Kagami's own: it relays trailers, and gRPC servers
+    /// require the field.
+    static func remove(from headers: inout HTTPHeaders, keepingUpgrade: Bool, keepingTrailers: Bool = false) {
         if keepingUpgrade {
             headers.remove(name: "proxy-connection")
             headers.remove(name: "keep-alive")
@@ -20,9 +23,7 @@ enum HopByHopFields {
             if !kept.contains(name) { names.insert(String(name)) }
         }
         guard headers.contains(where: { names.contains($0.name.lowercased()) }) else { return }
-        // `TE: trailers` says the client takes trailers, which Kagami relays: it stays (gRPC
-        // servers require it; it is the one TE value HTTP/2 allows, RFC 9113 §8.2.2).
-        let acceptsTrailers = headers[canonicalForm: "te"].contains { $0.lowercased() == "trailers" }
+        let acceptsTrailers = keepingTrailers && headers[canonicalForm: "te"].contains { $0.lowercased() == "trailers" }
         for name in names { headers.remove(name: name) }
         if acceptsTrailers { headers.add(name: "te", value: "trailers") }
     }

@@ -9,7 +9,8 @@ server: listens on 127.0.0.1, port 0, in clear text (h2c), prints "port N", serv
           Empty          returns an empty message
           Fail           aborts with NOT_FOUND and a message with non-ASCII text
           Slow           answers when the server stops (the client gives up first)
-call --target HOST:PORT: makes every call and prints one JSON line: each call's messages (hex, or the SHA-256 of a long one),
+call --target HOST:PORT [--proxy http://HOST:PORT] [--only unary,fail]: makes every call (or
+        the ones named), through an HTTP proxy when given, and prints one JSON line: each call's messages (hex, or the SHA-256 of a long one),
         status code name, details and trailing metadata.
 """
 import hashlib
@@ -73,8 +74,10 @@ def serve():
     server.stop(0)
 
 
-def call(target):
-    channel = grpc.insecure_channel(target, options=[("grpc.enable_http_proxy", 0)])
+def call(target, proxy=None, only=None):
+    # Through an HTTP proxy, grpc opens a CONNECT tunnel and speaks h2c inside it.
+    options = [("grpc.enable_http_proxy", 1), ("grpc.http_proxy", proxy)] if proxy else [("grpc.enable_http_proxy", 0)]
+    channel = grpc.insecure_channel(target, options=options)
     grpc.channel_ready_future(channel).result(timeout=20)
     method = lambda kind, name: getattr(channel, kind)("/%s/%s" % (SERVICE, name), request_serializer=identity, response_deserializer=identity)
     report = {}
@@ -121,7 +124,8 @@ def call(target):
 
     for name, fn in [("unary", unary), ("serverStream", server_stream), ("clientStream", client_stream),
                      ("bidi", bidi), ("empty", empty), ("fail", fail), ("cancelled", slow)]:
-        record(name, fn)
+        if only is None or name in only:
+            record(name, fn)
     channel.close()
     print(json.dumps(report, sort_keys=True), flush=True)
 
@@ -130,4 +134,5 @@ if __name__ == "__main__":
     if sys.argv[1] == "server":
         serve()
     else:
-        call(sys.argv[sys.argv.index("--target") + 1])
+        option = lambda name: sys.argv[sys.argv.index(name) + 1] if name in sys.argv else None
+        call(option("--target"), proxy=option("--proxy"), only=option("--only") and option("--only").split(","))

@@ -56,10 +56,11 @@ def api(ui, method, path, body=None):
 
 
 class Kagami:
-    def __init__(self, binary, workdir, rules=None, extra=()):
+    def __init__(self, binary, workdir, rules=None, extra=(), ssl_proxying=False):
         self.process = subprocess.Popen(
             [binary, "proxy", "--port", "0", "--ui-port", "0", "--session", os.path.join(workdir, "session.sqlite"),
-             "--no-ssl-proxying", "--upstream-allow", "loopback", *(["--rules", rules] if rules else []), *extra],
+             *([] if ssl_proxying else ["--no-ssl-proxying"]), "--upstream-allow", "loopback",
+             *(["--rules", rules] if rules else []), *extra],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.proxy = self.ui = None
         deadline = time.time() + 60
@@ -108,6 +109,7 @@ class Suite:
         rules = os.path.join(self.workdir, "rules.json")
         with open(rules, "w") as file:
             json.dump(STARTING_RULES, file)
+        self.binary = binary
         self.kagami = Kagami(binary, self.workdir, rules)
         self.driver = browser()
         self.wait = WebDriverWait(self.driver, 15)
@@ -584,6 +586,39 @@ class Suite:
         self.until(lambda: len(self.rows()) == 6, "four more rows")
         self.filter("")
 
+    def test_grpc_tab(self):
+        # grpcio's client through a proxy that reads its tunnels (a CONNECT tunnel with HTTP/2
+        # inside) to its server; that proxy's own page is opened for the test, then this one's again.
+        peer = os.path.join(ROOT, "Tests", "GRPC", "grpc_peer.py")
+        server = subprocess.Popen([sys.executable, peer, "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        workdir = tempfile.mkdtemp(prefix="kagami-grpc-ui-")
+        reading = Kagami(self.binary, workdir, ssl_proxying=True)
+        try:
+            self.driver.get(reading.ui)
+            port = int(server.stdout.readline().split()[1])
+            done = subprocess.run([sys.executable, peer, "call", "--target", f"127.0.0.1:{port}", "--proxy", reading.proxy,
+                                   "--only", "unary,fail"], capture_output=True, text=True, timeout=60)
+            report = json.loads(done.stdout.strip().splitlines()[-1])
+            assert report["unary"]["code"] == "OK" and report["fail"]["code"] == "NOT_FOUND", (report, done.stderr)
+            self.select_row("/kagami.test.Echo/Unary")
+            self.tab("grpc")
+            self.until(lambda: "OK (0)" in self.driver.find_element(By.ID, "grpc-status").text, "the call's status from its trailers")
+            request = self.driver.find_element(By.ID, "grpc-request").text
+            assert "150" in request and '"hello"' in request, request
+            response = self.driver.find_element(By.ID, "grpc-response").text
+            assert '"olleh"' not in response and "Message 1" in response, response
+            self.shot("inspector-grpc")
+            self.tab("response")
+            self.until(lambda: "x-trailer" in self.driver.find_element(By.ID, "response-trailers").text, "the response's trailers shown")
+            self.select_row("/kagami.test.Echo/Fail")
+            self.tab("grpc")
+            self.until(lambda: "NOT_FOUND (5): no note 7 — gone" in self.driver.find_element(By.ID, "grpc-status").text, "a trailers-only error's status")
+        finally:
+            server.stdin.close()
+            server.wait(timeout=30)
+            reading.stop()
+            self.driver.get(self.kagami.ui)
+
     def test_websocket_messages_tab(self):
         # A websockets echo server, and a handshake plus frames sent through the proxy by a
         # client that keeps the socket open until told to go on.
@@ -702,7 +737,7 @@ class Suite:
                  self.test_inspector_image, self.test_copy_curl_repeats_the_request, self.test_structure_groups,
                  self.test_export_selected_rows, self.test_dark_theme, self.test_rule_badges_and_applied_rules, self.test_import_har,
                  self.test_rules_panel_changes_the_next_response, self.test_breakpoints_edit_what_the_client_receives,
-                 self.test_repeat_and_repeat_advanced, self.test_websocket_messages_tab,
+                 self.test_repeat_and_repeat_advanced, self.test_websocket_messages_tab, self.test_grpc_tab,
                  self.test_ten_thousand_exchanges, self.test_disconnected_banner]
         passed, failed = run_each(tests, self.driver, "ui")
         self.passed += passed
