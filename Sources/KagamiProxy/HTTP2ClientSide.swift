@@ -40,6 +40,21 @@ enum HTTP2ClientSide {
                 try handlers.addHandler(ClientConnectionHandler(settings: settings, pool: pool, origin: origin))
             }
         }
+        // A connection error (bad HPACK, a frame that breaks the protocol) has been answered
+        // with GOAWAY by then: the connection closes.
+        try pipeline.addHandler(HTTP2ConnectionErrorHandler())
+    }
+}
+
+/// Closes an HTTP/2 connection on an error the connection handler reported (it sent GOAWAY
+/// first), instead of leaving it open and idle.
+final class HTTP2ConnectionErrorHandler: ChannelInboundHandler {
+    typealias InboundIn = Never
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A stream's error (answered with RST_STREAM) ends that stream only.
+        if error is NIOHTTP2Errors.StreamError { return }
+        context.close(promise: nil)
     }
 }
 

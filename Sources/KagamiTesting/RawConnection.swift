@@ -15,6 +15,14 @@ public enum RawConnection {
         port: Int, send bytes: Data, timeout: Duration = .seconds(10),
         until done: @escaping @Sendable (String) -> Bool = { _ in false }
     ) async throws -> String {
+        String(decoding: try await exchangeBytes(port: port, send: bytes, timeout: timeout, until: done), as: UTF8.self)
+    }
+
+    /// The same, returning the bytes received as they are (binary protocols).
+    public static func exchangeBytes(
+        port: Int, send bytes: Data, timeout: Duration = .seconds(10),
+        until done: @escaping @Sendable (String) -> Bool = { _ in false }
+    ) async throws -> Data {
         let collected = NIOLockedValueBox(Data())
         let finished = NIOLockedValueBox<CheckedContinuation<Void, Never>?>(nil)
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -34,7 +42,7 @@ public enum RawConnection {
             }
         }
         try? await channel.close()
-        return String(decoding: collected.withLockedValue { $0 }, as: UTF8.self)
+        return collected.withLockedValue { $0 }
     }
 
     private final class Collector: ChannelInboundHandler {

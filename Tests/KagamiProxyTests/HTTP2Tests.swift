@@ -163,3 +163,44 @@ struct HTTP2EndToEndTests {
         }
     }
 }
+
+/// What a broken HTTP/2 client gets: a GOAWAY that says why, and nothing else breaks.
+@Suite("HTTP/2 bad input")
+struct HTTP2BadInputTests {
+    static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+    static let emptySettings: [UInt8] = [0, 0, 0, 4, 0, 0, 0, 0, 0]
+
+    /// Frames after the preface, and the frame types that came back.
+    static func send(_ frames: [UInt8], to port: Int) async throws -> [UInt8] {
+        let reply = try await RawConnection.exchangeBytes(port: port, send: Data(preface + emptySettings + frames), timeout: .seconds(10))
+        // Walk the server's frames: its SETTINGS, the ACK, then what it thought of ours.
+        let bytes = [UInt8](reply)
+        var types: [UInt8] = []
+        var index = 0
+        while index + 9 <= bytes.count {
+            let length = Int(bytes[index]) << 16 | Int(bytes[index + 1]) << 8 | Int(bytes[index + 2])
+            types.append(bytes[index + 3])
+            index += 9 + length
+        }
+        return types
+    }
+
+    @Test(arguments: [
+        // HEADERS on stream 1 whose block refers to HPACK index 0, which does not exist.
+        ("invalid HPACK", [0, 0, 1, 1, 5, 0, 0, 0, 1, 0x80] as [UInt8]),
+        // DATA on stream 0, which is for the connection only.
+        ("DATA on stream 0", [0, 0, 1, 0, 0, 0, 0, 0, 0, 0x41]),
+        // A frame larger than the 16 KiB the client was allowed to send.
+        ("oversized frame", [0x01, 0x00, 0x00, 0, 0, 0, 0, 0, 1] + [UInt8](repeating: 0x41, count: 65_536)),
+    ])
+    func aConnectionErrorIsAnsweredWithGOAWAY(what: String, frames: [UInt8]) async throws {
+        try await ProxyHarness.with(mode: { origin in .reverse(ProxyTarget(scheme: "http", host: "127.0.0.1", port: origin.port)) }) { h in
+            let types = try await Self.send(frames, to: h.proxyPort)
+            #expect(types.contains(7), "\(what): no GOAWAY in \(types)")
+            // The proxy goes on serving others.
+            let result = try await CommandLineClient.curl.run(["-s", "--max-time", "30", "--http2-prior-knowledge", "\(h.proxyURL)/echo?after=1"])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try await h.flows(count: 1).contains { $0.request.target == "/echo?after=1" })
+        }
+    }
+}
