@@ -97,3 +97,28 @@ CONF
     "$NGINX" -p "$WORK/$name" -e "$WORK/$name/error.log" -c "$WORK/$name/nginx.conf" &
     PIDS+=("$!")
 }
+
+# kB of one process's VmRSS or VmHWM (run.sh sums several pids with its own memory_kb).
+process_kb() { awk -v field="$1:" '$1 == field { print $2 }' "/proc/$2/status" 2>/dev/null || echo 0; }
+
+# Starts TARGET (kagami or mitmdump) as a reverse proxy in front of http://127.0.0.1:ORIGIN,
+# Kagami recording into a session file; sets PROXY_PID and PROXY_PORT once it listens.
+start_reverse_proxy() {
+    local target=$1 origin=$2 port
+    port=$(free_port)
+    case "$target" in
+        kagami)
+            "$KAGAMI" proxy --reverse "http://127.0.0.1:$origin" --port "$port" --no-ui \
+                --session "$WORK/kagami-$port.sqlite" >"$WORK/kagami-$port.log" 2>&1 &
+            ;;
+        mitmdump)
+            mkdir -p "$WORK/mitm-$port"
+            "$MITMDUMP" --mode "reverse:http://127.0.0.1:$origin" --listen-host 127.0.0.1 -p "$port" \
+                --set confdir="$WORK/mitm-$port" -q >"$WORK/mitmdump-$port.log" 2>&1 &
+            ;;
+    esac
+    PROXY_PID=$!
+    PIDS+=("$PROXY_PID")
+    PROXY_PORT=$port
+    wait_for_port "$port"
+}

@@ -56,28 +56,6 @@ wait_for_port "$ORIGIN_PORT"
 wait_for_port "$ORIGIN_H2_PORT"
 wait_for_port "$NGINX_PROXY_PORT"
 
-memory_kb() { awk -v field="$1:" '$1 == field { print $2 }' "/proc/$2/status" 2>/dev/null || echo 0; }
-
-# Starts one proxy in reverse mode in front of the origin; sets PROXY_PID and PROXY_PORT.
-start_proxy() {
-    local target=$1 port
-    port=$(free_port)
-    case "$target" in
-        kagami)
-            "$KAGAMI" proxy --reverse "http://127.0.0.1:$ORIGIN_PORT" --port "$port" --no-ui \
-                --session "$WORK/kagami-$port.sqlite" >"$WORK/kagami-$port.log" 2>&1 &
-            ;;
-        mitmdump)
-            mkdir -p "$WORK/mitm-$port"
-            "$MITMDUMP" --mode "reverse:http://127.0.0.1:$ORIGIN_PORT" --listen-host 127.0.0.1 -p "$port" \
-                --set confdir="$WORK/mitm-$port" -q >"$WORK/mitmdump-$port.log" 2>&1 &
-            ;;
-    esac
-    PROXY_PID=$!
-    PIDS+=("$PROXY_PID")
-    PROXY_PORT=$port
-    wait_for_port "$port"
-}
 
 # h2load's summary: requests a second, and how many succeeded.
 measure() {
@@ -102,10 +80,10 @@ read -r rate ok <<<"$(measure "$NGINX_PROXY_PORT")"
 RATES[nginx-proxy]=$rate
 row '%-14s %12s %12s %14s %22s\n' nginx-proxy "$rate" "$ok" "" ""
 for target in mitmdump kagami; do
-    start_proxy "$target"
+    start_reverse_proxy "$target" "$ORIGIN_PORT"
     read -r rate ok <<<"$(measure "$PROXY_PORT")"
     RATES[$target]=$rate
-    peak=$(( $(memory_kb VmHWM "$PROXY_PID") / 1024 ))
+    peak=$(( $(process_kb VmHWM "$PROXY_PID") / 1024 ))
     kill "$PROXY_PID" 2>/dev/null || true
     wait "$PROXY_PID" 2>/dev/null || true
     recorded=""

@@ -32,28 +32,6 @@ PIDS+=("$!")
 for _ in $(seq 100); do grep -q port "$WORK/server.out" 2>/dev/null && break; sleep 0.05; done
 SERVER_PORT=$(awk '/port/ { print $2 }' "$WORK/server.out")
 
-memory_kb() { awk -v field="$1:" '$1 == field { print $2 }' "/proc/$2/status" 2>/dev/null || echo 0; }
-
-# Starts one proxy in reverse mode in front of the echo server; sets PROXY_PID and PROXY_PORT.
-start_proxy() {
-    local target=$1 port
-    port=$(free_port)
-    case "$target" in
-        kagami)
-            "$KAGAMI" proxy --reverse "http://127.0.0.1:$SERVER_PORT" --port "$port" \
-                --session "$WORK/$target-$port.sqlite" >"$WORK/$target-$port.log" 2>&1 &
-            ;;
-        mitmdump)
-            mkdir -p "$WORK/mitm-$port"
-            "$MITMDUMP" --mode "reverse:http://127.0.0.1:$SERVER_PORT" --listen-host 127.0.0.1 -p "$port" \
-                --set confdir="$WORK/mitm-$port" -q >"$WORK/$target-$port.log" 2>&1 &
-            ;;
-    esac
-    PROXY_PID=$!
-    PIDS+=("$PROXY_PID")
-    PROXY_PORT=$port
-    wait_for_port "$port"
-}
 
 run_client() {
     timeout 900 "$WS_BENCH" client "$1" "$2" "$3" "$SIZE" "$WINDOW" | tail -1
@@ -70,10 +48,10 @@ direct=$(rate "$(run_client "$SERVER_PORT" "$CONNECTIONS" "$MESSAGES")")
 row '%-10s %14s %14s\n' direct "$direct" ""
 declare -A RATES
 for target in mitmdump kagami; do
-    start_proxy "$target"
+    start_reverse_proxy "$target" "$SERVER_PORT"
     result=$(run_client "$PROXY_PORT" "$CONNECTIONS" "$MESSAGES")
     RATES[$target]=$(rate "$result")
-    peak=$(( $(memory_kb VmHWM "$PROXY_PID") / 1024 ))
+    peak=$(( $(process_kb VmHWM "$PROXY_PID") / 1024 ))
     kill "$PROXY_PID" 2>/dev/null || true
     wait "$PROXY_PID" 2>/dev/null || true
     row '%-10s %14s %14s\n' "$target" "${RATES[$target]}" "$peak"
@@ -85,11 +63,11 @@ if [ "$LONG_MESSAGES" -gt 0 ]; then
     row '\n'
     row '%-10s %10s %16s %16s %14s\n' target messages "peak RSS after 10% (MB)" "peak RSS at end (MB)" "messages/s"
     for target in ${LONG_TARGETS:-kagami mitmdump}; do
-        start_proxy "$target"
+        start_reverse_proxy "$target" "$SERVER_PORT"
         run_client "$PROXY_PORT" 1 $((LONG_MESSAGES / 10)) >/dev/null
-        rss_warm=$(( $(memory_kb VmHWM "$PROXY_PID") / 1024 ))
+        rss_warm=$(( $(process_kb VmHWM "$PROXY_PID") / 1024 ))
         result=$(run_client "$PROXY_PORT" 1 "$LONG_MESSAGES")
-        rss_end=$(( $(memory_kb VmHWM "$PROXY_PID") / 1024 ))
+        rss_end=$(( $(process_kb VmHWM "$PROXY_PID") / 1024 ))
         kill "$PROXY_PID" 2>/dev/null || true
         wait "$PROXY_PID" 2>/dev/null || true
         row '%-10s %10s %16s %16s %14s\n' "$target" "$LONG_MESSAGES" "$rss_warm" "$rss_end" "$(rate "$result")"
