@@ -137,15 +137,6 @@ struct CompiledRewriteRule: Sendable {
         return "rewrote body (\(text.utf8.count) → \(replaced.utf8.count) bytes\(via))"
     }
 
-    /// A Body rule on a WebSocket text message: `sent` by the client (the rule's request side)
-    /// or by the server (its response side). The new text and what changed, or nil.
-    func apply(toMessage text: String, sent: Bool) -> (String, String)? {
-        guard rule.isEnabled, rule.type == .body, sent ? rule.target.includesRequest : rule.target.includesResponse,
-              let replaced = value.replacing(in: text, with: rule.replace.value, all: rule.replaceAll),
-              replaced != text else { return nil }
-        return (replaced, "rewrote \(sent ? "a sent" : "a received") message (\(text.utf8.count) → \(replaced.utf8.count) bytes)")
-    }
-
     private func rewriteQuery(_ request: inout FlowRequest) -> String? {
         var items = QueryItems(request.query)
         let description: String

@@ -186,7 +186,7 @@ public struct RulePipeline: Sendable {
     }
 
     /// An empty location list covers every request.
-    func covers(_ locations: [LocationMatcher], _ request: FlowRequest) -> Bool {
+    private func covers(_ locations: [LocationMatcher], _ request: FlowRequest) -> Bool {
         locations.isEmpty || locations.anyMatches(request)
     }
 }
@@ -235,39 +235,5 @@ public struct LocalResponse: Sendable, Hashable {
         var headers = headers
         headers.set("Content-Length", String(data.count))
         return FlowResponse(status: status, reason: reason, headers: headers, body: FlowBody(data: data))
-    }
-}
-
-// MARK: WebSocket messages
-
-extension RulePipeline {
-    /// The Rewrite Body rules that cover a WebSocket handshake, for its text messages: `request`
-    /// rules act on what the client sends, `response` rules on what the server sends. Nil when
-    /// none cover it (its messages then pass untouched).
-    public func messageRewrite(for request: FlowRequest) -> MessageRewrite? {
-        var rules: [(set: String, rule: CompiledRewriteRule)] = []
-        for index in rewrite.indices where covers(rewrite[index].locations, request) {
-            for rule in rewrite[index].rules where rule.needsBody {
-                rules.append((rewrite[index].set.name, rule))
-            }
-        }
-        return rules.isEmpty ? nil : MessageRewrite(rules: rules)
-    }
-}
-
-/// Rewrite Body rules applied to the text messages of one WebSocket connection.
-public struct MessageRewrite: Sendable {
-    let rules: [(set: String, rule: CompiledRewriteRule)]
-
-    /// `text` after every rule for its direction, and what each changed; nil when none did.
-    public func apply(to text: String, sent: Bool) -> (text: String, applications: [RuleApplication])? {
-        var current = text
-        var applications: [RuleApplication] = []
-        for (set, rule) in rules {
-            guard let (replaced, change) = rule.apply(toMessage: current, sent: sent) else { continue }
-            current = replaced
-            applications.append(RuleApplication(name: "Rewrite '\(set)'", description: change))
-        }
-        return applications.isEmpty ? nil : (current, applications)
     }
 }
