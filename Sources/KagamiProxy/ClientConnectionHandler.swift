@@ -118,9 +118,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         armIdleTimer(context: context)
-        if let address = context.channel.remoteAddress, let ip = address.ipAddress, let port = address.port {
-            clientAddress = ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
-        }
+        clientAddress = context.channel.remoteAddress?.authorityText
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

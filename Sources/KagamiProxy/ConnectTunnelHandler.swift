@@ -32,9 +32,7 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        if let address = context.channel.remoteAddress, let ip = address.ipAddress, let port = address.port {
-            clientAddress = ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
-        }
+        clientAddress = context.channel.remoteAddress?.authorityText
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -148,7 +146,7 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     fileprivate func joinTunnel(serverChannel: any Channel, recorder: FlowRecorder, context: ChannelHandlerContext) {
         let hooks = settings.hooks
         var recorder = recorder
-        recorder.connected(to: serverChannel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" })
+        recorder.connected(to: serverChannel.remoteAddress?.authorityText)
         let established = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: 200, reasonPhrase: "Connection Established"))
         recorder.responseHead(established)
         do {

@@ -138,9 +138,6 @@ final class UpstreamConnection {
 
     var remoteAddress: String? {
         guard let address = channel.remoteAddress else { return nil }
-        if let ip = address.ipAddress, let port = address.port {
-            return ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
-        }
-        return "\(address)"
+        return address.authorityText ?? "\(address)"
     }
 }
