@@ -24,6 +24,10 @@ public struct Flow: Sendable, Hashable, Codable, Identifiable {
     /// The exchange this one sent again (Repeat, Repeat Advanced).
     public var repeatOf: UUID? = nil
 
+    /// The request header a repeated request carries to the proxy, naming the exchange it
+    /// repeats; the proxy removes it and sets `repeatOf`.
+    public static let repeatHeaderName = "X-Kagami-Repeat-Of"
+
     public enum Mode: String, Sendable, Hashable, Codable {
         /// An absolute-form request sent to the proxy.
         case forward

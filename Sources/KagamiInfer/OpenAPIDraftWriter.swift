@@ -1,4 +1,5 @@
 // A traffic draft as an OpenAPI 3.1 document (YAML).
+import KagamiFlow
 import KagamiJSON
 import OrderedCollections
 
@@ -184,12 +185,6 @@ public enum OpenAPIDraftWriter {
     }
 
     static func reason(_ status: Int) -> String {
-        let reasons = [
-            200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 301: "Moved Permanently", 302: "Found",
-            304: "Not Modified", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-            405: "Method Not Allowed", 409: "Conflict", 410: "Gone", 415: "Unsupported Media Type", 422: "Unprocessable Content",
-            429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
-        ]
-        return reasons[status] ?? "Status \(status)"
+        HTTPStatusPhrase.phrase(for: status) ?? "Status \(status)"
     }
 }

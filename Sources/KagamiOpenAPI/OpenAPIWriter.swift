@@ -1,6 +1,7 @@
 // The contract model written as an OpenAPI 3.1 document: what `kagami convert --to openapi`
 // prints, shaped so code generators (swift-openapi-generator) accept it.
 import KagamiContract
+import KagamiFlow
 import KagamiJSON
 
 public enum OpenAPIWriter {
@@ -200,22 +201,7 @@ public enum OpenAPIWriter {
     }
 
     private static func reason(_ status: Int) -> String {
-        switch status {
-        case 0: "Any other status"
-        case 200: "OK"
-        case 201: "Created"
-        case 202: "Accepted"
-        case 204: "No Content"
-        case 301, 302, 303, 307, 308: "Redirect"
-        case 400: "Bad Request"
-        case 401: "Unauthorized"
-        case 403: "Forbidden"
-        case 404: "Not Found"
-        case 409: "Conflict"
-        case 422: "Unprocessable Content"
-        case 500: "Internal Server Error"
-        default: "Status \(status)"
-        }
+        status == 0 ? "Any other status" : HTTPStatusPhrase.phrase(for: status) ?? "Status \(status)"
     }
 
     /// `camelCase` of the action's name (or method and path), made unique.

@@ -153,7 +153,8 @@ public enum BreakpointResolution: Sendable, Hashable {
     /// Go on unchanged.
     case cancel
 
-    var name: String {
+    /// How the admin API and the `released` event name it: execute, abort, cancel.
+    public var name: String {
         switch self {
         case .executeRequest, .executeResponse: "execute"
         case .abort: "abort"

@@ -186,15 +186,3 @@ extension BreakpointResolution {
         }
     }
 }
-
-/// The request header `kagami repeat` and the admin API mark a repeated request with: the proxy
-/// takes it off before the request goes anywhere and stores the exchange as a repeat.
-public enum RepeatMark {
-    public static let headerName = "X-Kagami-Repeat-Of"
-
-    static func take(from headers: inout HTTPHeaders) -> UUID? {
-        guard let value = headers[headerName].first else { return nil }
-        headers.remove(name: headerName)
-        return UUID(uuidString: value.trimmingCharacters(in: .whitespaces))
-    }
-}

@@ -155,7 +155,7 @@ public struct RequestRepeater: Sendable {
         if !headers.contains(name: "host") { headers.add(name: "Host", value: request.authority) }
         let hasBody = !request.body.data.isEmpty || request.headers.contains("Content-Length") || request.headers.contains("Transfer-Encoding")
         if hasBody { headers.add(name: "Content-Length", value: String(request.body.data.count)) }
-        headers.add(name: "X-Kagami-Repeat-Of", value: id.uuidString)
+        headers.add(name: Flow.repeatHeaderName, value: id.uuidString)
         let head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: uri, headers: headers)
         return Outgoing(head: head, body: request.body.data.isEmpty ? nil : ByteBuffer(bytes: request.body.data))
     }

@@ -69,7 +69,7 @@ struct CompiledRewriteRule: Sendable {
             let parts = replaced.split(separator: " ", maxSplits: 1)
             guard let code = parts.first.flatMap({ Int($0) }), (100...999).contains(code) else { return nil }
             response.status = code
-            response.reason = parts.count > 1 ? String(parts[1]) : HTTPStatusReason.phrase(for: code)
+            response.reason = parts.count > 1 ? String(parts[1]) : HTTPStatusPhrase.phrase(for: code) ?? ""
             return "changed status to \(code)"
         default:
             return nil
@@ -194,38 +194,5 @@ struct QueryItems {
 
     var encoded: String {
         pairs.map { pair in pair.value.map { "\(pair.name)=\($0)" } ?? pair.name }.joined(separator: "&")
-    }
-}
-
-/// `scheme://host[:port]/target` split into the parts a request carries.
-enum HTTPStatusReason {
-    static func phrase(for status: Int) -> String {
-        switch status {
-        case 200: "OK"
-        case 201: "Created"
-        case 202: "Accepted"
-        case 204: "No Content"
-        case 301: "Moved Permanently"
-        case 302: "Found"
-        case 304: "Not Modified"
-        case 307: "Temporary Redirect"
-        case 308: "Permanent Redirect"
-        case 400: "Bad Request"
-        case 401: "Unauthorized"
-        case 403: "Forbidden"
-        case 404: "Not Found"
-        case 405: "Method Not Allowed"
-        case 409: "Conflict"
-        case 410: "Gone"
-        case 418: "I'm a teapot"
-        case 422: "Unprocessable Content"
-        case 429: "Too Many Requests"
-        case 500: "Internal Server Error"
-        case 501: "Not Implemented"
-        case 502: "Bad Gateway"
-        case 503: "Service Unavailable"
-        case 504: "Gateway Timeout"
-        default: ""
-        }
     }
 }

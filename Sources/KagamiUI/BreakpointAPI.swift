@@ -112,17 +112,7 @@ struct BreakpointAPI: Sendable {
             // Decided elsewhere (another window, the auto-continue time) in the meantime.
             return apiError(.conflict, error.description)
         }
-        return jsonResponse(["id": .string(uuid.uuidString), "flowId": .string(held.flowID.uuidString), "action": .string(resolution.actionName)])
-    }
-}
-
-extension BreakpointResolution {
-    var actionName: String {
-        switch self {
-        case .executeRequest, .executeResponse: "execute"
-        case .abort: "abort"
-        case .cancel: "cancel"
-        }
+        return jsonResponse(["id": .string(uuid.uuidString), "flowId": .string(held.flowID.uuidString), "action": .string(resolution.name)])
     }
 }
 
