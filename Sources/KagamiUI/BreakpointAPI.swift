@@ -45,7 +45,7 @@ struct BreakpointAPI: Sendable {
 
     func withProxy(_ body: (LiveProxy) throws -> Response) rethrows -> Response {
         guard let proxy = server.liveProxy else {
-            return apiError(.serviceUnavailable, "no proxy runs in this process (the UI was started without one)")
+            return noProxyError()
         }
         return try body(proxy)
     }

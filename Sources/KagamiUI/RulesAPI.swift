@@ -32,7 +32,7 @@ struct RulesAPI: Sendable {
     }
 
     func document() -> Response {
-        guard let control else { return unavailable() }
+        guard let control else { return noProxyError() }
         do {
             return Self.jsonText(try control.current().jsonText())
         } catch {
@@ -41,7 +41,7 @@ struct RulesAPI: Sendable {
     }
 
     func replace(_ request: Request, context: some RequestContext) async throws -> Response {
-        guard let control else { return unavailable() }
+        guard let control else { return noProxyError() }
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: Self.maximumDocumentBytes)
@@ -103,9 +103,5 @@ struct RulesAPI: Sendable {
             headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
             body: .init(byteBuffer: ByteBuffer(string: text + "\n"))
         )
-    }
-
-    func unavailable() -> Response {
-        apiError(.notFound, "this server runs no proxy, so it has no rules")
     }
 }

@@ -30,7 +30,7 @@ struct ToolsAPI: Sendable {
     /// every repeat has ended, with the summary.
     func repeatFlow(id: String?, text: String) async throws -> Response {
         guard let proxy = server.liveProxy else {
-            return apiError(.serviceUnavailable, "no proxy runs in this process (the UI was started without one)")
+            return noProxyError()
         }
         guard let flow = try await flows.flow(id) else { return flows.missing(id) }
         let plan: RequestRepeater.Plan

@@ -107,6 +107,12 @@ func apiError(_ status: HTTPResponse.Status, _ message: String) -> Response {
     jsonResponse(["error": .string(message)], status: status)
 }
 
+/// What the proxy's tools (rules, breakpoints, repeat) answer when the UI runs without a proxy
+/// (`kagami serve`, a test's UI): 503, the same from each.
+func noProxyError() -> Response {
+    apiError(.serviceUnavailable, "no proxy runs in this process (the UI was started without one)")
+}
+
 func jsonResponse(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
     Response(
         status: status,
