@@ -157,7 +157,7 @@ struct ProxyCommand: AsyncParsableCommand {
         let rulesControl = RulesFile.control(activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile)
         let uiServer = try await ui.start(
             store: store, hub: hub, proxyAddress: listening, sessionPath: sessionPath,
-            liveProxy: LiveProxy(breakpoints: breakpointSet, repeatRoute: repeatRoute), rules: rulesControl, contracts: liveContracts)
+            liveProxy: LiveProxy(breakpoints: breakpointSet, webSockets: server.webSockets, repeatRoute: repeatRoute), rules: rulesControl, contracts: liveContracts)
         if let uiServer {
             server.refuseLoopbackConnections(toPort: uiServer.port)
             banner += ui.describe(uiServer)

@@ -42,8 +42,14 @@ public struct WebSocketMessage: Sendable, Hashable, Codable {
     public var isTruncated: Bool
     /// Sent compressed (permessage-deflate); `data` is the inflated payload.
     public var isCompressed: Bool
+    /// What Kagami did to the message on its way, in words ("edited at a breakpoint",
+    /// "dropped at a breakpoint", "injected", a rule's change); nil when it passed as sent.
+    public var note: String?
 
-    public init(direction: Direction, time: Date, opcode: Opcode, data: Data, size: Int, isTruncated: Bool = false, isCompressed: Bool = false) {
+    public init(
+        direction: Direction, time: Date, opcode: Opcode, data: Data, size: Int,
+        isTruncated: Bool = false, isCompressed: Bool = false, note: String? = nil
+    ) {
         self.direction = direction
         self.time = time
         self.opcode = opcode
@@ -51,6 +57,7 @@ public struct WebSocketMessage: Sendable, Hashable, Codable {
         self.size = size
         self.isTruncated = isTruncated
         self.isCompressed = isCompressed
+        self.note = note
     }
 
     /// The status code of a close frame, when it carries one.

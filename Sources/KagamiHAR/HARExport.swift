@@ -85,6 +85,7 @@ public enum HARExport {
         ]
         if message.isTruncated { object["_size"] = .integer(message.size) }
         if message.isCompressed { object["_compressed"] = true }
+        if let note = message.note { object["_note"] = .string(note) }
         return .object(object)
     }
 

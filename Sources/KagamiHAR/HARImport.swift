@@ -147,9 +147,10 @@ public enum HARImport {
             }
             let size = try item.optional("_size")?.integer() ?? data.count
             let compressed = try item.optional("_compressed")?.bool() ?? false
+            let note = try item.optional("_note")?.string()
             messages.append(WebSocketMessage(
                 direction: direction, time: time, opcode: opcode, data: data, size: size,
-                isTruncated: size > data.count, isCompressed: compressed))
+                isTruncated: size > data.count, isCompressed: compressed, note: note))
         }
         return messages
     }

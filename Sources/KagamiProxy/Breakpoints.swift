@@ -50,8 +50,9 @@ public final class Breakpoints: Sendable {
         let taken = state.withLockedValue { state -> Result<Entry, BreakpointError> in
             guard let entry = state.held[id] else { return .failure(.notHeld(id)) }
             switch (entry.exchange.phase, resolution) {
-            case (.request, .executeResponse): return .failure(.wrongPhase(id, expected: .request))
-            case (.response, .executeRequest): return .failure(.wrongPhase(id, expected: .response))
+            case (.request, .executeResponse), (.request, .executeMessage): return .failure(.wrongPhase(id, expected: .request))
+            case (.response, .executeRequest), (.response, .executeMessage): return .failure(.wrongPhase(id, expected: .response))
+            case (.message, .executeRequest), (.message, .executeResponse): return .failure(.wrongPhase(id, expected: .message))
             default: break
             }
             state.held[id] = nil
@@ -81,6 +82,11 @@ public final class Breakpoints: Sendable {
 
     func stops(for request: FlowRequest) -> BreakpointStops? {
         state.withLockedValue { $0.settings.stops(for: request) }
+    }
+
+    /// The message breakpoints over a WebSocket whose handshake was `request`, as they stand now.
+    func messageStops(for request: FlowRequest) -> MessageBreakpoints? {
+        state.withLockedValue { $0.settings.messageStops(for: request) }
     }
 
     var autoContinueSeconds: Double? {
@@ -123,11 +129,12 @@ public final class Breakpoints: Sendable {
     }
 }
 
-/// An exchange paused at a breakpoint, as it would go on: the request as it would be sent, or
-/// the response as the client would get it (after the rules, in both cases).
+/// An exchange paused at a breakpoint, as it would go on: the request as it would be sent, the
+/// response as the client would get it (after the rules, in both cases), or one WebSocket
+/// message of it as the peer would get it.
 public struct HeldExchange: Sendable, Hashable, Identifiable {
     public enum Phase: String, Sendable, Hashable {
-        case request, response
+        case request, response, message
     }
 
     public var id: UUID
@@ -136,8 +143,10 @@ public struct HeldExchange: Sendable, Hashable, Identifiable {
     public var phase: Phase
     public var heldAt: Date
     public var request: FlowRequest
-    /// Set in the response phase.
+    /// Set in the response phase (and the message phase: the 101).
     public var response: FlowResponse?
+    /// Set in the message phase: the message, whole.
+    public var message: WebSocketMessage?
     /// The breakpoint locations that matched.
     public var locations: [Location]
 }
@@ -148,7 +157,10 @@ public enum BreakpointResolution: Sendable, Hashable {
     case executeRequest(FlowRequest)
     /// Give the client this response instead (response phase); Content-Length follows the body.
     case executeResponse(FlowResponse)
-    /// Fail the exchange: the client gets an error and the exchange is stored as aborted.
+    /// Send this message instead (message phase).
+    case executeMessage(WebSocketMessage)
+    /// Fail the exchange: the client gets an error and the exchange is stored as aborted. A
+    /// held message is dropped; its connection goes on.
     case abort
     /// Go on unchanged.
     case cancel
@@ -156,7 +168,7 @@ public enum BreakpointResolution: Sendable, Hashable {
     /// How the admin API and the `released` event name it: execute, abort, cancel.
     public var name: String {
         switch self {
-        case .executeRequest, .executeResponse: "execute"
+        case .executeRequest, .executeResponse, .executeMessage: "execute"
         case .abort: "abort"
         case .cancel: "cancel"
         }

@@ -135,7 +135,7 @@ extension ClientConnectionHandler {
         case (.response, .executeResponse(let edited)):
             useEditedResponse(edited, in: exchange)
             continueResponse(exchange, after: position)
-        case (.response, _):
+        case (.response, _), (.message, _):
             if exchange.clientVersion.minor == 0 { exchange.collectedResponse?.head.version = .http1_0 }
             continueResponse(exchange, after: position)
         }
@@ -180,7 +180,7 @@ extension BreakpointResolution {
     /// For the exchange's list of what acted on it.
     var outcome: String {
         switch self {
-        case .executeRequest, .executeResponse: "executed with edits"
+        case .executeRequest, .executeResponse, .executeMessage: "executed with edits"
         case .abort: "aborted"
         case .cancel: "continued unchanged"
         }

@@ -38,10 +38,9 @@ extension ClientConnectionHandler {
         TunnelRelayHandler.join(clientRelay, serverRelay)
         serverRelay.throttle = upstream.handler.throttle
         let finished: (_ then: @escaping @Sendable () -> Void) -> Void
-        if let capture = WebSocketCapture(recorder: exchange.recorder, response: head, hooks: settings.hooks, captureLimit: settings.captureLimit) {
-            clientRelay.capture = (capture, .send)
-            serverRelay.capture = (capture, .receive)
-            finished = capture.finish
+        if let relay = WebSocketRelay(exchange: exchange, response: head, settings: settings, eventLoop: context.eventLoop) {
+            TunnelRelayHandler.join(client: clientRelay, server: serverRelay, through: relay)
+            finished = relay.finish
         } else {
             finished = UpgradedConnectionRecord(recorder: exchange.recorder, hooks: settings.hooks).finish
         }

@@ -25,6 +25,8 @@ struct ConnectionSettings: Sendable {
     var gate: UpstreamGate
     /// What acts on each exchange, in order: rules, breakpoints, throttling, recording.
     var hooks: ExchangeHooks
+    /// The WebSockets open through the proxy, for messages injected from the admin API.
+    var webSockets: LiveWebSockets
 }
 
 /// One exchange in progress on a client connection.

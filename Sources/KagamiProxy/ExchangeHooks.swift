@@ -1,6 +1,7 @@
 import Foundation
 import KagamiFlow
 import KagamiRules
+import NIOCore
 import NIOHTTP1
 
 /// What a hook decided at a point where it may stop the exchange.
@@ -32,6 +33,8 @@ protocol ExchangeHook: Sendable {
     func response(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome
     /// The exchange switched protocols: `flow` is its handshake, so far.
     func upgraded(_ flow: Flow)
+    /// The exchange switched to WebSocket: what this hook does with its messages; nil for nothing.
+    func messageTool(for exchange: Exchange, on eventLoop: any EventLoop) -> (any WebSocketMessageTool)?
     /// Messages of an upgraded exchange (WebSocket), in the order they passed.
     func messages(_ messages: [WebSocketMessage], of flowID: UUID)
     /// The exchange is over, finished or failed (`flow.error`). `stored`, when given, is for the
@@ -49,6 +52,7 @@ extension ExchangeHook {
     func responseHead(_ exchange: Exchange, head: inout HTTPResponseHead) {}
     func response(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome { .proceed }
     func upgraded(_ flow: Flow) {}
+    func messageTool(for exchange: Exchange, on eventLoop: any EventLoop) -> (any WebSocketMessageTool)? { nil }
     func messages(_ messages: [WebSocketMessage], of flowID: UUID) {}
     func ended(_ flow: Flow, stored: (@Sendable () -> Void)?) {}
     var isBehind: Bool { false }
@@ -82,6 +86,10 @@ struct ExchangeHooks: Sendable {
 
     func upgraded(_ flow: Flow) {
         for hook in list { hook.upgraded(flow) }
+    }
+
+    func messageTools(for exchange: Exchange, on eventLoop: any EventLoop) -> [any WebSocketMessageTool] {
+        list.compactMap { $0.messageTool(for: exchange, on: eventLoop) }
     }
 
     func messages(_ messages: [WebSocketMessage], of flowID: UUID) {
@@ -128,6 +136,10 @@ struct RuleHook: ExchangeHook {
         connection.applyResponseRules(exchange)
         return .proceed
     }
+
+    func messageTool(for exchange: Exchange, on eventLoop: any EventLoop) -> (any WebSocketMessageTool)? {
+        exchange.rules?.messageRewrites(for: exchange.clientRequest).map(MessageRewriteTool.init)
+    }
 }
 
 /// Breakpoints: hold a matching exchange, whole, until the admin API decides.
@@ -154,6 +166,13 @@ struct BreakpointHook: ExchangeHook {
         guard exchange.breakpoint.stopsAtResponse else { return .proceed }
         connection.holdResponse(exchange, position: position)
         return .stop
+    }
+
+    /// Every WebSocket gets one: a message breakpoint set while it is open stops its messages too.
+    func messageTool(for exchange: Exchange, on eventLoop: any EventLoop) -> (any WebSocketMessageTool)? {
+        BreakpointMessageTool(
+            breakpoints: breakpoints, handshake: exchange.clientRequest, response: exchange.recorder.flow.response,
+            flowID: exchange.recorder.flow.id, eventLoop: eventLoop)
     }
 }
 

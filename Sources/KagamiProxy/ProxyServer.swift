@@ -86,6 +86,8 @@ public final class ProxyServer: Sendable {
     public let rules: ActiveRules
     /// The breakpoints in force and the exchanges they hold.
     public let breakpoints: Breakpoints
+    /// The WebSockets open through the proxy, to inject messages into.
+    public let webSockets = LiveWebSockets()
     private let group: any EventLoopGroup
     private let sink: any FlowSink
     /// One pool per event loop, made on first use on that loop.
@@ -143,7 +145,8 @@ public final class ProxyServer: Sendable {
             rules: rules,
             breakpoints: breakpoints,
             gate: gate,
-            hooks: .standard(rules: rules, breakpoints: breakpoints, sink: sink)
+            hooks: .standard(rules: rules, breakpoints: breakpoints, sink: sink),
+            webSockets: webSockets
         )
         let pools = self.pools
         let poolConfiguration = self.poolConfiguration

@@ -3,8 +3,8 @@ import NIOCore
 
 /// Joins two connections byte for byte (a CONNECT tunnel, an upgraded connection). Reads on one
 /// side wait while the other side can't take more, so a fast sender can't fill memory. On a
-/// WebSocket connection each side's bytes also pass the capture, which reads messages out of
-/// them and never changes them.
+/// WebSocket connection each side's bytes go through the `WebSocketRelay`, which passes them on
+/// (and, where a message tool acts, messages of its own) and reads messages out of them.
 final class TunnelRelayHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
@@ -22,8 +22,8 @@ final class TunnelRelayHandler: ChannelDuplexHandler {
     var onFinished: ((_ then: @escaping @Sendable () -> Void) -> Void)?
     /// Throttling on this side's connection: while its queue is full, this side can't take more.
     weak var throttle: ThrottleHandler?
-    /// The WebSocket capture, and which direction this side's reads are.
-    var capture: (WebSocketCapture, WebSocketMessage.Direction)?
+    /// The WebSocket relay, and which direction this side's reads are.
+    var websocket: (WebSocketRelay, WebSocketMessage.Direction)?
 
     static func join(_ a: TunnelRelayHandler, _ b: TunnelRelayHandler) {
         a.partner = b
@@ -45,16 +45,38 @@ final class TunnelRelayHandler: ChannelDuplexHandler {
         context?.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
     }
 
+    /// Writes bytes the other side read (or the WebSocket relay made) to this side.
+    func write(_ buffer: ByteBuffer, flush: Bool) {
+        guard let context else { return }
+        if buffer.readableBytes > 0 { context.write(wrapOutboundOut(buffer), promise: nil) }
+        if flush { context.flush() }
+    }
+
+    /// Joins both sides of a WebSocket through `relay`: the client's reads are its sent messages.
+    static func join(client: TunnelRelayHandler, server: TunnelRelayHandler, through relay: WebSocketRelay) {
+        client.websocket = (relay, .send)
+        server.websocket = (relay, .receive)
+        relay.passOn = { [weak client, weak server] buffer, direction, flush in
+            (direction == .send ? server : client)?.write(buffer, flush: flush)
+        }
+        relay.resumeReading = { [weak client, weak server] direction in
+            (direction == .send ? client : server)?.resumeReads()
+        }
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
         bytesRead += buffer.readableBytes
-        if let (capture, direction) = capture { capture.read(buffer, from: direction) }
-        partner?.context?.write(wrapOutboundOut(buffer), promise: nil)
+        if let (relay, direction) = websocket {
+            relay.read(buffer, from: direction)
+        } else {
+            partner?.context?.write(wrapOutboundOut(buffer), promise: nil)
+        }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
         // The messages go to the session before their bytes go out to the peer.
-        capture?.0.flush()
+        websocket?.0.flush()
         partner?.context?.flush()
     }
 
@@ -64,9 +86,14 @@ final class TunnelRelayHandler: ChannelDuplexHandler {
     }
 
     private func partnerBecameWritable() {
+        resumeReads()
+    }
+
+    /// Reads again if a read waited (for the other side, or for a held WebSocket message).
+    func resumeReads() {
         if readPending, let context {
             readPending = false
-            context.read()
+            read(context: context)
         }
     }
 
@@ -74,7 +101,12 @@ final class TunnelRelayHandler: ChannelDuplexHandler {
     private var partnerIsWritable: Bool { partner?.isWritable ?? true }
 
     func read(context: ChannelHandlerContext) {
-        if let (capture, _) = capture, capture.isBehind {
+        if let (relay, direction) = websocket, relay.isWaiting(direction) {
+            // A message this side sent is held: what it sends next waits behind it.
+            readPending = true
+            return
+        }
+        if let (relay, _) = websocket, relay.isBehind {
             // The session is behind the messages: look again shortly, rather than let what
             // waits to be written grow with the socket.
             guard !behindCheckScheduled else { return }

@@ -1,3 +1,6 @@
+import Foundation
+import NIOCore
+
 /// RFC 6455 frames out of a byte stream that arrives in pieces of any size: a state machine fed
 /// bytes, handing out frame headers and the ranges of payload bytes it has seen, without
 /// copying. What a frame means (fragments, control frames, masking rules) is the business of
@@ -32,8 +35,10 @@ struct WebSocketFrameParser {
     }
 
     private var state = State.header
-    /// Header bytes of a header split across reads (at most 14).
-    private var headerBytes: [UInt8] = []
+    /// The bytes of the header being read or last read (at most 14).
+    private(set) var headerBytes: [UInt8] = []
+    /// `headerBytes` holds a whole header (the last one read).
+    private var headerComplete = false
     /// Bytes consumed so far, for errors that say where.
     private(set) var position: UInt64 = 0
 
@@ -55,6 +60,10 @@ struct WebSocketFrameParser {
             state = .payload(received: received + UInt64(count), length: length)
             return .payload(range, offset: received)
         case .header:
+            if headerComplete {
+                headerComplete = false
+                headerBytes.removeAll(keepingCapacity: true)
+            }
             while index < bytes.count {
                 let needed = Self.headerLength(headerBytes)
                 if let needed, headerBytes.count >= needed { break }
@@ -65,10 +74,19 @@ struct WebSocketFrameParser {
             }
             guard let needed = Self.headerLength(headerBytes), headerBytes.count >= needed else { return nil }
             let header = try decodeHeader()
-            headerBytes.removeAll(keepingCapacity: true)
+            headerComplete = true
             state = .payload(received: 0, length: header.length)
             return .header(header)
         }
+    }
+
+    /// Bytes of a header not yet complete: what the last read ended with.
+    var partialHeaderCount: Int { headerComplete ? 0 : headerBytes.count }
+
+    /// Between frames: no header or payload under way.
+    var isAtFrameBoundary: Bool {
+        if case .header = state { return partialHeaderCount == 0 }
+        return false
     }
 
     /// The whole header's length once its first two bytes are known.
@@ -100,6 +118,42 @@ struct WebSocketFrameParser {
         }
         let mask = b[1] & 0x80 != 0 ? (b[at], b[at + 1], b[at + 2], b[at + 3]) : nil
         return Header(fin: b[0] & 0x80 != 0, reserved: (b[0] >> 4) & 0x07, opcode: b[0] & 0x0F, mask: mask, length: length)
+    }
+}
+
+/// RFC 6455 frames as Kagami writes them: re-framed or injected messages, each payload in one
+/// frame, masked with a fresh key when they go to the server (§5.3).
+enum WebSocketFrameWriter {
+    static func frame(opcode: UInt8, fin: Bool, payload: UnsafeRawBufferPointer, masked: Bool) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(payload.count + 14)
+        buffer.writeInteger((fin ? 0x80 : 0) | opcode)
+        let maskBit: UInt8 = masked ? 0x80 : 0
+        if payload.count < 126 {
+            buffer.writeInteger(maskBit | UInt8(payload.count))
+        } else if payload.count <= 0xFFFF {
+            buffer.writeInteger(maskBit | 126)
+            buffer.writeInteger(UInt16(payload.count))
+        } else {
+            buffer.writeInteger(maskBit | 127)
+            buffer.writeInteger(UInt64(payload.count))
+        }
+        guard masked else {
+            buffer.writeBytes(payload)
+            return buffer
+        }
+        let key = UInt32.random(in: .min ... .max)
+        buffer.writeInteger(key)
+        let keyBytes = [UInt8(key >> 24), UInt8(key >> 16 & 0xFF), UInt8(key >> 8 & 0xFF), UInt8(key & 0xFF)]
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: payload.count) { out in
+            for i in 0..<payload.count { out[i] = payload[i] ^ keyBytes[i & 3] }
+            return payload.count
+        }
+        return buffer
+    }
+
+    static func frame(opcode: UInt8, fin: Bool, payload: Data, masked: Bool) -> ByteBuffer {
+        payload.withUnsafeBytes { frame(opcode: opcode, fin: fin, payload: $0, masked: masked) }
     }
 }
 

@@ -66,35 +66,115 @@ public struct BreakpointSettings: Sendable, Hashable, Codable {
         }
         return stops.locations.isEmpty ? nil : stops
     }
+
+    /// The breakpoints that stop the WebSocket messages of a connection whose handshake was
+    /// `request`; nil when none does.
+    public func messageStops(for request: FlowRequest) -> MessageBreakpoints? {
+        guard isEnabled else { return nil }
+        let matching = breakpoints.filter { $0.isEnabled && $0.messages != nil && $0.matcher.matches(request) }
+        return matching.isEmpty ? nil : MessageBreakpoints(breakpoints: matching)
+    }
 }
 
-/// One breakpoint: a location, and whether it pauses the request, the response, or both.
+/// Which WebSocket messages a breakpoint stops.
+public enum MessageDirections: String, Sendable, Hashable, Codable, CaseIterable {
+    /// From the client to the server.
+    case send
+    /// From the server to the client.
+    case receive
+    case both
+
+    func includes(_ direction: WebSocketMessage.Direction) -> Bool {
+        switch self {
+        case .both: true
+        case .send: direction == .send
+        case .receive: direction == .receive
+        }
+    }
+}
+
+/// The message breakpoints over one WebSocket connection.
+public struct MessageBreakpoints: Sendable {
+    let breakpoints: [Breakpoint]
+
+    /// True when some message going that way may stop (its text decides).
+    public func covers(_ direction: WebSocketMessage.Direction) -> Bool {
+        breakpoints.contains { $0.messages?.includes(direction) == true }
+    }
+
+    /// The locations of the breakpoints that stop this data message; empty when none does.
+    /// A breakpoint with message text stops only text messages that contain (or, as a regular
+    /// expression, match) it.
+    public func stops(_ opcode: WebSocketMessage.Opcode, text: String?, going direction: WebSocketMessage.Direction) -> [Location] {
+        guard !opcode.isControl else { return [] }
+        return breakpoints.filter { breakpoint in
+            guard breakpoint.messages?.includes(direction) == true else { return false }
+            guard let pattern = breakpoint.messagePattern else { return true }
+            guard let text else { return false }
+            return pattern.matches(text)
+        }.map(\.location)
+    }
+}
+
+/// One breakpoint: a location, and whether it pauses the request, the response, the
+/// WebSocket messages going one way or both (those whose text matches `messageText`, when
+/// given), or several of these.
 public struct Breakpoint: Sendable, Hashable, Codable {
     public var location: Location
     public var request: Bool
     public var response: Bool
+    /// The WebSocket messages it stops, on connections whose handshake matches the location.
+    public var messages: MessageDirections?
+    /// Stops only text messages containing this (blank: every data message).
+    public var messageText: String
+    /// `messageText` is a regular expression.
+    public var messageRegex: Bool
     public var isEnabled: Bool
     let matcher: LocationMatcher
+    let messagePattern: TextPattern?
 
-    public init(location: Location, request: Bool = true, response: Bool = false, isEnabled: Bool = true) {
+    public init(
+        location: Location, request: Bool = true, response: Bool = false,
+        messages: MessageDirections? = nil, messageText: String = "", messageRegex: Bool = false, isEnabled: Bool = true
+    ) {
         self.location = location
         self.request = request
         self.response = response
+        self.messages = messages
+        self.messageText = messageText
+        self.messageRegex = messageRegex
         self.isEnabled = isEnabled
         matcher = LocationMatcher(location)
+        messagePattern = messageText.isEmpty
+            ? nil
+            : ((try? TextPattern(messageText, regex: messageRegex, wholeValue: false, caseInsensitive: false))
+                ?? (try? TextPattern(messageText, regex: false, wholeValue: false, caseInsensitive: false)))
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case location, request, response, isEnabled = "enabled"
+        case location, request, response, messages, messageText, messageRegex, isEnabled = "enabled"
     }
 
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        let messages = try container.decodeIfPresent(MessageDirections.self, forKey: .messages)
+        let messageText: String = try container.decode(.messageText, default: "")
+        let messageRegex: Bool = try container.decode(.messageRegex, default: false)
+        if messageRegex {
+            do {
+                _ = try TextPattern(messageText, regex: true, wholeValue: false, caseInsensitive: false)
+            } catch {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .messageText, in: container, debugDescription: "invalid regular expression \"\(error.pattern)\": \(error.reason)")
+            }
+        }
         self.init(
             location: try container.decode(Location.self, forKey: .location),
-            request: try container.decode(.request, default: true),
+            // A breakpoint on messages alone pauses no request unless it says so.
+            request: try container.decode(.request, default: messages == nil),
             response: try container.decode(.response, default: false),
+            messages: messages, messageText: messageText, messageRegex: messageRegex,
             isEnabled: try container.decode(.isEnabled, default: true))
     }
 
@@ -103,17 +183,23 @@ public struct Breakpoint: Sendable, Hashable, Codable {
         try container.encode(location, forKey: .location)
         try container.encode(request, forKey: .request)
         try container.encode(response, forKey: .response)
+        try container.encodeIfPresent(messages, forKey: .messages)
+        if !messageText.isEmpty { try container.encode(messageText, forKey: .messageText) }
+        if messageRegex { try container.encode(messageRegex, forKey: .messageRegex) }
         try container.encode(isEnabled, forKey: .isEnabled)
     }
 
     public static func == (lhs: Breakpoint, rhs: Breakpoint) -> Bool {
-        lhs.location == rhs.location && lhs.request == rhs.request && lhs.response == rhs.response && lhs.isEnabled == rhs.isEnabled
+        lhs.location == rhs.location && lhs.request == rhs.request && lhs.response == rhs.response && lhs.messages == rhs.messages
+            && lhs.messageText == rhs.messageText && lhs.messageRegex == rhs.messageRegex && lhs.isEnabled == rhs.isEnabled
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(location)
         hasher.combine(request)
         hasher.combine(response)
+        hasher.combine(messages)
+        hasher.combine(messageText)
         hasher.combine(isEnabled)
     }
 }

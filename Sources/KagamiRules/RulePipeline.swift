@@ -186,7 +186,7 @@ public struct RulePipeline: Sendable {
     }
 
     /// An empty location list covers every request.
-    private func covers(_ locations: [LocationMatcher], _ request: FlowRequest) -> Bool {
+    func covers(_ locations: [LocationMatcher], _ request: FlowRequest) -> Bool {
         locations.isEmpty || locations.anyMatches(request)
     }
 }

@@ -141,6 +141,10 @@ public final class SQLiteFlowStore: FlowStore {
             }
             try db.create(index: "websocketMessage_flowId", on: "websocketMessage", columns: ["flowId", "seq"])
         }
+        // What the proxy did to a message on its way (edited, dropped, injected, rewritten).
+        migrator.registerMigration("v4: websocketMessage.note") { db in
+            try db.alter(table: "websocketMessage") { t in t.add(column: "note", .text) }
+        }
         return migrator
     }
 
@@ -281,14 +285,14 @@ public final class SQLiteFlowStore: FlowStore {
 
     private func insert(_ messages: [WebSocketMessage], of flowID: UUID, _ db: Database) throws {
         let statement = try db.cachedStatement(sql: """
-            INSERT INTO websocketMessage (flowId, direction, time, opcode, size, truncated, compressed, data)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO websocketMessage (flowId, direction, time, opcode, size, truncated, compressed, data, note)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let id = flowID.uuidString
         for message in messages {
             try statement.execute(arguments: [
                 id, message.direction.rawValue, message.time.timeIntervalSince1970, Int(message.opcode.rawValue),
-                message.size, message.isTruncated, message.isCompressed, message.data,
+                message.size, message.isTruncated, message.isCompressed, message.data, message.note,
             ])
         }
     }
@@ -398,7 +402,7 @@ public final class SQLiteFlowStore: FlowStore {
                 }
                 return WebSocketMessage(
                     direction: direction, time: Date(timeIntervalSince1970: row.time), opcode: opcode, data: row.data,
-                    size: row.size, isTruncated: row.truncated, isCompressed: row.compressed)
+                    size: row.size, isTruncated: row.truncated, isCompressed: row.compressed, note: row.note)
             }
         }
     }
@@ -490,6 +494,7 @@ struct WebSocketMessageRow: Codable, FetchableRecord, PersistableRecord {
     var truncated: Bool
     var compressed: Bool
     var data: Data
+    var note: String?
 
     enum Columns {
         static let seq = Column(CodingKeys.seq)

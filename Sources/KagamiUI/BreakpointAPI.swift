@@ -72,7 +72,8 @@ struct BreakpointAPI: Sendable {
     }
 
     /// `{"action": "execute", "request": {...}}`, `{"action": "execute", "response": {...}}`,
-    /// `{"action": "abort"}` or `{"action": "cancel"}`.
+    /// `{"action": "execute", "message": {"text": ...}}`, `{"action": "abort"}` (a held message
+    /// is dropped) or `{"action": "cancel"}`.
     func decide(id: String?, text: String, breakpoints: Breakpoints) -> Response {
         guard let id, let uuid = UUID(uuidString: id), let held = breakpoints.held(id: uuid) else {
             return Self.notHeld(id)
@@ -97,6 +98,12 @@ struct BreakpointAPI: Sendable {
                 case .response:
                     if body["request"] != nil { throw HeldEditError(field: "request", message: "this exchange is held at its response: send \"response\"") }
                     resolution = .executeResponse(try HeldEdit.response(body["response"], over: held.response ?? FlowResponse(status: 200)))
+                case .message:
+                    guard let message = held.message else { throw HeldEditError(field: "", message: "the held message is gone") }
+                    if body["request"] != nil || body["response"] != nil {
+                        throw HeldEditError(field: "", message: "this exchange is held at a WebSocket message: send \"message\"")
+                    }
+                    resolution = .executeMessage(try HeldEdit.message(body["message"], over: message))
                 }
             default:
                 throw HeldEditError(field: "action", message: "expected \"execute\", \"abort\" or \"cancel\"")
@@ -175,6 +182,43 @@ enum HeldEdit {
         return response
     }
 
+    /// `{"text": ...}` for a text message, `{"base64": ...}` for a binary one: the payload to
+    /// send instead; the message kept when neither is given.
+    static func message(_ json: JSONValue?, over held: WebSocketMessage) throws(HeldEditError) -> WebSocketMessage {
+        guard let json, !json.isNull else { return held }
+        return try newMessage(json, field: "message", direction: held.direction, default: held)
+    }
+
+    /// A message from `{"text": ...}` or `{"base64": ...}` (with `"direction"` when there is no
+    /// held message to follow).
+    static func newMessage(
+        _ json: JSONValue, field: String, direction: WebSocketMessage.Direction, default held: WebSocketMessage? = nil
+    ) throws(HeldEditError) -> WebSocketMessage {
+        guard json.objectValue != nil else { throw HeldEditError(field: field, message: "expected an object, found \(json.typeName)") }
+        var message = held ?? WebSocketMessage(direction: direction, time: Date(), opcode: .text, data: Data(), size: 0)
+        switch (json["text"], json["base64"]) {
+        case (let text?, nil):
+            guard let value = text.stringValue else { throw HeldEditError(field: "\(field).text", message: "expected text, found \(text.typeName)") }
+            message.opcode = .text
+            message.data = Data(value.utf8)
+        case (nil, let base64?):
+            guard let value = base64.stringValue, let data = Data(base64Encoded: value) else {
+                throw HeldEditError(field: "\(field).base64", message: "expected the payload in base64")
+            }
+            message.opcode = .binary
+            message.data = data
+        case (nil, nil):
+            if held == nil { throw HeldEditError(field: field, message: "give the payload as \"text\" or \"base64\"") }
+        default:
+            throw HeldEditError(field: field, message: "give \"text\" or \"base64\", not both")
+        }
+        message.size = message.data.count
+        message.isCompressed = false
+        message.isTruncated = false
+        message.time = Date()
+        return message
+    }
+
     /// `[["Name", "value"], ...]`, as the API gives headers.
     static func fields(_ json: JSONValue, field: String) throws(HeldEditError) -> HeaderFields {
         guard let list = json.arrayValue else { throw HeldEditError(field: field, message: "expected a list of [name, value] pairs") }
@@ -247,6 +291,22 @@ extension HeldExchange {
             object["response"] = .object(fields)
         } else {
             object["response"] = .null
+        }
+        if let message {
+            var fields: JSONObject = [
+                "direction": .string(message.direction.rawValue),
+                "opcode": .integer(Int(message.opcode.rawValue)),
+                "size": .integer(message.data.count),
+            ]
+            if bodies || message.data.count <= 4096 {
+                if let text = message.text {
+                    fields["text"] = .string(text)
+                } else {
+                    fields["base64"] = .string(message.data.base64EncodedString())
+                }
+            }
+            if let note = message.note { fields["note"] = .string(note) }
+            object["message"] = .object(fields)
         }
         return .object(object)
     }

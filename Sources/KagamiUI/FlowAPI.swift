@@ -6,6 +6,7 @@ import KagamiGRPC
 import KagamiContentCoding
 import KagamiHAR
 import KagamiJSON
+import KagamiProxy
 import KagamiStore
 
 /// The JSON admin API under `/api`; the page uses nothing else, and scripts can use it too.
@@ -30,6 +31,9 @@ struct FlowAPI: Sendable {
         }
         router.get("/api/flows/:id/messages") { request, context in
             try await self.messages(request, id: context.parameters.get("id"))
+        }
+        router.post("/api/flows/:id/messages") { request, context in
+            try await self.inject(request, id: context.parameters.get("id"))
         }
         router.get("/api/flows/:id/grpc") { _, context in
             try await self.grpc(id: context.parameters.get("id"))
@@ -86,6 +90,38 @@ struct FlowAPI: Sendable {
             "offset": .integer(offset),
             "messages": .array(messages.map(\.json)),
         ])
+    }
+
+    /// `{"direction": "send" | "receive", "text": ...}` (or `"base64"` for a binary message): a
+    /// message of Kagami's own into the open WebSocket of the exchange, to the server (`send`)
+    /// or to the client (`receive`), at the next gap between messages going that way.
+    func inject(_ request: Request, id: String?) async throws -> Response {
+        guard let proxy = server.liveProxy else { return noProxyError() }
+        guard let id, let uuid = UUID(uuidString: id) else { return missing(id) }
+        let text = String(buffer: try await request.body.collect(upTo: 64 << 20))
+        let message: WebSocketMessage
+        do {
+            let body: JSONValue
+            do {
+                body = try JSONValue(parsing: text)
+            } catch {
+                throw HeldEditError(field: "", message: "not JSON: \(error)")
+            }
+            guard body.objectValue != nil else { throw HeldEditError(field: "", message: "expected a JSON object, found \(body.typeName)") }
+            guard let name = body["direction"]?.stringValue, let direction = WebSocketMessage.Direction(rawValue: name) else {
+                throw HeldEditError(field: "direction", message: "expected \"send\" (to the server) or \"receive\" (to the client)")
+            }
+            message = try HeldEdit.newMessage(body, field: "", direction: direction)
+        } catch let error as HeldEditError {
+            return apiError(.badRequest, error.description)
+        }
+        do {
+            try await proxy.webSockets.inject(message, into: uuid)
+        } catch let error as WebSocketInjectionError {
+            if case .notOpen = error { return apiError(.notFound, error.description) }
+            return apiError(.conflict, error.description)
+        }
+        return jsonResponse(["flowId": .string(uuid.uuidString), "direction": .string(message.direction.rawValue), "size": .integer(message.data.count)])
     }
 
     /// A gRPC call's messages, decoded without a `.proto`, and its status; 404 when the
@@ -209,6 +245,7 @@ extension WebSocketMessage {
         }
         if let closeCode { object["closeCode"] = .integer(Int(closeCode)) }
         if let closeReason { object["closeReason"] = .string(closeReason) }
+        if let note { object["note"] = .string(note) }
         return .object(object)
     }
 }

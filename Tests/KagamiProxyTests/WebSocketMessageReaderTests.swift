@@ -211,6 +211,142 @@ import Testing
         #expect(reader.failure?.reason.hasPrefix("permessage-deflate payload does not inflate") == true)
     }
 
+    // MARK: Holding and re-framing
+
+    /// Passes `stream` through a reader as the relay does, in pieces of `piece` bytes: what
+    /// goes on, with each held message sent back whole in a frame of its own at its place.
+    static func relayed(
+        _ stream: [UInt8], reader: inout WebSocketMessageReader, piece: Int, mayHold: Bool = true, hold: (Int, WebSocketMessage.Opcode) -> Bool
+    ) -> (wire: [UInt8], held: [WebSocketMessage], passed: [WebSocketMessage]) {
+        var wire: [UInt8] = []
+        var held: [WebSocketMessage] = []
+        var passed: [WebSocketMessage] = []
+        var started = 0
+        var index = 0
+        while index < stream.count || (stream.isEmpty && index == 0) {
+            let end = piece == 0 ? stream.count : min(stream.count, index + piece)
+            let bytes = Array(stream[index..<end])
+            var outputs: [WebSocketMessageReader.Output] = []
+            bytes.withUnsafeBytes { buffer in
+                reader.read(buffer, at: Date(timeIntervalSince1970: 1_700_000_000), mayHold: mayHold, hold: { opcode in
+                    started += 1
+                    return hold(started, opcode)
+                }, into: &outputs)
+            }
+            for output in outputs {
+                switch output {
+                case .forward(let range): wire += bytes[range]
+                case .bytes(let buffer): wire += buffer.readableBytesView
+                case .passed(let message): passed.append(message)
+                case .held(let message):
+                    held.append(message)
+                    wire += WebSocketFrameWriter.frame(
+                        opcode: message.opcode.rawValue, fin: true, payload: message.data, masked: message.direction == .send).readableBytesView
+                }
+            }
+            index = end
+            if stream.isEmpty { break }
+        }
+        return (wire, held, passed)
+    }
+
+    @Test func heldMessagesStayBackAndTheRestGoesOnAsSent() {
+        let first = Self.frame(1, Array("first".utf8))
+        let second = Self.frame(1, Array("hold".utf8), fin: false) + Self.frame(9, [1]) + Self.frame(0, Array(" me".utf8))
+        let third = Self.frame(2, [1, 2, 3], form: 64) + Self.frame(10, [])
+        for piece in [0, 1, 2, 5, 13] {
+            var reader = Self.reader(.send)
+            let result = Self.relayed(first + second + third, reader: &reader, piece: piece) { number, _ in number == 2 }
+            #expect(reader.failure == nil)
+            #expect(result.held.map(\.text) == ["hold me"], "piece \(piece)")
+            // The ping inside the held message went on at once; the held one follows whole.
+            let ping = Self.frame(9, [1])
+            let resent = Array(WebSocketFrameWriter.frame(opcode: 1, fin: true, payload: Data("hold me".utf8), masked: false).readableBytesView)
+            #expect(result.wire.count == first.count + ping.count + resent.count + 4 + third.count, "piece \(piece)")
+            #expect(Array(result.wire.prefix(first.count + ping.count)) == first + ping, "piece \(piece)")
+            #expect(Array(result.wire.suffix(third.count)) == third, "piece \(piece)")
+            #expect(result.passed.map(\.opcode) == [.text, .ping, .binary, .pong])
+            var receiver = Self.reader(.send)
+            #expect(Self.read(result.wire, into: &receiver).compactMap(\.text) == ["first", "hold me"])
+            #expect(receiver.failure == nil)
+        }
+    }
+
+    /// Once a compressed message was held (and sent uncompressed), the receiver's window misses
+    /// it: every compressed message after it goes uncompressed too, and the receiver reads
+    /// each as the sender meant it.
+    @Test func compressedMessagesAfterAHeldOneGoUncompressed() {
+        let deflater = Deflater()
+        let texts = (1...4).map { String(repeating: "kagami mirror \($0) ", count: 30) }
+        let stream = texts.flatMap { Self.frame(1, deflater.compress(Array($0.utf8)), rsv1: true) } + Self.frame(1, Array("plain".utf8))
+        for piece in [0, 1, 7, 64] {
+            var reader = Self.reader(.send, deflate: true)
+            let result = Self.relayed(stream, reader: &reader, piece: piece) { number, _ in number == 2 }
+            #expect(reader.failure == nil)
+            #expect(reader.reframesCompressed)
+            var receiver = Self.reader(.send, deflate: true)
+            let messages = Self.read(result.wire, into: &receiver)
+            #expect(receiver.failure == nil, "piece \(piece)")
+            #expect(messages.compactMap(\.text) == texts + ["plain"], "piece \(piece)")
+            // The first went on compressed, as sent; none after it.
+            #expect(messages.map(\.isCompressed) == [true, false, false, false, false])
+        }
+    }
+
+    /// A message too large to hold streams on re-framed: the receiver gets it whole.
+    @Test func aMessageOverTheHoldLimitStreamsOn() {
+        let deflater = Deflater()
+        let big = Array(String(repeating: "0123456789", count: 500).utf8)
+        let wire = deflater.compress(big)
+        let stream = Self.frame(1, Array(wire.prefix(10)), fin: false, rsv1: true) + Self.frame(0, Array(wire.dropFirst(10)))
+            + Self.frame(2, Array(repeating: 7, count: 3000))
+        for piece in [0, 3, 100] {
+            var reader = WebSocketMessageReader(.init(direction: .send, captureLimit: 64, holdLimit: 1000, deflate: true))
+            let result = Self.relayed(stream, reader: &reader, piece: piece) { _, _ in true }
+            #expect(result.held.isEmpty)
+            #expect(result.passed.map(\.note) == ["over 1000 bytes: passed on without stopping", "over 1000 bytes: passed on without stopping"])
+            #expect(result.passed.allSatisfy { $0.data.count == 64 && $0.isTruncated })
+            var receiver = Self.reader(.send, deflate: true)
+            let messages = Self.read(result.wire, into: &receiver)
+            #expect(receiver.failure == nil, "piece \(piece)")
+            #expect(messages.map(\.data) == [Data(big), Data(repeating: 7, count: 3000)], "piece \(piece)")
+        }
+    }
+
+    /// Random streams, random messages held: whatever is held or re-framed, the receiver reads
+    /// the same messages the sender sent, in order.
+    @Test func fuzzedHoldingKeepsTheMessages() {
+        var random = SeededGenerator(state: 0x686F_6C64)
+        for round in 0..<300 {
+            let deflater = Deflater()
+            var stream: [UInt8] = []
+            var sentTexts: [Data] = []
+            for _ in 0..<Int.random(in: 1...6, using: &random) {
+                let size = Int.random(in: 0...400, using: &random)
+                let payload = (0..<size).map { _ in UInt8.random(in: 0x20...0x7E, using: &random) }
+                switch Int.random(in: 0...3, using: &random) {
+                case 0: stream += Self.frame(1, payload)
+                case 1: stream += Self.frame(2, Array(payload.prefix(size / 2)), fin: false) + Self.frame(9, Array(payload.prefix(5))) + Self.frame(0, Array(payload.dropFirst(size / 2)))
+                default: stream += Self.frame(1, deflater.compress(payload), rsv1: true)
+                }
+                sentTexts.append(Data(payload))
+            }
+            var reader = WebSocketMessageReader(.init(direction: .send, captureLimit: 64, holdLimit: 200, deflate: true))
+            var choices = random
+            // Every third round holds nothing: the bytes then go on exactly as sent.
+            let holding = round % 3 != 0
+            let result = Self.relayed(stream, reader: &reader, piece: Int.random(in: 0...40, using: &random), mayHold: holding) { _, _ in
+                holding && Bool.random(using: &choices)
+            }
+            #expect(reader.failure == nil, "round \(round)")
+            if !holding { #expect(result.wire == stream, "round \(round)") }
+            var receiver = Self.reader(.send, deflate: true)
+            let messages = Self.read(result.wire, into: &receiver).filter { !$0.opcode.isControl }
+            #expect(receiver.failure == nil, "round \(round)")
+            #expect(messages.map(\.data) == sentTexts, "round \(round)")
+        }
+    }
+
     // MARK: Fuzzing
 
     /// A seeded generator, so a failing run can be repeated.

@@ -4,6 +4,7 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Synchronization
+import KagamiRules
 import Testing
 @testable import KagamiProxy
 
@@ -37,7 +38,7 @@ import Testing
         let sink = Sink()
         let clientReads = ReadCounter()
 
-        init(extensions: String? = nil) throws {
+        init(extensions: String? = nil, breakpoints: Breakpoints? = nil) throws {
             try client.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
             try server.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 2)).wait()
             let target = ProxyTarget(scheme: "http", host: "127.0.0.1", port: 2, path: "/chat")
@@ -47,14 +48,19 @@ import Testing
             if let extensions { headers.add(name: "Sec-WebSocket-Extensions", value: extensions) }
             let response = HTTPResponseHead(version: .http1_1, status: .switchingProtocols, headers: headers)
             recorder.responseHead(response)
-            let capture = try #require(WebSocketCapture(recorder: recorder, response: response, hooks: ExchangeHooks(list: [RecordingHook(sink: sink)]), captureLimit: 1 << 20))
+            let loop = client.embeddedEventLoop
+            let tools: [any WebSocketMessageTool] = breakpoints.map {
+                [BreakpointMessageTool(breakpoints: $0, handshake: recorder.flow.request, response: recorder.flow.response, flowID: recorder.flow.id, eventLoop: loop)]
+            } ?? []
+            let relay = try #require(WebSocketRelay(
+                recorder: recorder, response: response, hooks: ExchangeHooks(list: [RecordingHook(sink: sink)]), tools: tools,
+                captureLimit: 1 << 20, live: LiveWebSockets(), eventLoop: loop))
             let clientRelay = TunnelRelayHandler()
             let serverRelay = TunnelRelayHandler()
             TunnelRelayHandler.join(clientRelay, serverRelay)
-            clientRelay.capture = (capture, .send)
-            serverRelay.capture = (capture, .receive)
-            clientRelay.onFinished = capture.finish
-            serverRelay.onFinished = capture.finish
+            TunnelRelayHandler.join(client: clientRelay, server: serverRelay, through: relay)
+            clientRelay.onFinished = relay.finish
+            serverRelay.onFinished = relay.finish
             try client.pipeline.syncOperations.addHandlers([clientReads, clientRelay])
             try server.pipeline.syncOperations.addHandler(serverRelay)
         }
@@ -70,8 +76,13 @@ import Testing
             let other = side === client ? server : client
             try side.writeInbound(ByteBuffer(bytes: bytes))
             side.pipeline.fireChannelReadComplete()
+            return try written(to: other)
+        }
+
+        /// What was written to `side` since last asked.
+        func written(to side: EmbeddedChannel) throws -> [UInt8] {
             var out: [UInt8] = []
-            while let buffer = try other.readOutbound(as: ByteBuffer.self) { out += buffer.readableBytesView }
+            while let buffer = try side.readOutbound(as: ByteBuffer.self) { out += buffer.readableBytesView }
             return out
         }
     }
@@ -145,6 +156,67 @@ import Testing
         try relay.closeClient()
         #expect(relay.sink.flows.withLock { $0.last?.error?.kind } == .connectionReset)
         #expect(relay.sink.messages.withLock { $0.map(\.size) } == [3])
+    }
+
+    /// A message held at a breakpoint doesn't go on, nor does what the client sends after it
+    /// (and the client side reads no more) until it is decided; then the edited message goes in
+    /// a frame of Kagami's own, the rest behind it as it was sent.
+    @Test func aHeldMessageAndWhatFollowsWaitForTheDecision() throws {
+        let breakpoints = Breakpoints(BreakpointSettings(breakpoints: [
+            Breakpoint(location: Location(path: "/chat"), request: false, messages: .send, messageText: "hold"),
+        ]))
+        let relay = try Relay(breakpoints: breakpoints)
+        let first = Self.frame(1, Array("first".utf8), masked: true)
+        let held = Self.frame(1, Array("hold me".utf8), masked: true)
+        let after = Self.frame(2, [9, 8, 7], masked: true)
+        // While a message breakpoint covers the direction, each message is read whole before
+        // it goes on (in a frame of Kagami's own: same message, another mask).
+        #expect(Self.texts(try relay.pass(first + held + after, from: relay.client)) == ["first"])
+        // The server side goes on meanwhile.
+        let echo = Self.frame(1, Array("first".utf8), masked: false)
+        #expect(try relay.pass(echo, from: relay.server) == echo)
+        relay.client.read()
+        let reads = relay.clientReads.reads
+        #expect(try relay.pass(Self.frame(1, Array("later".utf8), masked: true), from: relay.client).isEmpty)
+        relay.client.read()
+        #expect(relay.clientReads.reads == reads)
+        let heldMessage = try #require(breakpoints.held.first)
+        #expect(heldMessage.message?.text == "hold me")
+        var edited = try #require(heldMessage.message)
+        edited.data = Data("edited".utf8)
+        try breakpoints.resolve(heldMessage.id, with: .executeMessage(edited))
+        relay.client.embeddedEventLoop.run()
+        #expect(Self.texts(try relay.written(to: relay.server)) == ["edited", "binary 3", "later"])
+        // Reading resumed.
+        #expect(relay.clientReads.reads == reads + 1)
+        #expect(Self.texts(try relay.pass(Self.frame(1, Array("go".utf8), masked: true), from: relay.client)) == ["go"])
+        let recorded = relay.sink.messages.withLock { $0 }.filter { $0.direction == .send }
+        #expect(recorded.compactMap(\.text) == ["first", "edited", "later", "go"])
+        #expect(recorded[1].note?.contains("then edited") == true)
+        try relay.closeClient()
+    }
+
+    /// The messages in bytes going to the server, binary ones as "binary N".
+    static func texts(_ bytes: [UInt8]) -> [String] {
+        var reader = WebSocketMessageReader(.init(direction: .send, captureLimit: 1 << 20))
+        var messages: [WebSocketMessage] = []
+        reader.read(bytes, at: Date(), into: &messages)
+        #expect(reader.failure == nil)
+        return messages.map { $0.text ?? "binary \($0.data.count)" }
+    }
+
+    /// The connection closes while a message is held: the hold is let go, the message is
+    /// recorded as never sent.
+    @Test func aHeldMessageIsReleasedWhenTheConnectionCloses() throws {
+        let breakpoints = Breakpoints(BreakpointSettings(breakpoints: [
+            Breakpoint(location: Location(path: "/chat"), request: false, messages: .both),
+        ]))
+        let relay = try Relay(breakpoints: breakpoints)
+        #expect(try relay.pass(Self.frame(1, Array("x".utf8), masked: true), from: relay.client).isEmpty)
+        #expect(breakpoints.held.count == 1)
+        try relay.closeClient()
+        #expect(breakpoints.held.isEmpty)
+        #expect(relay.sink.messages.withLock { $0.first?.note } == "held when the connection closed: never sent")
     }
 
     @Test func extensionsAreReadFromTheHandshake() {

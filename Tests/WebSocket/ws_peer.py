@@ -12,6 +12,13 @@
       line describing what it sent (the test compares it with what Kagami captured); exits 1 on
       any mismatch.
 
+  ws_peer.py talk URL [--proxy URL] [--send TEXT]... [--expect TEXT]... [--no-compression]
+      Sends each --send message (text; "b64:..." sends the decoded bytes as a binary
+      message), then receives as many messages as there are --expect and checks they are those,
+      in order (binary ones compared as "b64:..."). For the message tools: rules, breakpoints
+      and messages injected by the proxy change what comes back. Prints one JSON line with what
+      it received; exits 1 on any difference.
+
   ws_peer.py absolute PROXY_PORT SERVER_PORT
       The handshake as an absolute-form request through a forward proxy on a plain socket,
       then one masked text frame and a close, frame by frame; checks the 101 arrives exactly
@@ -114,6 +121,38 @@ async def run_client(arguments):
     return 0 if report["ok"] else 1
 
 
+async def run_talk(arguments):
+    report = {"ok": True, "problems": [], "received": []}
+
+    def shown(message):
+        return message if isinstance(message, str) else "b64:" + base64.b64encode(message).decode()
+
+    async with connect(
+        arguments.url,
+        proxy=arguments.proxy,
+        max_size=None,
+        compression=None if arguments.no_compression else "deflate",
+        open_timeout=20,
+        close_timeout=20,
+    ) as connection:
+        report["compressed"] = connection.protocol.extensions != []
+        for text in arguments.send:
+            await connection.send(base64.b64decode(text[4:]) if text.startswith("b64:") else text)
+        for expected in arguments.expect:
+            try:
+                message = await asyncio.wait_for(connection.recv(), 60)
+            except (asyncio.TimeoutError, ConnectionClosed) as error:
+                report["ok"] = False
+                report["problems"].append(f"waiting for {expected!r}: {type(error).__name__}")
+                break
+            report["received"].append(shown(message))
+            if shown(message) != expected:
+                report["ok"] = False
+                report["problems"].append(f"expected {expected!r}, received {shown(message)!r}")
+    print(json.dumps(report), flush=True)
+    return 0 if report["ok"] else 1
+
+
 def read_exactly(sock, count):
     data = b""
     while len(data) < count:
@@ -188,6 +227,12 @@ def main():
     client.add_argument("--ca")
     client.add_argument("--big", type=int, default=20 * 1024 * 1024)
     client.add_argument("--no-compression", action="store_true")
+    talk = sub.add_parser("talk")
+    talk.add_argument("url")
+    talk.add_argument("--proxy")
+    talk.add_argument("--send", action="append", default=[])
+    talk.add_argument("--expect", action="append", default=[])
+    talk.add_argument("--no-compression", action="store_true")
     absolute = sub.add_parser("absolute")
     absolute.add_argument("proxy_port", type=int)
     absolute.add_argument("server_port", type=int)
@@ -195,6 +240,8 @@ def main():
     arguments = parser.parse_args()
     if arguments.command == "absolute":
         return run_absolute(arguments)
+    if arguments.command == "talk":
+        return asyncio.run(run_talk(arguments))
     if arguments.command == "server":
         asyncio.run(run_server(arguments))
         return 0
