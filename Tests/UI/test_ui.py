@@ -22,6 +22,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -120,7 +121,13 @@ class Suite:
         return self.driver.execute_script(script, *args)
 
     def until(self, condition, message):
-        return self.wait.until(lambda d: condition(), message)
+        """Waits for `condition`; `message` (text, or a function giving it) says what timed out."""
+        if not callable(message):
+            return self.wait.until(lambda d: condition(), message)
+        try:
+            return self.wait.until(lambda d: condition())
+        except TimeoutException:
+            raise TimeoutException(message()) from None
 
     def rows(self):
         return self.js("return [...document.querySelectorAll('#sequence-spacer .row:not([hidden])')]"
@@ -659,6 +666,67 @@ class Suite:
         self.until(lambda: len(self.js(rows)) == 1 and "↓" in self.js(rows)[0], "one received hello")
         self.filter("")
 
+    def test_websocket_message_breakpoint_and_inject(self):
+        # A second Kagami in reverse mode before a websockets echo server; its page is opened
+        # for the test. A message breakpoint set in the page holds the client's message, which
+        # is edited there; then a message typed in the Messages tab reaches the client.
+        peer = os.path.join(ROOT, "Tests", "WebSocket", "ws_peer.py")
+        server = subprocess.Popen([sys.executable, peer, "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        workdir = tempfile.mkdtemp(prefix="kagami-ws-ui-")
+        reverse = None
+        client = None
+        try:
+            port = int(server.stdout.readline().split()[1])
+            reverse = Kagami(self.binary, workdir, extra=["--reverse", f"http://127.0.0.1:{port}"])
+            self.driver.get(reverse.ui)
+            self.driver.find_element(By.ID, "view-breakpoints").click()
+            panel = self.driver.find_element(By.ID, "breakpoints")
+            self.until(lambda: panel.find_elements(By.ID, "add-breakpoint"), "breakpoints editor")
+            self.driver.find_element(By.ID, "add-breakpoint").click()
+            self.type_into(self.field(panel, "breakpoints[0].location.path"), "/chat")
+            self.press(self.field(panel, "breakpoints[0].request"))
+            self.choose(self.field(panel, "breakpoints[0].messages"), "send")
+            self.type_into(self.field(panel, "breakpoints[0].messageText"), "hold")
+            self.driver.find_element(By.ID, "breakpoints-save").click()
+            self.until(lambda: "In force" in self.text_of("breakpoints-state"), "breakpoints saved")
+            status, document = api(reverse.ui, "GET", "/api/breakpoints")
+            assert document["breakpoints"][0].get("messages") == "send" and document["breakpoints"][0]["request"] is False, document
+            self.driver.find_element(By.ID, "view-sequence").click()
+            client = subprocess.Popen(
+                [sys.executable, peer, "talk", f"ws://127.0.0.1:{reverse.proxy.rsplit(':', 1)[1]}/chat",
+                 "--send", "hello", "--send", "hold this", "--expect", "hello", "--expect", "edited in the ui", "--expect", "from the ui"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            dialog = self.driver.find_element(By.ID, "held-dialog")
+            self.until(lambda: self.js("return document.getElementById('held-dialog').open"), "the held message pops up")
+            assert "WebSocket message held" in dialog.text and "client → server" in dialog.text, dialog.text
+            self.until(lambda: self.field(dialog, "message").get_attribute("value") == "hold this", "the held text to edit")
+            self.type_into(self.field(dialog, "message"), "edited in the ui")
+            self.shot("breakpoint-websocket-message")
+            self.driver.find_element(By.ID, "held-execute").click()
+            self.until(lambda: not self.js("return document.getElementById('held-dialog').open"), "the message is sent on")
+            self.select_row("/chat")
+            self.tab("messages")
+            rows = "return [...document.querySelectorAll('#messages-table tbody tr')].map(r => r.innerText)"
+            self.until(lambda: len(self.js(rows)) == 4, "the messages so far listed")
+            self.type_into(self.driver.find_element(By.ID, "inject-text"), "from the ui")
+            self.choose(self.driver.find_element(By.ID, "inject-direction"), "receive")
+            self.driver.find_element(By.ID, "inject-send").click()
+            self.until(lambda: self.text_of("inject-outcome") == "Sent.", lambda: f"the message is sent (page says {self.text_of('inject-outcome')!r})")
+            output, errors = client.communicate(timeout=60)
+            assert client.returncode == 0, (output, errors)
+            self.until(lambda: any("injected" in row for row in self.js(rows)), "the injected message listed with its note")
+            texts = self.js(rows)
+            assert any("edited in the ui" in row and "then edited" in row for row in texts), texts
+            self.shot("websocket-messages-tools")
+        finally:
+            if client and client.poll() is None:
+                client.kill()
+            server.stdin.close()
+            server.wait(timeout=10)
+            if reverse:
+                reverse.stop()
+            self.driver.get(self.kagami.ui)
+
     def test_ten_thousand_exchanges(self):
         host, port = self.kagami.proxy.replace("http://", "").split(":")
         errors = []
@@ -737,7 +805,8 @@ class Suite:
                  self.test_inspector_image, self.test_copy_curl_repeats_the_request, self.test_structure_groups,
                  self.test_export_selected_rows, self.test_dark_theme, self.test_rule_badges_and_applied_rules, self.test_import_har,
                  self.test_rules_panel_changes_the_next_response, self.test_breakpoints_edit_what_the_client_receives,
-                 self.test_repeat_and_repeat_advanced, self.test_websocket_messages_tab, self.test_grpc_tab,
+                 self.test_repeat_and_repeat_advanced, self.test_websocket_messages_tab,
+                 self.test_websocket_message_breakpoint_and_inject, self.test_grpc_tab,
                  self.test_ten_thousand_exchanges, self.test_disconnected_banner]
         passed, failed = run_each(tests, self.driver, "ui")
         self.passed += passed

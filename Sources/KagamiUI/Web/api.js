@@ -186,6 +186,16 @@ async function sendJSON(method, path, body) {
   return { ok: response.ok, status: response.status, answer };
 }
 
+/** Sends a message of Kagami's own into an open WebSocket; resolves to an error text or null. */
+export async function injectMessage(flowId, direction, text) {
+  try {
+    const { ok, answer } = await sendJSON("POST", `api/flows/${flowId}/messages`, { direction, text });
+    return ok ? null : answer.error;
+  } catch (error) {
+    return `Could not send: ${error.message}`;
+  }
+}
+
 /** Exchanges already held when the page (re)connects: the events only tell what happens next. */
 async function syncHeld() {
   try {

@@ -31,7 +31,7 @@ export function mountBreakpoints({ container, dialog }) {
     const settings = el("section", { className: "rule-section" },
       el("div", { className: "section-head" }, el("h3", {}, `Breakpoints (${list.length})`),
         el("button", { id: "add-breakpoint", onclick: () => edit({ op: "add", path: ["breakpoints"], item: { location: {}, request: true, response: false, enabled: true } }) }, "Add breakpoint")),
-      el("p", { className: "note" }, "A matching exchange pauses at its request and/or response and opens for editing: Execute sends it on with the edits, Abort fails it, Cancel sends it on unchanged."),
+      el("p", { className: "note" }, "A matching exchange pauses at its request and/or response and opens for editing: Execute sends it on with the edits, Abort fails it, Cancel sends it on unchanged. On a WebSocket, messages going the chosen way (those containing the message text, when given) pause the same way: Send edited, Drop, or Send unchanged."),
       el("div", { className: "card-head" },
         field("Breakpoints on", draft, ["enabled"], change, { kind: "checkbox", fallback: true }),
         field("Continue by itself after (seconds, blank: wait)", draft, ["autoContinue"], change, { kind: "number", placeholder: "wait", className: "w-port-wide" })),
@@ -42,6 +42,11 @@ export function mountBreakpoints({ container, dialog }) {
             field("Enabled", draft, [...path, "enabled"], change, { kind: "checkbox", fallback: true, rerender: true }),
             field("Request", draft, [...path, "request"], change, { kind: "checkbox", fallback: true }),
             field("Response", draft, [...path, "response"], change, { kind: "checkbox" }),
+            field("WebSocket messages", draft, [...path, "messages"], change, {
+              kind: "select", options: [["", "none"], ["send", "sent (client → server)"], ["receive", "received (server → client)"], ["both", "both ways"]],
+            }),
+            field("containing", draft, [...path, "messageText"], change, { placeholder: "any message", className: "w-host" }),
+            field("Regex", draft, [...path, "messageRegex"], change, { kind: "checkbox" }),
             el("span", { className: "spacer-flex" }),
             listControls(["breakpoints"], index, list.length, edit, "breakpoint")),
           locationFields(draft, [...path, "location"], change));
@@ -85,6 +90,11 @@ export function mountBreakpoints({ container, dialog }) {
     shownId = current.id;
     const draft = state.heldDrafts[current.id];
     const heldChange = (path, value) => dispatch({ type: "heldEdited", id: current.id, path, value });
+    const error = state.heldError && state.heldError.id === current.id ? el("div", { className: "panel-error", role: "alert", id: "held-error" }, state.heldError.message) : null;
+    if (current.phase === "message") {
+      renderMessage(current, draft, heldChange, queue, error);
+      return;
+    }
     const isRequest = current.phase === "request";
     const part = isRequest ? "request" : "response";
     const base64 = draft[part].bodyEncoding === "base64";
@@ -96,7 +106,6 @@ export function mountBreakpoints({ container, dialog }) {
         el("div", { className: "row-fields" },
           field("Status", draft, ["response", "status"], heldChange, { kind: "number", className: "w-port" }),
           field("Reason", draft, ["response", "reason"], heldChange, { className: "w-grow" }))];
-    const error = state.heldError && state.heldError.id === current.id ? el("div", { className: "panel-error", role: "alert", id: "held-error" }, state.heldError.message) : null;
     dialog.replaceChildren(el("form", { method: "dialog", className: "held-form", onsubmit: (event) => event.preventDefault() },
       el("h2", {}, `Breakpoint: ${isRequest ? "request" : "response"} held`),
       queue,
@@ -111,6 +120,28 @@ export function mountBreakpoints({ container, dialog }) {
         el("button", { type: "button", id: "held-abort", className: "danger", title: "Fail the exchange: the client gets an error", onclick: () => decide(current, "abort") }, "Abort"),
         el("button", { type: "button", id: "held-cancel", title: "Send it on unchanged", onclick: () => decide(current, "cancel") }, "Cancel"),
         el("button", { type: "button", id: "held-execute", className: "primary", title: "Send it on with the edits", onclick: () => decide(current, "execute") }, "Execute"))));
+    if (!dialog.open) dialog.showModal();
+    if (error) showFieldError(dialog, state.heldError.field, state.heldError.message);
+  }
+
+  /** A held WebSocket message: its payload to edit, then send, drop or send unchanged. */
+  function renderMessage(current, draft, heldChange, queue, error) {
+    const message = draft.message || {};
+    const toServer = message.direction === "send";
+    const binary = message.base64 != null;
+    dialog.replaceChildren(el("form", { method: "dialog", className: "held-form", onsubmit: (event) => event.preventDefault() },
+      el("h2", {}, `Breakpoint: WebSocket message held`),
+      queue,
+      el("p", { className: "url" }, `${toServer ? "↑ client → server" : "↓ server → client"} on ${current.request.url}`),
+      el("p", { className: "note" }, `Held at ${formatTime(current.heldAt)} by ${current.locations.join(", ") || "a breakpoint"}; what the ${toServer ? "client" : "server"} sends next waits behind it.${message.note ? ` ${message.note}.` : ""}`),
+      error,
+      field(binary ? "Binary message (base64)" : "Text message", draft, ["message", binary ? "base64" : "text"], heldChange, { kind: "textarea", className: "w-wide held-body", name: "message" }),
+      el("menu", {},
+        el("button", { type: "button", id: "held-hide", title: "Close this window; the message keeps waiting (see Breakpoints)", onclick: () => dispatch({ type: "heldHidden" }) }, "Later"),
+        el("span", { className: "spacer-flex" }),
+        el("button", { type: "button", id: "held-abort", className: "danger", title: "Drop the message: the peer never gets it", onclick: () => decide(current, "abort") }, "Drop"),
+        el("button", { type: "button", id: "held-cancel", title: "Send it on unchanged", onclick: () => decide(current, "cancel") }, "Send unchanged"),
+        el("button", { type: "button", id: "held-execute", className: "primary", title: "Send the message as edited", onclick: () => decide(current, "execute") }, "Send edited"))));
     if (!dialog.open) dialog.showModal();
     if (error) showFieldError(dialog, state.heldError.field, state.heldError.message);
   }

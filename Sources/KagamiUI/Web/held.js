@@ -2,6 +2,10 @@
 
 /** The edit for a held exchange as the API takes it. */
 export function heldEdit(held, draft) {
+  if (held.phase === "message") {
+    const message = draft.message;
+    return { message: message.base64 != null ? { base64: message.base64 } : { text: message.text } };
+  }
   const part = held.phase === "request" ? "request" : "response";
   const edited = draft[part];
   const headers = edited.headersText.split(/\r?\n/).filter((line) => line.trim() !== "").map((line) => {
@@ -20,6 +24,7 @@ export function heldEdit(held, draft) {
 /** What the editor starts from: the held exchange's own values. */
 export function heldDraft(held) {
   const draft = {};
+  if (held.message) draft.message = { ...held.message };
   for (const part of ["request", "response"]) {
     const message = held[part];
     if (!message) continue;
