@@ -23,6 +23,8 @@ public struct Flow: Sendable, Hashable, Codable, Identifiable {
     public var archiveFields: [ArchiveField]? = nil
     /// The exchange this one sent again (Repeat, Repeat Advanced).
     public var repeatOf: UUID? = nil
+    /// The HTTP/2 stream the exchange was on, on the client's connection (nil for HTTP/1).
+    public var streamID: Int? = nil
 
     /// The request header a repeated request carries to the proxy, naming the exchange it
     /// repeats; the proxy removes it and sets `repeatOf`.
@@ -81,6 +83,7 @@ public struct Flow: Sendable, Hashable, Codable, Identifiable {
         appliedRules = try container.decodeIfPresent([RuleApplication].self, forKey: .appliedRules) ?? []
         archiveFields = try container.decodeIfPresent([ArchiveField].self, forKey: .archiveFields)
         repeatOf = try container.decodeIfPresent(UUID.self, forKey: .repeatOf)
+        streamID = try container.decodeIfPresent(Int.self, forKey: .streamID)
     }
 
     /// Time from the request's start to the end of the exchange.

@@ -69,6 +69,7 @@ public enum HARExport {
         if let client = flow.clientAddress { entry["_clientAddress"] = .string(client) }
         if let server = flow.serverAddress { entry["_serverAddress"] = .string(server) }
         if let repeatOf = flow.repeatOf { entry["_repeatOf"] = .string(repeatOf.uuidString) }
+        if let streamID = flow.streamID { entry["_streamId"] = .integer(streamID) }
         if let tls = flow.tls { entry["_tls"] = JSONValue(encoding: tls) }
         if let error = flow.error { entry["_error"] = JSONValue(encoding: error) }
         if !flow.violations.isEmpty { entry["_contractViolations"] = JSONValue(encoding: flow.violations) }

@@ -108,6 +108,7 @@ public enum HARImport {
                 try decode([ContractViolation].self, node, what: "contract violations")
             } ?? []
         )
+        if let streamNode = try entry.optional("_streamId") { flow.streamID = try streamNode.integer() }
         if let repeatNode = try entry.optional("_repeatOf") {
             guard let repeatOf = UUID(uuidString: try repeatNode.string()) else { throw repeatNode.error("expected the id (a UUID) of the repeated exchange") }
             flow.repeatOf = repeatOf

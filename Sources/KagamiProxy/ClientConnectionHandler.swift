@@ -2,6 +2,7 @@ import Foundation
 import KagamiFlow
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import KagamiRules
 
@@ -110,11 +111,16 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var idleSince: NIODeadline? = .now()
     /// Set on connections that arrived through an intercepted CONNECT.
     private let origin: InterceptedOrigin?
+    /// Set on the handler of an HTTP/2 stream (one exchange per stream).
+    private let isStream: Bool
+    /// Why the client closed the stream, when it reset it.
+    private var streamReset: HTTP2ErrorCode?
 
-    init(settings: ConnectionSettings, pool: UpstreamPool, origin: InterceptedOrigin? = nil) {
+    init(settings: ConnectionSettings, pool: UpstreamPool, origin: InterceptedOrigin? = nil, isStream: Bool = false) {
         self.settings = settings
         self.pool = pool
         self.origin = origin
+        self.isStream = isStream
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -122,6 +128,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         armIdleTimer(context: context)
         clientAddress = context.channel.remoteAddress?.authorityText
     }
+
 
     func handlerRemoved(context: ChannelHandlerContext) {
         idleTimer?.cancel()
@@ -198,12 +205,15 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             releaseHeld(exchange)
             exchange.upstream?.handler.delegate = nil
             exchange.upstream?.channel.close(promise: nil)
-            settings.hooks.ended(exchange.recorder.finish(error: FlowError(.clientDisconnected, "the client closed the connection \(what)")))
+            let message = streamReset.map { "the client reset the stream (RST_STREAM \($0.rfcName)) \(what)" } ?? "the client closed the connection \(what)"
+            settings.hooks.ended(exchange.recorder.finish(error: FlowError(.clientDisconnected, message)))
         }
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // The client reset its stream (RST_STREAM): said on the exchange it ends.
+        if let closed = error as? NIOHTTP2Errors.StreamClosed { streamReset = closed.errorCode }
         context.close(promise: nil)
     }
 
@@ -281,6 +291,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         )
         recorder.setVersion(head.version)
         if let repeatOf { recorder.markRepeat(of: repeatOf) }
+        // A stream's id is settled once its request has arrived. Asked on the stream's own
+        // loop, the answer is already there and the callback runs at once.
+        if isStream {
+            var id: Int?
+            context.channel.getOption(HTTP2StreamChannelOptions.streamID).assumeIsolated().whenSuccess { id = Int($0) }
+            if let id { recorder.setStream(id) }
+        }
         let exchange = Exchange(recorder: recorder, target: target, upstreamHead: upstreamHead, clientHead: head)
         self.exchange = exchange
         if settings.hooks.requestHead(exchange) {

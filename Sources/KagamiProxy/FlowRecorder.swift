@@ -49,6 +49,11 @@ struct FlowRecorder {
         flow.repeatOf = id
     }
 
+    /// The HTTP/2 stream the exchange is on.
+    mutating func setStream(_ id: Int) {
+        flow.streamID = id
+    }
+
     /// The request with the body bytes kept so far.
     var requestSoFar: FlowRequest {
         var request = flow.request

@@ -37,7 +37,7 @@ enum HTTP2ClientSide {
                 let (pool, origin) = shared.value
                 let handlers = stream.pipeline.syncOperations
                 try handlers.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-                try handlers.addHandler(ClientConnectionHandler(settings: settings, pool: pool, origin: origin))
+                try handlers.addHandler(ClientConnectionHandler(settings: settings, pool: pool, origin: origin, isStream: true))
             }
         }
         // A connection error (bad HPACK, a frame that breaks the protocol) has been answered
@@ -124,5 +124,28 @@ final class HTTP2PrefaceSniffer: ChannelInboundHandler, RemovableChannelHandler 
     func channelInactive(context: ChannelHandlerContext) {
         buffered = nil
         context.fireChannelInactive()
+    }
+}
+
+extension HTTP2ErrorCode {
+    /// The name RFC 9113 §7 gives the code (`CANCEL`, `PROTOCOL_ERROR`…), or its number.
+    var rfcName: String {
+        switch self {
+        case .noError: "NO_ERROR"
+        case .protocolError: "PROTOCOL_ERROR"
+        case .internalError: "INTERNAL_ERROR"
+        case .flowControlError: "FLOW_CONTROL_ERROR"
+        case .settingsTimeout: "SETTINGS_TIMEOUT"
+        case .streamClosed: "STREAM_CLOSED"
+        case .frameSizeError: "FRAME_SIZE_ERROR"
+        case .refusedStream: "REFUSED_STREAM"
+        case .cancel: "CANCEL"
+        case .compressionError: "COMPRESSION_ERROR"
+        case .connectError: "CONNECT_ERROR"
+        case .enhanceYourCalm: "ENHANCE_YOUR_CALM"
+        case .inadequateSecurity: "INADEQUATE_SECURITY"
+        case .http11Required: "HTTP_1_1_REQUIRED"
+        default: "0x\(String(networkCode, radix: 16))"
+        }
     }
 }

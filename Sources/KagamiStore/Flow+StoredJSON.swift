@@ -54,6 +54,7 @@ extension Flow {
             json.endArray()
         }
         if let repeatOf { json.key("repeatOf"); json.string(repeatOf.uuidString) }
+        if let streamID { json.key("streamID"); json.integer(streamID) }
         json.endObject()
         return Data(json.bytes)
     }

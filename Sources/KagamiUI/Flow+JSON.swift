@@ -41,6 +41,7 @@ extension Flow {
     var detailJSON: JSONValue {
         guard case .object(var object) = summaryJSON else { return summaryJSON }
         object["url"] = .string(request.url)
+        if let streamID { object["streamId"] = .integer(streamID) }
         object["clientAddress"] = clientAddress.map(JSONValue.string) ?? .null
         object["serverAddress"] = serverAddress.map(JSONValue.string) ?? .null
         object["request"] = [

@@ -41,11 +41,15 @@ struct HTTP2Tests {
     @Test func parallelStreamsAreSeparateExchanges() async throws {
         try await HTTPSHarness.with { h in
             let urls = (1...8).map { "\(h.origin.localhostURL)/echo?stream=\($0)" }
-            let result = try await h.curl(["--http2", "--parallel", "--parallel-immediate", "-o", "/dev/null"] + urls.flatMap { [$0, "-o", "/dev/null"] })
+            let result = try await h.curl(["--http2", "--parallel", "-o", "/dev/null"] + urls.flatMap { [$0, "-o", "/dev/null"] })
             #expect(result.status == 0, "\(result.stderr)")
             let flows = try await h.proxy.flows(count: 8)
             #expect(Set(flows.map(\.request.target)) == Set((1...8).map { "/echo?stream=\($0)" }))
             #expect(flows.allSatisfy { $0.request.version == "HTTP/2.0" && $0.response?.status == 200 })
+            // curl multiplexes them on one connection: each on its own client-initiated stream
+            // (odd ids), recorded with it.
+            let streams = flows.compactMap(\.streamID)
+            #expect(Set(streams).count == 8 && streams.allSatisfy { $0 % 2 == 1 })
         }
     }
 

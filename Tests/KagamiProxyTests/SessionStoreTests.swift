@@ -41,6 +41,7 @@ struct SessionStoreTests {
     @Test func everyFieldOfAFlowSurvivesTheSessionFile() async throws {
         var flow = FlowFixtures.getJSON()
         flow.clientAddress = "127.0.0.1:50123"
+        flow.streamID = 7
         flow.serverAddress = "127.0.0.1:8443"
         flow.timings.connected = flow.timings.start.addingTimeInterval(0.001)
         flow.timings.requestSent = flow.timings.start.addingTimeInterval(0.002)

@@ -73,7 +73,7 @@ export function mountInspector({ container, showTool, showRepeat }) {
       ["Request size", `${formatSize(flow.request.body.size)} body${flow.request.body.truncated ? " (only the first part kept)" : ""}`],
       ["Response size", flow.response ? `${formatSize(flow.response.body.size)} body${flow.response.body.truncated ? " (only the first part kept)" : ""}` : ""],
       ["Content type", flow.type || ""],
-      ["Client", flow.clientAddress || ""],
+      ["Client", `${flow.clientAddress || ""}${flow.streamId != null ? `, HTTP/2 stream ${flow.streamId}` : ""}`],
       ["Server", flow.serverAddress || ""],
       ["Mode", flow.mode],
     ];
