@@ -80,13 +80,7 @@ struct BreakpointAPI: Sendable {
         }
         let resolution: BreakpointResolution
         do {
-            let body: JSONValue
-            do {
-                body = try JSONValue(parsing: text)
-            } catch {
-                throw HeldEditError(field: "", message: "not JSON: \(error)")
-            }
-            guard body.objectValue != nil else { throw HeldEditError(field: "", message: "expected a JSON object, found \(body.typeName)") }
+            let body = try HeldEdit.object(text)
             switch body["action"]?.stringValue {
             case "abort": resolution = .abort
             case "cancel": resolution = .cancel
@@ -132,6 +126,18 @@ struct HeldEditError: Error, CustomStringConvertible {
 
 /// Edits sent for a held exchange: each field given replaces the held one; fields left out keep it.
 enum HeldEdit {
+    /// A request body that must be a JSON object.
+    static func object(_ text: String) throws(HeldEditError) -> JSONValue {
+        let body: JSONValue
+        do {
+            body = try JSONValue(parsing: text)
+        } catch {
+            throw HeldEditError(field: "", message: "not JSON: \(error)")
+        }
+        guard body.objectValue != nil else { throw HeldEditError(field: "", message: "expected a JSON object, found \(body.typeName)") }
+        return body
+    }
+
     static func request(_ json: JSONValue?, over held: FlowRequest) throws(HeldEditError) -> FlowRequest {
         guard let json, !json.isNull else { return held }
         guard json.objectValue != nil else { throw HeldEditError(field: "request", message: "expected an object, found \(json.typeName)") }

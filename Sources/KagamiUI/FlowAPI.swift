@@ -101,13 +101,7 @@ struct FlowAPI: Sendable {
         let text = String(buffer: try await request.body.collect(upTo: 64 << 20))
         let message: WebSocketMessage
         do {
-            let body: JSONValue
-            do {
-                body = try JSONValue(parsing: text)
-            } catch {
-                throw HeldEditError(field: "", message: "not JSON: \(error)")
-            }
-            guard body.objectValue != nil else { throw HeldEditError(field: "", message: "expected a JSON object, found \(body.typeName)") }
+            let body = try HeldEdit.object(text)
             guard let name = body["direction"]?.stringValue, let direction = WebSocketMessage.Direction(rawValue: name) else {
                 throw HeldEditError(field: "direction", message: "expected \"send\" (to the server) or \"receive\" (to the client)")
             }
