@@ -81,12 +81,8 @@ final class TunnelRelayHandler: ChannelDuplexHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if isWritable { partner?.partnerBecameWritable() }
+        if isWritable { partner?.resumeReads() }
         context.fireChannelWritabilityChanged()
-    }
-
-    private func partnerBecameWritable() {
-        resumeReads()
     }
 
     /// Reads again if a read waited (for the other side, or for a held WebSocket message).

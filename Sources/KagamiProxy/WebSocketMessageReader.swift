@@ -105,9 +105,10 @@ struct WebSocketMessageReader {
 
     /// Reads `bytes`. `hold` is asked at the first frame of each data message whether to keep
     /// that message back. `mayHold` false says it will hold nothing this read: the bytes of a
-    /// frame header split across reads then go on at once, as every other byte does.
+    /// frame header split across reads then go on at once, as every other byte does (asked only
+    /// when a read ends inside a header).
     mutating func read(
-        _ bytes: UnsafeRawBufferPointer, at time: Date, mayHold: Bool = true, hold: (WebSocketMessage.Opcode) -> Bool,
+        _ bytes: UnsafeRawBufferPointer, at time: Date, mayHold: () -> Bool = { true }, hold: (WebSocketMessage.Opcode) -> Bool,
         into outputs: inout [Output]
     ) {
         guard failure == nil else {
@@ -172,7 +173,7 @@ struct WebSocketMessageReader {
         // The bytes of a header not yet complete wait for the rest of it, unless its frame
         // will pass whatever it is.
         let partial = min(parser.partialHeaderCount, bytes.count)
-        if partial > 0, headerBegunOnWire || (!mayHold && !reframesCompressed && (message?.handling.passes ?? true)) {
+        if partial > 0, headerBegunOnWire || (!reframesCompressed && (message?.handling.passes ?? true) && !mayHold()) {
             if run == nil { run = bytes.count - partial }
             headerBegunOnWire = true
             endRun(at: bytes.count)
@@ -184,7 +185,7 @@ struct WebSocketMessageReader {
     /// Reads `bytes` holding nothing, appending the messages completed by them to `messages`.
     mutating func read(_ bytes: UnsafeRawBufferPointer, at time: Date, into messages: inout [WebSocketMessage]) {
         var outputs: [Output] = []
-        read(bytes, at: time, mayHold: false, hold: { _ in false }, into: &outputs)
+        read(bytes, at: time, mayHold: { false }, hold: { _ in false }, into: &outputs)
         for case .passed(let message) in outputs { messages.append(message) }
     }
 

@@ -34,7 +34,7 @@ final class MessageRewriteTool: WebSocketMessageTool {
         let (rewritten, applications) = rewrites.rewrite(text, going: message.direction)
         guard !applications.isEmpty else { return .proceed }
         message.data = Data(rewritten.utf8)
-        message.note = ([message.note].compactMap { $0 } + applications.map { "\($0.name): \($0.description)" }).joined(separator: "; ")
+        for application in applications { message.addNote("\(application.name): \(application.description)") }
         return .proceed
     }
 
@@ -86,11 +86,12 @@ final class BreakpointMessageTool: WebSocketMessageTool {
                 case .abort:
                     decided(nil)
                 case .executeMessage(var edited):
-                    edited.note = ([original.note].compactMap { $0 } + ["held \(waited) s at a breakpoint, then edited"]).joined(separator: "; ")
+                    edited.note = original.note
+                    edited.addNote("held \(waited) s at a breakpoint, then edited")
                     decided(edited)
                 default:
                     var message = original
-                    message.note = ([original.note].compactMap { $0 } + ["held \(waited) s at a breakpoint, then sent unchanged"]).joined(separator: "; ")
+                    message.addNote("held \(waited) s at a breakpoint, then sent unchanged")
                     decided(message)
                 }
             }

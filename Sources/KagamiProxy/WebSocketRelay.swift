@@ -31,8 +31,8 @@ final class WebSocketRelay {
     private let live: LiveWebSockets
     /// What waits behind a held message, per direction.
     private var waiting: [WebSocketMessage.Direction: [Step]] = [:]
-    /// The tool that holds a message of that direction, and its place in the list.
-    private var holding: [WebSocketMessage.Direction: (message: WebSocketMessage, tool: Int)] = [:]
+    /// The message of that direction a tool holds.
+    private var holding: [WebSocketMessage.Direction: WebSocketMessage] = [:]
     /// Messages the admin API injected, waiting for a gap between messages.
     private var injections: [WebSocketMessage.Direction: [WebSocketMessage]] = [:]
     /// Where each direction's bytes go: the handler writing to the peer that receives them.
@@ -102,10 +102,10 @@ final class WebSocketRelay {
         buffer.withUnsafeReadableBytes { bytes in
             switch direction {
             case .send:
-                sent.read(bytes, at: now, mayHold: mayHold(.send), hold: { self.mayAct(on: $0, going: .send) }, into: &outputs)
+                sent.read(bytes, at: now, mayHold: { mayHold(.send) }, hold: { self.mayAct(on: $0, going: .send) }, into: &outputs)
                 if failure == nil, let error = sent.failure { noteFailure(error, by: "client") }
             case .receive:
-                received.read(bytes, at: now, mayHold: mayHold(.receive), hold: { self.mayAct(on: $0, going: .receive) }, into: &outputs)
+                received.read(bytes, at: now, mayHold: { mayHold(.receive) }, hold: { self.mayAct(on: $0, going: .receive) }, into: &outputs)
                 if failure == nil, let error = received.failure { noteFailure(error, by: "server") }
             }
         }
@@ -152,14 +152,14 @@ final class WebSocketRelay {
     /// Runs the tools from `first` on a held message; false when one of them holds it.
     private func runTools(on message: WebSocketMessage, from first: Int) -> Bool {
         var message = message
+        let relay = NIOLoopBound(self, eventLoop: eventLoop)
+        let direction = message.direction
         for index in tools.indices.dropFirst(first) {
-            let relay = NIOLoopBound(self, eventLoop: eventLoop)
-            let direction = message.direction
             let outcome = tools[index].act(on: &message) { decided in
                 relay.value.resume(direction, with: decided, after: index)
             }
             if outcome == .stop {
-                holding[direction] = (message, index)
+                holding[direction] = message
                 return false
             }
         }
@@ -174,8 +174,8 @@ final class WebSocketRelay {
         if let decided {
             guard runTools(on: decided, from: tool + 1) else { return }
         } else {
-            var dropped = held.message
-            dropped.note = [dropped.note, "dropped at a breakpoint"].compactMap { $0 }.joined(separator: "; ")
+            var dropped = held
+            dropped.addNote("dropped at a breakpoint")
             record(dropped)
         }
         var steps = (waiting.removeValue(forKey: direction) ?? [])[...]
@@ -244,8 +244,8 @@ final class WebSocketRelay {
         live.close(flowID)
         for tool in tools { tool.connectionClosed() }
         for (_, held) in holding {
-            var lost = held.message
-            lost.note = [lost.note, "held when the connection closed: never sent"].compactMap { $0 }.joined(separator: "; ")
+            var lost = held
+            lost.addNote("held when the connection closed: never sent")
             pending.append(lost)
         }
         holding.removeAll()
@@ -257,6 +257,13 @@ final class WebSocketRelay {
             error = FlowError(.connectionReset, "WebSocket closed without a close frame")
         }
         hooks.ended(recorder.finish(error: error), stored: then)
+    }
+}
+
+extension WebSocketMessage {
+    /// Adds what Kagami did to the message to what its note already says.
+    mutating func addNote(_ text: String) {
+        note = note.map { "\($0); \(text)" } ?? text
     }
 }
 

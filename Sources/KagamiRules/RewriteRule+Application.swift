@@ -108,6 +108,12 @@ struct CompiledRewriteRule: Sendable {
         return name.replacing(in: original, with: rule.replace.name, all: false) ?? rule.replace.name
     }
 
+    /// A Body rule's change to text (a body, a WebSocket message); nil when it changes nothing.
+    func rewriteText(_ text: String) -> String? {
+        guard let replaced = value.replacing(in: text, with: rule.replace.value, all: rule.replaceAll), replaced != text else { return nil }
+        return replaced
+    }
+
     /// Rewrites the body as text; a gzip or deflate body is decoded, rewritten and encoded again
     /// in its coding. A body that can't be rewritten says why, so the user isn't left guessing.
     private func rewriteBody(_ body: inout FlowBody, headers: inout HeaderFields) -> String? {
@@ -120,9 +126,7 @@ struct CompiledRewriteRule: Sendable {
         } catch {
             return "did not rewrite the body: it is \(coding ?? "") encoded and could not be decoded (\(error))"
         }
-        guard let text = String(data: plain, encoding: .utf8),
-              let replaced = value.replacing(in: text, with: rule.replace.value, all: rule.replaceAll),
-              replaced != text else { return nil }
+        guard let text = String(data: plain, encoding: .utf8), let replaced = rewriteText(text) else { return nil }
         var data = Data(replaced.utf8)
         if encoded {
             do {

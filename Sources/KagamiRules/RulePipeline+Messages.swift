@@ -31,8 +31,7 @@ public struct MessageRewrites: Sendable {
         var text = text
         var applications: [RuleApplication] = []
         for (set, compiled) in rules where compiled.rule.isEnabled && Self.acts(compiled.rule.target, on: direction) {
-            guard let replaced = compiled.value.replacing(in: text, with: compiled.rule.replace.value, all: compiled.rule.replaceAll),
-                  replaced != text else { continue }
+            guard let replaced = compiled.rewriteText(text) else { continue }
             applications.append(RuleApplication(
                 name: "Rewrite '\(set)'", description: "rewrote message (\(text.utf8.count) → \(replaced.utf8.count) bytes)"))
             text = replaced

@@ -228,7 +228,7 @@ import Testing
             let bytes = Array(stream[index..<end])
             var outputs: [WebSocketMessageReader.Output] = []
             bytes.withUnsafeBytes { buffer in
-                reader.read(buffer, at: Date(timeIntervalSince1970: 1_700_000_000), mayHold: mayHold, hold: { opcode in
+                reader.read(buffer, at: Date(timeIntervalSince1970: 1_700_000_000), mayHold: { mayHold }, hold: { opcode in
                     started += 1
                     return hold(started, opcode)
                 }, into: &outputs)

@@ -106,7 +106,7 @@ export function mountBreakpoints({ container, dialog }) {
         el("div", { className: "row-fields" },
           field("Status", draft, ["response", "status"], heldChange, { kind: "number", className: "w-port" }),
           field("Reason", draft, ["response", "reason"], heldChange, { className: "w-grow" }))];
-    dialog.replaceChildren(el("form", { method: "dialog", className: "held-form", onsubmit: (event) => event.preventDefault() },
+    showHeld(current, error, [
       el("h2", {}, `Breakpoint: ${isRequest ? "request" : "response"} held`),
       queue,
       el("p", { className: "note" }, `Held at ${formatTime(current.heldAt)} by ${current.locations.join(", ") || "a breakpoint"}.`),
@@ -114,12 +114,27 @@ export function mountBreakpoints({ container, dialog }) {
       ...fields,
       field("Headers (one per line, Name: value)", draft, [part, "headersText"], heldChange, { kind: "textarea", className: "w-wide held-headers", name: `${part}.headers` }),
       field(base64 ? "Body (base64: not UTF-8 text)" : "Body", draft, [part, "body"], heldChange, { kind: "textarea", className: "w-wide held-body" }),
+    ], {
+      waits: "the exchange keeps waiting",
+      abort: ["Abort", "Fail the exchange: the client gets an error"],
+      cancel: ["Cancel", "Send it on unchanged"],
+      execute: ["Execute", "Send it on with the edits"],
+    });
+  }
+
+  /** The editor's form: `parts`, then Later and the three decisions, named by `menu`. */
+  function showHeld(current, error, parts, menu) {
+    const decision = (action, className) => el("button", {
+      type: "button", id: `held-${action}`, className, title: menu[action][1], onclick: () => decide(current, action),
+    }, menu[action][0]);
+    dialog.replaceChildren(el("form", { method: "dialog", className: "held-form", onsubmit: (event) => event.preventDefault() },
+      ...parts,
       el("menu", {},
-        el("button", { type: "button", id: "held-hide", title: "Close this window; the exchange keeps waiting (see Breakpoints)", onclick: () => dispatch({ type: "heldHidden" }) }, "Later"),
+        el("button", { type: "button", id: "held-hide", title: `Close this window; ${menu.waits} (see Breakpoints)`, onclick: () => dispatch({ type: "heldHidden" }) }, "Later"),
         el("span", { className: "spacer-flex" }),
-        el("button", { type: "button", id: "held-abort", className: "danger", title: "Fail the exchange: the client gets an error", onclick: () => decide(current, "abort") }, "Abort"),
-        el("button", { type: "button", id: "held-cancel", title: "Send it on unchanged", onclick: () => decide(current, "cancel") }, "Cancel"),
-        el("button", { type: "button", id: "held-execute", className: "primary", title: "Send it on with the edits", onclick: () => decide(current, "execute") }, "Execute"))));
+        decision("abort", "danger"),
+        decision("cancel", ""),
+        decision("execute", "primary"))));
     if (!dialog.open) dialog.showModal();
     if (error) showFieldError(dialog, state.heldError.field, state.heldError.message);
   }
@@ -129,21 +144,19 @@ export function mountBreakpoints({ container, dialog }) {
     const message = draft.message || {};
     const toServer = message.direction === "send";
     const binary = message.base64 != null;
-    dialog.replaceChildren(el("form", { method: "dialog", className: "held-form", onsubmit: (event) => event.preventDefault() },
-      el("h2", {}, `Breakpoint: WebSocket message held`),
+    showHeld(current, error, [
+      el("h2", {}, "Breakpoint: WebSocket message held"),
       queue,
       el("p", { className: "url" }, `${toServer ? "↑ client → server" : "↓ server → client"} on ${current.request.url}`),
       el("p", { className: "note" }, `Held at ${formatTime(current.heldAt)} by ${current.locations.join(", ") || "a breakpoint"}; what the ${toServer ? "client" : "server"} sends next waits behind it.${message.note ? ` ${message.note}.` : ""}`),
       error,
       field(binary ? "Binary message (base64)" : "Text message", draft, ["message", binary ? "base64" : "text"], heldChange, { kind: "textarea", className: "w-wide held-body", name: "message" }),
-      el("menu", {},
-        el("button", { type: "button", id: "held-hide", title: "Close this window; the message keeps waiting (see Breakpoints)", onclick: () => dispatch({ type: "heldHidden" }) }, "Later"),
-        el("span", { className: "spacer-flex" }),
-        el("button", { type: "button", id: "held-abort", className: "danger", title: "Drop the message: the peer never gets it", onclick: () => decide(current, "abort") }, "Drop"),
-        el("button", { type: "button", id: "held-cancel", title: "Send it on unchanged", onclick: () => decide(current, "cancel") }, "Send unchanged"),
-        el("button", { type: "button", id: "held-execute", className: "primary", title: "Send the message as edited", onclick: () => decide(current, "execute") }, "Send edited"))));
-    if (!dialog.open) dialog.showModal();
-    if (error) showFieldError(dialog, state.heldError.field, state.heldError.message);
+    ], {
+      waits: "the message keeps waiting",
+      abort: ["Drop", "Drop the message: the peer never gets it"],
+      cancel: ["Send unchanged", "Send it on unchanged"],
+      execute: ["Send edited", "Send the message as edited"],
+    });
   }
 
   function decide(held, action) {
