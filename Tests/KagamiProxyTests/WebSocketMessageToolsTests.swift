@@ -45,7 +45,7 @@ struct WebSocketMessageToolsTests {
 
     /// The messages of the one WebSocket flow, once its connection has been recorded as ended.
     static func messages(_ proxy: ProxyHarness) async throws -> [WebSocketMessage] {
-        for _ in 0..<500 {
+        for _ in 0..<1500 {
             try await proxy.store.flush()
             if let flow = try await proxy.store.allFlows().first(where: \.isWebSocket), flow.timings.end != nil {
                 return try await proxy.store.messages(of: flow.id, offset: 0, limit: nil)
@@ -56,9 +56,9 @@ struct WebSocketMessageToolsTests {
         return []
     }
 
-    /// Waits until a message is held; nil after about ten seconds.
+    /// Waits until a message is held; nil after about thirty seconds (a bound, not a timing).
     static func held(_ breakpoints: Breakpoints) async throws -> HeldExchange? {
-        for _ in 0..<1000 {
+        for _ in 0..<3000 {
             if let held = breakpoints.held.first { return held }
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -140,7 +140,7 @@ struct WebSocketMessageToolsTests {
         try await Self.with(forward: true) { proxy, server in
             async let report = Self.talk(through: proxy, to: server, send: ["hi"], expect: ["hi", "from kagami", "to the server"])
             var flowID: UUID?
-            for _ in 0..<1000 where flowID == nil {
+            for _ in 0..<3000 where flowID == nil {
                 flowID = proxy.proxy.webSockets.open.first
                 if flowID == nil { try await Task.sleep(for: .milliseconds(10)) }
             }
