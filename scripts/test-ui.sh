@@ -7,6 +7,11 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
+# Chromium's trust store (an NSS database) takes Kagami's CA through certutil; nginx serves
+# the h2 page and openssl makes its certificate.
+command -v certutil >/dev/null 2>&1 || need_apt+=(libnss3-tools)
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "installing: ${need_apt[*]}"
     apt-get update -qq
@@ -26,4 +31,5 @@ status=0
 .venv-tests/bin/python Tests/UI/test_mock_docs.py "$kagami" || status=1
 .venv-tests/bin/python Tests/UI/test_contract_ui.py "$kagami" || status=1
 .venv-tests/bin/python Tests/UI/test_draft.py "$kagami" || status=1
+PATH="$PATH:/usr/sbin" .venv-tests/bin/python Tests/UI/test_chromium_protocols.py "$kagami" || status=1
 exit $status

@@ -11,6 +11,8 @@ command -v sqlite3 >/dev/null 2>&1 || need_apt+=(sqlite3)
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || need_apt+=(libsqlite3-dev)
 # The UI decodes gzip/deflate bodies with the system zlib.
 dpkg -s zlib1g-dev >/dev/null 2>&1 || need_apt+=(zlib1g-dev)
+# nginx with http2 is an origin of the HTTP/2 tests (and of the browser's h2 page).
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "installing: ${need_apt[*]}"
     apt-get update -qq

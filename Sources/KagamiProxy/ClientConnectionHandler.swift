@@ -419,20 +419,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         return true
     }
 
-    /// An HTTP/2 request goes to the server in HTTP/2 when the server agrees: over TLS, ALPN
-    /// asks; in clear text there is no asking, so only gRPC (which needs HTTP/2) goes as h2c
-    /// with prior knowledge, and anything else as HTTP/1.1, which every server speaks.
-    static func prefersHTTP2(_ exchange: Exchange) -> Bool {
-        guard exchange.clientVersion.major == 2 else { return false }
-        if exchange.target.scheme == "https" { return true }
-        let type = exchange.upstreamHead.headers.first(name: "content-type")?.lowercased() ?? ""
-        return type.hasPrefix("application/grpc")
-    }
-
     func connectUpstream(_ exchange: Exchange) {
         if waitForSink(exchange, then: { [weak self] in self?.connectUpstream(exchange) }) { return }
         let target = exchange.target
-        let key = UpstreamPool.Key(host: target.host, port: target.port, tls: target.scheme == "https", http2: Self.prefersHTTP2(exchange))
+        // An HTTP/2 request goes to the server in HTTP/2 when the server agrees: over TLS, ALPN
+        // asks; in clear text the pool opens with the HTTP/2 preface and falls back to HTTP/1.1
+        // when the server doesn't answer it (`ClearTextHTTP2Probe`).
+        let key = UpstreamPool.Key(host: target.host, port: target.port, tls: target.scheme == "https", http2: exchange.clientVersion.major == 2)
         pool.acquire(key) { [weak self] result in
             guard let self, !exchange.state.isFinished else {
                 if case .success(let connection) = result { connection.channel.close(promise: nil) }

@@ -1,6 +1,7 @@
 import KagamiFlow
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
@@ -20,6 +21,12 @@ enum UpstreamFailure {
         }
         if let upgrade = error as? UpgradeError {
             return (.badGateway, FlowError(.badResponse, "\(server) \(upgrade.description)"))
+        }
+        if let broken = error as? UpstreamHTTP2Failure {
+            return (.badGateway, FlowError(.badResponse, "\(server) \(broken.description)"))
+        }
+        if let reset = error as? NIOHTTP2Errors.StreamClosed {
+            return (.badGateway, FlowError(.connectionReset, "\(server) reset the stream (RST_STREAM \(reset.errorCode.rfcName))"))
         }
         if let loss = error as? ThrottleLoss {
             return (.badGateway, FlowError(.aborted, loss.description))

@@ -24,6 +24,9 @@ final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     weak var delegate: (any UpstreamDelegate)?
     /// Called once when the connection closes, so an idle pool can forget it.
     var onClose: (() -> Void)?
+    /// Why the connection closed, when something other than the server's own close did it (the
+    /// HTTP/2 connection a stream was on failing): reported to the exchange instead of a close.
+    var closeReason: (() -> (any Error)?)?
     /// Present once an exchange on this connection was throttled; its queue counts as unwritable.
     weak var throttle: ThrottleHandler?
     private var readsPaused = false
@@ -60,7 +63,11 @@ final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         let delegate = self.delegate
         self.delegate = nil
-        delegate?.upstreamClosed()
+        if let reason = closeReason?() {
+            delegate?.upstreamFailed(reason)
+        } else {
+            delegate?.upstreamClosed()
+        }
         onClose?()
         onClose = nil
         context.fireChannelInactive()

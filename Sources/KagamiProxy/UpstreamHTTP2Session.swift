@@ -14,6 +14,9 @@ final class UpstreamHTTP2Session {
     private let multiplexer: NIOHTTP2Handler.StreamMultiplexer
     /// How long its TLS handshake took, reported by the first exchange only.
     var handshakeDuration: TimeAmount?
+    /// What broke the connection (bad HPACK, a frame against the protocol, a flood of control
+    /// frames): its streams' exchanges end with it.
+    fileprivate(set) var failure: (any Error)?
 
     private init(key: UpstreamPool.Key, channel: any Channel, multiplexer: NIOHTTP2Handler.StreamMultiplexer) {
         self.key = key
@@ -36,7 +39,25 @@ final class UpstreamHTTP2Session {
             // Push is off; a server that opens a stream anyway gets it closed.
             pushed.close()
         }
-        return UpstreamHTTP2Session(key: key, channel: channel, multiplexer: multiplexer)
+        let session = UpstreamHTTP2Session(key: key, channel: channel, multiplexer: multiplexer)
+        try channel.pipeline.syncOperations.addHandler(ConnectionErrorHandler(session: session))
+        return session
+    }
+
+    /// Keeps the error the HTTP/2 handler reported for the connection (it has sent GOAWAY by
+    /// then) and closes the connection.
+    private final class ConnectionErrorHandler: ChannelInboundHandler {
+        typealias InboundIn = Never
+        weak var session: UpstreamHTTP2Session?
+
+        init(session: UpstreamHTTP2Session) { self.session = session }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            // A stream's error ends that stream only.
+            if error is NIOHTTP2Errors.StreamError { return }
+            if session?.failure == nil { session?.failure = error }
+            context.close(promise: nil)
+        }
     }
 
     var isActive: Bool { channel.isActive }
@@ -54,10 +75,11 @@ final class UpstreamHTTP2Session {
         }
         let key = self.key
         let handshake = reused ? nil : handshakeDuration
-        promise.futureResult.assumeIsolated().whenComplete { result in
+        promise.futureResult.assumeIsolated().whenComplete { [weak self] result in
             completion(result.flatMap { stream in
                 Result {
                     let handler = try stream.pipeline.syncOperations.handler(type: UpstreamHandler.self)
+                    handler.closeReason = { [weak self] in self?.failure.map(UpstreamHTTP2Failure.init) }
                     let connection = UpstreamConnection(key: key, channel: stream, handler: handler)
                     connection.isStream = true
                     connection.isReused = reused
@@ -67,4 +89,10 @@ final class UpstreamHTTP2Session {
             })
         }
     }
+}
+
+/// The HTTP/2 connection a stream was on broke: what its exchange ends with.
+struct UpstreamHTTP2Failure: Error, CustomStringConvertible {
+    let underlying: any Error
+    var description: String { "broke HTTP/2 on the connection: \(underlying)" }
 }

@@ -35,6 +35,9 @@ final class UpstreamPool {
     private var idle: [Key: [UpstreamConnection]] = [:]
     /// HTTP/2 connections, one per server, whose streams the exchanges share.
     private var sessions: [Key: UpstreamHTTP2Session] = [:]
+    /// Servers in clear text that did not answer HTTP/2 with prior knowledge: their exchanges go
+    /// in HTTP/1.1 without asking again.
+    private var clearTextHTTP1Only: Set<Key> = []
 
     init(eventLoop: any EventLoop, configuration: Configuration) {
         self.eventLoop = eventLoop
@@ -43,6 +46,8 @@ final class UpstreamPool {
 
     /// Hands out an idle connection to `key`, or opens one. `completion` runs on the loop.
     func acquire(_ key: Key, completion: @escaping (Result<UpstreamConnection, any Error>) -> Void) {
+        var key = key
+        if key.http2, !key.tls, clearTextHTTP1Only.contains(key) { key.http2 = false }
         if key.http2, let session = sessions[key] {
             if session.isActive {
                 session.openStream(reused: true, completion: completion)
@@ -117,7 +122,11 @@ final class UpstreamPool {
                 channel.close(promise: nil)
                 return
             }
-            if key.http2, !key.tls || handshake?.negotiatedProtocol == "h2" {
+            if key.http2, !key.tls {
+                self.probeClearText(channel, key: key, completion: completion)
+                return
+            }
+            if key.http2, handshake?.negotiatedProtocol == "h2" {
                 self.startSession(on: channel, key: key, handshake: duration, completion: completion)
                 return
             }
@@ -143,6 +152,37 @@ final class UpstreamPool {
         }
     }
 
+    /// In clear text nothing negotiates HTTP/2: Kagami opens with the preface and waits for the
+    /// server's SETTINGS before any stream goes out. A server that answers otherwise is marked
+    /// HTTP/1.1-only and the exchange goes to it in HTTP/1.1 on a new connection.
+    private func probeClearText(_ channel: any Channel, key: Key, completion: @escaping (Result<UpstreamConnection, any Error>) -> Void) {
+        let probe = ClearTextHTTP2Probe(eventLoop: channel.eventLoop, timeout: configuration.connectTimeout)
+        let session: UpstreamHTTP2Session
+        do {
+            try channel.pipeline.syncOperations.addHandler(probe, position: .first)
+            session = try UpstreamHTTP2Session.start(on: channel, key: key)
+        } catch {
+            channel.close(promise: nil)
+            completion(.failure(error))
+            return
+        }
+        probe.speaksHTTP2.futureResult.assumeIsolated().whenSuccess { [weak self] speaksHTTP2 in
+            guard let self else {
+                channel.close(promise: nil)
+                return
+            }
+            if speaksHTTP2, channel.isActive {
+                self.share(session, handshake: nil, completion: completion)
+                return
+            }
+            channel.close(promise: nil)
+            var http1 = key
+            http1.http2 = false
+            self.clearTextHTTP1Only.insert(key)
+            self.acquire(http1, completion: completion)
+        }
+    }
+
     private func startSession(on channel: any Channel, key: Key, handshake: TimeAmount?, completion: @escaping (Result<UpstreamConnection, any Error>) -> Void) {
         let session: UpstreamHTTP2Session
         do {
@@ -152,6 +192,13 @@ final class UpstreamPool {
             completion(.failure(error))
             return
         }
+        share(session, handshake: handshake, completion: completion)
+    }
+
+    /// Keeps a session for the server's next exchanges and opens the first one's stream.
+    private func share(_ session: UpstreamHTTP2Session, handshake: TimeAmount?, completion: @escaping (Result<UpstreamConnection, any Error>) -> Void) {
+        let key = session.key
+        let channel = session.channel
         session.handshakeDuration = handshake
         sessions[key] = session
         channel.closeFuture.assumeIsolated().whenComplete { [weak self, weak session] _ in

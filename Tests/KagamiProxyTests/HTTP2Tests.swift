@@ -208,3 +208,31 @@ struct HTTP2BadInputTests {
         }
     }
 }
+
+/// What a broken HTTP/2 server does to Kagami: the exchanges on its connection end with an error
+/// that says what went wrong, the client gets an answer, and the next exchange opens a new
+/// connection. The server is Tests/HTTP2/h2_rogue_server.py, in clear text before a reverse proxy.
+@Suite("HTTP/2 servers that break the rules", .serialized)
+struct HTTP2ServerBadInputTests {
+    static var script: String { WebSocketPeer.root.appendingPathComponent("Tests/HTTP2/h2_rogue_server.py").path }
+
+    @Test(arguments: ["/bad-hpack", "/settings-flood"])
+    func theExchangeFailsAndTheProxyGoesOn(path: String) async throws {
+        let server = try PeerServer(script: Self.script)
+        defer { server.stop() }
+        try await ProxyHarness.with(mode: { _ in .reverse(ProxyTarget(scheme: "http", host: "127.0.0.1", port: server.port)) }) { h in
+            let curl = { (path: String) in
+                try await CommandLineClient.curl.run(["-s", "--max-time", "60", "--http2-prior-knowledge", "-w", "\n%{http_code}", "\(h.proxyURL)\(path)"])
+            }
+            let broken = try await curl(path)
+            #expect(broken.stdoutText.hasSuffix("\n502"), "\(path): \(broken.stdoutText.suffix(300)) \(broken.stderr)")
+            let fine = try await curl("/fine")
+            #expect(fine.stdoutText == "fine\n200", "\(fine.stdoutText) \(fine.stderr)")
+            let flows = try await h.flows(count: 2)
+            let failed = try #require(flows.first { $0.request.target == path })
+            let error = try #require(failed.error, "\(path) recorded without an error")
+            #expect(error.message.contains("HTTP/2"), "\(error.message)")
+            #expect(flows.contains { $0.request.target == "/fine" && $0.response?.status == 200 && $0.error == nil })
+        }
+    }
+}
