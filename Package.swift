@@ -251,6 +251,14 @@ let package = Package(
 
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
         .testTarget(name: "KagamiFlowTests", dependencies: ["KagamiFlow"]),
+        // One store suite run against every driver (SQLite, and PostgreSQL on a throwaway server).
+        .testTarget(
+            name: "KagamiStoreTests",
+            dependencies: [
+                "KagamiStore", "KagamiPostgresStore", "KagamiFlow", "KagamiJSON", "KagamiTesting",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
         .testTarget(name: "KagamiGRPCTests", dependencies: ["KagamiGRPC", "KagamiFlow", "KagamiTesting"]),
         .testTarget(
             name: "KagamiInferTests",
