@@ -24,7 +24,9 @@ public final class PostgresFlowStore: FlowStore {
     private let client: PostgresClient
     private let running: Task<Void, Never>
     private let pending = Mutex(PendingWrites())
-    private let logger = Logger(label: "kagami.store.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+    private var logger: Logger { Self.logger }
+    /// PostgresNIO's own logging stays off; the store reports what matters itself.
+    static let logger = Logger(label: "kagami.store.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
     private let decoder: JSONDecoder
 
     /// Body bytes that may wait for the writer; past this, flows are kept without body bytes
@@ -101,7 +103,6 @@ public final class PostgresFlowStore: FlowStore {
         maximumPendingFlows: Int = 50_000, maximumPendingMessages: Int = 50_000
     ) async throws -> PostgresFlowStore {
         guard !name.isEmpty else { throw FlowStoreError("a session needs a name") }
-        let logger = Logger(label: "kagami.store.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
         let opened: (id: Int64, session: Session)
         do {
             let connection = try await PostgresConnection.connect(
