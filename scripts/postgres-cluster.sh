@@ -49,7 +49,7 @@ start() {
         fi
         chown postgres: "$dir"
     fi
-    as_owner "$bin/initdb" --pgdata="$dir/data" --username=kagami --auth=trust --encoding=UTF8 --locale=C.UTF-8 \
+    as_owner "$bin/initdb" --pgdata="$dir/data" --username=kagami --auth=trust --encoding=UTF8 --no-locale \
         >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
     # Another process may take the port between the look-up and the start: try a few.
     for attempt in 1 2 3 4 5; do
