@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "KagamiProxy", targets: ["KagamiProxy"]),
         .library(name: "KagamiCertificates", targets: ["KagamiCertificates"]),
         .library(name: "KagamiStore", targets: ["KagamiStore"]),
+        .library(name: "KagamiPostgresStore", targets: ["KagamiPostgresStore"]),
         .library(name: "KagamiHAR", targets: ["KagamiHAR"]),
         .library(name: "KagamiCurl", targets: ["KagamiCurl"]),
         .library(name: "KagamiTesting", targets: ["KagamiTesting"]),
@@ -49,6 +50,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // Plain JSON values with ordered objects; no Foundation types at the surface.
@@ -132,6 +134,17 @@ let package = Package(
         .target(
             name: "KagamiStore",
             dependencies: ["KagamiFlow", "KagamiJSON", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "DequeModule", package: "swift-collections")]
+        ),
+        // Sessions shared by a team: the FlowStore protocol over a PostgreSQL server.
+        .target(
+            name: "KagamiPostgresStore",
+            dependencies: [
+                "KagamiStore", "KagamiFlow",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
         ),
         // HTTP Archive (HAR 1.2) from and to flows.
         .target(name: "KagamiHAR", dependencies: ["KagamiFlow", "KagamiJSON", "KagamiContentCoding"]),
@@ -227,7 +240,7 @@ let package = Package(
         .target(
             name: "KagamiCLI",
             dependencies: [
-                "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
+                "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
                 "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiContractCheck", "KagamiMock", "KagamiUI",
                 "KagamiRules", "KagamiRepeat", "KagamiInfer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -237,6 +250,14 @@ let package = Package(
 
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
         .testTarget(name: "KagamiFlowTests", dependencies: ["KagamiFlow"]),
+        // One store suite run against every driver (SQLite, and PostgreSQL on a throwaway server).
+        .testTarget(
+            name: "KagamiStoreTests",
+            dependencies: [
+                "KagamiStore", "KagamiPostgresStore", "KagamiFlow", "KagamiJSON", "KagamiTesting",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
         .testTarget(name: "KagamiGRPCTests", dependencies: ["KagamiGRPC", "KagamiFlow", "KagamiTesting"]),
         .testTarget(
             name: "KagamiInferTests",
@@ -268,7 +289,7 @@ let package = Package(
         .testTarget(
             name: "KagamiProxyTests",
             dependencies: [
-                "KagamiProxy", "KagamiStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "KagamiRules", "KagamiRepeat", "KagamiMock", "KagamiJSON", "KagamiGRPC", "url-session-probe", "CKagamiZlib",
+                "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "KagamiRules", "KagamiRepeat", "KagamiMock", "KagamiJSON", "KagamiGRPC", "url-session-probe", "CKagamiZlib",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

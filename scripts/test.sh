@@ -13,6 +13,10 @@ dpkg -s libsqlite3-dev >/dev/null 2>&1 || need_apt+=(libsqlite3-dev)
 dpkg -s zlib1g-dev >/dev/null 2>&1 || need_apt+=(zlib1g-dev)
 # nginx with http2 is an origin of the HTTP/2 tests (and of the browser's h2 page).
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
+# The store suite runs against a throwaway PostgreSQL server as well as SQLite.
+if [ -z "${KAGAMI_TEST_POSTGRES_URL:-}" ] && ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
+    need_apt+=(postgresql)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "installing: ${need_apt[*]}"
     apt-get update -qq
@@ -28,6 +32,15 @@ export KAGAMI_UPSTREAM_ALLOW=loopback
 
 # The external suites live beside the checkout (../shared/conformance) unless told otherwise.
 export KAGAMI_CONFORMANCE_DIR="${KAGAMI_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/conformance}"
+
+# A PostgreSQL cluster of the tests' own (temporary folder, 127.0.0.1, a free port), stopped and
+# removed on exit; a server given in KAGAMI_TEST_POSTGRES_URL is used as it is.
+if [ -z "${KAGAMI_TEST_POSTGRES_URL:-}" ]; then
+    postgres_env=$(scripts/postgres-cluster.sh start)
+    eval "$postgres_env"
+    trap 'scripts/postgres-cluster.sh stop "$KAGAMI_TEST_POSTGRES_DIR"' EXIT
+    echo "PostgreSQL for the store tests: $KAGAMI_TEST_POSTGRES_URL"
+fi
 
 swift build --build-tests
 status=0

@@ -12,7 +12,7 @@ import KagamiUI
 struct ProxyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "proxy",
-        abstract: "Run the debugging proxy and record every exchange into a session file."
+        abstract: "Run the debugging proxy and record every exchange into a session file or a shared store."
     )
 
     @Option(help: "Address to listen on. Anything but loopback exposes the proxy to other hosts.")
@@ -21,8 +21,13 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on (0 picks a free one).")
     var port = 8888
 
-    @Option(help: "Session file (SQLite) to record into; created when missing. Default: a new file under ~/.kagami/sessions.")
+    @Option(help: "Session file (SQLite) to record into; created when missing. Default: a new file under ~/.kagami/sessions. With --store: the session's name, appended to when it exists (default: the date and time).")
     var session: String?
+
+    @Option(name: .customLong("store"), help: ArgumentHelp(
+        "Record into a PostgreSQL database shared by a team (postgres://user@host/database, sslmode as libpq reads it) instead of a session file. See docs/TEAM.md.",
+        valueName: "url"))
+    var storeURL: String?
 
     @Option(help: "Act as a reverse proxy for this server (e.g. http://127.0.0.1:3000) instead of a forward proxy.")
     var reverse: String?
@@ -65,7 +70,6 @@ struct ProxyCommand: AsyncParsableCommand {
         } else {
             mode = .forward
         }
-        let sessionPath = try session.map(SessionFile.expand) ?? SessionFile.newDefaultPath()
         let interception = try https.interception()
         let activeRules = ActiveRules(try rules.map(RulesFile.load))
         let breakpointSet = Breakpoints(try breakpoints.map(BreakpointsFile.load) ?? BreakpointSettings())
@@ -84,7 +88,9 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         // Each client may need a descriptor for its server connection too: take what the system allows.
         ProxyServer.raiseDescriptorLimit()
-        let store = try SQLiteFlowStore(path: sessionPath)
+        let recording = try await RecordingStore.open(store: storeURL, session: session)
+        let store = recording.store
+        let sessionPath = recording.description
         // The hub passes each flow to the store and to the web UI's live views.
         let hub = FlowHub(forwardingTo: store)
         // The contract check sees each flow after the store has it, on its own queue; what it
@@ -172,6 +178,7 @@ struct ProxyCommand: AsyncParsableCommand {
         await checkSink?.drain()
         try await store.flush()
         let count = try await store.count()
+        try await recording.close()
         FileHandle.standardOutput.write(Data("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(sessionPath)\n".utf8))
         if let liveContracts {
             let (checked, skipped) = liveContracts.counts
@@ -288,10 +295,15 @@ enum SessionFile {
     static func newDefaultPath() throws -> String {
         let directory = KagamiHome.sessions
         try KagamiHome.createPrivateDirectory(directory)
+        return (directory as NSString).appendingPathComponent("\(newDefaultName()).sqlite")
+    }
+
+    /// `2026-11-21T10-15-30`: a new session's name when none is given.
+    static func newDefaultName() -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "yyyy-MM-dd'T'HH-mm-ss"
-        return (directory as NSString).appendingPathComponent("\(formatter.string(from: Date())).sqlite")
+        return formatter.string(from: Date())
     }
 
     /// Opens an existing session, with a clear error when there is none.

@@ -37,8 +37,8 @@ public final class SQLiteFlowStore: FlowStore {
 
         var bodyBytes: Int {
             switch item {
-            case .flow(let flow): SQLiteFlowStore.bodyBytes(flow)
-            case .messages(let messages, _): messages.reduce(0) { $0 + $1.data.count }
+            case .flow(let flow): flow.pendingBodyBytes
+            case .messages(let messages, _): messages.pendingBodyBytes
             }
         }
 
@@ -162,15 +162,12 @@ public final class SQLiteFlowStore: FlowStore {
 
     private func enqueue(_ flow: Flow, stored: (@Sendable () -> Void)?) {
         var flow = flow
-        let bytes = Self.bodyBytes(flow)
+        let bytes = flow.pendingBodyBytes
         let limit = maximumPendingBodyBytes
         var warnDropping = false
         let schedule = pending.withLock { state in
             if bytes > 0, state.bodyBytes + bytes > limit {
-                flow.request.body.data = Data()
-                flow.request.body.isTruncated = flow.request.body.size > 0
-                flow.response?.body.data = Data()
-                if let size = flow.response?.body.size { flow.response?.body.isTruncated = size > 0 }
+                flow = flow.withBodiesDropped
                 state.bodiesDropped += 1
                 warnDropping = state.bodiesDropped == 1
             } else {
@@ -193,14 +190,11 @@ public final class SQLiteFlowStore: FlowStore {
     /// their payloads are left out (sizes kept, marked truncated) as bodies are.
     public func record(messages: [WebSocketMessage], of flowID: UUID) {
         var messages = messages
-        let bytes = messages.reduce(0) { $0 + $1.data.count }
+        let bytes = messages.pendingBodyBytes
         let limit = maximumPendingBodyBytes
         let schedule = pending.withLock { state in
             if bytes > 0, state.bodyBytes + bytes > limit {
-                for index in messages.indices where !messages[index].data.isEmpty {
-                    messages[index].data = Data()
-                    messages[index].isTruncated = true
-                }
+                messages = messages.withPayloadsDropped
                 state.bodiesDropped += 1
             } else {
                 state.bodyBytes += bytes
@@ -220,10 +214,6 @@ public final class SQLiteFlowStore: FlowStore {
 
     public var isBehind: Bool {
         pending.withLock { $0.entries.count >= maximumPendingFlows || $0.messages >= maximumPendingMessages }
-    }
-
-    fileprivate static func bodyBytes(_ flow: Flow) -> Int {
-        flow.request.body.data.count + (flow.response?.body.data.count ?? 0)
     }
 
     private func drain() {

@@ -1,6 +1,8 @@
 import Foundation
 import KagamiFlow
+import KagamiPostgresStore
 import KagamiProxy
+import KagamiStore
 import KagamiTesting
 import Synchronization
 import Testing
@@ -112,11 +114,13 @@ struct DurabilityTests {
         try await origin.stop()
     }
 
-    /// Exchanges that completed are in the session file even when the proxy is killed -9.
-    @Test func exchangesSurviveSIGKILL() async throws {
+    /// Exchanges that completed are in the session even when the proxy is killed -9, in a
+    /// session file or in a shared PostgreSQL store.
+    @Test(arguments: RecordingDestination.allCases)
+    func exchangesSurviveSIGKILL(into destination: RecordingDestination) async throws {
         let origin = try await OriginServer.start()
-        let session = temporaryPath("killed.sqlite")
-        let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--session", session])
+        let session = try destination.newSession()
+        let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--no-ui", "--no-ssl-proxying"] + session.arguments)
         let count = 40
         let urls = (1...count).map { "\(origin.baseURL)/echo?n=\($0)" }
         let outputs = Array(repeating: ["-o", "/dev/null"], count: count).flatMap { $0 }
@@ -125,8 +129,9 @@ struct DurabilityTests {
         proxy.kill9()
         try await origin.stop()
 
-        let reopened = try KagamiStoreOpen.open(session)
+        let reopened = try await session.open()
         let flows = try await reopened.allFlows()
+        await (reopened as? PostgresFlowStore)?.close()
         #expect(flows.count == count)
         #expect(Set(flows.map(\.request.url)) == Set(urls))
         #expect(flows.allSatisfy { $0.response?.status == 200 })

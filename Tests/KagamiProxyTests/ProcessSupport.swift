@@ -1,5 +1,7 @@
 import Foundation
+import KagamiPostgresStore
 import KagamiStore
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -20,6 +22,40 @@ enum ResidentMemory {
 
 enum KagamiStoreOpen {
     static func open(_ path: String) throws -> SQLiteFlowStore { try SQLiteFlowStore(path: path) }
+}
+
+/// Where `kagami proxy` records in a test: a session file, or a named session in the tests'
+/// PostgreSQL server (`KAGAMI_TEST_POSTGRES_URL`, set by ./scripts/test.sh; without it the
+/// test fails rather than leaving the shared store out).
+enum RecordingDestination: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sessionFile = "session file"
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    struct Session: Sendable {
+        var arguments: [String]
+        var open: @Sendable () async throws -> any FlowStore
+    }
+
+    func newSession() throws -> Session {
+        switch self {
+        case .sessionFile:
+            let path = temporaryPath("session.sqlite")
+            return Session(arguments: ["--session", path]) { try SQLiteFlowStore(path: path) }
+        case .postgres:
+            guard let url = ProcessInfo.processInfo.environment["KAGAMI_TEST_POSTGRES_URL"], !url.isEmpty else {
+                throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: """
+                    KAGAMI_TEST_POSTGRES_URL is not set: run ./scripts/test.sh, or start a server with eval "$(scripts/postgres-cluster.sh start)"
+                    """])
+            }
+            let name = "proxy-" + UUID().uuidString
+            let location = try PostgresLocation(url: url)
+            return Session(arguments: ["--store", url, "--session", name]) {
+                try await PostgresFlowStore.open(location, session: name, recordedBy: "tests")
+            }
+        }
+    }
 }
 
 /// The `kagami` binary running as a child process, as a user would run it. `kagami proxy` is

@@ -1,0 +1,52 @@
+import ArgumentParser
+import Foundation
+import KagamiPostgresStore
+import KagamiStore
+
+/// Where `proxy` records: a session file (SQLite, the default), or a named session in a
+/// PostgreSQL database shared by a team (`--store postgres://… --session NAME`).
+struct RecordingStore {
+    var store: any FlowStore
+    /// The session as the banner and the web UI name it.
+    var description: String
+
+    static func open(store url: String?, session: String?) async throws -> RecordingStore {
+        guard let url else {
+            let path = try session.map(SessionFile.expand) ?? SessionFile.newDefaultPath()
+            return RecordingStore(store: try SQLiteFlowStore(path: path), description: path)
+        }
+        guard PostgresLocation.isPostgresURL(url) else {
+            throw ValidationError("--store takes a postgres://user@host/database URL; to record into a session file, give --session FILE alone")
+        }
+        let location: PostgresLocation
+        do {
+            location = try PostgresLocation(url: url)
+        } catch {
+            throw ValidationError("--store: \(error)")
+        }
+        let name = session ?? SessionFile.newDefaultName()
+        do {
+            let store = try await PostgresFlowStore.open(location, session: name, recordedBy: recorder())
+            return RecordingStore(store: store, description: "\(name) in \(location)")
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
+
+    /// Writes what is queued and lets go of the store's connections.
+    func close() async throws {
+        try await store.flush()
+        await (store as? PostgresFlowStore)?.close()
+    }
+
+    /// `user@host`, from the login and the machine's own name (no DNS look-up).
+    static func recorder() -> String {
+        let user = ProcessInfo.processInfo.environment["USER"]
+            ?? getpwuid(getuid()).map { String(cString: $0.pointee.pw_name) }
+            ?? "unknown"
+        var name = [CChar](repeating: 0, count: 256)
+        guard gethostname(&name, name.count - 1) == 0 else { return user }
+        let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return "\(user)@\(host)"
+    }
+}

@@ -1,0 +1,115 @@
+import KagamiStore
+import Logging
+import PostgresNIO
+
+/// The shared store's tables, built by numbered migrations. Each applied version is a row of
+/// `kagami_migration`, so a database written by an older Kagami is brought up to date when a
+/// newer one opens it, and one written by a newer Kagami is refused rather than misread.
+enum PostgresSchema {
+    struct Migration: Sendable {
+        var version: Int
+        var name: String
+        var statements: [PostgresQuery]
+    }
+
+    static let migrations: [Migration] = [
+        Migration(version: 1, name: "sessions, flows, bodies and WebSocket messages", statements: [
+            """
+            CREATE TABLE session (
+                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                name text NOT NULL UNIQUE,
+                recorded_by text NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            // `seq` is the capture order across every writer; the summary columns are for
+            // listing and searching, `metadata` is the rest of the flow as `Flow.storedJSON()`.
+            """
+            CREATE TABLE flow (
+                seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                session_id bigint NOT NULL REFERENCES session (id) ON DELETE CASCADE,
+                id uuid NOT NULL,
+                mode text NOT NULL,
+                started_at timestamptz NOT NULL,
+                method text NOT NULL,
+                url text NOT NULL,
+                host text NOT NULL,
+                status integer,
+                request_size bigint NOT NULL,
+                response_size bigint,
+                duration double precision,
+                error text,
+                metadata bytea NOT NULL,
+                repeat_of uuid,
+                UNIQUE (session_id, id)
+            )
+            """,
+            "CREATE INDEX flow_session_seq ON flow (session_id, seq)",
+            "CREATE INDEX flow_repeat_of ON flow (session_id, repeat_of) WHERE repeat_of IS NOT NULL",
+            """
+            CREATE TABLE body (
+                session_id bigint NOT NULL,
+                flow_id uuid NOT NULL,
+                part text NOT NULL,
+                data bytea NOT NULL,
+                PRIMARY KEY (session_id, flow_id, part),
+                FOREIGN KEY (session_id, flow_id) REFERENCES flow (session_id, id) ON DELETE CASCADE
+            )
+            """,
+            // No key to `flow`: messages are written while their flow is recorded again at its end.
+            """
+            CREATE TABLE websocket_message (
+                seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                session_id bigint NOT NULL REFERENCES session (id) ON DELETE CASCADE,
+                flow_id uuid NOT NULL,
+                direction text NOT NULL,
+                time double precision NOT NULL,
+                opcode integer NOT NULL,
+                size bigint NOT NULL,
+                truncated boolean NOT NULL,
+                compressed boolean NOT NULL,
+                data bytea NOT NULL,
+                note text
+            )
+            """,
+            "CREATE INDEX websocket_message_flow ON websocket_message (session_id, flow_id, seq)",
+        ]),
+    ]
+
+    /// Taken for the length of a migration, so proxies opening a new database at once don't
+    /// race to create the same tables ("kagami" in ASCII).
+    static let migrationLock: Int64 = 0x6B_61_67_61_6D_69
+
+    /// Brings the database up to the newest version; returns the versions it applied.
+    @discardableResult
+    static func migrate(_ connection: PostgresConnection, logger: Logger) async throws -> [Int] {
+        try await connection.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
+            try await connection.query("""
+                CREATE TABLE IF NOT EXISTS kagami_migration (
+                    version integer PRIMARY KEY,
+                    name text NOT NULL,
+                    applied_at timestamptz NOT NULL DEFAULT now()
+                )
+                """, logger: logger)
+            var applied = Set<Int>()
+            for try await version in try await connection.query("SELECT version FROM kagami_migration", logger: logger).decode(Int.self) {
+                applied.insert(version)
+            }
+            let known = Set(migrations.map(\.version))
+            if let newer = applied.subtracting(known).max() {
+                throw FlowStoreError("the database has schema version \(newer), written by a newer Kagami than this one (which knows up to \(known.max() ?? 0))")
+            }
+            var done: [Int] = []
+            for migration in migrations where !applied.contains(migration.version) {
+                for statement in migration.statements {
+                    try await connection.query(statement, logger: logger)
+                }
+                try await connection.query(
+                    "INSERT INTO kagami_migration (version, name) VALUES (\(migration.version), \(migration.name))", logger: logger)
+                done.append(migration.version)
+            }
+            return done
+        }
+    }
+}

@@ -1,0 +1,278 @@
+import Foundation
+import KagamiFlow
+import KagamiJSON
+import KagamiStore
+import KagamiTesting
+import Synchronization
+import Testing
+
+/// What every `FlowStore` driver promises, checked against each of them.
+@Suite("Flow store, every driver")
+struct FlowStoreTests {
+    @Test(arguments: StoreDriver.allCases)
+    func flowsRoundTripWithBodiesInCaptureOrder(_ driver: StoreDriver) async throws {
+        let session = driver.newSession()
+        let store = try await session.open()
+        let flows = [FlowFixtures.getJSON(), FlowFixtures.postBinary(size: 70_000), FlowFixtures.refused()]
+        for flow in flows { store.record(flow) }
+        try await store.flush()
+        #expect(try await store.count() == 3)
+        #expect(try await store.allFlows() == flows)
+
+        let summaries = try await store.flows(offset: 1, limit: 1, includeBodies: false)
+        #expect(summaries.count == 1)
+        #expect(summaries[0].id == flows[1].id)
+        #expect(summaries[0].request.body.data.isEmpty)
+        #expect(summaries[0].request.body.size == 70_000)
+        #expect(try await store.flows(offset: 2, limit: nil, includeBodies: true) == [flows[2]])
+        #expect(try await store.flow(id: flows[1].id) == flows[1])
+        #expect(try await store.flow(id: UUID()) == nil)
+
+        // Recording a flow again replaces it (an edited or finished exchange) in its place.
+        var updated = flows[0]
+        updated.violations = [ContractViolation(kind: .schema, side: .response, location: .body, instancePointer: "/id", message: "expected string")]
+        updated.response?.body.data = Data("{}".utf8)
+        store.record(updated)
+        try await store.flush()
+        #expect(try await store.count() == 3)
+        #expect(try await store.flow(id: updated.id) == updated)
+        #expect(try await store.allFlows().map(\.id) == flows.map(\.id))
+
+        // Another process opening the same session sees the same flows.
+        let reopened = try await session.open()
+        #expect(try await reopened.count() == 3)
+        #expect(try await reopened.allFlows() == [updated, flows[1], flows[2]])
+        await shutDown(store, reopened)
+    }
+
+    @Test(arguments: StoreDriver.allCases)
+    func everyFieldOfAFlowSurvivesTheStore(_ driver: StoreDriver) async throws {
+        let flow = fullyPopulatedFlow()
+        let store = try await driver.newSession().open()
+        store.record(flow)
+        try await store.flush()
+        #expect(try await store.flow(id: flow.id) == flow)
+        await shutDown(store)
+    }
+
+    @Test func storedJSONIsWhatJSONEncoderWrites() throws {
+        let flow = fullyPopulatedFlow()
+        // Every field is set, so a field added to Flow and left out here fails this test.
+        #expect(unsetFields(of: flow) == [])
+        #expect(unsetFields(of: FlowFixtures.getJSON()).contains("flow.repeatOf"), "the check sees unset fields")
+        // The hand-written metadata is what JSONEncoder writes, and reads back as the flow.
+        let foundation = JSONEncoder()
+        foundation.dateEncodingStrategy = .deferredToDate
+        let expected = try JSONValue(parsing: String(decoding: try foundation.encode(flow.withoutBodyBytes), as: UTF8.self))
+        let written = try JSONValue(parsing: String(decoding: flow.storedJSON(), as: UTF8.self))
+        #expect(written.isJSONEqual(to: expected), "\(written)\n\(expected)")
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .deferredToDate
+        #expect(try decoder.decode(Flow.self, from: flow.storedJSON()) == flow.withoutBodyBytes)
+    }
+
+    @Test(arguments: StoreDriver.allCases)
+    func bodiesLargeAndSmallAreKeptByteForByte(_ driver: StoreDriver) async throws {
+        let store = try await driver.newSession().open()
+        // 9 MB: random 64 KB blocks, each followed by its number, so no two blocks are alike.
+        var generator = SystemRandomNumberGenerator()
+        let block = Data((0..<65_536).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        var large = Data(capacity: 144 * 65_537)
+        for index in 0..<144 {
+            large.append(block)
+            large.append(UInt8(index))
+        }
+        var flows: [Flow] = []
+        for size in [0, 1, 255, 65_536] {
+            var flow = FlowFixtures.postBinary(size: size)
+            flow.response?.body = FlowBody(data: Data(repeating: UInt8(size % 256), count: size))
+            flows.append(flow)
+        }
+        var big = FlowFixtures.postBinary(size: 0)
+        big.request.body = FlowBody(data: large)
+        big.response?.body = FlowBody(data: Data(large.reversed()))
+        flows.append(big)
+        for flow in flows { store.record(flow) }
+        try await store.flush()
+        for flow in flows {
+            let stored = try #require(try await store.flow(id: flow.id))
+            #expect(stored.request.body.data == flow.request.body.data)
+            #expect(stored.response?.body.data == flow.response?.body.data)
+            #expect(stored == flow)
+        }
+        let summaries = try await store.allFlows(includeBodies: false)
+        #expect(summaries.map(\.request.body.size) == flows.map(\.request.body.size))
+        #expect(summaries.allSatisfy { $0.request.body.data.isEmpty && $0.response?.body.data.isEmpty != false })
+        await shutDown(store)
+    }
+
+    /// The durability rule: when `stored` runs, the flow is committed where another process
+    /// opening the session reads it, without any flush.
+    @Test(arguments: StoreDriver.allCases)
+    func storedRunsOnlyOnceTheFlowIsCommitted(_ driver: StoreDriver) async throws {
+        let session = driver.newSession()
+        let writer = try await session.open()
+        let reader = try await session.open()
+        let flows = (0..<50).map { index in FlowFixtures.getJSON(body: "{\"n\":\(index)}") }
+        let storedIDs = Mutex<[UUID]>([])
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let remaining = Mutex(flows.count)
+            for flow in flows {
+                writer.record(flow) {
+                    storedIDs.withLock { $0.append(flow.id) }
+                    let done = remaining.withLock { count in
+                        count -= 1
+                        return count == 0
+                    }
+                    if done { continuation.resume() }
+                }
+            }
+        }
+        #expect(Set(storedIDs.withLock { $0 }) == Set(flows.map(\.id)))
+        #expect(try await reader.count() == flows.count)
+        #expect(try await reader.allFlows() == flows)
+        await shutDown(writer, reader)
+    }
+
+    @Test(arguments: StoreDriver.allCases)
+    func webSocketMessagesKeepTheirOrderAndTheirFlow(_ driver: StoreDriver) async throws {
+        let session = driver.newSession()
+        let store = try await session.open()
+        let finished = FlowFixtures.webSocket()
+        var handshake = finished
+        handshake.timings.end = nil
+        let messages = FlowFixtures.webSocketMessages()
+        var noted = messages[2]
+        noted.note = "edited at a breakpoint"
+        noted.isCompressed = true
+        store.record(handshake)
+        store.record(messages: Array(messages[0..<2]), of: handshake.id)
+        store.record(messages: [noted] + Array(messages[3...]), of: handshake.id)
+        // The socket's end is recorded again on the same flow.
+        store.record(finished)
+        store.record(FlowFixtures.getJSON())
+        try await store.flush()
+
+        let expected = Array(messages[0..<2]) + [noted] + Array(messages[3...])
+        #expect(try await store.count() == 2)
+        #expect(try await store.flow(id: handshake.id) == finished)
+        #expect(try await store.messages(of: handshake.id, offset: 0, limit: nil) == expected)
+        #expect(try await store.messages(of: handshake.id, offset: 2, limit: 2) == Array(expected[2..<4]))
+        #expect(try await store.messages(of: UUID(), offset: 0, limit: nil) == [])
+        let reopened = try await session.open()
+        #expect(try await reopened.webSocketMessages(of: reopened.allFlows()) == [handshake.id: expected])
+
+        try await store.removeAll()
+        #expect(try await store.count() == 0)
+        #expect(try await store.messages(of: handshake.id, offset: 0, limit: nil) == [])
+        await shutDown(store, reopened)
+    }
+
+    @Test(arguments: StoreDriver.allCases)
+    func violationsFoundLaterAreAddedToTheStoredFlow(_ driver: StoreDriver) async throws {
+        let store = try await driver.newSession().open()
+        let flow = FlowFixtures.postBinary(size: 300)
+        let violations = [ContractViolation(kind: .schema, side: .request, location: .body, instancePointer: "/name", message: "expected string")]
+        store.record(flow)
+        // Queued right behind the flow, without waiting for it to be written.
+        store.updateViolations(violations, ofFlow: flow.id)
+        store.updateViolations(violations, ofFlow: UUID())
+        try await store.flush()
+        var expected = flow
+        expected.violations = violations
+        #expect(try await store.flow(id: flow.id) == expected)
+        #expect(try await store.count() == 1)
+        await shutDown(store)
+    }
+
+    @Test(arguments: StoreDriver.allCases)
+    func removeAllEmptiesTheSessionAndItGoesOn(_ driver: StoreDriver) async throws {
+        let store = try await driver.newSession().open()
+        for _ in 0..<5 { store.record(FlowFixtures.postBinary(size: 10)) }
+        try await store.removeAll()
+        #expect(try await store.count() == 0)
+        let after = FlowFixtures.getJSON()
+        store.record(after)
+        try await store.flush()
+        #expect(try await store.allFlows() == [after])
+        await shutDown(store)
+    }
+
+    @Test(arguments: StoreDriver.allCases)
+    func aStoreThatCannotBeOpenedIsAClearError(_ driver: StoreDriver) async throws {
+        let (session, named) = try driver.unreachableSession()
+        await #expect {
+            _ = try await session.open()
+        } throws: { error in
+            "\(error)".contains(named)
+        }
+    }
+
+    /// When the writer can't keep up, memory stays bounded: exchanges are still all stored,
+    /// with their sizes, but bodies past the pending limit are not kept (and say so).
+    @Test(arguments: StoreDriver.allCases)
+    func bodiesPastThePendingLimitAreDroppedNotQueued(_ driver: StoreDriver) async throws {
+        let store = try await driver.newSession().open(maximumPendingBodyBytes: 100)
+        let withBody = FlowFixtures.postBinary(size: 1000)
+        let small = FlowFixtures.getJSON(body: "{}")
+        store.record(withBody)
+        store.record(small)
+        try await store.flush()
+        let stored = try await store.allFlows()
+        #expect(stored.count == 2)
+        #expect(stored[0].request.body.data.isEmpty)
+        #expect(stored[0].request.body.size == 1000)
+        #expect(stored[0].request.body.isTruncated)
+        #expect(stored[0].response?.body.isTruncated == true)
+        #expect(stored[1].response?.body.data == Data("{}".utf8))
+        #expect(stored[1].response?.body.isTruncated == false)
+        await shutDown(store)
+    }
+}
+
+/// A flow with every field set, down to the optional ones.
+func fullyPopulatedFlow() -> Flow {
+    var flow = FlowFixtures.getJSON()
+    flow.clientAddress = "127.0.0.1:50123"
+    flow.streamID = 7
+    flow.serverAddress = "127.0.0.1:8443"
+    flow.timings.connected = flow.timings.start.addingTimeInterval(0.001)
+    flow.timings.requestSent = flow.timings.start.addingTimeInterval(0.002)
+    flow.timings.firstByte = flow.timings.start.addingTimeInterval(0.010_5)
+    flow.timings.end = flow.timings.start.addingTimeInterval(0.020_25)
+    flow.timings.blocked = 0.000_3
+    flow.timings.dns = 0.000_4
+    flow.timings.ssl = 0.004
+    flow.error = FlowError(.connectionReset, "the server closed the connection: \"reset\" / 日本")
+    flow.tls = TLSInfo(version: "TLSv1.3", clientVersion: "TLSv1.2", cipherSuite: "TLS_AES_128_GCM_SHA256", alpn: "http/1.1",
+                       serverName: "api.example.com", certificateSubject: "CN=api.example.com", certificateIssuer: "CN=Kagami CA",
+                       certificateFingerprintSHA256: "AB:CD", upstreamVerificationDisabled: true)
+    flow.violations = [ContractViolation(
+        kind: .schema, severity: .warning, operation: .init(name: "listItems", method: "GET", template: "/items{?limit}"),
+        side: .response, location: .body, name: "body", instancePointer: "/items/0/id", schemaPointer: "/properties/items/items/properties/id/type",
+        keyword: "type", expected: "integer", actual: "string \"x\"", schemaExcerpt: "{\"type\":\"integer\"}", message: "expected integer, found string")]
+    flow.appliedRules = [RuleApplication(name: "Map Local 'user'", description: "mapped to local file docs/user.json")]
+    flow.archiveFields = [ArchiveField(path: ["response", "content", "compression"], json: "12"), ArchiveField(path: ["comment"], json: nil)]
+    flow.repeatOf = UUID()
+    flow.request.headers.add("X-Odd", "tab\there, \"quotes\"")
+    flow.response?.trailers = HeaderFields([("grpc-status", "5"), ("grpc-message", "not%20found")])
+    return flow
+}
+
+/// Paths of optionals that are nil and collections that are empty anywhere inside `value`.
+private func unsetFields(of value: Any, path: String = "flow") -> [String] {
+    if value is String || value is Data || value is UUID || value is Date { return [] }
+    let mirror = Mirror(reflecting: value)
+    switch mirror.displayStyle {
+    case .optional:
+        guard let wrapped = mirror.children.first?.value else { return [path] }
+        return unsetFields(of: wrapped, path: path)
+    case .collection:
+        guard let first = mirror.children.first?.value else { return [path] }
+        return unsetFields(of: first, path: path + "[0]")
+    case .struct, .class:
+        return mirror.children.flatMap { child in unsetFields(of: child.value, path: path + "." + (child.label ?? "?")) }
+    default:
+        return []
+    }
+}

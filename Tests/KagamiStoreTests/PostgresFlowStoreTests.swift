@@ -1,0 +1,174 @@
+import Foundation
+import KagamiFlow
+import KagamiPostgresStore
+import KagamiStore
+import KagamiTesting
+import Logging
+import PostgresNIO
+import Testing
+
+/// What only a shared store does: sessions with names, several writers at once, one schema
+/// brought up to date by whoever opens the database first.
+@Suite("PostgreSQL store")
+struct PostgresFlowStoreTests {
+    @Test func severalProxiesRecordIntoOneDatabaseAtOnce() async throws {
+        let location = try StoreDriver.postgresLocation()
+        let shared = "shared-" + UUID().uuidString
+        let own = "own-" + UUID().uuidString
+        // Two writers share a session, a third has its own; all write at the same time.
+        var writers: [PostgresFlowStore] = []
+        for (session, who) in [(shared, "qa-device-1"), (shared, "qa-device-2"), (own, "ci")] {
+            writers.append(try await PostgresFlowStore.open(location, session: session, recordedBy: who))
+        }
+        let perWriter = 300
+        let written = try await withThrowingTaskGroup(of: [Flow].self) { group in
+            for writer in writers {
+                group.addTask {
+                    var flows: [Flow] = []
+                    for index in 0..<perWriter {
+                        let flow = index % 10 == 0 ? FlowFixtures.postBinary(size: 20_000) : FlowFixtures.getJSON(body: "{\"n\":\(index)}")
+                        flows.append(flow)
+                        writer.record(flow)
+                        if index % 50 == 0 { await Task.yield() }
+                    }
+                    try await writer.flush()
+                    return flows
+                }
+            }
+            var all: [[Flow]] = []
+            for try await flows in group { all.append(flows) }
+            return all
+        }
+        #expect(written.count == 3)
+        #expect(try await writers[0].count() == 2 * perWriter)
+        #expect(try await writers[1].count() == 2 * perWriter)
+        #expect(try await writers[2].count() == perWriter)
+        let sharedIDs = Set(try await writers[0].allFlows(includeBodies: false).map(\.id))
+        let ownFlows = try await writers[2].allFlows()
+        #expect(sharedIDs.isDisjoint(with: ownFlows.map(\.id)))
+        #expect(Set(ownFlows.map(\.id)).count == perWriter)
+        // The session keeps whoever created it.
+        #expect(writers[0].session.recordedBy == "qa-device-1")
+        #expect(writers[1].session.recordedBy == "qa-device-1")
+        #expect(writers[2].session.recordedBy == "ci")
+        for writer in writers { await writer.close() }
+    }
+
+    @Test func aNewDatabaseIsMigratedOnceWhenProxiesOpenItTogether() async throws {
+        try await withFreshDatabase { location, client in
+            let stores = try await withThrowingTaskGroup(of: PostgresFlowStore.self) { group in
+                for index in 0..<4 {
+                    group.addTask { try await PostgresFlowStore.open(location, session: "first-\(index)", recordedBy: "tests") }
+                }
+                var stores: [PostgresFlowStore] = []
+                for try await store in group { stores.append(store) }
+                return stores
+            }
+            let versions = try await column("SELECT version FROM kagami_migration ORDER BY version", as: Int.self, on: client)
+            #expect(versions == [1])
+            let sessions = try await column("SELECT name FROM session ORDER BY name", as: String.self, on: client)
+            #expect(sessions == ["first-0", "first-1", "first-2", "first-3"])
+            for store in stores { await store.close() }
+        }
+    }
+
+    @Test func aDatabaseFromANewerKagamiIsRefused() async throws {
+        try await withFreshDatabase { location, client in
+            let store = try await PostgresFlowStore.open(location, session: "now", recordedBy: "tests")
+            await store.close()
+            try await client.query("INSERT INTO kagami_migration (version, name) VALUES (999, 'from the future')")
+            await #expect {
+                _ = try await PostgresFlowStore.open(location, session: "later", recordedBy: "tests")
+            } throws: { error in
+                "\(error)".contains("schema version 999, written by a newer Kagami")
+            }
+        }
+    }
+
+    @Test func aSessionIsNamedAndSaysWhoRecordedItAndWhen() async throws {
+        let location = try StoreDriver.postgresLocation()
+        let name = "named-" + UUID().uuidString
+        let before = Date().addingTimeInterval(-60)
+        let store = try await PostgresFlowStore.open(location, session: name, recordedBy: "ada@laptop")
+        #expect(store.session.name == name)
+        #expect(store.session.recordedBy == "ada@laptop")
+        #expect(store.session.createdAt > before && store.session.createdAt < Date().addingTimeInterval(60))
+        store.record(FlowFixtures.getJSON())
+        try await store.flush()
+        // Another session in the same database doesn't see it.
+        let other = try await PostgresFlowStore.open(location, session: name + "-other", recordedBy: "grace")
+        #expect(try await other.count() == 0)
+        try await other.removeAll()
+        #expect(try await store.count() == 1)
+        await store.close()
+        await other.close()
+    }
+
+    @Test func urlsAreReadAsLibpqReadsThem() throws {
+        let plain = try PostgresLocation(url: "postgres://kagami@127.0.0.1:5433/team", environment: [:])
+        #expect(plain.host == "127.0.0.1")
+        #expect(plain.port == 5433)
+        #expect(plain.user == "kagami")
+        #expect(plain.password == nil)
+        #expect(plain.database == "team")
+        #expect(plain.tlsMode == .prefer)
+        #expect(plain.description == "postgres://kagami@127.0.0.1:5433/team")
+
+        let full = try PostgresLocation(url: "postgresql://ada%40corp:p%3Ass@[::1]/sessions?sslmode=verify-full&sslrootcert=/etc/ca.pem", environment: [:])
+        #expect(full.host == "::1")
+        #expect(full.port == 5432)
+        #expect(full.user == "ada@corp")
+        #expect(full.password == "p:ss")
+        #expect(full.tlsMode == .verifyFull)
+        #expect(full.rootCertificatePath == "/etc/ca.pem")
+        #expect(!full.description.contains("p:ss"))
+
+        let fromEnvironment = try PostgresLocation(url: "postgres://kagami@db/team", environment: ["PGPASSWORD": "secret"])
+        #expect(fromEnvironment.password == "secret")
+
+        for (url, problem) in [
+            ("http://kagami@db/team", "is not a postgres://"),
+            ("postgres://db/team", "names no user"),
+            ("postgres://kagami@db", "names no database"),
+            ("postgres://kagami:hunter2@db/team?sslmode=sometimes", "sslmode=sometimes"),
+            ("postgres://kagami@db/team?connect_timeout=3", "unknown parameter connect_timeout"),
+        ] {
+            #expect {
+                _ = try PostgresLocation(url: url, environment: [:])
+            } throws: { error in
+                "\(error)".contains(problem) && !"\(error)".contains("hunter2")
+            }
+        }
+    }
+}
+
+/// A database of its own for a test that needs an empty one, dropped afterwards.
+private func withFreshDatabase(_ body: (PostgresLocation, PostgresClient) async throws -> Void) async throws {
+    let server = try StoreDriver.postgresLocation()
+    let name = "kagami_fresh_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+    var location = server
+    location.database = name
+    let admin = PostgresClient(configuration: .init(host: server.host, port: server.port, username: server.user, password: server.password, database: server.database, tls: .disable))
+    let fresh = PostgresClient(configuration: .init(host: server.host, port: server.port, username: server.user, password: server.password, database: name, tls: .disable))
+    let adminRun = Task { await admin.run() }
+    defer { adminRun.cancel() }
+    try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
+    let freshRun = Task { await fresh.run() }
+    let outcome: Result<Void, any Error>
+    do {
+        try await body(location, fresh)
+        outcome = .success(())
+    } catch {
+        outcome = .failure(error)
+    }
+    freshRun.cancel()
+    await freshRun.value
+    try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)"))
+    try outcome.get()
+}
+
+private func column<Value: PostgresDecodable & Sendable>(_ query: PostgresQuery, as type: Value.Type, on client: PostgresClient) async throws -> [Value] {
+    var values: [Value] = []
+    for try await value in try await client.query(query).decode(Value.self) { values.append(value) }
+    return values
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster for the tests: a new data folder in a temporary directory,
+# listening on 127.0.0.1 only, on a free port, trusting local connections.
+#
+#   eval "$(scripts/postgres-cluster.sh start)"   # exports KAGAMI_TEST_POSTGRES_URL and _DIR
+#   scripts/postgres-cluster.sh stop "$KAGAMI_TEST_POSTGRES_DIR"
+#
+# PostgreSQL refuses to run as root: as root, the cluster belongs to the `postgres` user
+# (Debian's package creates it). Only what `start` prints goes to standard output.
+set -euo pipefail
+
+bin_dir() {
+    if command -v pg_ctl >/dev/null 2>&1 && command -v initdb >/dev/null 2>&1; then
+        dirname "$(readlink -f "$(command -v pg_ctl)")"
+        return
+    fi
+    # Debian keeps the server's programs out of PATH, one folder per major version.
+    local newest
+    newest=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+    if [ -z "$newest" ] || [ ! -x "$newest/pg_ctl" ]; then
+        echo "postgres-cluster: no PostgreSQL server found (apt-get install postgresql)" >&2
+        exit 1
+    fi
+    echo "$newest"
+}
+
+# Runs a command as the cluster's owner.
+as_owner() {
+    if [ "$(id -u)" -eq 0 ]; then
+        runuser -u postgres -- "$@"
+    else
+        "$@"
+    fi
+}
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+start() {
+    local bin dir port attempt
+    bin=$(bin_dir)
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/kagami-postgres.XXXXXX")
+    chmod 0755 "$dir"
+    if [ "$(id -u)" -eq 0 ]; then
+        if ! id postgres >/dev/null 2>&1; then
+            echo "postgres-cluster: running as root needs the 'postgres' user (installed with the postgresql package)" >&2
+            exit 1
+        fi
+        chown postgres: "$dir"
+    fi
+    as_owner "$bin/initdb" --pgdata="$dir/data" --username=kagami --auth=trust --encoding=UTF8 --no-locale \
+        >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
+    # Another process may take the port between the look-up and the start: try a few.
+    for attempt in 1 2 3 4 5; do
+        port=$(free_port)
+        if as_owner "$bin/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --timeout=60 \
+            -o "-c listen_addresses=127.0.0.1 -c port=$port -k $dir -c fsync=off -c max_connections=200" \
+            start >/dev/null 2>&1; then
+            as_owner "$bin/createdb" --host=127.0.0.1 --port="$port" --username=kagami kagami_test
+            echo "export KAGAMI_TEST_POSTGRES_URL=postgres://kagami@127.0.0.1:$port/kagami_test"
+            echo "export KAGAMI_TEST_POSTGRES_DIR=$dir"
+            return
+        fi
+    done
+    echo "postgres-cluster: the server did not start; its log:" >&2
+    cat "$dir/server.log" >&2 || true
+    exit 1
+}
+
+stop() {
+    local dir=${1:?usage: postgres-cluster.sh stop DIR}
+    local bin
+    bin=$(bin_dir)
+    if [ -f "$dir/data/postmaster.pid" ]; then
+        as_owner "$bin/pg_ctl" --pgdata="$dir/data" --mode=fast --wait stop >/dev/null 2>&1 || true
+    fi
+    rm -rf "$dir"
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) stop "${2:-}" ;;
+    *) echo "usage: postgres-cluster.sh start | stop DIR" >&2; exit 2 ;;
+esac
