@@ -6,14 +6,18 @@ import Synchronization
 
 /// The default store: one SQLite file per session, in WAL mode. Flows are written in batches on
 /// a queue of their own (group commit: whatever arrived while the last batch was being written
-/// goes in the next transaction), so a finished exchange reaches the file within one write,
-/// and a process killed afterwards loses nothing already written.
+/// goes in the next transaction). A flow whose client waits for it to be kept (the proxy's
+/// finished exchanges) is appended to the session's journal first (`SessionJournal`,
+/// `<session>-flows`), which a killed process leaves for the next opening to replay; the
+/// client goes on without waiting for SQLite.
 public final class SQLiteFlowStore: FlowStore {
     public let path: String
     private let database: DatabasePool
-    private let writeQueue = DispatchQueue(label: "kagami.store.writer")
+    let writeQueue = DispatchQueue(label: "kagami.store.writer")
     private let pending = Mutex(PendingWrites())
     private let decoder = JSONDecoder()
+    /// Where flows whose client waits go first (nil for an in-memory session).
+    private let journal: SessionJournal?
 
     struct PendingWrites {
         var entries = Deque<Entry>()
@@ -34,6 +38,10 @@ public final class SQLiteFlowStore: FlowStore {
         }
         var item: Item
         var stored: (@Sendable () -> Void)?
+        /// The flow's stored JSON, when it was made already (for the journal).
+        var metadata: Data? = nil
+        /// In the journal: counted as committed once its transaction is.
+        var journaled = false
 
         var bodyBytes: Int {
             switch item {
@@ -80,6 +88,46 @@ public final class SQLiteFlowStore: FlowStore {
         }
         // Dates as seconds since 2001, as `Flow.storedJSON()` writes them: exact round trips.
         decoder.dateDecodingStrategy = .deferredToDate
+        // A session another live process records into is read as it is: its journal is that
+        // process's to replay, and flows recorded here wait for their commit instead.
+        if path.isEmpty || path == ":memory:" {
+            journal = nil
+        } else {
+            do {
+                journal = try SessionJournal(path: path + "-flows")
+            } catch is SessionJournal.InUse {
+                journal = nil
+            }
+            try replayJournal()
+        }
+    }
+
+    /// Flows a killed process had journaled but not committed go into the session (again, for
+    /// those that were: a flow recorded again replaces itself), then the journal is emptied.
+    private func replayJournal() throws {
+        guard let journal else { return }
+        let records = try SessionJournal.records(at: journal.path)
+        guard !records.isEmpty else { return }
+        var flows: [(Flow, Data)] = []
+        for (index, record) in records.enumerated() {
+            var flow: Flow
+            do {
+                flow = try decoder.decode(Flow.self, from: record.metadata)
+            } catch {
+                throw FlowStoreError("record \(index + 1) of the session journal \(journal.path) is unreadable: \(error)")
+            }
+            flow.request.body.data = record.requestBody
+            flow.response?.body.data = record.responseBody
+            flows.append((flow, record.metadata))
+        }
+        do {
+            try database.write { db in
+                for (flow, metadata) in flows { try self.insert(flow, metadata: metadata, db) }
+            }
+        } catch {
+            throw FlowStoreError("cannot replay the session journal \(journal.path) into \(path): \(error)")
+        }
+        journal.empty()
     }
 
     /// A new session file is readable by its owner only (captures hold credentials); SQLite
@@ -154,13 +202,22 @@ public final class SQLiteFlowStore: FlowStore {
         enqueue(flow, stored: nil)
     }
 
-    /// `stored` runs on the writer's queue once the transaction holding `flow` has committed
-    /// (or failed: the error is kept for `flush()` and the caller is not held forever).
+    /// `stored` runs once the flow would survive the process being killed: at once, on the
+    /// caller's thread, when it went into the session's journal (`SessionJournal`); otherwise
+    /// on the writer's queue once the transaction holding it has committed (or failed: the
+    /// error is kept for `flush()` and the caller is not held forever).
     public func record(_ flow: Flow, stored: @escaping @Sendable () -> Void) {
-        enqueue(flow, stored: stored)
+        guard let journal else { return enqueue(flow, stored: stored) }
+        let metadata = flow.storedJSON()
+        if journal.append(metadata: metadata, of: flow) {
+            enqueue(flow, metadata: metadata, journaled: true, stored: nil)
+            stored()
+        } else {
+            enqueue(flow, metadata: metadata, stored: stored)
+        }
     }
 
-    private func enqueue(_ flow: Flow, stored: (@Sendable () -> Void)?) {
+    private func enqueue(_ flow: Flow, metadata: Data? = nil, journaled: Bool = false, stored: (@Sendable () -> Void)?) {
         var flow = flow
         let bytes = flow.pendingBodyBytes
         let limit = maximumPendingBodyBytes
@@ -173,7 +230,7 @@ public final class SQLiteFlowStore: FlowStore {
             } else {
                 state.bodyBytes += bytes
             }
-            state.entries.append(Entry(item: .flow(flow), stored: stored))
+            state.entries.append(Entry(item: .flow(flow), stored: stored, metadata: metadata, journaled: journaled))
             if state.drainScheduled { return false }
             state.drainScheduled = true
             return true
@@ -212,8 +269,13 @@ public final class SQLiteFlowStore: FlowStore {
 
     static let maximumBatch = 5_000
 
+    /// Also behind with half the pending body bytes waiting: clients slow down before any body
+    /// has to be dropped.
     public var isBehind: Bool {
-        pending.withLock { $0.entries.count >= maximumPendingFlows || $0.messages >= maximumPendingMessages }
+        pending.withLock {
+            $0.entries.count >= maximumPendingFlows || $0.messages >= maximumPendingMessages
+                || $0.bodyBytes >= maximumPendingBodyBytes / 2
+        }
     }
 
     private func drain() {
@@ -227,16 +289,20 @@ public final class SQLiteFlowStore: FlowStore {
                 if batch.isEmpty { state.drainScheduled = false }
                 return batch
             }
-            if batch.isEmpty { return }
+            if batch.isEmpty {
+                journal?.committed(0, idle: true)
+                return
+            }
             do {
                 try database.write { db in
                     for entry in batch {
                         switch entry.item {
-                        case .flow(let flow): try self.insert(flow, db)
+                        case .flow(let flow): try self.insert(flow, metadata: entry.metadata, db)
                         case .messages(let messages, let flowID): try self.insert(messages, of: flowID, db)
                         }
                     }
                 }
+                journal?.committed(batch.reduce(0) { $0 + ($1.journaled ? 1 : 0) }, idle: false)
             } catch {
                 let message = "could not write \(batch.count) flow(s) to \(path): \(error)"
                 pending.withLock { $0.lastError = message }
@@ -252,10 +318,11 @@ public final class SQLiteFlowStore: FlowStore {
         }
     }
 
-    private func insert(_ flow: Flow, _ db: Database) throws {
+    private func insert(_ flow: Flow, metadata: Data?, _ db: Database) throws {
         let id = flow.id.uuidString
+        let metadata = metadata ?? flow.storedJSON()
         do {
-            try insertRow(flow, id: id, db)
+            try insertRow(flow, id: id, metadata: metadata, db)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             // A flow recorded again (an import, an update, a WebSocket at its end) replaces the
             // earlier row and its bodies, keeping its place in the session and its messages.
@@ -266,7 +333,7 @@ public final class SQLiteFlowStore: FlowStore {
                 """).execute(arguments: [
                     flow.mode.rawValue, flow.timings.start.timeIntervalSince1970, flow.request.method,
                     flow.request.url, flow.request.host, flow.response?.status, flow.request.body.size,
-                    flow.response?.body.size, flow.duration, flow.error?.message, flow.storedJSON(),
+                    flow.response?.body.size, flow.duration, flow.error?.message, metadata,
                     flow.repeatOf?.uuidString, id,
                 ])
             try insertBodies(flow, id: id, db)
@@ -287,14 +354,14 @@ public final class SQLiteFlowStore: FlowStore {
         }
     }
 
-    private func insertRow(_ flow: Flow, id: String, _ db: Database) throws {
+    private func insertRow(_ flow: Flow, id: String, metadata: Data, _ db: Database) throws {
         try db.cachedStatement(sql: """
             INSERT INTO flow (id, mode, startedAt, method, url, host, status, requestSize, responseSize, duration, error, metadata, repeatOf)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [
                 id, flow.mode.rawValue, flow.timings.start.timeIntervalSince1970, flow.request.method,
                 flow.request.url, flow.request.host, flow.response?.status, flow.request.body.size,
-                flow.response?.body.size, flow.duration, flow.error?.message, flow.storedJSON(),
+                flow.response?.body.size, flow.duration, flow.error?.message, metadata,
                 flow.repeatOf?.uuidString,
             ])
         try insertBodies(flow, id: id, db)
