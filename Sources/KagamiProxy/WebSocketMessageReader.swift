@@ -91,11 +91,21 @@ struct WebSocketMessageReader {
     private(set) var reframesCompressed = false
     /// Set once a rule was broken: nothing more is read.
     private(set) var failure: WebSocketProtocolError?
+    /// The frames of the message being held, as they came: should its sender break a rule
+    /// before it is whole, they go on as they are, so the receiver sees what it would have
+    /// without Kagami (and fails the connection itself).
+    private var heldWire: [UInt8] = []
     /// True once a close frame was read: the sender sends no more frames.
     private(set) var closed = false
 
     init(_ configuration: Configuration) {
         self.configuration = configuration
+    }
+
+    /// The data message in progress is being kept back whole.
+    private var isHolding: Bool {
+        if case .hold? = message?.handling { return true }
+        return false
     }
 
     /// Between messages: a message of Kagami's own may go in this direction now.
@@ -116,6 +126,9 @@ struct WebSocketMessageReader {
             return
         }
         var index = 0
+        // The first bytes of a header that arrived in earlier reads and were kept back: they go
+        // on with their frame, or as they are if the frame breaks a rule.
+        var unsentHeader = !headerBegunOnWire && parser.partialHeaderCount > 0 ? parser.headerBytes : []
         // Where the bytes to forward from this buffer start, while there are some.
         var run: Int?
         func endRun(at end: Int) {
@@ -143,7 +156,9 @@ struct WebSocketMessageReader {
                         }
                     } else {
                         endRun(at: eventStart)
+                        if isHolding { heldWire += parser.headerBytes }
                     }
+                    unsentHeader = []
                 case .payload(let range, let offset):
                     var produced: [Output] = []
                     if try payload(UnsafeRawBufferPointer(rebasing: bytes[range]), offset: offset, into: &produced) {
@@ -151,6 +166,12 @@ struct WebSocketMessageReader {
                     } else {
                         endRun(at: range.lowerBound)
                         outputs += produced
+                        // Held on, its bytes are kept as they came; streaming on re-framed, they went.
+                        if isHolding {
+                            heldWire.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[range]))
+                        } else {
+                            heldWire = []
+                        }
                     }
                 case .frameEnd:
                     var produced: [Output] = []
@@ -164,9 +185,12 @@ struct WebSocketMessageReader {
                 }
             }
         } catch {
+            // From here on the bytes go on as they came: first what was kept back of them.
             failure = error
             endRun(at: eventStart)
-            if eventStart == index { outputs.append(.bytes(ByteBuffer(bytes: parser.headerBytes))) }
+            if !heldWire.isEmpty { outputs.append(.bytes(ByteBuffer(bytes: heldWire))) }
+            heldWire = []
+            if !unsentHeader.isEmpty { outputs.append(.bytes(ByteBuffer(bytes: unsentHeader))) }
             if eventStart < bytes.count { outputs.append(.forward(eventStart..<bytes.count)) }
             return
         }
@@ -361,6 +385,7 @@ struct WebSocketMessageReader {
         case .pass:
             outputs.append(.passed(message))
         case .hold:
+            heldWire = []
             outputs.append(.held(message))
         case .reframe(let started):
             outputs.append(.bytes(WebSocketFrameWriter.frame(

@@ -272,6 +272,40 @@ import Testing
         }
     }
 
+    /// A sender that breaks a rule while its message is held: the frames kept back go on as
+    /// they came, then everything after them, so the receiver gets exactly the sender's bytes and
+    /// fails the connection itself (Autobahn 5.18, 6.3.1, 6.6.1 with message tools on). (A
+    /// control frame between held fragments goes on at once, ahead of them, as it always does.)
+    static let brokenWhileHolding: [(String, [UInt8])] = {
+        let secondText: [UInt8] = frame(1, Array("fragment1".utf8), fin: false) + frame(1, Array("fragment2".utf8))
+        let badText: [UInt8] = frame(1, [0xCE, 0xBA, 0xE1, 0xBD, 0xB9, 0xCF, 0x83, 0xED, 0xA0, 0x80, 0x65])
+        let badFragments: [UInt8] = frame(1, [0xCE], fin: false) + frame(0, [0x80, 0xFF])
+        let reservedOpcode: [UInt8] = frame(1, Array("part".utf8), fin: false) + frame(5, [1, 2])
+        return [
+            ("a second text frame inside a fragmented message", secondText),
+            ("invalid UTF-8 in one frame", badText),
+            ("invalid UTF-8 across fragments", badFragments),
+            ("a reserved opcode after a held fragment", reservedOpcode),
+        ]
+    }()
+
+    @Test(arguments: brokenWhileHolding)
+    func aRuleBrokenWhileHoldingLeavesTheBytesAsSent(what: String, stream: [UInt8]) {
+        let before = Self.frame(1, Array("fine".utf8))
+        let after = Self.frame(8, [0x03, 0xE8])
+        for piece in [0, 1, 3, 7] {
+            var reader = Self.reader(.send)
+            let result = Self.relayed(before + stream + after, reader: &reader, piece: piece) { _, _ in true }
+            #expect(reader.failure != nil, "\(what), piece \(piece)")
+            #expect(result.held.isEmpty || result.held.map(\.text) == ["fine"], "\(what), piece \(piece)")
+            // "fine" was held and re-sent in a frame of Kagami's own (unmasked here): the rest is
+            // the sender's bytes exactly.
+            let resent = Array(WebSocketFrameWriter.frame(opcode: 1, fin: true, payload: Data("fine".utf8), masked: true).readableBytesView)
+            #expect(result.wire.count == resent.count + stream.count + after.count, "\(what), piece \(piece)")
+            #expect(Array(result.wire.suffix(stream.count + after.count)) == stream + after, "\(what), piece \(piece)")
+        }
+    }
+
     /// Once a compressed message was held (and sent uncompressed), the receiver's window misses
     /// it: every compressed message after it goes uncompressed too, and the receiver reads
     /// each as the sender meant it.

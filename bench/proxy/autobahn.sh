@@ -7,7 +7,8 @@
 # Everything is on 127.0.0.1.
 # Usage: bench/proxy/autobahn.sh [CASES]   (CASES: JSON list of case patterns, default ["*"];
 #   e.g. '["1.*","5.*"]'). Environment: KAGAMI (a built binary; skips the release build),
-#   TARGETS (default "direct kagami kagami-tools mitmdump").
+#   TARGETS (default "direct kagami kagami-tools mitmdump"), REPORTS (a folder to keep the
+#   fuzzing client's per-case reports in).
 # autobahntestsuite runs on Python 2.7 only: it is installed into .build/autobahn with the
 # first python2.7 found (PYTHON2, pyenv's 2.7, or python2.7 on PATH).
 set -euo pipefail
@@ -82,6 +83,7 @@ started=$(date +%s)
 (cd "$WORK" && PYTHONPATH="$AUTOBAHN" timeout 5400 "$PYTHON2" -m autobahntestsuite.wstest -m fuzzingclient -s spec.json > "$WORK/wstest.log" 2>&1) \
     || { tail -20 "$WORK/wstest.log"; exit 1; }
 seconds=$(( $(date +%s) - started ))
+if [ -n "${REPORTS:-}" ]; then mkdir -p "$REPORTS" && cp -r "$WORK/reports/." "$REPORTS/"; fi
 
 RESULT="bench/results/autobahn-$(date +%Y-%m-%d).md"
 mkdir -p bench/results
