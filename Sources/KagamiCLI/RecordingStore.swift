@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KagamiCertificates
 import KagamiPostgresStore
 import KagamiStore
 
@@ -26,12 +27,16 @@ struct RecordingStore {
         }
         let name = session ?? SessionFile.newDefaultName()
         do {
-            let store = try await PostgresFlowStore.open(location, session: name, recordedBy: recorder())
+            let store = try await PostgresFlowStore.open(
+                location, session: name, recordedBy: recorder(), spoolDirectory: spoolDirectory)
             return RecordingStore(store: store, description: "\(name) in \(location)")
         } catch {
             throw ValidationError("\(error)")
         }
     }
+
+    /// Where a shared store keeps what it could not write while its server was away.
+    static var spoolDirectory: String { (KagamiHome.path as NSString).appendingPathComponent("spool") }
 
     /// Writes what is queued and lets go of the store's connections.
     func close() async throws {
