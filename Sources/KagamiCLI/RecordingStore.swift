@@ -35,6 +35,32 @@ struct RecordingStore {
         }
     }
 
+    /// An existing session to read: a session file, or with `--store` a named session of a
+    /// shared store (`kagami flows`, `export`).
+    static func openForReading(store url: String?, session: String) async throws -> RecordingStore {
+        guard let url else {
+            let store = try SessionFile.open(session)
+            return RecordingStore(store: store, description: store.path)
+        }
+        guard PostgresLocation.isPostgresURL(url) else {
+            throw ValidationError("--store takes a postgres://user@host/database URL")
+        }
+        let location: PostgresLocation
+        do {
+            location = try PostgresLocation(url: url)
+        } catch {
+            throw ValidationError("--store: \(error)")
+        }
+        let opened: PostgresFlowStore?
+        do {
+            opened = try await PostgresFlowStore.openExisting(location, session: session)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        guard let opened else { throw ValidationError("no session named \(session) in \(location)") }
+        return RecordingStore(store: opened, description: "\(session) in \(location)")
+    }
+
     /// Where a shared store keeps what it could not write while its server was away.
     static var spoolDirectory: String { (KagamiHome.path as NSString).appendingPathComponent("spool") }
 

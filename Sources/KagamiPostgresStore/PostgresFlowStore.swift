@@ -230,6 +230,33 @@ public final class PostgresFlowStore: FlowStore {
         return store
     }
 
+    /// The session `name` for reading (`kagami serve`, `flows`, `export`), or nil when the
+    /// database has none by that name. It writes only what is recorded into it (HAR imports).
+    public static func openExisting(_ location: PostgresLocation, session name: String) async throws -> PostgresFlowStore? {
+        let opened: (id: Int64, session: Session)?
+        do {
+            let connection = try await PostgresConnection.connect(
+                configuration: try location.connectionConfiguration(), id: 0, logger: logger)
+            do {
+                try await PostgresSchema.migrate(connection, logger: logger)
+                opened = try await findSession(name, on: connection, logger: logger)
+                try await connection.close()
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+        } catch {
+            throw FlowStoreError("cannot open session \(name) at \(location): \(describe(error))")
+        }
+        guard let opened else { return nil }
+        let client = PostgresClient(configuration: location.clientConfiguration(maximumConnections: 2))
+        return PostgresFlowStore(
+            location: location, session: opened.session, sessionID: opened.id, client: client,
+            running: Task { await client.run() }, maximumPendingBodyBytes: 256 << 20,
+            maximumPendingFlows: 50_000, maximumPendingMessages: 50_000,
+            spoolDirectory: defaultSpoolDirectory, maximumSpoolBytes: 4 << 30, writeTimeout: .seconds(15))
+    }
+
     /// Brings the tables up to date and finds or creates the session.
     private static func openSession(
         _ name: String, recordedBy: String, on connection: PostgresConnection, logger: Logger
@@ -237,13 +264,20 @@ public final class PostgresFlowStore: FlowStore {
         try await PostgresSchema.migrate(connection, logger: logger)
         try await connection.query(
             "INSERT INTO session (name, recorded_by) VALUES (\(name), \(recordedBy)) ON CONFLICT (name) DO NOTHING", logger: logger)
+        guard let found = try await findSession(name, on: connection, logger: logger) else {
+            throw FlowStoreError("session \(name) vanished while it was being opened")
+        }
+        return found
+    }
+
+    private static func findSession(
+        _ name: String, on connection: PostgresConnection, logger: Logger
+    ) async throws -> (id: Int64, session: Session)? {
         let rows = try await connection.query(
             "SELECT id, recorded_by, created_at FROM session WHERE name = \(name)", logger: logger)
         var found: (Int64, String, Date)?
         for try await row in rows.decode((Int64, String, Date).self) { found = row }
-        guard let (id, recorder, created) = found else {
-            throw FlowStoreError("session \(name) vanished while it was being opened")
-        }
+        guard let (id, recorder, created) = found else { return nil }
         return (id, Session(name: name, recordedBy: recorder, createdAt: created))
     }
 
@@ -600,13 +634,19 @@ public final class PostgresFlowStore: FlowStore {
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 try await connection.withTransaction(logger: self.logger) { connection in
+                    var flowIDs: [UUID] = []
                     for entry in batch {
                         switch entry.item {
-                        case .flow(let flow): try await self.upsert(flow, connection)
+                        case .flow(let flow):
+                            try await self.upsert(flow, connection)
+                            flowIDs.append(flow.id)
                         case .messages(let messages, let flowID): try await self.insert(messages, of: flowID, key: entry.key, connection)
-                        case .violations(let violations, let flowID): try await self.update(violations, of: flowID, connection)
+                        case .violations(let violations, let flowID):
+                            try await self.update(violations, of: flowID, connection)
+                            flowIDs.append(flowID)
                         }
                     }
+                    try await self.announce(flowIDs, connection)
                 }
                 return true
             }
@@ -627,6 +667,19 @@ public final class PostgresFlowStore: FlowStore {
             if !committed {
                 throw ServerAway(reason: "no answer within \(timeout)")
             }
+        }
+    }
+
+    /// Tells `kagami serve` (LISTEN) which flows this transaction holds; PostgreSQL delivers
+    /// the notification when the transaction commits, and never when it doesn't. Payloads stay
+    /// well under the server's 8,000-byte limit.
+    private func announce(_ flowIDs: [UUID], _ connection: PostgresConnection) async throws {
+        var start = 0
+        while start < flowIDs.count {
+            let chunk = flowIDs[start..<min(start + 150, flowIDs.count)]
+            start += chunk.count
+            let payload = "\(sessionID) " + chunk.map(\.uuidString).joined(separator: ",")
+            try await connection.query("SELECT pg_notify(\(PostgresSessionCatalog.channel), \(payload))", logger: logger)
         }
     }
 
