@@ -11,7 +11,7 @@ struct RecordingStore {
     /// The session as the banner and the web UI name it.
     var description: String
 
-    static func open(store url: String?, session: String?) async throws -> RecordingStore {
+    static func open(store url: String?, session: String?, redaction: HeaderRedaction = HeaderRedaction()) async throws -> RecordingStore {
         guard let url else {
             let path = try session.map(SessionFile.expand) ?? SessionFile.newDefaultPath()
             return RecordingStore(store: try SQLiteFlowStore(path: path), description: path)
@@ -28,7 +28,7 @@ struct RecordingStore {
         let name = session ?? SessionFile.newDefaultName()
         do {
             let store = try await PostgresFlowStore.open(
-                location, session: name, recordedBy: recorder(), spoolDirectory: spoolDirectory)
+                location, session: name, recordedBy: recorder(), spoolDirectory: spoolDirectory, redaction: redaction)
             return RecordingStore(store: store, description: "\(name) in \(location)")
         } catch {
             throw ValidationError("\(error)")

@@ -78,6 +78,9 @@ public final class PostgresFlowStore: FlowStore {
     public let maximumSpoolBytes: Int
     /// How long a transaction may take before the server counts as away.
     public let writeTimeout: Duration
+    /// Header values replaced before a flow is queued, so they never reach the shared store
+    /// (nor the spool).
+    public let redaction: HeaderRedaction
     private let spoolPrefix: String
 
     static let maximumBatch = 2_000
@@ -159,7 +162,7 @@ public final class PostgresFlowStore: FlowStore {
 
     private init(location: PostgresLocation, session: Session, sessionID: Int64, client: PostgresClient, running: Task<Void, Never>,
                  maximumPendingBodyBytes: Int, maximumPendingFlows: Int, maximumPendingMessages: Int,
-                 spoolDirectory: String, maximumSpoolBytes: Int, writeTimeout: Duration) {
+                 spoolDirectory: String, maximumSpoolBytes: Int, writeTimeout: Duration, redaction: HeaderRedaction) {
         self.location = location
         self.session = session
         self.sessionID = sessionID
@@ -171,6 +174,7 @@ public final class PostgresFlowStore: FlowStore {
         self.spoolDirectory = spoolDirectory
         self.maximumSpoolBytes = maximumSpoolBytes
         self.writeTimeout = writeTimeout
+        self.redaction = redaction
         self.spoolPrefix = WriteSpool.prefix(session: session.name, location: location)
         let decoder = JSONDecoder()
         // Dates as seconds since 2001, as `Flow.storedJSON()` writes them: exact round trips.
@@ -195,7 +199,7 @@ public final class PostgresFlowStore: FlowStore {
         maximumConnections: Int = 4, maximumPendingBodyBytes: Int = 256 << 20,
         maximumPendingFlows: Int = 50_000, maximumPendingMessages: Int = 50_000,
         spoolDirectory: String = defaultSpoolDirectory, maximumSpoolBytes: Int = 4 << 30,
-        writeTimeout: Duration = .seconds(15)
+        writeTimeout: Duration = .seconds(15), redaction: HeaderRedaction = HeaderRedaction()
     ) async throws -> PostgresFlowStore {
         guard !name.isEmpty else { throw FlowStoreError("a session needs a name") }
         let opened: (id: Int64, session: Session)
@@ -217,7 +221,7 @@ public final class PostgresFlowStore: FlowStore {
             location: location, session: opened.session, sessionID: opened.id, client: client,
             running: Task { await client.run() }, maximumPendingBodyBytes: maximumPendingBodyBytes,
             maximumPendingFlows: maximumPendingFlows, maximumPendingMessages: maximumPendingMessages,
-            spoolDirectory: spoolDirectory, maximumSpoolBytes: maximumSpoolBytes, writeTimeout: writeTimeout)
+            spoolDirectory: spoolDirectory, maximumSpoolBytes: maximumSpoolBytes, writeTimeout: writeTimeout, redaction: redaction)
         let leftovers = WriteSpool.leftovers(in: spoolDirectory, prefix: store.spoolPrefix)
         if !leftovers.isEmpty {
             FileHandle.standardError.write(Data("kagami: writing what session \(name) left in \(leftovers.map(\.path).joined(separator: ", ")) to \(location)\n".utf8))
@@ -232,7 +236,9 @@ public final class PostgresFlowStore: FlowStore {
 
     /// The session `name` for reading (`kagami serve`, `flows`, `export`), or nil when the
     /// database has none by that name. It writes only what is recorded into it (HAR imports).
-    public static func openExisting(_ location: PostgresLocation, session name: String) async throws -> PostgresFlowStore? {
+    public static func openExisting(
+        _ location: PostgresLocation, session name: String, redaction: HeaderRedaction = HeaderRedaction()
+    ) async throws -> PostgresFlowStore? {
         let opened: (id: Int64, session: Session)?
         do {
             let connection = try await PostgresConnection.connect(
@@ -254,7 +260,7 @@ public final class PostgresFlowStore: FlowStore {
             location: location, session: opened.session, sessionID: opened.id, client: client,
             running: Task { await client.run() }, maximumPendingBodyBytes: 256 << 20,
             maximumPendingFlows: 50_000, maximumPendingMessages: 50_000,
-            spoolDirectory: defaultSpoolDirectory, maximumSpoolBytes: 4 << 30, writeTimeout: .seconds(15))
+            spoolDirectory: defaultSpoolDirectory, maximumSpoolBytes: 4 << 30, writeTimeout: .seconds(15), redaction: redaction)
     }
 
     /// Brings the tables up to date and finds or creates the session.
@@ -339,6 +345,9 @@ public final class PostgresFlowStore: FlowStore {
 
     private func enqueue(_ item: Entry.Item, stored: (@Sendable () -> Void)?) {
         var entry = Entry(item: item, stored: stored)
+        if case .flow(let flow) = item, !redaction.isEmpty {
+            entry.item = .flow(redaction.apply(to: flow))
+        }
         let bytes = entry.bodyBytes
         let limit = maximumPendingBodyBytes
         var warnDropping = false

@@ -25,7 +25,9 @@ import Testing
         defer { proxy.stop() }
         let through = ["-s", "-x", "http://127.0.0.1:\(proxy.port)", "-o", "/dev/null", "-w", "%{http_code}\n"]
         for index in 1...3 {
-            #expect(try await CommandLineClient.curl.run(through + ["\(origin.baseURL)/echo?before=\(index)"]).stdoutText == "200\n")
+            // Credentials are redacted before they reach the shared store (the origin still gets them).
+            let request = ["-H", "Authorization: Bearer s3cret-\(index)", "\(origin.baseURL)/echo?before=\(index)"]
+            #expect(try await CommandLineClient.curl.run(through + request).stdoutText == "200\n")
         }
         let serve = try await KagamiProcess.start(["serve", "--store", url, "--port", "0"])
         defer { serve.stop() }
@@ -82,6 +84,14 @@ import Testing
         #expect(lines.split(separator: "\n").count == 3 + sent)
         let exported = try await CommandLineClient(binary).run(["export", "--store", url, "--session", name, "--format", "har"]).stdout
         let archive = try JSONSerialization.jsonObject(with: exported) as? [String: Any]
+        // (The echo server's response body repeats the header: bodies are not redacted.)
+        let entries = (archive?["log"] as? [String: Any])?["entries"] as? [[String: Any]] ?? []
+        let credentials = entries.flatMap { entry in
+            ((entry["request"] as? [String: Any])?["headers"] as? [[String: Any]] ?? [])
+                .filter { ($0["name"] as? String)?.lowercased() == "authorization" }
+                .compactMap { $0["value"] as? String }
+        }
+        #expect(credentials == Array(repeating: "[redacted by Kagami]", count: 3))
         #expect(((archive?["log"] as? [String: Any])?["entries"] as? [Any])?.count == 3 + sent)
         let missing = try await CommandLineClient(binary).run(["flows", "--store", url, "--session", "no-such-\(UUID().uuidString)"])
         #expect(missing.status != 0)

@@ -85,6 +85,40 @@ struct PostgresFlowStoreTests {
         }
     }
 
+    /// Credentials never reach the shared store: by default Authorization, Proxy-Authorization,
+    /// Cookie and Set-Cookie values are replaced (any case, trailers too); other fields, and the
+    /// names, are kept; a store given its own list replaces those instead.
+    @Test func credentialsAreRedactedBeforeTheyAreWritten() async throws {
+        let location = try StoreDriver.postgresLocation()
+        let name = "redacted-" + UUID().uuidString
+        var flow = FlowFixtures.getJSON()
+        flow.request.headers.add("authorization", "Bearer secret-token")
+        flow.request.headers.add("X-Api-Key", "key-123")
+        flow.response?.trailers = HeaderFields([("Set-Cookie", "late=1")])
+        let store = try await PostgresFlowStore.open(location, session: name, recordedBy: "tests")
+        store.record(flow)
+        var custom = FlowFixtures.getJSON()
+        custom.request.headers.add("X-Api-Key", "key-456")
+        let other = try await PostgresFlowStore.open(
+            location, session: name + "-custom", recordedBy: "tests", redaction: HeaderRedaction(names: ["x-api-key"], marker: "***"))
+        other.record(custom)
+        try await store.flush()
+        try await other.flush()
+
+        let stored = try #require(try await store.flow(id: flow.id))
+        let marker = HeaderRedaction.defaultMarker
+        #expect(stored.request.headers["Authorization"] == marker)
+        #expect(stored.request.headers["Cookie"] == marker)
+        #expect(stored.response?.headers["Set-Cookie"] == marker)
+        #expect(stored.response?.trailers?["Set-Cookie"] == marker)
+        #expect(stored.request.headers["X-Api-Key"] == "key-123")
+        #expect(stored.request.headers["Accept"] == "application/json")
+        let storedCustom = try #require(try await other.flow(id: custom.id))
+        #expect(storedCustom.request.headers["X-Api-Key"] == "***")
+        #expect(storedCustom.request.headers["Cookie"] == "session=abc; theme=dark")
+        await shutDown(store, other)
+    }
+
     @Test func aSessionIsNamedAndSaysWhoRecordedItAndWhen() async throws {
         let location = try StoreDriver.postgresLocation()
         let name = "named-" + UUID().uuidString
