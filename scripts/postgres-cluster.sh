@@ -5,6 +5,9 @@
 #   eval "$(scripts/postgres-cluster.sh start)"   # exports KAGAMI_TEST_POSTGRES_URL and _DIR
 #   scripts/postgres-cluster.sh stop "$KAGAMI_TEST_POSTGRES_DIR"
 #
+# `pause DIR` stops the server and keeps its data; `resume DIR` starts it again on the same
+# port (the tests of a database restarted mid-run).
+#
 # PostgreSQL refuses to run as root: as root, the cluster belongs to the `postgres` user
 # (Debian's package creates it). Only what `start` prints goes to standard output.
 set -euo pipefail
@@ -33,6 +36,17 @@ as_owner() {
     fi
 }
 
+# Runs a command that leaves the server running, without the descriptors this script
+# inherited (beyond standard input, output and error): a server holding them would keep the
+# program that started the script from seeing it end.
+detached() (
+    for fd in /proc/$BASHPID/fd/*; do
+        fd=${fd##*/}
+        if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi
+    done
+    "$@"
+)
+
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
@@ -54,10 +68,11 @@ start() {
     # Another process may take the port between the look-up and the start: try a few.
     for attempt in 1 2 3 4 5; do
         port=$(free_port)
-        if as_owner "$bin/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --timeout=60 \
+        if detached as_owner "$bin/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --timeout=60 \
             -o "-c listen_addresses=127.0.0.1 -c port=$port -k $dir -c fsync=off -c max_connections=200" \
             start >/dev/null 2>&1; then
             as_owner "$bin/createdb" --host=127.0.0.1 --port="$port" --username=kagami kagami_test
+            echo "$port" >"$dir/port"
             echo "export KAGAMI_TEST_POSTGRES_URL=postgres://kagami@127.0.0.1:$port/kagami_test"
             echo "export KAGAMI_TEST_POSTGRES_DIR=$dir"
             return
@@ -78,8 +93,24 @@ stop() {
     rm -rf "$dir"
 }
 
+pause() {
+    local dir=${1:?usage: postgres-cluster.sh pause DIR}
+    as_owner "$(bin_dir)/pg_ctl" --pgdata="$dir/data" --mode=fast --wait stop >/dev/null
+}
+
+resume() {
+    local dir=${1:?usage: postgres-cluster.sh resume DIR}
+    local port
+    port=$(cat "$dir/port")
+    detached as_owner "$(bin_dir)/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --timeout=60 \
+        -o "-c listen_addresses=127.0.0.1 -c port=$port -k $dir -c fsync=off -c max_connections=200" \
+        start >/dev/null
+}
+
 case "${1:-}" in
     start) start ;;
     stop) stop "${2:-}" ;;
-    *) echo "usage: postgres-cluster.sh start | stop DIR" >&2; exit 2 ;;
+    pause) pause "${2:-}" ;;
+    resume) resume "${2:-}" ;;
+    *) echo "usage: postgres-cluster.sh start | stop DIR | pause DIR | resume DIR" >&2; exit 2 ;;
 esac

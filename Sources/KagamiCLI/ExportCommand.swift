@@ -13,8 +13,12 @@ struct ExportCommand: AsyncParsableCommand {
         case har
     }
 
-    @Option(help: "Session file.")
+    @Option(help: "Session file; with --store, the session's name.")
     var session: String
+
+    @Option(name: .customLong("store"), help: ArgumentHelp(
+        "Read the session from a PostgreSQL database shared by a team (postgres://user@host/database).", valueName: "url"))
+    var storeURL: String?
 
     @Option(help: "Output format: \(Format.allCases.map(\.rawValue).joined(separator: ", ")).")
     var format: Format = .har
@@ -26,13 +30,20 @@ struct ExportCommand: AsyncParsableCommand {
     var output: String?
 
     func run() async throws {
-        let store = try SessionFile.open(session)
+        let reading = try await RecordingStore.openForReading(store: storeURL, session: session)
+        let store = reading.store
         var flows: [Flow] = []
         if ids.isEmpty {
             flows = try await store.allFlows(includeBodies: true)
         } else {
             for text in ids {
-                flows.append(try await SessionFile.flow(text, in: store))
+                guard let id = UUID(uuidString: text) else {
+                    throw ValidationError("\(text) is not an exchange id (expected a UUID, as `kagami flows --ids` prints)")
+                }
+                guard let flow = try await store.flow(id: id) else {
+                    throw ValidationError("no exchange \(text) in \(reading.description)")
+                }
+                flows.append(flow)
             }
         }
         switch format {
@@ -45,5 +56,6 @@ struct ExportCommand: AsyncParsableCommand {
                 FileHandle.standardOutput.write(data)
             }
         }
+        try await reading.close()
     }
 }

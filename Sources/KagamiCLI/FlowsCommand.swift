@@ -8,14 +8,19 @@ struct FlowsCommand: AsyncParsableCommand {
         abstract: "List the exchanges of a session, one per line: time, method, status, URL, size, duration."
     )
 
-    @Option(help: "Session file.")
+    @Option(help: "Session file; with --store, the session's name.")
     var session: String
+
+    @Option(name: .customLong("store"), help: ArgumentHelp(
+        "Read the session from a PostgreSQL database shared by a team (postgres://user@host/database).", valueName: "url"))
+    var storeURL: String?
 
     @Flag(help: "Show each exchange's id first (for curl, repeat and export).")
     var ids = false
 
     func run() async throws {
-        let store = try SessionFile.open(session)
+        let reading = try await RecordingStore.openForReading(store: storeURL, session: session)
+        let store = reading.store
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "yyyy-MM-dd HH:mm:ss.SSS"
@@ -24,6 +29,7 @@ struct FlowsCommand: AsyncParsableCommand {
             output += FlowLine.format(flow, dateFormatter: formatter, withID: ids) + "\n"
         }
         FileHandle.standardOutput.write(Data(output.utf8))
+        try await reading.close()
     }
 }
 

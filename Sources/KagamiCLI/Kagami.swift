@@ -8,6 +8,7 @@ public struct Kagami: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             ProxyCommand.self,
+            ServeCommand.self,
             FlowsCommand.self,
             ExportCommand.self,
             CACommand.self,

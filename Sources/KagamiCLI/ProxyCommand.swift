@@ -29,6 +29,14 @@ struct ProxyCommand: AsyncParsableCommand {
         valueName: "url"))
     var storeURL: String?
 
+    @Option(name: .customLong("redact-header"), help: ArgumentHelp(
+        "With --store: replace this header's values by a marker before anything is written to the shared store; repeatable. Default: Authorization, Proxy-Authorization, Cookie, Set-Cookie.",
+        valueName: "name"))
+    var redactHeaders: [String] = []
+
+    @Flag(help: "With --store: write header values as they are (no redaction).")
+    var noRedaction = false
+
     @Option(help: "Act as a reverse proxy for this server (e.g. http://127.0.0.1:3000) instead of a forward proxy.")
     var reverse: String?
 
@@ -88,7 +96,8 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         // Each client may need a descriptor for its server connection too: take what the system allows.
         ProxyServer.raiseDescriptorLimit()
-        let recording = try await RecordingStore.open(store: storeURL, session: session)
+        let redaction = noRedaction ? HeaderRedaction.none : HeaderRedaction(names: redactHeaders.isEmpty ? HeaderRedaction.defaultNames : redactHeaders)
+        let recording = try await RecordingStore.open(store: storeURL, session: session, redaction: redaction)
         let store = recording.store
         let sessionPath = recording.description
         // The hub passes each flow to the store and to the web UI's live views.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KagamiCertificates
 import KagamiPostgresStore
 import KagamiStore
 
@@ -10,7 +11,7 @@ struct RecordingStore {
     /// The session as the banner and the web UI name it.
     var description: String
 
-    static func open(store url: String?, session: String?) async throws -> RecordingStore {
+    static func open(store url: String?, session: String?, redaction: HeaderRedaction = HeaderRedaction()) async throws -> RecordingStore {
         guard let url else {
             let path = try session.map(SessionFile.expand) ?? SessionFile.newDefaultPath()
             return RecordingStore(store: try SQLiteFlowStore(path: path), description: path)
@@ -26,12 +27,42 @@ struct RecordingStore {
         }
         let name = session ?? SessionFile.newDefaultName()
         do {
-            let store = try await PostgresFlowStore.open(location, session: name, recordedBy: recorder())
+            let store = try await PostgresFlowStore.open(
+                location, session: name, recordedBy: recorder(), spoolDirectory: spoolDirectory, redaction: redaction)
             return RecordingStore(store: store, description: "\(name) in \(location)")
         } catch {
             throw ValidationError("\(error)")
         }
     }
+
+    /// An existing session to read: a session file, or with `--store` a named session of a
+    /// shared store (`kagami flows`, `export`).
+    static func openForReading(store url: String?, session: String) async throws -> RecordingStore {
+        guard let url else {
+            let store = try SessionFile.open(session)
+            return RecordingStore(store: store, description: store.path)
+        }
+        guard PostgresLocation.isPostgresURL(url) else {
+            throw ValidationError("--store takes a postgres://user@host/database URL")
+        }
+        let location: PostgresLocation
+        do {
+            location = try PostgresLocation(url: url)
+        } catch {
+            throw ValidationError("--store: \(error)")
+        }
+        let opened: PostgresFlowStore?
+        do {
+            opened = try await PostgresFlowStore.openExisting(location, session: session)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        guard let opened else { throw ValidationError("no session named \(session) in \(location)") }
+        return RecordingStore(store: opened, description: "\(session) in \(location)")
+    }
+
+    /// Where a shared store keeps what it could not write while its server was away.
+    static var spoolDirectory: String { (KagamiHome.path as NSString).appendingPathComponent("spool") }
 
     /// Writes what is queued and lets go of the store's connections.
     func close() async throws {

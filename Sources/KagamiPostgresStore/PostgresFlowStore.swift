@@ -10,12 +10,48 @@ import Synchronization
 /// into at once. Like `SQLiteFlowStore`, `record` never blocks: flows queue in memory and a
 /// writer commits whatever has arrived in one transaction (group commit), and a flow's `stored`
 /// callback runs only after the transaction that holds it has committed on the server.
+///
+/// While the server is away (stopped, restarted, unreachable, or not answering within
+/// `writeTimeout`), the writer appends what it cannot commit to a spool file on this machine
+/// (`WriteSpool`, fsynced) and calls `stored` once it is there, so clients keep being served
+/// and every exchange a client saw complete is still kept. It reconnects with backoff; when
+/// the server is back it writes the spool, in order, before anything newer, and removes it.
+/// A spool left by a store that is gone (killed, or stopped while the server was away) is
+/// written by the next store that opens the same session with the same spool directory.
 public final class PostgresFlowStore: FlowStore {
     /// A session as the `session` table holds it.
     public struct Session: Sendable, Hashable {
         public var name: String
         public var recordedBy: String
         public var createdAt: Date
+    }
+
+    /// What the writer is doing: for the banner, the UI and tests.
+    public struct WriteStatus: Sendable, CustomStringConvertible {
+        /// When the server went away and why, while it is away.
+        public var serverAway: (since: Date, reason: String)?
+        /// Entries (flows, message batches, violation updates) queued in memory.
+        public var queued: Int
+        /// Entries in spool files, waiting for the server.
+        public var spooled: Int
+        public var spoolFiles: [String]
+        /// The last entries the server refused, if any were.
+        public var lastFailure: String?
+
+        public var description: String {
+            var text: String
+            if let away = serverAway {
+                text = "the server is away since \(away.since) (\(away.reason))"
+            } else {
+                text = "writing to the server"
+            }
+            text += "; \(queued) entr\(queued == 1 ? "y" : "ies") queued"
+            if spooled > 0 || !spoolFiles.isEmpty {
+                text += ", \(spooled) in \(spoolFiles.joined(separator: ", "))"
+            }
+            if let lastFailure { text += "; last failure: \(lastFailure)" }
+            return text
+        }
     }
 
     public let location: PostgresLocation
@@ -36,13 +72,25 @@ public final class PostgresFlowStore: FlowStore {
     public let maximumPendingFlows: Int
     /// WebSocket messages that may wait before `isBehind` asks relays to stop reading a moment.
     public let maximumPendingMessages: Int
+    /// Where entries go while the server is away.
+    public let spoolDirectory: String
+    /// Bytes a spool may grow to; past this, flows are spooled without their bodies.
+    public let maximumSpoolBytes: Int
+    /// How long a transaction may take before the server counts as away.
+    public let writeTimeout: Duration
+    /// Header values replaced before a flow is queued, so they never reach the shared store
+    /// (nor the spool).
+    public let redaction: HeaderRedaction
+    private let spoolPrefix: String
 
     static let maximumBatch = 2_000
 
     struct PendingWrites {
         var entries = Deque<Entry>()
         var draining = false
-        /// Entries queued since the store opened, and those whose transaction has ended.
+        var writer: Task<Void, Never>?
+        var closing = false
+        /// Entries queued since the store opened, and those written, spooled or given up on.
         var queued = 0
         var finished = 0
         var flushes: [(after: Int, continuation: CheckedContinuation<Void, Never>)] = []
@@ -50,6 +98,14 @@ public final class PostgresFlowStore: FlowStore {
         var bodyBytes = 0
         var bodiesDropped = 0
         var messages = 0
+        /// The writer's own connection (the pool would wait for the server; this one fails).
+        var connection: PostgresConnection?
+        var away: (since: Date, reason: String)?
+        /// Spool files waiting to be written, oldest first; the last one takes new entries.
+        var spools: [WriteSpool] = []
+        var spooled = 0
+        var spoolFailureReported = false
+        var spoolFullReported = false
     }
 
     struct Entry: Sendable {
@@ -60,6 +116,9 @@ public final class PostgresFlowStore: FlowStore {
         }
         var item: Item
         var stored: (@Sendable () -> Void)?
+        /// Identifies the entry's rows, so writing it twice (a spool replayed after a crash)
+        /// changes nothing.
+        var key = UUID()
 
         var bodyBytes: Int {
             switch item {
@@ -73,10 +132,37 @@ public final class PostgresFlowStore: FlowStore {
             if case .messages(let messages, _) = item { return messages.count }
             return 0
         }
+
+        var spoolRecord: WriteSpool.Record {
+            switch item {
+            case .flow(let flow): WriteSpool.Record(key: key, flow: flow)
+            case .messages(let messages, let flowID): WriteSpool.Record(key: key, messages: messages, flowID: flowID)
+            case .violations(let violations, let flowID): WriteSpool.Record(key: key, violations: violations, flowID: flowID)
+            }
+        }
+
+        init(item: Item, stored: (@Sendable () -> Void)?) {
+            self.item = item
+            self.stored = stored
+        }
+
+        init?(_ record: WriteSpool.Record) {
+            if let flow = record.flow {
+                item = .flow(flow)
+            } else if let messages = record.messages, let flowID = record.flowID {
+                item = .messages(messages, flowID: flowID)
+            } else if let violations = record.violations, let flowID = record.flowID {
+                item = .violations(violations, flowID: flowID)
+            } else {
+                return nil
+            }
+            key = record.key
+        }
     }
 
     private init(location: PostgresLocation, session: Session, sessionID: Int64, client: PostgresClient, running: Task<Void, Never>,
-                 maximumPendingBodyBytes: Int, maximumPendingFlows: Int, maximumPendingMessages: Int) {
+                 maximumPendingBodyBytes: Int, maximumPendingFlows: Int, maximumPendingMessages: Int,
+                 spoolDirectory: String, maximumSpoolBytes: Int, writeTimeout: Duration, redaction: HeaderRedaction) {
         self.location = location
         self.session = session
         self.sessionID = sessionID
@@ -85,6 +171,11 @@ public final class PostgresFlowStore: FlowStore {
         self.maximumPendingBodyBytes = maximumPendingBodyBytes
         self.maximumPendingFlows = maximumPendingFlows
         self.maximumPendingMessages = maximumPendingMessages
+        self.spoolDirectory = spoolDirectory
+        self.maximumSpoolBytes = maximumSpoolBytes
+        self.writeTimeout = writeTimeout
+        self.redaction = redaction
+        self.spoolPrefix = WriteSpool.prefix(session: session.name, location: location)
         let decoder = JSONDecoder()
         // Dates as seconds since 2001, as `Flow.storedJSON()` writes them: exact round trips.
         decoder.dateDecodingStrategy = .deferredToDate
@@ -95,12 +186,20 @@ public final class PostgresFlowStore: FlowStore {
         running.cancel()
     }
 
+    /// The spool directory when none is given: a folder in the system's temporary directory.
+    public static var defaultSpoolDirectory: String {
+        (NSTemporaryDirectory() as NSString).appendingPathComponent("kagami-spool-\(getuid())")
+    }
+
     /// Connects, brings the tables up to date and opens the session `name`, creating it (as
-    /// recorded by `recordedBy`) when it is new; an existing session is appended to.
+    /// recorded by `recordedBy`) when it is new; an existing session is appended to. Spool
+    /// files this session left in `spoolDirectory` are written first.
     public static func open(
         _ location: PostgresLocation, session name: String, recordedBy: String,
         maximumConnections: Int = 4, maximumPendingBodyBytes: Int = 256 << 20,
-        maximumPendingFlows: Int = 50_000, maximumPendingMessages: Int = 50_000
+        maximumPendingFlows: Int = 50_000, maximumPendingMessages: Int = 50_000,
+        spoolDirectory: String = defaultSpoolDirectory, maximumSpoolBytes: Int = 4 << 30,
+        writeTimeout: Duration = .seconds(15), redaction: HeaderRedaction = HeaderRedaction()
     ) async throws -> PostgresFlowStore {
         guard !name.isEmpty else { throw FlowStoreError("a session needs a name") }
         let opened: (id: Int64, session: Session)
@@ -118,10 +217,50 @@ public final class PostgresFlowStore: FlowStore {
             throw FlowStoreError("cannot open session \(name) at \(location): \(describe(error))")
         }
         let client = PostgresClient(configuration: location.clientConfiguration(maximumConnections: maximumConnections))
-        return PostgresFlowStore(
+        let store = PostgresFlowStore(
             location: location, session: opened.session, sessionID: opened.id, client: client,
             running: Task { await client.run() }, maximumPendingBodyBytes: maximumPendingBodyBytes,
-            maximumPendingFlows: maximumPendingFlows, maximumPendingMessages: maximumPendingMessages)
+            maximumPendingFlows: maximumPendingFlows, maximumPendingMessages: maximumPendingMessages,
+            spoolDirectory: spoolDirectory, maximumSpoolBytes: maximumSpoolBytes, writeTimeout: writeTimeout, redaction: redaction)
+        let leftovers = WriteSpool.leftovers(in: spoolDirectory, prefix: store.spoolPrefix)
+        if !leftovers.isEmpty {
+            FileHandle.standardError.write(Data("kagami: writing what session \(name) left in \(leftovers.map(\.path).joined(separator: ", ")) to \(location)\n".utf8))
+            store.pending.withLock { state in
+                state.spools = leftovers
+                state.draining = true
+            }
+            store.startWriter()
+        }
+        return store
+    }
+
+    /// The session `name` for reading (`kagami serve`, `flows`, `export`), or nil when the
+    /// database has none by that name. It writes only what is recorded into it (HAR imports).
+    public static func openExisting(
+        _ location: PostgresLocation, session name: String, redaction: HeaderRedaction = HeaderRedaction()
+    ) async throws -> PostgresFlowStore? {
+        let opened: (id: Int64, session: Session)?
+        do {
+            let connection = try await PostgresConnection.connect(
+                configuration: try location.connectionConfiguration(), id: 0, logger: logger)
+            do {
+                try await PostgresSchema.migrate(connection, logger: logger)
+                opened = try await findSession(name, on: connection, logger: logger)
+                try await connection.close()
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+        } catch {
+            throw FlowStoreError("cannot open session \(name) at \(location): \(describe(error))")
+        }
+        guard let opened else { return nil }
+        let client = PostgresClient(configuration: location.clientConfiguration(maximumConnections: 2))
+        return PostgresFlowStore(
+            location: location, session: opened.session, sessionID: opened.id, client: client,
+            running: Task { await client.run() }, maximumPendingBodyBytes: 256 << 20,
+            maximumPendingFlows: 50_000, maximumPendingMessages: 50_000,
+            spoolDirectory: defaultSpoolDirectory, maximumSpoolBytes: 4 << 30, writeTimeout: .seconds(15), redaction: redaction)
     }
 
     /// Brings the tables up to date and finds or creates the session.
@@ -131,21 +270,52 @@ public final class PostgresFlowStore: FlowStore {
         try await PostgresSchema.migrate(connection, logger: logger)
         try await connection.query(
             "INSERT INTO session (name, recorded_by) VALUES (\(name), \(recordedBy)) ON CONFLICT (name) DO NOTHING", logger: logger)
+        guard let found = try await findSession(name, on: connection, logger: logger) else {
+            throw FlowStoreError("session \(name) vanished while it was being opened")
+        }
+        return found
+    }
+
+    private static func findSession(
+        _ name: String, on connection: PostgresConnection, logger: Logger
+    ) async throws -> (id: Int64, session: Session)? {
         let rows = try await connection.query(
             "SELECT id, recorded_by, created_at FROM session WHERE name = \(name)", logger: logger)
         var found: (Int64, String, Date)?
         for try await row in rows.decode((Int64, String, Date).self) { found = row }
-        guard let (id, recorder, created) = found else {
-            throw FlowStoreError("session \(name) vanished while it was being opened")
-        }
+        guard let (id, recorder, created) = found else { return nil }
         return (id, Session(name: name, recordedBy: recorder, createdAt: created))
     }
 
-    /// Writes what is queued, then closes the store's connections.
+    /// Writes what is queued (to the server, or to the spool while the server is away), then
+    /// closes the store's connections. A spool that is still waiting is kept for the next
+    /// store that opens this session.
     public func close() async {
         try? await flush()
+        let (writer, connection) = pending.withLock { state in
+            state.closing = true
+            return (state.writer, state.connection)
+        }
+        writer?.cancel()
+        await writer?.value
+        try? await connection?.close()
+        let spools = pending.withLock { state in
+            defer { state.spools = [] }
+            return state.spools
+        }
+        for spool in spools { spool.release() }
+        if !spools.isEmpty {
+            FileHandle.standardError.write(Data("kagami: session \(session.name) has exchanges waiting in \(spools.map(\.path).joined(separator: ", ")); they are written to \(location) when the session is next opened on this machine\n".utf8))
+        }
         running.cancel()
         await running.value
+    }
+
+    public var status: WriteStatus {
+        pending.withLock { state in
+            WriteStatus(serverAway: state.away, queued: state.entries.count, spooled: state.spooled,
+                        spoolFiles: state.spools.map(\.path), lastFailure: state.lastError)
+        }
     }
 
     // MARK: Writing
@@ -175,16 +345,15 @@ public final class PostgresFlowStore: FlowStore {
 
     private func enqueue(_ item: Entry.Item, stored: (@Sendable () -> Void)?) {
         var entry = Entry(item: item, stored: stored)
+        if case .flow(let flow) = item, !redaction.isEmpty {
+            entry.item = .flow(redaction.apply(to: flow))
+        }
         let bytes = entry.bodyBytes
         let limit = maximumPendingBodyBytes
         var warnDropping = false
         let startWriter = pending.withLock { state in
             if bytes > 0, state.bodyBytes + bytes > limit {
-                switch entry.item {
-                case .flow(let flow): entry.item = .flow(flow.withBodiesDropped)
-                case .messages(let messages, let flowID): entry.item = .messages(messages.withPayloadsDropped, flowID: flowID)
-                case .violations: break
-                }
+                entry.item = Self.withoutBodies(entry.item)
                 state.bodiesDropped += 1
                 warnDropping = state.bodiesDropped == 1
             } else {
@@ -198,85 +367,328 @@ public final class PostgresFlowStore: FlowStore {
             return true
         }
         if warnDropping {
-            FileHandle.standardError.write(Data("kagami: writing to session \(session.name) at \(location) is behind the traffic; storing exchanges without their bodies until it catches up\n".utf8))
+            report("writing to session \(session.name) at \(location) is behind the traffic; storing exchanges without their bodies until it catches up")
         }
-        if startWriter {
-            Task { await self.drain() }
+        if startWriter { self.startWriter() }
+    }
+
+    private static func withoutBodies(_ item: Entry.Item) -> Entry.Item {
+        switch item {
+        case .flow(let flow): .flow(flow.withBodiesDropped)
+        case .messages(let messages, let flowID): .messages(messages.withPayloadsDropped, flowID: flowID)
+        case .violations: item
         }
     }
 
-    /// One writer at a time: it takes what has queued, commits it, and goes on until the
-    /// queue is empty.
+    private func startWriter() {
+        let task = Task { await self.drain() }
+        pending.withLock { $0.writer = task }
+    }
+
+    private func report(_ message: String) {
+        FileHandle.standardError.write(Data("kagami: \(message)\n".utf8))
+    }
+
+    /// One writer at a time: it takes what has queued and commits it — or spools it while the
+    /// server is away — and goes on until the queue and the spools are empty.
     private func drain() async {
-        while true {
-            let batch = pending.withLock { state -> [Entry] in
-                let count = min(state.entries.count, Self.maximumBatch)
-                let batch = Array(state.entries.prefix(count))
-                state.entries.removeFirst(count)
-                if batch.isEmpty { state.draining = false }
-                return batch
+        var attempts = 0
+        var nextAttempt = ContinuousClock.now
+        while !Task.isCancelled {
+            let (away, spooling) = pending.withLock { ($0.away != nil, !$0.spools.isEmpty) }
+            if away || spooling, ContinuousClock.now >= nextAttempt {
+                if await replaySpools() {
+                    attempts = 0
+                } else {
+                    attempts += 1
+                    nextAttempt = ContinuousClock.now + Self.backoff(attempts)
+                }
             }
-            if batch.isEmpty { return }
-            let failure = await write(batch)
-            if let failure {
-                FileHandle.standardError.write(Data("kagami: \(failure)\n".utf8))
+            let (batch, done) = pending.withLock { state -> ([Entry], Bool) in
+                let batch = Array(state.entries.prefix(Self.maximumBatch))
+                if batch.isEmpty, state.away == nil && state.spools.isEmpty || state.closing {
+                    state.draining = false
+                    return (batch, true)
+                }
+                return (batch, false)
             }
-            let written = batch.reduce(0) { $0 + $1.bodyBytes }
-            let messages = batch.reduce(0) { $0 + $1.messageCount }
-            let flushed = pending.withLock { state -> [CheckedContinuation<Void, Never>] in
-                state.bodyBytes -= written
-                state.messages -= messages
-                state.finished += batch.count
-                if let failure { state.lastError = failure }
-                let finished = state.finished
-                let ready = state.flushes.filter { $0.after <= finished }.map(\.continuation)
-                state.flushes.removeAll { $0.after <= finished }
-                return ready
+            if done { return }
+            if batch.isEmpty {
+                // Waiting for the server: new entries are spooled as they come.
+                try? await Task.sleep(for: .milliseconds(50))
+                continue
             }
-            for entry in batch { entry.stored?() }
-            for continuation in flushed { continuation.resume() }
+            if pending.withLock({ $0.away != nil }) {
+                if spool(batch) {
+                    finish(batch, failure: nil)
+                } else {
+                    try? await Task.sleep(for: .milliseconds(200))
+                }
+                continue
+            }
+            switch await write(batch) {
+            case .written(let failure):
+                if let failure { report(failure) }
+                finish(batch, failure: failure)
+            case .serverAway(let reason):
+                goAway(reason)
+                attempts = 1
+                nextAttempt = ContinuousClock.now + Self.backoff(attempts)
+            }
+        }
+        pending.withLock { $0.draining = false }
+    }
+
+    /// 0.2 s, 0.4 s, … up to 5 s between attempts to reach the server.
+    static func backoff(_ attempts: Int) -> Duration {
+        .milliseconds(min(200 << min(attempts - 1, 5), 5_000))
+    }
+
+    /// Takes `batch` off the queue once it is written, spooled or given up on.
+    private func finish(_ batch: [Entry], failure: String?) {
+        let written = batch.reduce(0) { $0 + $1.bodyBytes }
+        let messages = batch.reduce(0) { $0 + $1.messageCount }
+        let flushed = pending.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.entries.removeFirst(batch.count)
+            state.bodyBytes -= written
+            state.messages -= messages
+            state.finished += batch.count
+            if let failure { state.lastError = failure }
+            let finished = state.finished
+            let ready = state.flushes.filter { $0.after <= finished }.map(\.continuation)
+            state.flushes.removeAll { $0.after <= finished }
+            return ready
+        }
+        for entry in batch { entry.stored?() }
+        for continuation in flushed { continuation.resume() }
+    }
+
+    private func goAway(_ reason: String) {
+        let (connection, first) = pending.withLock { state in
+            defer {
+                state.connection = nil
+                if state.away == nil { state.away = (Date(), reason) }
+            }
+            return (state.connection, state.away == nil)
+        }
+        if let connection { Task { try? await connection.close() } }
+        if first {
+            report("the server of session \(session.name) at \(location) is away (\(reason)); exchanges are kept in a spool file in \(spoolDirectory) and written when it is back")
         }
     }
 
-    /// Commits `batch` in one transaction, trying again while the server is away for a moment;
-    /// a batch the server keeps refusing is written entry by entry, so one bad entry doesn't
-    /// cost the rest. Returns what could not be written.
-    private func write(_ batch: [Entry]) async -> String? {
+    /// Appends `batch` to the newest spool (a new one when there is none); false when the
+    /// disk refused it, and the entries wait in memory.
+    private func spool(_ batch: [Entry]) -> Bool {
+        let outcome = pending.withLock { state -> (ok: Bool, note: String?) in
+            do {
+                if state.spools.isEmpty {
+                    state.spools.append(try WriteSpool.create(in: spoolDirectory, prefix: spoolPrefix))
+                }
+                let full = state.spools.reduce(0) { $0 + $1.bytes } >= maximumSpoolBytes
+                let records = batch.map { entry in
+                    var entry = entry
+                    if full { entry.item = Self.withoutBodies(entry.item) }
+                    return entry.spoolRecord
+                }
+                try state.spools[state.spools.count - 1].append(records)
+                state.spooled += records.count
+                var note: String?
+                if full, !state.spoolFullReported {
+                    state.spoolFullReported = true
+                    note = "the spool of session \(session.name) holds \(maximumSpoolBytes) bytes; exchanges are spooled without their bodies until the server is back"
+                }
+                return (true, note)
+            } catch {
+                guard !state.spoolFailureReported else { return (false, nil) }
+                state.spoolFailureReported = true
+                return (false, "\(error); exchanges wait in memory (their clients wait) until the server is back")
+            }
+        }
+        if let note = outcome.note { report(note) }
+        return outcome.ok
+    }
+
+    /// Writes every spool, oldest first, and removes it; true when the server took them all
+    /// (and is no longer away).
+    private func replaySpools() async -> Bool {
+        do {
+            _ = try await writerConnection()
+        } catch {
+            return false
+        }
+        while let spool = pending.withLock({ $0.spools.first }) {
+            var failures: [String] = []
+            let read: Int
+            do {
+                read = try await spool.read(chunk: Self.maximumBatch) { records in
+                    let entries = records.compactMap(Entry.init)
+                    switch await self.write(entries) {
+                    case .written(let failure): if let failure { failures.append(failure) }
+                    case .serverAway(let reason): throw ServerAway(reason: reason)
+                    }
+                }
+            } catch {
+                goAway((error as? ServerAway)?.reason ?? "\(error)")
+                return false
+            }
+            for failure in failures { report(failure) }
+            spool.remove()
+            pending.withLock { state in
+                state.spools.removeFirst()
+                state.spooled = max(0, state.spooled - read)
+                if let failure = failures.last { state.lastError = failure }
+            }
+        }
+        let away = pending.withLock { state in
+            defer {
+                state.away = nil
+                state.spooled = 0
+                state.spoolFailureReported = false
+                state.spoolFullReported = false
+            }
+            return state.away
+        }
+        if let away {
+            let seconds = Int(Date().timeIntervalSince(away.since).rounded())
+            report("the server of session \(session.name) at \(location) is back after \(seconds) s; what was spooled is written")
+        }
+        return true
+    }
+
+    struct ServerAway: Error {
+        var reason: String
+    }
+
+    /// The writer's connection, opened when there is none: when the server is away this fails
+    /// at once, where the pool would wait for it.
+    private func writerConnection() async throws -> PostgresConnection {
+        if let connection = pending.withLock({ $0.connection }), !connection.isClosed {
+            return connection
+        }
+        do {
+            let connection = try await PostgresConnection.connect(
+                configuration: try location.connectionConfiguration(), id: 1, logger: logger)
+            pending.withLock { $0.connection = connection }
+            return connection
+        } catch {
+            throw ServerAway(reason: Self.describe(error))
+        }
+    }
+
+    enum WriteOutcome {
+        /// Committed; with what the server refused, if it refused anything.
+        case written(failure: String?)
+        case serverAway(String)
+    }
+
+    /// Commits `batch` in one transaction, trying again when the server refuses it; a batch
+    /// the server keeps refusing is written entry by entry, so one bad entry doesn't cost the
+    /// rest. A server that can't be reached ends the attempt at once: the caller spools.
+    private func write(_ batch: [Entry]) async -> WriteOutcome {
         var lastError: (any Error)?
         for delay in [0, 200, 1_000] {
             if delay > 0 { try? await Task.sleep(for: .milliseconds(delay)) }
             do {
                 try await commit(batch)
-                return nil
+                return .written(failure: nil)
             } catch {
+                if Self.isServerAway(error) { return .serverAway(Self.describe(error)) }
                 lastError = error
             }
         }
         guard batch.count > 1 else {
-            return "could not write to session \(session.name) at \(location): \(lastError.map(Self.describe) ?? "unknown error")"
+            return .written(failure: "could not write to session \(session.name) at \(location): \(lastError.map(Self.describe) ?? "unknown error")")
         }
         var failures = 0
         for entry in batch {
             do {
                 try await commit([entry])
             } catch {
+                if Self.isServerAway(error) { return .serverAway(Self.describe(error)) }
                 failures += 1
                 lastError = error
             }
         }
-        if failures == 0 { return nil }
-        return "could not write \(failures) of \(batch.count) entries to session \(session.name) at \(location): \(lastError.map(Self.describe) ?? "unknown error")"
+        if failures == 0 { return .written(failure: nil) }
+        return .written(failure: "could not write \(failures) of \(batch.count) entries to session \(session.name) at \(location): \(lastError.map(Self.describe) ?? "unknown error")")
+    }
+
+    /// Whether `error` says the server can't be reached (down, restarting, the connection
+    /// lost or silent), rather than that it refused what was sent.
+    static func isServerAway(_ error: any Error) -> Bool {
+        switch error {
+        case is ServerAway:
+            return true
+        case is FlowStoreError:
+            return false
+        case let error as PostgresTransactionError:
+            return (error.closureError ?? error.beginError ?? error.commitError ?? error.rollbackError).map(isServerAway) ?? false
+        case let error as PSQLError:
+            if error.code == .server {
+                // Connection exceptions, operator intervention (shutdown, restart),
+                // insufficient resources: the server is going or gone, not refusing.
+                let state = error.serverInfo?[.sqlState] ?? ""
+                return ["08", "57", "53"].contains(String(state.prefix(2)))
+            }
+            return [.connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .queryCancelled].contains(error.code)
+        default:
+            return true
+        }
     }
 
     private func commit(_ batch: [Entry]) async throws {
-        try await client.withTransaction(logger: logger) { connection in
-            for entry in batch {
-                switch entry.item {
-                case .flow(let flow): try await self.upsert(flow, connection)
-                case .messages(let messages, let flowID): try await self.insert(messages, of: flowID, connection)
-                case .violations(let violations, let flowID): try await self.update(violations, of: flowID, connection)
+        let connection = try await writerConnection()
+        let timeout = writeTimeout
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await connection.withTransaction(logger: self.logger) { connection in
+                    var flowIDs: [UUID] = []
+                    for entry in batch {
+                        switch entry.item {
+                        case .flow(let flow):
+                            try await self.upsert(flow, connection)
+                            flowIDs.append(flow.id)
+                        case .messages(let messages, let flowID): try await self.insert(messages, of: flowID, key: entry.key, connection)
+                        case .violations(let violations, let flowID):
+                            try await self.update(violations, of: flowID, connection)
+                            flowIDs.append(flowID)
+                        }
+                    }
+                    try await self.announce(flowIDs, connection)
                 }
+                return true
             }
+            group.addTask {
+                // A silent server: closing the connection ends the transaction's wait.
+                try await Task.sleep(for: timeout)
+                try? await connection.close()
+                return false
+            }
+            let committed: Bool
+            do {
+                committed = try await group.next() ?? false
+            } catch {
+                group.cancelAll()
+                throw error
+            }
+            group.cancelAll()
+            if !committed {
+                throw ServerAway(reason: "no answer within \(timeout)")
+            }
+        }
+    }
+
+    /// Tells `kagami serve` (LISTEN) which flows this transaction holds; PostgreSQL delivers
+    /// the notification when the transaction commits, and never when it doesn't. Payloads stay
+    /// well under the server's 8,000-byte limit.
+    private func announce(_ flowIDs: [UUID], _ connection: PostgresConnection) async throws {
+        var start = 0
+        while start < flowIDs.count {
+            let chunk = flowIDs[start..<min(start + 150, flowIDs.count)]
+            start += chunk.count
+            let payload = "\(sessionID) " + chunk.map(\.uuidString).joined(separator: ",")
+            try await connection.query("SELECT pg_notify(\(PostgresSessionCatalog.channel), \(payload))", logger: logger)
         }
     }
 
@@ -315,13 +727,16 @@ public final class PostgresFlowStore: FlowStore {
             "INSERT INTO body (session_id, flow_id, part, data) VALUES (\(sessionID), \(flowID), \(part), \(data))", logger: logger)
     }
 
-    private func insert(_ messages: [WebSocketMessage], of flowID: UUID, _ connection: PostgresConnection) async throws {
-        for message in messages {
+    /// Each message is keyed by its entry and position, so an entry written twice adds nothing.
+    private func insert(_ messages: [WebSocketMessage], of flowID: UUID, key: UUID, _ connection: PostgresConnection) async throws {
+        for (index, message) in messages.enumerated() {
             try await connection.query("""
-                INSERT INTO websocket_message (session_id, flow_id, direction, time, opcode, size, truncated, compressed, data, note)
+                INSERT INTO websocket_message (session_id, flow_id, direction, time, opcode, size, truncated, compressed, data, note,
+                                               record_key, record_index)
                 VALUES (\(sessionID), \(flowID), \(message.direction.rawValue), \(message.time.timeIntervalSince1970),
                         \(Int(message.opcode.rawValue)), \(message.size), \(message.isTruncated), \(message.isCompressed),
-                        \(message.data), \(message.note))
+                        \(message.data), \(message.note), \(key), \(index))
+                ON CONFLICT (record_key, record_index) DO NOTHING
                 """, logger: logger)
         }
     }
@@ -339,8 +754,8 @@ public final class PostgresFlowStore: FlowStore {
             "UPDATE flow SET metadata = \(flow.storedJSON()) WHERE session_id = \(sessionID) AND id = \(flowID)", logger: logger)
     }
 
-    /// Returns once every write queued before the call has ended; throws the last write that
-    /// failed, if any did.
+    /// Returns once every write queued before the call has ended — committed, or in the spool
+    /// while the server is away; throws the last write the server refused, if any was.
     public func flush() async throws {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = pending.withLock { state -> Bool in
@@ -473,7 +888,11 @@ public final class PostgresFlowStore: FlowStore {
         }
     }
 
+    /// Reads fail at once while the writer knows the server is away, where the pool would wait.
     private func reading<Result>(_ what: String, _ body: () async throws -> Result) async throws -> Result {
+        if let away = pending.withLock({ $0.away }) {
+            throw FlowStoreError("could not read \(what) of session \(session.name): the server at \(location) is away since \(away.since) (\(away.reason))")
+        }
         do {
             return try await body()
         } catch let error as FlowStoreError {
@@ -486,6 +905,7 @@ public final class PostgresFlowStore: FlowStore {
     /// PostgresNIO keeps the server's words out of an error's description (they may hold data);
     /// they are what a user needs here, so they are taken from the error itself.
     static func describe(_ error: any Error) -> String {
+        if let error = error as? ServerAway { return error.reason }
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] {
                 let state = error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? ""

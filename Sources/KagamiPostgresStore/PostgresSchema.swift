@@ -74,6 +74,12 @@ enum PostgresSchema {
             """,
             "CREATE INDEX websocket_message_flow ON websocket_message (session_id, flow_id, seq)",
         ]),
+        // A spool replayed after a crash may hold messages already written: each message is
+        // keyed by the entry it was queued in and its position there, and written once.
+        Migration(version: 2, name: "WebSocket messages keyed by their entry, written once", statements: [
+            "ALTER TABLE websocket_message ADD COLUMN record_key uuid, ADD COLUMN record_index integer",
+            "CREATE UNIQUE INDEX websocket_message_record ON websocket_message (record_key, record_index)",
+        ]),
     ]
 
     /// Taken for the length of a migration, so proxies opening a new database at once don't

@@ -71,7 +71,8 @@ public final class UIServer: Sendable {
     }
 
     /// Starts listening and returns the port (useful with port 0).
-    public func start() async throws -> Int {
+    /// The page and the API, behind the access check; `SessionsServer` serves one per session.
+    func router() -> Router<BasicRequestContext> {
         let router = Router()
         router.add(middleware: UIAccessMiddleware<BasicRequestContext>(token: token))
         FlowAPI(server: self).register(on: router)
@@ -81,7 +82,11 @@ public final class UIServer: Sendable {
         DraftAPI(server: self).register(on: router)
         ContractAPI(server: self).register(on: router)
         page.register(on: router)
+        return router
+    }
 
+    public func start() async throws -> Int {
+        let router = router()
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
         let app = Application(
             router: router,

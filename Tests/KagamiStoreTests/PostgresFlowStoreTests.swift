@@ -65,7 +65,7 @@ struct PostgresFlowStoreTests {
                 return stores
             }
             let versions = try await column("SELECT version FROM kagami_migration ORDER BY version", as: Int.self, on: client)
-            #expect(versions == [1])
+            #expect(versions == [1, 2])
             let sessions = try await column("SELECT name FROM session ORDER BY name", as: String.self, on: client)
             #expect(sessions == ["first-0", "first-1", "first-2", "first-3"])
             for store in stores { await store.close() }
@@ -83,6 +83,40 @@ struct PostgresFlowStoreTests {
                 "\(error)".contains("schema version 999, written by a newer Kagami")
             }
         }
+    }
+
+    /// Credentials never reach the shared store: by default Authorization, Proxy-Authorization,
+    /// Cookie and Set-Cookie values are replaced (any case, trailers too); other fields, and the
+    /// names, are kept; a store given its own list replaces those instead.
+    @Test func credentialsAreRedactedBeforeTheyAreWritten() async throws {
+        let location = try StoreDriver.postgresLocation()
+        let name = "redacted-" + UUID().uuidString
+        var flow = FlowFixtures.getJSON()
+        flow.request.headers.add("authorization", "Bearer secret-token")
+        flow.request.headers.add("X-Api-Key", "key-123")
+        flow.response?.trailers = HeaderFields([("Set-Cookie", "late=1")])
+        let store = try await PostgresFlowStore.open(location, session: name, recordedBy: "tests")
+        store.record(flow)
+        var custom = FlowFixtures.getJSON()
+        custom.request.headers.add("X-Api-Key", "key-456")
+        let other = try await PostgresFlowStore.open(
+            location, session: name + "-custom", recordedBy: "tests", redaction: HeaderRedaction(names: ["x-api-key"], marker: "***"))
+        other.record(custom)
+        try await store.flush()
+        try await other.flush()
+
+        let stored = try #require(try await store.flow(id: flow.id))
+        let marker = HeaderRedaction.defaultMarker
+        #expect(stored.request.headers["Authorization"] == marker)
+        #expect(stored.request.headers["Cookie"] == marker)
+        #expect(stored.response?.headers["Set-Cookie"] == marker)
+        #expect(stored.response?.trailers?["Set-Cookie"] == marker)
+        #expect(stored.request.headers["X-Api-Key"] == "key-123")
+        #expect(stored.request.headers["Accept"] == "application/json")
+        let storedCustom = try #require(try await other.flow(id: custom.id))
+        #expect(storedCustom.request.headers["X-Api-Key"] == "***")
+        #expect(storedCustom.request.headers["Cookie"] == "session=abc; theme=dark")
+        await shutDown(store, other)
     }
 
     @Test func aSessionIsNamedAndSaysWhoRecordedItAndWhen() async throws {

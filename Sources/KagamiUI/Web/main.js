@@ -169,3 +169,14 @@ subscribe((action) => {
 });
 renderChrome();
 connect();
+
+// `/sessions/NAME/#flow=ID`, the link `kagami serve` gives each exchange, opens that exchange
+// once the session's list has loaded.
+const linked = new URLSearchParams(location.hash.slice(1)).get("flow");
+if (linked) {
+  const stop = subscribe((action) => {
+    if (action.type !== "flowsLoaded") return;
+    stop();
+    select(linked);
+  });
+}

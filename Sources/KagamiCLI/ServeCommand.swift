@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+import KagamiFlow
+import KagamiPostgresStore
+import KagamiUI
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the web UI and admin API over the sessions of a shared store, without a proxy: each session live while it records, a link per exchange."
+    )
+
+    @Option(name: .customLong("store"), help: ArgumentHelp(
+        "The PostgreSQL database the team records into (postgres://user@host/database). See docs/TEAM.md.",
+        valueName: "url"))
+    var storeURL: String
+
+    @Option(help: "Address to listen on. Anything but loopback requires the printed token.")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port to listen on (0 picks a free one).")
+    var port = 8890
+
+    @Option(help: "The token clients must present when listening beyond loopback (default: a new random one, printed).")
+    var token: String?
+
+    func run() async throws {
+        let location: PostgresLocation
+        do {
+            location = try PostgresLocation(url: storeURL)
+        } catch {
+            throw ValidationError("--store: \(error)")
+        }
+        let catalog: PostgresSessionCatalog
+        do {
+            catalog = try await PostgresSessionCatalog.open(location)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        let server = SessionsServer(
+            configuration: .init(host: host, port: port, version: Kagami.configuration.version, token: token), catalog: catalog)
+        let bound: Int
+        do {
+            bound = try await server.start()
+        } catch {
+            throw ValidationError("kagami serve on \(host):\(port): \(error) (choose another --port)")
+        }
+        var address = "http://\(Authority(host: host, port: bound))/"
+        if let token = server.token { address += "?token=\(token)" }
+        var banner = "Kagami serving the sessions in \(location) at \(address)\n"
+        banner += "A link per exchange: http://\(Authority(host: host, port: bound))/sessions/NAME/flows/ID\n"
+        if server.token != nil {
+            banner += "Warning: listening on \(host) lets other hosts read these sessions with the token.\n"
+        }
+        FileHandle.standardOutput.write(Data(banner.utf8))
+        await SignalWaiter.waitForTermination()
+        await server.stop()
+        await catalog.close()
+    }
+}

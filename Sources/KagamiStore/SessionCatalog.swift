@@ -1,0 +1,44 @@
+import Foundation
+import KagamiFlow
+
+/// The sessions of a store shared by a team, for `kagami serve`: listed, opened by name for
+/// reading, and followed live as proxies record into them.
+public protocol SessionCatalog: Sendable {
+    /// Every session, newest first.
+    func sessions() async throws -> [SessionListing]
+    /// The session `name` for reading (and for imports), or nil when there is none.
+    func open(session name: String) async throws -> (any FlowStore)?
+    /// Flows committed into any session from now on, by whichever proxy recorded them.
+    func committedFlows() -> AsyncStream<CommittedFlows>
+    /// Where the sessions live, as the UI names it (no password).
+    var description: String { get }
+}
+
+/// One session as the list of sessions shows it.
+public struct SessionListing: Sendable, Hashable {
+    public var name: String
+    public var recordedBy: String
+    public var createdAt: Date
+    public var flowCount: Int
+    /// When its latest exchange started, if it has any.
+    public var lastFlowAt: Date?
+
+    public init(name: String, recordedBy: String, createdAt: Date, flowCount: Int, lastFlowAt: Date?) {
+        self.name = name
+        self.recordedBy = recordedBy
+        self.createdAt = createdAt
+        self.flowCount = flowCount
+        self.lastFlowAt = lastFlowAt
+    }
+}
+
+/// Flows a writer has just committed into one session.
+public struct CommittedFlows: Sendable, Hashable {
+    public var session: String
+    public var flowIDs: [UUID]
+
+    public init(session: String, flowIDs: [UUID]) {
+        self.session = session
+        self.flowIDs = flowIDs
+    }
+}

@@ -1,0 +1,246 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+import KagamiFlow
+import KagamiJSON
+import KagamiStore
+import NIOCore
+import Synchronization
+
+/// `kagami serve`: the web UI and admin API over every session of a store a team shares, with
+/// no proxy. `/` lists the sessions; `/sessions/NAME/` is the usual UI over one of them (its
+/// API under `/sessions/NAME/api/`), live while proxies record into it; `/sessions/NAME/flows/ID`
+/// opens one exchange, a link to paste into a bug report. Anything but loopback needs the token.
+public final class SessionsServer: Sendable {
+    public struct Configuration: Sendable {
+        public var host: String
+        public var port: Int
+        public var version: String
+        /// Required when the UI is reachable from other hosts; nil makes one up when needed.
+        public var token: String?
+        public var heartbeatInterval: Double
+
+        public init(host: String = "127.0.0.1", port: Int = 8890, version: String, token: String? = nil, heartbeatInterval: Double = 15) {
+            self.host = host
+            self.port = port
+            self.version = version
+            self.token = token
+            self.heartbeatInterval = heartbeatInterval
+        }
+    }
+
+    public let configuration: Configuration
+    /// The token clients must present, or nil on loopback.
+    public let token: String?
+    let catalog: any SessionCatalog
+    private let views = SessionViews()
+    private let running = Mutex<[Task<Void, any Error>]>([])
+    private let stopping = StoppingFlag()
+
+    public init(configuration: Configuration, catalog: any SessionCatalog) {
+        self.configuration = configuration
+        self.catalog = catalog
+        if UIAccess.isLoopback(configuration.host) {
+            token = nil
+        } else {
+            token = configuration.token ?? UIAccess.makeToken()
+        }
+    }
+
+    /// Starts listening and following the writers; returns the port (useful with port 0).
+    public func start() async throws -> Int {
+        let router = Router()
+        router.add(middleware: UIAccessMiddleware<BasicRequestContext>(token: token))
+        router.get("/") { _, _ in try await self.listingPage() }
+        router.get("/api/sessions") { _, _ in try await self.listing() }
+        router.get("/api/status") { _, _ in
+            jsonResponse(["sessions": .string(self.catalog.description), "version": .string(self.configuration.version),
+                          "tokenRequired": .bool(self.token != nil)])
+        }
+        router.get("/sessions/:name") { _, context in
+            Self.redirect(to: "/sessions/\(context.parameters.get("name") ?? "")/")
+        }
+        router.get("/sessions/:name/flows/:id") { _, context in
+            Self.redirect(to: "/sessions/\(context.parameters.get("name") ?? "")/#flow=\(context.parameters.get("id") ?? "")")
+        }
+        let listingResponder = router.buildResponder()
+        let responder = CallbackResponder<BasicRequestContext> { request, context in
+            guard let (name, rest) = Self.sessionRequest(request.uri.path) else {
+                return try await listingResponder.respond(to: request, context: context)
+            }
+            guard let view = try await self.view(of: name) else {
+                return apiError(.notFound, "no session named \(name) at \(self.catalog.description)")
+            }
+            var head = request.head
+            head.path = rest + (request.uri.query.map { "?" + $0 } ?? "")
+            return try await view.responder.respond(to: Request(head: head, body: request.body), context: context)
+        }
+
+        let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
+        let app = Application(
+            responder: responder,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Kagami"),
+            onServerRunning: { channel in
+                portContinuation.yield(channel.localAddress?.port ?? 0)
+                portContinuation.finish()
+            },
+            logger: UIServer.quietLogger(unless: stopping)
+        )
+        let serving = Task {
+            defer { portContinuation.finish() }
+            try await app.run()
+        }
+        let following = Task<Void, any Error> { await self.follow() }
+        running.withLock { $0 = [serving, following] }
+        for await port in portStream { return port }
+        try await serving.value
+        throw UIServerError("kagami serve could not listen on \(configuration.host):\(configuration.port)")
+    }
+
+    public func stop() async {
+        let tasks = running.withLock { $0 }
+        stopping.set()
+        for task in tasks { task.cancel() }
+        for task in tasks { _ = try? await task.value }
+        await views.closeAll()
+    }
+
+    /// `/sessions/NAME/REST` → (NAME, `/REST`), except the routes the listing answers itself.
+    static func sessionRequest(_ path: String) -> (name: String, rest: String)? {
+        let parts = path.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].isEmpty, parts[1] == "sessions",
+              let name = String(parts[2].prefix { $0 != "/" }).removingPercentEncoding, !name.isEmpty else { return nil }
+        let rest = String(parts[2].drop { $0 != "/" })
+        // `/sessions/NAME` (no slash) and `/sessions/NAME/flows/ID` are redirects.
+        if rest.isEmpty || rest.hasPrefix("/flows/") { return nil }
+        return (name, rest)
+    }
+
+    static func redirect(to location: String) -> Response {
+        Response(status: .found, headers: [.location: location, .cacheControl: "no-store"])
+    }
+
+    private func view(of name: String) async throws -> SessionView? {
+        let configuration = UIServer.Configuration(
+            host: self.configuration.host, port: self.configuration.port, proxyAddress: "",
+            sessionPath: "\(name) in \(catalog.description)", version: self.configuration.version,
+            token: token, heartbeatInterval: self.configuration.heartbeatInterval)
+        return try await views.view(of: name) { [catalog] in
+            guard let store = try await catalog.open(session: name) else { return nil }
+            let server = try UIServer(configuration: configuration, store: store, hub: FlowHub(forwardingTo: store))
+            return SessionView(server: server, responder: server.router().buildResponder())
+        }
+    }
+
+    /// Streams what writers commit to the sessions someone is looking at.
+    private func follow() async {
+        for await committed in catalog.committedFlows() {
+            guard let view = await views.opened(committed.session) else { continue }
+            for id in committed.flowIDs {
+                if let flow = try? await view.server.store.flow(id: id) {
+                    view.server.hub.announce(flow)
+                }
+            }
+        }
+    }
+
+    func listing() async throws -> Response {
+        let sessions = try await catalog.sessions()
+        return jsonResponse(["sessions": .array(sessions.map(\.json))])
+    }
+
+    func listingPage() async throws -> Response {
+        let sessions = try await catalog.sessions()
+        let formatter = ISO8601DateFormatter()
+        var rows = ""
+        for session in sessions {
+            let link = "/sessions/" + (session.name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? "")
+            rows += """
+                <tr><td><a href="\(Self.escape(link))/">\(Self.escape(session.name))</a></td><td>\(Self.escape(session.recordedBy))</td>\
+                <td>\(formatter.string(from: session.createdAt))</td><td>\(session.flowCount)</td>\
+                <td>\(session.lastFlowAt.map(formatter.string(from:)) ?? "")</td></tr>\n
+                """
+        }
+        let html = """
+            <!doctype html>
+            <html lang="en"><head><meta charset="utf-8"><title>Kagami sessions</title>
+            <link rel="icon" href="data:,">
+            <style>body { font: 14px system-ui, sans-serif; margin: 2em; } td, th { padding: 0.3em 1em; text-align: left; }</style></head>
+            <body><h1>Sessions in \(Self.escape(catalog.description))</h1>
+            <table id="sessions"><thead><tr><th>Session</th><th>Recorded by</th><th>Created</th><th>Exchanges</th><th>Latest</th></tr></thead>
+            <tbody>
+            \(rows)</tbody></table>
+            \(sessions.isEmpty ? "<p>No session yet: record one with <code>kagami proxy --store … --session NAME</code>.</p>" : "")
+            </body></html>
+            """
+        return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+                        body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    static func escape(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+}
+
+struct SessionView: Sendable {
+    let server: UIServer
+    let responder: RouterResponder<BasicRequestContext>
+}
+
+/// The sessions opened so far, each opened once however many requests ask for it at a time.
+actor SessionViews {
+    private var views: [String: Task<SessionView?, any Error>] = [:]
+
+    func view(of name: String, opening: @escaping @Sendable () async throws -> SessionView?) async throws -> SessionView? {
+        if let task = views[name] {
+            if let view = try? await task.value { return view }
+        }
+        let task = Task { try await opening() }
+        views[name] = task
+        do {
+            guard let view = try await task.value else {
+                views[name] = nil
+                return nil
+            }
+            return view
+        } catch {
+            views[name] = nil
+            throw error
+        }
+    }
+
+    /// A session already open, without opening it.
+    func opened(_ name: String) async -> SessionView? {
+        guard let task = views[name] else { return nil }
+        return try? await task.value
+    }
+
+    /// The stores let go of their connections as they are released.
+    func closeAll() {
+        for task in views.values { task.cancel() }
+        views = [:]
+    }
+}
+
+extension SessionListing {
+    var json: JSONValue {
+        [
+            "name": .string(name),
+            "recordedBy": .string(recordedBy),
+            "createdAt": .string(ISO8601DateFormatter().string(from: createdAt)),
+            "flows": .integer(flowCount),
+            "latest": lastFlowAt.map { .string(ISO8601DateFormatter().string(from: $0)) } ?? .null,
+        ]
+    }
+}
