@@ -85,6 +85,42 @@ struct DurabilityTests {
         #expect(flow.response?.body.isTruncated == true)
     }
 
+    /// A WebSocket message of a gigabyte passes through whole (the server checks every byte)
+    /// while the proxy keeps the capture limit of it, in constant memory; the message is stored
+    /// with its real size, marked truncated. Both peers are raw sockets (Tests/WebSocket/ws_gigabyte.py).
+    @Test func oneGigabyteWebSocketMessageStreamsInConstantMemory() async throws {
+        let script = WebSocketPeer.root.appendingPathComponent("Tests/WebSocket/ws_gigabyte.py").path
+        let server = try PeerServer(script: script)
+        defer { server.stop() }
+        let session = temporaryPath("gigabyte-message.sqlite")
+        let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--no-ui", "--reverse", "http://127.0.0.1:\(server.port)", "--session", session])
+        let pid = proxy.process.processIdentifier
+        let baseline = ResidentMemory.current(pid: pid)
+        let sampler = Task {
+            var peak = 0
+            while !Task.isCancelled {
+                peak = max(peak, ResidentMemory.current(pid: pid))
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return peak
+        }
+        let result = try await CommandLineClient(try WebSocketPeer.python()).run([script, "client", String(proxy.port)])
+        sampler.cancel()
+        let peak = await sampler.value
+        proxy.stop()
+        #expect(result.stdoutText == "1000\n", "the server's close: \(result.stdoutText) \(result.stderr)")
+        #expect(baseline > 0)
+        let growth = peak - baseline
+        #expect(growth < 100 << 20, "resident memory grew by \(growth >> 20) MiB during a 1 GiB message")
+        let store = try KagamiStoreOpen.open(session)
+        let flow = try #require(try await store.allFlows().first)
+        let messages = try await store.messages(of: flow.id)
+        let message = try #require(messages.first)
+        #expect(message.opcode == .binary && message.size == 1 << 30 && message.isTruncated)
+        #expect(message.data.count == 10 << 20)
+        #expect(messages.last?.opcode == .close)
+    }
+
     /// A sink that falls behind holds each connection's next request until it catches up.
     @Test func aSinkThatIsBehindSlowsTheNextRequestInsteadOfQueueing() async throws {
         final class GatedSink: FlowSink {
