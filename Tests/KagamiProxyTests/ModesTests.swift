@@ -121,6 +121,46 @@ struct DurabilityTests {
         #expect(messages.last?.opcode == .close)
     }
 
+    /// A WebSocket client that never reads while its server sends a gigabyte: the relay stops
+    /// reading the server once the client's socket is full, so the proxy's memory stays flat;
+    /// when the client leaves, the flow ends with an error.
+    @Test func aWebSocketClientThatNeverReadsHoldsTheServerBack() async throws {
+        let script = WebSocketPeer.root.appendingPathComponent("Tests/WebSocket/ws_gigabyte.py").path
+        let server = try PeerServer(script: script, arguments: ["--to-client"])
+        defer { server.stop() }
+        let session = temporaryPath("never-reads.sqlite")
+        let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--no-ui", "--reverse", "http://127.0.0.1:\(server.port)", "--session", session])
+        let pid = proxy.process.processIdentifier
+        let baseline = ResidentMemory.current(pid: pid)
+        let sampler = Task {
+            var peak = 0
+            while !Task.isCancelled {
+                peak = max(peak, ResidentMemory.current(pid: pid))
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return peak
+        }
+        // Three seconds of not reading: at the rate the proxy relays, enough for the whole
+        // gigabyte to pile up in it if nothing held the server back.
+        let result = try await CommandLineClient(try WebSocketPeer.python()).run([script, "client", String(proxy.port), "--never-read", "3"])
+        sampler.cancel()
+        let peak = await sampler.value
+        #expect(result.stdoutText == "left\n", "\(result.stderr)")
+        let growth = peak - baseline
+        #expect(growth < 100 << 20, "resident memory grew by \(growth >> 20) MiB while the client read nothing")
+        let store = try KagamiStoreOpen.open(session)
+        var flow: Flow?
+        for _ in 0..<500 {
+            flow = try await store.allFlows(includeBodies: false).first
+            if flow?.timings.end != nil { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        proxy.stop()
+        let ended = try #require(flow)
+        #expect(ended.response?.status == 101)
+        #expect(ended.timings.end != nil && ended.error != nil, "\(String(describing: ended.error))")
+    }
+
     /// A sink that falls behind holds each connection's next request until it catches up.
     @Test func aSinkThatIsBehindSlowsTheNextRequestInsteadOfQueueing() async throws {
         final class GatedSink: FlowSink {

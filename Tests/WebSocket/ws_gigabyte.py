@@ -5,6 +5,8 @@ close with code 1000 when it got exactly the bytes sent, 4000 otherwise.
 
 server: serves one connection on 127.0.0.1, port 0, prints "port N", exits after it.
 client PORT: connects to 127.0.0.1:PORT, prints the close code the server answered with.
+server --to-client: sends the gigabyte to the client instead, until the client goes away.
+client PORT --never-read SECONDS: opens the socket, then reads nothing for SECONDS and leaves.
 """
 import base64
 import hashlib
@@ -60,6 +62,15 @@ def serve():
     accept = base64.b64encode(hashlib.sha1(key.encode() + GUID).digest()).decode()
     connection.sendall(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                         f"Sec-WebSocket-Accept: {accept}\r\n\r\n").encode())
+    if "--to-client" in sys.argv:
+        try:
+            connection.sendall(bytes([0x82, 0x7F]) + struct.pack(">Q", SIZE))
+            for _ in range(SIZE // len(CHUNK)):
+                connection.sendall(CHUNK)
+        except OSError:
+            pass
+        connection.close()
+        return
     header = read_exactly(connection, 14)
     ok = header[0] == 0x82 and header[1] == 0xFF and struct.unpack(">Q", header[2:10])[0] == SIZE
     got = read_exactly(connection, SIZE, keep=False)
@@ -77,6 +88,11 @@ def client(port):
                         f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
     head = read_head(connection)
     assert head.startswith(b"HTTP/1.1 101"), head[:100]
+    if "--never-read" in sys.argv:
+        import time
+        time.sleep(float(sys.argv[sys.argv.index("--never-read") + 1]))
+        print("left", flush=True)
+        return
     # FIN + binary, masked, 64-bit length, mask key 0 (the payload goes as it is).
     connection.sendall(bytes([0x82, 0xFF]) + struct.pack(">Q", SIZE) + b"\0\0\0\0")
     for _ in range(SIZE // len(CHUNK)):
