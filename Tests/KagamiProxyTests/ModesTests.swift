@@ -59,25 +59,13 @@ struct DurabilityTests {
         let origin = try await OriginServer.start()
         let session = temporaryPath("gigabyte.sqlite")
         let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--session", session])
-        let pid = proxy.process.processIdentifier
         let size = 1 << 30
-        let baseline = ResidentMemory.current(pid: pid)
-        let sampler = Task {
-            var peak = 0
-            while !Task.isCancelled {
-                peak = max(peak, ResidentMemory.current(pid: pid))
-                try? await Task.sleep(for: .milliseconds(20))
-            }
-            return peak
+        let (growth, result) = try await ResidentMemory.growth(of: proxy.process.processIdentifier) {
+            try await CommandLineClient.curl.run(["-s", "--max-time", "300", "-x", "http://127.0.0.1:\(proxy.port)", "-o", "/dev/null", "-w", "%{size_download}", "\(origin.baseURL)/bytes/\(size)"])
         }
-        let result = try await CommandLineClient.curl.run(["-s", "--max-time", "300", "-x", "http://127.0.0.1:\(proxy.port)", "-o", "/dev/null", "-w", "%{size_download}", "\(origin.baseURL)/bytes/\(size)"])
-        sampler.cancel()
-        let peak = await sampler.value
         proxy.stop()
         try await origin.stop()
         #expect(result.stdoutText == String(size))
-        #expect(baseline > 0)
-        let growth = peak - baseline
         // The capture limit (10 MB) plus buffers; a proxy that held the body would grow by 1 GiB.
         #expect(growth < 100 << 20, "resident memory grew by \(growth >> 20) MiB during a 1 GiB download")
         let flow = try #require(try await KagamiStoreOpen.open(session).allFlows().first)
@@ -94,23 +82,11 @@ struct DurabilityTests {
         defer { server.stop() }
         let session = temporaryPath("gigabyte-message.sqlite")
         let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--no-ui", "--reverse", "http://127.0.0.1:\(server.port)", "--session", session])
-        let pid = proxy.process.processIdentifier
-        let baseline = ResidentMemory.current(pid: pid)
-        let sampler = Task {
-            var peak = 0
-            while !Task.isCancelled {
-                peak = max(peak, ResidentMemory.current(pid: pid))
-                try? await Task.sleep(for: .milliseconds(20))
-            }
-            return peak
+        let (growth, result) = try await ResidentMemory.growth(of: proxy.process.processIdentifier) {
+            try await CommandLineClient(try WebSocketPeer.python()).run([script, "client", String(proxy.port)])
         }
-        let result = try await CommandLineClient(try WebSocketPeer.python()).run([script, "client", String(proxy.port)])
-        sampler.cancel()
-        let peak = await sampler.value
         proxy.stop()
         #expect(result.stdoutText == "1000\n", "the server's close: \(result.stdoutText) \(result.stderr)")
-        #expect(baseline > 0)
-        let growth = peak - baseline
         #expect(growth < 100 << 20, "resident memory grew by \(growth >> 20) MiB during a 1 GiB message")
         let store = try KagamiStoreOpen.open(session)
         let flow = try #require(try await store.allFlows().first)
@@ -130,23 +106,12 @@ struct DurabilityTests {
         defer { server.stop() }
         let session = temporaryPath("never-reads.sqlite")
         let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--no-ui", "--reverse", "http://127.0.0.1:\(server.port)", "--session", session])
-        let pid = proxy.process.processIdentifier
-        let baseline = ResidentMemory.current(pid: pid)
-        let sampler = Task {
-            var peak = 0
-            while !Task.isCancelled {
-                peak = max(peak, ResidentMemory.current(pid: pid))
-                try? await Task.sleep(for: .milliseconds(20))
-            }
-            return peak
-        }
         // Three seconds of not reading: at the rate the proxy relays, enough for the whole
         // gigabyte to pile up in it if nothing held the server back.
-        let result = try await CommandLineClient(try WebSocketPeer.python()).run([script, "client", String(proxy.port), "--never-read", "3"])
-        sampler.cancel()
-        let peak = await sampler.value
+        let (growth, result) = try await ResidentMemory.growth(of: proxy.process.processIdentifier) {
+            try await CommandLineClient(try WebSocketPeer.python()).run([script, "client", String(proxy.port), "--never-read", "3"])
+        }
         #expect(result.stdoutText == "left\n", "\(result.stderr)")
-        let growth = peak - baseline
         #expect(growth < 100 << 20, "resident memory grew by \(growth >> 20) MiB while the client read nothing")
         let store = try KagamiStoreOpen.open(session)
         var flow: Flow?

@@ -18,6 +18,35 @@ enum ResidentMemory {
         }
         return 0
     }
+
+    struct Unreadable: Error, CustomStringConvertible {
+        var pid: Int32
+        var description: String { "cannot read the resident memory of process \(pid) in /proc" }
+    }
+
+    /// How far the resident memory of process `pid` grew above where it was while `work` ran,
+    /// sampled every 20 ms.
+    static func growth<T>(of pid: Int32, during work: () async throws -> T) async throws -> (growth: Int, result: T) {
+        let baseline = current(pid: pid)
+        guard baseline > 0 else { throw Unreadable(pid: pid) }
+        let sampler = Task {
+            var peak = 0
+            while !Task.isCancelled {
+                peak = max(peak, current(pid: pid))
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return peak
+        }
+        let result: T
+        do {
+            result = try await work()
+        } catch {
+            sampler.cancel()
+            throw error
+        }
+        sampler.cancel()
+        return (max(0, await sampler.value - baseline), result)
+    }
 }
 
 enum KagamiStoreOpen {

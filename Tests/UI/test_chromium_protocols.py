@@ -9,12 +9,10 @@ Prints `chromium protocol tests: N passed, M failed`; exits non-zero on any fail
 Usage: python Tests/UI/test_chromium_protocols.py [path/to/kagami]
 """
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import traceback
 
@@ -23,6 +21,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.dirname(__file__))
+import test_ui  # noqa: E402
 from test_ui import api  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -122,24 +121,12 @@ http {{
         self.process.wait(timeout=10)
 
 
-class Kagami:
+class Kagami(test_ui.Kagami):
+    """`kagami proxy` intercepting HTTPS with a CA of its own, trusting the origin's CA."""
+
     def __init__(self, binary, directory, upstream_ca):
         self.ca_dir = os.path.join(directory, "kagami-ca")
-        self.process = subprocess.Popen(
-            [binary, "proxy", "--port", "0", "--ui-port", "0", "--session", os.path.join(directory, "session.sqlite"),
-             "--ca-dir", self.ca_dir, "--upstream-ca", upstream_ca, "--upstream-allow", "loopback"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.proxy = self.ui = None
-        deadline = time.time() + 60
-        while time.time() < deadline and not (self.proxy and self.ui):
-            line = self.process.stdout.readline()
-            if not line:
-                raise RuntimeError(f"kagami proxy exited: {self.process.wait()}")
-            if m := re.search(r"listening on (http://[\d.]+:\d+)", line):
-                self.proxy = m.group(1)
-            if m := re.search(r"Web UI: (http://\S+)", line):
-                self.ui = m.group(1)
-        threading.Thread(target=self.process.stdout.read, daemon=True).start()
+        super().__init__(binary, directory, extra=["--ca-dir", self.ca_dir, "--upstream-ca", upstream_ca], ssl_proxying=True)
 
     @property
     def ca_certificate(self):
@@ -148,11 +135,7 @@ class Kagami:
     def flows(self):
         status, body = api(self.ui, "GET", "/api/flows")
         assert status == 200, body
-        return body["flows"] if isinstance(body, dict) else body
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=30)
+        return body["flows"]
 
 
 class Suite:
