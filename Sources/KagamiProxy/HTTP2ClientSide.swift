@@ -47,13 +47,19 @@ enum HTTP2ClientSide {
 }
 
 /// Closes an HTTP/2 connection on an error the connection handler reported (it sent GOAWAY
-/// first), instead of leaving it open and idle.
+/// first), instead of leaving it open and idle; `failed` hears the error first.
 final class HTTP2ConnectionErrorHandler: ChannelInboundHandler {
     typealias InboundIn = Never
+    private let failed: ((any Error) -> Void)?
+
+    init(failed: ((any Error) -> Void)? = nil) {
+        self.failed = failed
+    }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // A stream's error (answered with RST_STREAM) ends that stream only.
         if error is NIOHTTP2Errors.StreamError { return }
+        failed?(error)
         context.close(promise: nil)
     }
 }

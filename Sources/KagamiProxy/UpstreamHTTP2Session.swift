@@ -16,7 +16,7 @@ final class UpstreamHTTP2Session {
     var handshakeDuration: TimeAmount?
     /// What broke the connection (bad HPACK, a frame against the protocol, a flood of control
     /// frames): its streams' exchanges end with it.
-    fileprivate(set) var failure: (any Error)?
+    private(set) var failure: (any Error)?
 
     private init(key: UpstreamPool.Key, channel: any Channel, multiplexer: NIOHTTP2Handler.StreamMultiplexer) {
         self.key = key
@@ -40,24 +40,12 @@ final class UpstreamHTTP2Session {
             pushed.close()
         }
         let session = UpstreamHTTP2Session(key: key, channel: channel, multiplexer: multiplexer)
-        try channel.pipeline.syncOperations.addHandler(ConnectionErrorHandler(session: session))
-        return session
-    }
-
-    /// Keeps the error the HTTP/2 handler reported for the connection (it has sent GOAWAY by
-    /// then) and closes the connection.
-    private final class ConnectionErrorHandler: ChannelInboundHandler {
-        typealias InboundIn = Never
-        weak var session: UpstreamHTTP2Session?
-
-        init(session: UpstreamHTTP2Session) { self.session = session }
-
-        func errorCaught(context: ChannelHandlerContext, error: any Error) {
-            // A stream's error ends that stream only.
-            if error is NIOHTTP2Errors.StreamError { return }
+        // Keeps the error the HTTP/2 handler reported for the connection (bad HPACK, a frame
+        // against the protocol, a flood of control frames) for the streams' exchanges.
+        try channel.pipeline.syncOperations.addHandler(HTTP2ConnectionErrorHandler { [weak session] error in
             if session?.failure == nil { session?.failure = error }
-            context.close(promise: nil)
-        }
+        })
+        return session
     }
 
     var isActive: Bool { channel.isActive }

@@ -16,8 +16,8 @@ import Darwin
 /// in the background, and once every appended flow is committed the journal is emptied. Opening
 /// the session replays a journal a killed process left behind.
 ///
-/// A record is `KGJ1`, then three length-prefixed parts (UInt64, big-endian): the flow's stored
-/// JSON (`Flow.storedJSON()`), its request body and its response body.
+/// A record is `KGJ1`, the lengths of its three parts (UInt64, big-endian), then the parts: the
+/// flow's stored JSON (`Flow.storedJSON()`), its request body and its response body.
 final class SessionJournal: Sendable {
     let path: String
     private let state: Mutex<State>
@@ -74,26 +74,20 @@ final class SessionJournal: Sendable {
     func append(metadata: Data, of flow: Flow) -> Bool {
         let request = flow.request.body.data
         let response = flow.response?.body.data ?? Data()
-        var header = Self.magic
-        var lengths: [[UInt8]] = []
+        var prefix = Self.magic
         for part in [metadata, request, response] {
-            lengths.append(withUnsafeBytes(of: UInt64(part.count).bigEndian) { Array($0) })
+            withUnsafeBytes(of: UInt64(part.count).bigEndian) { prefix += $0 }
         }
-        header += lengths[0]
-        return metadata.withUnsafeBytes { metadataBytes in
-            request.withUnsafeBytes { requestBytes in
-                response.withUnsafeBytes { responseBytes in
-                    lengths[1].withUnsafeBytes { requestLength in
-                        lengths[2].withUnsafeBytes { responseLength in
-                            header.withUnsafeBytes { headerBytes in
-                                let parts = [headerBytes, metadataBytes, requestLength, requestBytes, responseLength, responseBytes]
-                                return state.withLock { state in
-                                    guard state.descriptor >= 0, Self.write(parts, to: state.descriptor) else { return false }
-                                    state.size += parts.reduce(0) { $0 + $1.count }
-                                    state.uncommitted += 1
-                                    return true
-                                }
-                            }
+        return prefix.withUnsafeBytes { prefixBytes in
+            metadata.withUnsafeBytes { metadataBytes in
+                request.withUnsafeBytes { requestBytes in
+                    response.withUnsafeBytes { responseBytes in
+                        let parts = [prefixBytes, metadataBytes, requestBytes, responseBytes]
+                        return state.withLock { state in
+                            guard state.descriptor >= 0, Self.write(parts, to: state.descriptor) else { return false }
+                            state.size += parts.reduce(0) { $0 + $1.count }
+                            state.uncommitted += 1
+                            return true
                         }
                     }
                 }
@@ -155,17 +149,21 @@ final class SessionJournal: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else { return [] }
         var records: [Record] = []
         var offset = data.startIndex
-        func part() -> Data? {
+        func length() -> Int? {
             guard data.endIndex - offset >= 8 else { return nil }
-            let length = data[offset..<offset + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            let value = data[offset..<offset + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             offset += 8
-            guard length <= UInt64(data.endIndex - offset) else { return nil }
-            defer { offset += Int(length) }
-            return data.subdata(in: offset..<offset + Int(length))
+            return value <= UInt64(Int.max) ? Int(value) : nil
+        }
+        func part(_ count: Int) -> Data? {
+            guard count <= data.endIndex - offset else { return nil }
+            defer { offset += count }
+            return data.subdata(in: offset..<offset + count)
         }
         while data.endIndex - offset >= magic.count, Array(data[offset..<offset + magic.count]) == magic {
             offset += magic.count
-            guard let metadata = part(), let request = part(), let response = part() else { break }
+            guard let metadataLength = length(), let requestLength = length(), let responseLength = length(),
+                  let metadata = part(metadataLength), let request = part(requestLength), let response = part(responseLength) else { break }
             records.append(Record(metadata: metadata, requestBody: request, responseBody: response))
         }
         return records
