@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KagamiFlow
 import KagamiHAR
+import KagamiStore
 
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,33 +30,83 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "Write to this file instead of standard output.")
     var output: String?
 
+    @Option(help: "Export at most this many exchanges, the oldest first.")
+    var limit: Int?
+
     func run() async throws {
+        if let limit, limit < 1 { throw ValidationError("--limit \(limit): expected 1 or more") }
+        var selected: [UUID] = []
+        for text in ids {
+            guard let id = UUID(uuidString: text) else {
+                throw ValidationError("\(text) is not an exchange id (expected a UUID, as `kagami flows --ids` prints)")
+            }
+            selected.append(id)
+        }
         let reading = try await RecordingStore.openForReading(store: storeURL, session: session)
         let store = reading.store
-        var flows: [Flow] = []
-        if ids.isEmpty {
-            flows = try await store.allFlows(includeBodies: true)
-        } else {
-            for text in ids {
-                guard let id = UUID(uuidString: text) else {
-                    throw ValidationError("\(text) is not an exchange id (expected a UUID, as `kagami flows --ids` prints)")
-                }
-                guard let flow = try await store.flow(id: id) else {
-                    throw ValidationError("no exchange \(text) in \(reading.description)")
-                }
-                flows.append(flow)
-            }
-        }
+        let destination = try ExportDestination(path: output.map(SessionFile.expand))
         switch format {
         case .har:
-            let archive = HARExport.archive(flows, webSocketMessages: try await store.webSocketMessages(of: flows), creatorVersion: Kagami.configuration.version)
-            let data = Data((archive.serialized(.prettyPrinted) + "\n").utf8)
-            if let output {
-                try data.write(to: URL(fileURLWithPath: SessionFile.expand(output)))
+            // An entry at a time: a session of any size is written in the memory of one page.
+            var writer = HARStreamWriter(creatorVersion: Kagami.configuration.version)
+            try destination.write(writer.opening)
+            if selected.isEmpty {
+                try await store.forEachFlow(includeBodies: true, limit: limit) { flows in
+                    let messages = try await store.webSocketMessages(of: flows)
+                    for flow in flows { try destination.write(writer.entry(flow, webSocketMessages: messages[flow.id])) }
+                }
             } else {
-                FileHandle.standardOutput.write(data)
+                for id in selected.prefix(limit ?? selected.count) {
+                    guard let flow = try await store.flow(id: id) else {
+                        throw ValidationError("no exchange \(id.uuidString) in \(reading.description)")
+                    }
+                    try destination.write(writer.entry(flow, webSocketMessages: try await store.webSocketMessages(of: [flow])[flow.id]))
+                }
+            }
+            try destination.write(writer.closing())
+        }
+        try destination.close()
+        try await reading.close()
+    }
+}
+
+/// Standard output, or a file readable by its owner only (an export holds captured traffic),
+/// written through a buffer.
+final class ExportDestination {
+    private let handle: FileHandle
+    private let closes: Bool
+    private var buffer = Data()
+
+    init(path: String?) throws {
+        guard let path else {
+            handle = FileHandle.standardOutput
+            closes = false
+            return
+        }
+        if !FileManager.default.fileExists(atPath: path) {
+            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw ValidationError("cannot create \(path)")
             }
         }
-        try await reading.close()
+        guard let handle = FileHandle(forWritingAtPath: path) else { throw ValidationError("cannot write \(path)") }
+        try handle.truncate(atOffset: 0)
+        self.handle = handle
+        closes = true
+    }
+
+    func write(_ data: Data) throws {
+        buffer.append(data)
+        if buffer.count >= 1 << 20 { try drain() }
+    }
+
+    func close() throws {
+        try drain()
+        if closes { try handle.close() }
+    }
+
+    private func drain() throws {
+        guard !buffer.isEmpty else { return }
+        try handle.write(contentsOf: buffer)
+        buffer.removeAll(keepingCapacity: true)
     }
 }

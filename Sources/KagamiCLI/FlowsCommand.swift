@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KagamiFlow
+import KagamiStore
 
 struct FlowsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -24,11 +25,12 @@ struct FlowsCommand: AsyncParsableCommand {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "yyyy-MM-dd HH:mm:ss.SSS"
-        var output = ""
-        for flow in try await store.allFlows(includeBodies: false) {
-            output += FlowLine.format(flow, dateFormatter: formatter, withID: ids) + "\n"
+        let output = try ExportDestination(path: nil)
+        try await store.forEachFlow(includeBodies: false, pageSize: 2_000) { flows in
+            let lines = flows.map { FlowLine.format($0, dateFormatter: formatter, withID: ids) + "\n" }.joined()
+            try output.write(Data(lines.utf8))
         }
-        FileHandle.standardOutput.write(Data(output.utf8))
+        try output.close()
         try await reading.close()
     }
 }

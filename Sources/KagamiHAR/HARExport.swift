@@ -10,27 +10,11 @@ public enum HARExport {
     /// `webSocketMessages`: the messages of WebSocket flows, by flow id, exported as Chrome
     /// DevTools does (`_resourceType: "websocket"`, `_webSocketMessages`).
     public static func archive(_ flows: [Flow], webSocketMessages: [UUID: [WebSocketMessage]] = [:], creatorVersion: String) -> JSONValue {
-        var log: JSONObject = [
-            "version": "1.2",
-            "creator": ["name": "Kagami", "version": .string(creatorVersion)],
-        ]
-        // Pages and log fields an imported archive had travel on its flows.
-        var pages: [JSONValue] = []
-        var pageIDs: Set<String> = []
-        for field in flows.flatMap({ $0.archiveFields ?? [] }) where field.path.first == "log" && field.path.count == 2 {
-            guard let json = field.json, let value = try? JSONValue(parsing: json) else { continue }
-            if field.path[1] == "pages" {
-                for page in value.arrayValue ?? [] {
-                    let id = page["id"]?.stringValue ?? ""
-                    if pageIDs.insert(id).inserted { pages.append(page) }
-                }
-            } else if log[field.path[1]] == nil {
-                log[field.path[1]] = value
-            }
-        }
-        log["pages"] = .array(pages)
-        log["entries"] = .array(flows.map { entry($0, webSocketMessages: webSocketMessages[$0.id]) })
-        return ["log": .object(log)]
+        var log = HARLogFields()
+        for flow in flows { log.add(flow) }
+        var object = log.object(creatorVersion: creatorVersion)
+        object["entries"] = .array(flows.map { entry($0, webSocketMessages: webSocketMessages[$0.id]) })
+        return ["log": .object(object)]
     }
 
     /// One entry: what Kagami derives from the flow, then any fields an imported archive

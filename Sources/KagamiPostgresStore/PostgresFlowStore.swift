@@ -814,6 +814,45 @@ public final class PostgresFlowStore: FlowStore {
         }
     }
 
+    public func flows(_ query: FlowQuery) async throws -> FlowPage {
+        try await reading("flows") {
+            var binds = PostgresBindings()
+            binds.append(sessionID)
+            let (condition, arguments) = query.filter.sql(placeholder: { "$\($0 + 1)" }, like: "ILIKE")
+            for argument in arguments {
+                switch argument {
+                case .text(let text): binds.append(text)
+                case .integer(let integer): binds.append(integer)
+                }
+            }
+            var sql = "SELECT seq, id, metadata FROM flow WHERE session_id = $1 AND \(condition)"
+            if let after = query.after {
+                binds.append(after)
+                sql += " AND seq \(query.order == .oldestFirst ? ">" : "<") $\(binds.count)"
+            }
+            // One row past the page says whether there is a next one.
+            let limit = max(1, query.limit)
+            binds.append(limit + 1)
+            sql += " ORDER BY seq \(query.order == .oldestFirst ? "ASC" : "DESC") LIMIT $\(binds.count)"
+            let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            var flows: [Flow] = []
+            var last: Int64?
+            var more = false
+            for try await (seq, id, metadata) in rows.decode((Int64, UUID, Data).self) {
+                guard flows.count < limit else {
+                    more = true
+                    continue
+                }
+                flows.append(try decodeFlow(metadata, id: id))
+                last = seq
+            }
+            if query.includeBodies, !flows.isEmpty {
+                try await addBodies(to: &flows)
+            }
+            return FlowPage(flows: flows, next: more ? last : nil)
+        }
+    }
+
     /// The exchanges recorded as repeats of `id`, in the order they were stored, without bodies.
     public func repeats(of id: UUID) async throws -> [Flow] {
         try await reading("repeats of \(id)") {

@@ -16,6 +16,8 @@ public protocol FlowStore: FlowSink {
     func flow(id: UUID) async throws -> Flow?
     /// Flows in capture order; without bodies' bytes unless asked (sizes are always there).
     func flows(offset: Int, limit: Int?, includeBodies: Bool) async throws -> [Flow]
+    /// A page of the flows `query` asks for (see `FlowQuery`).
+    func flows(_ query: FlowQuery) async throws -> FlowPage
     func count() async throws -> Int
     /// The messages of a WebSocket flow, in the order they passed.
     func messages(of flowID: UUID, offset: Int, limit: Int?) async throws -> [WebSocketMessage]

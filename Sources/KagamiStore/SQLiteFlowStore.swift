@@ -439,6 +439,31 @@ public final class SQLiteFlowStore: FlowStore {
         }
     }
 
+    public func flows(_ query: FlowQuery) async throws -> FlowPage {
+        var (condition, arguments) = query.filter.sql(placeholder: { _ in "?" })
+        var sql = "SELECT * FROM flow WHERE \(condition)"
+        if let after = query.after {
+            sql += query.order == .oldestFirst ? " AND seq > ?" : " AND seq < ?"
+            arguments.append(.integer(Int(after)))
+        }
+        // One row past the page says whether there is a next one.
+        let limit = max(1, query.limit)
+        sql += " ORDER BY seq \(query.order == .oldestFirst ? "ASC" : "DESC") LIMIT ?"
+        arguments.append(.integer(limit + 1))
+        return try await database.read { [arguments, sql] db in
+            let values = arguments.map { argument -> any DatabaseValueConvertible in
+                switch argument {
+                case .text(let text): text
+                case .integer(let integer): integer
+                }
+            }
+            let rows = try FlowRow.fetchAll(db, sql: sql, arguments: StatementArguments(values))
+            let page = rows.prefix(limit)
+            let flows = try page.map { try self.flow(from: $0, bodies: query.includeBodies, db) }
+            return FlowPage(flows: flows, next: rows.count > limit ? page.last?.seq : nil)
+        }
+    }
+
     /// The exchanges recorded as repeats of `id`, in the order they were stored, without bodies.
     public func repeats(of id: UUID) async throws -> [Flow] {
         try await database.read { db in

@@ -56,19 +56,33 @@ struct FlowAPI: Sendable {
         ])
     }
 
-    /// `?offset=&limit=` (limit at most 10,000 per call); flushes first, so a list asked for
-    /// after an event includes that event's flow.
+    /// A page of the session's exchanges: `?limit=` (1,000 by default, at most 10,000),
+    /// `?order=newest` (newest first; capture order otherwise), `?after=` the `next` of the page
+    /// before, `?filter=` the filter box's text. The store applies the filter's words on the
+    /// host, method, status, error and URL; the others come back in `unapplied` for the page to
+    /// apply to the rows it gets. Flushes first, so a list asked for after an event includes that
+    /// event's flow.
     func list(_ request: Request) async throws -> Response {
-        let query = request.uri.queryParameters
-        let offset = max(0, query.get("offset", as: Int.self) ?? 0)
-        let limit = min(10_000, max(0, query.get("limit", as: Int.self) ?? 1_000))
+        let parameters = request.uri.queryParameters
+        var query = FlowQuery(limit: min(10_000, max(1, parameters.get("limit", as: Int.self) ?? 1_000)))
+        switch parameters.get("order") {
+        case nil, "oldest": query.order = .oldestFirst
+        case "newest": query.order = .newestFirst
+        case let other?: return apiError(.badRequest, "order=\(other): expected newest or oldest")
+        }
+        if let after = parameters.get("after") {
+            guard let position = Int64(after) else { return apiError(.badRequest, "after=\(after): expected the next of an earlier page") }
+            query.after = position
+        }
+        query.filter = FlowFilter(parsing: parameters.get("filter") ?? "")
         try await store.flush()
-        let flows = try await store.flows(offset: offset, limit: limit, includeBodies: false)
+        let page = try await store.flows(query)
         let total = try await store.count()
         return jsonResponse([
-            "offset": .integer(offset),
             "total": .integer(total),
-            "flows": .array(flows.map(\.summaryJSON)),
+            "flows": .array(page.flows.map(\.summaryJSON)),
+            "next": page.next.map { .string(String($0)) } ?? .null,
+            "unapplied": .array(query.filter.unapplied.map { .string($0) }),
         ])
     }
 
@@ -199,17 +213,29 @@ struct FlowAPI: Sendable {
         })
     }
 
+    /// The whole session as HAR, written an entry at a time as it is read.
     func har() async throws -> Response {
         try await store.flush()
-        let flows = try await store.allFlows(includeBodies: true)
-        let archive = HARExport.archive(flows, webSocketMessages: try await store.webSocketMessages(of: flows), creatorVersion: server.configuration.version)
+        let store = self.store
+        let version = server.configuration.version
         return Response(
             status: .ok,
             headers: [
                 .contentType: "application/json; charset=utf-8",
                 .contentDisposition: "attachment; filename=\"kagami.har\"",
             ],
-            body: .init(byteBuffer: ByteBuffer(string: archive.serialized()))
+            body: ResponseBody { body in
+                var writer = HARStreamWriter(creatorVersion: version)
+                try await body.write(ByteBuffer(bytes: writer.opening))
+                try await store.forEachFlow(includeBodies: true) { flows in
+                    let messages = try await store.webSocketMessages(of: flows)
+                    var text = Data()
+                    for flow in flows { text += writer.entry(flow, webSocketMessages: messages[flow.id]) }
+                    try await body.write(ByteBuffer(bytes: text))
+                }
+                try await body.write(ByteBuffer(bytes: writer.closing()))
+                try await body.finish(nil)
+            }
         )
     }
 }

@@ -17,6 +17,28 @@ import Testing
         #expect(archive["log"]?["entries"]?.arrayValue?.count == 6)
     }
 
+    /// Written an entry at a time, an archive is the same JSON as the one made whole: for
+    /// Kagami's flows, and for Chrome's archive read back (its pages and log fields gathered
+    /// from the flows on the way); none, one or many entries.
+    @Test(arguments: ["kagami", "chrome-devtools.har", "mitmproxy-11.har", "none"])
+    func streamedArchiveIsTheArchive(_ source: String) throws {
+        let flows: [Flow]
+        switch source {
+        case "kagami": flows = HARTestSupport.kagamiFlows()
+        case "none": flows = []
+        default: flows = try HARTestSupport.importAll(HARTestSupport.fixture(source))
+        }
+        var writer = HARStreamWriter(creatorVersion: "0.1.0")
+        var text = writer.opening
+        for flow in flows { text += writer.entry(flow) }
+        text += writer.closing()
+        let streamed = try JSONValue(parsing: String(decoding: text, as: UTF8.self))
+        let whole = HARExport.archive(flows, creatorVersion: "0.1.0")
+        #expect(HARTestSupport.differences(whole, streamed) == [])
+        #expect(streamed.isJSONEqual(to: whole))
+        if source == "chrome-devtools.har" { #expect(streamed["log"]?["pages"]?.arrayValue?.isEmpty == false) }
+    }
+
     @Test func schemaRejectsWhatHARForbids() throws {
         let schema = try #require(HARTestSupport.schema)
         var broken = archive

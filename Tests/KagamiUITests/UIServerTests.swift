@@ -52,7 +52,7 @@ struct RunningUI {
         let refused = FlowFixtures.refused()
         ui.hub.record(json)
         ui.hub.record(refused)
-        let list = try await ui.json("/api/flows?offset=0&limit=10")
+        let list = try await ui.json("/api/flows?limit=10")
         #expect(list["total"] == 2)
         guard case .array(let flows)? = list["flows"] else { Issue.record("no flows in \(list)"); return }
         #expect(flows.count == 2)
@@ -64,8 +64,18 @@ struct RunningUI {
         #expect(flows[0]["type"] == "application/json")
         #expect(flows[0]["duration"]?.isJSONEqual(to: 60) == true)
         #expect(flows[1]["error"] == "connection refused by 127.0.0.1:1")
-        let page = try await ui.json("/api/flows?offset=1&limit=1")
+        let first = try await ui.json("/api/flows?limit=1")
+        #expect(first["flows"]?[0]?["id"] == .string(json.id.uuidString))
+        guard case .string(let next)? = first["next"] else { Issue.record("no next in \(first)"); return }
+        let page = try await ui.json("/api/flows?limit=1&after=\(next)")
         #expect(page["flows"]?[0]?["id"] == .string(refused.id.uuidString))
+        #expect(page["next"] == .null)
+        let newest = try await ui.json("/api/flows?order=newest&filter=host:example%20type:json")
+        #expect(newest["flows"]?[0]?["id"] == .string(json.id.uuidString))
+        #expect(newest["unapplied"] == ["type:json"])
+        let bad = try await ui.curl(["-w", " %{http_code}", ui.url("/api/flows?order=sideways")]).stdoutText
+        #expect(bad.hasSuffix(" 400"))
+        #expect(bad.contains("order=sideways"))
     }
 
     @Test func detailHasHeadersAndTimingsButNoBodyBytes() async throws {

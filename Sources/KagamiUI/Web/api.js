@@ -17,11 +17,13 @@ export async function getJSON(path) {
 /** Every flow summary of the session, a page at a time. */
 async function loadAll() {
   const flows = [];
-  for (let offset = 0; ; offset += PAGE) {
-    const page = await getJSON(`api/flows?offset=${offset}&limit=${PAGE}`);
+  let after = null;
+  do {
+    const page = await getJSON(`api/flows?limit=${PAGE}${after == null ? "" : `&after=${after}`}`);
     flows.push(...page.flows);
-    if (page.flows.length < PAGE) return flows;
-  }
+    after = page.next;
+  } while (after != null);
+  return flows;
 }
 
 let source = null;

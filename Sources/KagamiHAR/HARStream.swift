@@ -1,0 +1,71 @@
+import Foundation
+import KagamiFlow
+import KagamiJSON
+
+/// The log's fields besides its entries: the version, the creator, and the pages and log fields
+/// an imported archive had, which travel on its flows (`Flow.archiveFields`).
+struct HARLogFields {
+    private var pages: [JSONValue] = []
+    private var pageIDs: Set<String> = []
+    private var fields: JSONObject = [:]
+
+    mutating func add(_ flow: Flow) {
+        for field in flow.archiveFields ?? [] where field.path.first == "log" && field.path.count == 2 {
+            guard let json = field.json, let value = try? JSONValue(parsing: json) else { continue }
+            if field.path[1] == "pages" {
+                for page in value.arrayValue ?? [] {
+                    let id = page["id"]?.stringValue ?? ""
+                    if pageIDs.insert(id).inserted { pages.append(page) }
+                }
+            } else if fields[field.path[1]] == nil {
+                fields[field.path[1]] = value
+            }
+        }
+    }
+
+    func object(creatorVersion: String) -> JSONObject {
+        var log: JSONObject = ["version": "1.2", "creator": ["name": "Kagami", "version": .string(creatorVersion)]]
+        for (name, value) in fields where log[name] == nil { log[name] = value }
+        log["pages"] = .array(pages)
+        return log
+    }
+}
+
+/// Writes an HTTP Archive an entry at a time, for sessions too big to hold: the entries first,
+/// then the rest of the log (pages and fields gathered from the flows on the way; a JSON
+/// object's members have no order). The archive is the one `HARExport.archive` makes; the
+/// caller writes `opening`, each `entry`, then `closing()`.
+public struct HARStreamWriter {
+    private let creatorVersion: String
+    private var log = HARLogFields()
+    private var entries = 0
+
+    public init(creatorVersion: String) {
+        self.creatorVersion = creatorVersion
+    }
+
+    /// The archive's text before its first entry.
+    public let opening = Data("{\n  \"log\": {\n    \"entries\": [".utf8)
+
+    /// The text of the next entry.
+    public mutating func entry(_ flow: Flow, webSocketMessages: [WebSocketMessage]? = nil) -> Data {
+        log.add(flow)
+        var text = entries == 0 ? "\n      " : ",\n      "
+        text += HARExport.entry(flow, webSocketMessages: webSocketMessages).serialized([.prettyPrinted])
+            .replacingOccurrences(of: "\n", with: "\n      ")
+        entries += 1
+        return Data(text.utf8)
+    }
+
+    /// The end of the entries and the rest of the log.
+    public func closing() -> Data {
+        var text = entries == 0 ? "],\n" : "\n    ],\n"
+        let rest = Array(log.object(creatorVersion: creatorVersion))
+        for (index, member) in rest.enumerated() {
+            let value = member.value.serialized([.prettyPrinted]).replacingOccurrences(of: "\n", with: "\n    ")
+            text += "    \(JSONValue.string(member.key).serialized()): \(value)\(index < rest.count - 1 ? "," : "")\n"
+        }
+        text += "  }\n}\n"
+        return Data(text.utf8)
+    }
+}

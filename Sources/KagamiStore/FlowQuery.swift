@@ -1,0 +1,182 @@
+import Foundation
+import KagamiFlow
+
+/// A page of a session's flows asked of its store: in capture order or newest first, from a
+/// position an earlier page returned, narrowed by a filter. Pages continue from a position
+/// rather than skip a count, so reading a session of a million flows page by page costs the
+/// same for the last page as for the first.
+public struct FlowQuery: Sendable, Equatable {
+    public enum Order: String, Sendable {
+        case oldestFirst
+        case newestFirst
+    }
+
+    public var order: Order
+    /// Where to continue: the `next` of the page before; nil starts at the beginning (the
+    /// oldest flow, or the newest with `.newestFirst`).
+    public var after: Int64?
+    public var filter: FlowFilter
+    public var limit: Int
+    public var includeBodies: Bool
+
+    public init(order: Order = .oldestFirst, after: Int64? = nil, filter: FlowFilter = FlowFilter(), limit: Int, includeBodies: Bool = false) {
+        self.order = order
+        self.after = after
+        self.filter = filter
+        self.limit = limit
+        self.includeBodies = includeBodies
+    }
+}
+
+public struct FlowPage: Sendable {
+    public var flows: [Flow]
+    /// The position to ask the next page from; nil when this page reached the end.
+    public var next: Int64?
+
+    public init(flows: [Flow], next: Int64?) {
+        self.flows = flows
+        self.next = next
+    }
+}
+
+extension FlowStore {
+    /// Calls `body` with every flow of the session matching `filter` (the first `limit` of
+    /// them), in capture order, a page of `pageSize` at a time: memory holds one page whatever
+    /// the session's size.
+    public func forEachFlow(
+        filter: FlowFilter = FlowFilter(), includeBodies: Bool, limit: Int? = nil, pageSize: Int = 500,
+        _ body: ([Flow]) async throws -> Void
+    ) async throws {
+        var remaining = limit ?? Int.max
+        var query = FlowQuery(filter: filter, limit: min(pageSize, remaining), includeBodies: includeBodies)
+        while remaining > 0 {
+            let page = try await flows(query)
+            if !page.flows.isEmpty { try await body(page.flows) }
+            remaining -= page.flows.count
+            guard let next = page.next else { return }
+            query.after = next
+            query.limit = min(pageSize, remaining)
+        }
+    }
+}
+
+/// The web UI's filter box, for stores to answer: whitespace-separated words that must all
+/// hold; `host:` (part of the host), `method:`, `status:` (`404`, `4xx`, `4`, `none`) and
+/// `has:error` qualify a word, a leading `-` negates it, and any other word is part of the
+/// URL or the method. Words about what only a flow's whole record says (`type:`, `contract:`,
+/// `has:rule`...) are not applied by the store: they are listed in `unapplied`, for the caller to
+/// apply to the flows it gets.
+public struct FlowFilter: Sendable, Equatable {
+    public enum Term: Sendable, Equatable {
+        /// The host contains this (lowercase).
+        case host(String)
+        /// The method is this (lowercase).
+        case method(String)
+        case statusClass(Int)
+        case status(Int)
+        /// No response (failed or not answered yet).
+        case noStatus
+        /// A status word that names no status: matches nothing.
+        case impossible
+        case failed
+        /// The URL contains this, or the method is it (lowercase).
+        case text(String)
+    }
+
+    public struct Condition: Sendable, Equatable {
+        public var term: Term
+        public var negated: Bool
+    }
+
+    public var conditions: [Condition]
+    public var unapplied: [String]
+
+    public init(conditions: [Condition] = [], unapplied: [String] = []) {
+        self.conditions = conditions
+        self.unapplied = unapplied
+    }
+
+    public var isEmpty: Bool { conditions.isEmpty }
+
+    public init(parsing text: String) {
+        var conditions: [Condition] = []
+        var unapplied: [String] = []
+        for raw in text.split(whereSeparator: \.isWhitespace).map(String.init) {
+            let negated = raw.hasPrefix("-") && raw.count > 1
+            let word = negated ? String(raw.dropFirst()) : raw
+            let term: Term?
+            if let colon = word.firstIndex(of: ":"), colon > word.startIndex {
+                let key = word[..<colon].lowercased()
+                let value = word[word.index(after: colon)...].lowercased()
+                switch key {
+                case "host": term = .host(value)
+                case "method": term = .method(value)
+                case "status": term = Self.status(value)
+                case "has" where value == "error": term = .failed
+                case "type", "contract", "has": term = nil
+                default: term = .text(word.lowercased())
+                }
+            } else {
+                term = .text(word.lowercased())
+            }
+            if let term {
+                conditions.append(Condition(term: term, negated: negated))
+            } else {
+                unapplied.append(raw)
+            }
+        }
+        self.init(conditions: conditions, unapplied: unapplied)
+    }
+
+    private static func status(_ value: String) -> Term {
+        if value == "none" || value == "failed" { return .noStatus }
+        if value.count == 1 || (value.count == 3 && value.hasSuffix("xx")), let digit = value.first?.wholeNumberValue, (1...5).contains(digit) {
+            return .statusClass(digit)
+        }
+        if let code = Int(value), String(code) == value { return .status(code) }
+        return .impossible
+    }
+
+    /// The filter as an SQL condition on the flow table's summary columns (`host`, `method`,
+    /// `status`, `error`, `url`), with `placeholder(n)` for the n-th argument (1-based) and
+    /// `like` the case-insensitive LIKE of the dialect; `TRUE` when there are no conditions.
+    public func sql(placeholder: (Int) -> String, like: String = "LIKE") -> (condition: String, arguments: [SQLArgument]) {
+        var arguments: [SQLArgument] = []
+        func bind(_ argument: SQLArgument) -> String {
+            arguments.append(argument)
+            return placeholder(arguments.count)
+        }
+        func contains(_ text: String) -> SQLArgument {
+            var pattern = "%"
+            for character in text {
+                if character == "%" || character == "_" || character == "\\" { pattern.append("\\") }
+                pattern.append(character)
+            }
+            return .text(pattern + "%")
+        }
+        var parts: [String] = []
+        for condition in conditions {
+            let part: String
+            switch condition.term {
+            case .host(let value): part = "host \(like) \(bind(contains(value))) ESCAPE '\\'"
+            case .method(let value): part = "lower(method) = \(bind(.text(value)))"
+            case .statusClass(let digit):
+                part = "(status IS NOT NULL AND status >= \(bind(.integer(digit * 100))) AND status < \(bind(.integer(digit * 100 + 100))))"
+            case .status(let code): part = "(status IS NOT NULL AND status = \(bind(.integer(code))))"
+            case .noStatus: part = "status IS NULL"
+            case .impossible: part = "1 = 0"
+            case .failed: part = "error IS NOT NULL"
+            case .text(let value):
+                part = "(url \(like) \(bind(contains(value))) ESCAPE '\\' OR lower(method) = \(bind(.text(value))))"
+            }
+            parts.append(condition.negated ? "NOT (\(part))" : part)
+        }
+        return (parts.isEmpty ? "1 = 1" : parts.joined(separator: " AND "), arguments)
+    }
+}
+
+/// A value bound to an SQL statement a `FlowFilter` wrote.
+public enum SQLArgument: Sendable, Equatable {
+    case text(String)
+    case integer(Int)
+}

@@ -1,0 +1,98 @@
+import Foundation
+import KagamiFlow
+import KagamiStore
+import KagamiTesting
+import Testing
+
+/// Pages of a session asked of every driver: newest first, continuing from a position, and the
+/// web UI's filter words answered by the store.
+@Suite("Flow queries, every driver")
+struct FlowQueryTests {
+    /// Ten flows: hosts api/cdn, paths /users/N, statuses 200/404/500, one POST, the last failed
+    /// with no response.
+    static func flows() -> [Flow] {
+        var flows: [Flow] = []
+        for index in 0..<10 {
+            var flow = FlowFixtures.getJSON(
+                url: "/users/\(index)", host: index % 2 == 0 ? "api.example.com" : "cdn.example.net",
+                status: [200, 404, 500][index % 3], start: Date(timeIntervalSince1970: 1_780_000_000 + Double(index)))
+            if index == 7 { flow.request.method = "POST" }
+            flows.append(flow)
+        }
+        // Failed without an answer.
+        flows[9] = FlowFixtures.refused(start: Date(timeIntervalSince1970: 1_780_000_009))
+        flows[9].response = nil
+        return flows
+    }
+
+    func ids(_ store: any FlowStore, _ filter: String, order: FlowQuery.Order = .oldestFirst) async throws -> [UUID] {
+        try await store.flows(FlowQuery(order: order, filter: FlowFilter(parsing: filter), limit: 100)).flows.map(\.id)
+    }
+
+    @Test(arguments: StoreDriver.allCases)
+    func pagesContinueFromTheirPositionEitherWay(_ driver: StoreDriver) async throws {
+        let store = try await driver.newSession().open()
+        let flows = Self.flows()
+        for flow in flows { store.record(flow) }
+        try await store.flush()
+
+        var newest: [UUID] = []
+        var query = FlowQuery(order: .newestFirst, limit: 4)
+        var pages = 0
+        while pages < 10 {
+            let page = try await store.flows(query)
+            pages += 1
+            newest += page.flows.map(\.id)
+            guard let next = page.next else { break }
+            query.after = next
+        }
+        #expect(pages == 3)
+        #expect(newest == flows.reversed().map(\.id))
+
+        var oldest: [UUID] = []
+        try await store.forEachFlow(includeBodies: true, pageSize: 3) { oldest += $0.map(\.id) }
+        #expect(oldest == flows.map(\.id))
+        var firstFive: [Flow] = []
+        try await store.forEachFlow(includeBodies: true, limit: 5, pageSize: 2) { firstFive += $0 }
+        #expect(firstFive == Array(flows.prefix(5)))
+
+        // A page exactly as long as what is left says there is no next one.
+        let all = try await store.flows(FlowQuery(limit: 10))
+        #expect(all.flows.count == 10)
+        #expect(all.next == nil)
+        await shutDown(store)
+    }
+
+    @Test(arguments: StoreDriver.allCases)
+    func theFilterBoxWordsAreAnsweredByTheStore(_ driver: StoreDriver) async throws {
+        let store = try await driver.newSession().open()
+        let flows = Self.flows()
+        for flow in flows { store.record(flow) }
+        try await store.flush()
+        let id = flows.map(\.id)
+
+        #expect(try await ids(store, "host:API") == [0, 2, 4, 6, 8].map { id[$0] })
+        #expect(try await ids(store, "-host:api") == [1, 3, 5, 7, 9].map { id[$0] })
+        #expect(try await ids(store, "status:4xx") == [1, 4, 7].map { id[$0] })
+        #expect(try await ids(store, "status:5") == [2, 5, 8].map { id[$0] })
+        #expect(try await ids(store, "status:200") == [0, 3, 6].map { id[$0] })
+        #expect(try await ids(store, "status:none") == [id[9]])
+        #expect(try await ids(store, "status:abc").isEmpty)
+        // A negated status word keeps the flow without a response, as the page's filter does.
+        #expect(try await ids(store, "-status:2xx") == [1, 2, 4, 5, 7, 8, 9].map { id[$0] })
+        #expect(try await ids(store, "has:error") == [id[9]])
+        #expect(try await ids(store, "method:post") == [id[7]])
+        #expect(try await ids(store, "post") == [id[7]])
+        #expect(try await ids(store, "/users/1") == [id[1]])
+        #expect(try await ids(store, "USERS host:cdn status:4xx") == [1, 7].map { id[$0] })
+        #expect(try await ids(store, "users", order: .newestFirst) == [8, 7, 6, 5, 4, 3, 2, 1, 0].map { id[$0] })
+        // LIKE's own characters are plain text in a word.
+        #expect(try await ids(store, "users_1").isEmpty)
+        #expect(try await ids(store, "%").isEmpty)
+
+        let mixed = FlowFilter(parsing: "type:json host:api -contract:errors")
+        #expect(mixed.unapplied == ["type:json", "-contract:errors"])
+        #expect(try await ids(store, "type:json host:api") == [0, 2, 4, 6, 8].map { id[$0] })
+        await shutDown(store)
+    }
+}

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# A session of a million exchanges: `kagami proxy --reverse` in front of an nginx origin records
+# COUNT exchanges (wrk, 50 connections, stopping at COUNT responses or after LIMIT seconds) for
+# each body size, sampling the proxy's resident memory every second. Then, on the session of the
+# last size, what a user does with a big session:
+#   - the web UI's first page (the newest 200 rows), a host filter and a text filter, each timed
+#     from curl against `kagami proxy`'s admin API on the recorded session;
+#   - `kagami export` of the whole session as HAR to /dev/null, its peak RSS and time;
+#   - `kagami import` of a HAR of IMPORT_COUNT entries (exported from the session) into a new
+#     session, its time.
+# Everything listens on and talks to 127.0.0.1 only; every load is bounded in count and time.
+# Usage: bench/proxy/soak.sh
+# Environment: KAGAMI (a built binary; skips the release build), COUNT (1000000),
+#   SIZES ("100 10240"), LIMIT (seconds per size, 900), IMPORT_COUNT (50000).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+
+COUNT="${COUNT:-1000000}"
+SIZES="${SIZES:-100 10240}"
+LIMIT="${LIMIT:-900}"
+IMPORT_COUNT="${IMPORT_COUNT:-50000}"
+MITMPROXY_VERSION=11.0.2
+BENCH_NAME=soak
+NEEDED_APT="nginx wrk curl"
+source bench/proxy/common.sh
+
+DATE=$(date +%Y-%m-%d)
+ORIGIN_PORT=$(free_port)
+mkdir -p "$WORK/www"
+for size in $SIZES; do head -c "$size" /dev/zero | tr '\0' 'k' > "$WORK/www/b$size"; done
+chmod -R a+rX "$WORK/www"
+write_nginx_conf origin "    server {
+        listen 127.0.0.1:$ORIGIN_PORT;
+        root $WORK/www;
+        location / { }
+    }"
+wait_for_port "$ORIGIN_PORT"
+
+# wrk stops each thread after its share of COUNT responses.
+cat > "$WORK/count.lua" <<'LUA'
+local counted = 0
+local share = 0
+function setup(thread) thread:set("share", tonumber(os.getenv("SHARE"))) end
+function init(args) share = tonumber(os.getenv("SHARE")) end
+function response(status, headers, body)
+    counted = counted + 1
+    if counted >= share then wrk.thread:stop() end
+end
+LUA
+
+# Peak seconds of a command (wall clock) and its peak RSS in MB, as "seconds mb".
+measure() {
+    python3 - "$@" <<'PY'
+import resource, subprocess, sys, time
+started = time.monotonic()
+result = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+elapsed = time.monotonic() - started
+if result.returncode != 0:
+    sys.stderr.write(result.stderr.decode(errors="replace")[-2000:])
+    sys.exit(result.returncode)
+print(f"{elapsed:.2f} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f}")
+PY
+}
+
+# Milliseconds curl takes for URL (the whole answer read).
+timed_get() {
+    curl -s -o "$WORK/answer.json" -w '%{time_total}' "$1" | awk '{ printf "%.0f", $1 * 1000 }'
+}
+
+TABLE="$WORK/table.md"
+{
+    echo "| body | exchanges | req/s | RSS MB at 10% / 50% / 90% / end | peak RSS MB | session bytes per exchange |"
+    echo "|--:|--:|--:|--|--:|--:|"
+} > "$TABLE"
+
+SESSION=""
+for size in $SIZES; do
+    SESSION="$WORK/soak-$size.sqlite"
+    port=$(free_port)
+    ui_port=$(free_port)
+    "$KAGAMI" proxy --reverse "http://127.0.0.1:$ORIGIN_PORT" --port "$port" --ui-port "$ui_port" \
+        --session "$SESSION" >"$WORK/kagami-$size.log" 2>&1 &
+    pid=$!
+    PIDS+=("$pid")
+    wait_for_port "$port"
+    : > "$WORK/rss-$size"
+    ( while kill -0 "$pid" 2>/dev/null; do process_kb VmRSS "$pid" >> "$WORK/rss-$size"; sleep 1; done ) &
+    sampler=$!
+    echo "recording $COUNT exchanges of $size bytes"
+    SHARE=$(( (COUNT + 49) / 50 )) timeout $((LIMIT + 30)) \
+        wrk -t2 -c50 -d"${LIMIT}s" -s "$WORK/count.lua" "http://127.0.0.1:$port/b$size" > "$WORK/wrk-$size" || true
+    sleep 2
+    stored=$(curl -s "http://127.0.0.1:$ui_port/api/status" | python3 -c 'import json,sys; print(json.load(sys.stdin)["flows"])')
+    rate=$(awk '/Requests\/sec/ { printf "%.0f", $2 }' "$WORK/wrk-$size")
+    if [ "$size" = "$(echo $SIZES | awk '{ print $NF }')" ]; then
+        # The web UI's questions, asked of the session just recorded (the proxy idle).
+        newest=$(timed_get "http://127.0.0.1:$ui_port/api/flows?order=newest&limit=200")
+        newest_rows=$(python3 -c 'import json; print(len(json.load(open("'"$WORK/answer.json"'"))["flows"]))')
+        by_host=$(timed_get "http://127.0.0.1:$ui_port/api/flows?order=newest&limit=200&host=127.0.0.1")
+        host_rows=$(python3 -c 'import json; print(len(json.load(open("'"$WORK/answer.json"'"))["flows"]))')
+        by_text=$(timed_get "http://127.0.0.1:$ui_port/api/flows?order=newest&limit=200&text=no-such-path")
+        text_rows=$(python3 -c 'import json; print(len(json.load(open("'"$WORK/answer.json"'"))["flows"]))')
+    fi
+    kill "$pid"
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    wait "$sampler" 2>/dev/null || true
+    bytes=$(cat "$SESSION" "$SESSION-wal" 2>/dev/null | wc -c)
+    python3 - "$WORK/rss-$size" "$size" "$stored" "$rate" "$bytes" >> "$TABLE" <<'PY'
+import sys
+samples = [int(line) for line in open(sys.argv[1]) if line.strip()]
+size, stored, rate, total = sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+def at(fraction): return f"{samples[min(len(samples) - 1, int(len(samples) * fraction))] / 1024:.0f}"
+points = " / ".join(at(f) for f in (0.1, 0.5, 0.9, 1.0))
+print(f"| {size} B | {stored:,} | {rate} | {points} | {max(samples) / 1024:.0f} | {total / max(stored, 1):,.0f} |")
+PY
+done
+
+echo "exporting the whole session as HAR"
+read -r export_s export_mb < <(measure "$KAGAMI" export --session "$SESSION" -o /dev/null)
+echo "exporting $IMPORT_COUNT exchanges and importing them"
+"$KAGAMI" export --session "$SESSION" --limit "$IMPORT_COUNT" -o "$WORK/part.har"
+read -r import_s import_mb < <(measure "$KAGAMI" import "$WORK/part.har" --session "$WORK/imported.sqlite")
+imported=$("$KAGAMI" flows --session "$WORK/imported.sqlite" --count)
+
+RESULT="bench/results/soak-$DATE.md"
+{
+    echo "# Soak: a session of $COUNT exchanges ($DATE)"
+    echo
+    echo "\`bench/proxy/soak.sh\` ($KAGAMI_BUILD) on $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)."
+    echo "\`kagami proxy --reverse\` recording every exchange into a session file, in front of nginx; wrk -t2 -c50."
+    echo
+    cat "$TABLE"
+    echo
+    echo "On the session of the last size ($(echo $SIZES | awk '{ print $NF }') B bodies):"
+    echo
+    echo "| what | answer | time |"
+    echo "|--|--|--:|"
+    echo "| web UI's first page: newest 200 rows (\`/api/flows?order=newest&limit=200\`) | $newest_rows rows | $newest ms |"
+    echo "| host filter (\`&host=127.0.0.1\`) | $host_rows rows | $by_host ms |"
+    echo "| text filter matching nothing (\`&text=no-such-path\`, every row searched) | $text_rows rows | $by_text ms |"
+    echo "| \`kagami export\` of the whole session as HAR to /dev/null | peak RSS $export_mb MB | ${export_s} s |"
+    echo "| \`kagami import\` of a HAR of $IMPORT_COUNT entries into a new session | $imported exchanges, peak RSS $import_mb MB | ${import_s} s |"
+} > "$RESULT"
+cat "$RESULT"
