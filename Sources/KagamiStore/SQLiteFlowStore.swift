@@ -16,8 +16,12 @@ public final class SQLiteFlowStore: FlowStore {
     let writeQueue = DispatchQueue(label: "kagami.store.writer")
     private let pending = Mutex(PendingWrites())
     private let decoder = JSONDecoder()
-    /// Where flows whose client waits go first (nil for an in-memory session).
+    /// Where flows whose client waits go first (nil for an in-memory session, or one another
+    /// process records into).
     private let journal: SessionJournal?
+    /// Where large bodies go (nil for an in-memory session); appended to only by the process
+    /// that owns the journal.
+    private let bodyLog: SessionBodyLog?
 
     struct PendingWrites {
         var entries = Deque<Entry>()
@@ -42,6 +46,8 @@ public final class SQLiteFlowStore: FlowStore {
         var metadata: Data? = nil
         /// In the journal: counted as committed once its transaction is.
         var journaled = false
+        /// Bodies already in the body log, whose bytes the flow no longer holds.
+        var logged = LoggedBodies()
 
         var bodyBytes: Int {
             switch item {
@@ -54,6 +60,13 @@ public final class SQLiteFlowStore: FlowStore {
             if case .messages(let messages, _) = item { return messages.count }
             return 0
         }
+    }
+
+    /// Where a flow's large bodies are in the session's body log.
+    struct LoggedBodies {
+        var request: (offset: Int64, length: Int)?
+        var response: (offset: Int64, length: Int)?
+        var count: Int { (request == nil ? 0 : 1) + (response == nil ? 0 : 1) }
     }
 
     /// Body bytes that may wait for the writer. When the disk falls behind the traffic, flows
@@ -92,12 +105,14 @@ public final class SQLiteFlowStore: FlowStore {
         // process's to replay, and flows recorded here wait for their commit instead.
         if path.isEmpty || path == ":memory:" {
             journal = nil
+            bodyLog = nil
         } else {
             do {
                 journal = try SessionJournal(path: path + "-flows")
             } catch is SessionJournal.InUse {
                 journal = nil
             }
+            bodyLog = SessionBodyLog(path: path + "-bodies")
             try replayJournal()
         }
     }
@@ -108,7 +123,7 @@ public final class SQLiteFlowStore: FlowStore {
         guard let journal else { return }
         let records = try SessionJournal.records(at: journal.path)
         guard !records.isEmpty else { return }
-        var flows: [(Flow, Data)] = []
+        var flows: [(Flow, Data, LoggedBodies)] = []
         for (index, record) in records.enumerated() {
             var flow: Flow
             do {
@@ -116,13 +131,20 @@ public final class SQLiteFlowStore: FlowStore {
             } catch {
                 throw FlowStoreError("record \(index + 1) of the session journal \(journal.path) is unreadable: \(error)")
             }
-            flow.request.body.data = record.requestBody
-            flow.response?.body.data = record.responseBody
-            flows.append((flow, record.metadata))
+            var logged = LoggedBodies()
+            switch record.request {
+            case .inline(let data): flow.request.body.data = data
+            case .logged(let offset, let length): logged.request = (offset, length)
+            }
+            switch record.response {
+            case .inline(let data): flow.response?.body.data = data
+            case .logged(let offset, let length): logged.response = (offset, length)
+            }
+            flows.append((flow, record.metadata, logged))
         }
         do {
             try database.write { db in
-                for (flow, metadata) in flows { try self.insert(flow, metadata: metadata, db) }
+                for (flow, metadata, logged) in flows { try self.insert(flow, metadata: metadata, logged: logged, db) }
             }
         } catch {
             throw FlowStoreError("cannot replay the session journal \(journal.path) into \(path): \(error)")
@@ -193,13 +215,46 @@ public final class SQLiteFlowStore: FlowStore {
         migrator.registerMigration("v4: websocketMessage.note") { db in
             try db.alter(table: "websocketMessage") { t in t.add(column: "note", .text) }
         }
+        // Large bodies in the session's body log (`SessionBodyLog`): their place, no bytes.
+        migrator.registerMigration("v5: body.logOffset") { db in
+            try db.alter(table: "body") { t in
+                t.add(column: "logOffset", .integer)
+                t.add(column: "logLength", .integer)
+            }
+        }
         return migrator
     }
 
     // MARK: Writing
 
     public func record(_ flow: Flow) {
-        enqueue(flow, stored: nil)
+        var flow = flow
+        let logged = logLargeBodies(of: &flow)
+        enqueue(flow, logged: logged, stored: nil)
+    }
+
+    /// Appends the flow's large bodies to the body log (when this process owns the session)
+    /// and leaves only their sizes in `flow`; where they went.
+    private func logLargeBodies(of flow: inout Flow) -> LoggedBodies {
+        var logged = LoggedBodies()
+        guard journal != nil, let bodyLog else { return logged }
+        let request = flow.request.body.data.count >= SessionBodyLog.threshold
+        let response = (flow.response?.body.data.count ?? 0) >= SessionBodyLog.threshold
+        guard request || response else { return logged }
+        var bodies: [Data] = []
+        if request { bodies.append(flow.request.body.data) }
+        if response, let data = flow.response?.body.data { bodies.append(data) }
+        guard let offsets = bodyLog.append(bodies) else { return logged }
+        var next = offsets.makeIterator()
+        if request, let offset = next.next() {
+            logged.request = (offset, flow.request.body.data.count)
+            flow.request.body.data = Data()
+        }
+        if response, let offset = next.next(), let count = flow.response?.body.data.count {
+            logged.response = (offset, count)
+            flow.response?.body.data = Data()
+        }
+        return logged
     }
 
     /// `stored` runs once the flow would survive the process being killed: at once, on the
@@ -209,28 +264,39 @@ public final class SQLiteFlowStore: FlowStore {
     public func record(_ flow: Flow, stored: @escaping @Sendable () -> Void) {
         guard let journal else { return enqueue(flow, stored: stored) }
         let metadata = flow.storedJSON()
-        if journal.append(metadata: metadata, of: flow) {
-            enqueue(flow, metadata: metadata, journaled: true, stored: nil)
+        var flow = flow
+        let logged = logLargeBodies(of: &flow)
+        let request = logged.request.map { SessionJournal.Body.logged(offset: $0.offset, length: $0.length) } ?? .inline(flow.request.body.data)
+        let response = logged.response.map { SessionJournal.Body.logged(offset: $0.offset, length: $0.length) }
+            ?? .inline(flow.response?.body.data ?? Data())
+        if journal.append(metadata: metadata, request: request, response: response) {
+            enqueue(flow, metadata: metadata, journaled: true, logged: logged, stored: nil)
             stored()
         } else {
-            enqueue(flow, metadata: metadata, stored: stored)
+            enqueue(flow, metadata: metadata, logged: logged, stored: stored)
         }
     }
 
-    private func enqueue(_ flow: Flow, metadata: Data? = nil, journaled: Bool = false, stored: (@Sendable () -> Void)?) {
+    private func enqueue(
+        _ flow: Flow, metadata: Data? = nil, journaled: Bool = false, logged: LoggedBodies = LoggedBodies(), stored: (@Sendable () -> Void)?
+    ) {
         var flow = flow
         let bytes = flow.pendingBodyBytes
         let limit = maximumPendingBodyBytes
         var warnDropping = false
         let schedule = pending.withLock { state in
             if bytes > 0, state.bodyBytes + bytes > limit {
+                // Bodies already in the body log are kept whole.
+                let kept = (flow.request.body.isTruncated, flow.response?.body.isTruncated)
                 flow = flow.withBodiesDropped
+                if logged.request != nil { flow.request.body.isTruncated = kept.0 }
+                if logged.response != nil { flow.response?.body.isTruncated = kept.1 ?? false }
                 state.bodiesDropped += 1
                 warnDropping = state.bodiesDropped == 1
             } else {
                 state.bodyBytes += bytes
             }
-            state.entries.append(Entry(item: .flow(flow), stored: stored, metadata: metadata, journaled: journaled))
+            state.entries.append(Entry(item: .flow(flow), stored: stored, metadata: metadata, journaled: journaled, logged: logged))
             if state.drainScheduled { return false }
             state.drainScheduled = true
             return true
@@ -297,12 +363,13 @@ public final class SQLiteFlowStore: FlowStore {
                 try database.write { db in
                     for entry in batch {
                         switch entry.item {
-                        case .flow(let flow): try self.insert(flow, metadata: entry.metadata, db)
+                        case .flow(let flow): try self.insert(flow, metadata: entry.metadata, logged: entry.logged, db)
                         case .messages(let messages, let flowID): try self.insert(messages, of: flowID, db)
                         }
                     }
                 }
                 journal?.committed(batch.reduce(0) { $0 + ($1.journaled ? 1 : 0) }, idle: false)
+                bodyLog?.committed(batch.reduce(0) { $0 + $1.logged.count })
             } catch {
                 let message = "could not write \(batch.count) flow(s) to \(path): \(error)"
                 pending.withLock { $0.lastError = message }
@@ -318,11 +385,11 @@ public final class SQLiteFlowStore: FlowStore {
         }
     }
 
-    private func insert(_ flow: Flow, metadata: Data?, _ db: Database) throws {
+    private func insert(_ flow: Flow, metadata: Data?, logged: LoggedBodies = LoggedBodies(), _ db: Database) throws {
         let id = flow.id.uuidString
         let metadata = metadata ?? flow.storedJSON()
         do {
-            try insertRow(flow, id: id, metadata: metadata, db)
+            try insertRow(flow, id: id, metadata: metadata, logged: logged, db)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             // A flow recorded again (an import, an update, a WebSocket at its end) replaces the
             // earlier row and its bodies, keeping its place in the session and its messages.
@@ -336,7 +403,7 @@ public final class SQLiteFlowStore: FlowStore {
                     flow.response?.body.size, flow.duration, flow.error?.message, metadata,
                     flow.repeatOf?.uuidString, id,
                 ])
-            try insertBodies(flow, id: id, db)
+            try insertBodies(flow, id: id, logged: logged, db)
         }
     }
 
@@ -354,7 +421,7 @@ public final class SQLiteFlowStore: FlowStore {
         }
     }
 
-    private func insertRow(_ flow: Flow, id: String, metadata: Data, _ db: Database) throws {
+    private func insertRow(_ flow: Flow, id: String, metadata: Data, logged: LoggedBodies, _ db: Database) throws {
         try db.cachedStatement(sql: """
             INSERT INTO flow (id, mode, startedAt, method, url, host, status, requestSize, responseSize, duration, error, metadata, repeatOf)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -364,16 +431,21 @@ public final class SQLiteFlowStore: FlowStore {
                 flow.response?.body.size, flow.duration, flow.error?.message, metadata,
                 flow.repeatOf?.uuidString,
             ])
-        try insertBodies(flow, id: id, db)
+        try insertBodies(flow, id: id, logged: logged, db)
     }
 
-    private func insertBodies(_ flow: Flow, id: String, _ db: Database) throws {
-        let insertBody = try db.cachedStatement(sql: "INSERT INTO body (flowId, part, data) VALUES (?, ?, ?)")
-        if !flow.request.body.data.isEmpty {
-            try insertBody.execute(arguments: [id, "request", flow.request.body.data])
+    /// A body in the body log is a row with its place and no bytes.
+    private func insertBodies(_ flow: Flow, id: String, logged: LoggedBodies, _ db: Database) throws {
+        let insertBody = try db.cachedStatement(sql: "INSERT INTO body (flowId, part, data, logOffset, logLength) VALUES (?, ?, ?, ?, ?)")
+        if let place = logged.request {
+            try insertBody.execute(arguments: [id, "request", Data(), place.offset, place.length])
+        } else if !flow.request.body.data.isEmpty {
+            try insertBody.execute(arguments: [id, "request", flow.request.body.data, nil, nil])
         }
-        if let response = flow.response, !response.body.data.isEmpty {
-            try insertBody.execute(arguments: [id, "response", response.body.data])
+        if let place = logged.response {
+            try insertBody.execute(arguments: [id, "response", Data(), place.offset, place.length])
+        } else if let response = flow.response, !response.body.data.isEmpty {
+            try insertBody.execute(arguments: [id, "response", response.body.data, nil, nil])
         }
     }
 
@@ -415,6 +487,8 @@ public final class SQLiteFlowStore: FlowStore {
                         try db.execute(sql: "DELETE FROM websocketMessage")
                         try db.execute(sql: "DELETE FROM flow")
                     }
+                    // Its large bodies go too, unless one recorded since is on its way in.
+                    if self.journal != nil { self.bodyLog?.emptyIfUnreferenced() }
                     continuation.resume()
                 } catch {
                     continuation.resume(throwing: FlowStoreError("could not clear \(self.path): \(error)"))
@@ -502,9 +576,14 @@ public final class SQLiteFlowStore: FlowStore {
         }
         if bodies {
             for body in try BodyRow.filter(BodyRow.Columns.flowId == row.id).fetchAll(db) {
+                var data = body.data
+                if let offset = body.logOffset, let length = body.logLength {
+                    guard let bodyLog else { throw FlowStoreError("flow \(row.id) in \(path) has a body in a body log, which an in-memory session has not") }
+                    data = try bodyLog.read(offset: offset, length: length)
+                }
                 switch body.part {
-                case "request": flow.request.body.data = body.data
-                case "response": flow.response?.body.data = body.data
+                case "request": flow.request.body.data = data
+                case "response": flow.response?.body.data = data
                 default: break
                 }
             }
@@ -559,6 +638,9 @@ struct BodyRow: Codable, FetchableRecord, PersistableRecord {
     var flowId: String
     var part: String
     var data: Data
+    /// Where the body log holds the bytes (`data` is then empty).
+    var logOffset: Int64?
+    var logLength: Int?
 
     enum Columns {
         static let flowId = Column(CodingKeys.flowId)

@@ -16,8 +16,12 @@ import Darwin
 /// in the background, and once every appended flow is committed the journal is emptied. Opening
 /// the session replays a journal a killed process left behind.
 ///
-/// A record is `KGJ1`, the lengths of its three parts (UInt64, big-endian), then the parts: the
-/// flow's stored JSON (`Flow.storedJSON()`), its request body and its response body.
+/// A record is `KGJ2`, the lengths of its three parts and where the session's body log holds
+/// each body (five UInt64, big-endian; an offset of all ones for a body in the record), then
+/// the parts in the record: the flow's stored JSON (`Flow.storedJSON()`), its request body and
+/// its response body unless they are in the body log (`SessionBodyLog`, written before the
+/// record). Records of the first format (`KGJ1`: three lengths, every part in the record) are
+/// read too.
 final class SessionJournal: Sendable {
     let path: String
     private let state: Mutex<State>
@@ -29,13 +33,20 @@ final class SessionJournal: Sendable {
         var uncommitted = 0
     }
 
-    struct Record {
-        var metadata: Data
-        var requestBody: Data
-        var responseBody: Data
+    /// A journaled body: its bytes, or its place in the session's body log.
+    enum Body: Equatable {
+        case inline(Data)
+        case logged(offset: Int64, length: Int)
     }
 
-    static let magic: [UInt8] = Array("KGJ1".utf8)
+    struct Record {
+        var metadata: Data
+        var request: Body
+        var response: Body
+    }
+
+    static let magic: [UInt8] = Array("KGJ2".utf8)
+    static let firstMagic: [UInt8] = Array("KGJ1".utf8)
     /// Emptied once nothing in it is uncommitted and it has grown past this, so it stays small
     /// without a truncate per batch.
     static let emptiesAfter = 1 << 20
@@ -69,44 +80,63 @@ final class SessionJournal: Sendable {
         }
     }
 
-    /// Appends the flow whose stored JSON is `metadata`. False when it could not be written
+    /// Appends a flow: its stored JSON and its bodies. False when it could not be written
     /// whole (a full disk...): the caller then waits for the commit instead.
-    func append(metadata: Data, of flow: Flow) -> Bool {
-        let request = flow.request.body.data
-        let response = flow.response?.body.data ?? Data()
+    func append(metadata: Data, request: Body, response: Body) -> Bool {
         var prefix = Self.magic
-        for part in [metadata, request, response] {
-            withUnsafeBytes(of: UInt64(part.count).bigEndian) { prefix += $0 }
-        }
-        return prefix.withUnsafeBytes { prefixBytes in
-            metadata.withUnsafeBytes { metadataBytes in
-                request.withUnsafeBytes { requestBytes in
-                    response.withUnsafeBytes { responseBytes in
-                        let parts = [prefixBytes, metadataBytes, requestBytes, responseBytes]
-                        return state.withLock { state in
-                            guard state.descriptor >= 0, Self.write(parts, to: state.descriptor) else { return false }
-                            state.size += parts.reduce(0) { $0 + $1.count }
-                            state.uncommitted += 1
-                            return true
-                        }
-                    }
-                }
+        func add(_ value: UInt64) { withUnsafeBytes(of: value.bigEndian) { prefix += $0 } }
+        var parts = [metadata]
+        add(UInt64(metadata.count))
+        for body in [request, response] {
+            switch body {
+            case .inline(let data):
+                add(UInt64(data.count))
+                parts.append(data)
+            case .logged(_, let length): add(UInt64(length))
             }
+        }
+        for body in [request, response] {
+            if case .logged(let offset, _) = body { add(UInt64(offset)) } else { add(UInt64.max) }
+        }
+        return state.withLock { state in
+            guard state.descriptor >= 0 else { return false }
+            var written = 0
+            guard Self.write([Data(prefix)] + parts, to: state.descriptor, wrote: { written += $0 }) else {
+                state.size += written
+                return false
+            }
+            state.size += written
+            state.uncommitted += 1
+            return true
         }
     }
 
-    /// Writes every byte of `parts`, in order, with as few system calls as the kernel allows.
-    private static func write(_ parts: [UnsafeRawBufferPointer], to descriptor: Int32) -> Bool {
+    /// Writes every byte of `parts`, in order, with as few system calls as the kernel allows;
+    /// `wrote` hears of each call's bytes. False on an error (a full disk...).
+    static func write(_ parts: [Data], to descriptor: Int32, wrote: (Int) -> Void = { _ in }) -> Bool {
+        withBuffers(parts[...], []) { write($0, to: descriptor, wrote: wrote) }
+    }
+
+    private static func withBuffers<Result>(
+        _ parts: ArraySlice<Data>, _ collected: [UnsafeRawBufferPointer], _ body: ([UnsafeRawBufferPointer]) -> Result
+    ) -> Result {
+        guard let first = parts.first else { return body(collected) }
+        return first.withUnsafeBytes { withBuffers(parts.dropFirst(), collected + [$0], body) }
+    }
+
+    private static func write(_ parts: [UnsafeRawBufferPointer], to descriptor: Int32, wrote: (Int) -> Void) -> Bool {
         var vectors = parts.filter { $0.count > 0 }.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
         var index = 0
         while index < vectors.count {
-            let written = vectors[index...].withUnsafeBufferPointer { buffer in
+            // At most IOV_MAX (1024) vectors a call.
+            let written = vectors[index..<min(vectors.count, index + 1024)].withUnsafeBufferPointer { buffer in
                 writev(descriptor, buffer.baseAddress, Int32(buffer.count))
             }
             if written < 0 {
                 if errno == EINTR { continue }
                 return false
             }
+            wrote(written)
             var remaining = written
             while index < vectors.count, remaining >= vectors[index].iov_len {
                 remaining -= vectors[index].iov_len
@@ -149,22 +179,48 @@ final class SessionJournal: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else { return [] }
         var records: [Record] = []
         var offset = data.startIndex
-        func length() -> Int? {
+        func length64() -> UInt64? {
             guard data.endIndex - offset >= 8 else { return nil }
-            let value = data[offset..<offset + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            offset += 8
+            defer { offset += 8 }
+            return data[offset..<offset + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        }
+        func length() -> Int? {
+            guard let value = length64() else { return nil }
             return value <= UInt64(Int.max) ? Int(value) : nil
+        }
+        /// A body's place in the body log: `.some(nil)` for a body in the record, nil for a
+        /// record cut short.
+        func place() -> Int?? {
+            guard let value = length64() else { return nil }
+            if value == UInt64.max { return .some(nil) }
+            return value <= UInt64(Int.max) ? .some(Int(value)) : nil
         }
         func part(_ count: Int) -> Data? {
             guard count <= data.endIndex - offset else { return nil }
             defer { offset += count }
             return data.subdata(in: offset..<offset + count)
         }
-        while data.endIndex - offset >= magic.count, Array(data[offset..<offset + magic.count]) == magic {
+        while data.endIndex - offset >= magic.count {
+            let tag = Array(data[offset..<offset + magic.count])
+            guard tag == magic || tag == firstMagic else { break }
             offset += magic.count
-            guard let metadataLength = length(), let requestLength = length(), let responseLength = length(),
-                  let metadata = part(metadataLength), let request = part(requestLength), let response = part(responseLength) else { break }
-            records.append(Record(metadata: metadata, requestBody: request, responseBody: response))
+            guard let metadataLength = length(), let requestLength = length(), let responseLength = length() else { break }
+            var places: [Int?] = [nil, nil]
+            if tag == magic {
+                guard let requestPlace = place(), let responsePlace = place() else { break }
+                places = [requestPlace, responsePlace]
+            }
+            guard let metadata = part(metadataLength) else { break }
+            var bodies: [Body] = []
+            for (length, place) in zip([requestLength, responseLength], places) {
+                if let place {
+                    bodies.append(.logged(offset: Int64(place), length: length))
+                } else if let bytes = part(length) {
+                    bodies.append(.inline(bytes))
+                }
+            }
+            guard bodies.count == 2 else { break }
+            records.append(Record(metadata: metadata, request: bodies[0], response: bodies[1]))
         }
         return records
     }

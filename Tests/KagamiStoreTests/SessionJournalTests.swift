@@ -23,7 +23,7 @@ struct SessionJournalTests {
         }
         do {
             let journal = try SessionJournal(path: path + "-flows")
-            for flow in flows { #expect(journal.append(metadata: flow.storedJSON(), of: flow)) }
+            for flow in flows { #expect(journal.append(flow)) }
         }
         // A record cut short at the end (the machine lost power mid-write) is left out.
         let handle = try #require(FileHandle(forWritingAtPath: path + "-flows"))
@@ -43,14 +43,20 @@ struct SessionJournalTests {
         let store = try SQLiteFlowStore(path: path)
         // The writer stops, as if the process died before its next transaction.
         store.writeQueue.suspend()
-        let flows = (0..<20).map { index in index % 5 == 0 ? FlowFixtures.postBinary(size: 30_000 + index) : FlowFixtures.getJSON(body: "{\"n\":\(index)}") }
+        // Bodies small and large: those past `SessionBodyLog.threshold` go to the body log.
+        let flows = (0..<20).map { index in
+            index % 5 == 0 ? FlowFixtures.postBinary(size: 30_000 + index * 3_000) : FlowFixtures.getJSON(body: "{\"n\":\(index)}")
+        }
         let stored = Mutex(0)
         for flow in flows { store.record(flow) { stored.withLock { $0 += 1 } } }
         #expect(stored.withLock { $0 } == flows.count, "stored ran for every flow before record returned")
 
         // What a killed process leaves: copies of the session's files as they are now.
         let copy = temporaryPath("copy.sqlite")
-        for suffix in ["", "-wal", "-shm", "-flows"] where FileManager.default.fileExists(atPath: path + suffix) {
+        let logged = flows.flatMap { [$0.request.body.data.count, $0.response?.body.data.count ?? 0] }.filter { $0 >= SessionBodyLog.threshold }
+        #expect(logged.count >= 3)
+        #expect(try FileManager.default.attributesOfItem(atPath: path + "-bodies")[.size] as? Int == logged.reduce(0, +))
+        for suffix in ["", "-wal", "-shm", "-flows", "-bodies"] where FileManager.default.fileExists(atPath: path + suffix) {
             try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
         }
         let afterKill = try SQLiteFlowStore(path: copy)
@@ -83,12 +89,83 @@ struct SessionJournalTests {
         let path = temporaryPath("session.sqlite")
         do {
             let journal = try SessionJournal(path: path + "-flows")
-            #expect(journal.append(metadata: Data("{not json".utf8), of: FlowFixtures.getJSON()))
+            #expect(journal.append(metadata: Data("{not json".utf8), request: .inline(Data()), response: .inline(Data())))
         }
         #expect {
             _ = try SQLiteFlowStore(path: path)
         } throws: { error in
             "\(error)".contains("record 1 of the session journal \(path)-flows is unreadable")
         }
+    }
+
+    /// A large body is written once, to the body log beside the session (its owner's alone),
+    /// and read back from there; clearing the session empties the log.
+    @Test func largeBodiesLiveInTheBodyLog() async throws {
+        let path = temporaryPath("session.sqlite")
+        let store = try SQLiteFlowStore(path: path)
+        var large = FlowFixtures.postBinary(size: 200_000)
+        large.response?.body = FlowBody(data: Data(repeating: 7, count: 100_000))
+        let small = FlowFixtures.postBinary(size: 1_000)
+        store.record(large) {}
+        store.record(small)
+        try await store.flush()
+        #expect(try await store.flow(id: large.id) == large)
+        #expect(try await store.flow(id: small.id) == small)
+        let attributes = try FileManager.default.attributesOfItem(atPath: path + "-bodies")
+        #expect(attributes[.size] as? Int == 300_000)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        // Summaries leave bodies out, sizes in.
+        let summary = try #require(try await store.flows(offset: 0, limit: 1, includeBodies: false).first)
+        #expect(summary.request.body.data.isEmpty && summary.request.body.size == 200_000 && !summary.request.body.isTruncated)
+
+        // Another process reads the bodies from the log too.
+        let reader = try SQLiteFlowStore(path: path)
+        #expect(try await reader.flow(id: large.id) == large)
+
+        try await store.removeAll()
+        #expect(try FileManager.default.attributesOfItem(atPath: path + "-bodies")[.size] as? Int == 0)
+        store.record(large)
+        try await store.flush()
+        #expect(try await store.allFlows() == [large])
+    }
+
+    /// A session file copied without its body log says which file its large bodies are in.
+    @Test func aMissingBodyLogIsNamed() async throws {
+        let path = temporaryPath("session.sqlite")
+        let flow = FlowFixtures.postBinary(size: 100_000)
+        do {
+            let store = try SQLiteFlowStore(path: path)
+            store.record(flow)
+            try await store.flush()
+        }
+        try FileManager.default.removeItem(atPath: path + "-bodies")
+        let store = try SQLiteFlowStore(path: path)
+        #expect(try await store.flows(offset: 0, limit: nil, includeBodies: false).map(\.id) == [flow.id])
+        await #expect {
+            _ = try await store.flow(id: flow.id)
+        } throws: { error in
+            "\(error)".contains("cannot read \(path)-bodies, which holds this session's large bodies")
+        }
+    }
+
+    /// A journal written by an earlier Kagami (records of the first format, every body in the
+    /// record) is replayed as well.
+    @Test func aJournalOfTheFirstFormatIsReplayed() async throws {
+        let path = temporaryPath("session.sqlite")
+        let flow = FlowFixtures.postBinary(size: 50_000)
+        var record = Data(SessionJournal.firstMagic)
+        let parts = [flow.storedJSON(), flow.request.body.data, flow.response?.body.data ?? Data()]
+        for part in parts { withUnsafeBytes(of: UInt64(part.count).bigEndian) { record.append(contentsOf: $0) } }
+        for part in parts { record.append(part) }
+        #expect(FileManager.default.createFile(atPath: path + "-flows", contents: record))
+        let store = try SQLiteFlowStore(path: path)
+        #expect(try await store.allFlows() == [flow])
+    }
+}
+
+extension SessionJournal {
+    /// Journals a flow as the store does for a flow without large bodies.
+    func append(_ flow: Flow) -> Bool {
+        append(metadata: flow.storedJSON(), request: .inline(flow.request.body.data), response: .inline(flow.response?.body.data ?? Data()))
     }
 }

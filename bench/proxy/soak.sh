@@ -97,9 +97,9 @@ for size in $SIZES; do
         # The web UI's questions, asked of the session just recorded (the proxy idle).
         newest=$(timed_get "http://127.0.0.1:$ui_port/api/flows?order=newest&limit=200")
         newest_rows=$(python3 -c 'import json; print(len(json.load(open("'"$WORK/answer.json"'"))["flows"]))')
-        by_host=$(timed_get "http://127.0.0.1:$ui_port/api/flows?order=newest&limit=200&host=127.0.0.1")
+        by_host=$(timed_get "http://127.0.0.1:$ui_port/api/flows?order=newest&limit=200&filter=host:127.0.0.1")
         host_rows=$(python3 -c 'import json; print(len(json.load(open("'"$WORK/answer.json"'"))["flows"]))')
-        by_text=$(timed_get "http://127.0.0.1:$ui_port/api/flows?order=newest&limit=200&text=no-such-path")
+        by_text=$(timed_get "http://127.0.0.1:$ui_port/api/flows?order=newest&limit=200&filter=no-such-path")
         text_rows=$(python3 -c 'import json; print(len(json.load(open("'"$WORK/answer.json"'"))["flows"]))')
     fi
     kill "$pid"
@@ -121,7 +121,7 @@ read -r export_s export_mb < <(measure "$KAGAMI" export --session "$SESSION" -o 
 echo "exporting $IMPORT_COUNT exchanges and importing them"
 "$KAGAMI" export --session "$SESSION" --limit "$IMPORT_COUNT" -o "$WORK/part.har"
 read -r import_s import_mb < <(measure "$KAGAMI" import "$WORK/part.har" --session "$WORK/imported.sqlite")
-imported=$("$KAGAMI" flows --session "$WORK/imported.sqlite" --count)
+imported=$("$KAGAMI" flows --session "$WORK/imported.sqlite" | wc -l)
 
 RESULT="bench/results/soak-$DATE.md"
 {
@@ -137,8 +137,8 @@ RESULT="bench/results/soak-$DATE.md"
     echo "| what | answer | time |"
     echo "|--|--|--:|"
     echo "| web UI's first page: newest 200 rows (\`/api/flows?order=newest&limit=200\`) | $newest_rows rows | $newest ms |"
-    echo "| host filter (\`&host=127.0.0.1\`) | $host_rows rows | $by_host ms |"
-    echo "| text filter matching nothing (\`&text=no-such-path\`, every row searched) | $text_rows rows | $by_text ms |"
+    echo "| host filter (\`&filter=host:127.0.0.1\`, every row matches) | $host_rows rows | $by_host ms |"
+    echo "| text filter matching nothing (\`&filter=no-such-path\`, every row searched) | $text_rows rows | $by_text ms |"
     echo "| \`kagami export\` of the whole session as HAR to /dev/null | peak RSS $export_mb MB | ${export_s} s |"
     echo "| \`kagami import\` of a HAR of $IMPORT_COUNT entries into a new session | $imported exchanges, peak RSS $import_mb MB | ${import_s} s |"
 } > "$RESULT"

@@ -1,0 +1,124 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where a session keeps its large bodies: an append-only file beside it (`<session>-bodies`,
+/// readable by its owner only), a body's bytes written once, with one system call, as the
+/// exchange finishes. SQLite keeps the body's place in the file (`body.logOffset`) instead of
+/// the bytes, so a megabyte never goes through SQLite's pages, its write-ahead log and its
+/// checkpoint. Only the process that owns the session's journal appends; any may read.
+final class SessionBodyLog: Sendable {
+    let path: String
+    private let state: Mutex<State>
+
+    private struct State {
+        var appender: Int32 = -1
+        var reader: Int32 = -1
+        var size: Int64 = 0
+        /// Appended bodies whose flows are not committed yet: the file is never cut under them.
+        var uncommitted = 0
+    }
+
+    /// Bodies this large or larger go to the log; smaller ones stay in SQLite with their flow.
+    static let threshold = 32 << 10
+
+    init(path: String) {
+        self.path = path
+        state = Mutex(State())
+    }
+
+    deinit {
+        state.withLock { state in
+            if state.appender >= 0 { close(state.appender) }
+            if state.reader >= 0 { close(state.reader) }
+        }
+    }
+
+    /// Appends each body and returns where each starts, in order; nil when they could not be
+    /// written whole (a full disk...): the caller then keeps them in SQLite. Each body appended
+    /// counts as uncommitted until `committed(_:)`.
+    func append(_ bodies: [Data]) -> [Int64]? {
+        state.withLock { state -> [Int64]? in
+            if state.appender < 0 {
+                let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+                guard descriptor >= 0 else { return nil }
+                var status = stat()
+                guard fstat(descriptor, &status) == 0 else {
+                    close(descriptor)
+                    return nil
+                }
+                state.appender = descriptor
+                state.size = Int64(status.st_size)
+            }
+            var offsets: [Int64] = []
+            var written: Int64 = 0
+            let complete = SessionJournal.write(bodies, to: state.appender) { written += Int64($0) }
+            guard complete else {
+                // Whatever part went in is never referred to; appends go on after it.
+                state.size += written
+                return nil
+            }
+            for body in bodies {
+                offsets.append(state.size)
+                state.size += Int64(body.count)
+            }
+            state.uncommitted += bodies.count
+            return offsets
+        }
+    }
+
+    /// `count` appended bodies are now referred to by committed rows.
+    func committed(_ count: Int) {
+        guard count > 0 else { return }
+        state.withLock { $0.uncommitted -= count }
+    }
+
+    /// Empties the log when no body appended is waiting for its commit (the session was
+    /// cleared); true when it did.
+    @discardableResult
+    func emptyIfUnreferenced() -> Bool {
+        state.withLock { state in
+            guard state.uncommitted == 0 else { return false }
+            if state.appender >= 0 {
+                guard ftruncate(state.appender, 0) == 0 else { return false }
+            } else if truncate(path, 0) != 0, errno != ENOENT {
+                return false
+            }
+            state.size = 0
+            return true
+        }
+    }
+
+    /// The `length` bytes at `offset`.
+    func read(offset: Int64, length: Int) throws -> Data {
+        let descriptor = try state.withLock { state -> Int32 in
+            if state.reader < 0 {
+                let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+                guard descriptor >= 0 else {
+                    throw FlowStoreError("cannot read \(path), which holds this session's large bodies: \(String(cString: strerror(errno)))")
+                }
+                state.reader = descriptor
+            }
+            return state.reader
+        }
+        var data = Data(count: length)
+        var done = 0
+        try data.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) in
+            guard let base = buffer.baseAddress else { return }
+            while done < length {
+                let count = pread(descriptor, base + done, length - done, off_t(offset) + off_t(done))
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else {
+                    throw FlowStoreError("\(path) ends before the body at offset \(offset) (\(length) bytes): the file was cut or replaced")
+                }
+                done += count
+            }
+        }
+        return data
+    }
+}
