@@ -1,6 +1,7 @@
 import Foundation
 import KagamiFlow
 import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
 
 /// Builds one `Flow` from the parts of an exchange as they pass through the proxy, keeping
@@ -57,7 +58,7 @@ struct FlowRecorder {
     /// The request with the body bytes kept so far.
     var requestSoFar: FlowRequest {
         var request = flow.request
-        request.body.data = Data(requestBody.readableBytesView)
+        request.body.data = Self.data(requestBody)
         return request
     }
 
@@ -125,17 +126,22 @@ struct FlowRecorder {
     /// The flow so far, for an exchange that goes on (an upgraded connection): no end yet.
     var inProgress: Flow {
         var flow = flow
-        flow.request.body.data = Data(requestBody.readableBytesView)
-        if flow.response != nil { flow.response?.body.data = Data(responseBody.readableBytesView) }
+        flow.request.body.data = Self.data(requestBody)
+        if flow.response != nil { flow.response?.body.data = Self.data(responseBody) }
         return flow
     }
 
     mutating func finish(error: FlowError?) -> Flow {
         flow.timings.end = Date()
         if flow.error == nil { flow.error = error }
-        flow.request.body.data = Data(requestBody.readableBytesView)
-        if flow.response != nil { flow.response?.body.data = Data(responseBody.readableBytesView) }
+        flow.request.body.data = Self.data(requestBody)
+        if flow.response != nil { flow.response?.body.data = Self.data(responseBody) }
         return flow
+    }
+
+    /// A body's bytes as `Data`; a large one shares the buffer's storage instead of a copy.
+    private static func data(_ buffer: ByteBuffer) -> Data {
+        buffer.getData(at: buffer.readerIndex, length: buffer.readableBytes, byteTransferStrategy: .automatic) ?? Data()
     }
 
     private static func keep(_ buffer: ByteBuffer, in store: inout ByteBuffer, limit: Int, truncated: inout Bool) {

@@ -84,30 +84,39 @@ final class SessionJournal: Sendable {
     /// whole (a full disk...): the caller then waits for the commit instead.
     func append(metadata: Data, request: Body, response: Body) -> Bool {
         var prefix = Self.magic
+        prefix.reserveCapacity(Self.magic.count + 40)
         func add(_ value: UInt64) { withUnsafeBytes(of: value.bigEndian) { prefix += $0 } }
-        var parts = [metadata]
+        func inline(_ body: Body) -> Data {
+            if case .inline(let data) = body { return data }
+            return Data()
+        }
         add(UInt64(metadata.count))
         for body in [request, response] {
             switch body {
-            case .inline(let data):
-                add(UInt64(data.count))
-                parts.append(data)
+            case .inline(let data): add(UInt64(data.count))
             case .logged(_, let length): add(UInt64(length))
             }
         }
         for body in [request, response] {
             if case .logged(let offset, _) = body { add(UInt64(offset)) } else { add(UInt64.max) }
         }
-        return state.withLock { state in
-            guard state.descriptor >= 0 else { return false }
-            var written = 0
-            guard Self.write([Data(prefix)] + parts, to: state.descriptor, wrote: { written += $0 }) else {
-                state.size += written
-                return false
+        let requestBytes = inline(request)
+        let responseBytes = inline(response)
+        return prefix.withUnsafeBytes { prefixBuffer in
+            metadata.withUnsafeBytes { metadataBuffer in
+                requestBytes.withUnsafeBytes { requestBuffer in
+                    responseBytes.withUnsafeBytes { responseBuffer in
+                        state.withLock { state in
+                            guard state.descriptor >= 0 else { return false }
+                            var written = 0
+                            let complete = Self.write([prefixBuffer, metadataBuffer, requestBuffer, responseBuffer], to: state.descriptor) { written += $0 }
+                            state.size += written
+                            if complete { state.uncommitted += 1 }
+                            return complete
+                        }
+                    }
+                }
             }
-            state.size += written
-            state.uncommitted += 1
-            return true
         }
     }
 
@@ -124,7 +133,7 @@ final class SessionJournal: Sendable {
         return first.withUnsafeBytes { withBuffers(parts.dropFirst(), collected + [$0], body) }
     }
 
-    private static func write(_ parts: [UnsafeRawBufferPointer], to descriptor: Int32, wrote: (Int) -> Void) -> Bool {
+    static func write(_ parts: [UnsafeRawBufferPointer], to descriptor: Int32, wrote: (Int) -> Void) -> Bool {
         var vectors = parts.filter { $0.count > 0 }.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
         var index = 0
         while index < vectors.count {
