@@ -363,6 +363,23 @@ class Suite:
                    "the form exchange selected")
         self.tab("request")
         self.until(lambda: "Grace Hopper" in self.driver.find_element(By.ID, "form-params").text, "the form fields sent")
+        # A file as the body.
+        upload = os.path.join(self.workdir, "upload.txt")
+        with open(upload, "w") as file:
+            file.write("a file from the disk")
+        self.driver.find_element(By.ID, "compose").click()
+        self.until(lambda: self.js("return document.getElementById('compose-dialog').open"), "Compose opens for a file")
+        self.type_into(self.driver.find_element(By.ID, "compose-method"), "POST")
+        self.type_into(self.driver.find_element(By.ID, "compose-url"), f"{self.base}/files/up")
+        self.js("const s = document.getElementById('compose-body-kind'); s.value = 'file'; s.dispatchEvent(new Event('change'))")
+        self.until(lambda: self.driver.find_elements(By.ID, "compose-file"), "file input")
+        self.driver.find_element(By.ID, "compose-file").send_keys(upload)
+        self.until(lambda: "upload.txt, 20 bytes" in self.text_of("compose-file-name"), "the file read")
+        self.driver.find_element(By.ID, "compose-send").click()
+        self.until(lambda: "/files/up" in self.js("const r = document.querySelector('#sequence-spacer .row.selected'); return r ? r.innerText : ''"),
+                   "the file exchange selected")
+        status, flow = api(self.kagami.ui, "GET", f"/api/flows/{self.flow_id()}/response/body")
+        assert status == 200 and flow == {"received": "a file from the disk"}, (status, flow)
 
     def test_raw_tab(self):
         curl(self.kagami.proxy, f"{self.base}/forms/raw", "-d", "name=Ada+Lovelace&lang=en")
@@ -445,6 +462,17 @@ class Suite:
         decoded = [result.text for result in zxingcpp.read_barcodes(Image.open(picture))]
         assert decoded == [info["caURL"]], (decoded, info["caURL"])
         self.shot("device-setup")
+        # The encoder across its versions: several blocks (version 5), version information (7, 10).
+        for length in (90, 150, 200):
+            text = f"http://127.0.0.1:8888/{'x' * length}"[:length]
+            self.driver.execute_async_script("""const [text, done] = arguments;
+                import('./qr.js').then((qr) => { document.getElementById('qr-check')?.remove();
+                  const holder = document.createElement('div'); holder.id = 'qr-check'; holder.style.cssText = 'position:fixed;top:0;left:0;z-index:99;background:#fff';
+                  holder.append(qr.qrSVG(text, 3)); document.body.append(holder); done(); });""", text)
+            with open(picture, "wb") as file:
+                file.write(self.driver.find_element(By.CSS_SELECTOR, "#qr-check svg").screenshot_as_png)
+            decoded = [result.text for result in zxingcpp.read_barcodes(Image.open(picture))]
+            assert decoded == [text], (length, decoded)
         # A proxy listening on every interface lists the machine's addresses (nothing connects to them).
         wide = Kagami(self.binary, tempfile.mkdtemp(prefix="kagami-wide-"), extra=["--host", "0.0.0.0"])
         try:

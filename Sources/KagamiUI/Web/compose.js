@@ -25,7 +25,7 @@ export function composeDraft(flow, bytes) {
   if (bodyKind === "text" && type.includes("json")) bodyKind = "json";
   else if (bodyKind === "text" && type.startsWith("application/x-www-form-urlencoded")) {
     bodyKind = "form";
-    formText = new URLSearchParams(text).toString() ? [...new URLSearchParams(text)].map(([k, v]) => `${k}=${v}`).join("\n") : "";
+    formText = [...new URLSearchParams(text)].map(([name, value]) => `${name}=${value}`).join("\n");
   }
   return { ...blankCompose(), method: request.method, url: flow.url, headersText: headers.map(([n, v]) => `${n}: ${v}`).join("\n"),
     bodyKind, bodyText: bodyKind === "form" ? "" : text, formText, from: flow.id };

@@ -10,11 +10,11 @@ import { COLUMNS, flowURL } from "./sequence.js";
 import { composeDraft } from "./compose.js";
 
 /** The location a rule made from this exchange matches: its scheme, host, port and path. */
-export function locationOf(flow, { wholeHost = false } = {}) {
-  const location = { protocol: flow.scheme === "https" || flow.scheme === "http" ? flow.scheme : undefined, host: flow.host };
+export function locationOf(flow) {
+  const location = { host: flow.host };
+  if (flow.scheme === "https" || flow.scheme === "http") location.protocol = flow.scheme;
   if (flow.port && !((flow.scheme === "https" && flow.port === 443) || (flow.scheme === "http" && flow.port === 80))) location.port = flow.port;
-  if (!wholeHost && flow.method !== "CONNECT") location.path = flow.path;
-  if (location.protocol === undefined) delete location.protocol;
+  if (flow.method !== "CONNECT") location.path = flow.path;
   return location;
 }
 
