@@ -262,12 +262,25 @@ class Suite:
         self.filter("/menu/repeat")
         self.until(lambda: len(self.rows()) == 2 and "Repeat" in self.rows()[1], lambda: f"the repeat is listed: {self.rows()}")
         first = self.driver.find_element(By.CSS_SELECTOR, '#sequence-spacer .row[data-position="0"]')
+        self.menu(first, "menu-repeat-advanced")
+        self.until(lambda: self.js("return document.getElementById('repeat-dialog').open"), "Repeat Advanced opens")
+        assert self.text_of("repeat-target") == f"GET {self.base}/menu/repeat?n=1", self.text_of("repeat-target")
+        self.driver.find_element(By.ID, "repeat-close").click()
         self.menu(first, "menu-compose")
         self.until(lambda: self.js("return document.getElementById('compose-dialog').open"), "Compose opens")
         assert self.driver.find_element(By.ID, "compose-url").get_attribute("value") == f"{self.base}/menu/repeat?n=1"
         assert self.driver.find_element(By.ID, "compose-method").get_attribute("value") == "GET"
         assert "User-Agent: curl" in self.driver.find_element(By.ID, "compose-headers").get_attribute("value")
         self.driver.find_element(By.ID, "compose-cancel").click()
+        # From a form post: the fields come back as form lines, and Send records a new exchange.
+        curl(self.kagami.proxy, f"{self.base}/menu/form", "-d", "name=Ada+Lovelace&lang=en")
+        self.menu(self.row("/menu/form"), "menu-compose")
+        self.until(lambda: self.driver.find_elements(By.ID, "compose-form"), "a form body")
+        assert self.driver.find_element(By.ID, "compose-form").get_attribute("value") == "name=Ada Lovelace\nlang=en"
+        assert "Content-Length" not in self.driver.find_element(By.ID, "compose-headers").get_attribute("value")
+        self.driver.find_element(By.ID, "compose-send").click()
+        self.filter("/menu/form")
+        self.until(lambda: len(self.rows()) == 2, "the composed copy is recorded")
 
     def test_row_menu_rules_open_prefilled(self):
         curl(self.kagami.proxy, f"{self.base}/menu/local.json")
@@ -431,6 +444,15 @@ class Suite:
               tops.push([...range.getClientRects()].map(r => Math.round(r.top))); at += word.length + 1; }
             return tops""", label)
         assert all(len(set(tops)) == 1 for tops in lines), f"a word split across lines: {lines}"
+        # Over HTTP/2 (curl offers h2 inside the decrypted tunnel), Raw names the frames.
+        assert curl(self.kagami.proxy, url + "?h2=1", "-k", "--http2") == "hello from /secure/page\n"
+        self.select("h2=1")
+        self.tab("raw")
+        self.until(lambda: self.text_of("raw-request").startswith("# HTTP/2 stream"), lambda: f"an HTTP/2 frames line: {self.text_of('raw-request')[:120]!r}")
+        request = self.text_of("raw-request")
+        assert "HEADERS, END_STREAM\r\n:method: GET\r\n:scheme: https\r\n" in request, request
+        assert f":authority: 127.0.0.1:{self.tls_port}\r\n:path: /secure/page?h2=1\r\n" in request, request
+        self.tab("overview")
         # A refused host pattern is named.
         self.driver.find_element(By.ID, "view-ssl").click()
         self.type_into(self.driver.find_element(By.ID, "ssl-exclude"), "api.example:99999")
