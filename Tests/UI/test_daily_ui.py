@@ -249,6 +249,16 @@ class Suite:
         self.shot("row-menu")
         self.driver.find_element(By.ID, "menu-copy-url").click()
         assert self.copied(1) == f"{self.base}/api/users.json?menu=copy", self.copied(1)
+        # The keyboard: the first item has the focus, arrows move, Enter chooses, Escape closes.
+        self.capture_clipboard()
+        self.js("arguments[0].querySelector('.row-menu').click()", row)
+        self.until(lambda: self.js("return document.activeElement.id") == "menu-copy-url", "the first item focused")
+        ActionChains(self.driver).send_keys(Keys.ARROW_DOWN).send_keys(Keys.ENTER).perform()
+        assert self.copied(1) == expected.rstrip("\n"), self.copied(1)
+        self.js("arguments[0].querySelector('.row-menu').click()", row)
+        self.until(lambda: self.js("return !document.getElementById('context-menu').hidden"), "open again")
+        ActionChains(self.driver).send_keys(Keys.ESCAPE).perform()
+        self.until(lambda: self.js("return document.getElementById('context-menu').hidden"), "Escape closes it")
         # The inspector's Copy Response is one click too.
         self.capture_clipboard()
         self.select("menu=copy")

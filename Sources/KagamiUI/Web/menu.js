@@ -152,6 +152,14 @@ export function mountMenu({ container, showTool, showRepeat, onSelect }) {
 
   document.addEventListener("mousedown", (event) => { if (state.menu && !container.contains(event.target)) close(); });
   document.addEventListener("keydown", (event) => { if (state.menu && event.key === "Escape") close(); });
+  // Arrow keys move between the items, as in a native menu.
+  container.addEventListener("keydown", (event) => {
+    if (event.key !== "ArrowDown" && event.key !== "ArrowUp") return;
+    event.preventDefault();
+    const items = [...container.querySelectorAll("button:not(:disabled)")];
+    const at = items.indexOf(document.activeElement);
+    items[(at + (event.key === "ArrowDown" ? 1 : items.length - 1)) % items.length]?.focus();
+  });
   window.addEventListener("blur", () => { if (state.menu) close(); });
 
   subscribe((action) => {
