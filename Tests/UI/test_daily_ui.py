@@ -58,8 +58,9 @@ class Suite:
             json.dump(RULES, file)
         self.ssl_file = os.path.join(self.workdir, "ssl-proxying.json")
         # The TLS origin starts excluded, so its CONNECT is relayed untouched until the page enables it.
+        self.ssl_start = {"include": [], "exclude": [f"127.0.0.1:{self.tls_port}"]}
         with open(self.ssl_file, "w") as file:
-            json.dump({"include": [], "exclude": [f"127.0.0.1:{self.tls_port}"]}, file)
+            json.dump(self.ssl_start, file)
         self.binary = binary
         self.kagami = Kagami(binary, self.workdir, self.rules_file, ssl_proxying=True,
                              extra=["--ca-dir", os.path.join(self.workdir, "ca"), "--insecure-upstream", "--ssl-proxying-file", self.ssl_file])
@@ -78,7 +79,11 @@ class Suite:
             raise TimeoutException(message() if callable(message) else message) from None
 
     def fresh(self):
-        """A new page: nothing selected, no menu, default columns."""
+        """The suite's rules, no breakpoints, the starting SSL Proxying list, and a new page:
+        nothing selected, no menu, default columns."""
+        for path, document in (("/api/rules", RULES), ("/api/breakpoints", {"breakpoints": []}), ("/api/ssl-proxying", self.ssl_start)):
+            status, answer = api(self.kagami.ui, "PUT", path, document)
+            assert status == 200, (path, answer)
         self.driver.get(self.kagami.ui)
         self.js("localStorage.clear()")
         self.driver.get(self.kagami.ui)
