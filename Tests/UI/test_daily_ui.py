@@ -518,6 +518,11 @@ class Suite:
             assert all(not a["address"].startswith("127.") for a in device["addresses"]), device
             self.driver.get(wide.ui)
             self.until(lambda: "Live" in self.driver.find_element(By.ID, "connection").text, "connected")
+            # Its empty session's first screen gives the address a device uses.
+            self.until(lambda: self.driver.find_element(By.ID, "empty").is_displayed(), "the empty state")
+            if device["addresses"]:
+                self.until(lambda: "From a device on the network" in self.text_of("empty-proxy"), "the network address in the empty state")
+                assert f"{device['addresses'][0]['address']}:{device['port']}" in self.text_of("empty-proxy"), self.text_of("empty-proxy")
             self.driver.find_element(By.ID, "view-device").click()
             if device["addresses"]:
                 self.until(lambda: self.driver.find_elements(By.ID, "device-addresses"), "addresses listed")

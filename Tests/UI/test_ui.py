@@ -202,6 +202,7 @@ class Suite:
         assert "No exchanges yet" in text, text
         assert self.kagami.proxy.replace("http://", "").split(":")[1] in text, "empty state names the proxy port"
         assert "http://kagami.ssl/" in text, "empty state links the CA page"
+        self.until(lambda: "listens on this machine only" in self.driver.find_element(By.ID, "empty").text, "the empty state says a device can't reach it yet")
         self.until(lambda: "Live" in self.driver.find_element(By.ID, "connection").text, "connected")
         self.shot("empty")
 
