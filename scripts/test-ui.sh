@@ -28,6 +28,7 @@ export KAGAMI_UPSTREAM_ALLOW=loopback
 export KAGAMI_CONFORMANCE_DIR="${KAGAMI_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/conformance}"
 status=0
 .venv-tests/bin/python Tests/UI/test_ui.py "$kagami" || status=1
+PATH="$PATH:/usr/sbin" .venv-tests/bin/python Tests/UI/test_daily_ui.py "$kagami" || status=1
 .venv-tests/bin/python Tests/UI/test_mock_docs.py "$kagami" || status=1
 .venv-tests/bin/python Tests/UI/test_contract_ui.py "$kagami" || status=1
 .venv-tests/bin/python Tests/UI/test_draft.py "$kagami" || status=1

@@ -3,6 +3,7 @@ import Foundation
 import KagamiCertificates
 import KagamiContractCheck
 import KagamiFlow
+import KagamiJSON
 import KagamiProxy
 import KagamiRepeat
 import KagamiRules
@@ -172,7 +173,11 @@ struct ProxyCommand: AsyncParsableCommand {
         let rulesControl = RulesFile.control(activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile)
         let uiServer = try await ui.start(
             store: store, hub: hub, proxyAddress: listening, sessionPath: sessionPath,
-            liveProxy: LiveProxy(breakpoints: breakpointSet, webSockets: server.webSockets, repeatRoute: repeatRoute), rules: rulesControl, contracts: liveContracts)
+            liveProxy: LiveProxy(
+                breakpoints: breakpointSet, webSockets: server.webSockets, repeatRoute: repeatRoute,
+                sslProxying: SSLProxyingFile.control(server, file: https.sslProxyingFile.map(SessionFile.expand)),
+                certificatePath: interception?.authority.certificatePath),
+            rules: rulesControl, contracts: liveContracts)
         if let uiServer {
             server.refuseLoopbackConnections(toPort: uiServer.port)
             banner += ui.describe(uiServer)
@@ -211,6 +216,11 @@ struct HTTPSOptions: ParsableArguments {
     @Option(name: .customLong("ssl-exclude"), help: "Never intercept these hosts (tunnel them untouched); repeatable.")
     var sslExclude: [String] = []
 
+    @Option(name: .customLong("ssl-proxying-file"), help: ArgumentHelp(
+        "Keep the SSL Proxying list (include and exclude hosts) in this JSON file: read at start when it exists (instead of --ssl-include/--ssl-exclude) and rewritten when the list is changed in the web UI.",
+        valueName: "file"))
+    var sslProxyingFile: String?
+
     @Option(name: .customLong("upstream-ca"), help: "Also trust this CA (PEM) for servers' certificates; repeatable.")
     var upstreamCA: [String] = []
 
@@ -231,15 +241,20 @@ struct HTTPSOptions: ParsableArguments {
         } catch {
             throw ValidationError("\(error)")
         }
+        var list = SSLProxyingList(include: try patterns(sslInclude, "--ssl-include"), exclude: try patterns(sslExclude, "--ssl-exclude"))
+        if let file = sslProxyingFile.map(SessionFile.expand), FileManager.default.fileExists(atPath: file) {
+            list = try SSLProxyingFile.load(file)
+        }
         return InterceptionConfiguration(
             authority: authority,
-            sslProxying: SSLProxyingList(include: try patterns(sslInclude, "--ssl-include"), exclude: try patterns(sslExclude, "--ssl-exclude")),
+            sslProxying: list,
             additionalTrustRootFiles: upstreamCA.map(SessionFile.expand),
             insecureUpstream: insecureUpstream
         )
     }
 
     func describeList() -> String {
+        if let file = sslProxyingFile { return "the hosts listed in \(file)" }
         var text = sslInclude.isEmpty ? "all hosts" : sslInclude.joined(separator: ", ")
         if !sslExclude.isEmpty { text += " except \(sslExclude.joined(separator: ", "))" }
         return text
@@ -282,6 +297,35 @@ enum RulesFile {
         let target = URL(fileURLWithPath: path).resolvingSymlinksInPath()
         let text = target.pathExtension.lowercased() == "json" ? try rules.jsonText() + "\n" : try rules.yamlText()
         try Data(text.utf8).write(to: target, options: .atomic)
+    }
+}
+
+/// The SSL Proxying list kept in a JSON file (`--ssl-proxying-file`), like the rules file.
+enum SSLProxyingFile {
+    static func load(_ path: String) throws -> SSLProxyingList {
+        do {
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            return try SSLProxyingList(json: try JSONValue(parsing: text))
+        } catch {
+            throw ValidationError("--ssl-proxying-file \(path): \(error)")
+        }
+    }
+
+    /// Replacing the list writes the file first (atomically); a failed write keeps the list in force.
+    static func control(_ server: ProxyServer, file: String?) -> SSLProxyingControl {
+        let lock = NSLock()
+        return SSLProxyingControl(
+            intercepting: server.intercepts,
+            current: { server.sslProxying.current },
+            replace: { list in
+                try lock.withLock {
+                    if let file {
+                        try Data((list.json.serialized(.prettyPrinted) + "\n").utf8).write(to: URL(fileURLWithPath: file), options: .atomic)
+                    }
+                    server.sslProxying.replace(with: list)
+                }
+            },
+            file: file)
     }
 }
 

@@ -17,7 +17,7 @@ struct ConnectionSettings: Sendable {
     var clientIdleTimeout: TimeAmount
     /// Set when HTTPS interception is on.
     var identities: InterceptionIdentities?
-    var sslProxying: SSLProxyingList
+    var sslProxying: LiveSSLProxying
     var upstreamVerificationDisabled: Bool
     /// The rules in force; read once per exchange, replaceable while running.
     var rules: ActiveRules

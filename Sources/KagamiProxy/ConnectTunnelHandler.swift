@@ -97,7 +97,7 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     fileprivate func openTunnel(context: ChannelHandlerContext) {
         guard let (target, recorder) = pendingTunnel else { return }
-        if settings.identities != nil, origin == nil, settings.sslProxying.intercepts(host: target.host, port: target.port) {
+        if settings.identities != nil, origin == nil, settings.sslProxying.current.intercepts(host: target.host, port: target.port) {
             pendingTunnel = nil
             intercept(target: target, recorder: recorder, context: context)
             return

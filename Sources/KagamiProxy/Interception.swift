@@ -166,3 +166,21 @@ struct InterceptionError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
+
+/// The SSL Proxying list in force: replaced from the admin API while the proxy runs, read once
+/// per CONNECT (tunnels already open keep what they were given).
+public final class LiveSSLProxying: Sendable {
+    private let list: NIOLockedValueBox<SSLProxyingList>
+
+    public init(_ list: SSLProxyingList = SSLProxyingList()) {
+        self.list = NIOLockedValueBox(list)
+    }
+
+    public var current: SSLProxyingList {
+        list.withLockedValue { $0 }
+    }
+
+    public func replace(with list: SSLProxyingList) {
+        self.list.withLockedValue { $0 = list }
+    }
+}

@@ -88,6 +88,11 @@ public final class ProxyServer: Sendable {
     public let breakpoints: Breakpoints
     /// The WebSockets open through the proxy, to inject messages into.
     public let webSockets = LiveWebSockets()
+    /// The hosts whose CONNECT tunnels are decrypted, replaceable while running (the admin
+    /// API's SSL Proxying panel); unused when interception is off.
+    public let sslProxying: LiveSSLProxying
+    /// HTTPS interception is set up (a CA to issue certificates from).
+    public var intercepts: Bool { identities != nil }
     private let group: any EventLoopGroup
     private let sink: any FlowSink
     /// One pool per event loop, made on first use on that loop.
@@ -104,6 +109,7 @@ public final class ProxyServer: Sendable {
         self.configuration = configuration
         self.rules = rules
         self.breakpoints = breakpoints
+        self.sslProxying = LiveSSLProxying(configuration.interception?.sslProxying ?? SSLProxyingList())
         self.group = group
         self.sink = sink
         gate = UpstreamGate(allowList: try configuration.upstreamAllowList ?? UpstreamAllowList.fromEnvironment())
@@ -140,7 +146,7 @@ public final class ProxyServer: Sendable {
             responseTimeout: TimeAmount(configuration.responseTimeout),
             clientIdleTimeout: TimeAmount(configuration.clientIdleTimeout),
             identities: identities,
-            sslProxying: configuration.interception?.sslProxying ?? SSLProxyingList(),
+            sslProxying: sslProxying,
             upstreamVerificationDisabled: configuration.interception?.insecureUpstream ?? false,
             rules: rules,
             breakpoints: breakpoints,

@@ -22,7 +22,7 @@ struct CompiledRewriteRule: Sendable {
         guard rule.isEnabled, rule.target.includesRequest else { return nil }
         switch rule.type {
         case .addHeader, .modifyHeader, .removeHeader:
-            return rewriteHeaders(&request.headers)
+            return rewriteHeaders(&request.headers, side: "request")
         case .body:
             return rewriteBody(&request.body, headers: &request.headers)
         case .host:
@@ -59,7 +59,7 @@ struct CompiledRewriteRule: Sendable {
         guard rule.isEnabled, rule.target.includesResponse else { return nil }
         switch rule.type {
         case .addHeader, .modifyHeader, .removeHeader:
-            return rewriteHeaders(&response.headers)
+            return rewriteHeaders(&response.headers, side: "response")
         case .body:
             return rewriteBody(&response.body, headers: &response.headers)
         case .responseStatus:
@@ -76,16 +76,17 @@ struct CompiledRewriteRule: Sendable {
         }
     }
 
-    private func rewriteHeaders(_ headers: inout HeaderFields) -> String? {
+    /// `side` (request or response) is named in the description: a rule acting on both says which change was which.
+    private func rewriteHeaders(_ headers: inout HeaderFields, side: String) -> String? {
         switch rule.type {
         case .addHeader:
             headers.add(rule.replace.name, rule.replace.value)
-            return "added header \(rule.replace.name)"
+            return "added \(side) header \(rule.replace.name)"
         case .removeHeader:
             let removed = headers.fields.filter { name.matches($0.name) && value.matches($0.value) }.map(\.name)
             guard !removed.isEmpty else { return nil }
             headers.fields.removeAll { name.matches($0.name) && value.matches($0.value) }
-            return "removed header \(Self.list(removed))"
+            return "removed \(side) header \(Self.list(removed))"
         default:
             var changed: [String] = []
             for index in headers.fields.indices {
@@ -99,7 +100,7 @@ struct CompiledRewriteRule: Sendable {
                 headers.fields[index] = HeaderFields.Field(name: newName, value: newValue)
                 changed.append(newName)
             }
-            return changed.isEmpty ? nil : "modified header \(Self.list(changed))"
+            return changed.isEmpty ? nil : "modified \(side) header \(Self.list(changed))"
         }
     }
 

@@ -1,6 +1,7 @@
 // Tools on a recorded exchange: Copy cURL Request and Repeat / Repeat Advanced.
 import Foundation
 import Hummingbird
+import KagamiContentCoding
 import KagamiCurl
 import KagamiFlow
 import KagamiJSON
@@ -19,11 +20,47 @@ struct ToolsAPI: Sendable {
                 headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
                 body: .init(byteBuffer: ByteBuffer(string: CurlCommand(flow.request).shellCommand + "\n")))
         }
+        router.post("/api/flows/:id/response/save") { request, context in
+            let id = context.parameters.get("id")
+            return try await self.saveResponseBody(id: id, text: try await BreakpointAPI.text(of: request))
+        }
         router.post("/api/flows/:id/repeat") { request, context in
             let id = context.parameters.get("id")
             let text = try await BreakpointAPI.text(of: request)
             return try await self.repeatFlow(id: id, text: text)
         }
+    }
+
+    /// Map Local's "save this response as the local file": `{"path": "/abs/file", "overwrite": false}`
+    /// writes the response body (gzip/deflate undone, as a local file is served plain) → `{path, size}`.
+    /// An existing file is kept unless `overwrite` is true (409 says so).
+    func saveResponseBody(id: String?, text: String) async throws -> Response {
+        guard let flow = try await flows.flow(id) else { return flows.missing(id) }
+        guard let response = flow.response else { return apiError(.notFound, "exchange \(flow.id) has no response") }
+        let options: JSONValue
+        do { options = try JSONValue(parsing: text) } catch { return apiError(.badRequest, "not JSON: \(error)") }
+        guard let path = options["path"]?.stringValue, path.hasPrefix("/") else {
+            return jsonResponse(["error": "path: an absolute file path is needed", "field": "path"], status: .badRequest)
+        }
+        if response.body.isTruncated || response.body.data.count < response.body.size {
+            return apiError(.conflict, "only \(response.body.data.count) of the response's \(response.body.size) body bytes were kept: the file would not be the response")
+        }
+        if FileManager.default.fileExists(atPath: path), options["overwrite"]?.boolValue != true {
+            return jsonResponse(["error": .string("path: \(path) exists (send overwrite: true to replace it)"), "field": "path"], status: .conflict)
+        }
+        var data = response.body.data
+        if let encoding = response.headers["Content-Encoding"], ContentCoding.isEncoded(encoding) {
+            do { data = try ContentCoding.decode(data, contentEncoding: encoding) } catch {
+                return apiError(.unprocessableContent, "the body is \(encoding) encoded and could not be decoded: \(error)")
+            }
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            return jsonResponse(["error": .string("path: could not write \(path): \(error.localizedDescription)"), "field": "path"], status: .unprocessableContent)
+        }
+        return jsonResponse(["path": .string(path), "size": .integer(data.count)])
     }
 
     /// `{"count": N, "concurrency": C, "delayMs": D}` (each optional: 1, 1, 0), answered once

@@ -81,6 +81,9 @@ public final class UIServer: Sendable {
         RulesAPI(control: rules).register(on: router)
         DraftAPI(server: self).register(on: router)
         ContractAPI(server: self).register(on: router)
+        ComposeAPI(server: self).register(on: router)
+        SSLProxyingAPI(control: liveProxy?.sslProxying).register(on: router)
+        DeviceAPI(server: self).register(on: router)
         page.register(on: router)
         return router
     }

@@ -25,7 +25,7 @@ import Testing
             """)
         let verdict = rules.processRequest(request("http://api.example/a"))
         #expect(verdict.forwarded?.headers["X-Debug"] == "1")
-        #expect(verdict.applications == [RuleApplication(name: "Rewrite 'test'", description: "added header X-Debug")])
+        #expect(verdict.applications == [RuleApplication(name: "Rewrite 'test'", description: "added request header X-Debug")])
         let answered = rules.processResponse(response(), for: request("http://api.example/a"))
         #expect(answered.response.headers["x-debug"] == "1")
     }
@@ -49,7 +49,7 @@ import Testing
             """)
         let answered = rules.processResponse(response(headers: [("X-Old", "alpha beta beta")]), for: request("http://a/"))
         #expect(answered.response.headers.fields == [HeaderFields.Field(name: "X-New", value: "alpha gamma beta")])
-        #expect(answered.applications.first?.description == "modified header X-New")
+        #expect(answered.applications.first?.description == "modified response header X-New")
     }
 
     @Test func replaceFirstVersusAll() throws {

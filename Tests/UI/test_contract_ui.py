@@ -61,10 +61,9 @@ class Suite:
         self.origin.daemon_threads = True
         threading.Thread(target=self.origin.serve_forever, daemon=True).start()
         self.base = f"http://127.0.0.1:{self.origin.server_address[1]}"
-        # A copy, so the test can break it.
+        self.binary = binary
+        self.kagami = None
         self.description = os.path.join(self.workdir, "notes.yaml")
-        shutil.copy(DESCRIPTION, self.description)
-        self.kagami = Kagami(binary, self.workdir, extra=["--contract", f"{self.description}={self.base}/v1"])
         self.driver = browser()
         self.wait = WebDriverWait(self.driver, 15)
         self.passed, self.failed = 0, []
@@ -94,12 +93,30 @@ class Suite:
         os.makedirs(SHOTS, exist_ok=True)
         self.driver.save_screenshot(os.path.join(SHOTS, f"{name}.png"))
 
-    # -- tests, in order --
-    def test_badges_arrive_live(self):
+    def fresh(self, seed=True):
+        """A Kagami of the test's own (a new session, the description as shipped, coverage from
+        nothing) and its page; with `seed`, the three exchanges each test reads."""
+        if self.kagami:
+            self.kagami.stop()
+        workdir = tempfile.mkdtemp(dir=self.workdir)
+        # A copy, so a test can break it.
+        self.description = os.path.join(workdir, "notes.yaml")
+        shutil.copy(DESCRIPTION, self.description)
+        self.kagami = Kagami(self.binary, workdir, extra=["--contract", f"{self.description}={self.base}/v1"])
         self.driver.get(self.kagami.ui)
         self.until(lambda: "Live" in self.driver.find_element(By.ID, "connection").text, "connected")
+        if seed:
+            self.seed()
+
+    def seed(self):
         for path in ["/v1/notes/1", "/v1/notes/3", "/v1/nope"]:
             curl(self.kagami.proxy, f"{self.base}{path}")
+        self.until(lambda: len(self.rows()) == 3 and sum(1 for r in self.rows() if r["badge"]) == 2, "three rows, two with badges")
+
+    # -- tests: each starts from `fresh` --
+    def test_badges_arrive_live(self):
+        self.fresh(seed=False)
+        self.seed()
         # The row comes when the exchange is recorded; the badge when the check has seen it.
         self.until(lambda: len(self.rows()) == 3 and sum(1 for r in self.rows() if r["badge"]) == 2, "three rows, two with badges")
         by_path = {path: next(r for r in self.rows() if path in r["text"]) for path in ["/v1/notes/1", "/v1/notes/3", "/v1/nope"]}
@@ -109,6 +126,7 @@ class Suite:
         self.shot("contract-badges")
 
     def test_contract_filter(self):
+        self.fresh()
         self.filter("contract:violations")
         self.until(lambda: len(self.rows()) == 2, "two exchanges with violations")
         self.filter("contract:errors")
@@ -117,6 +135,7 @@ class Suite:
         self.until(lambda: len(self.rows()) == 1 and "/v1/notes/1" in self.rows()[0]["text"], "one clean")
 
     def test_contract_tab_highlights_the_value(self):
+        self.fresh()
         self.filter("contract:errors")
         self.until(lambda: len(self.rows()) == 1, "one row")
         self.driver.find_element(By.CSS_SELECTOR, "#sequence-spacer .row:not([hidden])").click()
@@ -135,6 +154,7 @@ class Suite:
         self.filter("")
 
     def test_coverage_view(self):
+        self.fresh()
         self.driver.find_element(By.ID, "view-contract").click()
         self.until(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#contract-coverage table.coverage tbody tr"), "coverage table")
         text = self.driver.find_element(By.ID, "contract-coverage").text
@@ -145,6 +165,9 @@ class Suite:
         self.shot("contract-coverage")
 
     def test_broken_edit_is_reported_and_the_last_good_version_kept(self):
+        self.fresh()
+        self.driver.find_element(By.ID, "view-contract").click()
+        self.until(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#contract-coverage table.coverage"), "coverage shown")
         with open(self.description, "a") as file:
             file.write("  broken: [\n")
         # The file is watched every 300 ms; the view refreshes as exchanges arrive.
@@ -171,7 +194,8 @@ class Suite:
 
     def close(self):
         self.driver.quit()
-        self.kagami.stop()
+        if self.kagami:
+            self.kagami.stop()
         self.origin.shutdown()
         shutil.rmtree(self.workdir, ignore_errors=True)
 

@@ -39,13 +39,17 @@ def main():
         curl(kagami.proxy, f"{base}/repos/apple/swift")
         curl(kagami.proxy, f"{base}/repos/swiftlang/swift-nio")
         wait = WebDriverWait(driver, 20)
-        driver.get(kagami.ui)
-        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#sequence .row[data-id]")) >= 6)
+
+        def fresh():
+            """Each test opens the page afresh: the session (read only by the tests) and nothing else."""
+            driver.get(kagami.ui)
+            wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#sequence .row[data-id]")) >= 6)
 
         def text():
             return driver.find_element(By.ID, "draft-text").get_attribute("value")
 
         def test_drafts_the_session_as_openapi():
+            fresh()
             driver.find_element(By.ID, "draft-description").click()
             wait.until(lambda d: "/items/{itemId}" in text())
             assert text().startswith('openapi: "3.1.0"'), text()[:200]
@@ -58,6 +62,9 @@ def main():
             assert driver.find_element(By.ID, "draft-download").get_attribute("download") == "api.yaml"
 
         def test_blueprint_and_a_path_hint_draft_again():
+            fresh()
+            driver.find_element(By.ID, "draft-description").click()
+            wait.until(lambda d: "/items/{itemId}" in text())
             Select(driver.find_element(By.ID, "draft-format")).select_by_value("apib")
             wait.until(lambda d: text().startswith("FORMAT: 1A"))
             assert "## /items/{itemId} [/items/{itemId}]" in text(), text()
@@ -72,6 +79,7 @@ def main():
             driver.execute_script("document.getElementById('draft-dialog').close()")
 
         def test_chosen_exchanges_only():
+            fresh()
             rows = driver.find_elements(By.CSS_SELECTOR, "#sequence .row[data-id]")
             users = next(row for row in rows if "users.json" in row.text)
             item = next(row for row in rows if "/items/101" in row.text)

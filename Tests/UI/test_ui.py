@@ -1,6 +1,9 @@
 """Browser tests of Kagami's web UI: a real `kagami proxy`, a testing origin, curl traffic, and
-headless Chromium driven by selenium. Prints `ui tests: N passed, M failed`; exits non-zero on
-any failure. Screenshots of each view go to docs/screenshots/.
+headless Chromium driven by selenium. Every test starts from the same place: the rules and
+breakpoints as the suite began, an empty session (with the six exchanges of `seed` when the test
+reads them) and a page opened afresh, so each can run alone or in any order. Prints
+`ui tests: N passed, M failed`; exits non-zero on any failure. Screenshots of each view go to the
+ignored .build/ui-screenshots/ (KAGAMI_SCREENSHOTS=docs/screenshots regenerates the documentation's).
 
 Usage: python Tests/UI/test_ui.py [path/to/kagami]
 """
@@ -163,18 +166,26 @@ class Suite:
         # Found and clicked in one step: the inspector redraws its tabs when the exchange loads.
         self.until(lambda: self.js("const t = document.getElementById(arguments[0]); if (t) t.click(); return !!t", f"tab-{name}"), f"tab {name}")
 
-    # -- tests, in order: each builds on the page state the previous left --
-    def test_empty_state(self):
+    def fresh(self, seed=False):
+        """The suite's starting point: its rules, no breakpoints, an empty session (or the six
+        exchanges of `seed`), a new page with nothing selected, the light theme."""
+        status, answer = api(self.kagami.ui, "PUT", "/api/rules", STARTING_RULES)
+        assert status == 200, answer
+        status, answer = api(self.kagami.ui, "PUT", "/api/breakpoints", {"breakpoints": []})
+        assert status == 200, answer
+        status, answer = api(self.kagami.ui, "DELETE", "/api/flows")
+        assert status == 200, answer
+        if seed:
+            self.seed()
+        self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
         self.driver.get(self.kagami.ui)
-        self.until(lambda: self.driver.find_element(By.ID, "empty").is_displayed(), "empty state shown")
-        text = self.driver.find_element(By.ID, "empty").text
-        assert "No exchanges yet" in text, text
-        assert self.kagami.proxy.replace("http://", "").split(":")[1] in text, "empty state names the proxy port"
-        assert "http://kagami.ssl/" in text, "empty state links the CA page"
         self.until(lambda: "Live" in self.driver.find_element(By.ID, "connection").text, "connected")
-        self.shot("empty")
+        expected = 6 if seed else 0
+        self.until(lambda: self.js("return document.body.dataset.loading") == "false" and self.count_text().startswith(f"{expected} "),
+                   lambda: f"{expected} exchanges listed, not {self.count_text()!r}")
 
-    def test_rows_appear_live(self):
+    def seed(self):
+        """The six exchanges most tests read: JSON, an image, a query with cookies, a form, a 404, a 503."""
         proxy = self.kagami.proxy
         curl(proxy, f"{self.base}/api/users.json")
         curl(proxy, f"{self.base}/images/logo.png", "-o", os.devnull)
@@ -182,6 +193,21 @@ class Suite:
         curl(proxy, f"{self.base}/forms/signup", "-d", "name=Ada+Lovelace&lang=en")
         curl(proxy, f"{self.base}/status/404")
         curl(proxy, f"{self.base}/status/503")
+
+    # -- tests: each starts from `fresh` (see `run`) --
+    def test_empty_state(self):
+        self.driver.get(self.kagami.ui)
+        self.until(lambda: self.driver.find_element(By.ID, "empty").is_displayed(), "empty state shown")
+        text = self.driver.find_element(By.ID, "empty").text
+        assert "No exchanges yet" in text, text
+        assert self.kagami.proxy.replace("http://", "").split(":")[1] in text, "empty state names the proxy port"
+        assert "http://kagami.ssl/" in text, "empty state links the CA page"
+        self.until(lambda: "listens on this machine only" in self.driver.find_element(By.ID, "empty").text, "the empty state says a device can't reach it yet")
+        self.until(lambda: "Live" in self.driver.find_element(By.ID, "connection").text, "connected")
+        self.shot("empty")
+
+    def test_rows_appear_live(self):
+        self.seed()
         self.until(lambda: len(self.rows()) == 6, "six rows, without reloading the page")
         rows = self.rows()
         assert "/api/users.json" in rows[0] and "200" in rows[0] and "GET" in rows[0], rows[0]
@@ -275,6 +301,8 @@ class Suite:
         self.filter("")
 
     def test_structure_groups(self):
+        curl(self.kagami.proxy, f"{self.base}/search?q=again")
+        self.until(lambda: self.count_text().startswith("7 "), "the seventh exchange listed")
         self.driver.find_element(By.ID, "view-structure").click()
         origin_label = self.base
         self.until(lambda: origin_label in self.driver.find_element(By.ID, "structure").text, "origin node")
@@ -791,7 +819,13 @@ class Suite:
                         "filter_10k_s": round(filter_seconds, 2)}
 
     def test_disconnected_banner(self):
-        self.kagami.stop()
+        # A Kagami of its own, stopped under the page.
+        own = Kagami(self.binary, tempfile.mkdtemp(prefix="kagami-stopped-"))
+        self.driver.get(own.ui)
+        self.until(lambda: "Live" in self.driver.find_element(By.ID, "connection").text, "connected")
+        curl(own.proxy, f"{self.base}/before/stopping")
+        self.until(lambda: len(self.rows()) == 1, "one exchange listed")
+        own.stop()
         self.until(lambda: self.driver.find_element(By.ID, "banner").is_displayed(), "banner when Kagami goes away")
         assert "Lost the connection to Kagami" in self.driver.find_element(By.ID, "banner").text
         assert "Disconnected" in self.driver.find_element(By.ID, "connection").text
@@ -799,7 +833,17 @@ class Suite:
         self.shot("disconnected")
 
     def run(self):
-        # In order: each test builds on the page the previous one left.
+        # Each test starts from `fresh`; those that read the six seed exchanges get them.
+        seeded = {"test_filter_narrows", "test_inspector_headers_and_json_tree", "test_inspector_request_params_and_cookies",
+                  "test_inspector_image", "test_copy_curl_repeats_the_request", "test_structure_groups", "test_export_selected_rows",
+                  "test_dark_theme", "test_import_har", "test_repeat_and_repeat_advanced"}
+
+        def from_fresh(test):
+            def run():
+                self.fresh(seed=test.__name__ in seeded)
+                test()
+            run.__name__ = test.__name__
+            return run
         tests = [self.test_empty_state, self.test_rows_appear_live, self.test_filter_narrows,
                  self.test_inspector_headers_and_json_tree, self.test_inspector_request_params_and_cookies,
                  self.test_inspector_image, self.test_copy_curl_repeats_the_request, self.test_structure_groups,
@@ -808,6 +852,8 @@ class Suite:
                  self.test_repeat_and_repeat_advanced, self.test_websocket_messages_tab,
                  self.test_websocket_message_breakpoint_and_inject, self.test_grpc_tab,
                  self.test_ten_thousand_exchanges, self.test_disconnected_banner]
+        only = os.environ.get("KAGAMI_UI_ONLY")
+        tests = [from_fresh(test) for test in tests if not only or only in test.__name__]
         passed, failed = run_each(tests, self.driver, "ui")
         self.passed += passed
         self.failed += failed

@@ -103,8 +103,8 @@ export async function loadDetail(id) {
 }
 
 /** The stored body bytes, decoded from gzip/deflate when Kagami can. */
-export async function loadBody(id, part) {
-  const response = await fetch(`api/flows/${id}/${part}/body?decode=1`);
+export async function loadBody(id, part, { decode = true } = {}) {
+  const response = await fetch(`api/flows/${id}/${part}/body${decode ? "?decode=1" : ""}`);
   if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
   return {
     bytes: new Uint8Array(await response.arrayBuffer()),
@@ -255,5 +255,49 @@ export async function loadCurl(id) {
 export async function repeatFlow(id, plan) {
   const { ok, answer } = await sendJSON("POST", `api/flows/${id}/repeat`, plan);
   if (!ok) throw Object.assign(new Error(answer.error), { field: errorField(answer) });
+  return answer;
+}
+
+/** The SSL Proxying list in force, into the store. */
+export async function loadSSLProxying() {
+  try {
+    dispatch({ type: "sslLoaded", document: await getJSON("api/ssl-proxying") });
+  } catch (error) {
+    dispatch({ type: "sslLoaded", document: null, error: `Could not read the SSL Proxying list: ${error.message}` });
+  }
+}
+
+export async function saveSSLProxying() {
+  dispatch({ type: "sslSaving" });
+  const { include, exclude } = state.ssl.draft;
+  try {
+    const { ok, answer } = await sendJSON("PUT", "api/ssl-proxying", { include, exclude });
+    if (ok) dispatch({ type: "sslLoaded", document: answer });
+    else dispatch({ type: "sslSaveFailed", error: { error: answer.error, field: errorField(answer) } });
+  } catch (error) {
+    dispatch({ type: "sslSaveFailed", error: { error: `Could not save: ${error.message}`, field: "" } });
+  }
+}
+
+/** What a device needs to use the proxy (addresses, port, CA page), into the store. */
+export async function loadDevice() {
+  try {
+    dispatch({ type: "deviceLoaded", device: await getJSON("api/device") });
+  } catch (error) {
+    dispatch({ type: "deviceLoaded", device: { error: error.message } });
+  }
+}
+
+/** Sends a composed request through the proxy; resolves to `{flowId, status, error}`. */
+export async function sendComposed(request) {
+  const { ok, answer } = await sendJSON("POST", "api/compose", request);
+  if (!ok) throw Object.assign(new Error(answer.error), { field: errorField(answer) });
+  return answer;
+}
+
+/** Writes an exchange's response body to a file (Map Local's source). */
+export async function saveResponseBody(id, path, overwrite = false) {
+  const { ok, answer } = await sendJSON("POST", `api/flows/${id}/response/save`, { path, overwrite });
+  if (!ok) throw Object.assign(new Error(answer.error), { status: answer.status });
   return answer;
 }

@@ -3,14 +3,15 @@
 import { dispatch, state, subscribe } from "./store.js";
 import { exportHAR, loadBody, loadCurl, repeatFlow } from "./api.js";
 import { el, formatDateTime, formatDuration, formatSize, statusClass, truncate } from "./format.js";
-import { guessMode, prettyJSON, renderHex, renderImage, renderJSON, renderText } from "./bodies.js";
-import { responseText } from "./tools.js";
+import { guessMode, prettyJSON, renderForm, renderHex, renderImage, renderJSON, renderMultipart, renderPlist, renderText } from "./bodies.js";
+import { rawMessage, responseText } from "./tools.js";
+import { copyText } from "./clipboard.js";
 import { contractPanel } from "./contract.js";
 import { isWebSocket, messagesPanel } from "./messages.js";
 import { grpcPanel, isGRPC } from "./grpc.js";
 
 const AUTO_LOAD_LIMIT = 2 * 1024 * 1024;
-const TABS = [["overview", "Overview"], ["request", "Request"], ["response", "Response"]];
+const TABS = [["overview", "Overview"], ["request", "Request"], ["response", "Response"], ["raw", "Raw"]];
 
 export function mountInspector({ container, showTool, showRepeat }) {
   const bodies = new Map(); // `${id}/${part}` -> Promise of body
@@ -48,6 +49,7 @@ export function mountInspector({ container, showTool, showRepeat }) {
       if (state.inspectorTab === "request") content.append(...requestPanel(flow));
       else if (state.inspectorTab === "response") content.append(...responsePanel(flow));
       else if (state.inspectorTab === "contract") content.append(...contractPanel(flow));
+      else if (state.inspectorTab === "raw") content.append(...rawPanel(flow));
       else if (state.inspectorTab === "messages" && isWebSocket(flow)) content.append(...messagesPanel(flow));
       else if (state.inspectorTab === "grpc" && isGRPC(flow)) content.append(...grpcPanel(flow));
       else content.append(...overview(flow));
@@ -182,7 +184,7 @@ export function mountInspector({ container, showTool, showRepeat }) {
     if (state.detail?.id !== flow.id) return;
     const guessed = guessMode(loaded.contentType, loaded.bytes);
     const mode = state.bodyMode[part] || guessed;
-    const modes = [["text", "Text"], ["json", "JSON"], ["hex", "Hex"], ["image", "Image"]]
+    const modes = [["text", "Text"], ["json", "JSON"], ["plist", "Property list"], ["form", "Form"], ["multipart", "Parts"], ["hex", "Hex"], ["image", "Image"]]
       .filter(([m]) => m === "text" || m === "hex" || m === guessed || (m === "json" && prettyJSON(loaded.bytes) != null));
     const buttons = el("div", { className: "body-modes" }, ...modes.map(([m, label]) => el("button", {
       className: `mode-${m}`, "aria-pressed": String(m === mode),
@@ -192,6 +194,9 @@ export function mountInspector({ container, showTool, showRepeat }) {
     switch (mode) {
       case "json": view = renderJSON(loaded.bytes); break;
       case "hex": view = renderHex(loaded.bytes); break;
+      case "plist": view = renderPlist(loaded.bytes); break;
+      case "form": view = renderForm(loaded.bytes); break;
+      case "multipart": view = renderMultipart(loaded.bytes, loaded.contentType); break;
       case "image": view = renderImage(loaded.bytes, loaded.contentType); break;
       default: view = renderText(loaded.bytes);
     }
@@ -226,12 +231,41 @@ export function mountInspector({ container, showTool, showRepeat }) {
     if (flow.response && flow.response.body.stored > 0) {
       try { bytes = (await body(flow.id, "response")).bytes; } catch { bytes = null; }
     }
-    showTool("Copy Response", responseText(flow, bytes), "");
+    await copyText(responseText(flow, bytes), "response", showTool);
+  }
+
+  /** Request and response as they went on the wire (HTTP/1.1 text; HTTP/2 as its frames and the same fields). */
+  function rawPanel(flow) {
+    const decoded = state.bodyMode.raw !== "raw";
+    const modes = el("div", { className: "body-modes" },
+      ...[["decoded", "Bodies decoded"], ["raw", "Bodies as received"]].map(([mode, label]) => el("button", {
+        className: `raw-${mode}`, "aria-pressed": String((mode === "decoded") === decoded), onclick: () => dispatch({ type: "bodyMode", part: "raw", mode }),
+      }, label)));
+    const part = (name) => {
+      const pre = el("pre", { className: "raw-text", id: `raw-${name}` }, "Loading…");
+      const copy = el("button", { id: `raw-${name}-copy`, disabled: true }, "Copy");
+      const message = flow[name];
+      const fill = (bytes) => {
+        if (state.detail?.id !== flow.id) return;
+        const text = rawMessage(flow, name, bytes);
+        pre.textContent = text;
+        copy.disabled = false;
+        copy.onclick = () => copyText(text, `raw ${name}`, showTool);
+      };
+      if (!message) { pre.textContent = flow.error ? `No response: ${flow.error.message}` : "No response yet."; return section(name === "request" ? "Request" : "Response", pre); }
+      if (message.body.stored > 0) {
+        const loading = decoded ? body(flow.id, name) : loadBody(flow.id, name, { decode: false });
+        loading.then((loaded) => fill(loaded.bytes), () => fill(null));
+      } else queueMicrotask(() => fill(null));
+      return el("section", {}, el("div", { className: "raw-head" }, el("h3", {}, name === "request" ? "Request" : "Response"), copy), pre);
+    };
+    return [el("section", {}, modes), part("request"), part("response")];
   }
 
   subscribe((action) => {
     switch (action.type) {
       case "selected": case "detailLoaded": case "inspectorTab": case "bodyMode": case "cleared": render(); break;
+      case "filterChanged": if (action.deselected) render(); break;
       case "flowsLoaded": if (!state.detail) render(); break;
     }
   });

@@ -1,6 +1,6 @@
 // Starts the page: mounts the views on the store, wires the toolbar, opens the event stream.
 import { dispatch, state, subscribe } from "./store.js";
-import { clearSession, connect, exportHAR, importHAR, loadDetail, repeatFlow } from "./api.js";
+import { clearSession, connect, exportHAR, importHAR, loadDetail, loadDevice, repeatFlow } from "./api.js";
 import { mountSequence } from "./sequence.js";
 import { mountStructure } from "./structure.js";
 import { mountInspector } from "./inspector.js";
@@ -9,6 +9,10 @@ import { mountBreakpoints } from "./breakpoints.js";
 import { mountDraft } from "./draft.js";
 import { mountContractView } from "./contract.js";
 import { el } from "./format.js";
+import { mountMenu } from "./menu.js";
+import { blankCompose, mountCompose } from "./compose.js";
+import { mountSSLProxying } from "./ssl.js";
+import { mountDevice } from "./device.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -18,15 +22,18 @@ function select(id) {
   if (id) loadDetail(id);
 }
 
-mountSequence({ scroll: $("sequence-scroll"), spacer: $("sequence-spacer"), onSelect: select });
-mountStructure({ container: $("structure"), onSelect: select });
+const openMenu = (menu) => dispatch({ type: "menuOpened", menu });
+mountSequence({ scroll: $("sequence-scroll"), spacer: $("sequence-spacer"), head: $("sequence-head"), onSelect: select, onMenu: openMenu });
+mountStructure({ container: $("structure"), onSelect: select, onMenu: openMenu });
+mountSSLProxying({ container: $("ssl") });
+mountDevice({ container: $("device") });
+mountCompose({ dialog: $("compose-dialog"), onSelect: select });
+$("compose").addEventListener("click", () => dispatch({ type: "composeOpened", draft: blankCompose() }));
 mountRules({ container: $("rules") });
 mountBreakpoints({ container: $("breakpoints"), dialog: $("held-dialog") });
 mountDraft({ after: $("export-selected") });
 mountContractView({ container: $("contract") });
-mountInspector({
-  container: $("inspector"),
-  showTool(title, text, note) {
+function showTool(title, text, note) {
     $("tool-title").textContent = title;
     $("tool-text").value = text;
     $("tool-note").textContent = note;
@@ -35,16 +42,19 @@ mountInspector({
     $("tool-text").select();
     // The clipboard needs a focused, permitted page; the text stays selectable in the dialog either way.
     navigator.clipboard?.writeText(text).then(() => { $("tool-note").textContent = `${note} Copied to the clipboard.`.trim(); }, () => {});
-  },
-  showRepeat(flow) {
+}
+
+function showRepeat(flow) {
     repeatTarget = flow;
     $("repeat-target").textContent = `${flow.request.method} ${flow.url}`;
     $("repeat-error").hidden = true;
     $("repeat-summary").hidden = true;
     $("repeat-start").disabled = false;
     $("repeat-dialog").showModal();
-  },
-});
+}
+
+mountInspector({ container: $("inspector"), showTool, showRepeat });
+mountMenu({ container: $("context-menu"), showTool, showRepeat, onSelect: select });
 
 // Repeat Advanced: the dialog stays open with the summary once every repeat has ended.
 let repeatTarget = null;
@@ -132,6 +142,8 @@ function renderChrome() {
   $("structure").hidden = view !== "structure";
   $("rules").hidden = view !== "rules";
   $("breakpoints").hidden = view !== "breakpoints";
+  $("ssl").hidden = view !== "ssl";
+  $("device").hidden = view !== "device";
   document.body.dataset.view = view;
   const listView = view === "sequence" || view === "structure";
   $("loading").hidden = !(listView && loading && flows.length === 0 && connection !== "disconnected");
@@ -145,10 +157,18 @@ function renderChrome() {
 function renderEmpty() {
   const proxy = state.status?.proxy?.replace(/^http:\/\//, "") || "127.0.0.1:8888";
   const [host, port] = [proxy.slice(0, proxy.lastIndexOf(":")), proxy.slice(proxy.lastIndexOf(":") + 1)];
+  // A device on the network reaches the proxy at this machine's network address, when it listens there.
+  const network = state.device?.listensOnNetwork ? state.device.addresses.map(({ address }) => address) : [];
+  const local = ["127.0.0.1", "localhost", "::1", "0.0.0.0", "::"].includes(host) ? "127.0.0.1" : host;
   $("empty").replaceChildren(
     el("h1", {}, "No exchanges yet"),
     el("p", {}, "Set Kagami as the HTTP and HTTPS proxy of your app, simulator or device:"),
-    el("pre", {}, `Proxy host: ${host}\nProxy port: ${port}`),
+    el("pre", { id: "empty-proxy" }, network.length
+      ? `On this machine: ${local}:${port}\nFrom a device on the network: ${network.map((a) => `${a.includes(":") ? `[${a}]` : a}:${port}`).join(", ")}\nProxy port: ${port}`
+      : `Proxy host: ${local}\nProxy port: ${port}`),
+    el("p", {}, "A phone, tablet or simulator: ", el("button", { id: "empty-device", onclick: () => dispatch({ type: "viewChanged", view: "device" }) }, "Device setup"),
+      network.length ? " gives the address and port the way iOS and Android Settings ask for them, a QR code of the certificate page and the steps."
+        : " says how to let a device on your network reach the proxy (it listens on this machine only now), with a QR code of the certificate page and the steps for iOS and Android."),
     el("p", {}, "Or try it from a terminal:"),
     el("pre", {}, `curl -x http://${proxy} http://example.com/`),
     el("p", {}, "To see HTTPS, trust Kagami's certificate authority: open ", el("a", { href: state.status?.caURL || "http://kagami.ssl/", target: "_blank" }, state.status?.caURL || "http://kagami.ssl/"), " through the proxy on the device."),
@@ -169,6 +189,7 @@ subscribe((action) => {
 });
 renderChrome();
 connect();
+loadDevice();
 
 // `/sessions/NAME/#flow=ID`, the link `kagami serve` gives each exchange, opens that exchange
 // once the session's list has loaded.

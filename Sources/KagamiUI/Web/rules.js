@@ -2,7 +2,7 @@
 // draft in the store and saved whole through PUT /api/rules; the server's validation error is
 // shown next to the field it names.
 import { dispatch, state, subscribe } from "./store.js";
-import { loadRules, saveRules } from "./api.js";
+import { loadRules, saveResponseBody, saveRules } from "./api.js";
 import { el } from "./format.js";
 import { field, fieldName, getPath, listControls, locationFields, locationList, showFieldError } from "./editing.js";
 
@@ -92,7 +92,8 @@ function cardBody(key, draft, path, change, edit) {
         locationList("Locations", draft, [...path, "locations"], change, edit, { emptyNote: "No locations." })];
     case "mapLocal":
       return [el("div", { className: "sub-head" }, el("span", {}, "From")), locationFields(draft, [...path, "from"], change),
-        field("Local file or directory", draft, [...path, "local"], change, { placeholder: "/path/to/file.json or a directory", className: "w-wide" })];
+        field("Local file or directory", draft, [...path, "local"], change, { placeholder: "/path/to/file.json or a directory", className: "w-wide" }),
+        state.mapLocalSources[path[1]] ? saveSource(draft, path) : null];
     case "mapRemote":
       return [el("div", { className: "sub-head" }, el("span", {}, "From")), locationFields(draft, [...path, "from"], change),
         el("div", { className: "sub-head" }, el("span", {}, "To (blank keeps the original)")), locationFields(draft, [...path, "to"], change),
@@ -101,6 +102,28 @@ function cardBody(key, draft, path, change, edit) {
     case "noCaching": return [locationList("Only for", draft, [...path, "locations"], change, edit)];
   }
   return [];
+}
+
+/** Map Local made from an exchange: its response body can become the local file. */
+function saveSource(draft, path) {
+  const flowId = state.mapLocalSources[path[1]];
+  const outcome = el("span", { className: "note map-local-outcome" });
+  const button = el("button", { type: "button", className: "map-local-save", title: "Write the response this rule was made from into the file above, so the rule answers with it" },
+    "Save the exchange's response body as this file");
+  button.addEventListener("click", async () => {
+    const file = (getPath(draft, [...path, "local"]) || "").trim();
+    if (!file) { outcome.textContent = "Type the file's path first."; return; }
+    outcome.textContent = "Saving…";
+    try {
+      let saved;
+      try { saved = await saveResponseBody(flowId, file); } catch (error) {
+        if (!/exists/.test(error.message) || !confirm(`${file} exists. Replace it?`)) throw error;
+        saved = await saveResponseBody(flowId, file, true);
+      }
+      outcome.textContent = `Saved ${saved.size} bytes to ${saved.path}.`;
+    } catch (error) { outcome.textContent = error.message; outcome.className = "error-text map-local-outcome"; }
+  });
+  return el("div", { className: "row-fields" }, button, outcome);
 }
 
 function rewriteBody(draft, path, change, edit) {

@@ -7,7 +7,62 @@ import { contractBadges } from "./contract.js";
 const ROW = 24;
 const OVERSCAN = 8;
 
-export function mountSequence({ scroll, spacer, onSelect }) {
+// The columns, in order: default width (px; the path takes what is left), the narrowest a drag
+// may make it, and whether it gives way first when the list is narrow (the inspector is open).
+export const COLUMNS = [
+  { id: "time", label: "Time", width: 96, min: 60 },
+  { id: "method", label: "Method", width: 70, min: 44 },
+  { id: "status", label: "Status", width: 60, min: 40 },
+  { id: "scheme", label: "Scheme", width: 74, min: 40 },
+  { id: "host", label: "Host", width: 180, min: 60, shrinks: true },
+  { id: "path", label: "Path", width: null, min: 80, shrinks: true },
+  { id: "type", label: "Type", width: 130, min: 50, shrinks: true },
+  { id: "size", label: "Size", width: 72, min: 44 },
+  { id: "duration", label: "Duration", width: 80, min: 50 },
+  { id: "rules", label: "Rules", width: 170, min: 50 },
+];
+
+/** The CSS that sizes and hides columns as the store says (header and rows alike). */
+function columnStyle() {
+  const { widths, hidden } = state.columns;
+  return COLUMNS.map(({ id, width, min, shrinks }) => {
+    if (hidden.includes(id)) return `#sequence .c-${id} { display: none; }`;
+    const chosen = widths[id] ?? width;
+    if (chosen == null) return `#sequence .c-${id} { flex: 1 1 0; min-width: ${min}px; }`;
+    return `#sequence .c-${id} { flex: 0 ${shrinks && widths[id] == null ? 1 : 0} ${chosen}px; min-width: ${shrinks && widths[id] == null ? min : chosen}px; }`;
+  }).join("\n");
+}
+
+/** The header: a label per column, a handle to drag its width, and the menu of columns. */
+function mountHeader(head, openMenu) {
+  const style = el("style", { id: "column-style" });
+  document.head.append(style);
+  const cells = COLUMNS.map(({ id, label, min }) => {
+    const handle = el("span", { className: "col-resize", title: `Drag to resize ${label}`, "aria-hidden": "true" });
+    const cell = el("span", { className: `c-${id} head-cell`, dataset: { column: id }, title: label }, el("span", { className: "head-label" }, label), handle);
+    handle.addEventListener("mousedown", (event) => {
+      event.preventDefault();
+      const start = event.clientX, width = cell.getBoundingClientRect().width;
+      const move = (e) => dispatch({ type: "columnResized", column: id, width: Math.max(min, Math.round(width + e.clientX - start)) });
+      const up = () => { window.removeEventListener("mousemove", move); window.removeEventListener("mouseup", up); };
+      window.addEventListener("mousemove", move);
+      window.addEventListener("mouseup", up);
+    });
+    return cell;
+  });
+  const more = el("button", { id: "columns-button", className: "c-more", title: "Show or hide columns", "aria-label": "Columns", onclick: (event) => openMenu(event) }, "☰");
+  head.replaceChildren(...cells, more);
+  head.addEventListener("contextmenu", (event) => { event.preventDefault(); openMenu(event); });
+  const apply = () => { style.textContent = columnStyle(); };
+  apply();
+  return apply;
+}
+
+export function mountSequence({ scroll, spacer, head, onSelect, onMenu }) {
+  const applyColumns = mountHeader(head, (event) => {
+    const rect = event.currentTarget.getBoundingClientRect?.() || { left: event.clientX, bottom: event.clientY };
+    dispatch({ type: "menuOpened", menu: { x: event.type === "contextmenu" ? event.clientX : rect.left, y: event.type === "contextmenu" ? event.clientY : rect.bottom, columns: true } });
+  });
   let pool = [];
   let followTail = true;
   let frame = 0;
@@ -46,10 +101,20 @@ export function mountSequence({ scroll, spacer, onSelect }) {
   }
 
   function makeRow() {
-    const cells = ["time", "method", "status", "host", "path", "type", "size", "duration", "rules"]
-      .map((name) => el("span", { className: `c-${name}` }));
-    const node = el("div", { className: "row", role: "row" }, ...cells);
+    const cells = COLUMNS.map(({ id }) => el("span", { className: `c-${id}` }));
+    const more = el("button", { className: "c-more row-menu", title: "Actions on this exchange", "aria-label": "Actions", tabIndex: -1 }, "⋯");
+    const node = el("div", { className: "row", role: "row" }, ...cells, more);
     const row = { node, cells, flow: null };
+    const menu = (event, x, y) => {
+      event.preventDefault();
+      event.stopPropagation();
+      if (!row.flow) return;
+      if (!state.marked.has(row.flow.id)) dispatch({ type: "marked", id: row.flow.id, mode: "only" });
+      onSelect(row.flow.id);
+      onMenu({ x, y, flow: row.flow });
+    };
+    node.addEventListener("contextmenu", (event) => menu(event, event.clientX, event.clientY));
+    more.addEventListener("click", (event) => { const r = more.getBoundingClientRect(); menu(event, r.left, r.bottom); });
     // Shift- and Ctrl-clicks choose rows; they must not select the text under them.
     node.addEventListener("mousedown", (event) => { if (event.shiftKey || event.ctrlKey || event.metaKey) event.preventDefault(); });
     node.addEventListener("click", (event) => {
@@ -66,23 +131,29 @@ export function mountSequence({ scroll, spacer, onSelect }) {
   function fill(row, flow) {
     row.flow = flow;
     row.node.dataset.id = flow.id;
-    const [time, method, status, host, path, type, size, duration, rules] = row.cells;
+    const [time, method, status, scheme, host, path, type, size, duration, rules] = row.cells;
     time.textContent = formatTime(flow.time);
     method.textContent = flow.method;
     status.textContent = flow.status ?? (flow.error ? "failed" : "…");
     status.className = `c-status ${statusClass(flow.status)}`;
+    const secure = flow.scheme === "https" || flow.scheme === "wss" || flow.method === "CONNECT";
+    scheme.textContent = `${secure ? "🔒 " : ""}${flow.method === "CONNECT" ? "tunnel" : flow.scheme}`;
+    scheme.title = flow.method === "CONNECT" ? (flow.tls ? "HTTPS tunnel, decrypted" : "HTTPS tunnel, relayed without decrypting") : secure ? "HTTPS" : "HTTP, not encrypted";
+    scheme.classList.toggle("secure", secure);
     host.textContent = flow.port && !defaultPort(flow) ? `${flow.host}:${flow.port}` : flow.host;
+    host.title = host.textContent;
     const fullPath = flow.path + (flow.query != null ? `?${flow.query}` : "");
     path.textContent = truncate(fullPath, 400);
-    path.title = fullPath;
+    path.title = flowURL(flow);
     type.textContent = flow.type || "";
     size.textContent = formatSize(flow.responseSize);
     duration.textContent = formatDuration(flow.duration);
     const names = flow.rules || [];
-    rules.replaceChildren(...contractBadges(flow), ...(flow.repeatOf ? [el("span", { className: "badge repeat", title: `Repeat of ${flow.repeatOf}` }, "Repeat")] : []),
+    rules.replaceChildren(...contractBadges(flow), ...(flow.repeatOf ? [state.byId.has(flow.repeatOf) ? el("span", { className: "badge repeat", title: `Repeat of ${flow.repeatOf}` }, "Repeat")
+        : el("span", { className: "badge repeat", title: "Written in Compose" }, "Composed")] : []),
       ...names.map((name) => el("span", { className: "badge", title: name }, name)));
     rules.title = names.join("\n");
-    row.node.title = flow.error || "";
+    row.node.title = `${flow.method} ${flowURL(flow)}${flow.error ? `\n${flow.error}` : ""}`;
   }
 
   scroll.addEventListener("scroll", () => {
@@ -117,10 +188,18 @@ export function mountSequence({ scroll, spacer, onSelect }) {
         schedule();
         break;
       case "selected": case "viewChanged": case "marked": schedule(); break;
+      case "columnResized": case "columnToggled": case "columnsReset": applyColumns(); break;
     }
   });
   schedule();
   return { render };
+}
+
+/** The exchange's full URL from its summary (a tunnel: `host:port`). */
+export function flowURL(flow) {
+  if (flow.method === "CONNECT") return `${flow.host}:${flow.port}`;
+  const port = flow.port && !defaultPort(flow) ? `:${flow.port}` : "";
+  return `${flow.scheme}://${flow.host.includes(":") ? `[${flow.host}]` : flow.host}${port}${flow.path}${flow.query != null ? `?${flow.query}` : ""}`;
 }
 
 function defaultPort(flow) {

@@ -33,7 +33,26 @@ export const state = {
   heldOpen: null, // the held id the editor shows
   heldHidden: false, // the editor was put away ("Later") until the next exchange is held
   heldError: null, // { id, field, message } from the last refused decision
+  // The Sequence list's columns: widths (px) the user dragged and columns hidden, kept per browser.
+  columns: readColumns(),
+  // The SSL Proxying list: `saved` is what the proxy has, `draft` what the panel shows.
+  ssl: { saved: null, draft: null, dirty: false, saving: false, error: null, loadError: null },
+  device: null, // what GET /api/device says: addresses, port, CA page
+  compose: null, // the Compose editor's values while it is open
+  mapLocalSources: {}, // Map Local rule index (in the draft) -> the exchange it was made from
+  menu: null, // the open context menu: { x, y, flow } or { x, y, node }
 };
+
+function readColumns() {
+  try {
+    const saved = JSON.parse(localStorage.getItem("kagami.columns") || "{}");
+    return { widths: saved.widths || {}, hidden: saved.hidden || [] };
+  } catch { return { widths: {}, hidden: [] }; }
+}
+
+function saveColumns() {
+  try { localStorage.setItem("kagami.columns", JSON.stringify(state.columns)); } catch { /* private mode: not kept */ }
+}
 
 const clone = (value) => (value == null ? value : JSON.parse(JSON.stringify(value)));
 
@@ -92,7 +111,45 @@ function reduce(action) {
       state.filterText = action.text;
       state.filter = parseFilter(action.text);
       refilter();
+      // The inspector never shows an exchange the filter hides.
+      if (state.selectedId && state.filter) {
+        const index = state.byId.get(state.selectedId);
+        if (index === undefined || !state.filter(state.flows[index])) { state.selectedId = null; state.detail = null; action.deselected = true; }
+      }
       break;
+    case "columnResized": state.columns = { ...state.columns, widths: { ...state.columns.widths, [action.column]: action.width } }; saveColumns(); break;
+    case "columnToggled": {
+      const hidden = new Set(state.columns.hidden);
+      if (hidden.has(action.column)) hidden.delete(action.column); else hidden.add(action.column);
+      state.columns = { ...state.columns, hidden: [...hidden] };
+      saveColumns();
+      break;
+    }
+    case "columnsReset": state.columns = { widths: {}, hidden: [] }; saveColumns(); break;
+    case "menuOpened": state.menu = action.menu; break;
+    case "menuClosed": state.menu = null; break;
+    case "sslLoaded":
+      state.ssl = { ...state.ssl, saved: action.document, draft: clone(action.document), dirty: false, saving: false, error: null, loadError: action.error || null };
+      break;
+    case "sslHostAdded": {
+      // From a row's menu: the host joins the list (once) and the panel shows it, unsaved.
+      const list = state.ssl.draft[action.list] || (state.ssl.draft[action.list] = []);
+      if (!list.includes(action.host)) list.push(action.host);
+      // Enabling a host takes it off the exclude list, which would win. (Excluding leaves the
+      // include list alone: emptied, it would mean every host.)
+      if (action.list === "include") state.ssl.draft.exclude = (state.ssl.draft.exclude || []).filter((host) => host !== action.host);
+      state.ssl.dirty = true;
+      break;
+    }
+    case "sslChanged": state.ssl.draft[action.list] = action.hosts; state.ssl.dirty = true; break;
+    case "sslSaving": state.ssl.saving = true; break;
+    case "sslSaveFailed": state.ssl.saving = false; state.ssl.error = action.error; break;
+    case "sslReverted": state.ssl.draft = clone(state.ssl.saved); state.ssl.dirty = false; state.ssl.error = null; break;
+    case "mapLocalSource": state.mapLocalSources = { ...state.mapLocalSources, [action.index]: action.flowId }; break;
+    case "deviceLoaded": state.device = action.device; break;
+    case "composeOpened": state.compose = action.draft; break;
+    case "composeEdited": state.compose = { ...state.compose, ...action.values }; break;
+    case "composeClosed": state.compose = null; break;
     case "pauseToggled":
       state.paused = !state.paused;
       if (!state.paused) { appendFlows(state.held); state.held = []; }
@@ -136,7 +193,7 @@ function reduce(action) {
       break;
     case "rulesChanged": setPath(state.rules.draft, action.path, action.value); state.rules.dirty = true; break;
     case "rulesListEdited": applyListEdit(state.rules.draft, action.edit); state.rules.dirty = true; break;
-    case "rulesReverted": state.rules.draft = clone(state.rules.saved); state.rules.dirty = false; state.rules.saveError = null; break;
+    case "rulesReverted": state.mapLocalSources = {}; state.rules.draft = clone(state.rules.saved); state.rules.dirty = false; state.rules.saveError = null; break;
     case "rulesSaving": state.rules.saving = true; break;
     case "rulesSaved":
       state.rules = { ...state.rules, saving: false, saved: action.document, draft: clone(action.document), dirty: false, saveError: null, savedAt: Date.now(),

@@ -7,7 +7,7 @@ function makeNode(key, label) {
   return { key, label, count: 0, children: new Map(), flows: [] };
 }
 
-export function mountStructure({ container, onSelect }) {
+export function mountStructure({ container, onSelect, onMenu }) {
   let root = makeNode("", "");
   const open = new Set();
   let frame = 0;
@@ -52,12 +52,29 @@ export function mountStructure({ container, onSelect }) {
     const details = el("details", { dataset: { key: node.key } });
     const summary = el("summary", {}, el("span", { className: "label" }, truncate(node.label, 120)), " ", el("span", { className: "count" }, `(${node.count})`));
     details.append(summary);
+    const nodeMenu = (event, x, y) => {
+      event.preventDefault();
+      event.stopPropagation();
+      const flow = state.flows[firstFlow(node)];
+      if (!flow) return;
+      const origin = `${flow.scheme}://${flow.host}${flow.port && !isDefault(flow) ? ":" + flow.port : ""}`;
+      const location = { host: flow.host };
+      if (flow.scheme === "http" || flow.scheme === "https") location.protocol = flow.scheme;
+      if (flow.port && !isDefault(flow)) location.port = flow.port;
+      // A path node stands for everything under it.
+      const segments = node.key.startsWith(origin) ? node.key.slice(origin.length) : "";
+      if (segments) location.path = node.flows.length && node.children.size === 0 ? segments : `${segments}/*`;
+      onMenu({ x, y, node: { url: origin + (segments || "/"), location, hostPattern: flow.port && flow.port !== 443 ? `${flow.host}:${flow.port}` : flow.host } });
+    };
+    summary.addEventListener("contextmenu", (event) => nodeMenu(event, event.clientX, event.clientY));
+    summary.append(el("button", { className: "node-menu", title: "Actions on this node", "aria-label": "Actions", onclick: (event) => { const r = event.currentTarget.getBoundingClientRect(); nodeMenu(event, r.left, r.bottom); } }, "⋯"));
     const fill = () => {
       for (const next of node.children.values()) details.append(renderNode(next));
       for (const index of node.flows.slice(-500)) {
         const flow = state.flows[index];
         const query = flow.query != null ? `?${flow.query}` : "";
-        const leaf = el("div", { className: `leaf${flow.id === state.selectedId ? " selected" : ""}`, dataset: { id: flow.id }, title: flow.path + query, onclick: () => onSelect(flow.id) },
+        const leaf = el("div", { className: `leaf${flow.id === state.selectedId ? " selected" : ""}`, dataset: { id: flow.id }, title: flow.path + query, onclick: () => onSelect(flow.id),
+          oncontextmenu: (event) => { event.preventDefault(); onSelect(flow.id); onMenu({ x: event.clientX, y: event.clientY, flow }); } },
           el("span", { className: statusClass(flow.status) }, String(flow.status ?? "failed")), ` ${flow.method} `,
           truncate(`${flow.path.split("/").pop() || "/"}${query}`, 120), el("span", { className: "count" }, formatTime(flow.time)));
         details.append(leaf);
@@ -82,6 +99,13 @@ export function mountStructure({ container, onSelect }) {
       case "viewChanged": case "selected": schedule(); break;
     }
   });
+}
+
+/** An exchange under the node, for its scheme, host and port. */
+function firstFlow(node) {
+  if (node.flows.length) return node.flows[0];
+  for (const child of node.children.values()) { const found = firstFlow(child); if (found !== undefined) return found; }
+  return undefined;
 }
 
 function isDefault(flow) {

@@ -1,0 +1,52 @@
+// What a phone or simulator needs to use the proxy: the machine's addresses, the port, the CA.
+import Foundation
+import Hummingbird
+import KagamiJSON
+import NIOCore
+
+/// `GET /api/device`: the proxy's address as a device on the network reaches it.
+struct DeviceAPI: Sendable {
+    let server: UIServer
+
+    func register(on router: Router<some RequestContext>) {
+        router.get("/api/device") { _, _ in self.document() }
+    }
+
+    func document() -> Response {
+        let address = URL(string: server.configuration.proxyAddress)
+        let host = (address?.host ?? "127.0.0.1").trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let port = address?.port ?? 8888
+        let everywhere = host == "0.0.0.0" || host == "::"
+        let lan = Self.networkAddresses(ipv6: host == "::")
+        // A proxy bound to one LAN address is reachable there only.
+        let reachable = everywhere ? lan : lan.filter { $0.address == host }
+        return jsonResponse([
+            "listenHost": .string(host),
+            "port": .integer(port),
+            "listensOnNetwork": .bool(!reachable.isEmpty),
+            "addresses": .array(reachable.map { ["interface": .string($0.interface), "address": .string($0.address)] }),
+            "caURL": "http://kagami.ssl/",
+            "certificatePath": server.liveProxy?.certificatePath.map(JSONValue.string) ?? .null,
+        ])
+    }
+
+    /// The machine's non-loopback addresses (IPv4, and global IPv6 when the proxy listens on `::`).
+    static func networkAddresses(ipv6: Bool) -> [(interface: String, address: String)] {
+        guard let devices = try? System.enumerateDevices() else { return [] }
+        var seen = Set<String>()
+        var result: [(interface: String, address: String)] = []
+        for device in devices {
+            guard let address = device.address, let ip = address.ipAddress else { continue }
+            switch address {
+            case .v4:
+                if ip.hasPrefix("127.") { continue }
+            case .v6:
+                if !ipv6 || ip == "::1" || ip.lowercased().hasPrefix("fe80") { continue }
+            default:
+                continue
+            }
+            if seen.insert(ip).inserted { result.append((device.name, ip)) }
+        }
+        return result
+    }
+}

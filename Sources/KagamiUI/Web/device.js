@@ -1,0 +1,70 @@
+// Device setup: what a phone, tablet or simulator needs to send its traffic through Kagami and
+// trust its certificates, in the words its Settings use.
+import { state, subscribe } from "./store.js";
+import { loadDevice } from "./api.js";
+import { el } from "./format.js";
+import { qrSVG } from "./qr.js";
+
+export function mountDevice({ container }) {
+  function render() {
+    const device = state.device;
+    if (!device) { container.replaceChildren(el("p", { className: "note panel-note" }, "Reading the machine's addresses…")); return; }
+    if (device.error) {
+      container.replaceChildren(el("div", { className: "panel-note" }, el("p", { className: "error-text" }, `Could not read the proxy's addresses: ${device.error}`),
+        el("button", { onclick: () => loadDevice() }, "Try again")));
+      return;
+    }
+    const port = String(device.port);
+    const host = device.addresses[0]?.address;
+    const where = device.listensOnNetwork
+      ? el("table", { id: "device-addresses", className: "profile" }, el("tbody", {},
+        ...device.addresses.map(({ interface: name, address }) => el("tr", {}, el("td", {}, name), el("td", { className: "mono" }, `${address.includes(":") ? `[${address}]` : address}:${port}`)))))
+      : el("div", { id: "device-not-listening", className: "panel-error" },
+        `Kagami's proxy listens on ${device.listenHost} only, which a device on the network can't reach. Start it with `,
+        el("code", {}, `kagami proxy --host 0.0.0.0 --port ${port}`),
+        " (it then takes requests from any host on your network: do it on a network you trust).");
+    const server = host || "(this machine's address on the Wi-Fi)";
+    const caURL = device.caURL;
+    const certificate = device.certificatePath || "~/.kagami/ca/kagami-ca.pem";
+    container.replaceChildren(
+      el("div", { className: "panel-head" }, el("h2", {}, "Device setup"), el("span", { className: "note" }, "Send an iPhone's, Android's or simulator's traffic through Kagami")),
+      el("section", { className: "rule-section" },
+        el("div", { className: "section-head" }, el("h3", {}, "Proxy address")),
+        el("p", { className: "note" }, "The device and this machine must be on the same network."),
+        where,
+        el("p", {}, "Port: ", el("strong", { id: "device-port" }, port))),
+      el("section", { className: "rule-section device-ca" },
+        el("div", { className: "section-head" }, el("h3", {}, "Certificate page")),
+        el("div", { className: "qr", id: "device-qr", dataset: { text: caURL } }, qrSVG(caURL, 5)),
+        el("div", {}, el("p", {}, "Once the device uses the proxy, open ", el("a", { id: "device-ca-url", href: caURL, target: "_blank" }, caURL),
+          " in its browser (or scan this code with its camera) to download Kagami's certificate authority."),
+          el("p", { className: "note" }, "The page exists only through the proxy: the proxy answers it itself."))),
+      el("section", { className: "rule-section", id: "device-ios" },
+        el("div", { className: "section-head" }, el("h3", {}, "iPhone and iPad")),
+        el("ol", {},
+          el("li", {}, "Settings → Wi-Fi → the (i) next to the network → Configure Proxy → Manual. Server: ", el("code", {}, server), ", Port: ", el("code", {}, port), ". Save."),
+          el("li", {}, "In Safari, open ", el("code", {}, caURL), " and allow the download of the configuration profile."),
+          el("li", {}, "Settings → General → VPN & Device Management → the Kagami profile → Install."),
+          el("li", {}, "Settings → General → About → Certificate Trust Settings → turn on full trust for the Kagami CA (without it HTTPS still fails)."))),
+      el("section", { className: "rule-section", id: "device-android" },
+        el("div", { className: "section-head" }, el("h3", {}, "Android")),
+        el("ol", {},
+          el("li", {}, "Settings → Network & internet → Wi-Fi → the network → ✎ (or long press → Modify) → Advanced options → Proxy: Manual. Hostname: ", el("code", {}, server), ", Port: ", el("code", {}, port), "."),
+          el("li", {}, "Open ", el("code", {}, caURL), " in the browser and download the certificate."),
+          el("li", {}, "Settings → Security → Encryption & credentials → Install a certificate → CA certificate → choose the downloaded file."),
+          el("li", {}, "Apps targeting Android 7 or later trust user CAs only when their network security configuration says so (", el("code", {}, "<certificates src=\"user\"/>"), " in a debug build)."))),
+      el("section", { className: "rule-section", id: "device-simulator" },
+        el("div", { className: "section-head" }, el("h3", {}, "iOS Simulator")),
+        el("p", {}, "The simulator uses the Mac's proxy settings (System Settings → Network → Details → Proxies). Trust the CA in the booted simulator with:"),
+        el("pre", { id: "device-simctl" }, `xcrun simctl keychain booted add-root-cert ${certificate}`),
+        el("p", { className: "note" }, "Android emulator: start it with ", el("code", {}, `-http-proxy http://10.0.2.2:${port}`), " (10.0.2.2 is this machine as the emulator sees it).")),
+    );
+  }
+
+  subscribe((action) => {
+    switch (action.type) {
+      case "deviceLoaded": render(); break;
+      case "viewChanged": if (state.view === "device") { if (!state.device) render(); loadDevice(); } break;
+    }
+  });
+}

@@ -1,0 +1,78 @@
+import Foundation
+import KagamiJSON
+import KagamiProxy
+import Testing
+
+@Suite("Compose, SSL Proxying, device setup and saving a response through the admin API")
+struct ComposeAndSetupAPITests {
+    @Test func composedRequestGoesThroughTheProxyAndIsRecorded() async throws {
+        try await LiveSetup.with { live in
+            let body = #"{"method":"post","url":"\#(live.origin.baseURL)/echo?from=compose","headers":[["X-From","compose"],["Content-Type","text/plain"]],"body":"written in the page"}"#
+            let answer = try await live.json(.POST, "/api/compose", body: body)
+            let id = try #require(answer["flowId"]?.stringValue)
+            #expect(answer["status"]?.intValue == 200)
+            let flow = try await live.json(.GET, "/api/flows/\(id)")
+            #expect(flow["method"] == "POST")
+            #expect(flow["url"]?.stringValue == "\(live.origin.baseURL)/echo?from=compose")
+            #expect(flow["request"]?["headers"]?.arrayValue?.contains(["X-From", "compose"]) == true)
+            let sent = try await live.api(.GET, "/api/flows/\(id)/request/body")
+            #expect(sent.text == "written in the page")
+        }
+    }
+
+    @Test func composeNamesWhatItCantSend() async throws {
+        try await LiveSetup.with { live in
+            let ftp = try await live.api(.POST, "/api/compose", body: #"{"url":"ftp://127.0.0.1/file"}"#)
+            #expect(ftp.status == 400)
+            #expect(try JSONValue(parsing: ftp.text)["field"] == "url")
+            let header = try await live.api(.POST, "/api/compose", body: #"{"url":"http://127.0.0.1/","headers":[["Bad Name","x"]]}"#)
+            #expect(header.status == 400)
+            #expect(try JSONValue(parsing: header.text)["field"] == "headers[0]")
+        }
+    }
+
+    @Test func sslProxyingListIsReplacedWhileRunning() async throws {
+        try await LiveSetup.with { live in
+            let start = try await live.json(.GET, "/api/ssl-proxying")
+            #expect(start["include"] == [] && start["exclude"] == [])
+            #expect(start["intercepting"] == false)
+            let replaced = try await live.api(.PUT, "/api/ssl-proxying", body: #"{"include":["*.example.com","api.test:8443"],"exclude":["bank.example.com"]}"#)
+            #expect(replaced.status == 200)
+            #expect(live.proxy.sslProxying.current.intercepts(host: "a.example.com", port: 443))
+            #expect(!live.proxy.sslProxying.current.intercepts(host: "bank.example.com", port: 443))
+            #expect(!live.proxy.sslProxying.current.intercepts(host: "api.test", port: 443))
+            let refused = try await live.api(.PUT, "/api/ssl-proxying", body: #"{"include":[],"exclude":["ok.example","host:99999"]}"#)
+            #expect(refused.status == 400)
+            #expect(try JSONValue(parsing: refused.text)["field"] == "exclude[1]")
+            #expect(live.proxy.sslProxying.current.exclude.count == 1)
+        }
+    }
+
+    @Test func deviceSetupSaysTheProxyListensOnLoopbackOnly() async throws {
+        try await LiveSetup.with { live in
+            let device = try await live.json(.GET, "/api/device")
+            #expect(device["port"]?.intValue == live.proxyPort)
+            #expect(device["listenHost"] == "127.0.0.1")
+            #expect(device["listensOnNetwork"] == false)
+            #expect(device["addresses"] == [])
+            #expect(device["caURL"] == "http://kagami.ssl/")
+        }
+    }
+
+    @Test func responseBodyIsSavedAsAFileOnce() async throws {
+        try await LiveSetup.with { live in
+            _ = try await live.curl(["\(live.origin.baseURL)/echo?saved=1"])
+            let flows = try await live.json(.GET, "/api/flows")
+            let id = try #require(flows["flows"]?[0]?["id"]?.stringValue)
+            let file = live.directory.appendingPathComponent("local/answer.txt").path
+            let saved = try await live.json(.POST, "/api/flows/\(id)/response/save", body: #"{"path":"\#(file)"}"#)
+            let expected = try await live.api(.GET, "/api/flows/\(id)/response/body?decode=1").text
+            #expect(saved["size"]?.intValue == expected.utf8.count)
+            #expect(try String(contentsOfFile: file, encoding: .utf8) == expected)
+            let again = try await live.api(.POST, "/api/flows/\(id)/response/save", body: #"{"path":"\#(file)"}"#)
+            #expect(again.status == 409)
+            let relative = try await live.api(.POST, "/api/flows/\(id)/response/save", body: #"{"path":"answer.txt"}"#)
+            #expect(relative.status == 400)
+        }
+    }
+}
