@@ -164,4 +164,28 @@ import Testing
             try await ExportCommand.parse(["--session", session, "--id", UUID().uuidString]).run()
         }
     }
+
+    /// A session larger than a page of the store is exported whole, page after page, into a
+    /// file only its owner reads; `--limit` takes the oldest; /dev/null works as a destination.
+    @Test func exportReadsTheSessionPageByPage() async throws {
+        let session = try HARTestSupport.temporaryPath("big.sqlite")
+        let store = try SQLiteFlowStore(path: session)
+        let flows = (0..<1_234).map { FlowFixtures.getJSON(url: "/items/\($0)", start: Date(timeIntervalSince1970: 1_780_000_000 + Double($0))) }
+        for flow in flows { store.record(flow) }
+        try await store.flush()
+        let output = try HARTestSupport.temporaryPath("all.har")
+        try await ExportCommand.parse(["--session", session, "-o", output]).run()
+        let exported = try JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: output)))
+        #expect(exported["log"]?["entries"]?.arrayValue?.compactMap { $0["_id"]?.stringValue } == flows.map(\.id.uuidString))
+        let mode = try FileManager.default.attributesOfItem(atPath: output)[.posixPermissions] as? NSNumber
+        #expect(mode?.intValue == 0o600)
+
+        try await ExportCommand.parse(["--session", session, "--limit", "501", "-o", output]).run()
+        let first = try JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: output)))
+        #expect(first["log"]?["entries"]?.arrayValue?.compactMap { $0["_id"]?.stringValue } == flows.prefix(501).map(\.id.uuidString))
+        try await ExportCommand.parse(["--session", session, "-o", "/dev/null"]).run()
+        await #expect(throws: (any Error).self) {
+            try await ExportCommand.parse(["--session", session, "--limit", "0"]).run()
+        }
+    }
 }

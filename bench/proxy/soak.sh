@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A session of a million exchanges: `kagami proxy --reverse` in front of an nginx origin records
-# COUNT exchanges (wrk, 50 connections, stopping at COUNT responses or after LIMIT seconds) for
-# each body size, sampling the proxy's resident memory every second. Then, on the session of the
+# COUNT exchanges for each body size (wrk, 50 connections, in runs of STEP seconds until the
+# session holds COUNT or LIMIT seconds passed), sampling the proxy's resident memory every second. Then, on the session of the
 # last size, what a user does with a big session:
 #   - the web UI's first page (the newest 200 rows), a host filter and a text filter, each timed
 #     from curl against `kagami proxy`'s admin API on the recorded session;
@@ -11,7 +11,8 @@
 # Everything listens on and talks to 127.0.0.1 only; every load is bounded in count and time.
 # Usage: bench/proxy/soak.sh
 # Environment: KAGAMI (a built binary; skips the release build), COUNT (1000000),
-#   SIZES ("100 10240"), LIMIT (seconds per size, 900), IMPORT_COUNT (50000).
+#   SIZES ("100 10240"), LIMIT (seconds per size, 900), STEP (seconds per wrk run, 5),
+#   IMPORT_COUNT (50000).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -19,6 +20,7 @@ ROOT=$(pwd)
 COUNT="${COUNT:-1000000}"
 SIZES="${SIZES:-100 10240}"
 LIMIT="${LIMIT:-900}"
+STEP="${STEP:-5}"
 IMPORT_COUNT="${IMPORT_COUNT:-50000}"
 MITMPROXY_VERSION=11.0.2
 BENCH_NAME=soak
@@ -36,18 +38,6 @@ write_nginx_conf origin "    server {
         location / { }
     }"
 wait_for_port "$ORIGIN_PORT"
-
-# wrk stops each thread after its share of COUNT responses.
-cat > "$WORK/count.lua" <<'LUA'
-local counted = 0
-local share = 0
-function setup(thread) thread:set("share", tonumber(os.getenv("SHARE"))) end
-function init(args) share = tonumber(os.getenv("SHARE")) end
-function response(status, headers, body)
-    counted = counted + 1
-    if counted >= share then wrk.thread:stop() end
-end
-LUA
 
 # Peak seconds of a command (wall clock) and its peak RSS in MB, as "seconds mb".
 measure() {
@@ -88,11 +78,16 @@ for size in $SIZES; do
     ( while kill -0 "$pid" 2>/dev/null; do process_kb VmRSS "$pid" >> "$WORK/rss-$size"; sleep 1; done ) &
     sampler=$!
     echo "recording $COUNT exchanges of $size bytes"
-    SHARE=$(( (COUNT + 49) / 50 )) timeout $((LIMIT + 30)) \
-        wrk -t2 -c50 -d"${LIMIT}s" -s "$WORK/count.lua" "http://127.0.0.1:$port/b$size" > "$WORK/wrk-$size" || true
-    sleep 2
-    stored=$(curl -s "http://127.0.0.1:$ui_port/api/status" | python3 -c 'import json,sys; print(json.load(sys.stdin)["flows"])')
-    rate=$(awk '/Requests\/sec/ { printf "%.0f", $2 }' "$WORK/wrk-$size")
+    # wrk runs in steps of STEP seconds until the session holds COUNT exchanges or LIMIT passed.
+    started=$(date +%s)
+    stored=0
+    : > "$WORK/wrk-$size"
+    while [ "$stored" -lt "$COUNT" ] && [ $(( $(date +%s) - started )) -lt "$LIMIT" ]; do
+        timeout $((STEP + 30)) wrk -t2 -c50 -d"${STEP}s" "http://127.0.0.1:$port/b$size" >> "$WORK/wrk-$size" || true
+        stored=$(curl -s "http://127.0.0.1:$ui_port/api/status" | python3 -c 'import json,sys; print(json.load(sys.stdin)["flows"])')
+    done
+    elapsed=$(( $(date +%s) - started ))
+    rate=$(( stored / (elapsed > 0 ? elapsed : 1) ))
     if [ "$size" = "$(echo $SIZES | awk '{ print $NF }')" ]; then
         # The web UI's questions, asked of the session just recorded (the proxy idle).
         newest=$(timed_get "http://127.0.0.1:$ui_port/api/flows?order=newest&limit=200")
