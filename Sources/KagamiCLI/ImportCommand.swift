@@ -9,7 +9,7 @@ struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Read an HTTP Archive (HAR 1.2) into a session, creating the session file when missing.",
-        discussion: "Entries Kagami can't read are skipped, each named on standard error with its JSON path and the reason; the rest are imported. A file that is not an archive (broken JSON, no log.entries), or whose entries are all unreadable, imports nothing and exits 2."
+        discussion: "The archive is read entry by entry into the session, so its size is not bounded by memory. Entries Kagami can't read are skipped, each named on standard error with its JSON path and the reason; the rest are imported. A file that is not an archive (no log.entries), or whose entries are all unreadable, imports nothing and exits 2; JSON broken partway keeps the entries before the break and exits 2, naming its line and column."
     )
 
     @Argument(help: "The .har file.")
@@ -19,21 +19,94 @@ struct ImportCommand: AsyncParsableCommand {
     var session: String
 
     func run() async throws {
-        let result: HARImport.Result
+        let path = SessionFile.expand(file)
+        let bytes: Data
         do {
-            result = try HARFile.read(file, command: "import")
+            // Mapped, not read: the file's pages are the system's to drop, whatever its size.
+            bytes = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
         } catch {
-            FileHandle.standardError.write(Data("kagami import: \(error); nothing imported\n".utf8))
+            FileHandle.standardError.write(Data("kagami import: cannot read \(path): \(error.localizedDescription); nothing imported\n".utf8))
             throw ExitCode(2)
         }
-        let flows = result.flows
-        let store = try SQLiteFlowStore(path: SessionFile.expand(session))
-        for flow in flows {
-            store.record(flow)
-            if let messages = result.webSocketMessages[flow.id] { store.record(messages: messages, of: flow.id) }
+        let importing = Importing(sessionPath: SessionFile.expand(session))
+        let file = self.file
+        // Entry by entry, straight into the session: memory holds one entry and what waits for
+        // the writer, which the reading waits for when it is behind.
+        let outcome: Result<HARImport.Streamed, HARImportError> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var result: Result<HARImport.Streamed, HARImportError> = .failure(HARImportError(file: file, message: "not read"))
+                bytes.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+                    do throws(HARImportError) {
+                        result = .success(try HARImport.read(from: buffer, file: file) { importing.record($0, messages: $1) })
+                    } catch {
+                        result = .failure(error)
+                    }
+                }
+                continuation.resume(returning: result)
+            }
         }
-        try await store.flush()
-        let skippedNote = result.skipped.isEmpty ? "" : " (\(result.skipped.count) entr\(result.skipped.count == 1 ? "y" : "ies") skipped)"
-        print("Imported \(flows.count) exchange\(flows.count == 1 ? "" : "s") into \(session)\(skippedNote)")
+        if let error = importing.openError { throw error }
+        let imported = importing.count
+        switch outcome {
+        case .success(let streamed):
+            for skipped in streamed.skipped {
+                FileHandle.standardError.write(Data("kagami import: skipped \(skipped)\n".utf8))
+            }
+            // The archive's own fields go on its first flow, recorded again in its place.
+            if var first = importing.first, !streamed.logFields.isEmpty {
+                first.archiveFields = streamed.logFields + (first.archiveFields ?? [])
+                importing.store?.record(first)
+            }
+            try await importing.store?.flush()
+            if imported == 0, !streamed.skipped.isEmpty {
+                FileHandle.standardError.write(Data("kagami import: no entry of \(file) could be read; nothing imported\n".utf8))
+                throw ExitCode(2)
+            }
+            let skippedNote = streamed.skipped.isEmpty ? "" : " (\(streamed.skipped.count) entr\(streamed.skipped.count == 1 ? "y" : "ies") skipped)"
+            print("Imported \(imported) exchange\(imported == 1 ? "" : "s") into \(session)\(skippedNote)")
+        case .failure(let error):
+            try await importing.store?.flush()
+            let kept = imported == 0 ? "nothing imported" : "the \(imported) entr\(imported == 1 ? "y" : "ies") before it \(imported == 1 ? "was" : "were") imported into \(session)"
+            FileHandle.standardError.write(Data("kagami import: \(error); \(kept)\n".utf8))
+            throw ExitCode(2)
+        }
+    }
+}
+
+/// The session an import writes into, opened when the first entry is read (an archive with
+/// nothing readable creates no session).
+private final class Importing: @unchecked Sendable {
+    let sessionPath: String
+    private(set) var store: SQLiteFlowStore?
+    private(set) var openError: (any Error)?
+    private(set) var first: Flow?
+    private(set) var count = 0
+
+    init(sessionPath: String) {
+        self.sessionPath = sessionPath
+    }
+
+    /// On the reading's thread, one entry at a time.
+    func record(_ flow: Flow, messages: [WebSocketMessage]?) {
+        guard openError == nil else { return }
+        if store == nil {
+            do {
+                store = try SQLiteFlowStore(path: sessionPath)
+            } catch {
+                openError = error
+                return
+            }
+        }
+        guard let store else { return }
+        // Bounded: the writer frees room as each batch commits.
+        var waited = 0
+        while store.isBehind, waited < 600_000 {
+            usleep(1_000)
+            waited += 1
+        }
+        store.record(flow)
+        if let messages { store.record(messages: messages, of: flow.id) }
+        if first == nil { first = flow }
+        count += 1
     }
 }

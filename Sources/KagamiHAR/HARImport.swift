@@ -56,17 +56,65 @@ public enum HARImport {
                 result.skipped.append(error)
             }
         }
-        // The archive's own fields (pages, browser, comment, a tool's `_` fields) travel on the
-        // first flow, so that exporting the session writes them again.
-        var logFields: [ArchiveField] = []
-        for (key, value) in try log.object() where !["version", "creator", "entries"].contains(key) {
-            if key == "pages", value.arrayValue?.isEmpty == true { continue }
-            logFields.append(ArchiveField(path: ["log", key], json: value.serialized()))
-        }
+        let logFields = try self.logFields(log)
         if !logFields.isEmpty, !result.flows.isEmpty {
             result.flows[0].archiveFields = logFields + (result.flows[0].archiveFields ?? [])
         }
         return result
+    }
+
+    /// What reading an archive entry by entry found besides the flows it handed out.
+    public struct Streamed: Sendable {
+        public var flows: Int
+        public var skipped: [HARImportError]
+        /// The archive's own fields, for the caller to add to the first flow's `archiveFields`
+        /// (they may come after the entries in the file).
+        public var logFields: [ArchiveField]
+    }
+
+    /// Reads an archive too big to hold as a whole: each flow goes to `flow` as its entry is
+    /// read, with its WebSocket messages; memory holds one entry (and the bytes given).
+    public static func read(
+        from bytes: UnsafeRawBufferPointer, file: String? = nil, flow deliver: (Flow, [WebSocketMessage]?) -> Void
+    ) throws(HARImportError) -> Streamed {
+        var streamed = Streamed(flows: 0, skipped: [], logFields: [])
+        let archive: JSONValue
+        do throws(JSONParseError) {
+            archive = try JSONValue(parsing: bytes, streamingArrayAt: ["log", "entries"]) { entry, index in
+                do throws(HARImportError) {
+                    let (flow, messages) = try self.flow(HARNode(entry, path: "log.entries[\(index)]"))
+                    deliver(flow, messages)
+                    streamed.flows += 1
+                } catch {
+                    var located = error
+                    located.file = file
+                    streamed.skipped.append(located)
+                }
+            }
+        } catch {
+            throw HARImportError(file: file, line: error.line, column: error.column, message: "not valid JSON: \(error.message)")
+        }
+        do {
+            let log = try HARNode(archive, path: "").member("log")
+            _ = try log.member("entries").array()
+            streamed.logFields = try logFields(log)
+        } catch {
+            var located = error
+            located.file = file
+            throw located
+        }
+        return streamed
+    }
+
+    /// The archive's own fields (pages, browser, comment, a tool's `_` fields), which travel on
+    /// the first flow, so that exporting the session writes them again.
+    static func logFields(_ log: HARNode) throws(HARImportError) -> [ArchiveField] {
+        var fields: [ArchiveField] = []
+        for (key, value) in try log.object() where !["version", "creator", "entries"].contains(key) {
+            if key == "pages", value.arrayValue?.isEmpty == true { continue }
+            fields.append(ArchiveField(path: ["log", key], json: value.serialized()))
+        }
+        return fields
     }
 
     static func flow(_ entry: HARNode) throws(HARImportError) -> (Flow, [WebSocketMessage]?) {

@@ -50,22 +50,38 @@ public struct HARStreamWriter {
     /// The text of the next entry.
     public mutating func entry(_ flow: Flow, webSocketMessages: [WebSocketMessage]? = nil) -> Data {
         log.add(flow)
-        var text = entries == 0 ? "\n      " : ",\n      "
-        text += HARExport.entry(flow, webSocketMessages: webSocketMessages).serialized([.prettyPrinted])
-            .replacingOccurrences(of: "\n", with: "\n      ")
+        var text = Data((entries == 0 ? "\n      " : ",\n      ").utf8)
+        Self.append(HARExport.entry(flow, webSocketMessages: webSocketMessages).serialized([.prettyPrinted]), indentedBy: 6, to: &text)
         entries += 1
-        return Data(text.utf8)
+        return text
     }
 
     /// The end of the entries and the rest of the log.
     public func closing() -> Data {
-        var text = entries == 0 ? "],\n" : "\n    ],\n"
+        let text = entries == 0 ? "],\n" : "\n    ],\n"
         let rest = Array(log.object(creatorVersion: creatorVersion))
+        var data = Data(text.utf8)
         for (index, member) in rest.enumerated() {
-            let value = member.value.serialized([.prettyPrinted]).replacingOccurrences(of: "\n", with: "\n    ")
-            text += "    \(JSONValue.string(member.key).serialized()): \(value)\(index < rest.count - 1 ? "," : "")\n"
+            data.append(contentsOf: "    \(JSONValue.string(member.key).serialized()): ".utf8)
+            Self.append(member.value.serialized([.prettyPrinted]), indentedBy: 4, to: &data)
+            data.append(contentsOf: (index < rest.count - 1 ? ",\n" : "\n").utf8)
         }
-        text += "  }\n}\n"
-        return Data(text.utf8)
+        data.append(contentsOf: "  }\n}\n".utf8)
+        return data
+    }
+
+    /// `text` with `spaces` more indentation on every line but its first.
+    private static func append(_ text: String, indentedBy spaces: Int, to data: inout Data) {
+        var text = text
+        let indent = [UInt8(ascii: "\n")] + Array(repeating: UInt8(ascii: " "), count: spaces)
+        text.withUTF8 { bytes in
+            var start = 0
+            for index in bytes.indices where bytes[index] == UInt8(ascii: "\n") {
+                data.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                data.append(contentsOf: indent)
+                start = index + 1
+            }
+            data.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
+        }
     }
 }

@@ -23,10 +23,22 @@ extension JSONValue {
         }
     }
 
-    init(parsing buffer: UnsafeBufferPointer<UInt8>) throws(JSONParseError) {
+    /// Parses a document whose array at `path` (member names from the root object down) may
+    /// be too big to hold: each of its elements goes to `element` as soon as it is read, with
+    /// its index, and the value returned has that array empty.
+    public init(
+        parsing buffer: UnsafeRawBufferPointer, streamingArrayAt path: [String], element: (JSONValue, Int) -> Void
+    ) throws(JSONParseError) {
+        self = try withoutActuallyEscaping(element) { element throws(JSONParseError) in
+            try JSONValue(parsing: buffer.assumingMemoryBound(to: UInt8.self), streaming: JSONReader.Stream(path: path, element: element))
+        }
+    }
+
+    init(parsing buffer: UnsafeBufferPointer<UInt8>, streaming: JSONReader.Stream? = nil) throws(JSONParseError) {
         var parser = JSONReader(bytes: buffer)
+        parser.stream = streaming
         parser.skipWhitespace()
-        let value = try parser.readValue(depth: 0)
+        let value = try parser.readValue(depth: 0, path: streaming.map { $0.path[...] })
         parser.skipWhitespace()
         if parser.index < buffer.count {
             throw parser.error("unexpected \(parser.describeCurrent()) after the JSON value")
@@ -35,10 +47,17 @@ extension JSONValue {
     }
 }
 
-private struct JSONReader {
+struct JSONReader {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
     static let maximumDepth = 200
+
+    /// The array whose elements are handed out as they are read instead of kept.
+    struct Stream {
+        var path: [String]
+        var element: (JSONValue, Int) -> Void
+    }
+    var stream: Stream?
 
     init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
@@ -69,12 +88,13 @@ private struct JSONReader {
         }
     }
 
-    mutating func readValue(depth: Int) throws(JSONParseError) -> JSONValue {
+    /// `path`: what is left of the streamed array's path below this value (nil off that path).
+    mutating func readValue(depth: Int, path: ArraySlice<String>? = nil) throws(JSONParseError) -> JSONValue {
         guard depth < Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth) levels") }
         guard index < bytes.count else { throw error("expected a value, found end of input") }
         switch bytes[index] {
-        case UInt8(ascii: "{"): return try readObject(depth: depth)
-        case UInt8(ascii: "["): return try readArray(depth: depth)
+        case UInt8(ascii: "{"): return try readObject(depth: depth, path: path)
+        case UInt8(ascii: "["): return try readArray(depth: depth, streamed: path?.isEmpty == true)
         case UInt8(ascii: "\""): return .string(try readString())
         case UInt8(ascii: "t"): try readLiteral("true"); return .bool(true)
         case UInt8(ascii: "f"): try readLiteral("false"); return .bool(false)
@@ -94,7 +114,7 @@ private struct JSONReader {
         index += count
     }
 
-    mutating func readObject(depth: Int) throws(JSONParseError) -> JSONValue {
+    mutating func readObject(depth: Int, path: ArraySlice<String>? = nil) throws(JSONParseError) -> JSONValue {
         index += 1
         var object = JSONObject()
         skipWhitespace()
@@ -114,7 +134,8 @@ private struct JSONReader {
             }
             index += 1
             skipWhitespace()
-            object[key] = try readValue(depth: depth + 1)
+            let below = path.flatMap { $0.first == key ? $0.dropFirst() : nil }
+            object[key] = try readValue(depth: depth + 1, path: below)
             skipWhitespace()
             guard index < bytes.count else { throw error("unterminated object, expected ',' or '}'") }
             switch bytes[index] {
@@ -125,9 +146,10 @@ private struct JSONReader {
         }
     }
 
-    mutating func readArray(depth: Int) throws(JSONParseError) -> JSONValue {
+    mutating func readArray(depth: Int, streamed: Bool = false) throws(JSONParseError) -> JSONValue {
         index += 1
         var array: [JSONValue] = []
+        var count = 0
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
             index += 1
@@ -135,7 +157,13 @@ private struct JSONReader {
         }
         while true {
             skipWhitespace()
-            array.append(try readValue(depth: depth + 1))
+            let element = try readValue(depth: depth + 1)
+            if streamed, let stream {
+                stream.element(element, count)
+            } else {
+                array.append(element)
+            }
+            count += 1
             skipWhitespace()
             guard index < bytes.count else { throw error("unterminated array, expected ',' or ']'") }
             switch bytes[index] {
@@ -146,38 +174,40 @@ private struct JSONReader {
         }
     }
 
+    /// A string without escapes is decoded from the input in one go; one with escapes is put
+    /// together as UTF-8 bytes and decoded once at its end.
     mutating func readString() throws(JSONParseError) -> String {
         let start = index
         index += 1
-        var scalars = String.UnicodeScalarView()
         var runStart = index
-        func flushRun(_ end: Int, into scalars: inout String.UnicodeScalarView) {
-            if end > runStart {
-                scalars.append(contentsOf: String(decoding: UnsafeBufferPointer(rebasing: bytes[runStart..<end]), as: UTF8.self).unicodeScalars)
-            }
+        var unescaped: [UInt8]? = nil
+        func append(_ scalar: Unicode.Scalar, to bytes: inout [UInt8]) {
+            bytes.append(contentsOf: UTF8.encode(scalar).map { Array($0) } ?? [0xEF, 0xBF, 0xBD])
         }
         while true {
             guard index < bytes.count else { throw error("unterminated string", at: start) }
             let b = bytes[index]
             if b == UInt8(ascii: "\"") {
-                flushRun(index, into: &scalars)
+                let run = UnsafeBufferPointer(rebasing: bytes[runStart..<index])
                 index += 1
-                return String(scalars)
+                guard var built = unescaped else { return String(decoding: run, as: UTF8.self) }
+                built.append(contentsOf: run)
+                return String(decoding: built, as: UTF8.self)
             } else if b == UInt8(ascii: "\\") {
-                flushRun(index, into: &scalars)
+                var built = unescaped ?? []
+                unescaped = nil  // so `built` is the only owner of its storage while it grows
+                built.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
                 index += 1
                 guard index < bytes.count else { throw error("unterminated escape", at: index - 1) }
                 let e = bytes[index]
                 index += 1
                 switch e {
-                case UInt8(ascii: "\""): scalars.append("\"")
-                case UInt8(ascii: "\\"): scalars.append("\\")
-                case UInt8(ascii: "/"): scalars.append("/")
-                case UInt8(ascii: "b"): scalars.append("\u{08}")
-                case UInt8(ascii: "f"): scalars.append("\u{0C}")
-                case UInt8(ascii: "n"): scalars.append("\n")
-                case UInt8(ascii: "r"): scalars.append("\r")
-                case UInt8(ascii: "t"): scalars.append("\t")
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): built.append(e)
+                case UInt8(ascii: "b"): built.append(0x08)
+                case UInt8(ascii: "f"): built.append(0x0C)
+                case UInt8(ascii: "n"): built.append(0x0A)
+                case UInt8(ascii: "r"): built.append(0x0D)
+                case UInt8(ascii: "t"): built.append(0x09)
                 case UInt8(ascii: "u"):
                     let unit = try readHex4()
                     if (0xD800...0xDBFF).contains(unit) {
@@ -186,22 +216,21 @@ private struct JSONReader {
                             let low = try readHex4()
                             if (0xDC00...0xDFFF).contains(low),
                                let scalar = Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)) {
-                                scalars.append(scalar)
+                                append(scalar, to: &built)
                             } else {
-                                scalars.append("\u{FFFD}")
-                                if let s = Unicode.Scalar(low) { scalars.append(s) } else { scalars.append("\u{FFFD}") }
+                                append("\u{FFFD}", to: &built)
+                                append(Unicode.Scalar(low) ?? "\u{FFFD}", to: &built)
                             }
                         } else {
-                            scalars.append("\u{FFFD}")
+                            append("\u{FFFD}", to: &built)
                         }
-                    } else if let scalar = Unicode.Scalar(unit) {
-                        scalars.append(scalar)
                     } else {
-                        scalars.append("\u{FFFD}")
+                        append(Unicode.Scalar(unit) ?? "\u{FFFD}", to: &built)
                     }
                 default:
                     throw error("invalid escape '\\\(Character(Unicode.Scalar(e)))' in string", at: index - 2)
                 }
+                unescaped = built
                 runStart = index
             } else if b < 0x20 {
                 throw error("control character 0x\(String(b, radix: 16)) must be escaped in a string")

@@ -1,5 +1,11 @@
 import OrderedCollections
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A JSON document as plain values. Objects keep their members in source order (API
 /// descriptions and rendered examples are read by people), integers stay exact.
 public enum JSONValue: Sendable, Hashable {
@@ -83,7 +89,15 @@ extension JSONValue {
         case (.null, .null): return true
         case (.bool(let a), .bool(let b)): return a == b
         // Code point by code point: Swift's == treats "é" and "e\u{301}" as equal, JSON does not.
-        case (.string(let a), .string(let b)): return a.unicodeScalars.elementsEqual(b.unicodeScalars)
+        // The same code points are the same UTF-8 bytes.
+        case (.string(var a), .string(var b)):
+            return a.withUTF8 { x in
+                b.withUTF8 { y in
+                    guard x.count == y.count else { return false }
+                    guard let xBytes = x.baseAddress, let yBytes = y.baseAddress else { return true }
+                    return memcmp(xBytes, yBytes, x.count) == 0
+                }
+            }
         case (.integer(let a), .integer(let b)): return a == b
         case (.integer, .number), (.number, .integer), (.number, .number):
             return doubleValue == other.doubleValue

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import KagamiFlow
 import KagamiJSON
@@ -187,5 +188,43 @@ import Testing
         await #expect(throws: (any Error).self) {
             try await ExportCommand.parse(["--session", session, "--limit", "0"]).run()
         }
+    }
+
+    /// An archive Kagami exported (entries first, then the log's pages) imports whole: the
+    /// pages travel on its first flow and export again.
+    @Test func pagesAfterTheEntriesAreKept() async throws {
+        let harPath = try HARTestSupport.temporaryPath("chrome.har")
+        try HARTestSupport.fixture("chrome-devtools.har").write(to: URL(fileURLWithPath: harPath))
+        let first = try HARTestSupport.temporaryPath("first.sqlite")
+        try await ImportCommand.parse([harPath, "--session", first]).run()
+        let exported = try HARTestSupport.temporaryPath("exported.har")
+        try await ExportCommand.parse(["--session", first, "-o", exported]).run()
+        let text = try String(contentsOfFile: exported, encoding: .utf8)
+        let entries = try #require(text.range(of: "\"entries\""))
+        let pages = try #require(text.range(of: "\"pages\""))
+        #expect(entries.lowerBound < pages.lowerBound)
+
+        let second = try HARTestSupport.temporaryPath("second.sqlite")
+        try await ImportCommand.parse([exported, "--session", second]).run()
+        let again = try HARTestSupport.temporaryPath("again.har")
+        try await ExportCommand.parse(["--session", second, "-o", again]).run()
+        let a = try JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: exported)))
+        let b = try JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: again)))
+        #expect(HARTestSupport.differences(a, b) == [])
+        #expect(b["log"]?["pages"]?.arrayValue?.isEmpty == false)
+    }
+
+    /// JSON broken partway (a file cut short) keeps the entries read before the break.
+    @Test func jsonBrokenPartwayKeepsTheEntriesBeforeIt() async throws {
+        let flows = HARTestSupport.kagamiFlows()
+        let text = HARExport.archive(flows, creatorVersion: "0.1.0").serialized()
+        let secondEntry = try #require(text.range(of: "\"startedDateTime\"", range: text.index(after: text.range(of: "\"startedDateTime\"")!.upperBound)..<text.endIndex))
+        let harPath = try HARTestSupport.temporaryPath("cut.har")
+        try Data(text[..<text.index(secondEntry.lowerBound, offsetBy: 30)].utf8).write(to: URL(fileURLWithPath: harPath))
+        let session = try HARTestSupport.temporaryPath("cut.sqlite")
+        await #expect(throws: ExitCode(2)) {
+            try await ImportCommand.parse([harPath, "--session", session]).run()
+        }
+        #expect(try await SQLiteFlowStore(path: session).allFlows().map(\.id) == [flows[0].id])
     }
 }

@@ -100,7 +100,8 @@ for size in $SIZES; do
     kill "$pid"
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     wait "$sampler" 2>/dev/null || true
-    bytes=$(cat "$SESSION" "$SESSION-wal" 2>/dev/null | wc -c)
+    # The session file and whatever lies beside it (write-ahead log, body log).
+    bytes=$(du -cb "$SESSION"* | awk 'END { print $1 }')
     python3 - "$WORK/rss-$size" "$size" "$stored" "$rate" "$bytes" >> "$TABLE" <<'PY'
 import sys
 samples = [int(line) for line in open(sys.argv[1]) if line.strip()]
