@@ -80,7 +80,7 @@ public final class SQLiteFlowStore: FlowStore {
     /// relays to stop reading for a moment: memory stays flat over a socket of any length.
     public let maximumPendingMessages: Int
 
-    public init(path: String, maximumPendingBodyBytes: Int = 256 << 20, maximumPendingFlows: Int = 50_000, maximumPendingMessages: Int = 50_000) throws {
+    public init(path: String, maximumPendingBodyBytes: Int = 64 << 20, maximumPendingFlows: Int = 20_000, maximumPendingMessages: Int = 50_000) throws {
         self.path = path
         self.maximumPendingBodyBytes = maximumPendingBodyBytes
         self.maximumPendingFlows = maximumPendingFlows

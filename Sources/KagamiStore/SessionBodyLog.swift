@@ -24,8 +24,9 @@ final class SessionBodyLog: Sendable {
         var uncommitted = 0
     }
 
-    /// Bodies this large or larger go to the log; smaller ones stay in SQLite with their flow.
-    static let threshold = 32 << 10
+    /// Bodies this large or larger (a SQLite page) go to the log; smaller ones stay in SQLite
+    /// with their flow, on its row's page.
+    static let threshold = 4 << 10
 
     init(path: String) {
         self.path = path
