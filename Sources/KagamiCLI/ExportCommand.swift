@@ -13,12 +13,7 @@ struct ExportCommand: AsyncParsableCommand {
         case har
     }
 
-    @Option(help: "Session file; with --store, the session's name.")
-    var session: String
-
-    @Option(name: .customLong("store"), help: ArgumentHelp(
-        "Read the session from a PostgreSQL database shared by a team (postgres://user@host/database).", valueName: "url"))
-    var storeURL: String?
+    @OptionGroup var source: SessionOptions
 
     @Option(help: "Output format: \(Format.allCases.map(\.rawValue).joined(separator: ", ")).")
     var format: Format = .har
@@ -29,8 +24,12 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "Write to this file instead of standard output.")
     var output: String?
 
+    func validate() throws {
+        _ = try source.requiredSession()
+    }
+
     func run() async throws {
-        let reading = try await RecordingStore.openForReading(store: storeURL, session: session)
+        let reading = try await source.openForReading()
         let store = reading.store
         var flows: [Flow] = []
         if ids.isEmpty {

@@ -12,7 +12,11 @@ import KagamiUI
 struct ProxyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "proxy",
-        abstract: "Run the debugging proxy and record every exchange into a session file or a shared store."
+        abstract: "Run the debugging proxy and record every exchange into a session file or a shared store.",
+        discussion: """
+            --session FILE is created when missing (default: a new file under ~/.kagami/sessions). With --store, \
+            --session NAME is appended to when it exists (default: a session named after the date and time).
+            """
     )
 
     @Option(help: "Address to listen on. Anything but loopback exposes the proxy to other hosts.")
@@ -21,13 +25,7 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on (0 picks a free one).")
     var port = 8888
 
-    @Option(help: "Session file (SQLite) to record into; created when missing. Default: a new file under ~/.kagami/sessions. With --store: the session's name, appended to when it exists (default: the date and time).")
-    var session: String?
-
-    @Option(name: .customLong("store"), help: ArgumentHelp(
-        "Record into a PostgreSQL database shared by a team (postgres://user@host/database, sslmode as libpq reads it) instead of a session file. See docs/TEAM.md.",
-        valueName: "url"))
-    var storeURL: String?
+    @OptionGroup var destination: SessionOptions
 
     @Option(name: .customLong("redact-header"), help: ArgumentHelp(
         "With --store: replace this header's values by a marker before anything is written to the shared store; repeatable. Default: Authorization, Proxy-Authorization, Cookie, Set-Cookie.",
@@ -97,7 +95,7 @@ struct ProxyCommand: AsyncParsableCommand {
         // Each client may need a descriptor for its server connection too: take what the system allows.
         ProxyServer.raiseDescriptorLimit()
         let redaction = noRedaction ? HeaderRedaction.none : HeaderRedaction(names: redactHeaders.isEmpty ? HeaderRedaction.defaultNames : redactHeaders)
-        let recording = try await RecordingStore.open(store: storeURL, session: session, redaction: redaction)
+        let recording = try await RecordingStore.open(store: destination.storeURL, session: destination.session, redaction: redaction)
         let store = recording.store
         let sessionPath = recording.description
         // The hub passes each flow to the store and to the web UI's live views.
