@@ -27,13 +27,7 @@ struct ProxyCommand: AsyncParsableCommand {
 
     @OptionGroup var destination: SessionOptions
 
-    @Option(name: .customLong("redact-header"), help: ArgumentHelp(
-        "With --store: replace this header's values by a marker before anything is written to the shared store; repeatable. Default: Authorization, Proxy-Authorization, Cookie, Set-Cookie.",
-        valueName: "name"))
-    var redactHeaders: [String] = []
-
-    @Flag(help: "With --store: write header values as they are (no redaction).")
-    var noRedaction = false
+    @OptionGroup var redactionOptions: RedactionOptions
 
     @Option(help: "Act as a reverse proxy for this server (e.g. http://127.0.0.1:3000) instead of a forward proxy.")
     var reverse: String?
@@ -94,7 +88,7 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         // Each client may need a descriptor for its server connection too: take what the system allows.
         ProxyServer.raiseDescriptorLimit()
-        let redaction = noRedaction ? HeaderRedaction.none : HeaderRedaction(names: redactHeaders.isEmpty ? HeaderRedaction.defaultNames : redactHeaders)
+        let redaction = redactionOptions.redaction
         let recording = try await RecordingStore.open(store: destination.storeURL, session: destination.session, redaction: redaction)
         let store = recording.store
         let sessionPath = recording.description

@@ -16,15 +16,7 @@ struct RecordingStore {
             let path = try session.map(SessionFile.expand) ?? SessionFile.newDefaultPath()
             return RecordingStore(store: try SQLiteFlowStore(path: path), description: path)
         }
-        guard PostgresLocation.isPostgresURL(url) else {
-            throw ValidationError("--store takes a postgres://user@host/database URL; to record into a session file, give --session FILE alone")
-        }
-        let location: PostgresLocation
-        do {
-            location = try PostgresLocation(url: url)
-        } catch {
-            throw ValidationError("--store: \(error)")
-        }
+        let location = try location(url, hint: "; to record into a session file, give --session FILE alone")
         let name = session ?? SessionFile.newDefaultName()
         do {
             let store = try await PostgresFlowStore.open(
@@ -42,15 +34,7 @@ struct RecordingStore {
             let store = try SessionFile.open(session)
             return RecordingStore(store: store, description: store.path)
         }
-        guard PostgresLocation.isPostgresURL(url) else {
-            throw ValidationError("--store takes a postgres://user@host/database URL")
-        }
-        let location: PostgresLocation
-        do {
-            location = try PostgresLocation(url: url)
-        } catch {
-            throw ValidationError("--store: \(error)")
-        }
+        let location = try location(url)
         let opened: PostgresFlowStore?
         do {
             opened = try await PostgresFlowStore.openExisting(location, session: session)
@@ -59,6 +43,18 @@ struct RecordingStore {
         }
         guard let opened else { throw ValidationError("no session named \(session) in \(location)") }
         return RecordingStore(store: opened, description: "\(session) in \(location)")
+    }
+
+    /// The database `--store` names, or a usage error saying what is wrong with the URL.
+    static func location(_ url: String, hint: String = "") throws -> PostgresLocation {
+        guard PostgresLocation.isPostgresURL(url) else {
+            throw ValidationError("--store takes a postgres://user@host/database URL\(hint)")
+        }
+        do {
+            return try PostgresLocation(url: url)
+        } catch {
+            throw ValidationError("--store: \(error)")
+        }
     }
 
     /// Where a shared store keeps what it could not write while its server was away.

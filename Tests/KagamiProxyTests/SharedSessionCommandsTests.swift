@@ -1,4 +1,6 @@
 import Foundation
+import KagamiPostgresStore
+import KagamiStore
 import KagamiTesting
 import Testing
 
@@ -78,6 +80,87 @@ import Testing
         let noSession = try await kagami.run(["infer", "--store", url])
         #expect(noSession.status != 0)
         #expect(noSession.stderr.contains("--store URL --session NAME"))
+        try await origin.stop()
+    }
+}
+
+/// `kagami push`: a session file a real proxy recorded, uploaded into a new session of the
+/// shared store and read back with `flows --store` and the store itself.
+@Suite struct PushTests {
+    @Test func pushUploadsARecordedSessionRedacted() async throws {
+        let url = try ServeTests.postgresURL()
+        let origin = try await OriginServer.start()
+        let echo = try PeerServer.webSocketEcho()
+        defer { echo.stop() }
+        let folder = NSTemporaryDirectory() + "kagami-push-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/checkout-bug-\(UUID().uuidString.prefix(8)).sqlite"
+
+        // Recorded into a session file by a real proxy: two requests with credentials and a
+        // body, and a WebSocket conversation.
+        // (websockets goes through an HTTP proxy with CONNECT: the proxy looks inside, with a CA
+        // of its own in a home folder of the test's.)
+        var environment = ProcessInfo.processInfo.environment
+        environment["KAGAMI_HOME"] = folder + "/home"
+        let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--no-ui", "--session", file], environment: environment)
+        let through = ["-s", "-x", "http://127.0.0.1:\(proxy.port)", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer s3cret"]
+        #expect(try await CommandLineClient.curl.run(through + ["\(origin.baseURL)/echo?n=1"]).stdoutText == "200")
+        #expect(try await CommandLineClient.curl.run(through + ["-H", "Cookie: sid=abc", "--data-binary", "hello body", "\(origin.baseURL)/echo?n=2"]).stdoutText == "200")
+        let run = try await WebSocketPeer.run(["client", "ws://127.0.0.1:\(echo.port)/chat", "--proxy", "http://127.0.0.1:\(proxy.port)", "--big", "100000"])
+        #expect(run.status == 0, "\(run.stderr)")
+        proxy.stop()
+        let local = try SQLiteFlowStore(path: file)
+        let recorded = try await local.allFlows(includeBodies: true)
+        #expect(recorded.count == 3)
+        let socket = try #require(recorded.first { $0.isWebSocket })
+        let recordedMessages = try await local.messages(of: socket.id, offset: 0, limit: nil)
+        #expect(recordedMessages.count >= 2)
+
+        let kagami = CommandLineClient(try KagamiProcess.binary())
+        let name = (file as NSString).lastPathComponent.replacingOccurrences(of: ".sqlite", with: "")
+        let pushed = try await kagami.run(["push", file, "--store", url])
+        #expect(pushed.status == 0, "\(pushed.stderr)")
+        #expect(pushed.stdoutText.contains("Pushed 3 exchanges and \(recordedMessages.count) WebSocket messages"))
+        #expect(pushed.stdoutText.contains("to \(name) in postgres://"))
+
+        // Read back through the command line, as a teammate would.
+        let lines = try await kagami.run(["flows", "--store", url, "--session", name, "--ids"])
+        #expect(lines.status == 0, "\(lines.stderr)")
+        let listed = lines.stdoutText.split(separator: "\n")
+        #expect(listed.count == 3)
+        #expect(listed.map { String($0.prefix(36)) } == recorded.map(\.id.uuidString))
+        #expect(listed.contains { $0.contains("POST 200 \(origin.baseURL)/echo?n=2") })
+
+        // And through the store: bodies byte for byte, messages in order, credentials redacted.
+        let remote = try #require(try await PostgresFlowStore.openExisting(try PostgresLocation(url: url), session: name))
+        let stored = try await remote.allFlows(includeBodies: true)
+        #expect(stored.map(\.request.body.data) == recorded.map(\.request.body.data))
+        #expect(stored.map { $0.response?.body.data } == recorded.map { $0.response?.body.data })
+        #expect(stored.contains { $0.request.body.data == Data("hello body".utf8) })
+        let storedMessages = try await remote.messages(of: socket.id, offset: 0, limit: nil)
+        #expect(storedMessages.map(\.data) == recordedMessages.map(\.data))
+        #expect(storedMessages.map(\.direction) == recordedMessages.map(\.direction))
+        for flow in stored where !flow.isWebSocket {
+            #expect(flow.request.headers.values(for: "Authorization") == ["[redacted by Kagami]"])
+        }
+        #expect(stored.contains { $0.request.headers.values(for: "Cookie") == ["[redacted by Kagami]"] })
+        await remote.close()
+
+        // The session now exists: pushing again is refused rather than mixed in.
+        let again = try await kagami.run(["push", file, "--store", url])
+        #expect(again.status != 0)
+        #expect(again.stderr.contains("already has a session named \(name)"))
+        // Another name takes it again, with header values as they are.
+        let copy = name + "-raw"
+        let raw = try await kagami.run(["push", file, "--store", url, "--session", copy, "--no-redaction"])
+        #expect(raw.status == 0, "\(raw.stderr)")
+        let rawStore = try #require(try await PostgresFlowStore.openExisting(try PostgresLocation(url: url), session: copy))
+        #expect(try await rawStore.allFlows(includeBodies: false).contains { $0.request.headers.values(for: "Authorization") == ["Bearer s3cret"] })
+        await rawStore.close()
+        let missing = try await kagami.run(["push", folder + "/none.sqlite", "--store", url])
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains("no session file at"))
         try await origin.stop()
     }
 }
