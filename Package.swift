@@ -133,7 +133,7 @@ let package = Package(
         // Sessions: the FlowStore protocol and its SQLite driver.
         .target(
             name: "KagamiStore",
-            dependencies: ["KagamiFlow", "KagamiJSON", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "DequeModule", package: "swift-collections")]
+            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiContentCoding", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "DequeModule", package: "swift-collections")]
         ),
         // Sessions shared by a team: the FlowStore protocol over a PostgreSQL server.
         .target(
@@ -254,7 +254,7 @@ let package = Package(
         .testTarget(
             name: "KagamiStoreTests",
             dependencies: [
-                "KagamiStore", "KagamiPostgresStore", "KagamiFlow", "KagamiJSON", "KagamiTesting",
+                "KagamiStore", "KagamiPostgresStore", "KagamiFlow", "KagamiJSON", "KagamiTesting", "KagamiContentCoding",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),

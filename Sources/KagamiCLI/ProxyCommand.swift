@@ -88,7 +88,7 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         // Each client may need a descriptor for its server connection too: take what the system allows.
         ProxyServer.raiseDescriptorLimit()
-        let redaction = redactionOptions.redaction
+        let redaction = try redactionOptions.redaction(rules: activeRules.current?.rules.redaction)
         let recording = try await RecordingStore.open(store: destination.storeURL, session: destination.session, redaction: redaction)
         let store = recording.store
         let sessionPath = recording.description

@@ -13,7 +13,7 @@ struct PushCommand: AsyncParsableCommand {
         discussion: """
             The session is named after the file (checkout-bug.sqlite becomes checkout-bug) unless --session NAME is given; \
             a session that already exists in the store is left alone and the push refused. Credentials are redacted \
-            as `kagami proxy --store` redacts them (see --redact-header, --no-redaction). See docs/TEAM.md.
+            as `kagami proxy --store` redacts them, with the same options and the redaction section of --rules. See docs/TEAM.md.
             """
     )
 
@@ -23,6 +23,9 @@ struct PushCommand: AsyncParsableCommand {
     @OptionGroup var destination: SessionOptions
 
     @OptionGroup var redactionOptions: RedactionOptions
+
+    @Option(help: "A rules document (YAML or JSON) whose redaction section applies. See docs/RULES.md.")
+    var rules: String?
 
     /// Exchanges read from the file at a time; the store is flushed after each page and whenever
     /// this many bytes of bodies and messages wait, so a large session is never held in memory
@@ -41,6 +44,7 @@ struct PushCommand: AsyncParsableCommand {
     func run() async throws {
         let location = try RecordingStore.location(destination.storeURL ?? "")
         let name = destination.session ?? Self.sessionName(forFile: file)
+        let redaction = try redactionOptions.redaction(rules: try rules.map(RulesFile.load)?.rules.redaction)
         let local = try SessionFile.open(file)
         let existing: PostgresFlowStore?
         do {
@@ -57,7 +61,7 @@ struct PushCommand: AsyncParsableCommand {
             remote = try await PostgresFlowStore.open(
                 location, session: name, recordedBy: RecordingStore.recorder(),
                 maximumPendingBodyBytes: Int.max / 2, spoolDirectory: RecordingStore.spoolDirectory,
-                redaction: redactionOptions.redaction)
+                redaction: redaction)
         } catch {
             throw ValidationError("\(error)")
         }

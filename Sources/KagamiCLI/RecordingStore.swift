@@ -11,7 +11,7 @@ struct RecordingStore {
     /// The session as the banner and the web UI name it.
     var description: String
 
-    static func open(store url: String?, session: String?, redaction: HeaderRedaction = HeaderRedaction()) async throws -> RecordingStore {
+    static func open(store url: String?, session: String?, redaction: FlowRedaction = FlowRedaction()) async throws -> RecordingStore {
         guard let url else {
             let path = try session.map(SessionFile.expand) ?? SessionFile.newDefaultPath()
             return RecordingStore(store: try SQLiteFlowStore(path: path), description: path)

@@ -80,7 +80,7 @@ public final class PostgresFlowStore: FlowStore {
     public let writeTimeout: Duration
     /// Header values replaced before a flow is queued, so they never reach the shared store
     /// (nor the spool).
-    public let redaction: HeaderRedaction
+    public let redaction: FlowRedaction
     private let spoolPrefix: String
 
     static let maximumBatch = 2_000
@@ -162,7 +162,7 @@ public final class PostgresFlowStore: FlowStore {
 
     private init(location: PostgresLocation, session: Session, sessionID: Int64, client: PostgresClient, running: Task<Void, Never>,
                  maximumPendingBodyBytes: Int, maximumPendingFlows: Int, maximumPendingMessages: Int,
-                 spoolDirectory: String, maximumSpoolBytes: Int, writeTimeout: Duration, redaction: HeaderRedaction) {
+                 spoolDirectory: String, maximumSpoolBytes: Int, writeTimeout: Duration, redaction: FlowRedaction) {
         self.location = location
         self.session = session
         self.sessionID = sessionID
@@ -199,7 +199,7 @@ public final class PostgresFlowStore: FlowStore {
         maximumConnections: Int = 4, maximumPendingBodyBytes: Int = 256 << 20,
         maximumPendingFlows: Int = 50_000, maximumPendingMessages: Int = 50_000,
         spoolDirectory: String = defaultSpoolDirectory, maximumSpoolBytes: Int = 4 << 30,
-        writeTimeout: Duration = .seconds(15), redaction: HeaderRedaction = HeaderRedaction()
+        writeTimeout: Duration = .seconds(15), redaction: FlowRedaction = FlowRedaction()
     ) async throws -> PostgresFlowStore {
         guard !name.isEmpty else { throw FlowStoreError("a session needs a name") }
         let opened: (id: Int64, session: Session)
@@ -237,7 +237,7 @@ public final class PostgresFlowStore: FlowStore {
     /// The session `name` for reading (`kagami serve`, `flows`, `export`), or nil when the
     /// database has none by that name. It writes only what is recorded into it (HAR imports).
     public static func openExisting(
-        _ location: PostgresLocation, session name: String, redaction: HeaderRedaction = HeaderRedaction()
+        _ location: PostgresLocation, session name: String, redaction: FlowRedaction = FlowRedaction()
     ) async throws -> PostgresFlowStore? {
         let opened: (id: Int64, session: Session)?
         do {

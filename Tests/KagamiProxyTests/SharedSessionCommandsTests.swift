@@ -164,3 +164,63 @@ import Testing
         try await origin.stop()
     }
 }
+
+/// Redaction of query parameters and JSON body fields by `kagami proxy --store`, from the rules
+/// document and the options: the origin and the client see every value, the shared store none.
+@Suite struct SharedStoreRedactionTests {
+    @Test func queryParametersAndJSONFieldsNeverReachTheSharedStore() async throws {
+        let url = try ServeTests.postgresURL()
+        let origin = try await OriginServer.start()
+        let folder = NSTemporaryDirectory() + "kagami-redact-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let rules = folder + "/rules.yaml"
+        try Data("""
+            redaction:
+              query: [api_key]
+              jsonFields: [password, /uri]
+
+            """.utf8).write(to: URL(fileURLWithPath: rules))
+        let name = "redact-" + UUID().uuidString
+        let proxy = try await KagamiProcess.start([
+            "proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--store", url, "--session", name, "--rules", rules,
+            "--redact-query", "sig", "--redact-json-field", "/headers",
+        ])
+        // The echo origin answers with the request's URI and headers in JSON.
+        let answer = try await CommandLineClient.curl.run([
+            "-s", "-x", "http://127.0.0.1:\(proxy.port)", "-H", "Content-Type: application/json", "-H", "Authorization: Bearer t0k3n-h3ader",
+            "--data-binary", #"{"user":"ada","password":"hunter2-s3cret","remember":true}"#,
+            "\(origin.baseURL)/echo?page=2&api_key=k3y-s3cret&sig=sig-s3cret",
+        ])
+        // Nothing changed on the wire.
+        #expect(answer.stdoutText.contains("api_key=k3y-s3cret&sig=sig-s3cret"))
+        #expect(answer.stdoutText.contains("t0k3n-h3ader"))
+        #expect(origin.received.last?.body == Data(#"{"user":"ada","password":"hunter2-s3cret","remember":true}"#.utf8))
+        proxy.stop()
+
+        let kagami = CommandLineClient(try KagamiProcess.binary())
+        let exported = try await kagami.run(["export", "--store", url, "--session", name, "--format", "har"])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let har = exported.stdoutText
+        #expect(!har.contains("s3cret"))
+        #expect(!har.contains("t0k3n-h3ader"))
+        let archive = try JSONSerialization.jsonObject(with: exported.stdout) as? [String: Any]
+        let entry = try #require(((archive?["log"] as? [String: Any])?["entries"] as? [[String: Any]])?.first)
+        let request = try #require(entry["request"] as? [String: Any])
+        #expect(request["url"] as? String == "\(origin.baseURL)/echo?page=2&api_key=%5Bredacted%20by%20Kagami%5D&sig=%5Bredacted%20by%20Kagami%5D")
+        let posted = (request["postData"] as? [String: Any])?["text"] as? String
+        #expect(posted == #"{"user":"ada","password":"[redacted by Kagami]","remember":true}"#)
+        let content = ((entry["response"] as? [String: Any])?["content"] as? [String: Any])?["text"] as? String
+        let response = try JSONSerialization.jsonObject(with: Data((content ?? "").utf8)) as? [String: Any]
+        #expect(response?["uri"] as? String == "[redacted by Kagami]")
+        #expect(response?["headers"] as? String == "[redacted by Kagami]")
+        #expect(response?["method"] as? String == "POST")
+
+        // A rules document with a mistake in its redaction section is refused, saying where.
+        try Data("redaction:\n  jsonFields: [\"\"]\n".utf8).write(to: URL(fileURLWithPath: rules))
+        let refused = try await kagami.run(["proxy", "--port", "0", "--no-ui", "--store", url, "--session", name, "--rules", rules])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("redaction.jsonFields[0]"))
+        try await origin.stop()
+    }
+}

@@ -100,13 +100,13 @@ struct PostgresFlowStoreTests {
         var custom = FlowFixtures.getJSON()
         custom.request.headers.add("X-Api-Key", "key-456")
         let other = try await PostgresFlowStore.open(
-            location, session: name + "-custom", recordedBy: "tests", redaction: HeaderRedaction(names: ["x-api-key"], marker: "***"))
+            location, session: name + "-custom", recordedBy: "tests", redaction: FlowRedaction(headers: ["x-api-key"], marker: "***"))
         other.record(custom)
         try await store.flush()
         try await other.flush()
 
         let stored = try #require(try await store.flow(id: flow.id))
-        let marker = HeaderRedaction.defaultMarker
+        let marker = FlowRedaction.defaultMarker
         #expect(stored.request.headers["Authorization"] == marker)
         #expect(stored.request.headers["Cookie"] == marker)
         #expect(stored.response?.headers["Set-Cookie"] == marker)
