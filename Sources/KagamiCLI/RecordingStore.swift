@@ -63,7 +63,7 @@ struct RecordingStore {
     /// Writes what is queued and lets go of the store's connections.
     func close() async throws {
         try await store.flush()
-        await (store as? PostgresFlowStore)?.close()
+        await store.close()
     }
 
     /// `user@host`, from the login and the machine's own name (no DNS look-up).

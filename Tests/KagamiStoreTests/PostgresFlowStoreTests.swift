@@ -65,7 +65,7 @@ struct PostgresFlowStoreTests {
                 return stores
             }
             let versions = try await column("SELECT version FROM kagami_migration ORDER BY version", as: Int.self, on: client)
-            #expect(versions == [1, 2])
+            #expect(versions == [1, 2, 3])
             let sessions = try await column("SELECT name FROM session ORDER BY name", as: String.self, on: client)
             #expect(sessions == ["first-0", "first-1", "first-2", "first-3"])
             for store in stores { await store.close() }
