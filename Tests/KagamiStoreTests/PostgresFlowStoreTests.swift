@@ -72,6 +72,26 @@ struct PostgresFlowStoreTests {
         }
     }
 
+    /// A database as the Kagami before access tokens left it (schema version 2) is brought up
+    /// to date when a newer one opens it; what it held stays readable.
+    @Test func aDatabaseFromAnOlderKagamiIsMigrated() async throws {
+        try await withFreshDatabase { location, client in
+            let store = try await PostgresFlowStore.open(location, session: "older", recordedBy: "tests")
+            let flow = FlowFixtures.getJSON()
+            store.record(flow)
+            try await store.flush()
+            await store.close()
+            try await client.query("DROP TABLE access_token")
+            try await client.query("DELETE FROM kagami_migration WHERE version = 3")
+
+            let reopened = try #require(try await PostgresFlowStore.openExisting(location, session: "older"))
+            #expect(try await column("SELECT version FROM kagami_migration ORDER BY version", as: Int.self, on: client) == [1, 2, 3])
+            #expect(try await column("SELECT count(*) FROM access_token", as: Int.self, on: client) == [0])
+            #expect(try await reopened.flow(id: flow.id)?.request.headers["Accept"] == "application/json")
+            await reopened.close()
+        }
+    }
+
     @Test func aDatabaseFromANewerKagamiIsRefused() async throws {
         try await withFreshDatabase { location, client in
             let store = try await PostgresFlowStore.open(location, session: "now", recordedBy: "tests")
