@@ -912,6 +912,7 @@ public final class PostgresFlowStore: FlowStore {
                 return message + state
             }
             if let underlying = error.underlying {
+                if let tls = describeTLS(underlying) { return tls }
                 return "\(error.code): \(underlying)"
             }
             return "\(error.code)"
@@ -921,5 +922,17 @@ public final class PostgresFlowStore: FlowStore {
             return cause.map(describe) ?? "the transaction failed"
         }
         return "\(error)"
+    }
+
+    /// A certificate the URL's sslmode refused, in words (BoringSSL's own are in parentheses).
+    static func describeTLS(_ error: any Error) -> String? {
+        let text = "\(error)"
+        if text.contains("CERTIFICATE_VERIFY_FAILED") {
+            return "the server's TLS certificate could not be verified: it is not signed by a CA of sslrootcert (or of the system's trust store without it), or it has expired (\(text))"
+        }
+        if text.contains("failedToValidateHostname") {
+            return "the server's TLS certificate does not name the host of the URL, as sslmode=verify-full requires (\(text))"
+        }
+        return nil
     }
 }
