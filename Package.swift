@@ -117,7 +117,7 @@ let package = Package(
         .executableTarget(name: "rules-bench", dependencies: ["KagamiRules", "KagamiFlow"], path: "bench/rules/Sources"),
         // The inference accuracy benchmark's request generator and scorer (bench/infer/run.sh).
         .executableTarget(name: "infer-bench", dependencies: ["KagamiDescription", "KagamiContract", "KagamiJSON"], path: "bench/infer/Sources"),
-        .executableTarget(name: "store-bench", dependencies: ["KagamiStore", "KagamiFlow", "KagamiJSON"], path: "bench/store/Sources"),
+        .executableTarget(name: "store-bench", dependencies: ["KagamiStore", "KagamiPostgresStore", "KagamiFlow", "KagamiJSON"], path: "bench/store/Sources"),
         // WebSocket echo server and load client for bench/proxy/websocket.sh.
         .executableTarget(
             name: "ws-bench",

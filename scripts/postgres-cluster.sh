@@ -5,7 +5,8 @@
 #   eval "$(scripts/postgres-cluster.sh start)"   # exports KAGAMI_TEST_POSTGRES_URL and _DIR
 #   scripts/postgres-cluster.sh stop "$KAGAMI_TEST_POSTGRES_DIR"
 #
-# `start ssl` also turns TLS on, with a certificate for 127.0.0.1 and localhost made by openssl
+# The cluster runs with fsync=off (fast, for tests); POSTGRES_CLUSTER_FSYNC=on keeps it, as a
+# real server does (benchmarks). `start ssl` also turns TLS on, with a certificate for 127.0.0.1 and localhost made by openssl
 # and signed by a CA of the cluster's own, whose certificate it exports as
 # KAGAMI_TEST_POSTGRES_CA (plain connections are still accepted).
 #
@@ -87,18 +88,19 @@ start() {
     as_owner "$bin/initdb" --pgdata="$dir/data" --username=kagami --auth=trust --encoding=UTF8 --no-locale \
         >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
     if [ "${1:-}" = ssl ]; then extra=$(make_certificates "$dir"); fi
+    extra="$extra -c fsync=${POSTGRES_CLUSTER_FSYNC:-off}"
     echo "$extra" >"$dir/options"
     # Another process may take the port between the look-up and the start: try a few.
     for attempt in 1 2 3 4 5; do
         port=$(free_port)
         if detached as_owner "$bin/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --timeout=60 \
-            -o "-c listen_addresses=127.0.0.1 -c port=$port -k $dir -c fsync=off -c max_connections=200 $extra" \
+            -o "-c listen_addresses=127.0.0.1 -c port=$port -k $dir -c max_connections=200 $extra" \
             start >/dev/null 2>&1; then
             as_owner "$bin/createdb" --host=127.0.0.1 --port="$port" --username=kagami kagami_test
             echo "$port" >"$dir/port"
             echo "export KAGAMI_TEST_POSTGRES_URL=postgres://kagami@127.0.0.1:$port/kagami_test"
             echo "export KAGAMI_TEST_POSTGRES_DIR=$dir"
-            if [ -n "$extra" ]; then echo "export KAGAMI_TEST_POSTGRES_CA=$dir/tls/ca.pem"; fi
+            if [ -f "$dir/tls/ca.pem" ]; then echo "export KAGAMI_TEST_POSTGRES_CA=$dir/tls/ca.pem"; fi
             return
         fi
     done
@@ -127,7 +129,7 @@ resume() {
     local port
     port=$(cat "$dir/port")
     detached as_owner "$(bin_dir)/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --timeout=60 \
-        -o "-c listen_addresses=127.0.0.1 -c port=$port -k $dir -c fsync=off -c max_connections=200 $(cat "$dir/options" 2>/dev/null)" \
+        -o "-c listen_addresses=127.0.0.1 -c port=$port -k $dir -c max_connections=200 $(cat "$dir/options" 2>/dev/null || echo "-c fsync=off")" \
         start >/dev/null
 }
 

@@ -45,7 +45,7 @@ struct ProxyCommand: AsyncParsableCommand {
         valueName: "network|host"))
     var upstreamAllow: [String] = []
 
-    @Option(help: "Rules file (YAML or JSON): Map Remote, Map Local, Rewrite, Block/Allow, No Caching, Throttling. See docs/RULES.md.")
+    @Option(help: "Rules file (YAML or JSON): Map Remote, Map Local, Rewrite, Block/Allow, No Caching, Throttling, and what --store redacts. See docs/RULES.md.")
     var rules: String?
 
     @Flag(help: "Keep the --rules file as it is when rules are replaced through the admin API (PUT /api/rules); by default it is rewritten.")
