@@ -639,42 +639,50 @@ public final class PostgresFlowStore: FlowStore {
 
     private func commit(_ batch: [Entry]) async throws {
         let connection = try await writerConnection()
-        let timeout = writeTimeout
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                try await connection.withTransaction(logger: self.logger) { connection in
-                    var flowIDs: [UUID] = []
-                    for entry in batch {
-                        switch entry.item {
-                        case .flow(let flow):
-                            try await self.upsert(flow, connection)
-                            flowIDs.append(flow.id)
-                        case .messages(let messages, let flowID): try await self.insert(messages, of: flowID, key: entry.key, connection)
-                        case .violations(let violations, let flowID):
-                            try await self.update(violations, of: flowID, connection)
-                            flowIDs.append(flowID)
-                        }
+        let transaction = Task {
+            try await connection.withTransaction(logger: self.logger) { connection in
+                var flowIDs: [UUID] = []
+                for entry in batch {
+                    switch entry.item {
+                    case .flow(let flow):
+                        try await self.upsert(flow, connection)
+                        flowIDs.append(flow.id)
+                    case .messages(let messages, let flowID): try await self.insert(messages, of: flowID, key: entry.key, connection)
+                    case .violations(let violations, let flowID):
+                        try await self.update(violations, of: flowID, connection)
+                        flowIDs.append(flowID)
                     }
-                    try await self.announce(flowIDs, connection)
                 }
-                return true
+                try await self.announce(flowIDs, connection)
             }
-            group.addTask {
-                // A silent server: closing the connection ends the transaction's wait.
-                try await Task.sleep(for: timeout)
-                try? await connection.close()
-                return false
+        }
+        // A silent server, or a transaction slower than the timeout: closing the connection
+        // ends the transaction's wait on the server's side. The transaction's own task is not
+        // waited for: a query on a closed connection doesn't always end.
+        guard try await Self.finishes(transaction, within: writeTimeout) else {
+            try? await connection.close()
+            throw ServerAway(reason: "no answer within \(writeTimeout)")
+        }
+    }
+
+    /// True when `work` ends (or throws its error) within `timeout`; false when the time is up
+    /// first, without waiting for `work` any longer.
+    static func finishes(_ work: Task<Void, any Error>, within timeout: Duration) async throws -> Bool {
+        let outcome = RaceOutcome()
+        return try await withCheckedThrowingContinuation { continuation in
+            outcome.set(continuation)
+            let timer = Task {
+                try? await Task.sleep(for: timeout)
+                outcome.resume(with: .success(false))
             }
-            let committed: Bool
-            do {
-                committed = try await group.next() ?? false
-            } catch {
-                group.cancelAll()
-                throw error
-            }
-            group.cancelAll()
-            if !committed {
-                throw ServerAway(reason: "no answer within \(timeout)")
+            Task {
+                do {
+                    try await work.value
+                    outcome.resume(with: .success(true))
+                } catch {
+                    outcome.resume(with: .failure(error))
+                }
+                timer.cancel()
             }
         }
     }
@@ -934,5 +942,22 @@ public final class PostgresFlowStore: FlowStore {
             return "the server's TLS certificate does not name the host of the URL, as sslmode=verify-full requires (\(text))"
         }
         return nil
+    }
+}
+
+/// The first of two racers to finish resumes the continuation; the other is ignored.
+private final class RaceOutcome: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Bool, any Error>?>(nil)
+
+    func set(_ continuation: CheckedContinuation<Bool, any Error>) {
+        self.continuation.withLock { $0 = continuation }
+    }
+
+    func resume(with result: Result<Bool, any Error>) {
+        let waiting = continuation.withLock { state -> CheckedContinuation<Bool, any Error>? in
+            defer { state = nil }
+            return state
+        }
+        waiting?.resume(with: result)
     }
 }

@@ -59,10 +59,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
                 }
                 tlsMode = mode
             case "sslrootcert":
-                guard let path = item.value, !path.isEmpty, FileManager.default.isReadableFile(atPath: path) else {
-                    throw FlowStoreError("sslrootcert=\(item.value ?? "") in \(Self.redacting(text)): no readable file of CA certificates (PEM) there")
-                }
-                rootCertificatePath = path
+                rootCertificatePath = item.value
             default:
                 throw FlowStoreError("\(Self.redacting(text)): unknown parameter \(item.name) (sslmode and sslrootcert are read)")
             }
@@ -129,6 +126,10 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     /// One connection, for opening the store: its errors (refused, no such database, wrong
     /// password) come back at once, where the pool would keep trying.
     func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        if let rootCertificatePath, tlsMode == .verifyCA || tlsMode == .verifyFull,
+           !FileManager.default.isReadableFile(atPath: rootCertificatePath) {
+            throw FlowStoreError("sslrootcert=\(rootCertificatePath): no readable file of CA certificates (PEM) there")
+        }
         let tls: PostgresConnection.Configuration.TLS
         switch tlsRequest() {
         case nil: tls = .disable

@@ -72,6 +72,27 @@ struct PostgresFlowStoreTests {
         }
     }
 
+    /// A transaction that outlasts the write timeout (a server too busy, or silent) ends the
+    /// wait: the writer doesn't stall behind it, what it held goes to the spool, and the store
+    /// says the server is away. (It once waited for the abandoned transaction for ever.)
+    @Test func aTransactionSlowerThanTheWriteTimeoutDoesNotStallTheWriter() async throws {
+        let location = try StoreDriver.postgresLocation()
+        let spool = NSTemporaryDirectory() + "kagami-spool-test-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: spool) }
+        let store = try await PostgresFlowStore.open(
+            location, session: "slow-" + UUID().uuidString, recordedBy: "tests", spoolDirectory: spool, writeTimeout: .milliseconds(30))
+        for _ in 0..<3_000 { store.record(FlowFixtures.getJSON()) }
+        var waiting = store.status.queued
+        for _ in 0..<600 where waiting > 0 {
+            try await Task.sleep(for: .milliseconds(100))
+            waiting = store.status.queued
+        }
+        #expect(waiting == 0)
+        #expect(store.status.serverAway?.reason.contains("no answer within") == true)
+        #expect(store.status.spooled > 0)
+        await store.close()
+    }
+
     /// A database as the Kagami before access tokens left it (schema version 2) is brought up
     /// to date when a newer one opens it; what it held stays readable.
     @Test func aDatabaseFromAnOlderKagamiIsMigrated() async throws {
