@@ -117,7 +117,7 @@ let package = Package(
         .executableTarget(name: "rules-bench", dependencies: ["KagamiRules", "KagamiFlow"], path: "bench/rules/Sources"),
         // The inference accuracy benchmark's request generator and scorer (bench/infer/run.sh).
         .executableTarget(name: "infer-bench", dependencies: ["KagamiDescription", "KagamiContract", "KagamiJSON"], path: "bench/infer/Sources"),
-        .executableTarget(name: "store-bench", dependencies: ["KagamiStore", "KagamiFlow", "KagamiJSON"], path: "bench/store/Sources"),
+        .executableTarget(name: "store-bench", dependencies: ["KagamiStore", "KagamiPostgresStore", "KagamiFlow", "KagamiJSON"], path: "bench/store/Sources"),
         // WebSocket echo server and load client for bench/proxy/websocket.sh.
         .executableTarget(
             name: "ws-bench",
@@ -133,7 +133,7 @@ let package = Package(
         // Sessions: the FlowStore protocol and its SQLite driver.
         .target(
             name: "KagamiStore",
-            dependencies: ["KagamiFlow", "KagamiJSON", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "DequeModule", package: "swift-collections")]
+            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiContentCoding", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "DequeModule", package: "swift-collections")]
         ),
         // Sessions shared by a team: the FlowStore protocol over a PostgreSQL server.
         .target(
@@ -141,6 +141,7 @@ let package = Package(
             dependencies: [
                 "KagamiStore", "KagamiFlow",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -254,7 +255,7 @@ let package = Package(
         .testTarget(
             name: "KagamiStoreTests",
             dependencies: [
-                "KagamiStore", "KagamiPostgresStore", "KagamiFlow", "KagamiJSON", "KagamiTesting",
+                "KagamiStore", "KagamiPostgresStore", "KagamiFlow", "KagamiJSON", "KagamiTesting", "KagamiContentCoding",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),

@@ -5,6 +5,11 @@
 #   eval "$(scripts/postgres-cluster.sh start)"   # exports KAGAMI_TEST_POSTGRES_URL and _DIR
 #   scripts/postgres-cluster.sh stop "$KAGAMI_TEST_POSTGRES_DIR"
 #
+# The cluster runs with fsync=off (fast, for tests); POSTGRES_CLUSTER_FSYNC=on keeps it, as a
+# real server does (benchmarks). `start ssl` also turns TLS on, with a certificate for 127.0.0.1 and localhost made by openssl
+# and signed by a CA of the cluster's own, whose certificate it exports as
+# KAGAMI_TEST_POSTGRES_CA (plain connections are still accepted).
+#
 # `pause DIR` stops the server and keeps its data; `resume DIR` starts it again on the same
 # port (the tests of a database restarted mid-run).
 #
@@ -51,8 +56,25 @@ free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
+# A CA and a server certificate for 127.0.0.1 and localhost, in DIR/tls; the key belongs to the
+# cluster's owner, readable by it alone, as the server demands.
+make_certificates() {
+    local tls=$1/tls
+    mkdir -p "$tls"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=Kagami test PostgreSQL CA" \
+        -keyout "$tls/ca.key" -out "$tls/ca.pem" >/dev/null 2>&1
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$tls/server.key" -out "$tls/server.csr" >/dev/null 2>&1
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >"$tls/server.ext"
+    openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca.key" -CAcreateserial -days 2 \
+        -extfile "$tls/server.ext" -out "$tls/server.crt" >/dev/null 2>&1
+    chmod 0600 "$tls/server.key"
+    chmod 0644 "$tls/ca.pem" "$tls/server.crt"
+    if [ "$(id -u)" -eq 0 ]; then chown -R postgres: "$tls"; fi
+    echo "-c ssl=on -c ssl_cert_file=$tls/server.crt -c ssl_key_file=$tls/server.key"
+}
+
 start() {
-    local bin dir port attempt
+    local bin dir port attempt extra=""
     bin=$(bin_dir)
     dir=$(mktemp -d "${TMPDIR:-/tmp}/kagami-postgres.XXXXXX")
     chmod 0755 "$dir"
@@ -65,16 +87,20 @@ start() {
     fi
     as_owner "$bin/initdb" --pgdata="$dir/data" --username=kagami --auth=trust --encoding=UTF8 --no-locale \
         >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
+    if [ "${1:-}" = ssl ]; then extra=$(make_certificates "$dir"); fi
+    extra="$extra -c fsync=${POSTGRES_CLUSTER_FSYNC:-off}"
+    echo "$extra" >"$dir/options"
     # Another process may take the port between the look-up and the start: try a few.
     for attempt in 1 2 3 4 5; do
         port=$(free_port)
         if detached as_owner "$bin/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --timeout=60 \
-            -o "-c listen_addresses=127.0.0.1 -c port=$port -k $dir -c fsync=off -c max_connections=200" \
+            -o "-c listen_addresses=127.0.0.1 -c port=$port -k $dir -c max_connections=200 $extra" \
             start >/dev/null 2>&1; then
             as_owner "$bin/createdb" --host=127.0.0.1 --port="$port" --username=kagami kagami_test
             echo "$port" >"$dir/port"
             echo "export KAGAMI_TEST_POSTGRES_URL=postgres://kagami@127.0.0.1:$port/kagami_test"
             echo "export KAGAMI_TEST_POSTGRES_DIR=$dir"
+            if [ -f "$dir/tls/ca.pem" ]; then echo "export KAGAMI_TEST_POSTGRES_CA=$dir/tls/ca.pem"; fi
             return
         fi
     done
@@ -103,14 +129,14 @@ resume() {
     local port
     port=$(cat "$dir/port")
     detached as_owner "$(bin_dir)/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --timeout=60 \
-        -o "-c listen_addresses=127.0.0.1 -c port=$port -k $dir -c fsync=off -c max_connections=200" \
+        -o "-c listen_addresses=127.0.0.1 -c port=$port -k $dir -c max_connections=200 $(cat "$dir/options" 2>/dev/null || echo "-c fsync=off")" \
         start >/dev/null
 }
 
 case "${1:-}" in
-    start) start ;;
+    start) start "${2:-}" ;;
     stop) stop "${2:-}" ;;
     pause) pause "${2:-}" ;;
     resume) resume "${2:-}" ;;
-    *) echo "usage: postgres-cluster.sh start | stop DIR | pause DIR | resume DIR" >&2; exit 2 ;;
+    *) echo "usage: postgres-cluster.sh start [ssl] | stop DIR | pause DIR | resume DIR" >&2; exit 2 ;;
 esac

@@ -14,12 +14,7 @@ struct ExportCommand: AsyncParsableCommand {
         case har
     }
 
-    @Option(help: "Session file; with --store, the session's name.")
-    var session: String
-
-    @Option(name: .customLong("store"), help: ArgumentHelp(
-        "Read the session from a PostgreSQL database shared by a team (postgres://user@host/database).", valueName: "url"))
-    var storeURL: String?
+    @OptionGroup var source: SessionOptions
 
     @Option(help: "Output format: \(Format.allCases.map(\.rawValue).joined(separator: ", ")).")
     var format: Format = .har
@@ -33,8 +28,12 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(help: "Export at most this many exchanges, the oldest first.")
     var limit: Int?
 
-    func run() async throws {
+    func validate() throws {
+        _ = try source.requiredSession()
         if let limit, limit < 1 { throw ValidationError("--limit \(limit): expected 1 or more") }
+    }
+
+    func run() async throws {
         var selected: [UUID] = []
         for text in ids {
             guard let id = UUID(uuidString: text) else {
@@ -42,7 +41,7 @@ struct ExportCommand: AsyncParsableCommand {
             }
             selected.append(id)
         }
-        let reading = try await RecordingStore.openForReading(store: storeURL, session: session)
+        let reading = try await source.openForReading()
         let store = reading.store
         let destination = try ExportDestination(path: output.map(SessionFile.expand))
         switch format {

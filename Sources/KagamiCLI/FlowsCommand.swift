@@ -9,18 +9,17 @@ struct FlowsCommand: AsyncParsableCommand {
         abstract: "List the exchanges of a session, one per line: time, method, status, URL, size, duration."
     )
 
-    @Option(help: "Session file; with --store, the session's name.")
-    var session: String
-
-    @Option(name: .customLong("store"), help: ArgumentHelp(
-        "Read the session from a PostgreSQL database shared by a team (postgres://user@host/database).", valueName: "url"))
-    var storeURL: String?
+    @OptionGroup var source: SessionOptions
 
     @Flag(help: "Show each exchange's id first (for curl, repeat and export).")
     var ids = false
 
+    func validate() throws {
+        _ = try source.requiredSession()
+    }
+
     func run() async throws {
-        let reading = try await RecordingStore.openForReading(store: storeURL, session: session)
+        let reading = try await source.openForReading()
         let store = reading.store
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")

@@ -22,8 +22,7 @@ struct InferCommand: AsyncParsableCommand {
         case apib
     }
 
-    @Option(help: "Session file to read.")
-    var session: String?
+    @OptionGroup var source: SessionOptions
 
     @Option(help: "HTTP Archive (HAR) to read.")
     var har: String?
@@ -47,7 +46,8 @@ struct InferCommand: AsyncParsableCommand {
     var title = "API drafted from traffic"
 
     func validate() throws {
-        guard (session == nil) != (har == nil) else { throw ValidationError("give one of --session FILE or --har FILE") }
+        guard (source.session == nil) != (har == nil) else { throw ValidationError("give one of --session FILE (or --store URL --session NAME) or --har FILE") }
+        if source.storeURL != nil, har != nil { throw ValidationError("--store reads a session: give --session NAME instead of --har") }
         guard maxPaths > 0 else { throw ValidationError("--max-paths must be at least 1") }
     }
 
@@ -79,10 +79,18 @@ struct InferCommand: AsyncParsableCommand {
     /// A session is read a page at a time, twice (paths, then bodies), so its size is not
     /// limited by memory; a HAR file is read whole.
     private func draft(_ options: TrafficDraft.Options) async throws -> TrafficDraft {
-        if let session {
-            let store = try SessionFile.open(session)
-            return try await TrafficDraft.Builder.draft(options: options) { offset, limit, includeBodies in
-                try await store.flows(offset: offset, limit: limit, includeBodies: includeBodies)
+        if source.session != nil {
+            let reading = try await source.openForReading()
+            let store = reading.store
+            do {
+                let draft = try await TrafficDraft.Builder.draft(options: options) { offset, limit, includeBodies in
+                    try await store.flows(offset: offset, limit: limit, includeBodies: includeBodies)
+                }
+                try await reading.close()
+                return draft
+            } catch {
+                try? await reading.close()
+                throw error
             }
         }
         var builder = TrafficDraft.Builder(options: options)

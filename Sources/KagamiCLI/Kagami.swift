@@ -11,6 +11,7 @@ public struct Kagami: AsyncParsableCommand {
             ServeCommand.self,
             FlowsCommand.self,
             ExportCommand.self,
+            PushCommand.self,
             CACommand.self,
             ImportCommand.self,
             CurlRequestCommand.self,

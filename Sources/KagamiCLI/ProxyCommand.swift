@@ -13,7 +13,11 @@ import KagamiUI
 struct ProxyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "proxy",
-        abstract: "Run the debugging proxy and record every exchange into a session file or a shared store."
+        abstract: "Run the debugging proxy and record every exchange into a session file or a shared store.",
+        discussion: """
+            --session FILE is created when missing (default: a new file under ~/.kagami/sessions). With --store, \
+            --session NAME is appended to when it exists (default: a session named after the date and time).
+            """
     )
 
     @Option(help: "Address to listen on. Anything but loopback exposes the proxy to other hosts.")
@@ -22,21 +26,9 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on (0 picks a free one).")
     var port = 8888
 
-    @Option(help: "Session file (SQLite) to record into; created when missing. Default: a new file under ~/.kagami/sessions. With --store: the session's name, appended to when it exists (default: the date and time).")
-    var session: String?
+    @OptionGroup var destination: SessionOptions
 
-    @Option(name: .customLong("store"), help: ArgumentHelp(
-        "Record into a PostgreSQL database shared by a team (postgres://user@host/database, sslmode as libpq reads it) instead of a session file. See docs/TEAM.md.",
-        valueName: "url"))
-    var storeURL: String?
-
-    @Option(name: .customLong("redact-header"), help: ArgumentHelp(
-        "With --store: replace this header's values by a marker before anything is written to the shared store; repeatable. Default: Authorization, Proxy-Authorization, Cookie, Set-Cookie.",
-        valueName: "name"))
-    var redactHeaders: [String] = []
-
-    @Flag(help: "With --store: write header values as they are (no redaction).")
-    var noRedaction = false
+    @OptionGroup var redactionOptions: RedactionOptions
 
     @Option(help: "Act as a reverse proxy for this server (e.g. http://127.0.0.1:3000) instead of a forward proxy.")
     var reverse: String?
@@ -54,7 +46,7 @@ struct ProxyCommand: AsyncParsableCommand {
         valueName: "network|host"))
     var upstreamAllow: [String] = []
 
-    @Option(help: "Rules file (YAML or JSON): Map Remote, Map Local, Rewrite, Block/Allow, No Caching, Throttling. See docs/RULES.md.")
+    @Option(help: "Rules file (YAML or JSON): Map Remote, Map Local, Rewrite, Block/Allow, No Caching, Throttling, and what --store redacts. See docs/RULES.md.")
     var rules: String?
 
     @Flag(help: "Keep the --rules file as it is when rules are replaced through the admin API (PUT /api/rules); by default it is rewritten.")
@@ -97,8 +89,8 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         // Each client may need a descriptor for its server connection too: take what the system allows.
         ProxyServer.raiseDescriptorLimit()
-        let redaction = noRedaction ? HeaderRedaction.none : HeaderRedaction(names: redactHeaders.isEmpty ? HeaderRedaction.defaultNames : redactHeaders)
-        let recording = try await RecordingStore.open(store: storeURL, session: session, redaction: redaction)
+        let redaction = try redactionOptions.redaction(rules: activeRules.current?.rules.redaction)
+        let recording = try await RecordingStore.open(store: destination.storeURL, session: destination.session, redaction: redaction)
         let store = recording.store
         let sessionPath = recording.description
         // The hub passes each flow to the store and to the web UI's live views.

@@ -11,20 +11,12 @@ struct RecordingStore {
     /// The session as the banner and the web UI name it.
     var description: String
 
-    static func open(store url: String?, session: String?, redaction: HeaderRedaction = HeaderRedaction()) async throws -> RecordingStore {
+    static func open(store url: String?, session: String?, redaction: FlowRedaction = FlowRedaction()) async throws -> RecordingStore {
         guard let url else {
             let path = try session.map(SessionFile.expand) ?? SessionFile.newDefaultPath()
             return RecordingStore(store: try SQLiteFlowStore(path: path), description: path)
         }
-        guard PostgresLocation.isPostgresURL(url) else {
-            throw ValidationError("--store takes a postgres://user@host/database URL; to record into a session file, give --session FILE alone")
-        }
-        let location: PostgresLocation
-        do {
-            location = try PostgresLocation(url: url)
-        } catch {
-            throw ValidationError("--store: \(error)")
-        }
+        let location = try location(url, hint: "; to record into a session file, give --session FILE alone")
         let name = session ?? SessionFile.newDefaultName()
         do {
             let store = try await PostgresFlowStore.open(
@@ -42,15 +34,7 @@ struct RecordingStore {
             let store = try SessionFile.open(session)
             return RecordingStore(store: store, description: store.path)
         }
-        guard PostgresLocation.isPostgresURL(url) else {
-            throw ValidationError("--store takes a postgres://user@host/database URL")
-        }
-        let location: PostgresLocation
-        do {
-            location = try PostgresLocation(url: url)
-        } catch {
-            throw ValidationError("--store: \(error)")
-        }
+        let location = try location(url)
         let opened: PostgresFlowStore?
         do {
             opened = try await PostgresFlowStore.openExisting(location, session: session)
@@ -61,13 +45,25 @@ struct RecordingStore {
         return RecordingStore(store: opened, description: "\(session) in \(location)")
     }
 
+    /// The database `--store` names, or a usage error saying what is wrong with the URL.
+    static func location(_ url: String, hint: String = "") throws -> PostgresLocation {
+        guard PostgresLocation.isPostgresURL(url) else {
+            throw ValidationError("--store takes a postgres://user@host/database URL\(hint)")
+        }
+        do {
+            return try PostgresLocation(url: url)
+        } catch {
+            throw ValidationError("--store: \(error)")
+        }
+    }
+
     /// Where a shared store keeps what it could not write while its server was away.
     static var spoolDirectory: String { (KagamiHome.path as NSString).appendingPathComponent("spool") }
 
     /// Writes what is queued and lets go of the store's connections.
     func close() async throws {
         try await store.flush()
-        await (store as? PostgresFlowStore)?.close()
+        await store.close()
     }
 
     /// `user@host`, from the login and the machine's own name (no DNS look-up).

@@ -7,13 +7,16 @@ import KagamiUI
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve the web UI and admin API over the sessions of a shared store, without a proxy: each session live while it records, a link per exchange."
+        abstract: "Serve the web UI and admin API over the sessions of a shared store, without a proxy: each session live while it records, a link per exchange.",
+        discussion: """
+            On anything but loopback every request needs a token: the one --token gives (or the one printed at start), \
+            or a user's, made with `kagami serve token add NAME --read|--write --store URL`. See docs/TEAM.md.
+            """,
+        subcommands: [ServeTokenCommand.self]
     )
 
-    @Option(name: .customLong("store"), help: ArgumentHelp(
-        "The PostgreSQL database the team records into (postgres://user@host/database). See docs/TEAM.md.",
-        valueName: "url"))
-    var storeURL: String
+    /// (One group with `serve token`'s, so the subcommands see the same --store.)
+    @OptionGroup var store: ServeStoreOption
 
     @Option(help: "Address to listen on. Anything but loopback requires the printed token.")
     var host = "127.0.0.1"
@@ -21,13 +24,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on (0 picks a free one).")
     var port = 8890
 
-    @Option(help: "The token clients must present when listening beyond loopback (default: a new random one, printed).")
+    @Option(help: "The server's own token, with every right, when listening beyond loopback (default: a new random one, printed); users' tokens from the store work beside it.")
     var token: String?
 
     func run() async throws {
         let location: PostgresLocation
         do {
-            location = try PostgresLocation(url: storeURL)
+            location = try PostgresLocation(url: store.storeURL)
         } catch {
             throw ValidationError("--store: \(error)")
         }

@@ -5,7 +5,7 @@ import KagamiFlow
 import KagamiHAR
 import KagamiStore
 
-/// `kagami validate --contract FILE (--session FILE | --har FILE)`: recorded traffic checked
+/// `kagami validate --contract FILE (--session FILE | --store URL --session NAME | --har FILE)`: recorded traffic checked
 /// against API descriptions, for CI.
 struct ValidateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -30,8 +30,7 @@ struct ValidateCommand: AsyncParsableCommand {
     @Option(name: .customLong("contract"), help: "API description (API Blueprint or OpenAPI), as FILE or FILE=BASEURL; repeatable.")
     var contracts: [String] = []
 
-    @Option(help: "Session file (SQLite) to check.")
-    var session: String?
+    @OptionGroup var source: SessionOptions
 
     @Option(help: "HTTP Archive (HAR 1.2) to check, from Kagami or another tool.")
     var har: String?
@@ -47,7 +46,8 @@ struct ValidateCommand: AsyncParsableCommand {
 
     func validate() throws {
         if contracts.isEmpty { throw ValidationError("give at least one --contract FILE") }
-        if (session == nil) == (har == nil) { throw ValidationError("give exactly one of --session FILE and --har FILE") }
+        if (source.session == nil) == (har == nil) { throw ValidationError("give exactly one of --session FILE (or --store URL --session NAME) and --har FILE") }
+        if source.storeURL != nil, har != nil { throw ValidationError("--store reads a session: give --session NAME instead of --har") }
     }
 
     func run() async throws {
@@ -68,22 +68,27 @@ struct ValidateCommand: AsyncParsableCommand {
                 throw unreadable(error.description)
             }
             for flow in flows { report.add(flow) }
-        } else if let session {
-            let path = SessionFile.expand(session)
-            guard FileManager.default.fileExists(atPath: path) else { throw unreadable("no session file at \(path)") }
+        } else {
+            let reading: RecordingStore
             do {
-                let store = try SQLiteFlowStore(path: path)
+                reading = try await source.openForReading()
+            } catch {
+                throw unreadable("\(error)")
+            }
+            do {
                 // A page at a time, so a large session isn't held in memory whole.
                 let page = 500
                 var offset = 0
                 while true {
-                    let flows = try await store.flows(offset: offset, limit: page, includeBodies: true)
+                    let flows = try await reading.store.flows(offset: offset, limit: page, includeBodies: true)
                     for flow in flows { report.add(flow) }
                     if flows.count < page { break }
                     offset += page
                 }
+                try await reading.close()
             } catch {
-                throw unreadable("\(error)")
+                try? await reading.close()
+                throw unreadable("\(reading.description): \(error)")
             }
         }
         let failOn = ContractReport.FailOn(failOn.map { $0 == .undocumented ? .undocumented : .warnings })

@@ -80,7 +80,7 @@ public final class PostgresFlowStore: FlowStore {
     public let writeTimeout: Duration
     /// Header values replaced before a flow is queued, so they never reach the shared store
     /// (nor the spool).
-    public let redaction: HeaderRedaction
+    public let redaction: FlowRedaction
     private let spoolPrefix: String
 
     static let maximumBatch = 2_000
@@ -162,7 +162,7 @@ public final class PostgresFlowStore: FlowStore {
 
     private init(location: PostgresLocation, session: Session, sessionID: Int64, client: PostgresClient, running: Task<Void, Never>,
                  maximumPendingBodyBytes: Int, maximumPendingFlows: Int, maximumPendingMessages: Int,
-                 spoolDirectory: String, maximumSpoolBytes: Int, writeTimeout: Duration, redaction: HeaderRedaction) {
+                 spoolDirectory: String, maximumSpoolBytes: Int, writeTimeout: Duration, redaction: FlowRedaction) {
         self.location = location
         self.session = session
         self.sessionID = sessionID
@@ -199,7 +199,7 @@ public final class PostgresFlowStore: FlowStore {
         maximumConnections: Int = 4, maximumPendingBodyBytes: Int = 256 << 20,
         maximumPendingFlows: Int = 50_000, maximumPendingMessages: Int = 50_000,
         spoolDirectory: String = defaultSpoolDirectory, maximumSpoolBytes: Int = 4 << 30,
-        writeTimeout: Duration = .seconds(15), redaction: HeaderRedaction = HeaderRedaction()
+        writeTimeout: Duration = .seconds(15), redaction: FlowRedaction = FlowRedaction()
     ) async throws -> PostgresFlowStore {
         guard !name.isEmpty else { throw FlowStoreError("a session needs a name") }
         let opened: (id: Int64, session: Session)
@@ -237,7 +237,7 @@ public final class PostgresFlowStore: FlowStore {
     /// The session `name` for reading (`kagami serve`, `flows`, `export`), or nil when the
     /// database has none by that name. It writes only what is recorded into it (HAR imports).
     public static func openExisting(
-        _ location: PostgresLocation, session name: String, redaction: HeaderRedaction = HeaderRedaction()
+        _ location: PostgresLocation, session name: String, redaction: FlowRedaction = FlowRedaction()
     ) async throws -> PostgresFlowStore? {
         let opened: (id: Int64, session: Session)?
         do {
@@ -639,42 +639,50 @@ public final class PostgresFlowStore: FlowStore {
 
     private func commit(_ batch: [Entry]) async throws {
         let connection = try await writerConnection()
-        let timeout = writeTimeout
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                try await connection.withTransaction(logger: self.logger) { connection in
-                    var flowIDs: [UUID] = []
-                    for entry in batch {
-                        switch entry.item {
-                        case .flow(let flow):
-                            try await self.upsert(flow, connection)
-                            flowIDs.append(flow.id)
-                        case .messages(let messages, let flowID): try await self.insert(messages, of: flowID, key: entry.key, connection)
-                        case .violations(let violations, let flowID):
-                            try await self.update(violations, of: flowID, connection)
-                            flowIDs.append(flowID)
-                        }
+        let transaction = Task {
+            try await connection.withTransaction(logger: self.logger) { connection in
+                var flowIDs: [UUID] = []
+                for entry in batch {
+                    switch entry.item {
+                    case .flow(let flow):
+                        try await self.upsert(flow, connection)
+                        flowIDs.append(flow.id)
+                    case .messages(let messages, let flowID): try await self.insert(messages, of: flowID, key: entry.key, connection)
+                    case .violations(let violations, let flowID):
+                        try await self.update(violations, of: flowID, connection)
+                        flowIDs.append(flowID)
                     }
-                    try await self.announce(flowIDs, connection)
                 }
-                return true
+                try await self.announce(flowIDs, connection)
             }
-            group.addTask {
-                // A silent server: closing the connection ends the transaction's wait.
-                try await Task.sleep(for: timeout)
-                try? await connection.close()
-                return false
+        }
+        // A silent server, or a transaction slower than the timeout: closing the connection
+        // ends the transaction's wait on the server's side. The transaction's own task is not
+        // waited for: a query on a closed connection doesn't always end.
+        guard try await Self.finishes(transaction, within: writeTimeout) else {
+            try? await connection.close()
+            throw ServerAway(reason: "no answer within \(writeTimeout)")
+        }
+    }
+
+    /// True when `work` ends (or throws its error) within `timeout`; false when the time is up
+    /// first, without waiting for `work` any longer.
+    static func finishes(_ work: Task<Void, any Error>, within timeout: Duration) async throws -> Bool {
+        let outcome = RaceOutcome()
+        return try await withCheckedThrowingContinuation { continuation in
+            outcome.set(continuation)
+            let timer = Task {
+                try? await Task.sleep(for: timeout)
+                outcome.resume(with: .success(false))
             }
-            let committed: Bool
-            do {
-                committed = try await group.next() ?? false
-            } catch {
-                group.cancelAll()
-                throw error
-            }
-            group.cancelAll()
-            if !committed {
-                throw ServerAway(reason: "no answer within \(timeout)")
+            Task {
+                do {
+                    try await work.value
+                    outcome.resume(with: .success(true))
+                } catch {
+                    outcome.resume(with: .failure(error))
+                }
+                timer.cancel()
             }
         }
     }
@@ -951,6 +959,7 @@ public final class PostgresFlowStore: FlowStore {
                 return message + state
             }
             if let underlying = error.underlying {
+                if let tls = describeTLS(underlying) { return tls }
                 return "\(error.code): \(underlying)"
             }
             return "\(error.code)"
@@ -960,5 +969,34 @@ public final class PostgresFlowStore: FlowStore {
             return cause.map(describe) ?? "the transaction failed"
         }
         return "\(error)"
+    }
+
+    /// A certificate the URL's sslmode refused, in words (BoringSSL's own are in parentheses).
+    static func describeTLS(_ error: any Error) -> String? {
+        let text = "\(error)"
+        if text.contains("CERTIFICATE_VERIFY_FAILED") {
+            return "the server's TLS certificate could not be verified: it is not signed by a CA of sslrootcert (or of the system's trust store without it), or it has expired (\(text))"
+        }
+        if text.contains("failedToValidateHostname") {
+            return "the server's TLS certificate does not name the host of the URL, as sslmode=verify-full requires (\(text))"
+        }
+        return nil
+    }
+}
+
+/// The first of two racers to finish resumes the continuation; the other is ignored.
+private final class RaceOutcome: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Bool, any Error>?>(nil)
+
+    func set(_ continuation: CheckedContinuation<Bool, any Error>) {
+        self.continuation.withLock { $0 = continuation }
+    }
+
+    func resume(with result: Result<Bool, any Error>) {
+        let waiting = continuation.withLock { state -> CheckedContinuation<Bool, any Error>? in
+            defer { state = nil }
+            return state
+        }
+        waiting?.resume(with: result)
     }
 }

@@ -105,6 +105,20 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         return (configuration, true)
     }
 
+    /// The name the server's certificate must carry under verify-full, sent as SNI. An address
+    /// can't be sent as SNI: for `127.0.0.1` or `[::1]` none is, and NIOSSL checks the
+    /// certificate's IP address entries against the address connected to instead.
+    var tlsServerName: String? {
+        guard tlsMode == .verifyFull, !Self.isAddress(host) else { return nil }
+        return host
+    }
+
+    static func isAddress(_ host: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+    }
+
     /// Kagami's connections set these whatever the server's defaults are: a flow is durable
     /// when its transaction commits.
     static let startupParameters = [("application_name", "kagami"), ("synchronous_commit", "on")]
@@ -112,6 +126,10 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     /// One connection, for opening the store: its errors (refused, no such database, wrong
     /// password) come back at once, where the pool would keep trying.
     func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        if let rootCertificatePath, tlsMode == .verifyCA || tlsMode == .verifyFull,
+           !FileManager.default.isReadableFile(atPath: rootCertificatePath) {
+            throw FlowStoreError("sslrootcert=\(rootCertificatePath): no readable file of CA certificates (PEM) there")
+        }
         let tls: PostgresConnection.Configuration.TLS
         switch tlsRequest() {
         case nil: tls = .disable
@@ -123,7 +141,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
             host: host, port: port, username: user, password: password, database: database, tls: tls)
         connection.options.connectTimeout = .seconds(10)
         connection.options.additionalStartupParameters = Self.startupParameters
-        if tlsMode == .verifyFull { connection.options.tlsServerName = host }
+        connection.options.tlsServerName = tlsServerName
         return connection
     }
 
@@ -138,9 +156,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(10)
         configuration.options.additionalStartupParameters = Self.startupParameters
-        if tlsMode == .verifyFull {
-            configuration.options.tlsServerName = host
-        }
+        configuration.options.tlsServerName = tlsServerName
         return configuration
     }
 }

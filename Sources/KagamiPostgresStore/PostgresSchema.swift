@@ -80,6 +80,19 @@ enum PostgresSchema {
             "ALTER TABLE websocket_message ADD COLUMN record_key uuid, ADD COLUMN record_index integer",
             "CREATE UNIQUE INDEX websocket_message_record ON websocket_message (record_key, record_index)",
         ]),
+        // One token per user of `kagami serve`; the secret is never stored, only its SHA-256.
+        Migration(version: 3, name: "access tokens with read or write rights", statements: [
+            """
+            CREATE TABLE access_token (
+                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                name text NOT NULL UNIQUE,
+                access text NOT NULL CHECK (access IN ('read', 'write')),
+                secret_sha256 bytea NOT NULL UNIQUE,
+                created_by text NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+        ]),
     ]
 
     /// Taken for the length of a migration, so proxies opening a new database at once don't

@@ -10,10 +10,10 @@ import Synchronization
 /// `NOTIFY` each writer sends in the transaction that commits its flows.
 public final class PostgresSessionCatalog: SessionCatalog {
     public let location: PostgresLocation
-    private let client: PostgresClient
+    let client: PostgresClient
     private let running: Task<Void, Never>
     private let names = Mutex<[Int64: String]>([:])
-    private var logger: Logger { PostgresFlowStore.logger }
+    var logger: Logger { PostgresFlowStore.logger }
 
     /// The channel writers notify on; the payload is `SESSION-ID FLOW-ID,FLOW-ID,…`.
     static let channel = "kagami_flows"

@@ -12,11 +12,13 @@ public struct RuleSet: Sendable, Hashable, Codable {
     public var rewrite: [RewriteSet]
     public var noCaching: [NoCachingRule]
     public var throttling: ThrottleSettings
+    /// What a shared store must not receive; nil when the document has no `redaction` section.
+    public var redaction: RedactionSettings?
 
     public init(
         blockList: [BlockListRule] = [], allowList: [AllowListRule] = [], mapLocal: [MapLocalRule] = [],
         mapRemote: [MapRemoteRule] = [], rewrite: [RewriteSet] = [], noCaching: [NoCachingRule] = [],
-        throttling: ThrottleSettings = ThrottleSettings()
+        throttling: ThrottleSettings = ThrottleSettings(), redaction: RedactionSettings? = nil
     ) {
         self.blockList = blockList
         self.allowList = allowList
@@ -25,10 +27,11 @@ public struct RuleSet: Sendable, Hashable, Codable {
         self.rewrite = rewrite
         self.noCaching = noCaching
         self.throttling = throttling
+        self.redaction = redaction
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case blockList, allowList, mapLocal, mapRemote, rewrite, noCaching, throttling
+        case blockList, allowList, mapLocal, mapRemote, rewrite, noCaching, throttling, redaction
     }
 
     public init(from decoder: any Decoder) throws {
@@ -41,6 +44,7 @@ public struct RuleSet: Sendable, Hashable, Codable {
         rewrite = try container.decode(.rewrite, default: [])
         noCaching = try container.decode(.noCaching, default: [])
         throttling = try container.decode(.throttling, default: ThrottleSettings())
+        redaction = try container.decodeIfPresent(RedactionSettings.self, forKey: .redaction)
     }
 
     /// Reads a rules document, YAML or JSON; `file` names it in errors.

@@ -23,6 +23,8 @@ public protocol FlowStore: FlowSink {
     func messages(of flowID: UUID, offset: Int, limit: Int?) async throws -> [WebSocketMessage]
     /// Deletes every flow, after those recorded before the call have been written.
     func removeAll() async throws
+    /// Writes what is queued and lets go of the store's connections (a store on a server).
+    func close() async
 }
 
 extension FlowStore {
@@ -34,6 +36,9 @@ extension FlowStore {
         }
         return messages
     }
+
+    /// For stores that hold no connection of their own.
+    public func close() async {}
 
     /// For stores that keep no messages.
     public func messages(of flowID: UUID, offset: Int, limit: Int?) async throws -> [WebSocketMessage] { [] }

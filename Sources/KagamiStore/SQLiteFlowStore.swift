@@ -4,6 +4,14 @@ import GRDB
 import KagamiFlow
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+private let closeDescriptor = Glibc.close
+#elseif canImport(Darwin)
+import Darwin
+private let closeDescriptor = Darwin.close
+#endif
+
 /// The default store: one SQLite file per session, in WAL mode. Flows are written in batches on
 /// a queue of their own (group commit: whatever arrived while the last batch was being written
 /// goes in the next transaction). A flow whose client waits for it to be kept (the proxy's
@@ -158,7 +166,8 @@ public final class SQLiteFlowStore: FlowStore {
         guard !path.isEmpty, path != ":memory:" else { return }
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if descriptor >= 0 {
-            close(descriptor)
+            // (The descriptor's close, not the store's.)
+            _ = closeDescriptor(descriptor)
         } else if errno != EEXIST {
             throw FlowStoreError("cannot create session file \(path): \(String(cString: strerror(errno)))")
         }

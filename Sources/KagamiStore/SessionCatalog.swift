@@ -12,6 +12,13 @@ public protocol SessionCatalog: Sendable {
     func committedFlows() -> AsyncStream<CommittedFlows>
     /// Where the sessions live, as the UI names it (no password).
     var description: String { get }
+    /// The token of a user of the store, and its right, that `secret` is; nil when it is none.
+    func token(presenting secret: String) async throws -> (name: String, right: AccessRight)?
+}
+
+extension SessionCatalog {
+    /// For catalogs that keep no tokens.
+    public func token(presenting secret: String) async throws -> (name: String, right: AccessRight)? { nil }
 }
 
 /// One session as the list of sessions shows it.

@@ -10,7 +10,8 @@ import Synchronization
 /// `kagami serve`: the web UI and admin API over every session of a store a team shares, with
 /// no proxy. `/` lists the sessions; `/sessions/NAME/` is the usual UI over one of them (its
 /// API under `/sessions/NAME/api/`), live while proxies record into it; `/sessions/NAME/flows/ID`
-/// opens one exchange, a link to paste into a bug report. Anything but loopback needs the token.
+/// opens one exchange, a link to paste into a bug report. Anything but loopback needs a token:
+/// the server's own, or a user's from the store with read or write rights (`SessionsAccess`).
 public final class SessionsServer: Sendable {
     public struct Configuration: Sendable {
         public var host: String
@@ -36,6 +37,7 @@ public final class SessionsServer: Sendable {
     private let views = SessionViews()
     private let running = Mutex<[Task<Void, any Error>]>([])
     private let stopping = StoppingFlag()
+    private let access: SessionsAccess
 
     public init(configuration: Configuration, catalog: any SessionCatalog) {
         self.configuration = configuration
@@ -45,12 +47,12 @@ public final class SessionsServer: Sendable {
         } else {
             token = configuration.token ?? UIAccess.makeToken()
         }
+        access = SessionsAccess(token: token, catalog: catalog)
     }
 
     /// Starts listening and following the writers; returns the port (useful with port 0).
     public func start() async throws -> Int {
         let router = Router()
-        router.add(middleware: UIAccessMiddleware<BasicRequestContext>(token: token))
         router.get("/") { _, _ in try await self.listingPage() }
         router.get("/api/sessions") { _, _ in try await self.listing() }
         router.get("/api/status") { _, _ in
@@ -65,15 +67,27 @@ public final class SessionsServer: Sendable {
         }
         let listingResponder = router.buildResponder()
         let responder = CallbackResponder<BasicRequestContext> { request, context in
-            guard let (name, rest) = Self.sessionRequest(request.uri.path) else {
-                return try await listingResponder.respond(to: request, context: context)
+            let session = Self.sessionRequest(request.uri.path)
+            let grant: SessionsAccess.Grant
+            switch await self.access.check(request, path: session?.rest ?? request.uri.path) {
+            case .refused(let response): return response
+            case .granted(let granted): grant = granted
             }
-            guard let view = try await self.view(of: name) else {
-                return apiError(.notFound, "no session named \(name) at \(self.catalog.description)")
+            var response: Response
+            if let (name, rest) = session {
+                guard let view = try await self.view(of: name) else {
+                    return apiError(.notFound, "no session named \(name) at \(self.catalog.description)")
+                }
+                var head = request.head
+                head.path = rest + (request.uri.query.map { "?" + $0 } ?? "")
+                response = try await view.responder.respond(to: Request(head: head, body: request.body), context: context)
+            } else {
+                response = try await listingResponder.respond(to: request, context: context)
             }
-            var head = request.head
-            head.path = rest + (request.uri.query.map { "?" + $0 } ?? "")
-            return try await view.responder.respond(to: Request(head: head, body: request.body), context: context)
+            if let cookie = grant.cookie {
+                response.setCookie(Cookie(name: UIAccess.cookieName, value: cookie, path: "/", httpOnly: true, sameSite: .strict))
+            }
+            return response
         }
 
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
@@ -128,7 +142,7 @@ public final class SessionsServer: Sendable {
         return try await views.view(of: name) { [catalog] in
             guard let store = try await catalog.open(session: name) else { return nil }
             let server = try UIServer(configuration: configuration, store: store, hub: FlowHub(forwardingTo: store))
-            return SessionView(server: server, responder: server.router().buildResponder())
+            return SessionView(server: server, responder: server.router(checkingAccess: false).buildResponder())
         }
     }
 
@@ -226,10 +240,13 @@ actor SessionViews {
         return try? await task.value
     }
 
-    /// The stores let go of their connections as they are released.
-    func closeAll() {
-        for task in views.values { task.cancel() }
+    /// Each store writes what it holds (imports) and lets go of its connections.
+    func closeAll() async {
+        let opened = views.values
         views = [:]
+        for task in opened {
+            await (try? await task.value)??.server.store.close()
+        }
     }
 }
 

@@ -71,10 +71,11 @@ public final class UIServer: Sendable {
     }
 
     /// Starts listening and returns the port (useful with port 0).
-    /// The page and the API, behind the access check; `SessionsServer` serves one per session.
-    func router() -> Router<BasicRequestContext> {
+    /// The page and the API, behind the access check; `SessionsServer` serves one per session,
+    /// having checked access itself (`checkingAccess: false`).
+    func router(checkingAccess: Bool = true) -> Router<BasicRequestContext> {
         let router = Router()
-        router.add(middleware: UIAccessMiddleware<BasicRequestContext>(token: token))
+        if checkingAccess { router.add(middleware: UIAccessMiddleware<BasicRequestContext>(token: token)) }
         FlowAPI(server: self).register(on: router)
         BreakpointAPI(server: self).register(on: router)
         ToolsAPI(server: self, flows: FlowAPI(server: self)).register(on: router)

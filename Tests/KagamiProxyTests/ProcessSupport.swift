@@ -161,9 +161,10 @@ final class KagamiProcess: @unchecked Sendable {
         throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "kagami did not start listening: \(banner.text)"])
     }
 
-    /// The port of the first `LABELhttp://127.0.0.1:PORT` in `text`.
+    /// The port of the first `LABELhttp://127.0.0.1:PORT` in `text` (or `0.0.0.0`, listening
+    /// on every address; tests still connect to 127.0.0.1).
     private static func port(in text: String, after label: String) -> Int? {
-        guard let range = text.range(of: label + #"http://127\.0\.0\.1:\d+"#, options: .regularExpression) else { return nil }
+        guard let range = text.range(of: label + #"http://(127\.0\.0\.1|0\.0\.0\.0):\d+"#, options: .regularExpression) else { return nil }
         return Int(text[range].split(separator: ":").last ?? "")
     }
 

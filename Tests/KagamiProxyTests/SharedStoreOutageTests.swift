@@ -147,14 +147,17 @@ final class StoredCount: Sendable {
 struct ThrowawayCluster: Sendable {
     let url: String
     let directory: String
+    /// With `ssl`: the CA that signed the server's certificate (for 127.0.0.1 and localhost).
+    var certificateAuthority: String? = nil
 
     private static var script: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("scripts/postgres-cluster.sh").path
     }
 
-    static func start() async throws -> ThrowawayCluster {
-        let output = try await run("start")
+    /// With `ssl`, the server takes TLS with a certificate of its own CA's.
+    static func start(ssl: Bool = false) async throws -> ThrowawayCluster {
+        let output = ssl ? try await run("start", "ssl") : try await run("start")
         var values: [String: String] = [:]
         for line in output.split(separator: "\n") {
             let assignment = line.replacingOccurrences(of: "export ", with: "")
@@ -164,12 +167,12 @@ struct ThrowawayCluster: Sendable {
         guard let url = values["KAGAMI_TEST_POSTGRES_URL"], let directory = values["KAGAMI_TEST_POSTGRES_DIR"] else {
             throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "postgres-cluster.sh start said: \(output)"])
         }
-        return ThrowawayCluster(url: url, directory: directory)
+        return ThrowawayCluster(url: url, directory: directory, certificateAuthority: values["KAGAMI_TEST_POSTGRES_CA"])
     }
 
     /// Runs `body` with a new cluster, removed afterwards.
-    static func with(_ body: (ThrowawayCluster) async throws -> Void) async throws {
-        let cluster = try await start()
+    static func with(ssl: Bool = false, _ body: (ThrowawayCluster) async throws -> Void) async throws {
+        let cluster = try await start(ssl: ssl)
         do {
             try await body(cluster)
         } catch {

@@ -65,10 +65,51 @@ struct PostgresFlowStoreTests {
                 return stores
             }
             let versions = try await column("SELECT version FROM kagami_migration ORDER BY version", as: Int.self, on: client)
-            #expect(versions == [1, 2])
+            #expect(versions == [1, 2, 3])
             let sessions = try await column("SELECT name FROM session ORDER BY name", as: String.self, on: client)
             #expect(sessions == ["first-0", "first-1", "first-2", "first-3"])
             for store in stores { await store.close() }
+        }
+    }
+
+    /// A transaction that outlasts the write timeout (a server too busy, or silent) ends the
+    /// wait: the writer doesn't stall behind it, what it held goes to the spool, and the store
+    /// says the server is away. (It once waited for the abandoned transaction for ever.)
+    @Test func aTransactionSlowerThanTheWriteTimeoutDoesNotStallTheWriter() async throws {
+        let location = try StoreDriver.postgresLocation()
+        let spool = NSTemporaryDirectory() + "kagami-spool-test-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: spool) }
+        let store = try await PostgresFlowStore.open(
+            location, session: "slow-" + UUID().uuidString, recordedBy: "tests", spoolDirectory: spool, writeTimeout: .milliseconds(30))
+        for _ in 0..<3_000 { store.record(FlowFixtures.getJSON()) }
+        var waiting = store.status.queued
+        for _ in 0..<600 where waiting > 0 {
+            try await Task.sleep(for: .milliseconds(100))
+            waiting = store.status.queued
+        }
+        #expect(waiting == 0)
+        #expect(store.status.serverAway?.reason.contains("no answer within") == true)
+        #expect(store.status.spooled > 0)
+        await store.close()
+    }
+
+    /// A database as the Kagami before access tokens left it (schema version 2) is brought up
+    /// to date when a newer one opens it; what it held stays readable.
+    @Test func aDatabaseFromAnOlderKagamiIsMigrated() async throws {
+        try await withFreshDatabase { location, client in
+            let store = try await PostgresFlowStore.open(location, session: "older", recordedBy: "tests")
+            let flow = FlowFixtures.getJSON()
+            store.record(flow)
+            try await store.flush()
+            await store.close()
+            try await client.query("DROP TABLE access_token")
+            try await client.query("DELETE FROM kagami_migration WHERE version = 3")
+
+            let reopened = try #require(try await PostgresFlowStore.openExisting(location, session: "older"))
+            #expect(try await column("SELECT version FROM kagami_migration ORDER BY version", as: Int.self, on: client) == [1, 2, 3])
+            #expect(try await column("SELECT count(*) FROM access_token", as: Int.self, on: client) == [0])
+            #expect(try await reopened.flow(id: flow.id)?.request.headers["Accept"] == "application/json")
+            await reopened.close()
         }
     }
 
@@ -100,13 +141,13 @@ struct PostgresFlowStoreTests {
         var custom = FlowFixtures.getJSON()
         custom.request.headers.add("X-Api-Key", "key-456")
         let other = try await PostgresFlowStore.open(
-            location, session: name + "-custom", recordedBy: "tests", redaction: HeaderRedaction(names: ["x-api-key"], marker: "***"))
+            location, session: name + "-custom", recordedBy: "tests", redaction: FlowRedaction(headers: ["x-api-key"], marker: "***"))
         other.record(custom)
         try await store.flush()
         try await other.flush()
 
         let stored = try #require(try await store.flow(id: flow.id))
-        let marker = HeaderRedaction.defaultMarker
+        let marker = FlowRedaction.defaultMarker
         #expect(stored.request.headers["Authorization"] == marker)
         #expect(stored.request.headers["Cookie"] == marker)
         #expect(stored.response?.headers["Set-Cookie"] == marker)

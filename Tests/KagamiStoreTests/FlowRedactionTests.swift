@@ -1,0 +1,136 @@
+import Foundation
+import KagamiContentCoding
+import KagamiFlow
+import KagamiJSON
+import KagamiStore
+import KagamiTesting
+import Testing
+
+/// Redaction beyond headers, on bodies as APIs send them: what a shared store would keep.
+@Suite struct FlowRedactionTests {
+    static let marker = FlowRedaction.defaultMarker
+
+    /// An OAuth password grant and its token response (RFC 6749 §4.3), as a login sends them.
+    static func login(requestBody: String, requestType: String, responseBody: Data, responseHeaders: [(String, String)]) -> Flow {
+        var flow = FlowFixtures.getJSON(url: "/oauth/token?client_id=web&access_token=old-t0ken&scope=read")
+        flow.request.method = "POST"
+        flow.request.headers.add("Content-Type", requestType)
+        flow.request.body = FlowBody(data: Data(requestBody.utf8))
+        flow.response?.headers = HeaderFields(responseHeaders)
+        flow.response?.body = FlowBody(data: responseBody)
+        return flow
+    }
+
+    static let tokenResponse = """
+        {
+          "access_token": "2YotnFZFEjr1zCsicMWpAA",
+          "token_type": "Bearer",
+          "expires_in": 3600,
+          "refresh_token": "tGzv3JOkF0XG5Qx2TlKWIA",
+          "user": {"id": 42, "email": "ada@example.com", "profile": {"ssn": "078-05-1120", "city": "London"}},
+          "sessions": [{"device": "phone", "access_token": "abc"}, {"device": "laptop", "access_token": "def"}]
+        }
+        """
+
+    static func json(_ data: Data) throws -> JSONValue { try JSONValue(parsing: data) }
+
+    @Test func namedFieldsAtAnyDepthAndPointersAreReplaced() throws {
+        let flow = Self.login(
+            requestBody: #"{"grant_type":"password","username":"ada","password":"hunter2"}"#, requestType: "application/json; charset=utf-8",
+            responseBody: Data(Self.tokenResponse.utf8), responseHeaders: [("Content-Type", "application/json")])
+        let redaction = FlowRedaction(
+            queryParameters: ["access_token"],
+            jsonFields: [try .init(parsing: "password"), try .init(parsing: "ACCESS_TOKEN"), try .init(parsing: "/user/profile/ssn"),
+                         try .init(parsing: "/refresh_token"), try .init(parsing: "/no/such/field")])
+        let redacted = redaction.apply(to: flow)
+
+        let request = try Self.json(redacted.request.body.data)
+        #expect(request == .object(["grant_type": "password", "username": "ada", "password": .string(Self.marker)]))
+        let response = try Self.json(try #require(redacted.response?.body.data))
+        let original = try Self.json(Data(Self.tokenResponse.utf8))
+        #expect(response.objectValue?["access_token"] == .string(Self.marker))
+        #expect(response.objectValue?["refresh_token"] == .string(Self.marker))
+        #expect(response.objectValue?["token_type"] == "Bearer")
+        #expect(response.objectValue?["expires_in"] == 3600)
+        let user = response.objectValue?["user"]?.objectValue
+        #expect(user?["email"] == "ada@example.com")
+        #expect(user?["profile"]?.objectValue?["ssn"] == .string(Self.marker))
+        #expect(user?["profile"]?.objectValue?["city"] == "London")
+        #expect(response.objectValue?["sessions"]?.arrayValue?.map { $0.objectValue?["access_token"] } == [.string(Self.marker), .string(Self.marker)])
+        #expect(response.objectValue?["sessions"]?.arrayValue?.map { $0.objectValue?["device"] } == ["phone", "laptop"])
+        // Members keep their order; nothing else changed.
+        #expect(response.objectValue?.keys.elementsEqual(original.objectValue?.keys ?? []) == true)
+        let stored = String(decoding: try #require(redacted.response?.body.data), as: UTF8.self)
+        #expect(!stored.contains("2YotnFZFEjr1zCsicMWpAA"))
+
+        // The query parameter, in the target and so in the URL; the others as they were.
+        #expect(redacted.request.target == "/oauth/token?client_id=web&access_token=%5Bredacted%20by%20Kagami%5D&scope=read")
+        #expect(redacted.request.url.hasSuffix("access_token=%5Bredacted%20by%20Kagami%5D&scope=read"))
+        // Headers: the default credentials.
+        #expect(redacted.request.headers["Cookie"] == Self.marker)
+    }
+
+    @Test func aGzippedBodyIsRedactedAndStaysGzipped() throws {
+        let gzipped = try ContentCoding.encode(Data(Self.tokenResponse.utf8), contentEncoding: "gzip")
+        let flow = Self.login(
+            requestBody: "", requestType: "application/json", responseBody: gzipped,
+            responseHeaders: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")])
+        let redacted = FlowRedaction(jsonFields: [.name("refresh_token")]).apply(to: flow)
+        let body = try #require(redacted.response?.body)
+        #expect(body.data != gzipped)
+        let decoded = try ContentCoding.decode(body.data, contentEncoding: "gzip")
+        let response = try Self.json(decoded)
+        #expect(response.objectValue?["refresh_token"] == .string(Self.marker))
+        #expect(response.objectValue?["access_token"] == "2YotnFZFEjr1zCsicMWpAA")
+        #expect(!body.isTruncated)
+    }
+
+    @Test func formBodiesLoseTheNamedQueryParameters() throws {
+        let flow = Self.login(
+            requestBody: "grant_type=password&username=ada&password=hunter2&client_secret=s%3Dcr3t",
+            requestType: "application/x-www-form-urlencoded", responseBody: Data("{}".utf8), responseHeaders: [("Content-Type", "application/json")])
+        let redacted = FlowRedaction(queryParameters: ["password", "Client_Secret"]).apply(to: flow)
+        #expect(String(decoding: redacted.request.body.data, as: UTF8.self)
+            == "grant_type=password&username=ada&password=%5Bredacted%20by%20Kagami%5D&client_secret=%5Bredacted%20by%20Kagami%5D")
+        // No JSON field is configured: the JSON response is left byte for byte.
+        #expect(redacted.response?.body.data == Data("{}".utf8))
+    }
+
+    @Test func bodiesWithoutAMatchKeepTheirBytes() throws {
+        // Spacing, escapes and number spellings as the server wrote them.
+        let text = "{ \"id\" : 1.50, \"name\":\"Ada \\u00e9\" }\n"
+        let flow = Self.login(requestBody: "", requestType: "application/json", responseBody: Data(text.utf8), responseHeaders: [("Content-Type", "application/json")])
+        let redacted = FlowRedaction(jsonFields: [.name("password"), .pointer(["user", "ssn"])]).apply(to: flow)
+        #expect(redacted.response?.body.data == Data(text.utf8))
+        // Not JSON by its type: not looked into.
+        var html = flow
+        html.response?.headers = HeaderFields([("Content-Type", "text/html")])
+        html.response?.body = FlowBody(data: Data(#"<p>{"password":"x"}</p>"#.utf8))
+        #expect(FlowRedaction(jsonFields: [.name("password")]).apply(to: html).response?.body == html.response?.body)
+    }
+
+    @Test func jsonThatCannotBeReadWholeIsNotStored() throws {
+        let redaction = FlowRedaction(jsonFields: [.name("password")])
+        // Cut at the body limit: the secret could be in what was kept.
+        let cut = Data(#"{"user":"ada","password":"hunt"#.utf8)
+        var truncated = Self.login(requestBody: "", requestType: "application/json", responseBody: cut, responseHeaders: [("Content-Type", "application/json")])
+        truncated.response?.body = FlowBody(data: cut, size: 4096, isTruncated: true)
+        let body = try #require(redaction.apply(to: truncated).response?.body)
+        #expect(body.data.isEmpty)
+        #expect(body.size == 4096)
+        #expect(body.isTruncated)
+        // Not valid JSON, or in a coding Kagami can't undo.
+        let broken = Self.login(requestBody: "", requestType: "application/json", responseBody: Data(#"{"password": hunter2}"#.utf8), responseHeaders: [("Content-Type", "application/problem+json")])
+        #expect(redaction.apply(to: broken).response?.body.data.isEmpty == true)
+        let brotli = Self.login(requestBody: "", requestType: "application/json", responseBody: Data([0x1b, 0x03, 0x00]), responseHeaders: [("Content-Type", "application/json"), ("Content-Encoding", "br")])
+        #expect(redaction.apply(to: brotli).response?.body.data.isEmpty == true)
+    }
+
+    @Test func fieldsAreParsedWithClearErrors() throws {
+        #expect(try FlowRedaction.JSONField(parsing: "/items/0/a~1b") == .pointer(["items", "0", "a/b"]))
+        #expect(try FlowRedaction.JSONField(parsing: "token") == .name("token"))
+        #expect(throws: FlowRedaction.Invalid.self) { try FlowRedaction.JSONField(parsing: "") }
+        let flow = FlowFixtures.getJSON()
+        #expect(FlowRedaction.none.apply(to: flow) == flow)
+    }
+}
