@@ -231,6 +231,11 @@ public final class SQLiteFlowStore: FlowStore {
                 t.add(column: "logLength", .integer)
             }
         }
+        // The filter box's columns in an index of their own: a search reads it (about a tenth of
+        // the table, which holds each flow's metadata) instead of the table.
+        migrator.registerMigration("v6: flow_search") { db in
+            try db.create(index: "flow_search", on: "flow", columns: ["url", "host", "method", "status", "error"])
+        }
         return migrator
     }
 
@@ -522,16 +527,22 @@ public final class SQLiteFlowStore: FlowStore {
         }
     }
 
+    /// Unfiltered, the table is read in capture order from the position. Filtered, the
+    /// positions of the page's flows come first from a scan of the `flow_search` index alone (its
+    /// columns are all the filter reads, and a bounded sort keeps the page's worth), whether
+    /// the words match every flow or one in a million; then those rows are read.
     public func flows(_ query: FlowQuery) async throws -> FlowPage {
         var (condition, arguments) = query.filter.sql(placeholder: { _ in "?" })
-        var sql = "SELECT * FROM flow WHERE \(condition)"
+        let filtered = !query.filter.isEmpty
+        var sql = filtered ? "SELECT seq FROM flow INDEXED BY flow_search WHERE \(condition)" : "SELECT * FROM flow WHERE \(condition)"
         if let after = query.after {
             sql += query.order == .oldestFirst ? " AND seq > ?" : " AND seq < ?"
             arguments.append(.integer(Int(after)))
         }
         // One row past the page says whether there is a next one.
         let limit = max(1, query.limit)
-        sql += " ORDER BY seq \(query.order == .oldestFirst ? "ASC" : "DESC") LIMIT ?"
+        let order = query.order == .oldestFirst ? "ASC" : "DESC"
+        sql += " ORDER BY seq \(order) LIMIT ?"
         arguments.append(.integer(limit + 1))
         return try await database.read { [arguments, sql] db in
             let values = arguments.map { argument -> any DatabaseValueConvertible in
@@ -540,7 +551,13 @@ public final class SQLiteFlowStore: FlowStore {
                 case .integer(let integer): integer
                 }
             }
-            let rows = try FlowRow.fetchAll(db, sql: sql, arguments: StatementArguments(values))
+            var rows: [FlowRow]
+            if filtered {
+                let positions = try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(values))
+                rows = try FlowRow.filter(positions.contains(FlowRow.Columns.seq)).order(query.order == .oldestFirst ? FlowRow.Columns.seq.asc : FlowRow.Columns.seq.desc).fetchAll(db)
+            } else {
+                rows = try FlowRow.fetchAll(db, sql: sql, arguments: StatementArguments(values))
+            }
             let page = rows.prefix(limit)
             let flows = try page.map { try self.flow(from: $0, bodies: query.includeBodies, db) }
             return FlowPage(flows: flows, next: rows.count > limit ? page.last?.seq : nil)
