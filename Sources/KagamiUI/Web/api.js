@@ -3,11 +3,12 @@ import { dispatch, listComplete, state } from "./store.js";
 import { heldEdit } from "./held.js";
 
 // The first read shows this many of the newest rows at once; older ones follow a page at a time.
+// (Small enough that a page being read when the filter changes doesn't keep its answer waiting.)
 const FIRST_PAGE = 1000;
-const PAGE = 10000;
+const PAGE = 5000;
 
-export async function getJSON(path) {
-  const response = await fetch(path, { headers: { Accept: "application/json" } });
+export async function getJSON(path, signal) {
+  const response = await fetch(path, { headers: { Accept: "application/json" }, signal });
   if (!response.ok) {
     let message = `${response.status} ${response.statusText}`;
     try { message = (await response.json()).error || message; } catch { /* not JSON */ }
@@ -16,9 +17,19 @@ export async function getJSON(path) {
   return response.json();
 }
 
+let pending = null; // the AbortController of the page being read; a newer read aborts it
+
 /** A page of summaries, newest first, from `after` (the `next` of the page before). */
 function readPage(limit, after, query) {
-  return getJSON(`api/flows?limit=${limit}&order=newest${after == null ? "" : `&after=${encodeURIComponent(after)}`}${query ? `&filter=${encodeURIComponent(query)}` : ""}`);
+  pending = new AbortController();
+  return getJSON(`api/flows?limit=${limit}&order=newest${after == null ? "" : `&after=${encodeURIComponent(after)}`}${query ? `&filter=${encodeURIComponent(query)}` : ""}`,
+    pending.signal);
+}
+
+function abortReading() {
+  reading++;
+  pending?.abort();
+  pending = null;
 }
 
 let source = null;
@@ -74,7 +85,8 @@ export function connect() {
  * until the list holds `state.list.bound` rows or the oldest exchange.
  */
 async function resync(query = requested) {
-  const read = ++reading;
+  abortReading();
+  const read = reading;
   requested = query;
   syncing = [];
   dispatch({ type: "loadStarted" });
@@ -111,10 +123,10 @@ async function readOlder(read) {
   if (read === reading) dispatch({ type: "olderReading", reading: false });
 }
 
-/** "Load older": another page beyond the bound, asked for. */
+/** "Load older": 10,000 more rows beyond the bound, asked for. */
 export function loadOlder() {
   if (state.list.reading || state.list.older == null) return;
-  dispatch({ type: "olderReading", reading: true, raise: PAGE });
+  dispatch({ type: "olderReading", reading: true, raise: 2 * PAGE });
   readOlder(reading);
 }
 
@@ -135,7 +147,7 @@ export function applyFilter(text) {
 export async function clearSession() {
   const response = await fetch("api/flows", { method: "DELETE" });
   if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
-  reading++;
+  abortReading();
   requested = "";
   dispatch({ type: "cleared" });
 }
