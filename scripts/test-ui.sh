@@ -32,5 +32,6 @@ PATH="$PATH:/usr/sbin" .venv-tests/bin/python Tests/UI/test_daily_ui.py "$kagami
 .venv-tests/bin/python Tests/UI/test_mock_docs.py "$kagami" || status=1
 .venv-tests/bin/python Tests/UI/test_contract_ui.py "$kagami" || status=1
 .venv-tests/bin/python Tests/UI/test_draft.py "$kagami" || status=1
+.venv-tests/bin/python Tests/UI/test_scale_ui.py "$kagami" || status=1
 PATH="$PATH:/usr/sbin" .venv-tests/bin/python Tests/UI/test_chromium_protocols.py "$kagami" || status=1
 exit $status

@@ -1,11 +1,14 @@
 // The admin API and the live event stream, with reconnection when Kagami goes away.
-import { dispatch, state } from "./store.js";
+import { dispatch, listComplete, state } from "./store.js";
 import { heldEdit } from "./held.js";
 
-const PAGE = 10000;
+// The first read shows this many of the newest rows at once; older ones follow a page at a time.
+// (Small enough that a page being read when the filter changes doesn't keep its answer waiting.)
+const FIRST_PAGE = 1000;
+const PAGE = 5000;
 
-export async function getJSON(path) {
-  const response = await fetch(path, { headers: { Accept: "application/json" } });
+export async function getJSON(path, signal) {
+  const response = await fetch(path, { headers: { Accept: "application/json" }, signal });
   if (!response.ok) {
     let message = `${response.status} ${response.statusText}`;
     try { message = (await response.json()).error || message; } catch { /* not JSON */ }
@@ -14,22 +17,27 @@ export async function getJSON(path) {
   return response.json();
 }
 
-/** Every flow summary of the session, a page at a time. */
-async function loadAll() {
-  const flows = [];
-  let after = null;
-  do {
-    const page = await getJSON(`api/flows?limit=${PAGE}${after == null ? "" : `&after=${after}`}`);
-    flows.push(...page.flows);
-    after = page.next;
-  } while (after != null);
-  return flows;
+let pending = null; // the AbortController of the page being read; a newer read aborts it
+
+/** A page of summaries, newest first, from `after` (the `next` of the page before). */
+function readPage(limit, after, query) {
+  pending = new AbortController();
+  return getJSON(`api/flows?limit=${limit}&order=newest${after == null ? "" : `&after=${encodeURIComponent(after)}`}${query ? `&filter=${encodeURIComponent(query)}` : ""}`,
+    pending.signal);
+}
+
+function abortReading() {
+  reading++;
+  pending?.abort();
+  pending = null;
 }
 
 let source = null;
 const releasedIds = new Set(); // held exchanges already let go, so a late read doesn't show them again
 let retryDelay = 1000;
-let syncing = null; // flows received live while the full list loads
+let syncing = null; // flows received live while the newest page is read
+let reading = 0; // the read in progress: a newer one (another filter, a reconnect) makes it stop
+let requested = ""; // the filter text of that read
 
 /** Opens the event stream; on each (re)connect the list is read again so nothing is missed. */
 export function connect() {
@@ -71,25 +79,76 @@ export function connect() {
   };
 }
 
-async function resync() {
-  if (syncing) return;
+/**
+ * Reads the list again: the newest page of the session (or of the server's answer to `query`,
+ * the filter box's text) is shown at once, then older pages are put in front in the background
+ * until the list holds `state.list.bound` rows or the oldest exchange.
+ */
+async function resync(query = requested) {
+  abortReading();
+  const read = reading;
+  requested = query;
   syncing = [];
   dispatch({ type: "loadStarted" });
   const started = performance.now();
+  let page;
   try {
-    const flows = await loadAll();
-    const live = syncing;
-    syncing = null;
-    dispatch({ type: "flowsLoaded", flows, live, took: performance.now() - started });
+    page = await readPage(FIRST_PAGE, null, query);
   } catch (error) {
-    syncing = null;
-    dispatch({ type: "error", message: `Could not read the session: ${error.message}` });
+    if (read === reading) { syncing = null; dispatch({ type: "error", message: `Could not read the session: ${error.message}` }); }
+    return;
   }
+  if (read !== reading) return;
+  const live = syncing;
+  syncing = null;
+  dispatch({ type: "flowsLoaded", flows: page.flows.reverse(), live, total: page.total, older: page.next, query, unapplied: page.unapplied,
+    took: performance.now() - started });
+  await readOlder(read);
+}
+
+/** Older pages in front of the list while it holds fewer rows than its bound. */
+async function readOlder(read) {
+  while (read === reading && state.list.older != null && state.flows.length < state.list.bound) {
+    dispatch({ type: "olderReading", reading: true });
+    let page;
+    try {
+      page = await readPage(Math.min(PAGE, state.list.bound - state.flows.length), state.list.older, state.list.query);
+    } catch (error) {
+      if (read === reading) dispatch({ type: "error", message: `Could not read older exchanges: ${error.message}` });
+      break;
+    }
+    if (read !== reading) return;
+    dispatch({ type: "olderLoaded", flows: page.flows.reverse(), older: page.next });
+  }
+  if (read === reading) dispatch({ type: "olderReading", reading: false });
+}
+
+/** "Load older": 10,000 more rows beyond the bound, asked for. */
+export function loadOlder() {
+  if (state.list.reading || state.list.older == null) return;
+  dispatch({ type: "olderReading", reading: true, raise: 2 * PAGE });
+  readOlder(reading);
+}
+
+let filterTimer = 0;
+/**
+ * The filter box's text: the rows held are filtered at once; when they are not every exchange
+ * of the session, the server is asked too (after a pause in typing) and its answer replaces them.
+ */
+export function applyFilter(text) {
+  clearTimeout(filterTimer);
+  dispatch({ type: "filterChanged", text });
+  const query = text.trim();
+  if (!requested && !state.list.query && listComplete()) return; // every exchange is here: filtered in the page
+  if (query === requested) return; // the rows held (or being read) are the server's answer to this text
+  filterTimer = setTimeout(() => resync(query), 150);
 }
 
 export async function clearSession() {
   const response = await fetch("api/flows", { method: "DELETE" });
   if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+  abortReading();
+  requested = "";
   dispatch({ type: "cleared" });
 }
 

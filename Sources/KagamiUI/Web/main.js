@@ -1,6 +1,6 @@
 // Starts the page: mounts the views on the store, wires the toolbar, opens the event stream.
 import { dispatch, state, subscribe } from "./store.js";
-import { clearSession, connect, exportHAR, importHAR, loadDetail, loadDevice, repeatFlow } from "./api.js";
+import { applyFilter, clearSession, connect, exportHAR, importHAR, loadDetail, loadDevice, loadOlder, repeatFlow } from "./api.js";
 import { mountSequence } from "./sequence.js";
 import { mountStructure } from "./structure.js";
 import { mountInspector } from "./inspector.js";
@@ -85,7 +85,7 @@ let filterTimer = 0;
 $("filter").addEventListener("input", (event) => {
   clearTimeout(filterTimer);
   const text = event.target.value;
-  filterTimer = setTimeout(() => dispatch({ type: "filterChanged", text }), 120);
+  filterTimer = setTimeout(() => applyFilter(text), 120);
 });
 $("pause").addEventListener("click", () => dispatch({ type: "pauseToggled" }));
 $("clear").addEventListener("click", () => clearSession().catch((error) => dispatch({ type: "error", message: `Could not clear: ${error.message}` })));
@@ -136,7 +136,8 @@ function renderChrome() {
   const heldCount = state.heldExchanges.length;
   $("held-count").hidden = heldCount === 0;
   $("held-count").textContent = String(heldCount);
-  $("counts").textContent = visible.length === flows.length ? `${flows.length} exchanges` : `${visible.length} of ${flows.length} exchanges`;
+  $("counts").textContent = countText();
+  renderOlder();
   for (const button of document.querySelectorAll("[data-view]")) button.setAttribute("aria-selected", String(button.dataset.view === view));
   $("sequence").hidden = view !== "sequence";
   $("structure").hidden = view !== "structure";
@@ -152,6 +153,32 @@ function renderChrome() {
   if (empty) renderEmpty();
   document.body.dataset.connection = connection;
   document.body.dataset.loading = String(loading);
+}
+
+/** "N exchanges", or "N of TOTAL exchanges" when the list shows fewer than the session has
+ * ("N+ of": the server has more matches than the list holds). */
+function countText() {
+  const { visible, flows, list } = state;
+  const total = Math.max(list.total, flows.length);
+  if (visible.length === total) return `${total} exchanges`;
+  const more = state.filter && (list.older != null || list.trimmed > 0);
+  return `${visible.length}${more ? "+" : ""} of ${total} exchanges`;
+}
+
+/** The line above the list when the session has older exchanges than the list holds. */
+function renderOlder() {
+  const { flows, list } = state;
+  const bar = $("older");
+  const missing = Math.max(0, list.total - flows.length);
+  if (state.loading || (list.older == null && list.trimmed === 0) || (!list.query && missing === 0)) { bar.hidden = true; return; }
+  bar.hidden = false;
+  const what = list.query ? "Older matches" : `${missing} older exchange${missing === 1 ? "" : "s"}`;
+  if (list.reading) bar.replaceChildren(el("span", {}, `Reading older exchanges… ${flows.length} in the list.`));
+  else if (list.older != null) {
+    bar.replaceChildren(el("span", {}, `${what} ${list.query || missing !== 1 ? "are" : "is"} not in this list. `),
+      el("button", { id: "load-older", onclick: () => loadOlder() }, "Load older"),
+      el("span", {}, list.query ? "" : " or filter to search the whole session."));
+  } else bar.replaceChildren(el("span", {}, `${what} ${list.query || missing !== 1 ? "are" : "is"} not in this list: filter to search the whole session.`));
 }
 
 function renderEmpty() {
@@ -177,9 +204,9 @@ function renderEmpty() {
 }
 
 subscribe((action) => {
-  if (action.type === "flowArrived" && !state.paused && state.flows.length > 1) {
+  if (action.type === "flowArrived" && !state.paused && state.flows.length > 1 && action.trimmed === undefined) {
     // Only the counter changes for an ordinary new row.
-    $("counts").textContent = state.visible.length === state.flows.length ? `${state.flows.length} exchanges` : `${state.visible.length} of ${state.flows.length} exchanges`;
+    $("counts").textContent = countText();
     return;
   }
   if (action.type === "flowsLoaded") {

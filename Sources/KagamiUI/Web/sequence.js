@@ -98,6 +98,10 @@ export function mountSequence({ scroll, spacer, head, onSelect, onMenu }) {
       row.node.setAttribute("aria-selected", String(state.marked.has(flow.id)));
       row.node.dataset.position = position;
     }
+    // When the newest rows of a freshly read list were first drawn (ms since the page began).
+    if (needed > 0 && !state.loading && !window.kagamiTimings?.listShown) {
+      window.kagamiTimings = { ...(window.kagamiTimings || {}), listShown: { at: Math.round(performance.now()), rows: total } };
+    }
   }
 
   function makeRow() {
@@ -176,14 +180,32 @@ export function mountSequence({ scroll, spacer, head, onSelect, onMenu }) {
     else if (top + ROW > scroll.scrollTop + scroll.clientHeight) scroll.scrollTop = top + ROW - scroll.clientHeight;
   });
 
+  /** Rows put in front of the list (or taken from it): the rows in sight stay where they are. */
+  function keepPlace(rows) {
+    for (const row of pool) row.flow = null;
+    if (rows && !followTail) {
+      spacer.style.height = `${state.visible.length * ROW}px`;
+      scroll.scrollTop = Math.max(0, scroll.scrollTop + rows * ROW);
+    }
+    schedule();
+  }
+
   subscribe((action) => {
     switch (action.type) {
       case "flowArrived":
         // Nothing to redraw unless the new row is in sight or the list follows its tail.
-        if (action.replaced) { for (const row of pool) row.flow = null; schedule(); }
+        if (action.trimmed !== undefined) keepPlace(-action.trimmed);
+        else if (action.replaced) { for (const row of pool) row.flow = null; schedule(); }
         else if (action.added && action.added.length) schedule();
         break;
-      case "filterChanged": case "flowsLoaded": case "cleared": case "pauseToggled":
+      case "olderLoaded": keepPlace(action.shown); break;
+      case "flowsLoaded":
+        // A new read (another filter, a reconnect) starts at the newest rows, like the first.
+        followTail = true;
+        for (const row of pool) row.flow = null;
+        schedule();
+        break;
+      case "filterChanged": case "cleared": case "pauseToggled":
         for (const row of pool) row.flow = null;
         schedule();
         break;

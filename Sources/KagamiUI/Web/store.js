@@ -1,6 +1,10 @@
 // The page's one store: state changes only through dispatched actions, and every view renders
 // from that state. Large lists are changed in place (copying 100,000 rows per event would stall
 // the page); listeners are told which action ran so they can update only what changed.
+//
+// The list holds the newest rows of the session (or of the server's answer to the filter), at
+// most `list.bound` of them: older ones are read a page at a time in the background, newest
+// first, and put in front; beyond the bound they are read when asked for.
 import { parseFilter } from "./filter.js";
 import { applyListEdit, getPath, setPath } from "./editing.js";
 import { heldDraft } from "./held.js";
@@ -9,11 +13,21 @@ export const state = {
   connection: "connecting", // connecting | live | disconnected
   loading: true,
   status: null,
-  flows: [],
-  byId: new Map(),
+  flows: [], // the rows held, in capture order (oldest first)
+  byId: new Map(), // id -> key; the row's index in flows is key + shift (see indexOf)
+  shift: 0, // rows put in front of (older rows read) or taken from (trimmed) the list since it was read
   visible: [], // indexes into flows passing the filter
   filterText: "",
-  filter: null,
+  filter: null, // the filter box's words, for rows arriving live
+  rowFilter: null, // what the page applies to the rows the server sent: every word, or only those it left unapplied
+  list: {
+    query: "", // the filter text the server answered the held rows for ("" = every exchange)
+    total: 0, // exchanges in the session
+    older: null, // the `next` to read older rows from; null when the oldest one is held
+    reading: false, // older rows being read
+    trimmed: 0, // oldest rows let go so that live ones stay within the bound
+    bound: readBound(), // rows the page reads by itself; "Load older" raises it
+  },
   paused: false,
   held: [], // flows that arrived while paused
   view: "sequence",
@@ -43,6 +57,15 @@ export const state = {
   menu: null, // the open context menu: { x, y, flow } or { x, y, node }
 };
 
+/** The rows the list reads by itself: 200,000, or what localStorage `kagami.listBound` says (at least 1,000). */
+function readBound() {
+  try {
+    const chosen = Number(localStorage.getItem("kagami.listBound"));
+    if (Number.isFinite(chosen) && chosen > 0) return Math.max(1000, Math.floor(chosen));
+  } catch { /* private mode */ }
+  return 200000;
+}
+
 function readColumns() {
   try {
     const saved = JSON.parse(localStorage.getItem("kagami.columns") || "{}");
@@ -64,24 +87,72 @@ export function dispatch(action) {
   for (const listener of listeners) listener(action, state);
 }
 
-function appendFlows(flows) {
+/** The index in `state.flows` of the row with this id, or undefined when it isn't held. */
+export function indexOf(id) {
+  const key = state.byId.get(id);
+  return key === undefined ? undefined : key + state.shift;
+}
+
+/** Whether every exchange the held rows were read for is held (so the page can filter them alone). */
+export function listComplete() {
+  return state.list.older == null && state.list.trimmed === 0;
+}
+
+function appendFlows(flows, test = state.filter) {
   const added = [];
   for (const flow of flows) {
-    const existing = state.byId.get(flow.id);
+    const existing = indexOf(flow.id);
     if (existing !== undefined) { state.flows[existing] = flow; continue; }
     const index = state.flows.push(flow) - 1;
-    state.byId.set(flow.id, index);
-    if (!state.filter || state.filter(flow)) { state.visible.push(index); added.push(index); }
+    state.byId.set(flow.id, index - state.shift);
+    if (!test || test(flow)) { state.visible.push(index); added.push(index); }
   }
   return added;
 }
 
+/** Older rows (oldest first) in front of the list; returns how many of them the filter shows. */
+function prependFlows(older) {
+  const fresh = older.filter((flow) => !state.byId.has(flow.id));
+  const count = fresh.length;
+  if (count === 0) return 0;
+  state.flows = fresh.concat(state.flows);
+  state.shift += count;
+  const test = state.rowFilter;
+  const visible = [];
+  for (let i = 0; i < count; i++) {
+    state.byId.set(fresh[i].id, i - state.shift);
+    if (!test || test(fresh[i])) visible.push(i);
+  }
+  const shown = visible.length;
+  for (const index of state.visible) visible.push(index + count);
+  state.visible = visible;
+  return shown;
+}
+
+/** Lets the oldest `count` rows go; returns how many of them the filter showed. */
+function trimFlows(count) {
+  for (let i = 0; i < count; i++) state.byId.delete(state.flows[i].id);
+  state.flows = state.flows.slice(count);
+  state.shift -= count;
+  let first = 0;
+  while (first < state.visible.length && state.visible[first] < count) first++;
+  const visible = new Array(state.visible.length - first);
+  for (let i = first; i < state.visible.length; i++) visible[i - first] = state.visible[i] - count;
+  state.visible = visible;
+  state.list.trimmed += count;
+  state.list.older = null;
+  return first;
+}
+
 function refilter() {
-  const { flows, filter } = state;
+  const { flows, rowFilter: filter } = state;
   const visible = [];
   for (let i = 0; i < flows.length; i++) if (!filter || filter(flows[i])) visible.push(i);
   state.visible = visible;
 }
+
+// Live rows past the bound let the oldest go, this many at a time.
+const TRIM = 10000;
 
 function reduce(action) {
   switch (action.type) {
@@ -89,31 +160,48 @@ function reduce(action) {
     case "connection": state.connection = action.connection; break;
     case "loadStarted": state.loading = true; break;
     case "flowsLoaded":
-      // A fresh read of the session replaces the list; flows that came live meanwhile are kept.
+      // A fresh read of the session (the newest page of it, or of the server's answer to the
+      // filter) replaces the list; flows that came live meanwhile are kept.
       state.flows = [];
       state.byId = new Map();
+      state.shift = 0;
       state.visible = [];
-      appendFlows(action.flows);
+      state.list = { ...state.list, query: action.query || "", total: action.total ?? action.flows.length, older: action.older ?? null, trimmed: 0,
+        reading: action.older != null };
+      state.rowFilter = state.list.query ? parseFilter((action.unapplied || []).join(" ")) : state.filter;
+      appendFlows(action.flows, state.rowFilter);
       appendFlows(action.live || []);
       state.loading = false;
       if (state.selectedId && !state.byId.has(state.selectedId)) { state.selectedId = null; state.detail = null; }
       break;
+    case "olderLoaded":
+      // `flows` oldest first; the list keeps its place (sequence.js moves the scroll by `shown` rows).
+      action.shown = prependFlows(action.flows);
+      state.list.older = action.older;
+      if (action.older == null) state.list.reading = false;
+      break;
+    case "olderReading": state.list.reading = action.reading; if (action.raise) state.list.bound = Math.max(state.list.bound, state.flows.length + action.raise); break;
     case "flowArrived":
       if (state.paused) state.held.push(action.flow);
       else {
         // A flow can arrive again, changed (the contract check adds its violations).
         action.replaced = state.byId.has(action.flow.id);
+        if (!action.replaced) state.list.total++;
         action.added = appendFlows([action.flow]);
         if (action.replaced && state.filter) refilter();
+        if (state.flows.length > state.list.bound + TRIM) action.trimmed = trimFlows(TRIM);
       }
       break;
     case "filterChanged":
       state.filterText = action.text;
       state.filter = parseFilter(action.text);
+      // Until the server's answer comes (api.js asks when the page doesn't hold every exchange),
+      // the rows held are filtered here.
+      state.rowFilter = state.filter;
       refilter();
       // The inspector never shows an exchange the filter hides.
       if (state.selectedId && state.filter) {
-        const index = state.byId.get(state.selectedId);
+        const index = indexOf(state.selectedId);
         if (index === undefined || !state.filter(state.flows[index])) { state.selectedId = null; state.detail = null; action.deselected = true; }
       }
       break;
@@ -152,7 +240,12 @@ function reduce(action) {
     case "composeClosed": state.compose = null; break;
     case "pauseToggled":
       state.paused = !state.paused;
-      if (!state.paused) { appendFlows(state.held); state.held = []; }
+      if (!state.paused) {
+        state.list.total += state.held.filter((flow) => !state.byId.has(flow.id)).length;
+        appendFlows(state.held);
+        state.held = [];
+        if (state.flows.length > state.list.bound + TRIM) trimFlows(state.flows.length - state.list.bound);
+      }
       break;
     case "marked": {
       const { id, mode } = action;
@@ -172,7 +265,9 @@ function reduce(action) {
     }
     case "cleared":
       state.marked = new Set(); state.markAnchor = null;
-      state.flows = []; state.byId = new Map(); state.visible = []; state.held = [];
+      state.flows = []; state.byId = new Map(); state.shift = 0; state.visible = []; state.held = [];
+      state.list = { ...state.list, query: "", total: 0, older: null, reading: false, trimmed: 0 };
+      state.rowFilter = state.filter;
       state.selectedId = null; state.detail = null;
       break;
     case "viewChanged": state.view = action.view; break;

@@ -11,6 +11,7 @@ export function mountStructure({ container, onSelect, onMenu }) {
   let root = makeNode("", "");
   const open = new Set();
   let frame = 0;
+  let stale = false; // rows were put in front of the list or let go: rebuilt when next drawn
 
   function add(index) {
     const flow = state.flows[index];
@@ -42,6 +43,7 @@ export function mountStructure({ container, onSelect, onMenu }) {
 
   function render() {
     frame = 0;
+    if (stale) { stale = false; rebuild(); }
     const scrollTop = container.scrollTop;
     container.replaceChildren(...[...root.children.values()].map(renderNode));
     if (root.children.size === 0) container.append(el("p", { className: "note" }, "No exchanges match."));
@@ -91,11 +93,14 @@ export function mountStructure({ container, onSelect, onMenu }) {
   subscribe((action) => {
     switch (action.type) {
       case "flowArrived":
-        for (const index of action.added || []) add(index);
+        if (action.trimmed !== undefined) stale = true;
+        else if (!stale) for (const index of action.added || []) add(index);
         schedule();
         break;
+      // Rebuilt when next drawn, not while another view shows 100,000 rows.
+      case "olderLoaded": stale = true; schedule(); break;
       case "filterChanged": case "flowsLoaded": case "cleared": case "pauseToggled":
-        rebuild(); schedule(); break;
+        stale = true; schedule(); break;
       case "viewChanged": case "selected": schedule(); break;
     }
   });
