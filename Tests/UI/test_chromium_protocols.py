@@ -233,14 +233,7 @@ class Suite:
 
 
 def main():
-    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "debug", "kagami")
-    suite = Suite(binary)
-    try:
-        suite.run()
-    finally:
-        suite.close()
-    print(f"chromium protocol tests: {suite.passed} passed, {len(suite.failed)} failed")
-    sys.exit(1 if suite.failed else 0)
+    test_ui.run_suite(Suite, "chromium protocol")
 
 
 if __name__ == "__main__":

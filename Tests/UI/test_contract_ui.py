@@ -20,6 +20,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.dirname(__file__))
+import test_ui  # noqa: E402
 from test_ui import Kagami, browser, curl, run_each  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -201,16 +202,7 @@ class Suite:
 
 
 def main():
-    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "debug", "kagami")
-    suite = Suite(binary)
-    try:
-        suite.run()
-    finally:
-        suite.close()
-    print(f"contract ui tests: {suite.passed} passed, {len(suite.failed)} failed")
-    for name in suite.failed:
-        print(f"  failed: {name}")
-    sys.exit(1 if suite.failed else 0)
+    test_ui.run_suite(Suite, "contract ui")
 
 
 if __name__ == "__main__":

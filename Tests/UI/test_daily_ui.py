@@ -26,6 +26,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.dirname(__file__))
 import origin  # noqa: E402
+import test_ui  # noqa: E402
 from test_ui import ROOT, SHOTS, Kagami, api, browser, curl, run_each  # noqa: E402
 
 RULES = {"rewrite": [{"name": "tagging", "locations": [{"path": "/ruled/*"}],
@@ -593,16 +594,7 @@ class Suite:
 
 
 def main():
-    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "debug", "kagami")
-    suite = Suite(binary)
-    try:
-        suite.run()
-    finally:
-        suite.close()
-    print(f"daily ui tests: {suite.passed} passed, {len(suite.failed)} failed")
-    for name in suite.failed:
-        print(f"  failed: {name}")
-    sys.exit(1 if suite.failed else 0)
+    test_ui.run_suite(Suite, "daily ui")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.dirname(__file__))
 import origin  # noqa: E402
+import test_ui  # noqa: E402
 from test_ui import ROOT, SHOTS, Kagami, browser, curl, run_each  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "bench", "ui"))
@@ -256,19 +257,7 @@ class Suite:
 
 
 def main():
-    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "debug", "kagami")
-    started = time.time()
-    suite = Suite(binary)
-    try:
-        suite.run()
-    finally:
-        suite.close()
-    for name, value in suite.timings.items():
-        print(f"scale ui timing {name}: {value}")
-    print(f"scale ui tests: {suite.passed} passed, {len(suite.failed)} failed ({time.time() - started:.0f} s)")
-    for name in suite.failed:
-        print(f"  failed: {name}")
-    sys.exit(1 if suite.failed else 0)
+    test_ui.run_suite(Suite, "scale ui")
 
 
 if __name__ == "__main__":

@@ -886,19 +886,27 @@ def run_each(tests, driver, suite):
                 pass
     return passed, failed
 
-def main():
+def run_suite(make_suite, label):
+    """Runs a browser suite on the kagami binary named on the command line (the debug build by
+    default): its tests, its timings, a line of counts, the failed tests' names; exits non-zero
+    when one failed. Every test file's entry point."""
     binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "debug", "kagami")
-    suite = Suite(binary)
+    started = time.time()
+    suite = make_suite(binary)
     try:
         suite.run()
     finally:
         suite.close()
-    for name, value in suite.timings.items():
-        print(f"ui timing {name}: {value}")
-    print(f"ui tests: {suite.passed} passed, {len(suite.failed)} failed")
+    for name, value in getattr(suite, "timings", {}).items():
+        print(f"{label} timing {name}: {value}")
+    print(f"{label} tests: {suite.passed} passed, {len(suite.failed)} failed ({time.time() - started:.0f} s)")
     for name in suite.failed:
         print(f"  failed: {name}")
     sys.exit(1 if suite.failed else 0)
+
+
+def main():
+    run_suite(Suite, "ui")
 
 
 if __name__ == "__main__":
