@@ -22,8 +22,7 @@ struct ImportCommand: AsyncParsableCommand {
         let path = SessionFile.expand(file)
         let bytes: Data
         do {
-            // Mapped, not read: the file's pages are the system's to drop, whatever its size.
-            bytes = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
+            bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
             FileHandle.standardError.write(Data("kagami import: cannot read \(path): \(error.localizedDescription); nothing imported\n".utf8))
             throw ExitCode(2)

@@ -1,7 +1,6 @@
 import Foundation
 import KagamiFlow
 import NIOCore
-import NIOFoundationCompat
 import NIOHTTP1
 
 /// Builds one `Flow` from the parts of an exchange as they pass through the proxy, keeping
@@ -139,9 +138,9 @@ struct FlowRecorder {
         return flow
     }
 
-    /// A body's bytes as `Data`; a large one shares the buffer's storage instead of a copy.
+    /// A body's bytes as `Data`.
     private static func data(_ buffer: ByteBuffer) -> Data {
-        buffer.getData(at: buffer.readerIndex, length: buffer.readableBytes, byteTransferStrategy: .automatic) ?? Data()
+        Data(buffer.readableBytesView)
     }
 
     private static func keep(_ buffer: ByteBuffer, in store: inout ByteBuffer, limit: Int, truncated: inout Bool) {
