@@ -9,7 +9,7 @@ struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Read an HTTP Archive (HAR 1.2) into a session, creating the session file when missing.",
-        discussion: "The archive is read entry by entry into the session, so its size is not bounded by memory. Entries Kagami can't read are skipped, each named on standard error with its JSON path and the reason; the rest are imported. A file that is not an archive (no log.entries), or whose entries are all unreadable, imports nothing and exits 2; JSON broken partway keeps the entries before the break and exits 2, naming its line and column."
+        discussion: "The archive is read entry by entry into the session: memory holds the file and one entry. Entries Kagami can't read are skipped, each named on standard error with its JSON path and the reason; the rest are imported. A file that is not an archive (no log.entries), or whose entries are all unreadable, imports nothing and exits 2; JSON broken partway keeps the entries before the break and exits 2, naming its line and column."
     )
 
     @Argument(help: "The .har file.")
