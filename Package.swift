@@ -251,6 +251,7 @@ let package = Package(
 
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
         .testTarget(name: "KagamiFlowTests", dependencies: ["KagamiFlow"]),
+        .testTarget(name: "KagamiTestingTests", dependencies: ["KagamiTesting"]),
         // One store suite run against every driver (SQLite, and PostgreSQL on a throwaway server).
         .testTarget(
             name: "KagamiStoreTests",

@@ -27,11 +27,13 @@ fi
 export KAGAMI_UPSTREAM_ALLOW=loopback
 export KAGAMI_CONFORMANCE_DIR="${KAGAMI_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/conformance}"
 status=0
-.venv-tests/bin/python Tests/UI/test_ui.py "$kagami" || status=1
-PATH="$PATH:/usr/sbin" .venv-tests/bin/python Tests/UI/test_daily_ui.py "$kagami" || status=1
-.venv-tests/bin/python Tests/UI/test_mock_docs.py "$kagami" || status=1
-.venv-tests/bin/python Tests/UI/test_contract_ui.py "$kagami" || status=1
-.venv-tests/bin/python Tests/UI/test_draft.py "$kagami" || status=1
-.venv-tests/bin/python Tests/UI/test_scale_ui.py "$kagami" || status=1
-PATH="$PATH:/usr/sbin" .venv-tests/bin/python Tests/UI/test_chromium_protocols.py "$kagami" || status=1
+# Each suite is stopped if it hangs (timeout signals its process group: browser and servers).
+suite() { timeout --kill-after=15 600 "$@"; }
+suite .venv-tests/bin/python Tests/UI/test_ui.py "$kagami" || status=1
+PATH="$PATH:/usr/sbin" suite .venv-tests/bin/python Tests/UI/test_daily_ui.py "$kagami" || status=1
+suite .venv-tests/bin/python Tests/UI/test_mock_docs.py "$kagami" || status=1
+suite .venv-tests/bin/python Tests/UI/test_contract_ui.py "$kagami" || status=1
+suite .venv-tests/bin/python Tests/UI/test_draft.py "$kagami" || status=1
+suite .venv-tests/bin/python Tests/UI/test_scale_ui.py "$kagami" || status=1
+PATH="$PATH:/usr/sbin" suite .venv-tests/bin/python Tests/UI/test_chromium_protocols.py "$kagami" || status=1
 exit $status

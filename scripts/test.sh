@@ -44,7 +44,10 @@ fi
 
 swift build --build-tests
 status=0
-swift test --skip-build "$@" || status=1
+# A crash prints one backtrace of every thread, without registers or images, and a run that
+# hangs is stopped: timeout signals its whole process group, servers the tests started too.
+export SWIFT_BACKTRACE="${SWIFT_BACKTRACE:-enable=yes,interactive=no,threads=all,registers=none,images=none}"
+timeout --kill-after=30 "${KAGAMI_TEST_TIMEOUT:-1500}" swift test --skip-build "$@" || status=1
 # KagamiKit's public API stays free of SwiftNIO types (docs/LIBRARY.md).
 if [ $# -eq 0 ]; then
     ./scripts/check-public-api.sh || status=1

@@ -24,22 +24,22 @@ public enum RawConnection {
         until done: @escaping @Sendable (String) -> Bool = { _ in false }
     ) async throws -> Data {
         let collected = NIOLockedValueBox(Data())
-        let finished = NIOLockedValueBox<CheckedContinuation<Void, Never>?>(nil)
+        let finished = NIOLockedValueBox<EventLoopPromise<Void>?>(nil)
+        // The bytes go out as the connection opens, on its event loop: a server timing the
+        // connection sees them as soon as the kernel delivers them, however busy this process is.
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(Collector(collected: collected, done: done, finished: finished))
+                let promise = channel.eventLoop.makePromise(of: Void.self)
+                finished.withLockedValue { $0 = promise }
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(Collector(collected: collected, send: bytes, done: done, finished: promise))
                 }
             }
             .connect(host: "127.0.0.1", port: port)
             .get()
-        await withCheckedContinuation { continuation in
-            finished.withLockedValue { $0 = continuation }
-            channel.writeAndFlush(ByteBuffer(bytes: bytes), promise: nil)
-            channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
-                channel.close(promise: nil)
-                finished.withLockedValue { $0?.resume(); $0 = nil }
-            }
+        if let promise = finished.withLockedValue({ $0 }) {
+            channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) { channel.close(promise: nil) }
+            try? await promise.futureResult.get()
         }
         try? await channel.close()
         return collected.withLockedValue { $0 }
@@ -48,13 +48,21 @@ public enum RawConnection {
     private final class Collector: ChannelInboundHandler {
         typealias InboundIn = ByteBuffer
         let collected: NIOLockedValueBox<Data>
+        let send: Data
         let done: @Sendable (String) -> Bool
-        let finished: NIOLockedValueBox<CheckedContinuation<Void, Never>?>
+        let finished: EventLoopPromise<Void>
+        private var isFinished = false
 
-        init(collected: NIOLockedValueBox<Data>, done: @escaping @Sendable (String) -> Bool, finished: NIOLockedValueBox<CheckedContinuation<Void, Never>?>) {
+        init(collected: NIOLockedValueBox<Data>, send: Data, done: @escaping @Sendable (String) -> Bool, finished: EventLoopPromise<Void>) {
             self.collected = collected
+            self.send = send
             self.done = done
             self.finished = finished
+        }
+
+        func channelActive(context: ChannelHandlerContext) {
+            context.writeAndFlush(NIOAny(ByteBuffer(bytes: send)), promise: nil)
+            context.fireChannelActive()
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -68,12 +76,16 @@ public enum RawConnection {
 
         func channelInactive(context: ChannelHandlerContext) { finish() }
 
+        func handlerRemoved(context: ChannelHandlerContext) { finish() }
+
         func errorCaught(context: ChannelHandlerContext, error: any Error) {
             context.close(promise: nil)
         }
 
         private func finish() {
-            finished.withLockedValue { $0?.resume(); $0 = nil }
+            guard !isFinished else { return }
+            isFinished = true
+            finished.succeed()
         }
     }
 }

@@ -18,17 +18,10 @@ enum NotesOrigin {
 
     /// The note, gzip-compressed by the system's gzip.
     static func gzipped(_ text: String) throws -> [UInt8] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        process.arguments = ["-c", "-n"]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        input.fileHandleForWriting.write(Data(text.utf8))
-        try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let process = try ChildProcess("/bin/gzip", ["-c", "-n"], stdin: .pipe, stdout: .pipe)
+        try process.input?.write(contentsOf: Data(text.utf8))
+        try process.input?.close()
+        let data = try process.output?.readToEnd() ?? Data()
         process.waitUntilExit()
         return Array(data)
     }

@@ -1,6 +1,7 @@
 // Runs the built `kagami` executable the way a user does.
 import Foundation
 import KagamiJSON
+import KagamiTesting
 import Testing
 
 struct SchemaCheckCommandTests {
@@ -27,20 +28,12 @@ struct SchemaCheckCommandTests {
     struct MissingExecutable: Error {}
 
     func kagami(_ arguments: [String], in directory: URL) throws -> Run {
-        let process = Process()
-        process.executableURL = try Self.executable()
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
-                   errors: String(decoding: errors, as: UTF8.self))
+        let errorsPath = directory.appendingPathComponent("kagami.err").path
+        let process = try ChildProcess(try Self.executable().path, arguments, directory: directory.path, stdout: .pipe, stderr: .file(errorsPath))
+        let output = (try process.output?.readToEnd()) ?? Data()
+        let status = process.waitUntilExit()
+        let errors = FileManager.default.contents(atPath: errorsPath) ?? Data()
+        return Run(status: status, output: String(decoding: output, as: UTF8.self), errors: String(decoding: errors, as: UTF8.self))
     }
 
     func workspace(_ files: [String: String]) throws -> URL {

@@ -60,7 +60,7 @@ struct DurabilityTests {
         let session = temporaryPath("gigabyte.sqlite")
         let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--session", session])
         let size = 1 << 30
-        let (growth, result) = try await ResidentMemory.growth(of: proxy.process.processIdentifier) {
+        let (growth, result) = try await ResidentMemory.growth(of: proxy.process.pid) {
             try await CommandLineClient.curl.run(["-s", "--max-time", "300", "-x", "http://127.0.0.1:\(proxy.port)", "-o", "/dev/null", "-w", "%{size_download}", "\(origin.baseURL)/bytes/\(size)"])
         }
         proxy.stop()
@@ -82,7 +82,7 @@ struct DurabilityTests {
         defer { server.stop() }
         let session = temporaryPath("gigabyte-message.sqlite")
         let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--no-ui", "--reverse", "http://127.0.0.1:\(server.port)", "--session", session])
-        let (growth, result) = try await ResidentMemory.growth(of: proxy.process.processIdentifier) {
+        let (growth, result) = try await ResidentMemory.growth(of: proxy.process.pid) {
             try await CommandLineClient(try WebSocketPeer.python()).run([script, "client", String(proxy.port)])
         }
         proxy.stop()
@@ -108,7 +108,7 @@ struct DurabilityTests {
         let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--no-ui", "--reverse", "http://127.0.0.1:\(server.port)", "--session", session])
         // Three seconds of not reading: at the rate the proxy relays, enough for the whole
         // gigabyte to pile up in it if nothing held the server back.
-        let (growth, result) = try await ResidentMemory.growth(of: proxy.process.processIdentifier) {
+        let (growth, result) = try await ResidentMemory.growth(of: proxy.process.pid) {
             try await CommandLineClient(try WebSocketPeer.python()).run([script, "client", String(proxy.port), "--never-read", "3"])
         }
         #expect(result.stdoutText == "left\n", "\(result.stderr)")

@@ -8,7 +8,7 @@ import NIOPosix
 /// knowledge only (as nginx 1.22's `listen … http2` does). Both serve `files` from a folder and
 /// answer `/echo` with the method, the protocol the request arrived in and its cookies, and set
 /// two cookies on every answer.
-final class NginxOrigin: @unchecked Sendable {
+final class NginxOrigin: Sendable {
     struct NotInstalled: Error, CustomStringConvertible {
         var description: String { "nginx is not installed: run scripts/test.sh once, which installs it" }
     }
@@ -23,9 +23,9 @@ final class NginxOrigin: @unchecked Sendable {
     let directory: String
     let tlsPort: Int
     let clearTextPort: Int
-    private let process: Process
+    private let process: ChildProcess
 
-    private init(directory: String, tlsPort: Int, clearTextPort: Int, process: Process) {
+    private init(directory: String, tlsPort: Int, clearTextPort: Int, process: ChildProcess) {
         self.directory = directory
         self.tlsPort = tlsPort
         self.clearTextPort = clearTextPort
@@ -72,12 +72,7 @@ final class NginxOrigin: @unchecked Sendable {
             """
             let path = directory + "/nginx.conf"
             try configuration.write(toFile: path, atomically: true, encoding: .utf8)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = ["-c", path, "-p", directory, "-e", directory + "/error.log"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try ChildProcess(binary, ["-c", path, "-p", directory, "-e", directory + "/error.log"], stdout: .null, stderr: .null)
             let origin = NginxOrigin(directory: directory, tlsPort: tlsPort, clearTextPort: clearTextPort, process: process)
             if try await origin.waitUntilListening() { return origin }
             origin.stop()
@@ -111,12 +106,9 @@ final class NginxOrigin: @unchecked Sendable {
         return port
     }
 
-    /// SIGKILL: the test process's threads block SIGTERM, and nginx without its master process
-    /// keeps the mask it was started with.
+    /// SIGKILL, as nginx without its master process exits only then.
     func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.signal(SIGKILL)
+        process.waitUntilExit()
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import KagamiPostgresStore
 import KagamiStore
+import KagamiTesting
 import Testing
 
 #if canImport(Glibc)
@@ -91,14 +92,14 @@ enum RecordingDestination: String, CaseIterable, Sendable, CustomTestStringConve
 /// always started with `--upstream-allow loopback`, so no test can make it connect beyond
 /// this machine.
 final class KagamiProcess: @unchecked Sendable {
-    let process: Process
+    let process: ChildProcess
     /// The proxy's (or first listed) port.
     let port: Int
     /// The web UI's port, when it runs.
     let uiPort: Int?
     private let banner: Banner
 
-    private init(process: Process, port: Int, uiPort: Int?, banner: Banner) {
+    private init(process: ChildProcess, port: Int, uiPort: Int?, banner: Banner) {
         self.process = process
         self.port = port
         self.uiPort = uiPort
@@ -132,21 +133,18 @@ final class KagamiProcess: @unchecked Sendable {
     /// with its web UI, the UI's port).
     /// `openFiles` runs it under `ulimit -n`, as on a machine with few file descriptors.
     static func start(_ arguments: [String], environment: [String: String]? = nil, openFiles: Int? = nil) async throws -> KagamiProcess {
-        let process = Process()
+        let executable: String, processArguments: [String]
         if let openFiles {
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = ["-c", "ulimit -n \(openFiles) && exec \"$@\"", "kagami", try binary()] + confined(arguments)
+            executable = "/bin/bash"
+            processArguments = ["-c", "ulimit -n \(openFiles) && exec \"$@\"", "kagami", try binary()] + confined(arguments)
         } else {
-            process.executableURL = URL(fileURLWithPath: try binary())
-            process.arguments = confined(arguments)
+            executable = try binary()
+            processArguments = confined(arguments)
         }
-        if let environment { process.environment = environment }
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.standardError
-        try process.run()
+        let process = try ChildProcess(executable, processArguments, environment: environment, stdout: .pipe)
+        guard let out = process.output else { throw ChildProcess.SpawnError(executable: executable, reason: "no output pipe") }
         let banner = Banner()
-        out.fileHandleForReading.readabilityHandler = { handle in banner.append(handle.availableData) }
+        out.readabilityHandler = { handle in banner.append(handle.availableData) }
         let wantsUI = arguments.first == "proxy" && !arguments.contains("--no-ui")
         for _ in 0..<1200 {
             let text = banner.text
@@ -157,7 +155,7 @@ final class KagamiProcess: @unchecked Sendable {
             guard process.isRunning else { break }
             try await Task.sleep(for: .milliseconds(50))
         }
-        if process.isRunning { process.terminate() }
+        process.signal(SIGTERM)
         throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "kagami did not start listening: \(banner.text)"])
     }
 
@@ -169,13 +167,13 @@ final class KagamiProcess: @unchecked Sendable {
     }
 
     func kill9() {
-        kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         process.waitUntilExit()
     }
 
     /// SIGTERM, as Ctrl-C would: Kagami writes what it holds to the session and exits.
     func stop() {
-        kill(process.processIdentifier, SIGTERM)
+        process.signal(SIGTERM)
         process.waitUntilExit()
     }
 

@@ -75,10 +75,9 @@ struct UpstreamFailureTests {
         let port = Int(UInt16(bigEndian: address.sin_port))
         try await ProxyHarness.with(configure: { $0.responseTimeout = .milliseconds(800) }) { h in
             let (path, _) = try randomFile(size: 64 << 20, seed: 3)
-            let started = ContinuousClock.now
-            let result = try await h.curl(["-w", "\n%{http_code}", "--data-binary", "@\(path)", "-H", "Expect:", "http://127.0.0.1:\(port)/upload"])
+            // A hang would be curl giving up (exit 28, no status), long after the proxy's 504.
+            let result = try await h.curl(["-m", "300", "-w", "\n%{http_code}", "--data-binary", "@\(path)", "-H", "Expect:", "http://127.0.0.1:\(port)/upload"])
             #expect(result.stdoutText.hasSuffix("\n504"), "\(result.stdoutText.suffix(200)) \(result.stderr)")
-            #expect(ContinuousClock.now - started < .seconds(20))
             let flow = try #require(try await h.flows(count: 1).first)
             #expect(flow.error?.kind == .timeout)
             #expect(flow.error?.message.contains("stopped reading the request") == true, "\(String(describing: flow.error))")

@@ -34,26 +34,20 @@ enum WebSocketPeer {
 /// A Python peer (Tests/WebSocket/ws_peer.py, Tests/GRPC/grpc_peer.py) serving on 127.0.0.1,
 /// port 0, from `.venv-tests`: its first line says "port N"; it runs until its standard input
 /// closes (`stop()`).
-final class PeerServer: @unchecked Sendable {
-    let process = Process()
-    private let input = Pipe()
+final class PeerServer: Sendable {
+    let process: ChildProcess
     let port: Int
 
     init(script: String, arguments: [String] = []) throws {
-        process.executableURL = URL(fileURLWithPath: try WebSocketPeer.python())
-        process.arguments = [script, "server"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardInput = input
-        try process.run()
+        process = try ChildProcess(try WebSocketPeer.python(), [script, "server"] + arguments, stdin: .pipe, stdout: .pipe)
         var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
+        while !line.contains(UInt8(ascii: "\n")), let output = process.output {
+            let chunk = output.availableData
             if chunk.isEmpty { break }
             line += chunk
         }
         guard let port = String(decoding: line, as: UTF8.self).split(separator: " ").last.flatMap({ Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) else {
-            process.terminate()
+            process.signal(SIGTERM)
             throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "\(script) did not say its port"])
         }
         self.port = port
@@ -65,7 +59,7 @@ final class PeerServer: @unchecked Sendable {
     }
 
     func stop() {
-        try? input.fileHandleForWriting.close()
+        try? process.input?.close()
         process.waitUntilExit()
     }
 }
