@@ -310,10 +310,12 @@ class Suite:
         try:
             assert clients.wait_for(20, 60), f"20 exchanges before the restart, not {clients.done()}: {clients.failures[:3]}"
             self.cluster.pause()
-            stopped = clients.done()
+            paused_at, stopped = time.time(), clients.done()
             # The proxy goes on answering while the server is away, and says so.
             assert clients.wait_for(stopped + 40, 60), f"answered while the database is down: {clients.done() - stopped}, {clients.failures[:3]}"
             self.until(lambda: " is away (" in self.stderr_of(key), lambda: f"the proxy reports the outage: {self.stderr_of(key)!r}")
+            # Down for a few seconds at least, so that the proxy and serve back off between attempts.
+            time.sleep(max(0.0, 4 - (time.time() - paused_at)))
             during = clients.done() - stopped
             self.cluster.resume()
             resumed = clients.done()
