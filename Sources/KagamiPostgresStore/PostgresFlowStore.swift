@@ -345,8 +345,12 @@ public final class PostgresFlowStore: FlowStore {
 
     private func enqueue(_ item: Entry.Item, stored: (@Sendable () -> Void)?) {
         var entry = Entry(item: item, stored: stored)
-        if case .flow(let flow) = item, !redaction.isEmpty {
-            entry.item = .flow(redaction.apply(to: flow))
+        if !redaction.isEmpty {
+            switch item {
+            case .flow(let flow): entry.item = .flow(redaction.apply(to: flow))
+            case .messages(let messages, let flowID): entry.item = .messages(redaction.apply(to: messages), flowID: flowID)
+            case .violations: break
+            }
         }
         let bytes = entry.bodyBytes
         let limit = maximumPendingBodyBytes
