@@ -49,15 +49,22 @@ class Cluster:
             found = dict(re.findall(r"export (\w+)=(\S+)", output))
             url, folder = found["KAGAMI_TEST_POSTGRES_URL"], found["KAGAMI_TEST_POSTGRES_DIR"]
         self.url, self.folder = url, folder
+        self.paused = False
         print(f"PostgreSQL: {url}{' (the suite’s own)' if self.own else ''}")
 
     def pause(self):
+        """Stops the server, keeping its data and port."""
+        self.paused = True
         subprocess.run(["bash", CLUSTER, "pause", self.folder], check=True, capture_output=True, timeout=120)
 
     def resume(self):
         subprocess.run(["bash", CLUSTER, "resume", self.folder], check=True, capture_output=True, timeout=120)
+        self.paused = False
 
     def close(self):
+        """Removes the suite's own cluster; scripts/test.sh's is left running, as it was given."""
+        if self.paused and not self.own:
+            self.resume()
         if self.own:
             subprocess.run(["bash", CLUSTER, "stop", self.folder], capture_output=True, timeout=120)
 
@@ -322,6 +329,8 @@ class Suite:
             assert clients.wait_for(resumed + 40, 60), f"answered after the restart: {clients.done() - resumed}, {clients.failures[:3]}"
         finally:
             clients.stop()
+            if self.cluster.paused:
+                self.cluster.resume()
         assert not clients.failures, f"every client was answered: {clients.failures[:3]}"
         completed = list(clients.completed)
         self.timings["exchanges_while_database_down"] = during
