@@ -183,7 +183,6 @@ class Suite:
         self.ui = self.ui.rstrip("/")
         print(f"proxies {self.addresses}, serve {self.ui}")
         self.driver = browser()
-        self.wait = WebDriverWait(self.driver, 60)
         self.tabs = {}
         self.passed, self.failed, self.timings = 0, [], {}
 
