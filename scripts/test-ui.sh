@@ -12,6 +12,10 @@ command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
 command -v certutil >/dev/null 2>&1 || need_apt+=(libnss3-tools)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
+# The team suite records into PostgreSQL: scripts/test.sh's server, or a throwaway cluster.
+if [ -z "${KAGAMI_TEST_POSTGRES_URL:-}" ] && ! command -v pg_ctl >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
+    need_apt+=(postgresql)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "installing: ${need_apt[*]}"
     apt-get update -qq
@@ -36,4 +40,6 @@ suite .venv-tests/bin/python Tests/UI/test_contract_ui.py "$kagami" || status=1
 suite .venv-tests/bin/python Tests/UI/test_draft.py "$kagami" || status=1
 suite .venv-tests/bin/python Tests/UI/test_scale_ui.py "$kagami" || status=1
 PATH="$PATH:/usr/sbin" suite .venv-tests/bin/python Tests/UI/test_chromium_protocols.py "$kagami" || status=1
+# Two proxies and `kagami serve` sharing a PostgreSQL server: scripts/test.sh's, or a throwaway one.
+suite .venv-tests/bin/python Tests/UI/test_team.py "$kagami" || status=1
 exit $status

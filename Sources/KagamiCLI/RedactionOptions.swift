@@ -17,7 +17,7 @@ struct RedactionOptions: ParsableArguments {
     var redactQuery: [String] = []
 
     @Option(name: .customLong("redact-json-field"), help: ArgumentHelp(
-        "With --store: replace this field of JSON bodies by a marker: a member name at any depth, or a JSON pointer (/user/password); repeatable, added to the rules document's redaction.jsonFields.",
+        "With --store: replace this field of JSON bodies and WebSocket text messages by a marker: a member name at any depth, or a JSON pointer (/user/password); repeatable, added to the rules document's redaction.jsonFields.",
         valueName: "name|pointer"))
     var redactJSONFields: [String] = []
 

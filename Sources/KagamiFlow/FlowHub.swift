@@ -9,7 +9,8 @@ public final class FlowHub: FlowSink {
     public enum Delivery: Sendable {
         /// A flow just recorded (body bytes left out unless the subscription asked for them).
         case flow(Flow)
-        /// This many flows were dropped because the subscriber fell behind; read them from the store.
+        /// This many flows were dropped because the subscriber fell behind (0: how many is not
+        /// known, see `announceMissed()`); read them from the store.
         case missed(Int)
         /// Nothing happened for a while (sent on request by `Subscription.heartbeat()`).
         case heartbeat
@@ -53,6 +54,20 @@ public final class FlowHub: FlowSink {
     /// check adds its violations); whoever changed it updates the store.
     public func announce(_ flow: Flow) {
         publish(flow)
+    }
+
+    /// Tells every subscriber that flows may have gone by without reaching it (recorded by
+    /// another process while it was not followed), so that it reads them from the store.
+    public func announceMissed() {
+        subscribers.withLock { subscribers in
+            for id in subscribers.keys {
+                guard var subscriber = subscribers[id] else { continue }
+                let missed = subscriber.missed
+                subscriber.missed = 0
+                subscriber.account(subscriber.continuation.yield(.missed(missed)))
+                subscribers[id] = subscriber
+            }
+        }
     }
 
     public func record(messages: [WebSocketMessage], of flowID: UUID) {

@@ -83,7 +83,9 @@ public final class PostgresFlowStore: FlowStore {
     public let redaction: FlowRedaction
     private let spoolPrefix: String
 
+    /// Entries one transaction writes at most, and body bytes it carries at most (past one entry).
     static let maximumBatch = 2_000
+    static let maximumBatchBytes = 32 << 20
 
     struct PendingWrites {
         var entries = Deque<Entry>()
@@ -345,8 +347,12 @@ public final class PostgresFlowStore: FlowStore {
 
     private func enqueue(_ item: Entry.Item, stored: (@Sendable () -> Void)?) {
         var entry = Entry(item: item, stored: stored)
-        if case .flow(let flow) = item, !redaction.isEmpty {
-            entry.item = .flow(redaction.apply(to: flow))
+        if !redaction.isEmpty {
+            switch item {
+            case .flow(let flow): entry.item = .flow(redaction.apply(to: flow))
+            case .messages(let messages, let flowID): entry.item = .messages(redaction.apply(to: messages), flowID: flowID)
+            case .violations: break
+            }
         }
         let bytes = entry.bodyBytes
         let limit = maximumPendingBodyBytes
@@ -405,7 +411,7 @@ public final class PostgresFlowStore: FlowStore {
                 }
             }
             let (batch, done) = pending.withLock { state -> ([Entry], Bool) in
-                let batch = Array(state.entries.prefix(Self.maximumBatch))
+                let batch = Self.nextBatch(of: state.entries)
                 if batch.isEmpty, state.away == nil && state.spools.isEmpty || state.closing {
                     state.draining = false
                     return (batch, true)
@@ -437,6 +443,19 @@ public final class PostgresFlowStore: FlowStore {
             }
         }
         pending.withLock { $0.draining = false }
+    }
+
+    /// The oldest entries, up to `maximumBatch` of them and `maximumBatchBytes` of bodies.
+    static func nextBatch(of entries: some Collection<Entry>) -> [Entry] {
+        var batch: [Entry] = []
+        var bytes = 0
+        for entry in entries.prefix(maximumBatch) {
+            let entryBytes = entry.bodyBytes
+            if !batch.isEmpty, bytes + entryBytes > maximumBatchBytes { break }
+            batch.append(entry)
+            bytes += entryBytes
+        }
+        return batch
     }
 
     /// 0.2 s, 0.4 s, … up to 5 s between attempts to reach the server.
@@ -522,10 +541,14 @@ public final class PostgresFlowStore: FlowStore {
             let read: Int
             do {
                 read = try await spool.read(chunk: Self.maximumBatch) { records in
-                    let entries = records.compactMap(Entry.init)
-                    switch await self.write(entries) {
-                    case .written(let failure): if let failure { failures.append(failure) }
-                    case .serverAway(let reason): throw ServerAway(reason: reason)
+                    var entries = records.compactMap(Entry.init)[...]
+                    while !entries.isEmpty {
+                        let batch = Self.nextBatch(of: entries)
+                        entries = entries.dropFirst(batch.count)
+                        switch await self.write(batch) {
+                        case .written(let failure): if let failure { failures.append(failure) }
+                        case .serverAway(let reason): throw ServerAway(reason: reason)
+                        }
                     }
                 }
             } catch {
@@ -642,12 +665,12 @@ public final class PostgresFlowStore: FlowStore {
         let transaction = Task {
             try await connection.withTransaction(logger: self.logger) { connection in
                 var flowIDs: [UUID] = []
-                for entry in batch {
-                    switch entry.item {
-                    case .flow(let flow):
-                        try await self.upsert(flow, connection)
-                        flowIDs.append(flow.id)
-                    case .messages(let messages, let flowID): try await self.insert(messages, of: flowID, key: entry.key, connection)
+                for statement in Self.statements(for: batch) {
+                    switch statement {
+                    case .rows(let flows, let messages):
+                        try await self.upsert(flows, connection)
+                        try await self.insert(messages, connection)
+                        flowIDs += flows.map(\.id)
                     case .violations(let violations, let flowID):
                         try await self.update(violations, of: flowID, connection)
                         flowIDs.append(flowID)
@@ -700,53 +723,163 @@ public final class PostgresFlowStore: FlowStore {
         }
     }
 
-    /// A flow recorded again (an update, a WebSocket at its end) replaces the earlier row and
-    /// its bodies, keeping its place in the session and its messages.
-    private func upsert(_ flow: Flow, _ connection: PostgresConnection) async throws {
-        let response = flow.response
+    /// Rows a batch's statements write, in the batch's order.
+    enum BatchStatement {
+        /// Flows (each once) and WebSocket messages, each written with one statement per table.
+        case rows(flows: [Flow], messages: [(key: UUID, flowID: UUID, messages: [WebSocketMessage])])
+        case violations([ContractViolation], flowID: UUID)
+    }
+
+    /// Rows one statement writes at most, and body bytes it carries at most (past one row).
+    static let maximumStatementRows = 1_000
+    static let maximumStatementBytes = 8 << 20
+
+    /// Cuts `batch` into statements that write what it holds in its order: consecutive flows
+    /// and messages share one, up to `maximumStatementRows` rows and `maximumStatementBytes`;
+    /// a flow recorded again starts a new one (one statement changes a row once), and a
+    /// violation update, which reads the flow's row, stands alone.
+    static func statements(for batch: [Entry]) -> [BatchStatement] {
+        var statements: [BatchStatement] = []
+        var flows: [Flow] = []
+        var messages: [(key: UUID, flowID: UUID, messages: [WebSocketMessage])] = []
+        var flowIDs = Set<UUID>()
+        var rows = 0
+        var bytes = 0
+        func close() {
+            if !flows.isEmpty || !messages.isEmpty {
+                statements.append(.rows(flows: flows, messages: messages))
+            }
+            flows = []
+            messages = []
+            flowIDs = []
+            rows = 0
+            bytes = 0
+        }
+        for entry in batch {
+            let entryRows: Int
+            switch entry.item {
+            case .flow: entryRows = 1
+            case .messages(let list, _): entryRows = list.count
+            case .violations(let violations, let flowID):
+                close()
+                statements.append(.violations(violations, flowID: flowID))
+                continue
+            }
+            if rows > 0, rows + entryRows > maximumStatementRows || bytes + entry.bodyBytes > maximumStatementBytes {
+                close()
+            }
+            switch entry.item {
+            case .flow(let flow):
+                if flowIDs.contains(flow.id) { close() }
+                flowIDs.insert(flow.id)
+                flows.append(flow)
+            case .messages(let list, let flowID):
+                messages.append((key: entry.key, flowID: flowID, messages: list))
+            case .violations:
+                break
+            }
+            rows += entryRows
+            bytes += entry.bodyBytes
+        }
+        close()
+        return statements
+    }
+
+    /// Flows recorded again (an update, a WebSocket at its end) replace their earlier rows and
+    /// bodies, keeping their place in the session and their messages. New flows take their
+    /// place (`seq`) in the order given.
+    private func upsert(_ flows: [Flow], _ connection: PostgresConnection) async throws {
+        guard !flows.isEmpty else { return }
+        let ids = PostgresColumn(flows.map(\.id))
         let rows = try await connection.query("""
             INSERT INTO flow (session_id, id, mode, started_at, method, url, host, status, request_size, response_size,
                               duration, error, metadata, repeat_of)
-            VALUES (\(sessionID), \(flow.id), \(flow.mode.rawValue), \(flow.timings.start), \(flow.request.method),
-                    \(flow.request.url), \(flow.request.host), \(response?.status), \(flow.request.body.size),
-                    \(response?.body.size), \(flow.duration), \(flow.error?.message), \(flow.storedJSON()), \(flow.repeatOf))
+            SELECT \(sessionID), id, mode, started_at, method, url, host, status, request_size, response_size,
+                   duration, error, metadata, repeat_of
+            FROM unnest(\(ids)::uuid[], \(PostgresColumn(flows.map(\.mode.rawValue)))::text[],
+                        \(PostgresColumn(flows.map(\.timings.start)))::timestamptz[],
+                        \(PostgresColumn(flows.map(\.request.method)))::text[], \(PostgresColumn(flows.map(\.request.url)))::text[],
+                        \(PostgresColumn(flows.map(\.request.host)))::text[], \(PostgresColumn(flows.map(\.response?.status)))::int8[],
+                        \(PostgresColumn(flows.map(\.request.body.size)))::int8[],
+                        \(PostgresColumn(flows.map(\.response?.body.size)))::int8[], \(PostgresColumn(flows.map(\.duration)))::float8[],
+                        \(PostgresColumn(flows.map(\.error?.message)))::text[], \(PostgresColumn(flows.map { $0.storedJSON() }))::bytea[],
+                        \(PostgresColumn(flows.map(\.repeatOf)))::uuid[])
+                 WITH ORDINALITY AS given (id, mode, started_at, method, url, host, status, request_size, response_size,
+                                         duration, error, metadata, repeat_of, ordinal)
+            ORDER BY ordinal
             ON CONFLICT (session_id, id) DO UPDATE SET
                 mode = EXCLUDED.mode, started_at = EXCLUDED.started_at, method = EXCLUDED.method, url = EXCLUDED.url,
                 host = EXCLUDED.host, status = EXCLUDED.status, request_size = EXCLUDED.request_size,
                 response_size = EXCLUDED.response_size, duration = EXCLUDED.duration, error = EXCLUDED.error,
                 metadata = EXCLUDED.metadata, repeat_of = EXCLUDED.repeat_of
-            RETURNING (xmax = 0)
+            RETURNING id, (xmax = 0)
             """, logger: logger)
-        var inserted = true
-        for try await isNew in rows.decode(Bool.self) { inserted = isNew }
-        if !inserted {
-            try await connection.query("DELETE FROM body WHERE session_id = \(sessionID) AND flow_id = \(flow.id)", logger: logger)
+        var replaced: [UUID?] = []
+        for try await (id, inserted) in rows.decode((UUID, Bool).self) where !inserted {
+            replaced.append(id)
         }
-        if !flow.request.body.data.isEmpty {
-            try await insertBody(flow.request.body.data, part: "request", of: flow.id, connection)
+        if !replaced.isEmpty {
+            try await connection.query(
+                "DELETE FROM body WHERE session_id = \(sessionID) AND flow_id = ANY(\(PostgresColumn(replaced))::uuid[])", logger: logger)
         }
-        if let response, !response.body.data.isEmpty {
-            try await insertBody(response.body.data, part: "response", of: flow.id, connection)
+        var bodyFlows: [UUID?] = []
+        var parts: [String?] = []
+        var data: [Data?] = []
+        for flow in flows {
+            if !flow.request.body.data.isEmpty {
+                bodyFlows.append(flow.id)
+                parts.append("request")
+                data.append(flow.request.body.data)
+            }
+            if let response = flow.response, !response.body.data.isEmpty {
+                bodyFlows.append(flow.id)
+                parts.append("response")
+                data.append(response.body.data)
+            }
         }
-    }
-
-    private func insertBody(_ data: Data, part: String, of flowID: UUID, _ connection: PostgresConnection) async throws {
-        try await connection.query(
-            "INSERT INTO body (session_id, flow_id, part, data) VALUES (\(sessionID), \(flowID), \(part), \(data))", logger: logger)
+        guard !bodyFlows.isEmpty else { return }
+        try await connection.query("""
+            INSERT INTO body (session_id, flow_id, part, data)
+            SELECT \(sessionID), flow_id, part, data
+            FROM unnest(\(PostgresColumn(bodyFlows))::uuid[], \(PostgresColumn(parts))::text[], \(PostgresColumn(data))::bytea[])
+                 AS given (flow_id, part, data)
+            """, logger: logger)
     }
 
     /// Each message is keyed by its entry and position, so an entry written twice adds nothing.
-    private func insert(_ messages: [WebSocketMessage], of flowID: UUID, key: UUID, _ connection: PostgresConnection) async throws {
-        for (index, message) in messages.enumerated() {
-            try await connection.query("""
-                INSERT INTO websocket_message (session_id, flow_id, direction, time, opcode, size, truncated, compressed, data, note,
-                                               record_key, record_index)
-                VALUES (\(sessionID), \(flowID), \(message.direction.rawValue), \(message.time.timeIntervalSince1970),
-                        \(Int(message.opcode.rawValue)), \(message.size), \(message.isTruncated), \(message.isCompressed),
-                        \(message.data), \(message.note), \(key), \(index))
-                ON CONFLICT (record_key, record_index) DO NOTHING
-                """, logger: logger)
+    private func insert(_ entries: [(key: UUID, flowID: UUID, messages: [WebSocketMessage])], _ connection: PostgresConnection) async throws {
+        var flowIDs: [UUID?] = [], directions: [String?] = [], times: [Double?] = [], opcodes: [Int?] = []
+        var sizes: [Int?] = [], truncated: [Bool?] = [], compressed: [Bool?] = [], data: [Data?] = []
+        var notes: [String?] = [], keys: [UUID?] = [], indexes: [Int?] = []
+        for entry in entries {
+            for (index, message) in entry.messages.enumerated() {
+                flowIDs.append(entry.flowID)
+                directions.append(message.direction.rawValue)
+                times.append(message.time.timeIntervalSince1970)
+                opcodes.append(Int(message.opcode.rawValue))
+                sizes.append(message.size)
+                truncated.append(message.isTruncated)
+                compressed.append(message.isCompressed)
+                data.append(message.data)
+                notes.append(message.note)
+                keys.append(entry.key)
+                indexes.append(index)
+            }
         }
+        guard !flowIDs.isEmpty else { return }
+        try await connection.query("""
+            INSERT INTO websocket_message (session_id, flow_id, direction, time, opcode, size, truncated, compressed, data, note,
+                                           record_key, record_index)
+            SELECT \(sessionID), flow_id, direction, time, opcode, size, truncated, compressed, data, note, record_key, record_index
+            FROM unnest(\(PostgresColumn(flowIDs))::uuid[], \(PostgresColumn(directions))::text[], \(PostgresColumn(times))::float8[],
+                        \(PostgresColumn(opcodes))::int8[], \(PostgresColumn(sizes))::int8[], \(PostgresColumn(truncated))::bool[],
+                        \(PostgresColumn(compressed))::bool[], \(PostgresColumn(data))::bytea[], \(PostgresColumn(notes))::text[],
+                        \(PostgresColumn(keys))::uuid[], \(PostgresColumn(indexes))::int8[])
+                 WITH ORDINALITY AS given (flow_id, direction, time, opcode, size, truncated, compressed, data, note,
+                                         record_key, record_index, ordinal)
+            ORDER BY ordinal
+            ON CONFLICT (record_key, record_index) DO NOTHING
+            """, logger: logger)
     }
 
     /// A no-op when the session has no flow with that id.

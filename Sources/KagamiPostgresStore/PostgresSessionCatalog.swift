@@ -79,20 +79,25 @@ public final class PostgresSessionCatalog: SessionCatalog {
     }
 
     /// Follows the writers' notifications on a connection of its own, reconnecting (with
-    /// backoff) when it is lost; ends when the stream's consumer goes away.
-    public func committedFlows() -> AsyncStream<CommittedFlows> {
-        let (stream, continuation) = AsyncStream<CommittedFlows>.makeStream(bufferingPolicy: .bufferingNewest(4_096))
+    /// backoff) when it is lost, and saying `resumed` once it listens again; ends when the
+    /// stream's consumer goes away.
+    public func writerActivity() -> AsyncStream<WriterActivity> {
+        let (stream, continuation) = AsyncStream<WriterActivity>.makeStream(bufferingPolicy: .bufferingNewest(4_096))
         let task = Task {
             var attempts = 0
+            var listened = false
             while !Task.isCancelled {
                 do {
                     let connection = try await PostgresConnection.connect(
                         configuration: try location.connectionConfiguration(), id: 2, logger: logger)
                     attempts = 0
                     defer { Task { try? await connection.close() } }
-                    for try await notification in try await connection.listen(Self.channel) {
+                    let notifications = try await connection.listen(Self.channel)
+                    if listened { continuation.yield(.resumed) }
+                    listened = true
+                    for try await notification in notifications {
                         guard let committed = await committed(notification.payload) else { continue }
-                        continuation.yield(committed)
+                        continuation.yield(.committed(committed))
                     }
                 } catch {
                     attempts += 1

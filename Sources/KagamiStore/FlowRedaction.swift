@@ -216,4 +216,40 @@ public struct FlowRedaction: Sendable, Hashable {
             return false
         }
     }
+
+    // MARK: WebSocket messages
+
+    /// Text messages carrying JSON lose the `jsonFields` as JSON bodies do: a message that is a
+    /// JSON object or array, or one behind a number as Socket.IO sends them (`42["login",{…}]`,
+    /// the number kept). Such a message that can't be read whole — cut at the capture limit, or
+    /// not valid JSON after all — is stored without its bytes (size kept, marked truncated)
+    /// rather than unchecked. Other messages (binary, control, plain text) are kept as they are.
+    public func apply(to messages: [WebSocketMessage]) -> [WebSocketMessage] {
+        guard !jsonFields.isEmpty else { return messages }
+        return messages.map { message in
+            guard message.opcode == .text, let start = Self.jsonStart(of: message.data) else { return message }
+            var message = message
+            guard !message.isTruncated, let document = try? JSONValue(parsing: message.data[start...]) else {
+                message.data = Data()
+                message.isTruncated = message.size > 0
+                return message
+            }
+            var redacted = document
+            var found = redactNames(in: &redacted)
+            for case .pointer(let tokens) in jsonFields where replace(at: tokens[...], in: &redacted) { found = true }
+            if found {
+                message.data = message.data[..<start] + Data(redacted.serialized().utf8)
+            }
+            return message
+        }
+    }
+
+    /// Where the JSON of a text message starts: its first byte, or the first past a run of
+    /// digits, when that opens an object or an array (leading white space allowed).
+    private static func jsonStart(of data: Data) -> Data.Index? {
+        let afterNumber = data.firstIndex { !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } ?? data.endIndex
+        guard let first = data[afterNumber...].firstIndex(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }),
+              data[first] == UInt8(ascii: "{") || data[first] == UInt8(ascii: "[") else { return nil }
+        return afterNumber
+    }
 }

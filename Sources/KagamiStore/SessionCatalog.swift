@@ -8,8 +8,9 @@ public protocol SessionCatalog: Sendable {
     func sessions() async throws -> [SessionListing]
     /// The session `name` for reading (and for imports), or nil when there is none.
     func open(session name: String) async throws -> (any FlowStore)?
-    /// Flows committed into any session from now on, by whichever proxy recorded them.
-    func committedFlows() -> AsyncStream<CommittedFlows>
+    /// Flows committed into any session from now on, by whichever proxy recorded them, and
+    /// word when some may have gone by unannounced.
+    func writerActivity() -> AsyncStream<WriterActivity>
     /// Where the sessions live, as the UI names it (no password).
     var description: String { get }
     /// The token of a user of the store, and its right, that `secret` is; nil when it is none.
@@ -37,6 +38,15 @@ public struct SessionListing: Sendable, Hashable {
         self.flowCount = flowCount
         self.lastFlowAt = lastFlowAt
     }
+}
+
+/// What following the writers of a catalog brings.
+public enum WriterActivity: Sendable, Hashable {
+    /// Flows a writer has just committed.
+    case committed(CommittedFlows)
+    /// Following the writers was interrupted and has resumed (the connection it needs was lost,
+    /// the server restarted): flows committed meanwhile, into any session, were not announced.
+    case resumed
 }
 
 /// Flows a writer has just committed into one session.

@@ -146,13 +146,21 @@ public final class SessionsServer: Sendable {
         }
     }
 
-    /// Streams what writers commit to the sessions someone is looking at.
+    /// Streams what writers commit to the sessions someone is looking at; when following them
+    /// resumes after an interruption, the pages read their sessions again.
     private func follow() async {
-        for await committed in catalog.committedFlows() {
-            guard let view = await views.opened(committed.session) else { continue }
-            for id in committed.flowIDs {
-                if let flow = try? await view.server.store.flow(id: id) {
-                    view.server.hub.announce(flow)
+        for await activity in catalog.writerActivity() {
+            switch activity {
+            case .committed(let committed):
+                guard let view = await views.opened(committed.session) else { continue }
+                for id in committed.flowIDs {
+                    if let flow = try? await view.server.store.flow(id: id) {
+                        view.server.hub.announce(flow)
+                    }
+                }
+            case .resumed:
+                for view in await views.allOpened() {
+                    view.server.hub.announceMissed()
                 }
             }
         }
@@ -238,6 +246,15 @@ actor SessionViews {
     func opened(_ name: String) async -> SessionView? {
         guard let task = views[name] else { return nil }
         return try? await task.value
+    }
+
+    /// Every session open now.
+    func allOpened() async -> [SessionView] {
+        var opened: [SessionView] = []
+        for task in views.values {
+            if let view = try? await task.value { opened.append(view) }
+        }
+        return opened
     }
 
     /// Each store writes what it holds (imports) and lets go of its connections.

@@ -136,6 +136,61 @@ extension SharedStoreOutageTests {
     }
 }
 
+extension SharedStoreOutageTests {
+    /// `kagami serve` follows the writers on a connection of its own: when that connection is
+    /// lost and made again (the server restarted), the catalog says so, since flows committed
+    /// meanwhile were announced to no one; the pages then read their sessions again.
+    @Test func theCatalogSaysWhenItsFollowingOfTheWritersResumed() async throws {
+        try await ThrowawayCluster.with { cluster in
+            let location = try PostgresLocation(url: cluster.url)
+            let catalog = try await PostgresSessionCatalog.open(location)
+            let writer = try await PostgresFlowStore.open(
+                location, session: "followed", recordedBy: "tests", spoolDirectory: temporaryPath("spool"))
+            let seen = ActivityLog()
+            let following = Task {
+                for await activity in catalog.writerActivity() {
+                    switch activity {
+                    case .committed(let committed): seen.append("committed \(committed.session)")
+                    case .resumed: seen.append("resumed")
+                    }
+                }
+            }
+            func until(_ condition: ([String]) -> Bool) async throws {
+                for _ in 0..<600 where !condition(seen.entries) {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            // Written until one is announced: the catalog listens from then on.
+            for index in 0..<100 where seen.entries.isEmpty {
+                writer.record(FlowFixtures.getJSON(url: "/before/\(index)"))
+                try await writer.flush()
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(seen.entries.first == "committed followed")
+            #expect(!seen.entries.contains("resumed"), "nothing was lost yet")
+
+            try await cluster.pause()
+            try await cluster.resume()
+            try await until { $0.contains("resumed") }
+            #expect(seen.entries.contains("resumed"))
+            let resumedAt = seen.entries.count
+            writer.record(FlowFixtures.getJSON(url: "/after"))
+            try await writer.flush()
+            try await until { $0.count > resumedAt }
+            #expect(Array(seen.entries[resumedAt...]).first == "committed followed", "announced again after the restart")
+            following.cancel()
+            await writer.close()
+            await catalog.close()
+        }
+    }
+}
+
+final class ActivityLog: Sendable {
+    private let list = Mutex<[String]>([])
+    func append(_ entry: String) { list.withLock { $0.append(entry) } }
+    var entries: [String] { list.withLock { $0 } }
+}
+
 final class StoredCount: Sendable {
     private let count = Mutex(0)
     func add() { count.withLock { $0 += 1 } }

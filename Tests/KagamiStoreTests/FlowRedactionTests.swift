@@ -134,3 +134,55 @@ import Testing
         #expect(FlowRedaction.none.apply(to: flow) == flow)
     }
 }
+
+extension FlowRedactionTests {
+    static func message(_ text: String, _ direction: WebSocketMessage.Direction = .send, opcode: WebSocketMessage.Opcode = .text,
+                        truncatedFrom size: Int? = nil) -> WebSocketMessage {
+        WebSocketMessage(direction: direction, time: Date(timeIntervalSince1970: 1_764_000_000), opcode: opcode, data: Data(text.utf8),
+                         size: size ?? text.utf8.count, isTruncated: size != nil)
+    }
+
+    /// A chat over WebSocket as a shared store would keep it: a login, its answer, Socket.IO
+    /// events, plain text and binary frames.
+    @Test func jsonTextMessagesLoseTheNamedFields() throws {
+        let redaction = FlowRedaction(jsonFields: [.name("password"), .name("token"), .pointer(["user", "ssn"])])
+        let messages = [
+            Self.message(#"{"type":"login","user":{"name":"ada","ssn":"078-05-1120"},"password":"hunter2"}"#),
+            Self.message(#"[{"type":"welcome","token":"eyJhbGciOi"},{"type":"presence","count":3}]"#, .receive),
+            Self.message(#"42["auth",{"token":"s3cret","room":"ops"}]"#),
+            Self.message("password=hunter2 in plain text"),
+            Self.message(#"{"type":"ping"}"#),
+            Self.message(#"{"token":"binary frames are not read"}"#, opcode: .binary),
+        ]
+        let redacted = redaction.apply(to: messages)
+        #expect(redacted.count == messages.count)
+
+        let login = try Self.json(redacted[0].data).objectValue
+        #expect(login?["password"] == .string(Self.marker))
+        #expect(login?["user"]?.objectValue?["ssn"] == .string(Self.marker))
+        #expect(login?["user"]?.objectValue?["name"] == "ada")
+        let welcome = try Self.json(redacted[1].data).arrayValue
+        #expect(welcome?.first?.objectValue?["token"] == .string(Self.marker))
+        #expect(welcome?.last?.objectValue?["count"] == 3)
+        // Socket.IO's packet type stays in front of its JSON.
+        let event = String(decoding: redacted[2].data, as: UTF8.self)
+        #expect(event.hasPrefix("42["))
+        let arguments = try Self.json(Data(event.utf8).dropFirst(2)).arrayValue
+        #expect(arguments?.last?.objectValue?["token"] == .string(Self.marker))
+        #expect(arguments?.last?.objectValue?["room"] == "ops")
+        // Nothing to redact, not JSON, not text: kept byte for byte.
+        #expect(Array(redacted[3...]) == Array(messages[3...]))
+        #expect(redacted.map(\.size) == messages.map(\.size))
+        #expect(redacted.map(\.direction) == messages.map(\.direction))
+        #expect(FlowRedaction().apply(to: messages) == messages, "no JSON field configured: messages untouched")
+    }
+
+    @Test func jsonMessagesThatCannotBeReadWholeAreNotStored() {
+        let redaction = FlowRedaction(jsonFields: [.name("password")])
+        let cut = Self.message(#"{"user":"ada","password":"hunt"#, truncatedFrom: 70_000)
+        let broken = Self.message(#"{"password": hunter2}"#)
+        let redacted = redaction.apply(to: [cut, broken])
+        #expect(redacted.allSatisfy { $0.data.isEmpty && $0.isTruncated })
+        #expect(redacted.map(\.size) == [70_000, broken.size])
+    }
+}

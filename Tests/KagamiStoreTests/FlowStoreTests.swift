@@ -186,6 +186,48 @@ struct FlowStoreTests {
         await shutDown(store)
     }
 
+    /// Entries queued together are written together, and end as they would one by one: a flow
+    /// recorded again within them replaces itself in its first place, a violation update lands
+    /// on the stored flow, messages keep their order; past a statement's rows too.
+    @Test(arguments: StoreDriver.allCases)
+    func entriesQueuedTogetherEndAsIfWrittenOneByOne(_ driver: StoreDriver) async throws {
+        let store = try await driver.newSession().open()
+        let socket = FlowFixtures.webSocket()
+        var handshake = socket
+        handshake.timings.end = nil
+        handshake.response?.body.data = Data("switching".utf8)
+        let posted = FlowFixtures.postBinary(size: 300)
+        var postedAgain = posted
+        postedAgain.request.body = FlowBody(data: Data(repeating: 7, count: 20))
+        let violations = [ContractViolation(kind: .schema, side: .request, location: .body, instancePointer: "/name", message: "expected string")]
+        let messages = FlowFixtures.webSocketMessages()
+        let many = (0..<2_500).map { index in FlowFixtures.getJSON(body: "{\"n\":\(index)}") }
+
+        store.record(handshake)
+        store.record(posted)
+        store.record(messages: Array(messages[0..<2]), of: socket.id)
+        store.record(socket)
+        store.updateViolations(violations, ofFlow: socket.id)
+        for flow in many[0..<1_200] { store.record(flow) }
+        store.record(messages: Array(messages[2...]), of: socket.id)
+        store.record(postedAgain)
+        store.updateViolations(violations, ofFlow: posted.id)
+        for flow in many[1_200...] { store.record(flow) }
+        try await store.flush()
+
+        var socketWithViolations = socket
+        socketWithViolations.violations = violations
+        postedAgain.violations = violations
+        #expect(try await store.count() == 2 + many.count)
+        let stored = try await store.allFlows()
+        #expect(stored.map(\.id) == [socket.id, posted.id] + many.map(\.id))
+        #expect(stored.first == socketWithViolations)
+        #expect(stored.dropFirst().first == postedAgain)
+        #expect(Array(stored.dropFirst(2)) == many)
+        #expect(try await store.messages(of: socket.id, offset: 0, limit: nil) == messages)
+        await shutDown(store)
+    }
+
     @Test(arguments: StoreDriver.allCases)
     func removeAllEmptiesTheSessionAndItGoesOn(_ driver: StoreDriver) async throws {
         let store = try await driver.newSession().open()

@@ -160,6 +160,25 @@ struct PostgresFlowStoreTests {
         await shutDown(store, other)
     }
 
+    /// Text messages carrying JSON are redacted as JSON bodies are, before they are queued.
+    @Test func webSocketMessagesAreRedactedBeforeTheyAreWritten() async throws {
+        let location = try StoreDriver.postgresLocation()
+        let store = try await PostgresFlowStore.open(
+            location, session: "ws-redacted-" + UUID().uuidString, recordedBy: "tests", redaction: FlowRedaction(jsonFields: [.name("token")]))
+        let flow = FlowFixtures.getJSON()
+        store.record(flow)
+        let text = #"{"token":"s3cret","room":"ops"}"#
+        store.record(messages: [WebSocketMessage(direction: .send, time: Date(), opcode: .text, data: Data(text.utf8), size: text.utf8.count)], of: flow.id)
+        try await store.flush()
+        let stored = try await store.messages(of: flow.id, offset: 0, limit: nil)
+        #expect(stored.count == 1)
+        let payload = String(decoding: stored.first?.data ?? Data(), as: UTF8.self)
+        #expect(!payload.contains("s3cret"))
+        #expect(payload.contains(FlowRedaction.defaultMarker) && payload.contains("ops"))
+        #expect(stored.first?.size == text.utf8.count)
+        await shutDown(store)
+    }
+
     @Test func aSessionIsNamedAndSaysWhoRecordedItAndWhen() async throws {
         let location = try StoreDriver.postgresLocation()
         let name = "named-" + UUID().uuidString

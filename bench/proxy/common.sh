@@ -1,6 +1,6 @@
 # Shared by the proxy benchmarks (sourced, not run): tools, the kagami binary, scratch space,
-# process cleanup and ports. Callers set MITMPROXY_VERSION and NEEDED_APT (Debian packages)
-# first, and run from the repository root.
+# process cleanup and ports. Callers set NEEDED_APT (Debian packages) and, when they run
+# mitmdump, MITMPROXY_VERSION first, and run from the repository root.
 
 # --- tools -------------------------------------------------------------------------------
 missing=()
@@ -18,7 +18,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
-if [ ! -x bench/.venv/bin/mitmdump ]; then
+if [ -n "${MITMPROXY_VERSION:-}" ] && [ ! -x bench/.venv/bin/mitmdump ]; then
     echo "installing mitmproxy $MITMPROXY_VERSION into bench/.venv"
     [ -x bench/.venv/bin/python ] || python3 -m venv bench/.venv
     bench/.venv/bin/pip install -q "mitmproxy==$MITMPROXY_VERSION"
