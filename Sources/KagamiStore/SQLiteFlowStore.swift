@@ -88,8 +88,16 @@ public final class SQLiteFlowStore: FlowStore {
     /// relays to stop reading for a moment: memory stays flat over a socket of any length.
     public let maximumPendingMessages: Int
 
-    public init(path: String, maximumPendingBodyBytes: Int = 64 << 20, maximumPendingFlows: Int = 20_000, maximumPendingMessages: Int = 50_000) throws {
+    /// Filtered pages look at this many positions of the table next to their cursor first
+    /// (see `flows(_:)`).
+    public let filterWindow: Int
+
+    public init(
+        path: String, maximumPendingBodyBytes: Int = 64 << 20, maximumPendingFlows: Int = 20_000, maximumPendingMessages: Int = 50_000,
+        filterWindow: Int = 50_000
+    ) throws {
         self.path = path
+        self.filterWindow = max(1, filterWindow)
         self.maximumPendingBodyBytes = maximumPendingBodyBytes
         self.maximumPendingFlows = maximumPendingFlows
         self.maximumPendingMessages = maximumPendingMessages
@@ -528,35 +536,68 @@ public final class SQLiteFlowStore: FlowStore {
     }
 
     /// Unfiltered, the table is read in capture order from the position. Filtered, the
-    /// positions of the page's flows come first from a scan of the `flow_search` index alone (its
-    /// columns are all the filter reads, and a bounded sort keeps the page's worth), whether
-    /// the words match every flow or one in a million; then those rows are read.
+    /// positions of the page's flows come first from the `filterWindow` positions next to the
+    /// cursor (the newest, when a page of the newest is asked), read in order straight from the
+    /// table: words many flows match fill the page there, or in one more window as large as
+    /// their share in the first says is needed. What the windows do not fill comes
+    /// from a scan of the `flow_search` index beyond them (its columns are all the filter reads,
+    /// and a bounded sort keeps the page's worth), however rare the words. Then those rows are
+    /// read.
     public func flows(_ query: FlowQuery) async throws -> FlowPage {
-        var (condition, arguments) = query.filter.sql(placeholder: { _ in "?" })
+        let (condition, filterArguments) = query.filter.sql(placeholder: { _ in "?" })
         let filtered = !query.filter.isEmpty
-        var sql = filtered ? "SELECT seq FROM flow INDEXED BY flow_search WHERE \(condition)" : "SELECT * FROM flow WHERE \(condition)"
-        if let after = query.after {
-            sql += query.order == .oldestFirst ? " AND seq > ?" : " AND seq < ?"
-            arguments.append(.integer(Int(after)))
-        }
+        let newestFirst = query.order == .newestFirst
+        let order = newestFirst ? "DESC" : "ASC"
         // One row past the page says whether there is a next one.
         let limit = max(1, query.limit)
-        let order = query.order == .oldestFirst ? "ASC" : "DESC"
-        sql += " ORDER BY seq \(order) LIMIT ?"
-        arguments.append(.integer(limit + 1))
-        return try await database.read { [arguments, sql] db in
-            let values = arguments.map { argument -> any DatabaseValueConvertible in
+        @Sendable func values(_ arguments: [SQLArgument]) -> StatementArguments {
+            StatementArguments(arguments.map { argument -> any DatabaseValueConvertible in
                 switch argument {
                 case .text(let text): text
                 case .integer(let integer): integer
                 }
-            }
+            })
+        }
+        return try await database.read { db in
             var rows: [FlowRow]
             if filtered {
-                let positions = try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(values))
-                rows = try FlowRow.filter(positions.contains(FlowRow.Columns.seq)).order(query.order == .oldestFirst ? FlowRow.Columns.seq.asc : FlowRow.Columns.seq.desc).fetchAll(db)
+                let newest = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM flow") ?? 0
+                var cursor = query.after ?? (newestFirst ? newest + 1 : 0)
+                let window = newestFirst ? "seq < ? AND seq >= ?" : "seq > ? AND seq <= ?"
+                var positions: [Int64] = []
+                var span = Int64(self.filterWindow)
+                // The first window, then at most one more, as long as the first one's share of
+                // matches says would fill the page within 8 windows; past that, the index.
+                for _ in 0..<2 {
+                    let edge = newestFirst ? cursor - span : cursor + span
+                    let found = try Int64.fetchAll(
+                        db, sql: "SELECT seq FROM flow NOT INDEXED WHERE \(window) AND \(condition) ORDER BY seq \(order) LIMIT ?",
+                        arguments: values([.integer(Int(cursor)), .integer(Int(edge))] + filterArguments + [.integer(limit + 1 - positions.count)]))
+                    positions += found
+                    cursor = edge
+                    let wanted = Int64(limit + 1 - positions.count)
+                    guard wanted > 0, newestFirst ? cursor > 1 : cursor < newest, !found.isEmpty else { break }
+                    let estimate = wanted * span * 3 / (2 * Int64(found.count))
+                    guard estimate <= 8 * Int64(self.filterWindow) else { break }
+                    span = max(estimate, Int64(self.filterWindow))
+                }
+                let windowsCoverTheRest = newestFirst ? cursor <= 1 : cursor >= newest
+                if positions.count <= limit, !windowsCoverTheRest {
+                    positions += try Int64.fetchAll(
+                        db, sql: "SELECT seq FROM flow INDEXED BY flow_search WHERE \(condition) AND seq \(newestFirst ? "<" : ">") ? ORDER BY seq \(order) LIMIT ?",
+                        arguments: values(filterArguments + [.integer(Int(cursor)), .integer(limit + 1 - positions.count)]))
+                }
+                rows = try FlowRow.filter(positions.contains(FlowRow.Columns.seq)).order(newestFirst ? FlowRow.Columns.seq.desc : FlowRow.Columns.seq.asc).fetchAll(db)
             } else {
-                rows = try FlowRow.fetchAll(db, sql: sql, arguments: StatementArguments(values))
+                var sql = "SELECT * FROM flow"
+                var arguments: [SQLArgument] = []
+                if let after = query.after {
+                    sql += newestFirst ? " WHERE seq < ?" : " WHERE seq > ?"
+                    arguments.append(.integer(Int(after)))
+                }
+                sql += " ORDER BY seq \(order) LIMIT ?"
+                arguments.append(.integer(limit + 1))
+                rows = try FlowRow.fetchAll(db, sql: sql, arguments: values(arguments))
             }
             let page = rows.prefix(limit)
             let flows = try page.map { try self.flow(from: $0, bodies: query.includeBodies, db) }

@@ -95,4 +95,38 @@ struct FlowQueryTests {
         #expect(try await ids(store, "type:json host:api") == [0, 2, 4, 6, 8].map { id[$0] })
         await shutDown(store)
     }
+
+    /// SQLite reads a filtered page from the positions next to its cursor first, and from its
+    /// index for what they don't fill: with a window of 3 positions, every page of every filter,
+    /// either way, is the page a filter over all the flows gives.
+    @Test func filteredPagesAreTheSameWhereverTheWindowEnds() async throws {
+        let path = NSTemporaryDirectory() + "kagami-query-\(UUID().uuidString).sqlite"
+        let store = try SQLiteFlowStore(path: path, filterWindow: 3)
+        let flows = Self.flows()
+        for flow in flows { store.record(flow) }
+        try await store.flush()
+        let filters: [(String, (Int) -> Bool)] = [
+            ("host:api", { $0 % 2 == 0 && $0 != 9 }), ("status:4xx", { [1, 4, 7].contains($0) }),
+            ("users/1", { $0 == 1 }), ("users", { $0 != 9 }), ("-host:cdn status:200", { [0, 6].contains($0) }),
+        ]
+        for (filter, expected) in filters {
+            for order in [FlowQuery.Order.oldestFirst, .newestFirst] {
+                for limit in 1...4 {
+                    var query = FlowQuery(order: order, filter: FlowFilter(parsing: filter), limit: limit)
+                    var found: [UUID] = []
+                    for _ in 0..<20 {
+                        let page = try await store.flows(query)
+                        #expect(page.flows.count <= limit)
+                        found += page.flows.map(\.id)
+                        guard let next = page.next else { break }
+                        query.after = next
+                    }
+                    let indices = (0..<flows.count).filter(expected)
+                    let wanted = (order == .oldestFirst ? indices : indices.reversed()).map { flows[$0].id }
+                    #expect(found == wanted, "\(filter), \(order), pages of \(limit)")
+                }
+            }
+        }
+        await shutDown(store)
+    }
 }
