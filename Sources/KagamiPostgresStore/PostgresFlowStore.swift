@@ -663,12 +663,19 @@ public final class PostgresFlowStore: FlowStore {
     private func commit(_ batch: [Entry]) async throws {
         let connection = try await writerConnection()
         let transaction = Task {
+            let statements = Self.statements(for: batch)
+            // Flows alone, as a proxy records them: one statement, committed on its own.
+            if statements.count == 1, case .rows(let flows, let messages) = statements[0], messages.isEmpty,
+               let notification = self.notification(of: flows.map(\.id)) {
+                try await self.upsert(flows, notification: notification, connection)
+                return
+            }
             try await connection.withTransaction(logger: self.logger) { connection in
                 var flowIDs: [UUID] = []
-                for statement in Self.statements(for: batch) {
+                for statement in statements {
                     switch statement {
                     case .rows(let flows, let messages):
-                        try await self.upsert(flows, connection)
+                        try await self.upsert(flows, notification: nil, connection)
                         try await self.insert(messages, connection)
                         flowIDs += flows.map(\.id)
                     case .violations(let violations, let flowID):
@@ -716,11 +723,22 @@ public final class PostgresFlowStore: FlowStore {
     private func announce(_ flowIDs: [UUID], _ connection: PostgresConnection) async throws {
         var start = 0
         while start < flowIDs.count {
-            let chunk = flowIDs[start..<min(start + 150, flowIDs.count)]
+            let chunk = flowIDs[start..<min(start + Self.flowsPerNotification, flowIDs.count)]
             start += chunk.count
-            let payload = "\(sessionID) " + chunk.map(\.uuidString).joined(separator: ",")
-            try await connection.query("SELECT pg_notify(\(PostgresSessionCatalog.channel), \(payload))", logger: logger)
+            try await connection.query("SELECT pg_notify(\(PostgresSessionCatalog.channel), \(payload(of: chunk)))", logger: logger)
         }
+    }
+
+    static let flowsPerNotification = 150
+
+    private func payload(of flowIDs: some Collection<UUID>) -> String {
+        "\(sessionID) " + flowIDs.map(\.uuidString).joined(separator: ",")
+    }
+
+    /// The one notification announcing `flowIDs`, when one is enough.
+    private func notification(of flowIDs: [UUID]) -> String? {
+        guard !flowIDs.isEmpty, flowIDs.count <= Self.flowsPerNotification else { return nil }
+        return payload(of: flowIDs)
     }
 
     /// Rows a batch's statements write, in the batch's order.
@@ -787,41 +805,11 @@ public final class PostgresFlowStore: FlowStore {
 
     /// Flows recorded again (an update, a WebSocket at its end) replace their earlier rows and
     /// bodies, keeping their place in the session and their messages. New flows take their
-    /// place (`seq`) in the order given.
-    private func upsert(_ flows: [Flow], _ connection: PostgresConnection) async throws {
+    /// place (`seq`) in the order given. One statement: the rows, the bodies (a part the flow
+    /// no longer has is deleted) and, when `notification` is given, the notification for
+    /// `kagami serve` (see `announce`).
+    private func upsert(_ flows: [Flow], notification: String?, _ connection: PostgresConnection) async throws {
         guard !flows.isEmpty else { return }
-        let ids = PostgresColumn(flows.map(\.id))
-        let rows = try await connection.query("""
-            INSERT INTO flow (session_id, id, mode, started_at, method, url, host, status, request_size, response_size,
-                              duration, error, metadata, repeat_of)
-            SELECT \(sessionID), id, mode, started_at, method, url, host, status, request_size, response_size,
-                   duration, error, metadata, repeat_of
-            FROM unnest(\(ids)::uuid[], \(PostgresColumn(flows.map(\.mode.rawValue)))::text[],
-                        \(PostgresColumn(flows.map(\.timings.start)))::timestamptz[],
-                        \(PostgresColumn(flows.map(\.request.method)))::text[], \(PostgresColumn(flows.map(\.request.url)))::text[],
-                        \(PostgresColumn(flows.map(\.request.host)))::text[], \(PostgresColumn(flows.map(\.response?.status)))::int8[],
-                        \(PostgresColumn(flows.map(\.request.body.size)))::int8[],
-                        \(PostgresColumn(flows.map(\.response?.body.size)))::int8[], \(PostgresColumn(flows.map(\.duration)))::float8[],
-                        \(PostgresColumn(flows.map(\.error?.message)))::text[], \(PostgresColumn(flows.map { $0.storedJSON() }))::bytea[],
-                        \(PostgresColumn(flows.map(\.repeatOf)))::uuid[])
-                 WITH ORDINALITY AS given (id, mode, started_at, method, url, host, status, request_size, response_size,
-                                         duration, error, metadata, repeat_of, ordinal)
-            ORDER BY ordinal
-            ON CONFLICT (session_id, id) DO UPDATE SET
-                mode = EXCLUDED.mode, started_at = EXCLUDED.started_at, method = EXCLUDED.method, url = EXCLUDED.url,
-                host = EXCLUDED.host, status = EXCLUDED.status, request_size = EXCLUDED.request_size,
-                response_size = EXCLUDED.response_size, duration = EXCLUDED.duration, error = EXCLUDED.error,
-                metadata = EXCLUDED.metadata, repeat_of = EXCLUDED.repeat_of
-            RETURNING id, (xmax = 0)
-            """, logger: logger)
-        var replaced: [UUID?] = []
-        for try await (id, inserted) in rows.decode((UUID, Bool).self) where !inserted {
-            replaced.append(id)
-        }
-        if !replaced.isEmpty {
-            try await connection.query(
-                "DELETE FROM body WHERE session_id = \(sessionID) AND flow_id = ANY(\(PostgresColumn(replaced))::uuid[])", logger: logger)
-        }
         var bodyFlows: [UUID?] = []
         var parts: [String?] = []
         var data: [Data?] = []
@@ -837,12 +825,45 @@ public final class PostgresFlowStore: FlowStore {
                 data.append(response.body.data)
             }
         }
-        guard !bodyFlows.isEmpty else { return }
+        let ids = PostgresColumn(flows.map(\.id))
+        // Data-modifying WITH queries all run, and see the tables as they were before the
+        // statement: the flows inserted here are seen by the bodies' foreign key at its end.
         try await connection.query("""
-            INSERT INTO body (session_id, flow_id, part, data)
-            SELECT \(sessionID), flow_id, part, data
-            FROM unnest(\(PostgresColumn(bodyFlows))::uuid[], \(PostgresColumn(parts))::text[], \(PostgresColumn(data))::bytea[])
-                 AS given (flow_id, part, data)
+            WITH written AS (
+                INSERT INTO flow (session_id, id, mode, started_at, method, url, host, status, request_size, response_size,
+                                  duration, error, metadata, repeat_of)
+                SELECT \(sessionID), id, mode, started_at, method, url, host, status, request_size, response_size,
+                       duration, error, metadata, repeat_of
+                FROM unnest(\(ids)::uuid[], \(PostgresColumn(flows.map(\.mode.rawValue)))::text[],
+                            \(PostgresColumn(flows.map(\.timings.start)))::timestamptz[],
+                            \(PostgresColumn(flows.map(\.request.method)))::text[], \(PostgresColumn(flows.map(\.request.url)))::text[],
+                            \(PostgresColumn(flows.map(\.request.host)))::text[], \(PostgresColumn(flows.map(\.response?.status)))::int8[],
+                            \(PostgresColumn(flows.map(\.request.body.size)))::int8[],
+                            \(PostgresColumn(flows.map(\.response?.body.size)))::int8[], \(PostgresColumn(flows.map(\.duration)))::float8[],
+                            \(PostgresColumn(flows.map(\.error?.message)))::text[], \(PostgresColumn(flows.map { $0.storedJSON() }))::bytea[],
+                            \(PostgresColumn(flows.map(\.repeatOf)))::uuid[])
+                     WITH ORDINALITY AS given (id, mode, started_at, method, url, host, status, request_size, response_size,
+                                               duration, error, metadata, repeat_of, ordinal)
+                ORDER BY ordinal
+                ON CONFLICT (session_id, id) DO UPDATE SET
+                    mode = EXCLUDED.mode, started_at = EXCLUDED.started_at, method = EXCLUDED.method, url = EXCLUDED.url,
+                    host = EXCLUDED.host, status = EXCLUDED.status, request_size = EXCLUDED.request_size,
+                    response_size = EXCLUDED.response_size, duration = EXCLUDED.duration, error = EXCLUDED.error,
+                    metadata = EXCLUDED.metadata, repeat_of = EXCLUDED.repeat_of
+            ),
+            part AS (
+                SELECT * FROM unnest(\(PostgresColumn(bodyFlows))::uuid[], \(PostgresColumn(parts))::text[], \(PostgresColumn(data))::bytea[])
+                    AS given (flow_id, part, data)
+            ),
+            stale AS (
+                DELETE FROM body WHERE session_id = \(sessionID) AND flow_id = ANY(\(ids)::uuid[])
+                    AND (flow_id, part) NOT IN (SELECT flow_id, part FROM part)
+            ),
+            kept AS (
+                INSERT INTO body (session_id, flow_id, part, data) SELECT \(sessionID), flow_id, part, data FROM part
+                ON CONFLICT (session_id, flow_id, part) DO UPDATE SET data = EXCLUDED.data
+            )
+            SELECT pg_notify(\(PostgresSessionCatalog.channel), \(notification)::text) WHERE \(notification)::text IS NOT NULL
             """, logger: logger)
     }
 
