@@ -202,7 +202,7 @@ struct HTTPSOptions: ParsableArguments {
     @Flag(help: "Relay every CONNECT untouched instead of decrypting HTTPS.")
     var noSslProxying = false
 
-    @Option(name: .customLong("ssl-include"), help: "Intercept only these hosts (host or host:port, * and ? wildcards); repeatable. Default: all.")
+    @Option(name: .customLong("ssl-include"), help: "Intercept only these hosts (host or host:port; *, ? and [a-z] wildcards); repeatable. Default: all.")
     var sslInclude: [String] = []
 
     @Option(name: .customLong("ssl-exclude"), help: "Never intercept these hosts (tunnel them untouched); repeatable.")
@@ -221,9 +221,9 @@ struct HTTPSOptions: ParsableArguments {
 
     func interception() throws -> InterceptionConfiguration? {
         guard !noSslProxying else { return nil }
-        func patterns(_ texts: [String], _ option: String) throws -> [HostPattern] {
+        func patterns(_ texts: [String], _ option: String) throws -> [Location] {
             try texts.map { text in
-                guard let pattern = HostPattern(text) else { throw ValidationError("\(option) \(text): expected host or host:port") }
+                guard let pattern = Location(hostAndPort: text) else { throw ValidationError("\(option) \(text): expected host or host:port") }
                 return pattern
             }
         }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KagamiCertificates
+import KagamiRules
 import NIOConcurrencyHelpers
 import NIOSSL
 import X509
@@ -23,72 +24,34 @@ public struct InterceptionConfiguration: Sendable {
     }
 }
 
-/// Charles's SSL Proxying list: which CONNECT targets are decrypted. Empty include list means
-/// every host; an exclude match wins over an include match.
+/// Charles's SSL Proxying list: which CONNECT targets are decrypted, as locations of a host
+/// and port (`Location(hostAndPort:)`) matched as every tool's locations are. Empty include
+/// list means every host; an exclude match wins over an include match.
 public struct SSLProxyingList: Sendable, Hashable {
-    public var include: [HostPattern]
-    public var exclude: [HostPattern]
+    public var include: [Location] { didSet { includeMatchers = include.map(LocationMatcher.init) } }
+    public var exclude: [Location] { didSet { excludeMatchers = exclude.map(LocationMatcher.init) } }
+    private var includeMatchers: [LocationMatcher]
+    private var excludeMatchers: [LocationMatcher]
 
-    public init(include: [HostPattern] = [], exclude: [HostPattern] = []) {
+    public init(include: [Location] = [], exclude: [Location] = []) {
         self.include = include
         self.exclude = exclude
+        includeMatchers = include.map(LocationMatcher.init)
+        excludeMatchers = exclude.map(LocationMatcher.init)
     }
 
     public func intercepts(host: String, port: Int) -> Bool {
-        if exclude.contains(where: { $0.matches(host: host, port: port) }) { return false }
-        return include.isEmpty || include.contains { $0.matches(host: host, port: port) }
-    }
-}
-
-/// `host[:port]` with `*` and `?` wildcards in the host (`*.example.com`, `api-?.example.com:8443`).
-public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
-    public var host: String
-    public var port: Int?
-
-    public init(host: String, port: Int? = nil) {
-        self.host = host.lowercased()
-        self.port = port
+        if excludeMatchers.contains(where: { $0.matches(host: host, port: port) }) { return false }
+        return includeMatchers.isEmpty || includeMatchers.contains { $0.matches(host: host, port: port) }
     }
 
-    /// Parses `host`, `host:port` or `*:443`.
-    public init?(_ text: String) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty else { return nil }
-        if let colon = trimmed.lastIndex(of: ":"), !trimmed.hasSuffix("]"), trimmed.filter({ $0 == ":" }).count == 1 {
-            guard let port = Int(trimmed[trimmed.index(after: colon)...]), (1...65535).contains(port) else { return nil }
-            self.init(host: String(trimmed[..<colon]), port: port)
-        } else {
-            self.init(host: trimmed)
-        }
+    public static func == (lhs: SSLProxyingList, rhs: SSLProxyingList) -> Bool {
+        lhs.include == rhs.include && lhs.exclude == rhs.exclude
     }
 
-    public var description: String { port.map { "\(host):\($0)" } ?? host }
-
-    public func matches(host candidate: String, port candidatePort: Int) -> Bool {
-        if let port, port != candidatePort { return false }
-        return Self.glob(Array(host.utf8), Array(candidate.lowercased().utf8))
-    }
-
-    static func glob(_ pattern: [UInt8], _ text: [UInt8]) -> Bool {
-        var p = 0, t = 0, star = -1, mark = 0
-        while t < text.count {
-            if p < pattern.count, pattern[p] == UInt8(ascii: "?") || pattern[p] == text[t] {
-                p += 1
-                t += 1
-            } else if p < pattern.count, pattern[p] == UInt8(ascii: "*") {
-                star = p
-                mark = t
-                p += 1
-            } else if star >= 0 {
-                p = star + 1
-                mark += 1
-                t = mark
-            } else {
-                return false
-            }
-        }
-        while p < pattern.count, pattern[p] == UInt8(ascii: "*") { p += 1 }
-        return p == pattern.count
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(include)
+        hasher.combine(exclude)
     }
 }
 

@@ -45,6 +45,43 @@ public struct Location: Sendable, Hashable, Codable {
         if !query.isEmpty { try container.encode(query, forKey: .query) }
     }
 
+    /// A location of a host and port only, as the SSL Proxying list holds them: `host`,
+    /// `host:port`, `*:443` or `[::1]:8443`, with the same wildcards as every location.
+    public init?(hostAndPort text: String) {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, !trimmed.contains("/") else { return nil }
+        var host = Substring(trimmed)
+        var port: Int?
+        if trimmed.hasPrefix("[") {
+            // An IPv6 address in brackets, then maybe `:port`.
+            guard let close = trimmed.firstIndex(of: "]") else { return nil }
+            let rest = trimmed[trimmed.index(after: close)...]
+            host = trimmed[trimmed.index(after: trimmed.startIndex)..<close]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":"), let number = Int(rest.dropFirst()) else { return nil }
+                port = number
+            }
+        } else if let colon = trimmed.firstIndex(of: ":") {
+            // One colon is a port; more are an IPv6 address without one.
+            if trimmed[trimmed.index(after: colon)...].contains(":") {
+                host = Substring(trimmed)
+            } else {
+                guard let number = Int(trimmed[trimmed.index(after: colon)...]) else { return nil }
+                host = trimmed[..<colon]
+                port = number
+            }
+        }
+        if let port, !(1...65535).contains(port) { return nil }
+        guard !host.isEmpty else { return nil }
+        self.init(host: String(host).lowercased(), port: port)
+    }
+
+    /// `host` or `host:port` (an IPv6 host in brackets), as `init(hostAndPort:)` reads it.
+    public var hostAndPort: String {
+        let shownHost = host.isEmpty ? "*" : host.contains(":") ? "[\(host)]" : host
+        return port.map { "\(shownHost):\($0)" } ?? shownHost
+    }
+
     /// `https://api.example.com:8443/v1/*?debug=1`, with blanks shown as `*`.
     public var displayString: String {
         let scheme = self.protocol.isEmpty ? "*" : self.protocol
@@ -92,6 +129,13 @@ public final class LocationMatcher: Sendable, Hashable {
             queryPart = ""
         }
         return path.matches(String(pathPart)) && query.matches(String(queryPart))
+    }
+
+    /// Whether the host and port match, for what is known before a request is read (a CONNECT
+    /// target): the rest of the location is not asked.
+    public func matches(host candidate: String, port candidatePort: Int) -> Bool {
+        if let port = location.port, port != candidatePort { return false }
+        return host.matches(candidate)
     }
 
     /// The path left after the part the location's trailing `*` matched, or nil when the

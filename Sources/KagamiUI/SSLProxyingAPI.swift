@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import KagamiJSON
 import KagamiProxy
+import KagamiRules
 
 /// How the admin API reaches the proxy's SSL Proxying list.
 public struct SSLProxyingControl: Sendable {
@@ -28,19 +29,19 @@ extension SSLProxyingList {
     /// `{"include": ["api.example.com", "*.test:8443"], "exclude": [...]}`, as the admin API and the
     /// `--ssl-proxying-file` hold it.
     public var json: JSONValue {
-        ["include": .array(include.map { .string($0.description) }), "exclude": .array(exclude.map { .string($0.description) })]
+        ["include": .array(include.map { .string($0.hostAndPort) }), "exclude": .array(exclude.map { .string($0.hostAndPort) })]
     }
 
     /// Reads the JSON form; an error names the member (`exclude[1]`).
     public init(json: JSONValue) throws(SSLProxyingListError) {
         guard json.objectValue != nil else { throw SSLProxyingListError(field: "", message: "expected a JSON object, found \(json.typeName)") }
-        func patterns(_ name: String) throws(SSLProxyingListError) -> [HostPattern] {
+        func patterns(_ name: String) throws(SSLProxyingListError) -> [Location] {
             guard let value = json[name] else { return [] }
             guard let items = value.arrayValue else { throw SSLProxyingListError(field: name, message: "expected a list of hosts, found \(value.typeName)") }
-            var result: [HostPattern] = []
+            var result: [Location] = []
             for (index, item) in items.enumerated() {
-                guard let text = item.stringValue, let pattern = HostPattern(text) else {
-                    throw SSLProxyingListError(field: "\(name)[\(index)]", message: "expected host or host:port (* and ? wildcards), found \(item.serialized())")
+                guard let text = item.stringValue, let pattern = Location(hostAndPort: text) else {
+                    throw SSLProxyingListError(field: "\(name)[\(index)]", message: "expected host or host:port (*, ? and [a-z] wildcards), found \(item.serialized())")
                 }
                 result.append(pattern)
             }

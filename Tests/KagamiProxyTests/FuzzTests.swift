@@ -1,5 +1,6 @@
 import Foundation
 @testable import KagamiProxy
+import KagamiRules
 import KagamiTesting
 import Testing
 
@@ -36,7 +37,7 @@ struct FuzzTests {
                 #expect(!target.host.isEmpty)
             }
             _ = try? ProxyTarget(connectAuthority: text)
-            _ = HostPattern(text)?.matches(host: text, port: 443)
+            _ = Location(hostAndPort: text).map(LocationMatcher.init)?.matches(host: text, port: 443)
         }
         // A real ClientHello (TLS 1.2 record, SNI "api.example.com"), then mutations of it.
         var hello: [UInt8] = [0x01, 0x00, 0x00, 0x00, 0x03, 0x03] + Array(repeating: 7, count: 32) + [0x00, 0x00, 0x02, 0x13, 0x01, 0x01, 0x00]

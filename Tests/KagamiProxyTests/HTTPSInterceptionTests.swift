@@ -3,6 +3,7 @@ import Foundation
 import KagamiCertificates
 import KagamiFlow
 @testable import KagamiProxy
+import KagamiRules
 import KagamiTesting
 import NIOCore
 import NIOSSL
@@ -118,7 +119,7 @@ struct HTTPSInterceptionTests {
     }
 
     @Test func excludedHostsAreTunnelledUntouched() async throws {
-        try await HTTPSHarness.with(sslProxying: SSLProxyingList(exclude: [HostPattern(host: "local*")])) { h in
+        try await HTTPSHarness.with(sslProxying: SSLProxyingList(exclude: [Location(host: "local*")])) { h in
             // The client sees the origin's own certificate: it must trust the origin's CA.
             let direct = try await h.curl(["\(h.origin.localhostURL)/echo"], trusting: h.originCA.caPath)
             #expect(direct.status == 0, "\(direct.stderr)")

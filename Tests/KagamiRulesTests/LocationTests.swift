@@ -95,4 +95,40 @@ import Testing
         #expect(WildcardPattern("*.example.com", caseInsensitive: true).matches("API.EXAMPLE.COM"))
         #expect(!WildcardPattern("/api/*").matches("/API/x"))
     }
+
+    /// The SSL Proxying list's `host[:port]` entries are locations: read, written back the same,
+    /// and matched with the same wildcards as a rule's (sets included).
+    @Test func hostAndPortEntries() {
+        let read: [(String, Location?)] = [
+            ("api.example.com", Location(host: "api.example.com")),
+            (" *.Test:8443 ", Location(host: "*.test", port: 8443)),
+            ("*:443", Location(host: "*", port: 443)),
+            ("[::1]:8443", Location(host: "::1", port: 8443)),
+            ("::1", Location(host: "::1")),
+            ("api-[0-9].test", Location(host: "api-[0-9].test")),
+            ("", nil), ("host:", nil), ("host:0", nil), ("host:70000", nil), ("host:x", nil),
+            ("[::1", nil), ("[::1]x", nil), (":443", nil), ("example.com/path", nil),
+        ]
+        for (text, expected) in read {
+            #expect(Location(hostAndPort: text) == expected, "\(text)")
+            if let expected { #expect(Location(hostAndPort: expected.hostAndPort) == expected) }
+        }
+        #expect(Location(host: "::1", port: 8443).hostAndPort == "[::1]:8443")
+
+        func matches(_ entry: String, _ host: String, _ port: Int) -> Bool {
+            guard let location = Location(hostAndPort: entry) else { return false }
+            let ssl = LocationMatcher(location).matches(host: host, port: port)
+            // A rule's location with the same host and port agrees on any path.
+            let rule = LocationMatcher(location).matches(request("https://\(host.contains(":") ? "[\(host)]" : host):\(port)/any/path?q=1"))
+            #expect(ssl == rule, "\(entry) against \(host):\(port)")
+            return ssl
+        }
+        #expect(matches("*.example.com", "api.example.com", 443))
+        #expect(!matches("*.example.com:8443", "api.example.com", 443))
+        #expect(matches("api-[0-9].test", "api-7.test", 443))
+        #expect(!matches("api-[0-9].test", "api-x.test", 443))
+        #expect(matches("API-?.test", "api-x.test", 8443))
+        #expect(matches("*:443", "anything.test", 443))
+        #expect(matches("[::1]:8443", "::1", 8443))
+    }
 }

@@ -77,7 +77,7 @@ struct LiveSetup {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(string: body))
         }
-        let response = try await client.execute(request, timeout: .seconds(30))
+        let response = try await client.execute(request, timeout: .seconds(120))
         let buffer = try await response.body.collect(upTo: 16 << 20)
         return (Int(response.status.code), String(buffer: buffer))
     }

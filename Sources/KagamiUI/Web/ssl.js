@@ -20,7 +20,7 @@ export function mountSSLProxying({ container }) {
     const list = (key, title, help) => el("section", { className: "rule-section" },
       el("div", { className: "section-head" }, el("h3", {}, `${title} (${(draft[key] || []).length})`)),
       el("p", { className: "note" }, help),
-      el("label", { className: "field w-wide", dataset: { field: key } }, "One host or host:port per line; * and ? are wildcards",
+      el("label", { className: "field w-wide", dataset: { field: key } }, "One host or host:port per line; *, ? and [a-z] are wildcards",
         el("textarea", { id: `ssl-${key}`, className: "host-list", spellcheck: false, value: (draft[key] || []).join("\n"), placeholder: key === "include" ? "*.example.com\napi.internal:8443" : "*.apple.com",
           oninput: (event) => { dispatch({ type: "sslChanged", list: key, hosts: lines(event.target.value) }); } })));
     const head = el("div", { className: "panel-head" },
