@@ -1,6 +1,7 @@
 import Foundation
 import KagamiFlow
 import KagamiJSON
+import Synchronization
 
 /// Reads an HTTP Archive (HAR 1.2, as browsers, Charles, mitmproxy and Kagami write it) into
 /// flows. It takes what producers really write (members HAR 1.2 calls required but tools leave
@@ -73,27 +74,38 @@ public enum HARImport {
     }
 
     /// Reads an archive too big to hold as a whole: each flow goes to `flow` as its entry is
-    /// read, with its WebSocket messages; memory holds one entry (and the bytes given).
+    /// read, with its WebSocket messages, in the archive's order. Entries become flows on a
+    /// thread of their own while the next ones are parsed: memory holds the bytes given and at
+    /// most `entriesInFlight` entries. `flow` is called on that thread, one entry at a time.
     public static func read(
-        from bytes: UnsafeRawBufferPointer, file: String? = nil, flow deliver: (Flow, [WebSocketMessage]?) -> Void
+        from bytes: UnsafeRawBufferPointer, file: String? = nil, entriesInFlight: Int = 64,
+        flow deliver: @escaping @Sendable (Flow, [WebSocketMessage]?) -> Void
     ) throws(HARImportError) -> Streamed {
-        var streamed = Streamed(flows: 0, skipped: [], logFields: [])
+        let converting = DispatchQueue(label: "kagami.har.import")
+        let room = DispatchSemaphore(value: max(1, entriesInFlight))
+        let outcome = Mutex(Streamed(flows: 0, skipped: [], logFields: []))
         let archive: JSONValue
         do throws(JSONParseError) {
+            defer { converting.sync {} }
             archive = try JSONValue(parsing: bytes, streamingArrayAt: ["log", "entries"]) { entry, index in
-                do throws(HARImportError) {
-                    let (flow, messages) = try self.flow(HARNode(entry, path: "log.entries[\(index)]"))
-                    deliver(flow, messages)
-                    streamed.flows += 1
-                } catch {
-                    var located = error
-                    located.file = file
-                    streamed.skipped.append(located)
+                room.wait()
+                converting.async {
+                    defer { room.signal() }
+                    do throws(HARImportError) {
+                        let (flow, messages) = try self.flow(HARNode(entry, path: "log.entries[\(index)]"))
+                        deliver(flow, messages)
+                        outcome.withLock { $0.flows += 1 }
+                    } catch {
+                        var located = error
+                        located.file = file
+                        outcome.withLock { $0.skipped.append(located) }
+                    }
                 }
             }
         } catch {
             throw HARImportError(file: file, line: error.line, column: error.column, message: "not valid JSON: \(error.message)")
         }
+        var streamed = outcome.withLock { $0 }
         do {
             let log = try HARNode(archive, path: "").member("log")
             _ = try log.member("entries").array()
