@@ -46,7 +46,7 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             bound = try await server.start()
         } catch {
-            throw ValidationError("kagami serve on \(host):\(port): \(error) (choose another --port)")
+            throw ValidationError("kagami serve on \(Authority(host: host, port: port)): \(error) (choose another --port)")
         }
         var address = "http://\(Authority(host: host, port: bound))/"
         if let token = server.token { address += "?token=\(token)" }

@@ -35,7 +35,7 @@ struct UIOptions: ParsableArguments {
         do {
             return Running(server: server, port: try await server.start())
         } catch {
-            throw ValidationError("web UI on \(uiHost):\(uiPort): \(error) (choose another --ui-port, or --no-ui)")
+            throw ValidationError("web UI on \(Authority(host: uiHost, port: uiPort)): \(error) (choose another --ui-port, or --no-ui)")
         }
     }
 

@@ -142,7 +142,7 @@ public struct TrafficDraft: Sendable {
 
     static func hostMatches(_ wanted: String, _ request: FlowRequest) -> Bool {
         let lowered = wanted.lowercased()
-        return lowered == request.host.lowercased() || lowered == "\(request.host):\(request.port)".lowercased()
+        return lowered == request.host.lowercased() || lowered == Authority(host: request.host, port: request.port).description.lowercased()
             || lowered == request.authority.lowercased()
     }
 }

@@ -166,11 +166,16 @@ public enum BreakpointResolution: Sendable, Hashable {
     case cancel
 
     /// How the admin API and the `released` event name it: execute, abort, cancel.
-    public var name: String {
+    public var name: String { names.action }
+
+    /// How the exchange's list of what acted on it says it.
+    var outcome: String { names.outcome }
+
+    private var names: (action: String, outcome: String) {
         switch self {
-        case .executeRequest, .executeResponse, .executeMessage: "execute"
-        case .abort: "abort"
-        case .cancel: "cancel"
+        case .executeRequest, .executeResponse, .executeMessage: ("execute", "executed with edits")
+        case .abort: ("abort", "aborted")
+        case .cancel: ("cancel", "continued unchanged")
         }
     }
 }

@@ -175,14 +175,3 @@ extension ClientConnectionHandler {
         exchange.collectedTrailers = nil
     }
 }
-
-extension BreakpointResolution {
-    /// For the exchange's list of what acted on it.
-    var outcome: String {
-        switch self {
-        case .executeRequest, .executeResponse, .executeMessage: "executed with edits"
-        case .abort: "aborted"
-        case .cancel: "continued unchanged"
-        }
-    }
-}

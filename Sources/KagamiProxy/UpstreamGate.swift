@@ -1,3 +1,4 @@
+import KagamiFlow
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -34,9 +35,10 @@ final class UpstreamGate: Sendable {
         var decision = allowList?.decision(for: host) ?? Self.decisionWithoutList(for: host)
         let ownPorts = ownPorts.withLockedValue { $0 }
         if ownPorts.contains(port) {
+            let itself = "\(Authority(host: host, port: port)) is Kagami itself (its proxy or web UI port): open the web UI directly, not through the proxy"
             switch decision {
-            case .localhost: decision = .refused("\(host):\(port) is Kagami itself (its proxy or web UI port): open the web UI directly, not through the proxy")
-            case .address(let address) where address.isLoopback: decision = .refused("\(host):\(port) is Kagami itself (its proxy or web UI port): open the web UI directly, not through the proxy")
+            case .localhost: decision = .refused(itself)
+            case .address(let address) where address.isLoopback: decision = .refused(itself)
             default: break
             }
         }

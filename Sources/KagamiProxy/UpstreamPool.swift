@@ -1,3 +1,4 @@
+import KagamiFlow
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -68,7 +69,7 @@ final class UpstreamPool {
         let limits = configuration.decoderLimits
         let tlsContext = key.tls ? (key.http2 ? configuration.tls?.http2Context : configuration.tls?.context) : nil
         if key.tls && tlsContext == nil {
-            completion(.failure(InterceptionError("HTTPS to \(key.host):\(key.port) needs interception to be set up")))
+            completion(.failure(InterceptionError("HTTPS to \(Authority(host: key.host, port: key.port)) needs interception to be set up")))
             return
         }
         let sniName: String? = IPAddressText.isIPAddress(key.host) ? nil : key.host

@@ -85,10 +85,8 @@ public struct Location: Sendable, Hashable, Codable {
     /// `https://api.example.com:8443/v1/*?debug=1`, with blanks shown as `*`.
     public var displayString: String {
         let scheme = self.protocol.isEmpty ? "*" : self.protocol
-        let hostPart = host.isEmpty ? "*" : host
-        let portPart = port.map { ":\($0)" } ?? ""
         let pathPart = path.isEmpty ? "/*" : path
-        return "\(scheme)://\(hostPart)\(portPart)\(pathPart)\(query.isEmpty ? "" : "?\(query)")"
+        return "\(scheme)://\(hostAndPort)\(pathPart)\(query.isEmpty ? "" : "?\(query)")"
     }
 }
 

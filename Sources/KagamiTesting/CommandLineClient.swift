@@ -18,6 +18,29 @@ public struct CommandLineClient: Sendable {
 
     public static let curl = CommandLineClient("/usr/bin/curl")
 
+    /// The `kagami` binary built beside the tests.
+    public static func kagami() throws -> CommandLineClient { CommandLineClient(try kagamiPath()) }
+
+    /// Where the `kagami` binary is: beside the test bundle, one folder up, or in `.build/debug`.
+    public static func kagamiPath() throws -> String {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let candidates = [
+            beside.appendingPathComponent("kagami").path,
+            beside.deletingLastPathComponent().appendingPathComponent("kagami").path,
+            root.appendingPathComponent(".build/debug/kagami").path,
+        ]
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw KagamiNotBuilt(searched: candidates)
+        }
+        return found
+    }
+
+    public struct KagamiNotBuilt: Error, CustomStringConvertible {
+        public var searched: [String]
+        public var description: String { "the kagami binary is not built (swift build --build-tests); looked in \(searched.joined(separator: ", "))" }
+    }
+
     public func run(_ arguments: [String], environment: [String: String]? = nil, stdin: Data? = nil) async throws -> Result {
         // Output goes to files, not pipes: once the process has exited they hold every byte it
         // wrote, with no reader racing the exit.

@@ -108,7 +108,7 @@ public final class SessionsServer: Sendable {
         running.withLock { $0 = [serving, following] }
         for await port in portStream { return port }
         try await serving.value
-        throw UIServerError("kagami serve could not listen on \(configuration.host):\(configuration.port)")
+        throw UIServerError("kagami serve could not listen on \(Authority(host: configuration.host, port: configuration.port))")
     }
 
     public func stop() async {

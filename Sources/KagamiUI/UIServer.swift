@@ -109,7 +109,7 @@ public final class UIServer: Sendable {
         for await port in portStream { return port }
         // The server ended before it listened: surface why.
         try await task.value
-        throw UIServerError("the web UI could not listen on \(configuration.host):\(configuration.port)")
+        throw UIServerError("the web UI could not listen on \(Authority(host: configuration.host, port: configuration.port))")
     }
 
     public func stop() async {

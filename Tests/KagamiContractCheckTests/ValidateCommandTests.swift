@@ -10,26 +10,8 @@ import Testing
 @Suite struct ValidateCommandTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    static func kagami() throws -> String {
-        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let candidates = [
-            beside.appendingPathComponent("kagami").path,
-            beside.deletingLastPathComponent().appendingPathComponent("kagami").path,
-            root.appendingPathComponent(".build/debug/kagami").path,
-        ]
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw KagamiNotBuilt(searched: candidates)
-        }
-        return found
-    }
-
-    struct KagamiNotBuilt: Error, CustomStringConvertible {
-        var searched: [String]
-        var description: String { "the kagami binary is not built (swift build --build-tests); looked in \(searched.joined(separator: ", "))" }
-    }
-
     static func run(_ arguments: [String]) async throws -> CommandLineClient.Result {
-        try await CommandLineClient(try kagami()).run(arguments)
+        try await CommandLineClient.kagami().run(arguments)
     }
 
     static func folder() throws -> String {

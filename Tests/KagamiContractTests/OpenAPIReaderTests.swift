@@ -2,6 +2,7 @@ import Foundation
 import KagamiContract
 import KagamiJSON
 import KagamiOpenAPI
+import KagamiTesting
 import Testing
 
 @Suite struct OpenAPIReaderTests {
@@ -92,7 +93,7 @@ import Testing
 @Suite struct OpenAPIFuzzTests {
     @Test func mutatedDocumentsNeverCrash() {
         let inputs = ["petstore-3.0.yaml", "notes-3.1.json"].map { Array(OpenAPIReaderTests.fixture($0).utf8) }
-        var generator = BlueprintFuzzTests.SeededGenerator(state: 0x5DEE_CE66_D1CE_4E5B)
+        var generator = SeededGenerator(state: 0x5DEE_CE66_D1CE_4E5B)
         var unpositioned: [String] = []
         let iterations = 1000
         for iteration in 0..<iterations {

@@ -44,23 +44,10 @@ import Testing
         flows.append(Traffic.flow("GET", "/api/v1/broken", responseBody: #"{"cut": "#))
         let session = try await Traffic.session(flows, in: folder)
         let output = folder.appendingPathComponent("out.yaml").path
-        let result = try await CommandLineClient(try Self.kagami()).run(["infer", "--session", session, "-o", output])
+        let result = try await CommandLineClient.kagami().run(["infer", "--session", session, "-o", output])
         #expect(result.status == 0)
         #expect(result.stderr.contains("kagami infer: skipped 1 × response bodies labelled application/json that are not valid JSON"), "\(result.stderr)")
         #expect(result.stderr.contains("GET http://127.0.0.1:5000/api/v1/broken"))
         #expect(FileManager.default.fileExists(atPath: output))
-    }
-
-    static func kagami() throws -> String {
-        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let candidates = [
-            beside.appendingPathComponent("kagami").path, beside.deletingLastPathComponent().appendingPathComponent("kagami").path,
-            root.appendingPathComponent(".build/debug/kagami").path,
-        ]
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "no kagami binary in \(candidates)"])
-        }
-        return found
     }
 }

@@ -1,5 +1,6 @@
 // Random schemas and instances, from a fixed seed: compiling may fail, nothing may crash or hang.
 import KagamiJSON
+import KagamiTesting
 import Testing
 @testable import KagamiJSONSchema
 
@@ -15,15 +16,7 @@ struct JSONSchemaFuzzTests {
     static let strings = ["#", "#/$defs/a", "#a", "a", "b", "string", "object", "integer", "^a+$", "(", "[", "\\d", "email",
                           "date", "http://x/y", "urn:x", "#/properties/a", "", "~", "/", "%25"]
 
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return state ^ (state >> 29)
-        }
-    }
-
-    static func value(_ random: inout Generator, depth: Int) -> JSONValue {
+    static func value(_ random: inout SeededGenerator, depth: Int) -> JSONValue {
         switch Int.random(in: 0..<(depth > 3 ? 6 : 9), using: &random) {
         case 0: return .null
         case 1: return .bool(Bool.random(using: &random))
@@ -35,7 +28,7 @@ struct JSONSchemaFuzzTests {
         }
     }
 
-    static func schema(_ random: inout Generator, depth: Int) -> JSONValue {
+    static func schema(_ random: inout SeededGenerator, depth: Int) -> JSONValue {
         if depth > 4 || Int.random(in: 0..<8, using: &random) == 0 { return .bool(Bool.random(using: &random)) }
         var object = JSONObject()
         for _ in 0..<Int.random(in: 0...4, using: &random) {
@@ -47,7 +40,7 @@ struct JSONSchemaFuzzTests {
     }
 
     @Test func randomSchemasNeverCrash() {
-        var random = Generator(state: 4_242)
+        var random = SeededGenerator(state: 4_242)
         var compiled = 0
         for n in 0..<3000 {
             let schemaValue = Self.schema(&random, depth: 0)

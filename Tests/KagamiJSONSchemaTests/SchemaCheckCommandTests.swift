@@ -12,24 +12,9 @@ struct SchemaCheckCommandTests {
     }
 
     /// The `kagami` binary next to the test bundle in the build products folder.
-    static func executable() throws -> URL {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("kagami")
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue {
-                return candidate
-            }
-            directory.deleteLastPathComponent()
-        }
-        throw MissingExecutable()
-    }
-
-    struct MissingExecutable: Error {}
-
     func kagami(_ arguments: [String], in directory: URL) throws -> Run {
         let errorsPath = directory.appendingPathComponent("kagami.err").path
-        let process = try ChildProcess(try Self.executable().path, arguments, directory: directory.path, stdout: .pipe, stderr: .file(errorsPath))
+        let process = try ChildProcess(try CommandLineClient.kagamiPath(), arguments, directory: directory.path, stdout: .pipe, stderr: .file(errorsPath))
         let output = (try process.output?.readToEnd()) ?? Data()
         let status = process.waitUntilExit()
         let errors = FileManager.default.contents(atPath: errorsPath) ?? Data()

@@ -40,6 +40,22 @@ struct ModesTests {
         }
     }
 
+    /// An IPv6 authority is written in brackets everywhere: the recorded target, the refusal.
+    @Test func connectToAnIPv6LiteralIsWrittenInBrackets() async throws {
+        try await ProxyHarness.with { h in
+            let authority = "[::1]:\(h.proxyPort)"
+            let answer = try await RawConnection.exchange(
+                port: h.proxyPort, send: Data("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\r\n".utf8),
+                until: { $0.contains("\r\n\r\n") })
+            #expect(answer.hasPrefix("HTTP/1.1 403"), "\(answer)")
+            let flow = try #require(try await h.flows(count: 1).first)
+            #expect(flow.request.method == "CONNECT")
+            #expect(flow.request.url == authority)
+            #expect(flow.error?.kind == .notAllowed)
+            #expect(flow.error?.message.contains("\(authority) is Kagami itself") == true, "\(String(describing: flow.error))")
+        }
+    }
+
     @Test func connectToDeadServerGets502() async throws {
         try await ProxyHarness.with { h in
             let result = try await h.curl(["-p", "-w", "%{http_connect}", "http://127.0.0.1:1/"])

@@ -41,7 +41,7 @@ struct PrivateFilesTests {
 
         let kagamiHome = home + "/elsewhere"
         environment["KAGAMI_HOME"] = kagamiHome
-        let ca = try await CommandLineClient(try KagamiProcess.binary()).run(["ca"], environment: environment)
+        let ca = try await CommandLineClient.kagami().run(["ca"], environment: environment)
         #expect(ca.status == 0, "\(ca.stderr)")
         #expect(FileManager.default.fileExists(atPath: kagamiHome + "/kagami-ca.pem"))
         #expect(try Self.mode(kagamiHome) == 0o700)

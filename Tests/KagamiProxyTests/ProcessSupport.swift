@@ -111,18 +111,6 @@ final class KagamiProcess: @unchecked Sendable {
 
     var api: String { "http://127.0.0.1:\(uiPort ?? 0)/api" }
 
-    static func binary() throws -> String {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        var candidates = [root.appendingPathComponent(".build/debug/kagami").path]
-        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        candidates.insert(beside.appendingPathComponent("kagami").path, at: 0)
-        candidates.insert(beside.deletingLastPathComponent().appendingPathComponent("kagami").path, at: 1)
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw URLSessionProbe.NotBuilt(searched: candidates)
-        }
-        return found
-    }
-
     /// The arguments a test gives, with the loopback-only upstream added to `proxy`.
     static func confined(_ arguments: [String]) -> [String] {
         guard arguments.first == "proxy", !arguments.contains("--upstream-allow") else { return arguments }
@@ -136,9 +124,9 @@ final class KagamiProcess: @unchecked Sendable {
         let executable: String, processArguments: [String]
         if let openFiles {
             executable = "/bin/bash"
-            processArguments = ["-c", "ulimit -n \(openFiles) && exec \"$@\"", "kagami", try binary()] + confined(arguments)
+            processArguments = ["-c", "ulimit -n \(openFiles) && exec \"$@\"", "kagami", try CommandLineClient.kagamiPath()] + confined(arguments)
         } else {
-            executable = try binary()
+            executable = try CommandLineClient.kagamiPath()
             processArguments = confined(arguments)
         }
         let process = try ChildProcess(executable, processArguments, environment: environment, stdout: .pipe)

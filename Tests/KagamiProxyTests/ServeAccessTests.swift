@@ -10,7 +10,7 @@ import Testing
     @Test func usersTokensGiveReadOrWriteRights() async throws {
         let origin = try await OriginServer.start()
         let (url, name) = try await SharedSessionCommandsTests.recordedSession(origin, requests: ["/echo?n=1", "/echo?n=2"])
-        let kagami = CommandLineClient(try KagamiProcess.binary())
+        let kagami = try CommandLineClient.kagami()
         let suffix = UUID().uuidString.prefix(8)
         func addToken(_ user: String, _ right: String) async throws -> String {
             let made = try await kagami.run(["serve", "token", "add", user, right, "--store", url])

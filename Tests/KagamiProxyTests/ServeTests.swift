@@ -79,7 +79,7 @@ import Testing
         #expect(try await get("/sessions/\(name)/api/flows/\(id)/repeat", ["-X", "POST", "-H", "Content-Type: application/json", "-d", "{}", "-o", "/dev/null", "-w", "%{http_code}"]) == "503")
 
         // The command line reads the same session.
-        let binary = try KagamiProcess.binary()
+        let binary = try CommandLineClient.kagamiPath()
         let lines = try await CommandLineClient(binary).run(["flows", "--store", url, "--session", name]).stdoutText
         #expect(lines.split(separator: "\n").count == 3 + sent)
         let exported = try await CommandLineClient(binary).run(["export", "--store", url, "--session", name, "--format", "har"]).stdout

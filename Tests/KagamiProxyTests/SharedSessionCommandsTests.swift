@@ -52,7 +52,7 @@ import Testing
                               bodySize: {type: string}
 
             """.utf8).write(to: URL(fileURLWithPath: contract))
-        let kagami = CommandLineClient(try KagamiProcess.binary())
+        let kagami = try CommandLineClient.kagami()
 
         let checked = try await kagami.run(["validate", "--contract", contract, "--store", url, "--session", name, "--format", "json"])
         #expect(checked.status == 1, "\(checked.stderr)")
@@ -117,7 +117,7 @@ import Testing
         let recordedMessages = try await local.messages(of: socket.id, offset: 0, limit: nil)
         #expect(recordedMessages.count >= 2)
 
-        let kagami = CommandLineClient(try KagamiProcess.binary())
+        let kagami = try CommandLineClient.kagami()
         let name = (file as NSString).lastPathComponent.replacingOccurrences(of: ".sqlite", with: "")
         let pushed = try await kagami.run(["push", file, "--store", url])
         #expect(pushed.status == 0, "\(pushed.stderr)")
@@ -198,7 +198,7 @@ import Testing
         #expect(origin.received.last?.body == Data(#"{"user":"ada","password":"hunter2-s3cret","remember":true}"#.utf8))
         proxy.stop()
 
-        let kagami = CommandLineClient(try KagamiProcess.binary())
+        let kagami = try CommandLineClient.kagami()
         let exported = try await kagami.run(["export", "--store", url, "--session", name, "--format", "har"])
         #expect(exported.status == 0, "\(exported.stderr)")
         let har = exported.stdoutText

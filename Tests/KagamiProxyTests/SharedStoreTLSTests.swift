@@ -10,7 +10,7 @@ import Testing
         try await ThrowawayCluster.with(ssl: true) { cluster in
             let authority = try #require(cluster.certificateAuthority)
             let origin = try await OriginServer.start()
-            let kagami = CommandLineClient(try KagamiProcess.binary())
+            let kagami = try CommandLineClient.kagami()
             let name = "tls-" + UUID().uuidString
             let byAddress = cluster.url + "?sslmode=verify-full&sslrootcert=\(authority)"
             let byName = cluster.url.replacingOccurrences(of: "@127.0.0.1:", with: "@localhost:") + "?sslmode=verify-full&sslrootcert=\(authority)"

@@ -11,7 +11,7 @@ import Testing
     func bytes(_ count: Int) -> ByteBuffer { ByteBuffer(repeating: 0x61, count: count) }
 
     @Test func readsFromTheServerLeaveInMTUChunksAtTheirInstants() {
-        var random = SeededRandom(seed: 7)
+        var random = SeededGenerator(state: 7)
         var queue = ThrottleQueue<ManualClock, Never>(clock: ManualClock(), direction: .download)
         queue.shape(oneMbps)
         // Two 3,000-byte reads arriving together: four 1,500-byte chunks, 12 ms apart.
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func oneMegabyteReadInPiecesEndsAtEightSecondsAndTheBacklogIsBounded() {
-        var random = SeededRandom(seed: 7)
+        var random = SeededGenerator(state: 7)
         var queue = ThrottleQueue<ManualClock, Never>(clock: ManualClock(), direction: .download)
         queue.shape(oneMbps)
         var now = ManualClock.at(.zero)
@@ -55,7 +55,7 @@ import Testing
     }
 
     @Test func uploadUsesTheUploadRateAndTheWritePromiseRidesOnTheLastChunk() {
-        var random = SeededRandom(seed: 7)
+        var random = SeededGenerator(state: 7)
         var queue = ThrottleQueue<ManualClock, Int>(clock: ManualClock(), direction: .upload)
         queue.shape(oneMbps)
         queue.enqueue(bytes(4000), tag: 1, now: ManualClock.at(.zero))
@@ -67,7 +67,7 @@ import Testing
     }
 
     @Test func pausesAboveTheHighMarkAndResumesBelowTheLowOne() {
-        var random = SeededRandom(seed: 7)
+        var random = SeededGenerator(state: 7)
         var queue = ThrottleQueue<ManualClock, Never>(clock: ManualClock(), direction: .download, pauseAbove: 6000, resumeBelow: 3000)
         queue.shape(oneMbps)
         queue.enqueue(bytes(6000), tag: nil, now: ManualClock.at(.zero))
@@ -80,7 +80,7 @@ import Testing
     }
 
     @Test func aNewProfileNeverOvertakesBytesStillWaiting() {
-        var random = SeededRandom(seed: 7)
+        var random = SeededGenerator(state: 7)
         var queue = ThrottleQueue<ManualClock, Never>(clock: ManualClock(), direction: .download)
         queue.shape(oneMbps)
         queue.enqueue(bytes(1500), tag: nil, now: ManualClock.at(.zero))
@@ -92,7 +92,7 @@ import Testing
     }
 
     @Test func reliabilityLosesMessagesLargeOnesMoreOften() {
-        var random = SeededRandom(seed: 7)
+        var random = SeededGenerator(state: 7)
         var lossy = oneMbps
         lossy.downloadKbps = 0
         lossy.reliability = 0
@@ -103,7 +103,7 @@ import Testing
 
         // 50% per 10 KiB: 10 KiB messages get through about half the time, 40 KiB ones about 1 in 16.
         lossy.reliability = 50
-        func deliveredShare(size: Int, random: inout SeededRandom) -> Double {
+        func deliveredShare(size: Int, random: inout SeededGenerator) -> Double {
             var delivered = 0
             for _ in 0..<2000 {
                 var queue = ThrottleQueue<ManualClock, Never>(clock: ManualClock(), direction: .download)

@@ -204,7 +204,7 @@ struct UpstreamAllowCommandTests {
     }
 
     @Test func aBadEntryStopsTheProxyWithWhereItCameFrom() async throws {
-        let binary = try KagamiProcess.binary()
+        let binary = try CommandLineClient.kagamiPath()
         let directory = (temporaryPath("x") as NSString).deletingLastPathComponent
         let byOption = try await CommandLineClient(binary).run(["proxy", "--port", "0", "--no-ui", "--session", directory + "/a.sqlite", "--upstream-allow", "10.0.0.0/99"])
         #expect(byOption.status != 0)

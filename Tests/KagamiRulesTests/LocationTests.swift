@@ -114,6 +114,8 @@ import Testing
             if let expected { #expect(Location(hostAndPort: expected.hostAndPort) == expected) }
         }
         #expect(Location(host: "::1", port: 8443).hostAndPort == "[::1]:8443")
+        #expect(Location(protocol: "https", host: "::1", port: 8443, path: "/v1/*").displayString == "https://[::1]:8443/v1/*")
+        #expect(Location().displayString == "*://*/*")
 
         func matches(_ entry: String, _ host: String, _ port: Int) -> Bool {
             guard let location = Location(hostAndPort: entry) else { return false }

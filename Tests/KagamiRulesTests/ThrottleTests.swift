@@ -66,10 +66,10 @@ import Testing
         let conditions = ThrottleConditions(profile: profile)
         #expect(conditions.deliveryChance(byteCount: 10240) == 0.5)
         #expect(conditions.deliveryChance(byteCount: 20480) == 0.25)
-        var random = SeededRandom(seed: 42)
+        var random = SeededGenerator(state: 42)
         let delivered = (0..<10_000).filter { _ in conditions.messageGetsThrough(byteCount: 10240, using: &random) }.count
         #expect((4700...5300).contains(delivered))
-        var again = SeededRandom(seed: 42)
+        var again = SeededGenerator(state: 42)
         let repeated = (0..<10_000).filter { _ in conditions.messageGetsThrough(byteCount: 10240, using: &again) }.count
         #expect(repeated == delivered, "the same seed gives the same run")
         #expect(!ThrottleConditions(profile: ThrottlePresetsTests.preset("100% Loss")).messageGetsThrough(byteCount: 1, using: &random))
@@ -80,12 +80,12 @@ import Testing
         profile.stability = 70
         profile.unstableQuality = .init(low: 20, high: 40)
         let conditions = ThrottleConditions(profile: profile)
-        var random = SeededRandom(seed: 7)
+        var random = SeededGenerator(state: 7)
         let qualities = (0..<10_000).map { _ in conditions.quality(using: &random) }
         let degraded = qualities.filter { $0 < 1 }
         #expect((2700...3300).contains(degraded.count))
         #expect(degraded.allSatisfy { (0.2...0.4).contains($0) })
-        var steady = SeededRandom(seed: 7)
+        var steady = SeededGenerator(state: 7)
         #expect(ThrottleConditions(profile: oneMbps).quality(using: &steady) == 1)
     }
 }

@@ -262,10 +262,14 @@ struct ToolsAPITests {
         }
     }
 
+    /// Every route that needs the proxy answers its absence the same way: 503.
     @Test func endpointsNeedAProxyInTheProcess() async throws {
         let ui = try await RunningUI.start()
         defer { Task { await ui.stop() } }
-        let result = try await ui.curl(["-w", " %{http_code}", ui.url("/api/breakpoints/held")])
-        #expect(result.stdoutText.hasSuffix(" 503"))
+        for path in ["/api/breakpoints/held", "/api/rules", "/api/ssl-proxying"] {
+            let result = try await ui.curl(["-w", " %{http_code}", ui.url(path)])
+            #expect(result.stdoutText.hasSuffix(" 503"), "\(path): \(result.stdoutText)")
+            #expect(result.stdoutText.contains("no proxy runs in this process"), "\(path)")
+        }
     }
 }
