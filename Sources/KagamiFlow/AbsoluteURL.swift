@@ -110,7 +110,10 @@ public struct Authority: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The host as it goes in a URL or a Host header: IPv6 literals in brackets.
-    public var bracketedHost: String { host.contains(":") ? "[\(host)]" : host }
+    public var bracketedHost: String { Self.bracketed(host) }
+
+    /// `host` as it goes in a URL or a Host header: an IPv6 literal in brackets.
+    public static func bracketed(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
 
     /// `host:port`.
     public var description: String { "\(bracketedHost):\(port)" }

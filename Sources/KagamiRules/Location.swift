@@ -78,7 +78,7 @@ public struct Location: Sendable, Hashable, Codable {
 
     /// `host` or `host:port` (an IPv6 host in brackets), as `init(hostAndPort:)` reads it.
     public var hostAndPort: String {
-        let shownHost = host.isEmpty ? "*" : host.contains(":") ? "[\(host)]" : host
+        let shownHost = host.isEmpty ? "*" : Authority.bracketed(host)
         return port.map { "\(shownHost):\($0)" } ?? shownHost
     }
 

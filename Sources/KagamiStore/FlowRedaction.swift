@@ -149,10 +149,7 @@ public struct FlowRedaction: Sendable, Hashable {
                 drop(&body)
                 return
             }
-            var redacted = document
-            var found = redactNames(in: &redacted)
-            for case .pointer(let tokens) in jsonFields where replace(at: tokens[...], in: &redacted) { found = true }
-            changed = found ? Data(redacted.serialized().utf8) : nil
+            changed = redactingJSONFields(of: document).map { Data($0.serialized().utf8) }
         }
         guard let changed else { return }
         guard let encoded = try? ContentCoding.encode(changed, contentEncoding: coding) else {
@@ -166,6 +163,17 @@ public struct FlowRedaction: Sendable, Hashable {
     private func drop(_ body: inout FlowBody) {
         body.data = Data()
         body.isTruncated = body.size > 0
+    }
+
+    /// `document` with the `jsonFields` (names at any depth, pointers) replaced; nil when none
+    /// of them is in it.
+    private func redactingJSONFields(of document: JSONValue) -> JSONValue? {
+        var redacted = document
+        var found = redactNames(in: &redacted)
+        for case .pointer(let tokens) in jsonFields where replace(at: tokens[...], in: &redacted) { found = true }
+        // Not `found ? redacted : nil`: JSONValue takes `nil` as its own null.
+        guard found else { return nil }
+        return redacted
     }
 
     /// Members named in `jsonFields`, at any depth; true when one was found.
@@ -234,10 +242,7 @@ public struct FlowRedaction: Sendable, Hashable {
                 message.isTruncated = message.size > 0
                 return message
             }
-            var redacted = document
-            var found = redactNames(in: &redacted)
-            for case .pointer(let tokens) in jsonFields where replace(at: tokens[...], in: &redacted) { found = true }
-            if found {
+            if let redacted = redactingJSONFields(of: document) {
                 message.data = message.data[..<start] + Data(redacted.serialized().utf8)
             }
             return message

@@ -158,7 +158,6 @@ public final class ChildProcess: Sendable {
     /// One thread per child, blocked in waitpid until the child ends.
     private final class ExitWatch: Sendable {
         private let state = Mutex<(status: Int32?, waiting: [@Sendable (Int32) -> Void])>((nil, []))
-        private let done = DispatchSemaphore(value: 0)
 
         init(pid: pid_t) {
             let thread = Thread { [self] in
@@ -172,7 +171,6 @@ public final class ChildProcess: Sendable {
                     return state.waiting
                 }
                 waiting.forEach { $0(status) }
-                done.signal()
             }
             thread.stackSize = 64 << 10
             thread.start()
@@ -189,9 +187,9 @@ public final class ChildProcess: Sendable {
         }
 
         func wait() -> Int32 {
-            if let status { return status }
-            done.wait()
-            done.signal()  // for the next one who waits
+            let ended = DispatchSemaphore(value: 0)
+            notify { _ in ended.signal() }
+            ended.wait()
             return status ?? -1
         }
     }

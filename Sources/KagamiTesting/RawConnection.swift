@@ -24,23 +24,26 @@ public enum RawConnection {
         until done: @escaping @Sendable (String) -> Bool = { _ in false }
     ) async throws -> Data {
         let collected = NIOLockedValueBox(Data())
-        let finished = NIOLockedValueBox<EventLoopPromise<Void>?>(nil)
         // The bytes go out as the connection opens, on its event loop: a server timing the
         // connection sees them as soon as the kernel delivers them, however busy this process is.
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelInitializer { channel in
-                let promise = channel.eventLoop.makePromise(of: Void.self)
-                finished.withLockedValue { $0 = promise }
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(Collector(collected: collected, send: bytes, done: done, finished: promise))
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
+        let finished = eventLoop.makePromise(of: Void.self)
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: eventLoop)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(Collector(collected: collected, send: bytes, done: done, finished: finished))
+                    }
                 }
-            }
-            .connect(host: "127.0.0.1", port: port)
-            .get()
-        if let promise = finished.withLockedValue({ $0 }) {
-            channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) { channel.close(promise: nil) }
-            try? await promise.futureResult.get()
+                .connect(host: "127.0.0.1", port: port)
+                .get()
+        } catch {
+            finished.succeed()
+            throw error
         }
+        channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) { channel.close(promise: nil) }
+        try? await finished.futureResult.get()
         try? await channel.close()
         return collected.withLockedValue { $0 }
     }
