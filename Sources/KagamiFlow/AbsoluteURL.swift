@@ -79,9 +79,17 @@ public struct Authority: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `host:port`, `[v6]:port`, or without the port (`host`, `[v6]`) when `defaultPort` is
-    /// given and the text has none; an empty port (`host:`) is the default too. Nil for an
-    /// empty host, a host with spaces or slashes, or a port outside 1...65535.
+    /// given and the text has none; an empty port (`host:`) is the default too. Nil for what
+    /// `split` refuses.
     public init?(parsing text: String, defaultPort: Int?) {
+        guard let (host, port) = Self.split(text), let port = port ?? defaultPort else { return nil }
+        self.init(host: host, port: port)
+    }
+
+    /// The host (without brackets) and the port, if any, of `host`, `host:port`, `[v6]` or
+    /// `[v6]:port`; an empty port (`host:`) counts as none. Nil for an empty host, a host with
+    /// spaces, slashes or `@`, an IPv6 literal outside brackets, or a port outside 1...65535.
+    public static func split(_ text: String) -> (host: String, port: Int?)? {
         var host: Substring
         var portText: Substring?
         if text.hasPrefix("[") {
@@ -98,15 +106,11 @@ public struct Authority: Sendable, Hashable, CustomStringConvertible {
             host = Substring(text)
         }
         guard !host.isEmpty, !host.contains(where: { $0 == " " || $0 == "/" || $0 == "\\" || $0 == "@" }) else { return nil }
-        if let portText, !portText.isEmpty {
-            guard portText.allSatisfy({ $0.isASCII && $0.isNumber }), let port = Int(portText), (1...65535).contains(port) else { return nil }
-            self.port = port
-        } else if let defaultPort {
-            self.port = defaultPort
-        } else {
+        guard let portText, !portText.isEmpty else { return (String(host), nil) }
+        guard portText.allSatisfy({ $0.isASCII && $0.isNumber }), let port = Int(portText), (1...65535).contains(port) else {
             return nil
         }
-        self.host = String(host)
+        return (String(host), port)
     }
 
     /// The host as it goes in a URL or a Host header: IPv6 literals in brackets.

@@ -19,6 +19,14 @@ public struct HeaderFields: Sendable, Hashable, Codable {
         self.fields = pairs.map { Field(name: $0.0, value: $0.1) }
     }
 
+    /// Fields from a sequence of named pairs, such as NIO's `HTTPHeaders`.
+    public init<Pairs: Sequence>(_ pairs: Pairs) where Pairs.Element == (name: String, value: String) {
+        self.fields = pairs.map { Field(name: $0.name, value: $0.value) }
+    }
+
+    /// The fields as name–value pairs, in order: what NIO's `HTTPHeaders` is built from.
+    public var pairs: [(String, String)] { fields.map { ($0.name, $0.value) } }
+
     public var isEmpty: Bool { fields.isEmpty }
     public var count: Int { fields.count }
 

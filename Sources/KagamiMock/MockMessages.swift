@@ -26,7 +26,7 @@ public struct MockRequest: Sendable {
     var flowRequest: FlowRequest {
         FlowRequest(
             method: method, scheme: "http", host: "", port: 0, target: target,
-            headers: HeaderFields(headers.map { ($0.name, $0.value) }), body: FlowBody(data: Data(body)))
+            headers: HeaderFields(headers), body: FlowBody(data: Data(body)))
     }
 }
 

@@ -296,7 +296,7 @@ private final class MockHandler: ChannelInboundHandler {
             request: FlowRequest(
                 method: request.method, scheme: "http", host: head.headers["host"].first.map(Self.hostName) ?? host,
                 port: local?.port ?? 0, target: request.target, version: version,
-                headers: HeaderFields(request.headers.map { ($0.name, $0.value) }), body: FlowBody(data: Data(request.body))),
+                headers: HeaderFields(request.headers), body: FlowBody(data: Data(request.body))),
             response: FlowResponse(
                 status: response.status, reason: HTTPResponseStatus(statusCode: response.status).reasonPhrase, version: version,
                 headers: HeaderFields(response.headers.map { ($0.name, $0.value) } + [("Content-Length", String(response.body.count))]),

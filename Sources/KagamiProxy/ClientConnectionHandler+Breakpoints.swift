@@ -35,7 +35,7 @@ extension ClientConnectionHandler {
         let request = FlowRequest(
             method: exchange.upstreamHead.method.rawValue, scheme: exchange.target.scheme, host: exchange.target.host,
             port: exchange.target.port, target: exchange.upstreamHead.uri, version: exchange.recorder.flow.request.version,
-            headers: HeaderFields(exchange.upstreamHead.headers.map { ($0.name, $0.value) }),
+            headers: HeaderFields(exchange.upstreamHead.headers),
             body: FlowBody(data: Data(body.readableBytesView)))
         exchange.recorder.setRequest(request, headers: exchange.upstreamHead.headers)
         exchange.recorder.requestBodyPart(body)
@@ -142,7 +142,7 @@ extension ClientConnectionHandler {
     }
 
     private func useEditedRequest(_ request: FlowRequest, in exchange: Exchange) {
-        var headers = HTTPHeaders(request.headers.map { ($0.name, $0.value) })
+        var headers = HTTPHeaders(request.headers.pairs)
         let body = request.body.data
         headers.remove(name: "transfer-encoding")
         if !body.isEmpty || headers.contains(name: "content-length") {
@@ -166,7 +166,7 @@ extension ClientConnectionHandler {
     private func useEditedResponse(_ edited: FlowResponse, in exchange: Exchange) {
         guard var (head, _) = exchange.collectedResponse else { return }
         head.status = HTTPResponseStatus(code: edited.status, reason: edited.reason)
-        head.headers = HTTPHeaders(edited.headers.map { ($0.name, $0.value) })
+        head.headers = HTTPHeaders(edited.headers.pairs)
         head.headers.remove(name: "transfer-encoding")
         let body = ByteBuffer(bytes: edited.body.data)
         head.headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))

@@ -101,8 +101,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     let pool: UpstreamPool
     private(set) var context: ChannelHandlerContext?
     private(set) var exchange: Exchange?
-    private var readsPaused = false
-    private var readPending = false
+    private var reads = ReadGate()
     private var clientAddress: String?
     /// Closes a connection that sends no complete request head in time (see `clientIdleTimeout`).
     /// One timer per connection, re-armed only when it fires, so exchanges cost no timer work:
@@ -218,21 +217,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func read(context: ChannelHandlerContext) {
-        if readsPaused {
-            readPending = true
-        } else {
-            context.read()
-        }
+        if reads.admit() { context.read() }
     }
 
-    func pauseClientReads() { readsPaused = true }
+    func pauseClientReads() { reads.close() }
 
     func resumeClientReads() {
-        readsPaused = false
-        if readPending, let context {
-            readPending = false
-            context.read()
-        }
+        if reads.open(), let context { context.read() }
     }
 
     // MARK: Exchanges
@@ -348,7 +339,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             } else if heldBody == nil, forwarded == request {
                 return true
             }
-            var headers = HTTPHeaders(forwarded.headers.map { ($0.name, $0.value) })
+            var headers = HTTPHeaders(forwarded.headers.pairs)
             if heldBody != nil, headers.contains(name: "content-length") {
                 headers.replaceOrAdd(name: "Content-Length", value: String(forwarded.body.data.count))
             }
@@ -382,7 +373,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         guard let context else { return }
         if waitThrottleLatency(exchange, then: { [weak self] in self?.answerLocally(exchange, with: response) }) { return }
         end(exchange)
-        let headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
+        let headers = HTTPHeaders(response.headers.pairs)
         let head = HTTPResponseHead(version: exchange.clientVersion, status: HTTPResponseStatus(code: response.status, reason: response.reason), headers: headers)
         let body = ByteBuffer(bytes: response.body.data)
         exchange.recorder.responseHead(head)
@@ -880,7 +871,7 @@ extension FlowResponse {
     init(_ head: HTTPResponseHead) {
         self.init(
             status: Int(head.status.code), reason: head.status.reasonPhrase, version: head.version.description,
-            headers: HeaderFields(head.headers.map { ($0.name, $0.value) }))
+            headers: HeaderFields(head.headers))
     }
 }
 
@@ -890,7 +881,7 @@ extension HTTPResponseHead {
         if Int(status.code) != response.status || status.reasonPhrase != response.reason {
             status = HTTPResponseStatus(code: response.status, reason: response.reason)
         }
-        let fields = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
+        let fields = HTTPHeaders(response.headers.pairs)
         if !fields.elementsEqual(headers, by: { $0.name == $1.name && $0.value == $1.value }) {
             headers = fields
         }

@@ -19,7 +19,7 @@ struct FlowRecorder {
             port: target.port,
             target: head.method == .CONNECT ? target.authority : target.path,
             version: head.version.description,
-            headers: HeaderFields(head.headers.map { ($0.name, $0.value) })
+            headers: HeaderFields(head.headers)
         )
         flow = Flow(mode: mode, clientAddress: clientAddress, request: request, timings: FlowTimings(start: Date()))
         requestBody = allocator.buffer(capacity: 0)
@@ -39,7 +39,7 @@ struct FlowRecorder {
         flow.request.host = request.host
         flow.request.port = request.port
         flow.request.target = request.target
-        flow.request.headers = HeaderFields(headers.map { ($0.name, $0.value) })
+        flow.request.headers = HeaderFields(headers)
         flow.request.body = FlowBody()
         requestBody.clear()
     }
@@ -92,7 +92,7 @@ struct FlowRecorder {
             status: Int(head.status.code),
             reason: head.status.reasonPhrase,
             version: head.version.description,
-            headers: HeaderFields(head.headers.map { ($0.name, $0.value) })
+            headers: HeaderFields(head.headers)
         )
     }
 
@@ -107,7 +107,7 @@ struct FlowRecorder {
     /// Fields that came after the response body.
     mutating func responseTrailers(_ trailers: HTTPHeaders) {
         guard flow.response != nil, !trailers.isEmpty else { return }
-        flow.response?.trailers = HeaderFields(trailers.map { ($0.name, $0.value) })
+        flow.response?.trailers = HeaderFields(trailers)
     }
 
     /// A response Kagami made itself (an error page), recorded as what the client received.

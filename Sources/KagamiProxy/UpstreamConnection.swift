@@ -29,8 +29,7 @@ final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     var closeReason: (() -> (any Error)?)?
     /// Present once an exchange on this connection was throttled; its queue counts as unwritable.
     weak var throttle: ThrottleHandler?
-    private var readsPaused = false
-    private var readPending = false
+    private var reads = ReadGate()
     private var context: ChannelHandlerContext?
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
@@ -74,21 +73,13 @@ final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        if readsPaused {
-            readPending = true
-        } else {
-            context.read()
-        }
+        if reads.admit() { context.read() }
     }
 
-    func pauseReads() { readsPaused = true }
+    func pauseReads() { reads.close() }
 
     func resumeReads() {
-        readsPaused = false
-        if readPending, let context {
-            readPending = false
-            context.read()
-        }
+        if reads.open(), let context { context.read() }
     }
 
     func write(_ part: HTTPClientRequestPart, promise: EventLoopPromise<Void>? = nil) {

@@ -47,33 +47,18 @@ public struct Location: Sendable, Hashable, Codable {
 
     /// A location of a host and port only, as the SSL Proxying list holds them: `host`,
     /// `host:port`, `*:443` or `[::1]:8443`, with the same wildcards as every location.
+    /// A bare IPv6 address (`::1`) is that host on any port.
     public init?(hostAndPort text: String) {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, !trimmed.contains("/") else { return nil }
-        var host = Substring(trimmed)
-        var port: Int?
-        if trimmed.hasPrefix("[") {
-            // An IPv6 address in brackets, then maybe `:port`.
-            guard let close = trimmed.firstIndex(of: "]") else { return nil }
-            let rest = trimmed[trimmed.index(after: close)...]
-            host = trimmed[trimmed.index(after: trimmed.startIndex)..<close]
-            if !rest.isEmpty {
-                guard rest.hasPrefix(":"), let number = Int(rest.dropFirst()) else { return nil }
-                port = number
-            }
-        } else if let colon = trimmed.firstIndex(of: ":") {
-            // One colon is a port; more are an IPv6 address without one.
-            if trimmed[trimmed.index(after: colon)...].contains(":") {
-                host = Substring(trimmed)
-            } else {
-                guard let number = Int(trimmed[trimmed.index(after: colon)...]) else { return nil }
-                host = trimmed[..<colon]
-                port = number
-            }
+        // A colon promises a port.
+        guard !trimmed.hasSuffix(":") else { return nil }
+        if !trimmed.hasPrefix("["), trimmed.firstIndex(of: ":") != trimmed.lastIndex(of: ":") {
+            guard let (host, _) = Authority.split("[\(trimmed)]") else { return nil }
+            self.init(host: host.lowercased(), port: nil)
+            return
         }
-        if let port, !(1...65535).contains(port) { return nil }
-        guard !host.isEmpty else { return nil }
-        self.init(host: String(host).lowercased(), port: port)
+        guard let (host, port) = Authority.split(trimmed) else { return nil }
+        self.init(host: host.lowercased(), port: port)
     }
 
     /// `host` or `host:port` (an IPv6 host in brackets), as `init(hostAndPort:)` reads it.
