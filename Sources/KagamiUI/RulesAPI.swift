@@ -18,7 +18,8 @@ public struct RulesControl: Sendable {
     }
 }
 
-/// `GET/PUT /api/rules` (the rules document, same schema as a rules file) and
+/// `GET/PUT /api/rules` (the rules document, same schema as a rules file),
+/// `GET /api/rules/schema` (what the editor offers for each kind of rewrite) and
 /// `GET /api/throttle/presets` (every preset with its figures).
 struct RulesAPI: Sendable {
     let control: RulesControl?
@@ -28,8 +29,23 @@ struct RulesAPI: Sendable {
     func register(on router: Router<some RequestContext>) {
         router.get("/api/rules") { _, _ in try self.document() }
         router.put("/api/rules") { request, context in try await self.replace(request, context: context) }
+        router.get("/api/rules/schema") { _, _ in jsonResponse(Self.schema) }
         router.get("/api/throttle/presets") { _, _ in self.presets() }
     }
+
+    /// Each Rewrite type with the sides it can act on (`where`) and which of its fields mean
+    /// something: a name to match and replace (`named`), a `match`, a `replace`.
+    static let schema: JSONValue = [
+        "rewriteTypes": .array(RewriteRuleType.allCases.map { type in
+            [
+                "type": .string(type.rawValue),
+                "where": .array(type.targets.map { .string($0.rawValue) }),
+                "named": .bool(type.isNamed),
+                "match": .bool(type.matches),
+                "replace": .bool(type.replaces),
+            ]
+        }),
+    ]
 
     func document() throws(APIError) -> Response {
         guard let control else { throw APIError.noProxy }
