@@ -141,6 +141,18 @@ struct APIError: HTTPResponseError {
     func response(from request: Request, context: some RequestContext) -> Response { response }
 }
 
+/// Hummingbird's own errors (a body over the size a route reads, a route that doesn't exist)
+/// answered as `APIError`s too, so every error has the same body.
+struct HummingbirdErrors<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError {
+            throw APIError(error.status, error.body ?? "\(error.status.code) \(error.status.reasonPhrase): \(request.uri.path)")
+        }
+    }
+}
+
 func jsonResponse(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
     Response(
         status: status,

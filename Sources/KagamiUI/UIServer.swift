@@ -122,6 +122,7 @@ struct UIRoutes: Sendable {
 func buildRouter(_ routes: UIRoutes, access: UIAccessMiddleware<BasicRequestContext>?) -> Router<BasicRequestContext> {
     let router = Router()
     if let access { router.add(middleware: access) }
+    router.add(middleware: HummingbirdErrors())
     let proxy = routes.liveProxy
     FlowAPI(
         store: routes.store, hub: routes.hub, webSockets: proxy?.webSockets, breakpoints: proxy?.breakpoints,
