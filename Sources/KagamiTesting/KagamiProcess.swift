@@ -88,3 +88,34 @@ public final class KagamiProcess: @unchecked Sendable {
         var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
     }
 }
+
+extension KagamiProcess {
+    /// The tests' PostgreSQL server (`KAGAMI_TEST_POSTGRES_URL`, set by ./scripts/test.sh).
+    public static func postgresURL() throws -> String {
+        guard let url = ProcessInfo.processInfo.environment["KAGAMI_TEST_POSTGRES_URL"], !url.isEmpty else {
+            throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: """
+                KAGAMI_TEST_POSTGRES_URL is not set: run ./scripts/test.sh, or start a server with eval "$(scripts/postgres-cluster.sh start)"
+                """])
+        }
+        return url
+    }
+
+    /// A new session of the tests' PostgreSQL server holding `requests` (paths on `origin`),
+    /// recorded by a real `kagami proxy --store`; throws when one is not answered 200.
+    public static func recordSession(
+        _ origin: OriginServer, requests: [String], extraArguments: [String] = [], curlOptions: [String] = []
+    ) async throws -> (url: String, name: String) {
+        let url = try postgresURL()
+        let name = "commands-" + UUID().uuidString
+        let proxy = try await start(["proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--store", url, "--session", name] + extraArguments)
+        defer { proxy.stop() }
+        for path in requests {
+            let status = try await CommandLineClient.curl.run(
+                ["-s", "-x", "http://127.0.0.1:\(proxy.port)", "-o", "/dev/null", "-w", "%{http_code}"] + curlOptions + [origin.baseURL + path])
+            guard status.stdoutText == "200" else {
+                throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "\(path) through the proxy answered \(status.stdoutText), not 200"])
+            }
+        }
+        return (url, name)
+    }
+}

@@ -74,11 +74,7 @@ enum RecordingDestination: String, CaseIterable, Sendable, CustomTestStringConve
             let path = temporaryPath("session.sqlite")
             return Session(arguments: ["--session", path]) { try SQLiteFlowStore(path: path) }
         case .postgres:
-            guard let url = ProcessInfo.processInfo.environment["KAGAMI_TEST_POSTGRES_URL"], !url.isEmpty else {
-                throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: """
-                    KAGAMI_TEST_POSTGRES_URL is not set: run ./scripts/test.sh, or start a server with eval "$(scripts/postgres-cluster.sh start)"
-                    """])
-            }
+            let url = try KagamiProcess.postgresURL()
             let name = "proxy-" + UUID().uuidString
             let location = try PostgresLocation(url: url)
             return Session(arguments: ["--store", url, "--session", name]) {
