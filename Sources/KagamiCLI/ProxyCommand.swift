@@ -166,8 +166,7 @@ struct ProxyCommand: AsyncParsableCommand {
         let uiServer = try await ui.start(
             store: store, hub: hub, proxyAddress: listening, sessionPath: sessionPath,
             liveProxy: LiveProxy(
-                breakpoints: breakpointSet, webSockets: server.webSockets, repeatRoute: repeatRoute,
-                sslProxying: SSLProxyingFile.control(server, file: https.sslProxyingFile.map(SessionFile.expand)),
+                proxy: server, repeatRoute: repeatRoute, sslProxyingFile: https.sslProxyingFile.map(SessionFile.expand),
                 certificatePath: interception?.authority.certificatePath),
             rules: rulesControl, contracts: liveContracts)
         if let uiServer {

@@ -55,23 +55,6 @@ enum SSLProxyingFile {
             throw ValidationError("--ssl-proxying-file \(path): \(error)")
         }
     }
-
-    /// Replacing the list writes the file first (atomically); a failed write keeps the list in force.
-    static func control(_ server: ProxyServer, file: String?) -> SSLProxyingControl {
-        let lock = NSLock()
-        return SSLProxyingControl(
-            intercepting: server.intercepts,
-            current: { server.sslProxying.current },
-            replace: { list in
-                try lock.withLock {
-                    if let file {
-                        try Data((list.json.serialized(.prettyPrinted) + "\n").utf8).write(to: URL(fileURLWithPath: file), options: .atomic)
-                    }
-                    server.sslProxying.replace(with: list)
-                }
-            },
-            file: file)
-    }
 }
 
 enum BreakpointsFile {

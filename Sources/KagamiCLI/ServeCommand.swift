@@ -40,7 +40,7 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
-        let server = SessionsServer(
+        let server = try SessionsServer(
             configuration: .init(host: host, port: port, version: Kagami.configuration.version, token: token), catalog: catalog)
         let bound: Int
         do {

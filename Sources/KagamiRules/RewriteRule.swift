@@ -34,6 +34,23 @@ public enum RewriteRuleType: String, Sendable, Hashable, Codable, CaseIterable {
         case .addHeader, .modifyHeader, .removeHeader, .body: [.request, .response, .both]
         }
     }
+
+    /// The parts it can change, in the order an editor offers them (request first).
+    public var targets: [RewriteTarget] { RewriteTarget.allCases.filter(allowedTargets.contains) }
+
+    /// Acts on a header or query parameter by name: match and replace have a name as well as a value.
+    public var isNamed: Bool {
+        switch self {
+        case .addHeader, .modifyHeader, .removeHeader, .addQueryParam, .modifyQueryParam, .removeQueryParam: true
+        case .host, .path, .url, .responseStatus, .body: false
+        }
+    }
+
+    /// Looks for something to change; Add rules only add, so their `match` means nothing.
+    public var matches: Bool { self != .addHeader && self != .addQueryParam }
+
+    /// Puts something in place; Remove rules only remove, so their `replace` means nothing.
+    public var replaces: Bool { self != .removeHeader && self != .removeQueryParam }
 }
 
 /// Whether a Rewrite rule acts on the request, the response or both.

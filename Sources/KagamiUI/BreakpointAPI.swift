@@ -8,53 +8,51 @@ import KagamiRules
 import Synchronization
 
 struct BreakpointAPI: Sendable {
-    let server: UIServer
+    /// The proxy's breakpoints; nil without a proxy.
+    let breakpoints: Breakpoints?
 
     func register(on router: Router<some RequestContext>) {
-        router.get("/api/breakpoints") { _, _ in try self.withProxy { try self.settingsResponse($0.breakpoints.settings) } }
+        router.get("/api/breakpoints") { _, _ in try Self.settingsResponse(try self.live().settings) }
         router.put("/api/breakpoints") { request, _ in
             let text = try await Self.text(of: request)
-            return self.withProxy { proxy in
-                do {
-                    let settings = try BreakpointSettings(parsing: text, file: "request body")
-                    proxy.breakpoints.replace(with: settings)
-                    return try self.settingsResponse(settings)
-                } catch {
-                    return apiError(.badRequest, "\(error)")
-                }
+            let breakpoints = try self.live()
+            let settings: BreakpointSettings
+            do {
+                settings = try BreakpointSettings(parsing: text, file: "request body")
+            } catch {
+                throw APIError(.badRequest, "\(error)")
             }
+            breakpoints.replace(with: settings)
+            return try Self.settingsResponse(settings)
         }
         router.get("/api/breakpoints/held") { _, _ in
-            self.withProxy { proxy in jsonResponse(["held": .array(proxy.breakpoints.held.map(\.json))]) }
+            jsonResponse(["held": .array(try self.live().held.map(\.json))])
         }
         router.get("/api/breakpoints/held/:id") { _, context in
             let id = context.parameters.get("id")
-            return self.withProxy { proxy in
-                guard let uuid = id.flatMap(UUID.init(uuidString:)), let held = proxy.breakpoints.held(id: uuid) else {
-                    return Self.notHeld(id)
-                }
-                return jsonResponse(held.json)
+            let breakpoints = try self.live()
+            guard let uuid = id.flatMap(UUID.init(uuidString:)), let held = breakpoints.held(id: uuid) else {
+                throw Self.notHeld(id)
             }
+            return jsonResponse(held.json)
         }
         router.post("/api/breakpoints/held/:id") { request, context in
             let id = context.parameters.get("id")
             let text = try await Self.text(of: request)
-            return self.withProxy { proxy in self.decide(id: id, text: text, breakpoints: proxy.breakpoints) }
+            return try Self.decide(id: id, text: text, breakpoints: try self.live())
         }
     }
 
-    func withProxy(_ body: (LiveProxy) throws -> Response) rethrows -> Response {
-        guard let proxy = server.liveProxy else {
-            return noProxyError()
-        }
-        return try body(proxy)
+    func live() throws(APIError) -> Breakpoints {
+        guard let breakpoints else { throw APIError.noProxy }
+        return breakpoints
     }
 
-    static func notHeld(_ id: String?) -> Response {
+    static func notHeld(_ id: String?) -> APIError {
         guard let uuid = id.flatMap(UUID.init(uuidString:)) else {
-            return apiError(.notFound, "\(id ?? "") is not a held exchange's id (expected a UUID from /api/breakpoints/held)")
+            return APIError(.notFound, "\(id ?? "") is not a held exchange's id (expected a UUID from /api/breakpoints/held)")
         }
-        return apiError(.notFound, BreakpointError.notHeld(uuid).description)
+        return APIError(.notFound, BreakpointError.notHeld(uuid).description)
     }
 
     static func text(of request: Request) async throws -> String {
@@ -62,7 +60,7 @@ struct BreakpointAPI: Sendable {
         return String(buffer: buffer)
     }
 
-    func settingsResponse(_ settings: BreakpointSettings) throws -> Response {
+    static func settingsResponse(_ settings: BreakpointSettings) throws -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return Response(
@@ -74,9 +72,9 @@ struct BreakpointAPI: Sendable {
     /// `{"action": "execute", "request": {...}}`, `{"action": "execute", "response": {...}}`,
     /// `{"action": "execute", "message": {"text": ...}}`, `{"action": "abort"}` (a held message
     /// is dropped) or `{"action": "cancel"}`.
-    func decide(id: String?, text: String, breakpoints: Breakpoints) -> Response {
+    static func decide(id: String?, text: String, breakpoints: Breakpoints) throws(APIError) -> Response {
         guard let id, let uuid = UUID(uuidString: id), let held = breakpoints.held(id: uuid) else {
-            return Self.notHeld(id)
+            throw notHeld(id)
         }
         let resolution: BreakpointResolution
         do {
@@ -102,16 +100,14 @@ struct BreakpointAPI: Sendable {
             default:
                 throw HeldEditError(field: "action", message: "expected \"execute\", \"abort\" or \"cancel\"")
             }
-        } catch let error as HeldEditError {
-            return apiError(.badRequest, error.description)
         } catch {
-            return apiError(.badRequest, "\(error)")
+            throw APIError(.badRequest, "\(error)")
         }
         do {
             try breakpoints.resolve(uuid, with: resolution)
         } catch {
             // Decided elsewhere (another window, the auto-continue time) in the meantime.
-            return apiError(.conflict, error.description)
+            throw APIError(.conflict, error.description)
         }
         return jsonResponse(["id": .string(uuid.uuidString), "flowId": .string(held.flowID.uuidString), "action": .string(resolution.name)])
     }

@@ -5,9 +5,14 @@ import Hummingbird
 import KagamiFlow
 import KagamiJSON
 import KagamiRepeat
+import KagamiStore
 
 struct ComposeAPI: Sendable {
-    let server: UIServer
+    let store: any FlowStore
+    /// Where the composed exchange is heard arriving.
+    let hub: FlowHub
+    /// The way into the proxy that the request takes; nil without a proxy.
+    let repeatRoute: RequestRepeater.Route?
 
     func register(on router: Router<some RequestContext>) {
         router.post("/api/compose") { request, _ in
@@ -18,29 +23,29 @@ struct ComposeAPI: Sendable {
     /// `{"method", "url", "headers": [[name, value]…], "body": "text"` or `"bodyBase64"`, `"from": id}`
     /// → `{"flowId", "status", "error"}` once the response has arrived and the exchange is recorded.
     func compose(text: String) async throws -> Response {
-        guard let proxy = server.liveProxy else { return noProxyError() }
+        guard let repeatRoute else { throw APIError.noProxy }
         let request: FlowRequest
         let source: UUID?
         do {
             (request, source) = try Self.request(from: try JSONValue(parsing: text))
         } catch let error as HeldEditError {
-            return jsonResponse(["error": .string(error.description), "field": .string(error.field)], status: .badRequest)
+            throw APIError(.badRequest, error.description, details: ["field": .string(error.field)])
         } catch {
-            return apiError(.badRequest, "not JSON: \(error)")
+            throw APIError(.badRequest, "not JSON: \(error)")
         }
         // Marked as a repeat of the exchange it was composed from, or of a fresh id that names
         // no exchange (the page shows those as Composed); the mark is how it is found below.
         let mark = source ?? UUID()
-        let arrivals = server.hub.subscribe(bufferLimit: 4096)
+        let arrivals = hub.subscribe(bufferLimit: 4096)
         defer { arrivals.cancel() }
         let summary: RepeatSummary
         do {
-            summary = try await RequestRepeater(route: proxy.repeatRoute).run(request, of: mark, plan: RequestRepeater.Plan())
+            summary = try await RequestRepeater(route: repeatRoute).run(request, of: mark, plan: RequestRepeater.Plan())
         } catch {
-            return apiError(.unprocessableContent, error.description)
+            throw APIError(.unprocessableContent, error.description)
         }
         let recorded = await Self.firstFlow(markedWith: mark, in: arrivals, within: .seconds(15))
-        try await server.store.flush()
+        try await store.flush()
         let send = summary.sends.first
         return jsonResponse([
             "flowId": recorded.map { .string($0.uuidString) } ?? .null,

@@ -6,14 +6,17 @@ import NIOCore
 
 /// `GET /api/device`: the proxy's address as a device on the network reaches it.
 struct DeviceAPI: Sendable {
-    let server: UIServer
+    /// The proxy's address as it listens (`http://0.0.0.0:8888`).
+    let proxyAddress: String
+    /// Kagami's CA certificate (PEM); nil when interception is off or no proxy runs.
+    let certificatePath: String?
 
     func register(on router: Router<some RequestContext>) {
         router.get("/api/device") { _, _ in self.document() }
     }
 
     func document() -> Response {
-        let address = URL(string: server.configuration.proxyAddress)
+        let address = URL(string: proxyAddress)
         let host = (address?.host ?? "127.0.0.1").trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         let port = address?.port ?? 8888
         let everywhere = host == "0.0.0.0" || host == "::"
@@ -26,7 +29,7 @@ struct DeviceAPI: Sendable {
             "listensOnNetwork": .bool(!reachable.isEmpty),
             "addresses": .array(reachable.map { ["interface": .string($0.interface), "address": .string($0.address)] }),
             "caURL": "http://kagami.ssl/",
-            "certificatePath": server.liveProxy?.certificatePath.map(JSONValue.string) ?? .null,
+            "certificatePath": certificatePath.map(JSONValue.string) ?? .null,
         ])
     }
 

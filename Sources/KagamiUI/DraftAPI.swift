@@ -4,9 +4,10 @@ import Hummingbird
 import KagamiFlow
 import KagamiInfer
 import KagamiJSON
+import KagamiStore
 
 struct DraftAPI: Sendable {
-    let server: UIServer
+    let store: any FlowStore
 
     func register(on router: Router<some RequestContext>) {
         router.post("/api/draft") { request, _ in
@@ -21,36 +22,37 @@ struct DraftAPI: Sendable {
         let options: JSONObject
         do {
             let document = text.allSatisfy(\.isWhitespace) ? JSONValue.object([:]) : try JSONValue(parsing: text)
-            guard let object = document.objectValue else { return apiError(.badRequest, "expected a JSON object, found \(document.typeName)") }
+            guard let object = document.objectValue else { throw APIError(.badRequest, "expected a JSON object, found \(document.typeName)") }
             options = object
+        } catch let error as APIError {
+            throw error
         } catch {
-            return apiError(.badRequest, "the body is not JSON: \(error)")
+            throw APIError(.badRequest, "the body is not JSON: \(error)")
         }
         let format = options["format"]?.stringValue ?? "openapi"
-        guard ["openapi", "apib"].contains(format) else { return apiError(.badRequest, "format: expected \"openapi\" or \"apib\", found \(format)") }
+        guard ["openapi", "apib"].contains(format) else { throw APIError(.badRequest, "format: expected \"openapi\" or \"apib\", found \(format)") }
         var hints: [PathHint] = []
         for (index, item) in (options["paths"]?.arrayValue ?? []).enumerated() {
-            guard let text = item.stringValue else { return apiError(.badRequest, "paths[\(index)]: expected a path template") }
+            guard let text = item.stringValue else { throw APIError(.badRequest, "paths[\(index)]: expected a path template") }
             do {
                 hints.append(try PathHint(parsing: text))
             } catch {
-                return apiError(.badRequest, "paths[\(index)]: \(error.description)")
+                throw APIError(.badRequest, "paths[\(index)]: \(error.description)")
             }
         }
-        try await server.store.flush()
+        try await store.flush()
         let draft: TrafficDraft
         if let ids = options["ids"]?.arrayValue {
             var flows: [Flow] = []
             for (index, item) in ids.enumerated() {
                 guard let text = item.stringValue, let id = UUID(uuidString: text) else {
-                    return apiError(.badRequest, "ids[\(index)]: expected an exchange id (a UUID)")
+                    throw APIError(.badRequest, "ids[\(index)]: expected an exchange id (a UUID)")
                 }
-                guard let flow = try await server.store.flow(id: id) else { return apiError(.notFound, "no exchange \(text)") }
+                guard let flow = try await store.flow(id: id) else { throw APIError(.notFound, "no exchange \(text)") }
                 flows.append(flow)
             }
             draft = TrafficDraft(flows: flows, options: .init(hints: hints))
         } else {
-            let store = server.store
             draft = try await TrafficDraft.Builder.draft(options: .init(hints: hints)) { offset, limit, includeBodies in
                 try await store.flows(offset: offset, limit: limit, includeBodies: includeBodies)
             }

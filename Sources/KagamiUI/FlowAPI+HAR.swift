@@ -18,20 +18,23 @@ extension FlowAPI {
         do {
             body = try await request.body.collect(upTo: Self.maximumArchiveBytes)
         } catch {
-            return apiError(.contentTooLarge, "an archive to import is at most \(Self.maximumArchiveBytes >> 20) MB")
+            throw APIError(.contentTooLarge, "an archive to import is at most \(Self.maximumArchiveBytes >> 20) MB")
         }
         var result: HARImport.Result
         do {
             result = try HARImport.read(from: body.readableBytesView)
         } catch {
-            return jsonResponse(.object(Self.describe(error)), status: .badRequest)
+            throw APIError(.badRequest, error.description, details: Self.details(error))
         }
-        let skipped = JSONValue.array(result.skipped.map { .object(Self.describe($0)) })
+        let skipped = JSONValue.array(result.skipped.map { skip in
+            var object: JSONObject = ["error": .string(skip.description)]
+            object.merge(Self.details(skip)) { _, detail in detail }
+            return .object(object)
+        })
         if result.flows.isEmpty, let first = result.skipped.first {
-            var object = Self.describe(first)
-            object["error"] = .string("no entry could be read: \(first.description)")
-            object["skipped"] = skipped
-            return jsonResponse(.object(object), status: .badRequest)
+            var details = Self.details(first)
+            details["skipped"] = skipped
+            throw APIError(.badRequest, "no entry could be read: \(first.description)", details: details)
         }
         // An archive exported from this session (or imported twice) carries ids it already has:
         // those get new ids, so importing adds exchanges instead of replacing the recorded ones.
@@ -45,8 +48,8 @@ extension FlowAPI {
         }
         let flows = result.flows
         for flow in flows {
-            server.hub.record(flow)
-            if let messages = result.webSocketMessages[flow.id] { server.hub.record(messages: messages, of: flow.id) }
+            hub.record(flow)
+            if let messages = result.webSocketMessages[flow.id] { hub.record(messages: messages, of: flow.id) }
         }
         try await store.flush()
         return jsonResponse([
@@ -56,8 +59,10 @@ extension FlowAPI {
         ])
     }
 
-    static func describe(_ error: HARImportError) -> JSONObject {
-        var object: JSONObject = ["error": .string(error.description), "message": .string(error.message)]
+    /// Where an entry could not be read, after its `error`: what was expected, the JSON path,
+    /// the line and column.
+    static func details(_ error: HARImportError) -> JSONObject {
+        var object: JSONObject = ["message": .string(error.message)]
         object["path"] = error.path.map(JSONValue.string) ?? .null
         object["line"] = error.line.map(JSONValue.integer) ?? .null
         object["column"] = error.column.map(JSONValue.integer) ?? .null
@@ -71,26 +76,28 @@ extension FlowAPI {
         do {
             let document = try JSONValue(parsing: body.readableBytesView)
             guard case .object(let object) = document, case .array(let list)? = object["ids"] else {
-                return apiError(.badRequest, "expected {\"ids\": [\"<exchange id>\", ...]}")
+                throw APIError(.badRequest, "expected {\"ids\": [\"<exchange id>\", ...]}")
             }
             var parsed: [UUID] = []
             for (index, item) in list.enumerated() {
                 guard case .string(let text) = item, let id = UUID(uuidString: text) else {
-                    return apiError(.badRequest, "ids[\(index)]: expected an exchange id (a UUID)")
+                    throw APIError(.badRequest, "ids[\(index)]: expected an exchange id (a UUID)")
                 }
                 parsed.append(id)
             }
             ids = parsed
+        } catch let error as APIError {
+            throw error
         } catch {
-            return apiError(.badRequest, "the body is not JSON: \(error)")
+            throw APIError(.badRequest, "the body is not JSON: \(error)")
         }
         try await store.flush()
         var flows: [Flow] = []
         for id in ids {
-            guard let flow = try await store.flow(id: id) else { return missing(id.uuidString) }
+            guard let flow = try await store.flow(id: id) else { throw APIError.missing(id.uuidString) }
             flows.append(flow)
         }
-        let archive = HARExport.archive(flows, webSocketMessages: try await store.webSocketMessages(of: flows), creatorVersion: server.configuration.version)
+        let archive = HARExport.archive(flows, webSocketMessages: try await store.webSocketMessages(of: flows), creatorVersion: configuration.version)
         return Response(
             status: .ok,
             headers: [

@@ -11,9 +11,15 @@ import KagamiStore
 
 /// The JSON admin API under `/api`; the page uses nothing else, and scripts can use it too.
 struct FlowAPI: Sendable {
-    let server: UIServer
-
-    var store: any FlowStore { server.store }
+    let store: any FlowStore
+    let hub: FlowHub
+    /// The proxy's open WebSockets, for messages of Kagami's own; nil without a proxy.
+    let webSockets: LiveWebSockets?
+    /// The proxy's breakpoints, whose events ride on the event stream; nil without a proxy.
+    let breakpoints: Breakpoints?
+    /// What `/api/status` reports, the HAR creator's version, the event stream's heartbeat.
+    let configuration: UIServer.Configuration
+    let tokenRequired: Bool
 
     func register(on router: Router<some RequestContext>) {
         router.get("/api/status") { _, _ in try await self.status() }
@@ -23,8 +29,7 @@ struct FlowAPI: Sendable {
             return jsonResponse(["cleared": true])
         }
         router.get("/api/flows/:id") { _, context in
-            let flow = try await self.flow(context.parameters.get("id"))
-            return flow.map { jsonResponse($0.detailJSON) } ?? self.missing(context.parameters.get("id"))
+            jsonResponse(try await self.store.flow(named: context.parameters.get("id")).detailJSON)
         }
         router.get("/api/flows/:id/:part/body") { request, context in
             try await self.body(request, id: context.parameters.get("id"), part: context.parameters.get("part"))
@@ -45,14 +50,13 @@ struct FlowAPI: Sendable {
     }
 
     func status() async throws -> Response {
-        let configuration = server.configuration
-        return jsonResponse([
+        jsonResponse([
             "proxy": .string(configuration.proxyAddress),
             "session": .string(configuration.sessionPath),
             "caURL": "http://kagami.ssl/",
             "version": .string(configuration.version),
             "flows": .integer(try await store.count()),
-            "tokenRequired": .bool(server.token != nil),
+            "tokenRequired": .bool(tokenRequired),
         ])
     }
 
@@ -68,10 +72,10 @@ struct FlowAPI: Sendable {
         switch parameters.get("order") {
         case nil, "oldest": query.order = .oldestFirst
         case "newest": query.order = .newestFirst
-        case let other?: return apiError(.badRequest, "order=\(other): expected newest or oldest")
+        case let other?: throw APIError(.badRequest, "order=\(other): expected newest or oldest")
         }
         if let after = parameters.get("after") {
-            guard let position = Int64(after) else { return apiError(.badRequest, "after=\(after): expected the next of an earlier page") }
+            guard let position = Int64(after) else { throw APIError(.badRequest, "after=\(after): expected the next of an earlier page") }
             query.after = position
         }
         query.filter = FlowFilter(parsing: parameters.get("filter") ?? "")
@@ -86,16 +90,10 @@ struct FlowAPI: Sendable {
         ])
     }
 
-    func flow(_ id: String?) async throws -> Flow? {
-        guard let id, let uuid = UUID(uuidString: id) else { return nil }
-        try await store.flush()
-        return try await store.flow(id: uuid)
-    }
-
     /// The WebSocket messages of an exchange, in the order they passed, from `?offset=`
     /// (at most `?limit=`, 1,000 by default): text as text, other payloads in base64.
     func messages(_ request: Request, id: String?) async throws -> Response {
-        guard let flow = try await flow(id) else { return missing(id) }
+        let flow = try await store.flow(named: id)
         let query = request.uri.queryParameters
         let offset = max(0, query.get("offset", as: Int.self) ?? 0)
         let limit = min(10_000, max(0, query.get("limit", as: Int.self) ?? 1_000))
@@ -110,8 +108,8 @@ struct FlowAPI: Sendable {
     /// message of Kagami's own into the open WebSocket of the exchange, to the server (`send`)
     /// or to the client (`receive`), at the next gap between messages going that way.
     func inject(_ request: Request, id: String?) async throws -> Response {
-        guard let proxy = server.liveProxy else { return noProxyError() }
-        guard let id, let uuid = UUID(uuidString: id) else { return missing(id) }
+        guard let webSockets else { throw APIError.noProxy }
+        guard let id, let uuid = UUID(uuidString: id) else { throw APIError.missing(id) }
         let text = String(buffer: try await request.body.collect(upTo: 64 << 20))
         let message: WebSocketMessage
         do {
@@ -121,13 +119,13 @@ struct FlowAPI: Sendable {
             }
             message = try HeldEdit.newMessage(body, field: "", direction: direction)
         } catch let error as HeldEditError {
-            return apiError(.badRequest, error.description)
+            throw APIError(.badRequest, error.description)
         }
         do {
-            try await proxy.webSockets.inject(message, into: uuid)
+            try await webSockets.inject(message, into: uuid)
         } catch let error as WebSocketInjectionError {
-            if case .notOpen = error { return apiError(.notFound, error.description) }
-            return apiError(.conflict, error.description)
+            if case .notOpen = error { throw APIError(.notFound, error.description) }
+            throw APIError(.conflict, error.description)
         }
         return jsonResponse(["flowId": .string(uuid.uuidString), "direction": .string(message.direction.rawValue), "size": .integer(message.data.count)])
     }
@@ -135,28 +133,24 @@ struct FlowAPI: Sendable {
     /// A gRPC call's messages, decoded without a `.proto`, and its status; 404 when the
     /// exchange is not a gRPC call.
     func grpc(id: String?) async throws -> Response {
-        guard let flow = try await flow(id) else { return missing(id) }
+        let flow = try await store.flow(named: id)
         guard let exchange = GRPCExchange(flow: flow, responseTrailers: flow.response?.trailers) else {
-            return apiError(.notFound, "exchange \(flow.id) is not a gRPC call (its request is not application/grpc)")
+            throw APIError(.notFound, "exchange \(flow.id) is not a gRPC call (its request is not application/grpc)")
         }
         return jsonResponse(exchange.json)
-    }
-
-    func missing(_ id: String?) -> Response {
-        apiError(.notFound, "no exchange with id \(id ?? "") in this session")
     }
 
     /// The body as received, or decoded with `?decode=1`. Served with the message's own
     /// Content-Type (so images show inline) but sandboxed: a captured HTML page can't run here.
     func body(_ request: Request, id: String?, part: String?) async throws -> Response {
-        guard let flow = try await flow(id) else { return missing(id) }
+        let flow = try await store.flow(named: id)
         let message: (body: FlowBody, headers: HeaderFields)
         switch part {
         case "request": message = (flow.request.body, flow.request.headers)
         case "response":
-            guard let response = flow.response else { return apiError(.notFound, "exchange \(flow.id) has no response") }
+            guard let response = flow.response else { throw APIError(.notFound, "exchange \(flow.id) has no response") }
             message = (response.body, response.headers)
-        default: return apiError(.notFound, "body part must be request or response, not \(part ?? "")")
+        default: throw APIError(.notFound, "body part must be request or response, not \(part ?? "")")
         }
         var headers: HTTPFields = [
             .contentType: message.headers["Content-Type"] ?? "application/octet-stream",
@@ -183,15 +177,15 @@ struct FlowAPI: Sendable {
     /// `released` as breakpoints pause and let go of exchanges, and a comment line every
     /// heartbeat interval so dead connections are noticed.
     func events() -> Response {
-        let subscription = server.hub.subscribe(bufferLimit: 4096)
-        let interval = server.configuration.heartbeatInterval
+        let subscription = hub.subscribe(bufferLimit: 4096)
+        let interval = configuration.heartbeatInterval
         let ticker = Task {
             while !Task.isCancelled {
                 try await Task.sleep(for: .seconds(interval))
                 subscription.heartbeat()
             }
         }
-        let breakpointEvents = BreakpointEventQueue(subscription: subscription, breakpoints: server.liveProxy?.breakpoints)
+        let breakpointEvents = BreakpointEventQueue(subscription: subscription, breakpoints: breakpoints)
         return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"], body: ResponseBody { writer in
             defer {
                 ticker.cancel()
@@ -217,7 +211,7 @@ struct FlowAPI: Sendable {
     func har() async throws -> Response {
         try await store.flush()
         let store = self.store
-        let version = server.configuration.version
+        let version = configuration.version
         return Response(
             status: .ok,
             headers: [
@@ -237,6 +231,17 @@ struct FlowAPI: Sendable {
                 try await body.finish(nil)
             }
         )
+    }
+}
+
+extension FlowStore {
+    /// The exchange with this id (the store flushed first, so a just-announced one is found);
+    /// 404 when the session has none.
+    func flow(named id: String?) async throws -> Flow {
+        guard let id, let uuid = UUID(uuidString: id) else { throw APIError.missing(id) }
+        try await flush()
+        guard let flow = try await flow(id: uuid) else { throw APIError.missing(id) }
+        return flow
     }
 }
 

@@ -18,7 +18,8 @@ public struct RulesControl: Sendable {
     }
 }
 
-/// `GET/PUT /api/rules` (the rules document, same schema as a rules file) and
+/// `GET/PUT /api/rules` (the rules document, same schema as a rules file),
+/// `GET /api/rules/schema` (what the editor offers for each kind of rewrite) and
 /// `GET /api/throttle/presets` (every preset with its figures).
 struct RulesAPI: Sendable {
     let control: RulesControl?
@@ -26,41 +27,56 @@ struct RulesAPI: Sendable {
     static let maximumDocumentBytes = 4 << 20
 
     func register(on router: Router<some RequestContext>) {
-        router.get("/api/rules") { _, _ in self.document() }
+        router.get("/api/rules") { _, _ in try self.document() }
         router.put("/api/rules") { request, context in try await self.replace(request, context: context) }
+        router.get("/api/rules/schema") { _, _ in jsonResponse(Self.schema) }
         router.get("/api/throttle/presets") { _, _ in self.presets() }
     }
 
-    func document() -> Response {
-        guard let control else { return noProxyError() }
+    /// Each Rewrite type with the sides it can act on (`where`) and which of its fields mean
+    /// something: a name to match and replace (`named`), a `match`, a `replace`.
+    static let schema: JSONValue = [
+        "rewriteTypes": .array(RewriteRuleType.allCases.map { type in
+            [
+                "type": .string(type.rawValue),
+                "where": .array(type.targets.map { .string($0.rawValue) }),
+                "named": .bool(type.isNamed),
+                "match": .bool(type.matches),
+                "replace": .bool(type.replaces),
+            ]
+        }),
+    ]
+
+    func document() throws(APIError) -> Response {
+        guard let control else { throw APIError.noProxy }
         do {
             return Self.jsonText(try control.current().jsonText())
         } catch {
-            return apiError(.internalServerError, "the rules in force could not be written as JSON: \(error)")
+            throw APIError(.internalServerError, "the rules in force could not be written as JSON: \(error)")
         }
     }
 
     func replace(_ request: Request, context: some RequestContext) async throws -> Response {
-        guard let control else { return noProxyError() }
+        guard let control else { throw APIError.noProxy }
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: Self.maximumDocumentBytes)
         } catch {
-            return apiError(.contentTooLarge, "a rules document is at most \(Self.maximumDocumentBytes >> 20) MB")
+            throw APIError(.contentTooLarge, "a rules document is at most \(Self.maximumDocumentBytes >> 20) MB")
         }
         guard let text = String(validating: body.readableBytesView, as: UTF8.self) else {
-            return apiError(.badRequest, "the rules document is not UTF-8 text")
+            throw APIError(.badRequest, "the rules document is not UTF-8 text")
         }
         let rules: RuleSet
         do {
             rules = try RuleSet(parsing: text, file: "request body")
             try control.replace(rules)
         } catch let error as RuleDocumentError {
-            return Self.invalid(error)
+            throw Self.invalid(error)
         } catch {
-            return apiError(.internalServerError, "the rules were not changed: \(error)")
+            throw APIError(.internalServerError, "the rules were not changed: \(error)")
         }
-        return document()
+        return try document()
     }
 
     func presets() -> Response {
@@ -75,11 +91,11 @@ struct RulesAPI: Sendable {
     }
 
     /// A refused document: `error` as a user reads it, and each part on its own for a UI.
-    static func invalid(_ error: RuleDocumentError) -> Response {
-        var object: JSONObject = ["error": .string(error.description), "field": .string(error.field), "message": .string(error.message)]
-        object["line"] = error.line.map { .integer($0) } ?? .null
-        object["column"] = error.column.map { .integer($0) } ?? .null
-        return jsonResponse(.object(object), status: .badRequest)
+    static func invalid(_ error: RuleDocumentError) -> APIError {
+        var details: JSONObject = ["field": .string(error.field), "message": .string(error.message)]
+        details["line"] = error.line.map { .integer($0) } ?? .null
+        details["column"] = error.column.map { .integer($0) } ?? .null
+        return APIError(.badRequest, error.description, details: details)
     }
 
     static func json(_ profile: ThrottleProfile) -> JSONObject {

@@ -62,14 +62,14 @@ struct SSLProxyingAPI: Sendable {
     let control: SSLProxyingControl?
 
     func register(on router: Router<some RequestContext>) {
-        router.get("/api/ssl-proxying") { _, _ in self.document() }
+        router.get("/api/ssl-proxying") { _, _ in try self.document() }
         router.put("/api/ssl-proxying") { request, _ in
             try await self.replace(text: try await BreakpointAPI.text(of: request))
         }
     }
 
-    func document() -> Response {
-        guard let control else { return noProxyError() }
+    func document() throws(APIError) -> Response {
+        guard let control else { throw APIError.noProxy }
         var object = control.current().json.objectValue ?? [:]
         object["intercepting"] = .bool(control.intercepting)
         object["file"] = control.file.map(JSONValue.string) ?? .null
@@ -77,20 +77,20 @@ struct SSLProxyingAPI: Sendable {
     }
 
     func replace(text: String) async throws -> Response {
-        guard let control else { return noProxyError() }
+        guard let control else { throw APIError.noProxy }
         let list: SSLProxyingList
         do {
             list = try SSLProxyingList(json: try JSONValue(parsing: text))
         } catch let error as SSLProxyingListError {
-            return jsonResponse(["error": .string(error.description), "field": .string(error.field)], status: .badRequest)
+            throw APIError(.badRequest, error.description, details: ["field": .string(error.field)])
         } catch {
-            return apiError(.badRequest, "not JSON: \(error)")
+            throw APIError(.badRequest, "not JSON: \(error)")
         }
         do {
             try control.replace(list)
         } catch {
-            return apiError(.internalServerError, "the list could not be saved, so the one in force stays: \(error)")
+            throw APIError(.internalServerError, "the list could not be saved, so the one in force stays: \(error)")
         }
-        return document()
+        return try document()
     }
 }

@@ -31,17 +31,17 @@ final class SessionsAccess: Sendable {
 
     enum Outcome: Sendable {
         case granted(Grant)
-        case refused(Response)
+        case refused(APIError)
     }
 
     /// `path` is the request's path within a session (`/api/export.har`) or on the listing.
     func check(_ request: Request, path: String) async -> Outcome {
         if let refusal = UIAccess.crossSiteRefusal(request) {
-            return .refused(apiError(.forbidden, refusal))
+            return .refused(APIError(.forbidden, refusal))
         }
         guard let token else {
             if let authority = request.head.authority, !UIAccess.isLoopbackAuthority(authority) {
-                return .refused(apiError(.forbidden, "kagami serve answers only to loopback names (127.0.0.1, localhost, [::1]), not \(authority)"))
+                return .refused(APIError(.forbidden, "kagami serve answers only to loopback names (127.0.0.1, localhost, [::1]), not \(authority)"))
             }
             return .granted(Grant(right: .write))
         }
@@ -49,7 +49,7 @@ final class SessionsAccess: Sendable {
         let query = request.uri.queryParameters.get("token")
         let presented = [bearer, request.cookies[UIAccess.cookieName]?.value, query].compactMap { $0 }.filter { !$0.isEmpty }
         guard !presented.isEmpty else {
-            return .refused(apiError(.unauthorized, "kagami serve needs a token: open the address it printed (with ?token=), or send Authorization: Bearer TOKEN (a user's token from `kagami serve token add`)"))
+            return .refused(APIError(.unauthorized, "kagami serve needs a token: open the address it printed (with ?token=), or send Authorization: Bearer TOKEN (a user's token from `kagami serve token add`)"))
         }
         var holder: (name: String, right: AccessRight)?
         var accepted: String?
@@ -60,7 +60,7 @@ final class SessionsAccess: Sendable {
                 do {
                     holder = try await lookUp(secret)
                 } catch {
-                    return .refused(apiError(.serviceUnavailable, "could not check the token against \(catalog.description): \(error)"))
+                    return .refused(APIError(.serviceUnavailable, "could not check the token against \(catalog.description): \(error)"))
                 }
             }
             if holder != nil {
@@ -69,10 +69,10 @@ final class SessionsAccess: Sendable {
             }
         }
         guard let holder, let accepted else {
-            return .refused(apiError(.unauthorized, "kagami serve does not know this token: ask for one (kagami serve token add NAME --read|--write)"))
+            return .refused(APIError(.unauthorized, "kagami serve does not know this token: ask for one (kagami serve token add NAME --read|--write)"))
         }
         if Self.needsWrite(request, path: path), holder.right < .write {
-            return .refused(apiError(.forbidden, "the token of \(holder.name) may only read: importing and deleting need a write token"))
+            return .refused(APIError(.forbidden, "the token of \(holder.name) may only read: importing and deleting need a write token"))
         }
         return .granted(Grant(right: holder.right, cookie: accepted == query ? accepted : nil))
     }

@@ -38,10 +38,12 @@ public final class SessionsServer: Sendable {
     private let running = Mutex<[Task<Void, any Error>]>([])
     private let stopping = StoppingFlag()
     private let access: SessionsAccess
+    private let page: WebPage
 
-    public init(configuration: Configuration, catalog: any SessionCatalog) {
+    public init(configuration: Configuration, catalog: any SessionCatalog) throws {
         self.configuration = configuration
         self.catalog = catalog
+        page = try WebPage.load()
         if UIAccess.isLoopback(configuration.host) {
             token = nil
         } else {
@@ -70,13 +72,13 @@ public final class SessionsServer: Sendable {
             let session = Self.sessionRequest(request.uri.path)
             let grant: SessionsAccess.Grant
             switch await self.access.check(request, path: session?.rest ?? request.uri.path) {
-            case .refused(let response): return response
+            case .refused(let refusal): return refusal.response
             case .granted(let granted): grant = granted
             }
             var response: Response
             if let (name, rest) = session {
                 guard let view = try await self.view(of: name) else {
-                    return apiError(.notFound, "no session named \(name) at \(self.catalog.description)")
+                    return APIError(.notFound, "no session named \(name) at \(self.catalog.description)").response
                 }
                 var head = request.head
                 head.path = rest + (request.uri.query.map { "?" + $0 } ?? "")
@@ -91,15 +93,12 @@ public final class SessionsServer: Sendable {
         }
 
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
-        let app = Application(
-            responder: responder,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Kagami"),
-            onServerRunning: { channel in
-                portContinuation.yield(channel.localAddress?.port ?? 0)
+        let app = buildApplication(
+            responder: responder, host: configuration.host, port: configuration.port, stopping: stopping,
+            onServerRunning: { port in
+                portContinuation.yield(port)
                 portContinuation.finish()
-            },
-            logger: UIServer.quietLogger(unless: stopping)
-        )
+            })
         let serving = Task {
             defer { portContinuation.finish() }
             try await app.run()
@@ -139,10 +138,11 @@ public final class SessionsServer: Sendable {
             host: self.configuration.host, port: self.configuration.port, proxyAddress: "",
             sessionPath: "\(name) in \(catalog.description)", version: self.configuration.version,
             token: token, heartbeatInterval: self.configuration.heartbeatInterval)
-        return try await views.view(of: name) { [catalog] in
+        return try await views.view(of: name) { [catalog, page, token] in
             guard let store = try await catalog.open(session: name) else { return nil }
-            let server = try UIServer(configuration: configuration, store: store, hub: FlowHub(forwardingTo: store))
-            return SessionView(server: server, responder: server.router(checkingAccess: false).buildResponder())
+            let hub = FlowHub(forwardingTo: store)
+            let routes = UIRoutes(configuration: configuration, tokenRequired: token != nil, store: store, hub: hub, page: page)
+            return SessionView(store: store, hub: hub, responder: buildRouter(routes, access: nil).buildResponder())
         }
     }
 
@@ -154,13 +154,13 @@ public final class SessionsServer: Sendable {
             case .committed(let committed):
                 guard let view = await views.opened(committed.session) else { continue }
                 for id in committed.flowIDs {
-                    if let flow = try? await view.server.store.flow(id: id) {
-                        view.server.hub.announce(flow)
+                    if let flow = try? await view.store.flow(id: id) {
+                        view.hub.announce(flow)
                     }
                 }
             case .resumed:
                 for view in await views.allOpened() {
-                    view.server.hub.announceMissed()
+                    view.hub.announceMissed()
                 }
             }
         }
@@ -216,7 +216,8 @@ public final class SessionsServer: Sendable {
 }
 
 struct SessionView: Sendable {
-    let server: UIServer
+    let store: any FlowStore
+    let hub: FlowHub
     let responder: RouterResponder<BasicRequestContext>
 }
 
@@ -262,7 +263,7 @@ actor SessionViews {
         let opened = views.values
         views = [:]
         for task in opened {
-            await (try? await task.value)??.server.store.close()
+            await (try? await task.value)??.store.close()
         }
     }
 }

@@ -6,15 +6,16 @@ import KagamiCurl
 import KagamiFlow
 import KagamiJSON
 import KagamiRepeat
+import KagamiStore
 
 struct ToolsAPI: Sendable {
-    let server: UIServer
-    let flows: FlowAPI
+    let store: any FlowStore
+    /// The way into the proxy that repeats take; nil without a proxy.
+    let repeatRoute: RequestRepeater.Route?
 
     func register(on router: Router<some RequestContext>) {
         router.get("/api/flows/:id/curl") { _, context in
-            let id = context.parameters.get("id")
-            guard let flow = try await self.flows.flow(id) else { return self.flows.missing(id) }
+            let flow = try await self.store.flow(named: context.parameters.get("id"))
             return Response(
                 status: .ok,
                 headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
@@ -35,30 +36,30 @@ struct ToolsAPI: Sendable {
     /// writes the response body (gzip/deflate undone, as a local file is served plain) → `{path, size}`.
     /// An existing file is kept unless `overwrite` is true (409 says so).
     func saveResponseBody(id: String?, text: String) async throws -> Response {
-        guard let flow = try await flows.flow(id) else { return flows.missing(id) }
-        guard let response = flow.response else { return apiError(.notFound, "exchange \(flow.id) has no response") }
+        let flow = try await store.flow(named: id)
+        guard let response = flow.response else { throw APIError(.notFound, "exchange \(flow.id) has no response") }
         let options: JSONValue
-        do { options = try JSONValue(parsing: text) } catch { return apiError(.badRequest, "not JSON: \(error)") }
+        do { options = try JSONValue(parsing: text) } catch { throw APIError(.badRequest, "not JSON: \(error)") }
         guard let path = options["path"]?.stringValue, path.hasPrefix("/") else {
-            return jsonResponse(["error": "path: an absolute file path is needed", "field": "path"], status: .badRequest)
+            throw APIError(.badRequest, "path: an absolute file path is needed", details: ["field": "path"])
         }
         if response.body.isTruncated || response.body.data.count < response.body.size {
-            return apiError(.conflict, "only \(response.body.data.count) of the response's \(response.body.size) body bytes were kept: the file would not be the response")
+            throw APIError(.conflict, "only \(response.body.data.count) of the response's \(response.body.size) body bytes were kept: the file would not be the response")
         }
         if FileManager.default.fileExists(atPath: path), options["overwrite"]?.boolValue != true {
-            return jsonResponse(["error": .string("path: \(path) exists (send overwrite: true to replace it)"), "field": "path"], status: .conflict)
+            throw APIError(.conflict, "path: \(path) exists (send overwrite: true to replace it)", details: ["field": "path"])
         }
         var data = response.body.data
         if let encoding = response.headers["Content-Encoding"], ContentCoding.isEncoded(encoding) {
             do { data = try ContentCoding.decode(data, contentEncoding: encoding) } catch {
-                return apiError(.unprocessableContent, "the body is \(encoding) encoded and could not be decoded: \(error)")
+                throw APIError(.unprocessableContent, "the body is \(encoding) encoded and could not be decoded: \(error)")
             }
         }
         do {
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try data.write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            return jsonResponse(["error": .string("path: could not write \(path): \(error.localizedDescription)"), "field": "path"], status: .unprocessableContent)
+            throw APIError(.unprocessableContent, "path: could not write \(path): \(error.localizedDescription)", details: ["field": "path"])
         }
         return jsonResponse(["path": .string(path), "size": .integer(data.count)])
     }
@@ -66,14 +67,12 @@ struct ToolsAPI: Sendable {
     /// `{"count": N, "concurrency": C, "delayMs": D}` (each optional: 1, 1, 0), answered once
     /// every repeat has ended, with the summary.
     func repeatFlow(id: String?, text: String) async throws -> Response {
-        guard let proxy = server.liveProxy else {
-            return noProxyError()
-        }
-        guard let flow = try await flows.flow(id) else { return flows.missing(id) }
+        guard let repeatRoute else { throw APIError.noProxy }
+        let flow = try await store.flow(named: id)
         let plan: RequestRepeater.Plan
         do {
             let options = text.allSatisfy(\.isWhitespace) ? JSONValue.object([:]) : try JSONValue(parsing: text)
-            guard options.objectValue != nil else { return apiError(.badRequest, "expected a JSON object, found \(options.typeName)") }
+            guard options.objectValue != nil else { throw APIError(.badRequest, "expected a JSON object, found \(options.typeName)") }
             func number(_ name: String, _ fallback: Int) throws(HeldEditError) -> Int {
                 guard let value = options[name] else { return fallback }
                 guard let number = value.intValue else { throw HeldEditError(field: name, message: "expected a whole number, found \(value.typeName)") }
@@ -81,26 +80,23 @@ struct ToolsAPI: Sendable {
             }
             plan = try RequestRepeater.Plan(
                 count: try number("count", 1), concurrency: try number("concurrency", 1), delayMilliseconds: try number("delayMs", 0))
+        } catch let error as APIError {
+            throw error
         } catch let error as JSONParseError {
-            return apiError(.badRequest, "not JSON: \(error)")
+            throw APIError(.badRequest, "not JSON: \(error)")
         } catch {
-            return apiError(.badRequest, "\(error)")
+            throw APIError(.badRequest, "\(error)")
         }
         if flow.request.body.isTruncated || flow.request.body.data.count < flow.request.body.size {
-            return apiError(.conflict, "exchange \(flow.id) kept only \(flow.request.body.data.count) of its \(flow.request.body.size) request body bytes: it can't be sent again as it was")
+            throw APIError(.conflict, "exchange \(flow.id) kept only \(flow.request.body.data.count) of its \(flow.request.body.size) request body bytes: it can't be sent again as it was")
         }
-        let repeater = RequestRepeater(route: proxy.repeatRoute)
-        let outcome: Result<RepeatSummary, RepeatError>
+        let summary: RepeatSummary
         do {
-            outcome = .success(try await repeater.run(flow.request, of: flow.id, plan: plan))
+            summary = try await RequestRepeater(route: repeatRoute).run(flow.request, of: flow.id, plan: plan)
         } catch {
-            outcome = .failure(error)
+            throw APIError(.unprocessableContent, error.description)
         }
-        guard case .success(let summary) = outcome else {
-            if case .failure(let error) = outcome { return apiError(.unprocessableContent, error.description) }
-            return apiError(.internalServerError, "repeat ended without a summary")
-        }
-        try await server.store.flush()
+        try await store.flush()
         return jsonResponse(summary.json)
     }
 }

@@ -13,11 +13,11 @@ struct UIAccessMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if let refusal = UIAccess.crossSiteRefusal(request) {
-            return apiError(.forbidden, refusal)
+            return APIError(.forbidden, refusal).response
         }
         guard let token else {
             if let authority = request.head.authority, !UIAccess.isLoopbackAuthority(authority) {
-                return apiError(.forbidden, "the Kagami UI answers only to loopback names (127.0.0.1, localhost, [::1]), not \(authority)")
+                return APIError(.forbidden, "the Kagami UI answers only to loopback names (127.0.0.1, localhost, [::1]), not \(authority)").response
             }
             return try await next(request, context)
         }
@@ -25,11 +25,17 @@ struct UIAccessMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         }
         if request.uri.queryParameters.get("token") == token {
-            var response = try await next(request, context)
+            // An error answered from a route gets the cookie too.
+            var response: Response
+            do {
+                response = try await next(request, context)
+            } catch let error as APIError {
+                response = error.response
+            }
             response.setCookie(Cookie(name: UIAccess.cookieName, value: token, path: "/", httpOnly: true, sameSite: .strict))
             return response
         }
-        return apiError(.unauthorized, "this Kagami UI needs its token: open the address `kagami proxy` printed (with ?token=) or send Authorization: Bearer TOKEN")
+        return APIError(.unauthorized, "this Kagami UI needs its token: open the address `kagami proxy` printed (with ?token=) or send Authorization: Bearer TOKEN").response
     }
 }
 
@@ -102,15 +108,49 @@ enum UIAccess {
     }
 }
 
-/// A JSON error body `{"error": "..."}` with the status.
-func apiError(_ status: HTTPResponse.Status, _ message: String) -> Response {
-    jsonResponse(["error": .string(message)], status: status)
+/// Every error the page and the admin API answer: the status and a JSON body
+/// `{"error": "<message>", …details}`. Handlers throw it (Hummingbird's router renders any
+/// `HTTPResponseError`); the access checks, which answer before any route, return `response`.
+struct APIError: HTTPResponseError {
+    var status: HTTPResponse.Status
+    var message: String
+    /// Members after `error` for a page to point at what to fix: `field`, `line`, `column`…
+    var details: JSONObject
+
+    init(_ status: HTTPResponse.Status, _ message: String, details: JSONObject = [:]) {
+        self.status = status
+        self.message = message
+        self.details = details
+    }
+
+    /// What the proxy's tools (rules, breakpoints, repeat…) answer when the UI runs without a
+    /// proxy (`kagami serve`, a test's UI): 503, the same from each.
+    static let noProxy = APIError(.serviceUnavailable, "no proxy runs in this process (the UI was started without one)")
+
+    /// No exchange with this id in the session.
+    static func missing(_ id: String?) -> APIError {
+        APIError(.notFound, "no exchange with id \(id ?? "") in this session")
+    }
+
+    var response: Response {
+        var object: JSONObject = ["error": .string(message)]
+        object.merge(details) { _, detail in detail }
+        return jsonResponse(.object(object), status: status)
+    }
+
+    func response(from request: Request, context: some RequestContext) -> Response { response }
 }
 
-/// What the proxy's tools (rules, breakpoints, repeat) answer when the UI runs without a proxy
-/// (`kagami serve`, a test's UI): 503, the same from each.
-func noProxyError() -> Response {
-    apiError(.serviceUnavailable, "no proxy runs in this process (the UI was started without one)")
+/// Hummingbird's own errors (a body over the size a route reads, a route that doesn't exist)
+/// answered as `APIError`s too, so every error has the same body.
+struct HummingbirdErrors<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError {
+            throw APIError(error.status, error.body ?? "\(error.status.code) \(error.status.reasonPhrase): \(request.uri.path)")
+        }
+    }
 }
 
 func jsonResponse(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {

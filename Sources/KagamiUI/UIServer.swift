@@ -71,36 +71,19 @@ public final class UIServer: Sendable {
     }
 
     /// Starts listening and returns the port (useful with port 0).
-    /// The page and the API, behind the access check; `SessionsServer` serves one per session,
-    /// having checked access itself (`checkingAccess: false`).
-    func router(checkingAccess: Bool = true) -> Router<BasicRequestContext> {
-        let router = Router()
-        if checkingAccess { router.add(middleware: UIAccessMiddleware<BasicRequestContext>(token: token)) }
-        FlowAPI(server: self).register(on: router)
-        BreakpointAPI(server: self).register(on: router)
-        ToolsAPI(server: self, flows: FlowAPI(server: self)).register(on: router)
-        RulesAPI(control: rules).register(on: router)
-        DraftAPI(server: self).register(on: router)
-        ContractAPI(server: self).register(on: router)
-        ComposeAPI(server: self).register(on: router)
-        SSLProxyingAPI(control: liveProxy?.sslProxying).register(on: router)
-        DeviceAPI(server: self).register(on: router)
-        page.register(on: router)
-        return router
-    }
-
     public func start() async throws -> Int {
-        let router = router()
+        let router = buildRouter(
+            UIRoutes(
+                configuration: configuration, tokenRequired: token != nil, store: store, hub: hub, page: page, liveProxy: liveProxy,
+                rules: rules, contracts: contracts),
+            access: UIAccessMiddleware(token: token))
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Kagami"),
-            onServerRunning: { channel in
-                portContinuation.yield(channel.localAddress?.port ?? 0)
+        let app = buildApplication(
+            responder: router.buildResponder(), host: configuration.host, port: configuration.port, stopping: stopping,
+            onServerRunning: { port in
+                portContinuation.yield(port)
                 portContinuation.finish()
-            },
-            logger: UIServer.quietLogger(unless: stopping)
-        )
+            })
         let task = Task {
             defer { portContinuation.finish() }
             try await app.run()
@@ -118,16 +101,61 @@ public final class UIServer: Sendable {
         task.cancel()
         _ = try? await task.value
     }
+}
 
-    /// Warnings and errors only, and nothing once the server is being stopped (Hummingbird
-    /// reports the cancelled connections as errors).
-    static func quietLogger(unless stopping: StoppingFlag) -> Logger {
-        var logger = Logger(label: "kagami.ui") { label in
-            QuietWhileStopping(base: StreamLogHandler.standardError(label: label), stopping: stopping)
-        }
-        logger.logLevel = .warning
-        return logger
+/// What the page and the admin API over one session act on; each route group is given the
+/// parts it uses.
+struct UIRoutes: Sendable {
+    var configuration: UIServer.Configuration
+    var tokenRequired: Bool
+    var store: any FlowStore
+    var hub: FlowHub
+    var page: WebPage
+    /// The proxy in this process, for breakpoints, WebSockets, repeats and the SSL Proxying list.
+    var liveProxy: LiveProxy?
+    var rules: RulesControl?
+    var contracts: LiveContracts?
+}
+
+/// The page and the admin API over one session, behind `access` when given (`SessionsServer`
+/// checks access itself). Each route group gets what it acts on, and nothing else.
+func buildRouter(_ routes: UIRoutes, access: UIAccessMiddleware<BasicRequestContext>?) -> Router<BasicRequestContext> {
+    let router = Router()
+    if let access { router.add(middleware: access) }
+    router.add(middleware: HummingbirdErrors())
+    let proxy = routes.liveProxy
+    FlowAPI(
+        store: routes.store, hub: routes.hub, webSockets: proxy?.webSockets, breakpoints: proxy?.breakpoints,
+        configuration: routes.configuration, tokenRequired: routes.tokenRequired
+    ).register(on: router)
+    BreakpointAPI(breakpoints: proxy?.breakpoints).register(on: router)
+    ToolsAPI(store: routes.store, repeatRoute: proxy?.repeatRoute).register(on: router)
+    RulesAPI(control: routes.rules).register(on: router)
+    DraftAPI(store: routes.store).register(on: router)
+    ContractAPI(contracts: routes.contracts, store: routes.store).register(on: router)
+    ComposeAPI(store: routes.store, hub: routes.hub, repeatRoute: proxy?.repeatRoute).register(on: router)
+    SSLProxyingAPI(control: proxy?.sslProxying).register(on: router)
+    DeviceAPI(proxyAddress: routes.configuration.proxyAddress, certificatePath: proxy?.certificatePath).register(on: router)
+    routes.page.register(on: router)
+    return router
+}
+
+/// A Kagami web server (`UIServer`, `SessionsServer`): `responder` on host and port, telling
+/// `onServerRunning` the port it got, logging warnings and errors only, and nothing once
+/// `stopping` is set (Hummingbird reports the cancelled connections as errors).
+func buildApplication<Responder: HTTPResponder>(
+    responder: Responder, host: String, port: Int, stopping: StoppingFlag, onServerRunning: @escaping @Sendable (Int) -> Void
+) -> some ApplicationProtocol where Responder.Context == BasicRequestContext {
+    var logger = Logger(label: "kagami.ui") { label in
+        QuietWhileStopping(base: StreamLogHandler.standardError(label: label), stopping: stopping)
     }
+    logger.logLevel = .warning
+    return Application(
+        responder: responder,
+        configuration: .init(address: .hostname(host, port: port), serverName: "Kagami"),
+        onServerRunning: { channel in onServerRunning(channel.localAddress?.port ?? 0) },
+        logger: logger
+    )
 }
 
 public struct UIServerError: Error, CustomStringConvertible {

@@ -37,12 +37,12 @@ struct WebPage: Sendable {
     }
 
     func register(on router: Router<some RequestContext>) {
-        router.get("/") { _, _ in self.response(for: "index.html") }
-        router.get("/:file") { _, context in self.response(for: context.parameters.get("file") ?? "") }
+        router.get("/") { _, _ in try self.response(for: "index.html") }
+        router.get("/:file") { _, context in try self.response(for: context.parameters.get("file") ?? "") }
     }
 
-    func response(for name: String) -> Response {
-        guard let file = files[name] else { return apiError(.notFound, "no such file: /\(name)") }
+    func response(for name: String) throws(APIError) -> Response {
+        guard let file = files[name] else { throw APIError(.notFound, "no such file: /\(name)") }
         return Response(
             status: .ok,
             headers: [.contentType: file.contentType, .cacheControl: "no-cache"],

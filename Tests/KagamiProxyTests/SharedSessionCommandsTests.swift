@@ -7,25 +7,9 @@ import Testing
 /// The commands that read a session (`validate`, `infer`) reading a named session of the shared
 /// store that a running `kagami proxy --store` recorded, as they read a session file.
 @Suite struct SharedSessionCommandsTests {
-    /// A session of the tests' PostgreSQL server holding `requests` exchanges with the echo
-    /// origin, recorded by a real proxy.
-    static func recordedSession(_ origin: OriginServer, requests: [String], extraArguments: [String] = [], curlOptions: [String] = []) async throws -> (url: String, name: String) {
-        let url = try ServeTests.postgresURL()
-        let name = "commands-" + UUID().uuidString
-        let proxy = try await KagamiProcess.start(
-            ["proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--store", url, "--session", name] + extraArguments)
-        defer { proxy.stop() }
-        for path in requests {
-            let status = try await CommandLineClient.curl.run(
-                ["-s", "-x", "http://127.0.0.1:\(proxy.port)", "-o", "/dev/null", "-w", "%{http_code}"] + curlOptions + [origin.baseURL + path])
-            #expect(status.stdoutText == "200")
-        }
-        return (url, name)
-    }
-
     @Test func validateAndInferReadASessionOfTheSharedStore() async throws {
         let origin = try await OriginServer.start()
-        let (url, name) = try await Self.recordedSession(origin, requests: ["/echo?page=1", "/echo?page=2"])
+        let (url, name) = try await KagamiProcess.recordSession(origin, requests: ["/echo?page=1", "/echo?page=2"])
         let folder = NSTemporaryDirectory() + "kagami-commands-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -88,7 +72,7 @@ import Testing
 /// shared store and read back with `flows --store` and the store itself.
 @Suite struct PushTests {
     @Test func pushUploadsARecordedSessionRedacted() async throws {
-        let url = try ServeTests.postgresURL()
+        let url = try KagamiProcess.postgresURL()
         let origin = try await OriginServer.start()
         let echo = try PeerServer.webSocketEcho()
         defer { echo.stop() }
@@ -169,7 +153,7 @@ import Testing
 /// document and the options: the origin and the client see every value, the shared store none.
 @Suite struct SharedStoreRedactionTests {
     @Test func queryParametersAndJSONFieldsNeverReachTheSharedStore() async throws {
-        let url = try ServeTests.postgresURL()
+        let url = try KagamiProcess.postgresURL()
         let origin = try await OriginServer.start()
         let folder = NSTemporaryDirectory() + "kagami-redact-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

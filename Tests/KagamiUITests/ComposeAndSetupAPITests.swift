@@ -1,6 +1,7 @@
 import Foundation
 import KagamiJSON
 import KagamiProxy
+import KagamiRules
 import Testing
 
 @Suite("Compose, SSL Proxying, device setup and saving a response through the admin API")
@@ -28,6 +29,21 @@ struct ComposeAndSetupAPITests {
             let header = try await live.api(.POST, "/api/compose", body: #"{"url":"http://127.0.0.1/","headers":[["Bad Name","x"]]}"#)
             #expect(header.status == 400)
             #expect(try JSONValue(parsing: header.text)["field"] == "headers[0]")
+        }
+    }
+
+    @Test func rulesSchemaListsEveryRewriteTypeWithItsFields() async throws {
+        try await LiveSetup.with { live in
+            let types = try #require(try await live.json(.GET, "/api/rules/schema")["rewriteTypes"]?.arrayValue)
+            #expect(types.compactMap { $0["type"]?.stringValue } == RewriteRuleType.allCases.map(\.rawValue))
+            let add = try #require(types.first { $0["type"] == "Add Header" })
+            #expect(add["where"] == ["request", "response", "both"])
+            #expect(add["named"] == true && add["match"] == false && add["replace"] == true)
+            let status = try #require(types.first { $0["type"] == "Response Status" })
+            #expect(status["where"] == ["response"])
+            #expect(status["named"] == false)
+            let remove = try #require(types.first { $0["type"] == "Remove Query Param" })
+            #expect(remove["where"] == ["request"] && remove["replace"] == false)
         }
     }
 

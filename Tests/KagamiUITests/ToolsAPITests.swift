@@ -38,10 +38,7 @@ struct LiveSetup {
         let ui = try UIServer(
             configuration: .init(host: "127.0.0.1", port: 0, proxyAddress: "http://127.0.0.1:\(proxyPort)", sessionPath: "session.sqlite", version: "test"),
             store: store, hub: hub,
-            liveProxy: LiveProxy(
-                breakpoints: breakpoints, repeatRoute: .forwardProxy(host: "127.0.0.1", port: proxyPort),
-                sslProxying: SSLProxyingControl(
-                    intercepting: proxy.intercepts, current: { proxy.sslProxying.current }, replace: { proxy.sslProxying.replace(with: $0) })))
+            liveProxy: LiveProxy(proxy: proxy, repeatRoute: .forwardProxy(host: "127.0.0.1", port: proxyPort)))
         let uiPort = try await ui.start()
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         let setup = LiveSetup(

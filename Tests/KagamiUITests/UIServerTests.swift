@@ -165,6 +165,18 @@ struct RunningUI {
         #expect(traversal.stdoutText == "404")
     }
 
+    /// Every error has the same body, whoever answers it: a route, or the router for a path no route has.
+    @Test func errorsAreJSONWithTheirMessage() async throws {
+        let ui = try await RunningUI.start()
+        defer { Task { await ui.stop() } }
+        let noRoute = try await ui.curl(["-w", "\n%{http_code}", ui.url("/api/no/such/route")])
+        #expect(noRoute.stdoutText.hasSuffix("\n404"))
+        #expect(try JSONValue(parsing: String(noRoute.stdoutText.dropLast(4)))["error"] == "404 Not Found: /api/no/such/route")
+        let noProxy = try await ui.curl(["-w", "\n%{http_code}", ui.url("/api/breakpoints")])
+        #expect(noProxy.stdoutText.hasSuffix("\n503"))
+        #expect(try JSONValue(parsing: String(noProxy.stdoutText.dropLast(4)))["error"]?.stringValue?.hasPrefix("no proxy runs") == true)
+    }
+
     /// The Messages tab's source: a WebSocket's messages in order, text as text, binary in
     /// base64, close code and reason split out; and the HAR export carries them.
     @Test func webSocketMessagesInOrder() async throws {

@@ -7,14 +7,30 @@ import { heldEdit } from "./held.js";
 const FIRST_PAGE = 1000;
 const PAGE = 5000;
 
+/**
+ * fetch, and an answer that is not ok thrown as an Error with the API's `error` text (or the
+ * status when the body is not the API's JSON), its `status`, and the whole `answer` (`field`…).
+ */
+async function call(path, options = {}) {
+  const response = await fetch(path, options);
+  if (response.ok) return response;
+  const answer = await response.json().catch(() => ({}));
+  throw Object.assign(new Error(answer.error || `${response.status} ${response.statusText}`), { status: response.status, answer });
+}
+
 export async function getJSON(path, signal) {
-  const response = await fetch(path, { headers: { Accept: "application/json" }, signal });
-  if (!response.ok) {
-    let message = `${response.status} ${response.statusText}`;
-    try { message = (await response.json()).error || message; } catch { /* not JSON */ }
-    throw new Error(message);
-  }
-  return response.json();
+  return (await call(path, { headers: { Accept: "application/json" }, signal })).json();
+}
+
+/** A JSON body sent with `method`; the answer's JSON, or the API's refusal thrown (`call`). */
+async function sendJSON(method, path, body) {
+  return (await call(path, { method, body: JSON.stringify(body), headers: { "Content-Type": "application/json" } })).json();
+}
+
+/** What a failed save shows: the server's refusal with the field it names, or why it was not sent. */
+function refusal(error, verb = "save") {
+  if (!error.answer) return { error: `Could not ${verb}: ${error.message}`, field: "", message: error.message };
+  return { error: error.message, field: errorField(error.answer), message: error.answer.message || error.message };
 }
 
 let pending = null; // the AbortController of the page being read; a newer read aborts it
@@ -33,7 +49,6 @@ function abortReading() {
 }
 
 let source = null;
-const releasedIds = new Set(); // held exchanges already let go, so a late read doesn't show them again
 let retryDelay = 1000;
 let syncing = null; // flows received live while the newest page is read
 let reading = 0; // the read in progress: a newer one (another filter, a reconnect) makes it stop
@@ -61,12 +76,10 @@ export function connect() {
     const announced = JSON.parse(event.data);
     let held = announced;
     try { held = await getJSON(`api/breakpoints/held/${announced.id}`); } catch { /* edit without the body; it is kept unless typed */ }
-    if (!releasedIds.has(announced.id)) dispatch({ type: "heldArrived", held });
+    dispatch({ type: "heldArrived", held });
   });
   source.addEventListener("released", (event) => {
-    const id = JSON.parse(event.data).id;
-    releasedIds.add(id);
-    dispatch({ type: "heldReleased", id });
+    dispatch({ type: "heldReleased", id: JSON.parse(event.data).id });
   });
   // This page fell behind and lost events: read the session again.
   source.addEventListener("missed", () => resync());
@@ -145,8 +158,7 @@ export function applyFilter(text) {
 }
 
 export async function clearSession() {
-  const response = await fetch("api/flows", { method: "DELETE" });
-  if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+  await call("api/flows", { method: "DELETE" });
   abortReading();
   requested = "";
   dispatch({ type: "cleared" });
@@ -163,8 +175,7 @@ export async function loadDetail(id) {
 
 /** The stored body bytes, decoded from gzip/deflate when Kagami can. */
 export async function loadBody(id, part, { decode = true } = {}) {
-  const response = await fetch(`api/flows/${id}/${part}/body${decode ? "?decode=1" : ""}`);
-  if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+  const response = await call(`api/flows/${id}/${part}/body${decode ? "?decode=1" : ""}`);
   return {
     bytes: new Uint8Array(await response.arrayBuffer()),
     contentType: response.headers.get("Content-Type") || "",
@@ -176,21 +187,13 @@ export async function loadBody(id, part, { decode = true } = {}) {
 
 /** Sends an HTTP Archive to be added to the session; its exchanges then arrive as live events. */
 export async function importHAR(file) {
-  const response = await fetch("api/import.har", { method: "POST", body: file, headers: { "Content-Type": "application/json" } });
-  const answer = await response.json().catch(() => ({ error: `${response.status} ${response.statusText}` }));
-  if (!response.ok) throw new Error(answer.error || `${response.status} ${response.statusText}`);
-  return answer;
+  return (await call("api/import.har", { method: "POST", body: file, headers: { "Content-Type": "application/json" } })).json();
 }
 
 /** Downloads the given exchanges as an HTTP Archive. */
 export async function exportHAR(ids, filename) {
   try {
-    const response = await fetch("api/export.har", { method: "POST", body: JSON.stringify({ ids }), headers: { "Content-Type": "application/json" } });
-    if (!response.ok) {
-      let message = `${response.status} ${response.statusText}`;
-      try { message = (await response.json()).error || message; } catch { /* not JSON */ }
-      throw new Error(message);
-    }
+    const response = await call("api/export.har", { method: "POST", body: JSON.stringify({ ids }), headers: { "Content-Type": "application/json" } });
     const url = URL.createObjectURL(await response.blob());
     const link = Object.assign(document.createElement("a"), { href: url, download: filename });
     document.body.append(link);
@@ -202,32 +205,30 @@ export async function exportHAR(ids, filename) {
   }
 }
 
-/** The rules document in force and the throttle presets, into the store. */
+/** The rules document in force, the throttle presets and the kinds of rewrite, into the store. */
 export async function loadRules() {
-  dispatch({ type: "rulesLoading" });
+  dispatch({ type: "editorLoading", editor: "rules" });
   try {
-    const [document, presets] = await Promise.all([getJSON("api/rules"), getJSON("api/throttle/presets")]);
-    dispatch({ type: "rulesLoaded", document, presets: presets.presets });
+    const [document, presets, schema] = await Promise.all([getJSON("api/rules"), getJSON("api/throttle/presets"), getJSON("api/rules/schema")]);
+    dispatch({ type: "editorLoaded", editor: "rules", document, presets: presets.presets, rewriteTypes: schema.rewriteTypes });
   } catch (error) {
-    dispatch({ type: "rulesLoaded", document: null, error: `Could not read the rules: ${error.message}` });
+    dispatch({ type: "editorLoaded", editor: "rules", document: null, error: `Could not read the rules: ${error.message}` });
   }
 }
 
-/** Saves the draft; a refused document comes back with the field to fix. */
-export async function saveRules() {
-  dispatch({ type: "rulesSaving" });
+/**
+ * Saves the draft of an editor (`rules`, `breakpoints`) whole with PUT api/NAME; a refused
+ * document comes back with the field to fix.
+ */
+export async function saveEditor(name) {
+  dispatch({ type: "editorSaving", editor: name });
   try {
-    const response = await fetch("api/rules", { method: "PUT", body: JSON.stringify(state.rules.draft), headers: { "Content-Type": "application/json" } });
-    const answer = await response.json().catch(() => ({ error: `${response.status} ${response.statusText}` }));
-    if (!response.ok) {
-      dispatch({ type: "rulesSaveFailed", error: { error: answer.error || `${response.status}`, field: errorField(answer), message: answer.message || answer.error } });
-      return;
-    }
-    // Custom presets may have changed with the document.
-    const presets = await getJSON("api/throttle/presets").then((p) => p.presets, () => null);
-    dispatch({ type: "rulesSaved", document: answer, presets });
+    const document = await sendJSON("PUT", `api/${name}`, state[name].draft);
+    // Custom presets may have changed with the rules.
+    const presets = name === "rules" ? await getJSON("api/throttle/presets").then((p) => p.presets, () => null) : null;
+    dispatch({ type: "editorSaved", editor: name, document, presets });
   } catch (error) {
-    dispatch({ type: "rulesSaveFailed", error: { error: `Could not save: ${error.message}`, field: "", message: error.message } });
+    dispatch({ type: "editorSaveFailed", editor: name, error: refusal(error) });
   }
 }
 
@@ -235,25 +236,19 @@ export async function saveRules() {
  * The field an error names: `field` when the API gives it, else the one in the message
  * (`request body:3:5: breakpoints[0].location.hots: unknown field`, `request.headers[0]: ...`).
  */
-export function errorField(answer) {
+function errorField(answer) {
   if (answer.field != null) return answer.field;
   const match = /^(?:[^:]*:\d+:\d+: )?([A-Za-z_][\w]*(?:\[\d+\]|\.[A-Za-z_][\w]*)*): /.exec(answer.error || "");
   return match ? match[1] : "";
 }
 
-async function sendJSON(method, path, body) {
-  const response = await fetch(path, { method, body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
-  const answer = await response.json().catch(() => ({ error: `${response.status} ${response.statusText}` }));
-  return { ok: response.ok, status: response.status, answer };
-}
-
 /** Sends a message of Kagami's own into an open WebSocket; resolves to an error text or null. */
 export async function injectMessage(flowId, direction, text) {
   try {
-    const { ok, answer } = await sendJSON("POST", `api/flows/${flowId}/messages`, { direction, text });
-    return ok ? null : answer.error;
+    await sendJSON("POST", `api/flows/${flowId}/messages`, { direction, text });
+    return null;
   } catch (error) {
-    return `Could not send: ${error.message}`;
+    return refusal(error, "send").error;
   }
 }
 
@@ -266,21 +261,11 @@ async function syncHeld() {
 }
 
 export async function loadBreakpoints() {
+  dispatch({ type: "editorLoading", editor: "breakpoints" });
   try {
-    dispatch({ type: "breakpointsLoaded", document: await getJSON("api/breakpoints") });
+    dispatch({ type: "editorLoaded", editor: "breakpoints", document: await getJSON("api/breakpoints") });
   } catch (error) {
-    dispatch({ type: "breakpointsLoaded", document: null, error: `Could not read the breakpoints: ${error.message}` });
-  }
-}
-
-export async function saveBreakpoints() {
-  dispatch({ type: "breakpointsSaving" });
-  try {
-    const { ok, answer } = await sendJSON("PUT", "api/breakpoints", state.breakpoints.draft);
-    if (ok) dispatch({ type: "breakpointsSaved", document: answer });
-    else dispatch({ type: "breakpointsSaveFailed", error: { error: answer.error, field: errorField(answer), message: answer.message || answer.error } });
-  } catch (error) {
-    dispatch({ type: "breakpointsSaveFailed", error: { error: `Could not save: ${error.message}`, field: "", message: error.message } });
+    dispatch({ type: "editorLoaded", editor: "breakpoints", document: null, error: `Could not read the breakpoints: ${error.message}` });
   }
 }
 
@@ -288,33 +273,28 @@ export async function saveBreakpoints() {
 export async function decideHeld(held, action) {
   const body = action === "execute" ? { action, ...heldEdit(held, state.heldDrafts[held.id]) } : { action };
   try {
-    const { ok, status, answer } = await sendJSON("POST", `api/breakpoints/held/${held.id}`, body);
-    if (ok || status === 404 || status === 409) {
-      // Decided (here, elsewhere, or by the auto-continue time): it is no longer held.
-      dispatch({ type: "heldReleased", id: held.id });
-      if (!ok) dispatch({ type: "notice", message: answer.error });
-    } else dispatch({ type: "heldFailed", id: held.id, field: errorField(answer), message: answer.error });
+    await sendJSON("POST", `api/breakpoints/held/${held.id}`, body);
+    dispatch({ type: "heldReleased", id: held.id });
   } catch (error) {
-    dispatch({ type: "heldFailed", id: held.id, field: "", message: `Could not send: ${error.message}` });
+    if (error.status === 404 || error.status === 409) {
+      // Decided elsewhere, or by the auto-continue time: it is no longer held.
+      dispatch({ type: "heldReleased", id: held.id });
+      dispatch({ type: "notice", message: error.message });
+    } else {
+      const { field, error: message } = refusal(error, "send");
+      dispatch({ type: "heldFailed", id: held.id, field, message });
+    }
   }
 }
 
 /** The curl command Kagami builds for an exchange's request. */
 export async function loadCurl(id) {
-  const response = await fetch(`api/flows/${id}/curl`);
-  if (!response.ok) {
-    let message = `${response.status} ${response.statusText}`;
-    try { message = (await response.json()).error || message; } catch { /* not JSON */ }
-    throw new Error(message);
-  }
-  return (await response.text()).replace(/\n$/, "");
+  return (await (await call(`api/flows/${id}/curl`)).text()).replace(/\n$/, "");
 }
 
 /** Repeat / Repeat Advanced: answers once every repeat has ended, with the summary. */
 export async function repeatFlow(id, plan) {
-  const { ok, answer } = await sendJSON("POST", `api/flows/${id}/repeat`, plan);
-  if (!ok) throw Object.assign(new Error(answer.error), { field: errorField(answer) });
-  return answer;
+  return sendJSON("POST", `api/flows/${id}/repeat`, plan).catch((error) => { throw Object.assign(error, { field: refusal(error).field }); });
 }
 
 /** The SSL Proxying list in force, into the store. */
@@ -330,11 +310,9 @@ export async function saveSSLProxying() {
   dispatch({ type: "sslSaving" });
   const { include, exclude } = state.ssl.draft;
   try {
-    const { ok, answer } = await sendJSON("PUT", "api/ssl-proxying", { include, exclude });
-    if (ok) dispatch({ type: "sslLoaded", document: answer });
-    else dispatch({ type: "sslSaveFailed", error: { error: answer.error, field: errorField(answer) } });
+    dispatch({ type: "sslLoaded", document: await sendJSON("PUT", "api/ssl-proxying", { include, exclude }) });
   } catch (error) {
-    dispatch({ type: "sslSaveFailed", error: { error: `Could not save: ${error.message}`, field: "" } });
+    dispatch({ type: "sslSaveFailed", error: refusal(error) });
   }
 }
 
@@ -349,14 +327,15 @@ export async function loadDevice() {
 
 /** Sends a composed request through the proxy; resolves to `{flowId, status, error}`. */
 export async function sendComposed(request) {
-  const { ok, answer } = await sendJSON("POST", "api/compose", request);
-  if (!ok) throw Object.assign(new Error(answer.error), { field: errorField(answer) });
-  return answer;
+  return sendJSON("POST", "api/compose", request).catch((error) => { throw Object.assign(error, { field: refusal(error).field }); });
 }
 
 /** Writes an exchange's response body to a file (Map Local's source). */
 export async function saveResponseBody(id, path, overwrite = false) {
-  const { ok, answer } = await sendJSON("POST", `api/flows/${id}/response/save`, { path, overwrite });
-  if (!ok) throw Object.assign(new Error(answer.error), { status: answer.status });
-  return answer;
+  return sendJSON("POST", `api/flows/${id}/response/save`, { path, overwrite });
+}
+
+/** An API description drafted from the session (POST /api/draft): `{format, text, operations, exchanges, skipped}`. */
+export async function draftDescription(options) {
+  return sendJSON("POST", "api/draft", options);
 }

@@ -2,32 +2,21 @@
 // and the editor that pops up when an exchange is held, with Execute, Abort and Cancel. Held
 // exchanges queue; the editor shows one at a time and the queue stays in sight.
 import { dispatch, state, subscribe } from "./store.js";
-import { decideHeld, loadBreakpoints, saveBreakpoints } from "./api.js";
+import { decideHeld, loadBreakpoints } from "./api.js";
 import { el, formatTime, truncate } from "./format.js";
-import { field, fieldName, listControls, locationFields, showFieldError } from "./editing.js";
+import { editorActions, editorHead, editorPlaceholder, field, fieldName, listControls, locationFields, redrawsEditor, showFieldError, showUnsaved } from "./editing.js";
 
 export function mountBreakpoints({ container, dialog }) {
-  const change = (path, value, rerender) => dispatch({ type: "breakpointsChanged", path, value, rerender });
-  const edit = (listEdit) => dispatch({ type: "breakpointsListEdited", edit: listEdit });
+  const { change, edit } = editorActions("breakpoints");
 
   function renderList() {
     const bp = state.breakpoints;
     const top = container.scrollTop;
-    if (!bp.draft) {
-      container.replaceChildren(el("div", { className: "panel-note" },
-        bp.loadError ? el("p", { className: "error-text" }, bp.loadError) : el("p", { className: "note" }, "Loading breakpoints…"),
-        bp.loadError ? el("button", { onclick: () => loadBreakpoints() }, "Try again") : null));
-      return;
-    }
+    const placeholder = editorPlaceholder(bp, "breakpoints", loadBreakpoints);
+    if (placeholder) { container.replaceChildren(placeholder); return; }
     const draft = bp.draft;
     const list = draft.breakpoints || [];
-    const head = el("div", { className: "panel-head" },
-      el("h2", {}, "Breakpoints"),
-      el("span", { id: "breakpoints-state", className: "note" }, bp.saving ? "Saving…" : bp.dirty ? "Unsaved changes" : "In force"),
-      el("span", { className: "spacer-flex" }),
-      el("button", { id: "breakpoints-revert", disabled: !bp.dirty || bp.saving, onclick: () => dispatch({ type: "breakpointsReverted" }) }, "Revert"),
-      el("button", { id: "breakpoints-save", className: "primary", disabled: !bp.dirty || bp.saving, onclick: () => saveBreakpoints() }, "Save"));
-    const error = bp.saveError ? el("div", { id: "breakpoints-error", className: "panel-error", role: "alert" }, bp.saveError.error) : null;
+    const [head, error] = editorHead("breakpoints", "Breakpoints", bp);
     const settings = el("section", { className: "rule-section" },
       el("div", { className: "section-head" }, el("h3", {}, `Breakpoints (${list.length})`),
         el("button", { id: "add-breakpoint", onclick: () => edit({ op: "add", path: ["breakpoints"], item: { location: {}, request: true, response: false, enabled: true } }) }, "Add breakpoint")),
@@ -67,13 +56,11 @@ export function mountBreakpoints({ container, dialog }) {
   }
 
   // -- the held exchange editor --
-  let shownId = null;
-
   function renderDialog() {
     const held = state.heldExchanges;
     const current = held.find((h) => h.id === state.heldOpen) || null;
     if (!current || state.heldHidden) {
-      shownId = null;
+      if (state.heldShown) dispatch({ type: "heldShown", id: null });
       if (dialog.open) dialog.close();
       return;
     }
@@ -83,11 +70,11 @@ export function mountBreakpoints({ container, dialog }) {
         role: "listitem", "aria-pressed": String(h.id === current.id), title: h.request.url,
         onclick: () => dispatch({ type: "heldOpened", id: h.id }),
       }, `${i + 1}. ${h.phase} ${h.request.method} ${truncate(h.request.url.replace(/^https?:\/\//, ""), 40)}`)) : []));
-    if (shownId === current.id && dialog.open) {
+    if (state.heldShown === current.id && dialog.open) {
       dialog.querySelector("#held-dialog-queue").replaceWith(queue);
       return;
     }
-    shownId = current.id;
+    dispatch({ type: "heldShown", id: current.id });
     const draft = state.heldDrafts[current.id];
     const heldChange = (path, value) => dispatch({ type: "heldEdited", id: current.id, path, value });
     const error = state.heldError && state.heldError.id === current.id ? el("div", { className: "panel-error", role: "alert", id: "held-error" }, state.heldError.message) : null;
@@ -169,19 +156,10 @@ export function mountBreakpoints({ container, dialog }) {
   dialog.addEventListener("cancel", (event) => { event.preventDefault(); dispatch({ type: "heldHidden" }); });
 
   subscribe((action) => {
+    if (redrawsEditor(action, "breakpoints")) renderList();
     switch (action.type) {
-      case "breakpointsLoaded": case "breakpointsListEdited": case "breakpointsReverted": case "breakpointsSaving": case "breakpointsSaved": case "breakpointsSaveFailed":
-        renderList(); break;
-      case "breakpointsChanged":
-        if (action.rerender) renderList();
-        else {
-          const note = container.querySelector("#breakpoints-state");
-          if (note) note.textContent = "Unsaved changes";
-        }
-        for (const button of container.querySelectorAll("#breakpoints-save, #breakpoints-revert")) button.disabled = false;
-        break;
+      case "editorChanged": if (action.editor === "breakpoints" && !action.rerender) showUnsaved(container, "breakpoints"); break;
       case "heldArrived": case "heldReleased": case "heldSynced": case "heldOpened": case "heldHidden": case "heldFailed":
-        if (action.type === "heldFailed") shownId = null;
         renderDialog();
         // Only the queue: the breakpoint list may be half edited.
         container.querySelector("#held-queue")?.replaceWith(heldQueue());

@@ -2,6 +2,7 @@
 // exchanges (or the chosen ones) by POST /api/draft, shown with a download.
 import { state } from "./store.js";
 import { el } from "./format.js";
+import { draftDescription } from "./api.js";
 
 /** Adds the "Draft description" button after `after` and the dialog it opens. */
 export function mountDraft({ after }) {
@@ -27,9 +28,7 @@ export function mountDraft({ after }) {
     const body = { format: format.value, paths: hints.value.split(/\s+/).filter(Boolean) };
     if (ids) body.ids = ids;
     try {
-      const response = await fetch("api/draft", { method: "POST", body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
-      const answer = await response.json();
-      if (!response.ok) throw new Error(answer.error || `${response.status} ${response.statusText}`);
+      const answer = await draftDescription(body);
       text.value = answer.text;
       const skipped = answer.skipped.length ? ` Skipped: ${answer.skipped.join("; ")}` : "";
       note.textContent = `${answer.operations} operation${answer.operations === 1 ? "" : "s"} from ${answer.exchanges} exchange${answer.exchanges === 1 ? "" : "s"}.${skipped}`;

@@ -1,6 +1,57 @@
-// Form pieces shared by the Rules and Breakpoints editors: labelled inputs bound to a path in a
-// draft document, location fields, list controls, and server errors shown next to their field.
+// The Rules and Breakpoints editors' shared parts: a document edited as a draft in the store
+// (`state.rules`, `state.breakpoints`) and saved whole, its panel head with Revert and Save,
+// labelled inputs bound to a path in the draft, location fields, list controls, and server
+// errors shown next to their field.
 import { el } from "./format.js";
+import { dispatch } from "./store.js";
+import { saveEditor } from "./api.js";
+
+/** Edits of editor `name`'s draft as store actions: `change(path, value, rerender)` and `edit(listEdit)`. */
+export function editorActions(name) {
+  return {
+    change: (path, value, rerender) => dispatch({ type: "editorChanged", editor: name, path, value, rerender }),
+    edit: (listEdit) => dispatch({ type: "editorListEdited", editor: name, edit: listEdit }),
+  };
+}
+
+/**
+ * The editor's panel while its document is not there: loading, or why it could not be read
+ * with Try again; null once there is a draft.
+ */
+export function editorPlaceholder(doc, noun, load) {
+  if (doc.draft) return null;
+  return el("div", { className: "panel-note" },
+    doc.loadError ? el("p", { className: "error-text" }, doc.loadError) : el("p", { className: "note" }, `Loading ${noun}…`),
+    doc.loadError ? el("button", { onclick: () => load() }, "Try again") : null);
+}
+
+/**
+ * The editor's head (title, `NAME-state`, Revert and Save as `NAME-revert`, `NAME-save`) and
+ * the server's refusal of the last save (`NAME-error`), or null.
+ */
+export function editorHead(name, title, doc, { savedNote = "In force" } = {}) {
+  const head = el("div", { className: "panel-head" },
+    el("h2", {}, title),
+    el("span", { id: `${name}-state`, className: "note" }, doc.saving ? "Saving…" : doc.dirty ? "Unsaved changes" : doc.savedAt ? savedNote : "In force"),
+    el("span", { className: "spacer-flex" }),
+    el("button", { id: `${name}-revert`, disabled: !doc.dirty || doc.saving, onclick: () => dispatch({ type: "editorReverted", editor: name }) }, "Revert"),
+    el("button", { id: `${name}-save`, className: "primary", disabled: !doc.dirty || doc.saving, onclick: () => saveEditor(name) }, "Save"));
+  const error = doc.saveError ? el("div", { id: `${name}-error`, className: "panel-error", role: "alert" }, doc.saveError.error) : null;
+  return [head, error];
+}
+
+/** After an edit drawn in place: the head says so and Revert and Save come on. */
+export function showUnsaved(container, name) {
+  const note = container.querySelector(`#${name}-state`);
+  if (note) note.textContent = "Unsaved changes";
+  for (const button of container.querySelectorAll(`#${name}-save, #${name}-revert`)) button.disabled = false;
+}
+
+/** Whether `action` changes editor `name`'s document so its panel is drawn again. */
+export function redrawsEditor(action, name) {
+  if (action.editor !== name) return false;
+  return action.type === "editorChanged" ? Boolean(action.rerender) : action.type.startsWith("editor");
+}
 
 /** `["rewrite", 0, "rules", 2, "type"]` → `rewrite[0].rules[2].type`, the server's field names. */
 export function fieldName(path) {

@@ -45,7 +45,7 @@ function showTool(title, text, note) {
 }
 
 function showRepeat(flow) {
-    repeatTarget = flow;
+    dispatch({ type: "repeatOpened", flow });
     $("repeat-target").textContent = `${flow.request.method} ${flow.url}`;
     $("repeat-error").hidden = true;
     $("repeat-summary").hidden = true;
@@ -57,18 +57,18 @@ mountInspector({ container: $("inspector"), showTool, showRepeat });
 mountMenu({ container: $("context-menu"), showTool, showRepeat, onSelect: select });
 
 // Repeat Advanced: the dialog stays open with the summary once every repeat has ended.
-let repeatTarget = null;
 $("repeat-close").addEventListener("click", () => $("repeat-dialog").close());
 $("repeat-form").addEventListener("submit", async (event) => {
   event.preventDefault();
-  if (!repeatTarget) return;
+  const target = state.repeatTarget;
+  if (!target) return;
   const plan = { count: Number($("repeat-count").value), concurrency: Number($("repeat-concurrency").value), delayMs: Number($("repeat-delay").value) };
   $("repeat-start").disabled = true;
   $("repeat-error").hidden = true;
   $("repeat-summary").hidden = false;
   $("repeat-summary").textContent = `Sending ${plan.count}…`;
   try {
-    const summary = await repeatFlow(repeatTarget.id, plan);
+    const summary = await repeatFlow(target.id, plan);
     const statuses = Object.entries(summary.statuses).map(([status, count]) => `${status}: ${count}`).join(", ") || "none";
     const durations = summary.durationMs ? `\nDuration: min ${summary.durationMs.min} ms, median ${summary.durationMs.median} ms, max ${summary.durationMs.max} ms` : "";
     $("repeat-summary").textContent = `${summary.summary}\nSent: ${summary.sent}  Failed: ${summary.failed}\nStatuses: ${statuses}${durations}${summary.firstError ? `\nFirst error: ${summary.firstError}` : ""}`;

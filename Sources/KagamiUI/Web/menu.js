@@ -120,7 +120,7 @@ export function mountMenu({ container, showTool, showRepeat, onSelect }) {
     if (!state.rules.draft) return;
     const index = (state.rules.draft[key] || []).length;
     if (key === "mapLocal" && flow) dispatch({ type: "mapLocalSource", flowId: flow.id, index });
-    dispatch({ type: "rulesListEdited", edit: { op: "add", path: [key], item: rule } });
+    dispatch({ type: "editorListEdited", editor: "rules", edit: { op: "add", path: [key], item: rule } });
     dispatch({ type: "viewChanged", view: "rules" });
     reveal(`${key}[${index}]`);
   }
@@ -129,7 +129,7 @@ export function mountMenu({ container, showTool, showRepeat, onSelect }) {
     if (!state.breakpoints.draft) await loadBreakpoints();
     if (!state.breakpoints.draft) return;
     const index = (state.breakpoints.draft.breakpoints || []).length;
-    dispatch({ type: "breakpointsListEdited", edit: { op: "add", path: ["breakpoints"], item: { location, request: true, response: true, enabled: true } } });
+    dispatch({ type: "editorListEdited", editor: "breakpoints", edit: { op: "add", path: ["breakpoints"], item: { location, request: true, response: true, enabled: true } } });
     dispatch({ type: "viewChanged", view: "breakpoints" });
     reveal(`breakpoints[${index}]`);
   }

@@ -2,18 +2,10 @@
 // draft in the store and saved whole through PUT /api/rules; the server's validation error is
 // shown next to the field it names.
 import { dispatch, state, subscribe } from "./store.js";
-import { loadRules, saveResponseBody, saveRules } from "./api.js";
+import { loadRules, saveResponseBody } from "./api.js";
 import { el } from "./format.js";
-import { field, fieldName, getPath, listControls, locationFields, locationList, showFieldError } from "./editing.js";
+import { editorActions, editorHead, editorPlaceholder, field, fieldName, getPath, listControls, locationFields, locationList, redrawsEditor, showFieldError, showUnsaved } from "./editing.js";
 
-const REWRITE_TYPES = ["Add Header", "Modify Header", "Remove Header", "Host", "Path", "URL", "Add Query Param",
-  "Modify Query Param", "Remove Query Param", "Response Status", "Body"];
-// Which sides each type can act on, and which match/replace fields mean something for it.
-const REWRITE_SIDES = { Host: ["request"], Path: ["request"], URL: ["request"], "Add Query Param": ["request"],
-  "Modify Query Param": ["request"], "Remove Query Param": ["request"], "Response Status": ["response"] };
-const NAMED_TYPES = new Set(["Add Header", "Modify Header", "Remove Header", "Add Query Param", "Modify Query Param", "Remove Query Param"]);
-const NO_MATCH = new Set(["Add Header", "Add Query Param"]);
-const NO_REPLACE = new Set(["Remove Header", "Remove Query Param"]);
 
 const BLOCK_ACTIONS = [["403", "Answer 403 Forbidden"], ["drop", "Drop the connection"]];
 
@@ -27,26 +19,15 @@ const SECTIONS = [
 ];
 
 export function mountRules({ container }) {
-  const change = (path, value, rerender) => dispatch({ type: "rulesChanged", path, value, rerender });
-  const edit = (listEdit) => dispatch({ type: "rulesListEdited", edit: listEdit });
+  const { change, edit } = editorActions("rules");
 
   function render() {
     const rules = state.rules;
     const top = container.scrollTop;
-    if (rules.loading && !rules.draft) { container.replaceChildren(el("p", { className: "note panel-note" }, "Loading rules…")); return; }
-    if (!rules.draft) {
-      container.replaceChildren(el("div", { className: "panel-note" }, el("p", { className: "error-text" }, rules.loadError || "No rules."),
-        el("button", { onclick: () => loadRules() }, "Try again")));
-      return;
-    }
+    const placeholder = editorPlaceholder(rules, "rules", loadRules);
+    if (placeholder) { container.replaceChildren(placeholder); return; }
     const draft = rules.draft;
-    const head = el("div", { className: "panel-head" },
-      el("h2", {}, "Rules"),
-      el("span", { id: "rules-state", className: "note" }, rules.saving ? "Saving…" : rules.dirty ? "Unsaved changes" : rules.savedAt ? "Saved; in force for the next request" : "In force"),
-      el("span", { className: "spacer-flex" }),
-      el("button", { id: "rules-revert", disabled: !rules.dirty || rules.saving, onclick: () => dispatch({ type: "rulesReverted" }) }, "Revert"),
-      el("button", { id: "rules-save", className: "primary", disabled: !rules.dirty || rules.saving, onclick: () => saveRules() }, "Save"));
-    const error = rules.saveError ? el("div", { id: "rules-error", className: "panel-error", role: "alert" }, rules.saveError.error) : null;
+    const [head, error] = editorHead("rules", "Rules", rules, { savedNote: "Saved; in force for the next request" });
     const sections = SECTIONS.map((section) => listSection(draft, section, change, edit));
     sections.splice(6, 0, throttlingSection(draft, rules.presets, change, edit));
     container.replaceChildren(...[head, error, ...sections].filter(Boolean));
@@ -55,13 +36,9 @@ export function mountRules({ container }) {
   }
 
   subscribe((action) => {
+    if (redrawsEditor(action, "rules")) render();
     switch (action.type) {
-      case "rulesLoading": case "rulesLoaded": case "rulesListEdited": case "rulesReverted": case "rulesSaving": case "rulesSaved": case "rulesSaveFailed": render(); break;
-      case "rulesChanged":
-        if (action.rerender) render();
-        else container.querySelector("#rules-state").textContent = "Unsaved changes";
-        for (const button of container.querySelectorAll("#rules-save, #rules-revert")) button.disabled = false;
-        break;
+      case "editorChanged": if (action.editor === "rules" && !action.rerender) showUnsaved(container, "rules"); break;
       case "viewChanged": if (state.view === "rules" && !state.rules.draft && !state.rules.loading) loadRules(); break;
     }
   });
@@ -127,6 +104,7 @@ function saveSource(draft, path) {
 }
 
 function rewriteBody(draft, path, change, edit) {
+  const types = state.rules.rewriteTypes;
   const rules = getPath(draft, [...path, "rules"]) || [];
   const rulesPath = [...path, "rules"];
   return [
@@ -136,20 +114,23 @@ function rewriteBody(draft, path, change, edit) {
     ...rules.map((rule, index) => {
       const rulePath = [...rulesPath, index];
       const type = rule.type || "Add Header";
-      const sides = REWRITE_SIDES[type] || ["request", "response", "both"];
-      const named = NAMED_TYPES.has(type);
+      // Which sides the type can act on and which match/replace fields mean something for it,
+      // as GET /api/rules/schema says.
+      const kind = types.find((t) => t.type === type) || { where: ["request", "response", "both"], named: false, match: true, replace: true };
+      const sides = kind.where;
+      const named = kind.named;
       return el("div", { className: `rewrite-rule${rule.enabled === false ? " off" : ""}`, dataset: { field: fieldName(rulePath) } },
         el("div", { className: "row-fields" },
           field("On", draft, [...rulePath, "enabled"], change, { kind: "checkbox", fallback: true, rerender: true }),
-          field("Type", draft, [...rulePath, "type"], change, { kind: "select", options: REWRITE_TYPES.map((t) => [t, t]), rerender: true }),
+          field("Type", draft, [...rulePath, "type"], change, { kind: "select", options: types.map((t) => [t.type, t.type]), rerender: true }),
           field("Where", draft, [...rulePath, "where"], change, { kind: "select", options: sides.map((s) => [s, s]), fallback: sides[0] }),
           listControls(rulesPath, index, rules.length, edit, "rule")),
-        NO_MATCH.has(type) ? null : el("div", { className: "row-fields" },
+        !kind.match ? null : el("div", { className: "row-fields" },
           named ? field("Match name", draft, [...rulePath, "match", "name"], change, { placeholder: "any" }) : null,
           field("Match value", draft, [...rulePath, "match", "value"], change, { placeholder: "any", className: "w-grow" }),
           field("Regex", draft, [...rulePath, "match", "regex"], change, { kind: "checkbox" }),
           field("Whole value", draft, [...rulePath, "match", "wholeValue"], change, { kind: "checkbox" })),
-        NO_REPLACE.has(type) ? null : el("div", { className: "row-fields" },
+        !kind.replace ? null : el("div", { className: "row-fields" },
           named ? field("Replace name", draft, [...rulePath, "replace", "name"], change, { placeholder: "keep" }) : null,
           field(type === "Body" ? "Replace with" : "Replace value", draft, [...rulePath, "replace", "value"], change, { placeholder: "keep", className: "w-grow" }),
           field("Replace all", draft, [...rulePath, "replaceAll"], change, { kind: "checkbox" })));

@@ -39,10 +39,13 @@ export const state = {
   bodyMode: {}, // part -> text | json | hex | image
   error: null,
   notice: null, // a passing message (an import's result)
-  // The rules document: `saved` is what the server has, `draft` what the editor shows.
-  rules: { loading: false, saved: null, draft: null, presets: [], dirty: false, saving: false, saveError: null, loadError: null, savedAt: null },
-  breakpoints: { saved: null, draft: null, dirty: false, saving: false, saveError: null, loadError: null },
+  // The documents of the Rules and Breakpoints editors (`editorLoaded`, `editorChanged`…):
+  // `saved` is what the server has, `draft` what the editor shows.
+  rules: { ...editorState(), presets: [], rewriteTypes: [] }, // rewriteTypes: GET /api/rules/schema's
+  breakpoints: editorState(),
   heldExchanges: [], // exchanges paused at a breakpoint, oldest first
+  heldReleased: [], // the latest held ids let go (at most RELEASED_KEPT), so a late `held` read doesn't show them again
+  heldShown: null, // the held id the editor's form was drawn for
   heldDrafts: {}, // held id -> the editor's values
   heldOpen: null, // the held id the editor shows
   heldHidden: false, // the editor was put away ("Later") until the next exchange is held
@@ -55,7 +58,39 @@ export const state = {
   compose: null, // the Compose editor's values while it is open
   mapLocalSources: {}, // Map Local rule index (in the draft) -> the exchange it was made from
   menu: null, // the open context menu: { x, y, flow } or { x, y, node }
+  repeatTarget: null, // the exchange Repeat Advanced sends again
 };
+
+const RELEASED_KEPT = 256;
+
+function editorState() {
+  return { loading: false, saved: null, draft: null, dirty: false, saving: false, saveError: null, loadError: null, savedAt: null };
+}
+
+/** An action of the Rules or Breakpoints editor on its document (`action.editor` names it). */
+function reduceEditor(action) {
+  const doc = state[action.editor];
+  switch (action.type) {
+    case "editorLoading": doc.loading = true; doc.loadError = null; break;
+    case "editorLoaded":
+      Object.assign(doc, { loading: false, saved: action.document, draft: clone(action.document), dirty: false, saveError: null, loadError: action.error || null });
+      if (action.presets) doc.presets = action.presets;
+      if (action.rewriteTypes) doc.rewriteTypes = action.rewriteTypes;
+      break;
+    case "editorChanged": setPath(doc.draft, action.path, action.value); doc.dirty = true; break;
+    case "editorListEdited": applyListEdit(doc.draft, action.edit); doc.dirty = true; break;
+    case "editorReverted":
+      if (action.editor === "rules") state.mapLocalSources = {};
+      doc.draft = clone(doc.saved); doc.dirty = false; doc.saveError = null;
+      break;
+    case "editorSaving": doc.saving = true; break;
+    case "editorSaved":
+      Object.assign(doc, { saving: false, saved: action.document, draft: clone(action.document), dirty: false, saveError: null, savedAt: Date.now() });
+      if (action.presets) doc.presets = action.presets;
+      break;
+    case "editorSaveFailed": doc.saving = false; doc.saveError = action.error; break;
+  }
+}
 
 /** The rows the list reads by itself: 200,000, or what localStorage `kagami.listBound` says (at least 1,000). */
 function readBound() {
@@ -281,30 +316,12 @@ function reduce(action) {
       break;
     case "inspectorTab": state.inspectorTab = action.tab; break;
     case "bodyMode": state.bodyMode = { ...state.bodyMode, [action.part]: action.mode }; break;
-    case "rulesLoading": state.rules.loading = true; state.rules.loadError = null; break;
-    case "rulesLoaded":
-      state.rules = { ...state.rules, loading: false, saved: action.document, draft: clone(action.document), presets: action.presets || state.rules.presets,
-        dirty: false, saveError: null, loadError: action.error || null };
+    case "editorLoading": case "editorLoaded": case "editorChanged": case "editorListEdited": case "editorReverted": case "editorSaving":
+    case "editorSaved": case "editorSaveFailed":
+      reduceEditor(action);
       break;
-    case "rulesChanged": setPath(state.rules.draft, action.path, action.value); state.rules.dirty = true; break;
-    case "rulesListEdited": applyListEdit(state.rules.draft, action.edit); state.rules.dirty = true; break;
-    case "rulesReverted": state.mapLocalSources = {}; state.rules.draft = clone(state.rules.saved); state.rules.dirty = false; state.rules.saveError = null; break;
-    case "rulesSaving": state.rules.saving = true; break;
-    case "rulesSaved":
-      state.rules = { ...state.rules, saving: false, saved: action.document, draft: clone(action.document), dirty: false, saveError: null, savedAt: Date.now(),
-        presets: action.presets || state.rules.presets };
-      break;
-    case "rulesSaveFailed": state.rules.saving = false; state.rules.saveError = action.error; break;
-    case "breakpointsLoaded":
-      state.breakpoints = { ...state.breakpoints, saved: action.document, draft: clone(action.document), dirty: false, saveError: null, loadError: action.error || null };
-      break;
-    case "breakpointsChanged": setPath(state.breakpoints.draft, action.path, action.value); state.breakpoints.dirty = true; break;
-    case "breakpointsListEdited": applyListEdit(state.breakpoints.draft, action.edit); state.breakpoints.dirty = true; break;
-    case "breakpointsReverted": state.breakpoints.draft = clone(state.breakpoints.saved); state.breakpoints.dirty = false; state.breakpoints.saveError = null; break;
-    case "breakpointsSaving": state.breakpoints.saving = true; break;
-    case "breakpointsSaved": state.breakpoints = { ...state.breakpoints, saving: false, saved: action.document, draft: clone(action.document), dirty: false, saveError: null }; break;
-    case "breakpointsSaveFailed": state.breakpoints.saving = false; state.breakpoints.saveError = action.error; break;
     case "heldArrived":
+      if (state.heldReleased.includes(action.held.id)) break;
       if (!state.heldExchanges.some((h) => h.id === action.held.id)) {
         state.heldExchanges.push(action.held);
         state.heldDrafts[action.held.id] = heldDraft(action.held);
@@ -323,6 +340,8 @@ function reduce(action) {
       break;
     }
     case "heldReleased":
+      state.heldReleased.push(action.id);
+      if (state.heldReleased.length > RELEASED_KEPT) state.heldReleased.shift();
       state.heldExchanges = state.heldExchanges.filter((h) => h.id !== action.id);
       delete state.heldDrafts[action.id];
       if (state.heldOpen === action.id) state.heldOpen = state.heldExchanges[0]?.id ?? null;
@@ -336,7 +355,9 @@ function reduce(action) {
       if (draft) { const parent = getPath(draft, action.path.slice(0, -1)); parent[action.path[action.path.length - 1]] = action.value ?? ""; }
       break;
     }
-    case "heldFailed": state.heldError = { id: action.id, field: action.field, message: action.message }; break;
+    case "heldFailed": state.heldError = { id: action.id, field: action.field, message: action.message }; state.heldShown = null; break;
+    case "heldShown": state.heldShown = action.id; break;
+    case "repeatOpened": state.repeatTarget = action.flow; break;
     case "error": state.error = action.message; state.notice = null; break;
     case "notice": state.notice = action.message; state.error = null; break;
     case "bannerClosed": state.notice = null; state.error = null; break;

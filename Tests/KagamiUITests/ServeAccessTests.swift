@@ -9,7 +9,7 @@ import Testing
 @Suite struct ServeAccessTests {
     @Test func usersTokensGiveReadOrWriteRights() async throws {
         let origin = try await OriginServer.start()
-        let (url, name) = try await SharedSessionCommandsTests.recordedSession(origin, requests: ["/echo?n=1", "/echo?n=2"])
+        let (url, name) = try await KagamiProcess.recordSession(origin, requests: ["/echo?n=1", "/echo?n=2"])
         let kagami = try CommandLineClient.kagami()
         let suffix = UUID().uuidString.prefix(8)
         func addToken(_ user: String, _ right: String) async throws -> String {

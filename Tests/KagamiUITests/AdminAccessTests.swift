@@ -14,7 +14,7 @@ struct AdminAccessTests {
         """
 
     static func start() async throws -> KagamiProcess {
-        let directory = (temporaryPath("rules.yaml") as NSString).deletingLastPathComponent
+        let directory = try temporaryFolder()
         try rules.write(toFile: directory + "/rules.yaml", atomically: true, encoding: .utf8)
         return try await KagamiProcess.start([
             "proxy", "--port", "0", "--ui-port", "0", "--no-ssl-proxying", "--session", directory + "/session.sqlite",

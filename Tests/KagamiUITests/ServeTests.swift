@@ -8,17 +8,8 @@ import Testing
 /// commits (LISTEN/NOTIFY, across processes), HAR export, Copy cURL, the link per exchange;
 /// and `kagami flows`/`export` reading the same session with `--store`.
 @Suite struct ServeTests {
-    static func postgresURL() throws -> String {
-        guard let url = ProcessInfo.processInfo.environment["KAGAMI_TEST_POSTGRES_URL"], !url.isEmpty else {
-            throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: """
-                KAGAMI_TEST_POSTGRES_URL is not set: run ./scripts/test.sh, or start a server with eval "$(scripts/postgres-cluster.sh start)"
-                """])
-        }
-        return url
-    }
-
     @Test func serveShowsASessionLiveWhileAProxyRecordsIt() async throws {
-        let url = try Self.postgresURL()
+        let url = try KagamiProcess.postgresURL()
         let origin = try await OriginServer.start()
         let name = "serve-" + UUID().uuidString
         let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--store", url, "--session", name])

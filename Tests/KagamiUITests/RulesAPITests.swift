@@ -12,7 +12,7 @@ struct RulesAPITests {
 
     @Test func putRulesAppliesToTheNextRequestAndBadDocumentsChangeNothing() async throws {
         let origin = try await OriginServer.start()
-        let directory = (temporaryPath("rules.yaml") as NSString).deletingLastPathComponent
+        let directory = try temporaryFolder()
         let rulesFile = directory + "/rules.yaml"
         try Data(#"{"local":true}"#.utf8).write(to: URL(fileURLWithPath: directory + "/user.json"))
         try """
@@ -64,7 +64,7 @@ struct RulesAPITests {
     }
 
     @Test func keepRulesFileLeavesTheFileAloneAndBadPatternsAreNamed() async throws {
-        let directory = (temporaryPath("rules.yaml") as NSString).deletingLastPathComponent
+        let directory = try temporaryFolder()
         let rulesFile = directory + "/rules.yaml"
         let original = "noCaching:\n  - name: fresh\n"
         try original.write(toFile: rulesFile, atomically: true, encoding: .utf8)
@@ -88,7 +88,7 @@ struct RulesAPITests {
     }
 
     @Test func presetsListsBuiltInAndCustomProfilesWithTheirFigures() async throws {
-        let directory = (temporaryPath("rules.json") as NSString).deletingLastPathComponent
+        let directory = try temporaryFolder()
         let rulesFile = directory + "/rules.json"
         try #"{"throttling": {"presets": [{"name": "Hotel WiFi", "downloadKbps": 900, "uploadKbps": 120.5}]}}"#
             .write(toFile: rulesFile, atomically: true, encoding: .utf8)
@@ -102,4 +102,11 @@ struct RulesAPITests {
         #expect(presets.contains(#""builtIn":false"#))
         #expect(presets.components(separatedBy: #""builtIn":true"#).count - 1 == 18)
     }
+}
+
+/// A fresh folder for one `kagami proxy` run's session and documents.
+func temporaryFolder() throws -> String {
+    let folder = NSTemporaryDirectory() + "kagami-ui-tests-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    return folder
 }
