@@ -252,6 +252,23 @@ let package = Package(
         .testTarget(name: "KagamiJSONTests", dependencies: ["KagamiJSON"]),
         .testTarget(name: "KagamiFlowTests", dependencies: ["KagamiFlow"]),
         .testTarget(name: "KagamiTestingTests", dependencies: ["KagamiTesting"]),
+        .testTarget(
+            name: "KagamiCertificatesTests",
+            dependencies: [
+                "KagamiCertificates", "KagamiTesting",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+        .testTarget(name: "KagamiCurlTests", dependencies: ["KagamiCurl", "KagamiFlow", "KagamiTesting"]),
+        .testTarget(
+            name: "KagamiRepeatTests",
+            dependencies: [
+                "KagamiRepeat", "KagamiCLI", "KagamiStore", "KagamiFlow", "KagamiJSON", "KagamiTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         // One store suite run against every driver (SQLite, and PostgreSQL on a throwaway server).
         .testTarget(
             name: "KagamiStoreTests",
@@ -302,7 +319,7 @@ let package = Package(
         .testTarget(
             name: "KagamiHARTests",
             dependencies: [
-                "KagamiHAR", "KagamiCurl", "KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiStore", "KagamiTesting", "KagamiCLI",
+                "KagamiHAR", "KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiStore", "KagamiTesting", "KagamiCLI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             exclude: ["Fixtures", "har-1.2.schema.json"]

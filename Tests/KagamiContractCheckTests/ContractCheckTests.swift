@@ -3,6 +3,7 @@ import KagamiContractCheck
 import KagamiDescription
 import KagamiFlow
 import KagamiJSON
+import KagamiTesting
 import Testing
 
 /// Flows built by hand against the two fixture descriptions: matching, each violation kind with
@@ -172,8 +173,7 @@ import Testing
     }
 
     @Test func aDescriptionWithErrorsIsRefusedWithFileAndLine() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kagami-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try TemporaryFolder.make("test")
         let path = folder.appendingPathComponent("broken.apib").path
         try "# API\n\n# GET /\n+ Response 200 (application/json)\n    + Attributes (Nope)\n".write(toFile: path, atomically: true, encoding: .utf8)
         #expect {

@@ -26,8 +26,7 @@ import Testing
     }
 
     @Test func everyBlueprintConvertsToValidOpenAPI() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kagami-convert-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try TemporaryFolder.make("convert")
         defer { try? FileManager.default.removeItem(at: folder) }
         let inputs = Self.blueprints()
         #expect(inputs.count > 100)

@@ -3,13 +3,13 @@ import Foundation
 @testable import KagamiCLI
 import KagamiContract
 import KagamiDescription
+import KagamiTesting
 import Testing
 
 /// `kagami lint` and `kagami contract` on real files of both formats.
 @Suite struct DescriptionCommandsTests {
     static func write(_ text: String, named name: String) throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kagami-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try TemporaryFolder.make("test")
         let url = folder.appendingPathComponent(name)
         try text.write(to: url, atomically: true, encoding: .utf8)
         return url.path

@@ -3,6 +3,7 @@ import Foundation
 @testable import KagamiCLI
 import KagamiContract
 import KagamiDescription
+import KagamiTesting
 import Testing
 
 /// `kagami lint` finds what would break the mock or a client, with where it is.
@@ -112,8 +113,7 @@ import Testing
     }
 
     @Test func directoryAndBinaryFilesGetAClearMessage() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kagami-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try TemporaryFolder.make("test")
         do {
             _ = try DescriptionFile(path: folder.path)
             Issue.record("a directory was read")

@@ -173,3 +173,16 @@ extension JSONValue {
         return copy
     }
 }
+
+extension HARExportTests {
+    @Test func repeatOfSurvivesHARExportAndImport() throws {
+        var flow = FlowFixtures.getJSON()
+        let original = UUID()
+        flow.repeatOf = original
+        let archive = HARExport.archive([flow], creatorVersion: "0.1.0")
+        #expect(archive["log"]?["entries"]?[0]?["_repeatOf"] == .string(original.uuidString))
+        let imported = try HARTestSupport.importAll(Array(archive.serialized().utf8))
+        #expect(imported.first?.repeatOf == original)
+        #expect(imported.first?.archiveFields == nil)
+    }
+}

@@ -62,11 +62,11 @@ import Testing
     @Test(arguments: ["chrome-devtools.har", "charles.har"])
     func fixtureRoundTripsThroughASession(name: String) async throws {
         let input = try JSONValue(parsing: HARTestSupport.fixture(name))
-        let harPath = try HARTestSupport.temporaryPath(name)
+        let harPath = try TemporaryFolder.path("har", name)
         try HARTestSupport.fixture(name).write(to: URL(fileURLWithPath: harPath))
-        let session = try HARTestSupport.temporaryPath("session.sqlite")
+        let session = try TemporaryFolder.path("har", "session.sqlite")
         try await ImportCommand.parse([harPath, "--session", session]).run()
-        let output = try HARTestSupport.temporaryPath("out.har")
+        let output = try TemporaryFolder.path("har", "out.har")
         try await ExportCommand.parse(["--session", session, "--format", "har", "-o", output]).run()
         let exported = try JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: output)))
         #expect(HARTestSupport.differences(HARTestSupport.withoutCreator(input), HARTestSupport.withoutCreator(exported)) == [])
@@ -141,23 +141,23 @@ import Testing
     }
 
     @Test func importIntoAnExistingSessionAddsFlows() async throws {
-        let session = try HARTestSupport.temporaryPath("existing.sqlite")
+        let session = try TemporaryFolder.path("har", "existing.sqlite")
         let store = try SQLiteFlowStore(path: session)
         store.record(HARTestSupport.kagamiFlows()[0])
         try await store.flush()
-        let harPath = try HARTestSupport.temporaryPath("charles.har")
+        let harPath = try TemporaryFolder.path("har", "charles.har")
         try HARTestSupport.fixture("charles.har").write(to: URL(fileURLWithPath: harPath))
         try await ImportCommand.parse([harPath, "--session", session]).run()
         #expect(try await SQLiteFlowStore(path: session).count() == 3)
     }
 
     @Test func exportSelectsFlowsById() async throws {
-        let session = try HARTestSupport.temporaryPath("select.sqlite")
+        let session = try TemporaryFolder.path("har", "select.sqlite")
         let store = try SQLiteFlowStore(path: session)
         let flows = HARTestSupport.kagamiFlows()
         for flow in flows { store.record(flow) }
         try await store.flush()
-        let output = try HARTestSupport.temporaryPath("some.har")
+        let output = try TemporaryFolder.path("har", "some.har")
         try await ExportCommand.parse(["--session", session, "--id", flows[3].id.uuidString, "--id", flows[1].id.uuidString, "-o", output]).run()
         let exported = try JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: output)))
         #expect(exported["log"]?["entries"]?.arrayValue?.compactMap { $0["_id"]?.stringValue } == [flows[3].id.uuidString, flows[1].id.uuidString])
@@ -169,12 +169,12 @@ import Testing
     /// A session larger than a page of the store is exported whole, page after page, into a
     /// file only its owner reads; `--limit` takes the oldest; /dev/null works as a destination.
     @Test func exportReadsTheSessionPageByPage() async throws {
-        let session = try HARTestSupport.temporaryPath("big.sqlite")
+        let session = try TemporaryFolder.path("har", "big.sqlite")
         let store = try SQLiteFlowStore(path: session)
         let flows = (0..<1_234).map { FlowFixtures.getJSON(url: "/items/\($0)", start: Date(timeIntervalSince1970: 1_780_000_000 + Double($0))) }
         for flow in flows { store.record(flow) }
         try await store.flush()
-        let output = try HARTestSupport.temporaryPath("all.har")
+        let output = try TemporaryFolder.path("har", "all.har")
         try await ExportCommand.parse(["--session", session, "-o", output]).run()
         let exported = try JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: output)))
         #expect(exported["log"]?["entries"]?.arrayValue?.compactMap { $0["_id"]?.stringValue } == flows.map(\.id.uuidString))
@@ -193,20 +193,20 @@ import Testing
     /// An archive Kagami exported (entries first, then the log's pages) imports whole: the
     /// pages travel on its first flow and export again.
     @Test func pagesAfterTheEntriesAreKept() async throws {
-        let harPath = try HARTestSupport.temporaryPath("chrome.har")
+        let harPath = try TemporaryFolder.path("har", "chrome.har")
         try HARTestSupport.fixture("chrome-devtools.har").write(to: URL(fileURLWithPath: harPath))
-        let first = try HARTestSupport.temporaryPath("first.sqlite")
+        let first = try TemporaryFolder.path("har", "first.sqlite")
         try await ImportCommand.parse([harPath, "--session", first]).run()
-        let exported = try HARTestSupport.temporaryPath("exported.har")
+        let exported = try TemporaryFolder.path("har", "exported.har")
         try await ExportCommand.parse(["--session", first, "-o", exported]).run()
         let text = try String(contentsOfFile: exported, encoding: .utf8)
         let entries = try #require(text.range(of: "\"entries\""))
         let pages = try #require(text.range(of: "\"pages\""))
         #expect(entries.lowerBound < pages.lowerBound)
 
-        let second = try HARTestSupport.temporaryPath("second.sqlite")
+        let second = try TemporaryFolder.path("har", "second.sqlite")
         try await ImportCommand.parse([exported, "--session", second]).run()
-        let again = try HARTestSupport.temporaryPath("again.har")
+        let again = try TemporaryFolder.path("har", "again.har")
         try await ExportCommand.parse(["--session", second, "-o", again]).run()
         let a = try JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: exported)))
         let b = try JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: again)))
@@ -219,9 +219,9 @@ import Testing
         let flows = HARTestSupport.kagamiFlows()
         let text = HARExport.archive(flows, creatorVersion: "0.1.0").serialized()
         let secondEntry = try #require(text.range(of: "\"startedDateTime\"", range: text.index(after: text.range(of: "\"startedDateTime\"")!.upperBound)..<text.endIndex))
-        let harPath = try HARTestSupport.temporaryPath("cut.har")
+        let harPath = try TemporaryFolder.path("har", "cut.har")
         try Data(text[..<text.index(secondEntry.lowerBound, offsetBy: 30)].utf8).write(to: URL(fileURLWithPath: harPath))
-        let session = try HARTestSupport.temporaryPath("cut.sqlite")
+        let session = try TemporaryFolder.path("har", "cut.sqlite")
         await #expect(throws: ExitCode(2)) {
             try await ImportCommand.parse([harPath, "--session", session]).run()
         }

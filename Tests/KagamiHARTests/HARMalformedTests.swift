@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KagamiJSON
 import KagamiStore
+import KagamiTesting
 import Testing
 @testable import KagamiCLI
 @testable import KagamiHAR
@@ -70,17 +71,17 @@ import Testing
         var archive = try Self.chrome()
         // Two good entries before the bad one.
         archive = Self.setting(archive, ["log", "entries", "2", "timings", "receive"], "soon")
-        let harPath = try HARTestSupport.temporaryPath("partly.har")
+        let harPath = try TemporaryFolder.path("har", "partly.har")
         try Data(archive.serialized().utf8).write(to: URL(fileURLWithPath: harPath))
-        let session = try HARTestSupport.temporaryPath("partly.sqlite")
+        let session = try TemporaryFolder.path("har", "partly.sqlite")
         try await ImportCommand.parse([harPath, "--session", session]).run()
         #expect(try await SQLiteFlowStore(path: session).count() == 2)
 
         var unreadable = archive
         for index in 0..<2 { unreadable = Self.setting(unreadable, ["log", "entries", String(index), "request", "url"], "nowhere") }
-        let unreadablePath = try HARTestSupport.temporaryPath("unreadable.har")
+        let unreadablePath = try TemporaryFolder.path("har", "unreadable.har")
         try Data(unreadable.serialized().utf8).write(to: URL(fileURLWithPath: unreadablePath))
-        let missing = try HARTestSupport.temporaryPath("never.sqlite")
+        let missing = try TemporaryFolder.path("har", "never.sqlite")
         await #expect(throws: ExitCode(2)) {
             try await ImportCommand.parse([unreadablePath, "--session", missing]).run()
         }

@@ -28,12 +28,6 @@ enum HARTestSupport {
         return try? JSONSchema(compiling: document, options: .init(draft: .draft2020_12, assertsFormat: true))
     }()
 
-    static func temporaryPath(_ name: String) throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kagami-har-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder.appendingPathComponent(name).path
-    }
-
     /// The archive without its creator, which an export always replaces with Kagami.
     static func withoutCreator(_ archive: JSONValue) -> JSONValue {
         var copy = archive

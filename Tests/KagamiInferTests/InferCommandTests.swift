@@ -8,6 +8,7 @@ import KagamiHAR
 @testable import KagamiInfer
 import KagamiJSON
 import KagamiStore
+import KagamiTesting
 import Testing
 
 /// Exchanges built by hand, as the proxy would record them.
@@ -48,8 +49,7 @@ enum Traffic {
     }
 
     static func folder() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kagami-infer-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try TemporaryFolder.make("infer")
         return folder
     }
 

@@ -22,8 +22,7 @@ struct SchemaCheckCommandTests {
     }
 
     func workspace(_ files: [String: String]) throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kagami-schema-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFolder.make("schema")
         for (name, text) in files {
             try text.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import KagamiKit
+import KagamiTesting
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -42,8 +43,7 @@ import FoundationNetworking
     }
 
     @Test func aBrokenDescriptionSaysWhereItIsBroken() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kagami-kit-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFolder.make("kit")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("broken.yaml")
         try Data("openapi: 3.1.0\npaths: [\n".utf8).write(to: file)

@@ -22,8 +22,7 @@ import FoundationNetworking
     @Test func recordsFlowsAndAppliesRulesReplacedWhileRunning() async throws {
         let origin = try await OriginServer.start()
         defer { Task { try? await origin.stop() } }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kagami-kit-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFolder.make("kit")
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data(#"{"mapped": true}"#.utf8).write(to: directory.appendingPathComponent("user.json"))
         let session = directory.appendingPathComponent("session.kagami").path

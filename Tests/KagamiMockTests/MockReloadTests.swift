@@ -3,6 +3,7 @@ import Foundation
 import KagamiJSON
 import KagamiMock
 import NIOConcurrencyHelpers
+import KagamiTesting
 import Testing
 
 @Suite struct MockReloadTests {
@@ -19,8 +20,7 @@ import Testing
     }
 
     @Test func goodEditReloadsBrokenEditKeepsLastGoodVersion() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kagami-mock-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFolder.make("mock")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("api.apib")
         try Self.description(#"{"hello": "one"}"#).write(to: file, atomically: true, encoding: .utf8)
@@ -43,10 +43,7 @@ import Testing
     }
 
     static func eventually(_ condition: () async throws -> Bool) async throws {
-        for _ in 0..<100 {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        Issue.record("condition not met within 5 s")
+        let met = try await KagamiTesting.eventually(attempts: 100, every: .milliseconds(50), condition)
+        #expect(met, "condition not met after 100 looks")
     }
 }

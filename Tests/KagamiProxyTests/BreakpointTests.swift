@@ -21,11 +21,7 @@ struct BreakpointTests {
 
     /// The held exchanges once `count` of them wait, failing after five seconds.
     static func held(_ breakpoints: Breakpoints, count: Int) async throws -> [HeldExchange] {
-        for _ in 0..<500 {
-            let held = breakpoints.held
-            if held.count >= count { return held }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        if let held = try await eventually({ breakpoints.held.count >= count ? breakpoints.held : nil }) { return held }
         Issue.record("expected \(count) held exchanges, found \(breakpoints.held.count)")
         return breakpoints.held
     }

@@ -20,14 +20,14 @@ struct ClientLimitsTests {
             let clients = heads.map { head in
                 Task { try await RawConnection.exchange(port: h.proxyPort, send: Data(head.utf8), timeout: .seconds(120)) }
             }
-            for _ in 0..<3000 where h.proxy.clientConnections?.open != 0 { try await Task.sleep(for: .milliseconds(20)) }
+            try await eventually(attempts: 3000, every: .milliseconds(20)) { h.proxy.clientConnections?.open == 0 }
             #expect(h.proxy.clientConnections?.open == 0, "the proxy kept idle or incomplete connections open")
             for client in clients { _ = try await client.value }
             // A keep-alive connection that went quiet after an exchange is closed too.
             let afterOne = try await RawConnection.exchange(
                 port: h.proxyPort, send: Data("GET \(h.origin.baseURL)/echo HTTP/1.1\r\nHost: x\r\n\r\n".utf8), timeout: .seconds(120))
             #expect(afterOne.hasPrefix("HTTP/1.1 200"))
-            for _ in 0..<3000 where h.proxy.clientConnections?.open != 0 { try await Task.sleep(for: .milliseconds(20)) }
+            try await eventually(attempts: 3000, every: .milliseconds(20)) { h.proxy.clientConnections?.open == 0 }
             #expect(h.proxy.clientConnections?.open == 0)
             // Everyone else is served.
             let served = try await h.curl(["-w", " %{http_code}", "-o", "/dev/null", "\(h.origin.baseURL)/echo"])
@@ -64,14 +64,14 @@ struct ClientLimitsTests {
             for _ in 0..<6 {
                 held.append(try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: h.proxyPort).get())
             }
-            for _ in 0..<100 where h.proxy.clientConnections?.open != 6 { try await Task.sleep(for: .milliseconds(20)) }
+            try await eventually(attempts: 100, every: .milliseconds(20)) { h.proxy.clientConnections?.open == 6 }
             #expect(h.proxy.clientConnections?.open == 6)
             let refused = try await RawConnection.exchange(
                 port: h.proxyPort, send: Data("GET \(h.origin.baseURL)/echo HTTP/1.1\r\nHost: x\r\n\r\n".utf8), timeout: .seconds(30))
             #expect(refused.isEmpty, "a seventh client was served: \(refused.prefix(40))")
             #expect(notices.messages.first?.contains("6 client connections are open") == true, "\(notices.messages)")
             for channel in held.prefix(3) { try? await channel.close() }
-            for _ in 0..<100 where (h.proxy.clientConnections?.open ?? 0) > 3 { try await Task.sleep(for: .milliseconds(20)) }
+            try await eventually(attempts: 100, every: .milliseconds(20)) { (h.proxy.clientConnections?.open ?? 0) <= 3 }
             let served = try await h.curl(["-w", " %{http_code}", "-o", "/dev/null", "\(h.origin.baseURL)/echo"])
             #expect(served.stdoutText == " 200")
             for channel in held.dropFirst(3) { try? await channel.close() }
@@ -97,7 +97,7 @@ struct ClientLimitsTests {
             }
             // Every connection the proxy opened for the cancelled requests must be gone, without
             // waiting for the server's answer.
-            for _ in 0..<500 where h.origin.openConnections > 0 { try await Task.sleep(for: .milliseconds(20)) }
+            try await eventually(attempts: 500, every: .milliseconds(20)) { h.origin.openConnections == 0 }
             #expect(h.origin.openConnections == 0)
             #expect(h.origin.received.count > 0)
         }
@@ -119,12 +119,10 @@ struct ClientLimitsTests {
         }
         #expect(proxy.process.isRunning)
         for channel in held { try? await channel.close() }
-        var status = ""
-        for _ in 0..<100 where status != "200" {
-            status = try await CommandLineClient.curl.run(["-s", "--max-time", "60", "-x", "http://127.0.0.1:\(port)", "-o", "/dev/null", "-w", "%{http_code}", "\(origin.baseURL)/echo"]).stdoutText
-            if status != "200" { try await Task.sleep(for: .milliseconds(50)) }
+        let answered = try await eventually(attempts: 100, every: .milliseconds(50)) {
+            try await CommandLineClient.curl.run(["-s", "--max-time", "60", "-x", "http://127.0.0.1:\(port)", "-o", "/dev/null", "-w", "%{http_code}", "\(origin.baseURL)/echo"]).stdoutText == "200"
         }
-        #expect(status == "200")
+        #expect(answered)
         try await origin.stop()
     }
 }

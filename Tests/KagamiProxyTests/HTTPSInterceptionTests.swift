@@ -212,21 +212,6 @@ struct HTTPSInterceptionTests {
         }
     }
 
-    @Test func caKeyIsReadableByItsOwnerOnly() throws {
-        let directory = NSTemporaryDirectory() + "kagami-ca-" + UUID().uuidString
-        let created = try CertificateAuthority.loadOrCreate(directory: directory)
-        let mode = try #require(try FileManager.default.attributesOfItem(atPath: created.privateKeyPath)[.posixPermissions] as? Int)
-        #expect(mode == 0o600)
-        let loaded = try CertificateAuthority.loadOrCreate(directory: directory)
-        #expect(loaded.fingerprintSHA256 == created.fingerprintSHA256)
-        #expect(try created.certificate.extensions.basicConstraints == .isCertificateAuthority(maxPathLength: 0))
-    }
-
-    @Test func fingerprintsAreColonSeparatedUppercaseSHA256() {
-        // SHA-256 of nothing, the standard test vector.
-        #expect(CertificateAuthority.fingerprint(der: []) == "E3:B0:C4:42:98:FC:1C:14:9A:FB:F4:C8:99:6F:B9:24:27:AE:41:E4:64:9B:93:4C:A4:95:99:1B:78:52:B8:55")
-    }
-
     @Test func asyncHTTPClientTrustingTheCA() async throws {
         try await HTTPSHarness.with { h in
             var configuration = HTTPClient.Configuration()

@@ -57,21 +57,16 @@ struct ProxyHarness {
     /// for `count` of them (an exchange is recorded when it ends, just after the client is
     /// answered).
     func flows(count: Int) async throws -> [Flow] {
-        for _ in 0..<200 {
+        let enough = try await eventually(attempts: 200) {
             try await store.flush()
             let flows = try await store.allFlows()
-            if flows.count >= count { return flows }
-            try await Task.sleep(for: .milliseconds(10))
+            return flows.count >= count ? flows : nil
         }
+        if let enough { return enough }
         return try await store.allFlows()
     }
 }
 
-func temporaryPath(_ name: String) -> String {
-    let directory = NSTemporaryDirectory() + "kagami-tests-" + UUID().uuidString
-    try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    return directory + "/" + name
-}
 
 /// The JSON the origin's /echo route answers with.
 struct Echo: Decodable {

@@ -45,24 +45,18 @@ struct WebSocketMessageToolsTests {
 
     /// The messages of the one WebSocket flow, once its connection has been recorded as ended.
     static func messages(_ proxy: ProxyHarness) async throws -> [WebSocketMessage] {
-        for _ in 0..<1500 {
+        let ended = try await eventually(attempts: 1500, every: .milliseconds(20)) {
             try await proxy.store.flush()
-            if let flow = try await proxy.store.allFlows().first(where: \.isWebSocket), flow.timings.end != nil {
-                return try await proxy.store.messages(of: flow.id, offset: 0, limit: nil)
-            }
-            try await Task.sleep(for: .milliseconds(20))
+            return try await proxy.store.allFlows().first { $0.isWebSocket && $0.timings.end != nil }
         }
+        if let ended { return try await proxy.store.messages(of: ended.id, offset: 0, limit: nil) }
         Issue.record("no WebSocket flow ended")
         return []
     }
 
     /// Waits until a message is held; nil after about thirty seconds (a bound, not a timing).
     static func held(_ breakpoints: Breakpoints) async throws -> HeldExchange? {
-        for _ in 0..<3000 {
-            if let held = breakpoints.held.first { return held }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return nil
+        try await eventually(attempts: 3000) { breakpoints.held.first }
     }
 
     @Test(arguments: [true, false])
@@ -139,11 +133,7 @@ struct WebSocketMessageToolsTests {
     @Test func messagesInjectedReachTheClientAndTheServer() async throws {
         try await Self.with(forward: true) { proxy, server in
             async let report = Self.talk(through: proxy, to: server, send: ["hi"], expect: ["hi", "from kagami", "to the server"])
-            var flowID: UUID?
-            for _ in 0..<3000 where flowID == nil {
-                flowID = proxy.proxy.webSockets.open.first
-                if flowID == nil { try await Task.sleep(for: .milliseconds(10)) }
-            }
+            let flowID = try await eventually(attempts: 3000) { proxy.proxy.webSockets.open.first }
             let id = try #require(flowID)
             let toClient = WebSocketMessage(direction: .receive, time: Date(), opcode: .text, data: Data("from kagami".utf8), size: 11)
             try await proxy.proxy.webSockets.inject(toClient, into: id)

@@ -2,6 +2,7 @@ import Foundation
 import KagamiFlow
 import KagamiPostgresStore
 import KagamiStore
+import KagamiTesting
 import Testing
 
 /// The drivers the store suite runs against. PostgreSQL needs a server: `./scripts/test.sh`
@@ -74,11 +75,6 @@ func shutDown(_ stores: (any FlowStore)...) async {
     }
 }
 
-func temporaryPath(_ name: String) -> String {
-    let directory = NSTemporaryDirectory() + "kagami-store-tests-" + UUID().uuidString
-    try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    return directory + "/" + name
-}
 
 /// A loopback port nothing listens on: bound and released.
 func closedLoopbackPort() throws -> Int {

@@ -82,10 +82,8 @@ import Testing
 
         // A removed token stops working (each answer is remembered for 10 seconds at most).
         #expect(try await kagami.run(["serve", "token", "remove", "reader-\(suffix)", "--store", url]).status == 0)
-        var refused = false
-        for _ in 0..<120 where !refused {
-            refused = try await status("/api/sessions", bearer(reader)) == "401"
-            if !refused { try await Task.sleep(for: .milliseconds(250)) }
+        let refused = try await eventually(attempts: 120, every: .milliseconds(250)) {
+            try await status("/api/sessions", bearer(reader)) == "401"
         }
         #expect(refused)
         #expect(try await status("/api/sessions", bearer(writer)) == "200")

@@ -27,8 +27,7 @@ struct LiveSetup {
     let client: HTTPClient
 
     static func with(_ body: (LiveSetup) async throws -> Void) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kagami-tools-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFolder.make("tools")
         let origin = try await OriginServer.start()
         let store = try SQLiteFlowStore(path: directory.appendingPathComponent("session.sqlite").path)
         let hub = FlowHub(forwardingTo: store)
@@ -85,11 +84,11 @@ struct LiveSetup {
 
     /// `GET /api/breakpoints/held` once it lists `count`, failing after five seconds.
     func held(count: Int) async throws -> [JSONValue] {
-        for _ in 0..<250 {
+        let list = try await eventually(attempts: 250, every: .milliseconds(20)) {
             let list = try await json(.GET, "/api/breakpoints/held")["held"]?.arrayValue ?? []
-            if list.count >= count { return list }
-            try await Task.sleep(for: .milliseconds(20))
+            return list.count >= count ? list : nil
         }
+        if let list { return list }
         Issue.record("the API never listed \(count) held exchanges")
         return []
     }
@@ -180,7 +179,7 @@ struct ToolsAPITests {
             async let stream = RawConnection.exchange(
                 port: live.uiPort, send: Data("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:\(live.uiPort)\r\n\r\n".utf8), timeout: .seconds(30),
                 until: { $0.contains("event: released") && $0.contains("event: flow") })
-            for _ in 0..<500 where live.hub.subscriberCount == 0 { try await Task.sleep(for: .milliseconds(20)) }
+            try await eventually(every: .milliseconds(20)) { live.hub.subscriberCount > 0 }
             async let answer = live.curl(["\(live.origin.baseURL)/echo"])
             let held = try #require(try await live.held(count: 1).first)
             let id = try #require(held["id"]?.stringValue)

@@ -15,8 +15,7 @@ struct RunningUI {
     let directory: URL
 
     static func start(host: String = "127.0.0.1", heartbeat: Double = 15) async throws -> RunningUI {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kagami-ui-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFolder.make("ui")
         let store = try SQLiteFlowStore(path: directory.appendingPathComponent("session.sqlite").path)
         let hub = FlowHub(forwardingTo: store)
         let server = try UIServer(

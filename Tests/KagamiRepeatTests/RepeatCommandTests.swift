@@ -6,13 +6,12 @@ import KagamiStore
 import KagamiTesting
 import Testing
 @testable import KagamiCLI
-@testable import KagamiHAR
 
-/// `kagami repeat` on a session file, and repeats in HAR.
+/// `kagami repeat` on a session file.
 @Suite struct RepeatCommandTests {
     /// A session holding one recorded POST to the testing origin's /echo.
     static func session(origin: OriginServer) async throws -> (path: String, flow: Flow) {
-        let path = try HARTestSupport.temporaryPath("session.sqlite")
+        let path = try TemporaryFolder.path("repeat", "session.sqlite")
         let store = try SQLiteFlowStore(path: path)
         let body = Data("repeat me".utf8)
         let flow = Flow(
@@ -64,16 +63,5 @@ import Testing
             try await RepeatCommand.parse(["--session", path, UUID().uuidString]).run()
         }
         #expect(origin.received.isEmpty)
-    }
-
-    @Test func repeatOfSurvivesHARExportAndImport() throws {
-        var flow = FlowFixtures.getJSON()
-        let original = UUID()
-        flow.repeatOf = original
-        let archive = HARExport.archive([flow], creatorVersion: "0.1.0")
-        #expect(archive["log"]?["entries"]?[0]?["_repeatOf"] == .string(original.uuidString))
-        let imported = try HARTestSupport.importAll(Array(archive.serialized().utf8))
-        #expect(imported.first?.repeatOf == original)
-        #expect(imported.first?.archiveFields == nil)
     }
 }
