@@ -170,10 +170,8 @@ public struct FlowFilter: Sendable, Equatable {
         for condition in conditions {
             let part: String
             switch condition.term {
-            case .host(let pattern):
-                part = dialect.condition("host", matches: bind(.text(dialect.pattern(pattern))), caseInsensitive: true)
-            case .path(let pattern):
-                part = dialect.condition(dialect.path, matches: bind(.text(dialect.pattern(pattern))), caseInsensitive: false)
+            case .host(let pattern): part = dialect.condition("host", matches: pattern, bind: bind)
+            case .path(let pattern): part = dialect.condition(dialect.path, matches: pattern, bind: bind)
             case .method(let value): part = "lower(method) = \(bind(.text(value)))"
             case .statusClass(let digit):
                 part = "(status IS NOT NULL AND status >= \(bind(.integer(digit * 100))) AND status < \(bind(.integer(digit * 100 + 100))))"

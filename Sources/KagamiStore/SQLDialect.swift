@@ -14,22 +14,22 @@ public enum SQLDialect: Sendable {
         }
     }
 
-    /// The condition that `column` (an SQL expression) matches the whole of `pattern`, bound at
-    /// `placeholder`: lowercased first when the pattern ignores case, as `WildcardPattern` lowers
-    /// ASCII letters.
-    func condition(_ column: String, matches placeholder: String, caseInsensitive: Bool) -> String {
-        let value = caseInsensitive ? "lower(\(column))" : column
+    /// The condition that `column` (an SQL expression) matches the whole of `pattern`, with
+    /// `bind` giving the placeholder of an argument: the column is lowercased first when the
+    /// pattern ignores case, as `WildcardPattern` lowers the letters of what it matches.
+    func condition(_ column: String, matches pattern: WildcardPattern, bind: (SQLArgument) -> String) -> String {
+        let value = pattern.isCaseInsensitive ? "lower(\(column))" : column
+        let placeholder = bind(.text(self.pattern(pattern)))
         switch self {
         case .sqlite: return "\(value) GLOB \(placeholder)"
         case .postgres: return "\(value) ~ \(placeholder)"
         }
     }
 
-    /// The pattern's steps written for `condition(_:matches:caseInsensitive:)`: a GLOB for
-    /// SQLite, a regular expression anchored at both ends for PostgreSQL. Both compare
-    /// characters where the pattern compares bytes, which is the same for ASCII (hosts and
-    /// percent-encoded paths).
-    public func pattern(_ pattern: WildcardPattern) -> String {
+    /// The pattern's steps written for `condition(_:matches:bind:)`: a GLOB for SQLite, a
+    /// regular expression anchored at both ends for PostgreSQL. Both compare characters where
+    /// the pattern compares bytes, which is the same for ASCII (hosts and percent-encoded paths).
+    func pattern(_ pattern: WildcardPattern) -> String {
         var text = self == .postgres ? "^" : ""
         var literal: [UInt8] = []
         func flushLiteral() {
@@ -110,8 +110,8 @@ public enum SQLDialect: Sendable {
     }
 
     /// The request's path (its target before `?`) read from the flow table's `url` column,
-    /// `scheme://authority` + target, or the target alone for CONNECT: as the web UI's rows
-    /// give it.
+    /// `scheme://authority` + target (which starts at `/`, or is `*` for `OPTIONS *`), or the
+    /// target alone for CONNECT: as the web UI's rows give it.
     var path: String {
         switch self {
         case .sqlite:
