@@ -980,7 +980,7 @@ public final class PostgresFlowStore: FlowStore {
         try await reading("flows") {
             var binds = PostgresBindings()
             binds.append(sessionID)
-            let (condition, arguments) = query.filter.sql(placeholder: { "$\($0 + 1)" }, like: "ILIKE")
+            let (condition, arguments) = query.filter.sql(.postgres, placeholder: { "$\($0 + 1)" })
             for argument in arguments {
                 switch argument {
                 case .text(let text): binds.append(text)

@@ -61,15 +61,18 @@ extension FlowStore {
 }
 
 /// The web UI's filter box, for stores to answer: whitespace-separated words that must all
-/// hold; `host:` (part of the host), `method:`, `status:` (`404`, `4xx`, `4`, `none`) and
-/// `has:error` qualify a word, a leading `-` negates it, and any other word is part of the
-/// URL or the method. Words about what only a flow's whole record says (`type:`, `contract:`,
+/// hold; `host:` and `path:` (part of the host or of the request's path, or with `*`, `?` or
+/// `[` a `WildcardPattern` of all of it, as rules' locations), `method:`, `status:` (`404`,
+/// `4xx`, `4`, `none`) and `has:error` qualify a word, a leading `-` negates it, and any other
+/// word is part of the URL or the method. Words about what only a flow's whole record says (`type:`, `contract:`,
 /// `has:rule`...) are not applied by the store: they are listed in `unapplied`, for the caller to
 /// apply to the flows it gets.
 public struct FlowFilter: Sendable, Equatable {
     public enum Term: Sendable, Equatable {
-        /// The host contains this (lowercase).
-        case host(String)
+        /// The host matches this (ignoring case).
+        case host(WildcardPattern)
+        /// The request's path, before `?`, matches this.
+        case path(WildcardPattern)
         /// The method is this (lowercase).
         case method(String)
         case statusClass(Int)
@@ -107,9 +110,11 @@ public struct FlowFilter: Sendable, Equatable {
             let term: Term?
             if let colon = word.firstIndex(of: ":"), colon > word.startIndex {
                 let key = word[..<colon].lowercased()
-                let value = word[word.index(after: colon)...].lowercased()
+                let text = String(word[word.index(after: colon)...])
+                let value = text.lowercased()
                 switch key {
-                case "host": term = .host(value)
+                case "host": term = .host(Self.pattern(value, caseInsensitive: true))
+                case "path": term = .path(Self.pattern(text, caseInsensitive: false))
                 case "method": term = .method(value)
                 case "status": term = Self.status(value)
                 case "has" where value == "error": term = .failed
@@ -128,6 +133,12 @@ public struct FlowFilter: Sendable, Equatable {
         self.init(conditions: conditions, unapplied: unapplied)
     }
 
+    /// A value with `*`, `?` or `[` is a pattern of the whole text; any other is a part of it.
+    static func pattern(_ value: String, caseInsensitive: Bool) -> WildcardPattern {
+        let wildcard = value.contains { $0 == "*" || $0 == "?" || $0 == "[" }
+        return WildcardPattern(wildcard ? value : "*\(value)*", caseInsensitive: caseInsensitive)
+    }
+
     private static func status(_ value: String) -> Term {
         if value == "none" || value == "failed" { return .noStatus }
         if value.count == 1 || (value.count == 3 && value.hasSuffix("xx")), let digit = value.first?.wholeNumberValue, (1...5).contains(digit) {
@@ -137,10 +148,11 @@ public struct FlowFilter: Sendable, Equatable {
         return .impossible
     }
 
-    /// The filter as an SQL condition on the flow table's summary columns (`host`, `method`,
-    /// `status`, `error`, `url`), with `placeholder(n)` for the n-th argument (1-based) and
-    /// `like` the case-insensitive LIKE of the dialect; `TRUE` when there are no conditions.
-    public func sql(placeholder: (Int) -> String, like: String = "LIKE") -> (condition: String, arguments: [SQLArgument]) {
+    /// The filter as an SQL condition of the dialect on the flow table's summary columns (`host`,
+    /// `method`, `status`, `error`, `url`), with `placeholder(n)` for the n-th argument
+    /// (1-based); `TRUE` when there are no conditions.
+    public func sql(_ dialect: SQLDialect, placeholder: (Int) -> String) -> (condition: String, arguments: [SQLArgument]) {
+        let like = dialect.like
         var arguments: [SQLArgument] = []
         func bind(_ argument: SQLArgument) -> String {
             arguments.append(argument)
@@ -158,7 +170,8 @@ public struct FlowFilter: Sendable, Equatable {
         for condition in conditions {
             let part: String
             switch condition.term {
-            case .host(let value): part = "host \(like) \(bind(contains(value))) ESCAPE '\\'"
+            case .host(let pattern): part = dialect.condition("host", matches: pattern, bind: bind)
+            case .path(let pattern): part = dialect.condition(dialect.path, matches: pattern, bind: bind)
             case .method(let value): part = "lower(method) = \(bind(.text(value)))"
             case .statusClass(let digit):
                 part = "(status IS NOT NULL AND status >= \(bind(.integer(digit * 100))) AND status < \(bind(.integer(digit * 100 + 100))))"

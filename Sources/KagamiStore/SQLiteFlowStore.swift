@@ -544,7 +544,7 @@ public final class SQLiteFlowStore: FlowStore {
     /// and a bounded sort keeps the page's worth), however rare the words. Then those rows are
     /// read.
     public func flows(_ query: FlowQuery) async throws -> FlowPage {
-        let (condition, filterArguments) = query.filter.sql(placeholder: { _ in "?" })
+        let (condition, filterArguments) = query.filter.sql(.sqlite, placeholder: { _ in "?" })
         let filtered = !query.filter.isEmpty
         let newestFirst = query.order == .newestFirst
         let order = newestFirst ? "DESC" : "ASC"

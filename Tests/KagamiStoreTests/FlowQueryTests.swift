@@ -96,6 +96,77 @@ struct FlowQueryTests {
         await shutDown(store)
     }
 
+    /// `host:` and `path:` with `*`, `?` or `[` are patterns of the whole host or path, with
+    /// `WildcardPattern`'s meaning; without, a part of it, as before.
+    @Test func hostAndPathWordsAreWildcardPatternsWhenTheyHaveWildcards() {
+        let filter = FlowFilter(parsing: "host:*.Example.COM path:/API/* host:exam path:V1 -path:/x/[0-9]?")
+        #expect(filter.conditions.map(\.term) == [
+            .host(WildcardPattern("*.example.com", caseInsensitive: true)),
+            .path(WildcardPattern("/API/*")),
+            .host(WildcardPattern("*exam*", caseInsensitive: true)),
+            .path(WildcardPattern("*V1*")),
+            .path(WildcardPattern("/x/[0-9]?")),
+        ])
+        #expect(filter.conditions.map(\.negated) == [false, false, false, false, true])
+        #expect(filter.unapplied.isEmpty)
+    }
+
+    /// The SQL each store writes for a host or path pattern selects exactly the flows
+    /// `WildcardPattern.matches` does, with the characters GLOB, LIKE and regular expressions
+    /// give a meaning to taken as the pattern means them.
+    @Test(arguments: StoreDriver.allCases)
+    func hostAndPathPatternsSelectWhatWildcardPatternMatches(_ driver: StoreDriver) async throws {
+        let hosts = [
+            "api.example.com", "API-1.Test", "api-x.test", "a%b.example", "a_b.example", "x+y.test", "p(q).test", #"back\slash.test"#,
+            "star.host", "caret^h", "dash-h", "close]h", "open[h", "eg", "ab", "z.example.com",
+        ]
+        let paths = [
+            "/api/v1", "/api/v2/users?x=1&y=*", "/API/x", "/a%20b", "/a_b", "/a.b", "/a+b", "/a(b)", #"/a\b"#, "/x*y", "/x[1]", "/",
+            "/caret^", "/dash-", "/br]", "/api/v1?q=/api/v1",
+        ]
+        var flows: [Flow] = []
+        for (index, host) in hosts.enumerated() {
+            flows.append(FlowFixtures.getJSON(url: paths[index % paths.count], host: host, start: Date(timeIntervalSince1970: 1_780_000_000 + Double(index))))
+        }
+        var tunnel = FlowFixtures.getJSON(host: "tunnel.example.com", start: Date(timeIntervalSince1970: 1_780_000_100))
+        tunnel.request.method = "CONNECT"
+        tunnel.request.target = "tunnel.example.com:443"
+        flows.append(tunnel)
+        var options = FlowFixtures.getJSON(url: "*", host: "options.test", start: Date(timeIntervalSince1970: 1_780_000_101))
+        options.request.method = "OPTIONS"
+        flows.append(options)
+        let store = try await driver.newSession().open()
+        for flow in flows { store.record(flow) }
+        try await store.flush()
+
+        let patterns = [
+            "*.example.com", "api-[0-9].test", "API-[0-9].TEST", "*[!a-z]*", "*[^.a-z]*", "a?b*", "*%*", "*_*", "a.b", "*.*", "*+*", "*(*", "*)*",
+            #"*\*"#, "[[]*", "*[]]*", "*[]-]*", "*[-]*", "*[^]]*", "*[!-]*", "*[]^]*", #"*[\^]*"#, "*[^^]*", "[a-c]*", "[z-a]*", "*[*]*",
+            "*[?]*", "*[", "*[a-", "*?", "????", "?????????????????", "*", "*e*e*", "x+y.test", "*h", "*]h", "*[0-9]*", "*[.-]*", "*[.-9]*",
+            "/api/*", "/api/v?", "/API/*", "*/a?b", "/a[%_.+(]b*", "/x[*]y", "/x[[]1]", "/[!a]*", "*^", "*-", "/br]", "/", "?",
+            "tunnel.*", "*:443", "[*]", "options.*", "*?*=*", "exam", "API", "/a", "b",
+        ]
+        for source in patterns {
+            for kind in ["host", "path"] {
+                let filter = FlowFilter(parsing: "\(kind):\(source)")
+                let pattern: WildcardPattern
+                switch filter.conditions.first?.term {
+                case .host(let host)?: pattern = host
+                case .path(let path)?: pattern = path
+                default: Issue.record("\(kind):\(source) is no pattern"); continue
+                }
+                let expected = flows.filter { flow in
+                    let request = flow.request
+                    return pattern.matches(kind == "host" ? request.host : request.method == "CONNECT" ? request.target : request.path)
+                }.map(\.id)
+                #expect(try await ids(store, "\(kind):\(source)") == expected, "\(kind):\(source)")
+                let others = flows.map(\.id).filter { !expected.contains($0) }
+                #expect(try await ids(store, "-\(kind):\(source)") == others, "-\(kind):\(source)")
+            }
+        }
+        await shutDown(store)
+    }
+
     /// SQLite reads a filtered page from the positions next to its cursor first, and from its
     /// index for what they don't fill: with a window of 3 positions, every page of every filter,
     /// either way, is the page a filter over all the flows gives.

@@ -196,6 +196,12 @@ class Suite:
                    lambda: f"the newest rows of {host}: {self.rows()[-3:]}")
         self.timings["host_filter_s"] = round(time.time() - started, 2)
         assert self.count_text().endswith(f" of {COUNT} exchanges"), self.count_text()
+        # Host and path patterns are the server's too: `?` is any one character, `*` any run.
+        patterns = f"host:?{host[1:]} path:/items/*{(COUNT - 1) % 10}"
+        self.filter(patterns)
+        self.until(lambda: self.page()["query"] == patterns and not self.page()["loading"], "the server's answer to the patterns")
+        self.until(lambda: self.rows() and all(host in row and "/items/" in row for row in self.rows()) and any(newest in row for row in self.rows()),
+                   lambda: f"the newest rows of {patterns}: {self.rows()[-3:]}")
         # Plain text goes to the server too: exchanges far older than the rows the page held.
         oldest = 4242 if COUNT > 50_000 else 42
         started = time.time()
@@ -241,6 +247,12 @@ class Suite:
         self.timings.update({"filter_keystroke_max_ms": round(max(times)), "filter_keystrokes_ms": [round(t) for t in times]})
         assert self.page()["query"] == "", "filtered in the page, not asked of the server"
         self.until(lambda: self.count_text() == f"{COUNT // 50} of {COUNT + LIVE} exchanges", lambda: self.count_text())
+        # So do host and path patterns: every twentieth exchange is on h19.test and ends in 9.
+        self.filter("host:h1?.test path:/items/*9")
+        self.until(lambda: self.count_text() == f"{COUNT // 20} of {COUNT + LIVE} exchanges", lambda: self.count_text())
+        self.filter("path:/live/*")
+        self.until(lambda: self.count_text() == f"{LIVE} of {COUNT + LIVE} exchanges", lambda: self.count_text())
+        assert self.page()["query"] == "", "filtered in the page, not asked of the server"
         self.shot("scale-100k")
 
     def run(self):

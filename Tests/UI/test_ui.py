@@ -220,7 +220,11 @@ class Suite:
     def test_filter_narrows(self):
         cases = {"status:4xx": ["/status/404"], "status:5xx": ["/status/503"], "method:POST": ["/forms/signup"],
                  "type:json": ["/api/users.json", "/forms/signup"], "type:image": ["/images/logo.png"],
-                 "search": ["/search"], "-status:2xx": ["/status/404", "/status/503"], "host:127.0.0.1 status:404": ["/status/404"]}
+                 "search": ["/search"], "-status:2xx": ["/status/404", "/status/503"], "host:127.0.0.1 status:404": ["/status/404"],
+                 # host: and path: with *, ? or [ are location wildcards for the whole host or path (the query apart).
+                 "path:/status/*": ["/status/404", "/status/503"], "host:*.example": [], "path:/s*": ["/search", "/status/404", "/status/503"],
+                 "host:127.0.0.? path:/[a-i]*": ["/api/users.json", "/images/logo.png", "/forms/signup"], "-path:/*/*": ["/search"],
+                 "path:earch": ["/search"]}
         for text, expected in cases.items():
             self.filter(text)
             self.until(lambda: len(self.rows()) == len(expected), f"{text}: {len(expected)} rows")

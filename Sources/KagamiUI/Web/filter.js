@@ -1,6 +1,8 @@
-// The filter box: words narrow the list, all must hold. `host:` `method:` `status:` `type:` `has:`
-// `contract:` (violations, errors, warnings) qualify a word; a leading `-` negates it; anything
-// else matches the URL or the method.
+// The filter box: words narrow the list, all must hold. `host:` `path:` `method:` `status:` `type:`
+// `has:` `contract:` (violations, errors, warnings) qualify a word; a leading `-` negates it;
+// anything else matches the URL or the method. `host:` and `path:` take part of the host or path,
+// or with `*`, `?` or `[` a pattern of all of it, as rules' locations do (FlowFilter in
+// Sources/KagamiStore/FlowQuery.swift answers the same words for the server's pages).
 
 export function parseFilter(text) {
   const tests = [];
@@ -9,10 +11,20 @@ export function parseFilter(text) {
     const word = negate ? raw.slice(1) : raw;
     const colon = word.indexOf(":");
     const key = colon > 0 ? word.slice(0, colon).toLowerCase() : "";
-    const value = colon > 0 ? word.slice(colon + 1).toLowerCase() : word.toLowerCase();
+    const text = colon > 0 ? word.slice(colon + 1) : word;
+    const value = text.toLowerCase();
     let test;
     switch (key) {
-      case "host": test = (f) => f.host.toLowerCase().includes(value); break;
+      case "host": {
+        const matches = locationTest(value);
+        test = (f) => matches(f.host.toLowerCase());
+        break;
+      }
+      case "path": {
+        const matches = locationTest(text);
+        test = (f) => matches(f.path);
+        break;
+      }
       case "method": test = (f) => f.method.toLowerCase() === value; break;
       case "status": test = statusTest(value); break;
       case "type": test = (f) => (f.type || "").includes(value); break;
@@ -37,6 +49,61 @@ export function parseFilter(text) {
   }
   if (tests.length === 0) return null;
   return (f) => tests.every((t) => t(f));
+}
+
+/** A `host:` or `path:` value: with `*`, `?` or `[` a pattern of the whole text, else a part of it. */
+function locationTest(value) {
+  if (!/[*?[]/.test(value)) return (text) => text.includes(value);
+  const pattern = wildcardRegExp(value);
+  return (text) => pattern.test(text);
+}
+
+/**
+ * A location wildcard as WildcardPattern (Sources/KagamiFlow/WildcardPattern.swift) reads it:
+ * `*` any run, `?` one character, `[a-z0-9]` one of a set (`[!a-z]` or `[^a-z]` none of it, a `]`
+ * first is a member); an unclosed `[` and everything else stand for themselves.
+ */
+export function wildcardRegExp(pattern) {
+  let source = "";
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === "*") source += ".*";
+    else if (c === "?") source += ".";
+    else {
+      const set = c === "[" ? wildcardSet(pattern, i) : null;
+      if (set) {
+        source += set.source;
+        i = set.end;
+      } else source += unicodeEscape(c);
+    }
+  }
+  return new RegExp(`^${source}$`, "s");
+}
+
+/** The set `[...]` opening at `start`: its RegExp class and the index of its `]`; null when unclosed. */
+function wildcardSet(pattern, start) {
+  let i = start + 1;
+  const negated = pattern[i] === "!" || pattern[i] === "^";
+  if (negated) i++;
+  let members = "";
+  for (let first = true; i < pattern.length; first = false) {
+    const c = pattern[i];
+    if (c === "]" && !first) return { source: `[${negated ? "^" : ""}${members}]`, end: i };
+    if (i + 2 < pattern.length && pattern[i + 1] === "-" && pattern[i + 2] !== "]") {
+      const [low, high] = c <= pattern[i + 2] ? [c, pattern[i + 2]] : [pattern[i + 2], c];
+      members += `${unicodeEscape(low)}-${unicodeEscape(high)}`;
+      i += 3;
+    } else {
+      members += unicodeEscape(c);
+      i += 1;
+    }
+  }
+  return null;
+}
+
+/** `\uXXXX`: the character, with no meaning to a RegExp. */
+function unicodeEscape(c) {
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
 }
 
 /** `404`, `4xx`, `4`, `none` (no response). */

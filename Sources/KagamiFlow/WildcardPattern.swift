@@ -1,10 +1,11 @@
 // Charles's location wildcards (`*`, `?`, `[a-z]`) compiled once into byte-level steps, so
-// matching a request costs a short loop and never a regular expression.
+// matching a request costs a short loop and never a regular expression. The one reader of the
+// syntax: rules' locations match with it, and the stores write its steps in their SQL.
 
 /// A compiled wildcard pattern: `*` is any run (including empty and `/`), `?` is one byte,
 /// `[a-z0-9]` is one byte from a set (`[!a-z]` or `[^a-z]` negates it); everything else is literal.
 public struct WildcardPattern: Sendable, Hashable {
-    enum Step: Sendable, Hashable {
+    public enum Step: Sendable, Hashable {
         case literal(UInt8)
         case anyByte
         case set(ranges: [ClosedRange<UInt8>], negated: Bool)
@@ -53,6 +54,12 @@ public struct WildcardPattern: Sendable, Hashable {
             bytes.append(byte)
         }
         return bytes
+    }
+
+    /// What the pattern matches, one step per byte or run (`*`), from the lowercased source when
+    /// the pattern ignores case.
+    public var steps: [Step] {
+        Self.compile(Array((isCaseInsensitive ? source.lowercased() : source).utf8))
     }
 
     /// True when the pattern matches any input (blank or only `*`).
