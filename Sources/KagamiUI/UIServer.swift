@@ -39,15 +39,10 @@ public final class UIServer: Sendable {
     public let configuration: Configuration
     /// The token clients must present, or nil on loopback.
     public let token: String?
-    let store: any FlowStore
-    let hub: FlowHub
-    let page: WebPage
-    /// The proxy in this process, for breakpoints and repeats.
-    let liveProxy: LiveProxy?
-    /// The proxy's rules, for `/api/rules`; nil when no proxy runs beside the UI.
-    let rules: RulesControl?
-    /// The descriptions the proxy checks traffic against, for `/api/contract`.
-    let contracts: LiveContracts?
+    /// What the page and the admin API act on.
+    let routes: UIRoutes
+    var store: any FlowStore { routes.store }
+    var hub: FlowHub { routes.hub }
     private let running = Mutex<Task<Void, any Error>?>(nil)
     /// Set by `stop()`: the server is cancelled, and what it logs about that is not news.
     private let stopping = StoppingFlag()
@@ -57,26 +52,16 @@ public final class UIServer: Sendable {
         contracts: LiveContracts? = nil
     ) throws {
         self.configuration = configuration
-        self.store = store
-        self.hub = hub
-        self.liveProxy = liveProxy
-        self.rules = rules
-        self.contracts = contracts
-        self.page = try WebPage.load()
-        if UIAccess.isLoopback(configuration.host) {
-            token = nil
-        } else {
-            token = configuration.token ?? UIAccess.makeToken()
-        }
+        let token = UIAccess.isLoopback(configuration.host) ? nil : configuration.token ?? UIAccess.makeToken()
+        self.token = token
+        routes = UIRoutes(
+            configuration: configuration, tokenRequired: token != nil, store: store, hub: hub, page: try WebPage.load(),
+            liveProxy: liveProxy, rules: rules, contracts: contracts)
     }
 
     /// Starts listening and returns the port (useful with port 0).
     public func start() async throws -> Int {
-        let router = buildRouter(
-            UIRoutes(
-                configuration: configuration, tokenRequired: token != nil, store: store, hub: hub, page: page, liveProxy: liveProxy,
-                rules: rules, contracts: contracts),
-            access: UIAccessMiddleware(token: token))
+        let router = buildRouter(routes, access: UIAccessMiddleware(token: token))
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
         let app = buildApplication(
             responder: router.buildResponder(), host: configuration.host, port: configuration.port, stopping: stopping,
