@@ -20,6 +20,8 @@ public struct HeaderFields: Sendable, Hashable, Codable {
     }
 
     /// Fields from a sequence of named pairs, such as NIO's `HTTPHeaders`.
+    /// Inlinable, so it is specialised for the sequence where it is used (it runs per exchange).
+    @inlinable
     public init<Pairs: Sequence>(_ pairs: Pairs) where Pairs.Element == (name: String, value: String) {
         self.fields = pairs.map { Field(name: $0.name, value: $0.value) }
     }
