@@ -100,12 +100,7 @@ final class HTTP2PrefaceSniffer: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var incoming = unwrapInboundIn(data)
-        if buffered == nil {
-            buffered = incoming
-        } else {
-            buffered?.writeBuffer(&incoming)
-        }
+        buffered.gather(unwrapInboundIn(data))
         guard let bytes = buffered else { return }
         let seen = bytes.readableBytesView.prefix(HTTP2ClientSide.preface.count)
         let isPreface = seen.elementsEqual(HTTP2ClientSide.preface.prefix(seen.count))

@@ -54,12 +54,7 @@ final class TunnelProtocolSniffer: ChannelInboundHandler, RemovableChannelHandle
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var incoming = unwrapInboundIn(data)
-        if buffered == nil {
-            buffered = incoming
-        } else {
-            buffered?.writeBuffer(&incoming)
-        }
+        buffered.gather(unwrapInboundIn(data))
         guard let buffered else { return }
         switch TLSClientHello.inspect(Array(buffered.readableBytesView.prefix(5 + 16_384 + 2048))) {
         case .needMoreBytes:

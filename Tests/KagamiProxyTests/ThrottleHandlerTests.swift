@@ -8,16 +8,6 @@ import Testing
 /// when the test moves it: chunks arrive at their exact instants, reads stop while too much
 /// waits, a close from the server waits behind the bytes before it.
 @Suite struct ThrottleHandlerTests {
-    /// Counts the reads that get past the link to the socket.
-    final class ReadCounter: ChannelOutboundHandler {
-        typealias OutboundIn = Never
-        var reads = 0
-        func read(context: ChannelHandlerContext) {
-            reads += 1
-            context.read()
-        }
-    }
-
     /// What reaches the handlers after the link, in order.
     final class EventLog: ChannelInboundHandler {
         typealias InboundIn = ByteBuffer

@@ -22,16 +22,6 @@ import Testing
         func record(messages: [WebSocketMessage], of flowID: UUID) { self.messages.withLock { $0 += messages } }
     }
 
-    /// Counts the reads that get past the relay to the socket.
-    final class ReadCounter: ChannelOutboundHandler {
-        typealias OutboundIn = Never
-        var reads = 0
-        func read(context: ChannelHandlerContext) {
-            reads += 1
-            context.read()
-        }
-    }
-
     struct Relay {
         let client = EmbeddedChannel()
         let server = EmbeddedChannel()
