@@ -1,8 +1,5 @@
 import ArgumentParser
-import Foundation
 import KagamiCurl
-import KagamiFlow
-import KagamiStore
 
 /// `kagami curl --session FILE ID`: Copy cURL Request.
 struct CurlRequestCommand: AsyncParsableCommand {
@@ -11,28 +8,19 @@ struct CurlRequestCommand: AsyncParsableCommand {
         abstract: "Print a curl command that sends a recorded request again (method, URL, headers, body bytes)."
     )
 
-    @Option(help: "Session file.")
-    var session: String
+    @OptionGroup var source: SessionOptions
 
     @Argument(help: "The exchange's id (from `kagami flows --ids`).")
     var id: String
 
-    func run() async throws {
-        let store = try SessionFile.open(session)
-        let flow = try await SessionFile.flow(id, in: store)
-        print(CurlCommand(flow.request).shellCommand)
+    func validate() throws {
+        _ = try source.requiredSession()
     }
-}
 
-extension SessionFile {
-    /// The stored exchange with bodies, or an error naming the id that isn't there.
-    static func flow(_ id: String, in store: SQLiteFlowStore) async throws -> Flow {
-        guard let uuid = UUID(uuidString: id) else {
-            throw ValidationError("\(id) is not an exchange id (expected a UUID, as `kagami flows --ids` prints)")
-        }
-        guard let flow = try await store.flow(id: uuid) else {
-            throw ValidationError("no exchange \(id) in \(store.path)")
-        }
-        return flow
+    func run() async throws {
+        let reading = try await source.openForReading()
+        let flow = try await reading.flow(id)
+        try await reading.close()
+        print(CurlCommand(flow.request).shellCommand)
     }
 }

@@ -4,21 +4,28 @@ import KagamiFlow
 import KagamiHAR
 import KagamiStore
 
-/// `kagami import FILE.har --session FILE`: adds an archive's exchanges to a session.
+/// `kagami import FILE.har --session FILE` (or `--store URL --session NAME`): adds an archive's exchanges to a session.
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Read an HTTP Archive (HAR 1.2) into a session, creating the session file when missing.",
+        abstract: "Read an HTTP Archive (HAR 1.2) into a session, creating the session file (or with --store, the named session) when missing.",
         discussion: "The archive is read entry by entry into the session: memory holds the file and one entry. Entries Kagami can't read are skipped, each named on standard error with its JSON path and the reason; the rest are imported. A file that is not an archive (no log.entries), or whose entries are all unreadable, imports nothing and exits 2; JSON broken partway keeps the entries before the break and exits 2, naming its line and column."
     )
 
     @Argument(help: "The .har file.")
     var file: String
 
-    @Option(help: "Session file (created when missing).")
-    var session: String
+    @OptionGroup var destination: SessionOptions
+
+    func validate() throws {
+        _ = try destination.requiredSession()
+        if let url = destination.storeURL { _ = try RecordingStore.location(url) }
+    }
 
     func run() async throws {
+        let session = try destination.requiredSession()
+        // The session as the messages name it: as given, and with --store in its database.
+        let into = try destination.storeURL.map { "\(session) in \(try RecordingStore.location($0))" } ?? session
         let path = SessionFile.expand(file)
         let bytes: Data
         do {
@@ -27,7 +34,8 @@ struct ImportCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("kagami import: cannot read \(path): \(error.localizedDescription); nothing imported\n".utf8))
             throw ExitCode(2)
         }
-        let importing = Importing(sessionPath: SessionFile.expand(session))
+        let storeURL = destination.storeURL
+        let importing = Importing { try await RecordingStore.open(store: storeURL, session: session) }
         let file = self.file
         // Entry by entry, straight into the session: memory holds one entry and what waits for
         // the writer, which the reading waits for when it is behind.
@@ -54,18 +62,18 @@ struct ImportCommand: AsyncParsableCommand {
             // The archive's own fields go on its first flow, recorded again in its place.
             if var first = importing.first, !streamed.logFields.isEmpty {
                 first.archiveFields = streamed.logFields + (first.archiveFields ?? [])
-                importing.store?.record(first)
+                importing.session?.store.record(first)
             }
-            try await importing.store?.flush()
+            try await importing.session?.close()
             if imported == 0, !streamed.skipped.isEmpty {
                 FileHandle.standardError.write(Data("kagami import: no entry of \(file) could be read; nothing imported\n".utf8))
                 throw ExitCode(2)
             }
             let skippedNote = streamed.skipped.isEmpty ? "" : " (\(streamed.skipped.count) entr\(streamed.skipped.count == 1 ? "y" : "ies") skipped)"
-            print("Imported \(imported) exchange\(imported == 1 ? "" : "s") into \(session)\(skippedNote)")
+            print("Imported \(imported) exchange\(imported == 1 ? "" : "s") into \(into)\(skippedNote)")
         case .failure(let error):
-            try await importing.store?.flush()
-            let kept = imported == 0 ? "nothing imported" : "the \(imported) entr\(imported == 1 ? "y" : "ies") before it \(imported == 1 ? "was" : "were") imported into \(session)"
+            try await importing.session?.close()
+            let kept = imported == 0 ? "nothing imported" : "the \(imported) entr\(imported == 1 ? "y" : "ies") before it \(imported == 1 ? "was" : "were") imported into \(into)"
             FileHandle.standardError.write(Data("kagami import: \(error); \(kept)\n".utf8))
             throw ExitCode(2)
         }
@@ -75,28 +83,29 @@ struct ImportCommand: AsyncParsableCommand {
 /// The session an import writes into, opened when the first entry is read (an archive with
 /// nothing readable creates no session).
 private final class Importing: @unchecked Sendable {
-    let sessionPath: String
-    private(set) var store: SQLiteFlowStore?
+    private let open: @Sendable () async throws -> RecordingStore
+    private var opening: Result<RecordingStore, any Error>?
+    private(set) var session: RecordingStore?
     private(set) var openError: (any Error)?
     private(set) var first: Flow?
     private(set) var count = 0
 
-    init(sessionPath: String) {
-        self.sessionPath = sessionPath
+    init(open: @escaping @Sendable () async throws -> RecordingStore) {
+        self.open = open
     }
 
     /// On the reading's thread, one entry at a time.
     func record(_ flow: Flow, messages: [WebSocketMessage]?) {
         guard openError == nil else { return }
-        if store == nil {
+        if session == nil {
             do {
-                store = try SQLiteFlowStore(path: sessionPath)
+                session = try opened()
             } catch {
                 openError = error
                 return
             }
         }
-        guard let store else { return }
+        guard let store = session?.store else { return }
         // Bounded: the writer frees room as each batch commits.
         var waited = 0
         while store.isBehind, waited < 600_000 {
@@ -107,5 +116,21 @@ private final class Importing: @unchecked Sendable {
         if let messages { store.record(messages: messages, of: flow.id) }
         if first == nil { first = flow }
         count += 1
+    }
+
+    /// The reading's thread (a Dispatch one, not Swift's own) waits while the session opens.
+    private func opened() throws -> RecordingStore {
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do {
+                self.opening = .success(try await self.open())
+            } catch {
+                self.opening = .failure(error)
+            }
+            done.signal()
+        }
+        done.wait()
+        guard let opening else { throw ValidationError("the session could not be opened") }
+        return try opening.get()
     }
 }

@@ -2,12 +2,12 @@ import ArgumentParser
 import KagamiDescription
 import Foundation
 import KagamiMock
-import KagamiStore
 
 struct MockCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mock",
-        abstract: "Serve an API description (API Blueprint or OpenAPI) as a mock server, with its docs page at /__docs."
+        abstract: "Serve an API description (API Blueprint or OpenAPI) as a mock server, with its docs page at /__docs.",
+        discussion: "Every exchange is recorded into the session: --session FILE, by default a new file under ~/.kagami/sessions; with --store URL, a session of that database (--session NAME, by default named after the time)."
     )
 
     @Argument(help: "The description file (.apib, .md, .yaml, .yml, .json).")
@@ -25,12 +25,11 @@ struct MockCommand: AsyncParsableCommand {
     @Flag(help: "Allow browser clients from any origin (CORS), answering preflights.")
     var cors = false
 
-    @Option(help: "Session file (SQLite) to record every exchange into. Default: a new file under ~/.kagami/sessions.")
-    var session: String?
+    @OptionGroup var destination: SessionOptions
 
     func run() async throws {
-        let sessionPath = try session.map(SessionFile.expand) ?? SessionFile.newDefaultPath()
-        let store = try SQLiteFlowStore(path: sessionPath)
+        let recording = try await RecordingStore.open(store: destination.storeURL, session: destination.session)
+        let store = recording.store
         let server: MockServer
         do {
             server = try await MockServer.start(
@@ -44,7 +43,7 @@ struct MockCommand: AsyncParsableCommand {
         let banner = """
         Kagami mock of \(file) (\(server.contract.actions.count) actions) listening on \(server.url)
         Docs: \(server.url)/__docs
-        Session: \(sessionPath)
+        Session: \(recording.description)
 
         """
         // Unbuffered, so a script or test reading the pipe sees the port at once.
@@ -53,7 +52,8 @@ struct MockCommand: AsyncParsableCommand {
         try await server.stop()
         try await store.flush()
         let count = try await store.count()
-        FileHandle.standardOutput.write(Data("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(sessionPath)\n".utf8))
+        try await recording.close()
+        FileHandle.standardOutput.write(Data("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(recording.description)\n".utf8))
     }
 }
 

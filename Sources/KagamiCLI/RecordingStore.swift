@@ -1,14 +1,16 @@
 import ArgumentParser
 import Foundation
 import KagamiCertificates
+import KagamiFlow
 import KagamiPostgresStore
 import KagamiStore
 
-/// Where `proxy` records: a session file (SQLite, the default), or a named session in a
-/// PostgreSQL database shared by a team (`--store postgres://… --session NAME`).
+/// Where a command records and reads: a session file (SQLite, the default), or a named session
+/// in a PostgreSQL database shared by a team (`--store postgres://… --session NAME`).
 struct RecordingStore {
     var store: any FlowStore
-    /// The session as the banner and the web UI name it.
+    /// The session as the banner and the web UI name it: the file's path, or
+    /// `NAME in postgres://…`.
     var description: String
 
     static func open(store url: String?, session: String?, redaction: FlowRedaction = FlowRedaction()) async throws -> RecordingStore {
@@ -28,7 +30,7 @@ struct RecordingStore {
     }
 
     /// An existing session to read: a session file, or with `--store` a named session of a
-    /// shared store (`kagami flows`, `export`).
+    /// shared store (`kagami flows`, `export`, `curl`, `repeat`).
     static func openForReading(store url: String?, session: String) async throws -> RecordingStore {
         guard let url else {
             let store = try SessionFile.open(session)
@@ -43,6 +45,17 @@ struct RecordingStore {
         }
         guard let opened else { throw ValidationError("no session named \(session) in \(location)") }
         return RecordingStore(store: opened, description: "\(session) in \(location)")
+    }
+
+    /// The stored exchange with bodies, or an error naming the id that isn't there.
+    func flow(_ id: String) async throws -> Flow {
+        guard let uuid = UUID(uuidString: id) else {
+            throw ValidationError("\(id) is not an exchange id (expected a UUID, as `kagami flows --ids` prints)")
+        }
+        guard let flow = try await store.flow(id: uuid) else {
+            throw ValidationError("no exchange \(id) in \(description)")
+        }
+        return flow
     }
 
     /// The database `--store` names, or a usage error saying what is wrong with the URL.

@@ -7,7 +7,7 @@ import KagamiRepeat
 import KagamiRules
 import KagamiStore
 
-/// `kagami repeat --session FILE ID`: Repeat and Repeat Advanced.
+/// `kagami repeat --session FILE ID` (or `--store URL --session NAME ID`): Repeat and Repeat Advanced.
 struct RepeatCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "repeat",
@@ -19,8 +19,7 @@ struct RepeatCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "Session file holding the exchange.")
-    var session: String
+    @OptionGroup var source: SessionOptions
 
     @Argument(help: "The exchange's id (from `kagami flows --ids`).")
     var id: String
@@ -43,6 +42,10 @@ struct RepeatCommand: AsyncParsableCommand {
     @Option(help: "Folder holding Kagami's CA, for the proxy started for the run (https needs it to talk TLS to servers).")
     var caDir: String = CertificateAuthority.defaultDirectory
 
+    func validate() throws {
+        _ = try source.requiredSession()
+    }
+
     func run() async throws {
         let plan: RequestRepeater.Plan
         do {
@@ -52,8 +55,8 @@ struct RepeatCommand: AsyncParsableCommand {
             let option = ["count": "--count", "concurrency": "--concurrency", "delayMs": "--delay"][field] ?? field
             throw ValidationError("\(option) must be between \(range.lowerBound) and \(range.upperBound), not \(value)")
         }
-        let store = try SessionFile.open(session)
-        let flow = try await SessionFile.flow(id, in: store)
+        let session = try await source.openForReading()
+        let flow = try await session.flow(id)
         if flow.request.body.isTruncated || flow.request.body.data.count < flow.request.body.size {
             throw ValidationError("exchange \(id) kept only \(flow.request.body.data.count) of its \(flow.request.body.size) request body bytes: it can't be sent again as it was")
         }
@@ -68,15 +71,15 @@ struct RepeatCommand: AsyncParsableCommand {
             }
             summary = try await Self.run(RequestRepeater(route: .forwardProxy(host: target.host, port: target.port)), flow, plan)
         } else {
-            summary = try await repeatThroughOwnProxy(flow, plan: plan, store: store, https: https)
+            summary = try await repeatThroughOwnProxy(flow, plan: plan, store: session.store, https: https)
         }
-        try await store.flush()
+        try await session.close()
         print(summary.text)
         if summary.failures == summary.sends.count { throw ExitCode.failure }
     }
 
     /// Runs a proxy on a free loopback port that records into the session, for this run only.
-    private func repeatThroughOwnProxy(_ flow: Flow, plan: RequestRepeater.Plan, store: SQLiteFlowStore, https: Bool) async throws -> RepeatSummary {
+    private func repeatThroughOwnProxy(_ flow: Flow, plan: RequestRepeater.Plan, store: any FlowStore, https: Bool) async throws -> RepeatSummary {
         var interception: InterceptionConfiguration?
         if https {
             do {

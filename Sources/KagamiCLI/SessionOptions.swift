@@ -1,8 +1,9 @@
 import ArgumentParser
 
 /// Where a command finds a session: a session file (SQLite), or with `--store` a named session
-/// of a PostgreSQL database shared by a team. `proxy` records into it; `flows`, `export`,
-/// `validate` and `infer` read it; `push` uploads into it.
+/// of a PostgreSQL database shared by a team. `proxy`, `mock` and `import` record into it;
+/// `flows`, `export`, `validate`, `infer` and `curl` read it; `repeat` reads an exchange from it
+/// and records the repeats into it; `push` uploads into it.
 struct SessionOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
         "Session file (SQLite); with --store, the name of a session in that database.", valueName: "file|name"))
@@ -13,10 +14,10 @@ struct SessionOptions: ParsableArguments {
         valueName: "url"))
     var storeURL: String?
 
-    /// The session to read, when the command needs one.
+    /// The session given, when the command needs one.
     func requiredSession() throws -> String {
         guard let session else {
-            throw ValidationError(storeURL == nil ? "give --session FILE" : "give --session NAME: the session of the store to read")
+            throw ValidationError(storeURL == nil ? "give --session FILE" : "give --session NAME: the name of a session in that database")
         }
         return session
     }

@@ -341,8 +341,13 @@ public final class PostgresFlowStore: FlowStore {
         enqueue(.violations(violations, flowID: id), stored: nil)
     }
 
+    /// Also behind with half the pending body bytes waiting, as a session file is: clients (and
+    /// `kagami import`) slow down before any body has to be dropped.
     public var isBehind: Bool {
-        pending.withLock { $0.entries.count >= maximumPendingFlows || $0.messages >= maximumPendingMessages }
+        pending.withLock {
+            $0.entries.count >= maximumPendingFlows || $0.messages >= maximumPendingMessages
+                || $0.bodyBytes >= maximumPendingBodyBytes / 2
+        }
     }
 
     private func enqueue(_ item: Entry.Item, stored: (@Sendable () -> Void)?) {

@@ -68,6 +68,120 @@ import Testing
     }
 }
 
+/// `curl`, `repeat` and `import` on a named session of the shared store, as on a session file.
+@Suite struct SharedSessionRequestCommandsTests {
+    @Test func curlPrintsACommandThatSendsTheRecordedRequestAgain() async throws {
+        let origin = try await OriginServer.start()
+        let (url, name) = try await KagamiProcess.recordSession(origin, requests: ["/echo?copy=1"])
+        let kagami = try CommandLineClient.kagami()
+        let id = try await Self.firstID(url: url, name: name)
+
+        let printed = try await kagami.run(["curl", "--store", url, "--session", name, id])
+        #expect(printed.status == 0, "\(printed.stderr)")
+        let before = origin.received.count
+        let sent = try await CommandLineClient("/bin/bash").run(
+            ["-c", printed.stdoutText.trimmingCharacters(in: .newlines) + " --silent --show-error --output /dev/null"])
+        #expect(sent.status == 0, "\(sent.stderr)\n\(printed.stdoutText)")
+        #expect(origin.received.count == before + 1)
+        #expect(origin.received.last?.method == "GET")
+        #expect(origin.received.last?.uri == "/echo?copy=1")
+
+        // An id the session doesn't hold: the error names the session in its database.
+        let unknown = UUID().uuidString
+        let missing = try await kagami.run(["curl", "--store", url, "--session", name, unknown])
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains("no exchange \(unknown) in \(name) in postgres://"))
+        let noSession = try await kagami.run(["curl", "--store", url, id])
+        #expect(noSession.status != 0)
+        #expect(noSession.stderr.contains("give --session NAME"))
+        try await origin.stop()
+    }
+
+    @Test func repeatRecordsEachSendAsARepeatInTheSameSession() async throws {
+        let origin = try await OriginServer.start()
+        let (url, name) = try await KagamiProcess.recordSession(origin, requests: ["/echo?again=1"])
+        let kagami = try CommandLineClient.kagami()
+        let id = try await Self.firstID(url: url, name: name)
+        let before = origin.received.count
+
+        let repeated = try await kagami.run(["repeat", "--store", url, "--session", name, id, "--count", "2"])
+        #expect(repeated.status == 0, "\(repeated.stderr)")
+        #expect(origin.received.count == before + 2)
+        let store = try #require(try await PostgresFlowStore.openExisting(try PostgresLocation(url: url), session: name))
+        let repeats = try await store.repeats(of: try #require(UUID(uuidString: id)))
+        #expect(repeats.count == 2)
+        #expect(repeats.allSatisfy { $0.response?.status == 200 && $0.request.target == "/echo?again=1" })
+        #expect(try await store.count() == 3)
+        await store.close()
+        try await origin.stop()
+    }
+
+    @Test func importReadsAnArchiveIntoASessionOfTheSharedStore() async throws {
+        let url = try KagamiProcess.postgresURL()
+        let folder = try TemporaryFolder.make("import")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let archive = folder.appendingPathComponent("two.har").path
+        try Data(Self.archive.utf8).write(to: URL(fileURLWithPath: archive))
+        let name = "import-" + UUID().uuidString
+        let kagami = try CommandLineClient.kagami()
+
+        let imported = try await kagami.run(["import", archive, "--store", url, "--session", name])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdoutText.contains("Imported 2 exchanges into \(name) in postgres://"))
+        let listed = try await kagami.run(["flows", "--store", url, "--session", name])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        let lines = listed.stdoutText.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.first?.contains("GET 200 https://api.example.com/v1/items?page=2") == true)
+        #expect(lines.last?.contains("POST 201 https://api.example.com/v1/items") == true)
+
+        // Bodies byte for byte; credentials redacted as `proxy --store` redacts them.
+        let store = try #require(try await PostgresFlowStore.openExisting(try PostgresLocation(url: url), session: name))
+        let flows = try await store.allFlows(includeBodies: true)
+        #expect(flows.map { $0.response?.body.data } == [Data(#"{"items":[]}"#.utf8), Data(#"{"id":7}"#.utf8)])
+        #expect(flows.last?.request.body.data == Data(#"{"name":"seven"}"#.utf8))
+        #expect(flows.first?.request.headers.values(for: "Authorization") == ["[redacted by Kagami]"])
+        await store.close()
+
+        // Into the same session again: appended, as into a session file.
+        let again = try await kagami.run(["import", archive, "--store", url, "--session", name])
+        #expect(again.status == 0, "\(again.stderr)")
+        let relisted = try await kagami.run(["flows", "--store", url, "--session", name])
+        #expect(relisted.stdoutText.split(separator: "\n").count == 4)
+    }
+
+    /// The id of the session's first exchange, as `kagami flows --ids` prints it.
+    static func firstID(url: String, name: String) async throws -> String {
+        let listed = try await CommandLineClient.kagami().run(["flows", "--store", url, "--session", name, "--ids"])
+        let line = try #require(listed.stdoutText.split(separator: "\n").first, "\(listed.stderr)")
+        return String(line.prefix(36))
+    }
+
+    static let archive = """
+        {"log": {"version": "1.2", "creator": {"name": "tests", "version": "1"}, "entries": [
+          {"startedDateTime": "2026-11-20T10:41:07.512Z", "time": 12,
+           "request": {"method": "GET", "url": "https://api.example.com/v1/items?page=2", "httpVersion": "HTTP/1.1",
+             "cookies": [], "headers": [{"name": "Host", "value": "api.example.com"}, {"name": "Authorization", "value": "Bearer s3cret"}],
+             "queryString": [{"name": "page", "value": "2"}], "headersSize": -1, "bodySize": 0},
+           "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1", "cookies": [],
+             "headers": [{"name": "Content-Type", "value": "application/json"}],
+             "content": {"size": 12, "mimeType": "application/json", "text": "{\\"items\\":[]}"},
+             "redirectURL": "", "headersSize": -1, "bodySize": 12},
+           "cache": {}, "timings": {"send": 1, "wait": 10, "receive": 1}},
+          {"startedDateTime": "2026-11-20T10:41:08.000Z", "time": 20,
+           "request": {"method": "POST", "url": "https://api.example.com/v1/items", "httpVersion": "HTTP/1.1",
+             "cookies": [], "headers": [{"name": "Host", "value": "api.example.com"}, {"name": "Content-Type", "value": "application/json"}],
+             "queryString": [], "postData": {"mimeType": "application/json", "text": "{\\"name\\":\\"seven\\"}"},
+             "headersSize": -1, "bodySize": 16},
+           "response": {"status": 201, "statusText": "Created", "httpVersion": "HTTP/1.1", "cookies": [],
+             "headers": [{"name": "Content-Type", "value": "application/json"}],
+             "content": {"size": 8, "mimeType": "application/json", "text": "{\\"id\\":7}"},
+             "redirectURL": "", "headersSize": -1, "bodySize": 8},
+           "cache": {}, "timings": {"send": 1, "wait": 18, "receive": 1}}
+        ]}}
+        """
+}
+
 /// `kagami push`: a session file a real proxy recorded, uploaded into a new session of the
 /// shared store and read back with `flows --store` and the store itself.
 @Suite struct PushTests {
