@@ -39,7 +39,9 @@ struct RecordingStore {
         let location = try location(url)
         let opened: PostgresFlowStore?
         do {
-            opened = try await PostgresFlowStore.openExisting(location, session: session)
+            // `repeat` records into the session it read: what can't be written while the server
+            // is away waits where `proxy --store` keeps it, and is written by the next opening.
+            opened = try await PostgresFlowStore.openExisting(location, session: session, spoolDirectory: spoolDirectory)
         } catch {
             throw ValidationError("\(error)")
         }

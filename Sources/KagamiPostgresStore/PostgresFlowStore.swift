@@ -239,7 +239,8 @@ public final class PostgresFlowStore: FlowStore {
     /// The session `name` for reading (`kagami serve`, `flows`, `export`), or nil when the
     /// database has none by that name. It writes only what is recorded into it (HAR imports).
     public static func openExisting(
-        _ location: PostgresLocation, session name: String, redaction: FlowRedaction = FlowRedaction()
+        _ location: PostgresLocation, session name: String, redaction: FlowRedaction = FlowRedaction(),
+        spoolDirectory: String = defaultSpoolDirectory
     ) async throws -> PostgresFlowStore? {
         let opened: (id: Int64, session: Session)?
         do {
@@ -262,7 +263,7 @@ public final class PostgresFlowStore: FlowStore {
             location: location, session: opened.session, sessionID: opened.id, client: client,
             running: Task { await client.run() }, maximumPendingBodyBytes: 256 << 20,
             maximumPendingFlows: 50_000, maximumPendingMessages: 50_000,
-            spoolDirectory: defaultSpoolDirectory, maximumSpoolBytes: 4 << 30, writeTimeout: .seconds(15), redaction: redaction)
+            spoolDirectory: spoolDirectory, maximumSpoolBytes: 4 << 30, writeTimeout: .seconds(15), redaction: redaction)
     }
 
     /// Brings the tables up to date and finds or creates the session.
