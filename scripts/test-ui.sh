@@ -4,6 +4,7 @@
 # Usage: scripts/test-ui.sh [path/to/kagami]   (default: builds the debug product)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/common.sh
 need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
@@ -16,11 +17,7 @@ command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 if [ -z "${KAGAMI_TEST_POSTGRES_URL:-}" ] && ! command -v pg_ctl >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
     need_apt+=(postgresql)
 fi
-if [ ${#need_apt[@]} -gt 0 ]; then
-    echo "installing: ${need_apt[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
-fi
+apt_install "${need_apt[@]}"
 . scripts/python-env.sh
 if [ $# -gt 0 ]; then
     kagami="$1"

@@ -3,6 +3,7 @@
 # then builds and runs the whole suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/common.sh
 
 need_apt=()
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
@@ -17,11 +18,7 @@ command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
 if [ -z "${KAGAMI_TEST_POSTGRES_URL:-}" ] && ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
     need_apt+=(postgresql)
 fi
-if [ ${#need_apt[@]} -gt 0 ]; then
-    echo "installing: ${need_apt[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
-fi
+apt_install "${need_apt[@]}"
 
 # Python clients and servers the tests drive (websockets, junitparser, selenium) in .venv-tests.
 . scripts/python-env.sh

@@ -16,17 +16,11 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from selenium.webdriver.common.by import By
-from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.dirname(__file__))
-import test_ui  # noqa: E402
-from test_ui import Kagami, browser, curl, run_each  # noqa: E402
+from page import ROOT, Page, run_suite  # noqa: E402
+from test_ui import Kagami, curl  # noqa: E402
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-# Screenshots go to an ignored folder; KAGAMI_SCREENSHOTS=docs/screenshots regenerates the
-# documentation's on purpose.
-SHOTS = os.path.join(ROOT, os.environ.get("KAGAMI_SCREENSHOTS", ".build/ui-screenshots"))
 DESCRIPTION = os.path.join(ROOT, "Tests", "KagamiContractCheckTests", "Fixtures", "notes.yaml")
 
 NOTES = {
@@ -55,7 +49,7 @@ class Notes(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-class Suite:
+class Suite(Page):
     def __init__(self, binary):
         self.workdir = tempfile.mkdtemp(prefix="kagami-contract-ui-")
         self.origin = ThreadingHTTPServer(("127.0.0.1", 0), Notes)
@@ -65,34 +59,13 @@ class Suite:
         self.binary = binary
         self.kagami = None
         self.description = os.path.join(self.workdir, "notes.yaml")
-        self.driver = browser()
-        self.wait = WebDriverWait(self.driver, 15)
-        self.passed, self.failed = 0, []
-
-    def js(self, script, *args):
-        return self.driver.execute_script(script, *args)
-
-    def until(self, condition, message):
-        return self.wait.until(lambda d: condition(), message)
+        super().__init__(timeout=15)
 
     def rows(self):
         return self.js("return [...document.querySelectorAll('#sequence-spacer .row:not([hidden])')]"
                        ".sort((a, b) => a.dataset.position - b.dataset.position)"
                        ".map(r => ({text: r.innerText.replace(/\\n/g, ' '), badge: (r.querySelector('.badge.contract') || {}).className || '',"
                        " badgeText: (r.querySelector('.badge.contract') || {}).textContent || ''}))")
-
-    def filter(self, text):
-        box = self.driver.find_element(By.ID, "filter")
-        box.send_keys(Keys.CONTROL, "a")
-        box.send_keys(Keys.DELETE)
-        if text:
-            box.send_keys(text)
-        self.until(lambda: self.js("return document.getElementById('filter').value") == text, "filter typed")
-        time.sleep(0.3)
-
-    def shot(self, name):
-        os.makedirs(SHOTS, exist_ok=True)
-        self.driver.save_screenshot(os.path.join(SHOTS, f"{name}.png"))
 
     def fresh(self, seed=True):
         """A Kagami of the test's own (a new session, the description as shipped, coverage from
@@ -189,20 +162,11 @@ class Suite:
     def run(self):
         tests = [self.test_badges_arrive_live, self.test_contract_filter, self.test_contract_tab_highlights_the_value,
                  self.test_coverage_view, self.test_broken_edit_is_reported_and_the_last_good_version_kept]
-        passed, failed = run_each(tests, self.driver, "contract-ui")
-        self.passed += passed
-        self.failed += failed
-
-    def close(self):
-        self.driver.quit()
-        if self.kagami:
-            self.kagami.stop()
-        self.origin.shutdown()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        self.run_tests(tests, "contract-ui")
 
 
 def main():
-    test_ui.run_suite(Suite, "contract ui")
+    run_suite(Suite, "contract ui")
 
 
 if __name__ == "__main__":

@@ -9,25 +9,21 @@ Usage: python Tests/UI/test_daily_ui.py [path/to/kagami]
 import json
 import os
 import plistlib
-import shutil
 import ssl
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 from http.server import ThreadingHTTPServer
 
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.common.exceptions import TimeoutException
-from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.dirname(__file__))
 import origin  # noqa: E402
-import test_ui  # noqa: E402
-from test_ui import ROOT, SHOTS, Kagami, api, browser, curl, run_each  # noqa: E402
+from page import Page, run_suite  # noqa: E402
+from test_ui import Kagami, api, curl  # noqa: E402
 
 RULES = {"rewrite": [{"name": "tagging", "locations": [{"path": "/ruled/*"}],
                       "rules": [{"type": "Add Header", "where": "both", "replace": {"name": "X-Tagged", "value": "yes"}}]}]}
@@ -47,7 +43,7 @@ def tls_origin(workdir):
     return server
 
 
-class Suite:
+class Suite(Page):
     def __init__(self, binary):
         self.workdir = tempfile.mkdtemp(prefix="kagami-daily-")
         self.origin = origin.start()
@@ -65,20 +61,9 @@ class Suite:
         self.binary = binary
         self.kagami = Kagami(binary, self.workdir, self.rules_file, ssl_proxying=True,
                              extra=["--ca-dir", os.path.join(self.workdir, "ca"), "--insecure-upstream", "--ssl-proxying-file", self.ssl_file])
-        self.driver = browser()
-        self.wait = WebDriverWait(self.driver, 20)
-        self.passed, self.failed = 0, []
+        super().__init__(timeout=20)
 
     # -- helpers --
-    def js(self, script, *args):
-        return self.driver.execute_script(script, *args)
-
-    def until(self, condition, message):
-        try:
-            return self.wait.until(lambda d: condition())
-        except TimeoutException:
-            raise TimeoutException(message() if callable(message) else message) from None
-
     def fresh(self):
         """The suite's rules, no breakpoints, the starting SSL Proxying list, and a new page:
         nothing selected, no menu, default columns."""
@@ -91,26 +76,6 @@ class Suite:
         self.until(lambda: "Live" in self.driver.find_element(By.ID, "connection").text, "connected")
         self.until(lambda: self.js("return document.body.dataset.loading") == "false", "list loaded")
 
-    def shot(self, name):
-        os.makedirs(SHOTS, exist_ok=True)
-        self.driver.save_screenshot(os.path.join(SHOTS, f"{name}.png"))
-
-    def rows(self):
-        return self.js("return [...document.querySelectorAll('#sequence-spacer .row:not([hidden])')]"
-                       ".sort((a, b) => a.dataset.position - b.dataset.position).map(r => r.innerText.replace(/\\n/g, ' '))")
-
-    def text_of(self, element_id):
-        return self.js("const e = document.getElementById(arguments[0]); return e ? e.textContent : ''", element_id)
-
-    def filter(self, text):
-        box = self.driver.find_element(By.ID, "filter")
-        box.send_keys(Keys.CONTROL, "a")
-        box.send_keys(Keys.DELETE)
-        if text:
-            box.send_keys(text)
-        self.until(lambda: self.js("return document.getElementById('filter').value") == text, "filter typed")
-        time.sleep(0.3)
-
     def row(self, part):
         """The one row the filter `part` leaves."""
         self.filter(part)
@@ -122,9 +87,6 @@ class Suite:
         # The inspector keeps the tab that was open: back to the overview.
         self.tab("overview")
         self.until(lambda: part in self.text_of("overview-url"), f"inspector shows {part}")
-
-    def tab(self, name):
-        self.until(lambda: self.js("const t = document.getElementById(arguments[0]); if (t) t.click(); return !!t", f"tab-{name}"), f"tab {name}")
 
     def menu(self, element, item):
         """Right-clicks `element` and chooses the menu item with id `item`."""
@@ -149,15 +111,6 @@ class Suite:
 
     def flow_id(self):
         return self.js("return document.querySelector('#sequence-spacer .row.selected').dataset.id")
-
-    def type_into(self, element, text):
-        element.send_keys(Keys.CONTROL, "a")
-        element.send_keys(Keys.DELETE)
-        if text:
-            element.send_keys(text)
-
-    def field(self, scope, name):
-        return scope.find_element(By.CSS_SELECTOR, f'[data-field="{name}"] input, [data-field="{name}"] select, [data-field="{name}"] textarea')
 
     def value(self, scope, name):
         return self.field(scope, name).get_attribute("value")
@@ -583,18 +536,15 @@ class Suite:
         only = os.environ.get("KAGAMI_UI_ONLY")
         if only:
             tests = [t for t in tests if only in t.__name__]
-        self.passed, self.failed = run_each(tests, self.driver, "daily")
+        self.run_tests(tests, "daily")
 
     def close(self):
-        self.driver.quit()
-        self.kagami.stop()
-        self.origin.shutdown()
         self.tls.shutdown()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        super().close()
 
 
 def main():
-    test_ui.run_suite(Suite, "daily ui")
+    run_suite(Suite, "daily ui")
 
 
 if __name__ == "__main__":

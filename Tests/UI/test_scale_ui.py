@@ -19,14 +19,11 @@ import tempfile
 import time
 
 from selenium.webdriver.common.by import By
-from selenium.webdriver.common.keys import Keys
-from selenium.common.exceptions import TimeoutException
-from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.dirname(__file__))
 import origin  # noqa: E402
-import test_ui  # noqa: E402
-from test_ui import ROOT, SHOTS, Kagami, browser, curl, run_each  # noqa: E402
+from page import ROOT, Page, percentile, run_suite, scroll_frames  # noqa: E402
+from test_ui import Kagami, curl  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "bench", "ui"))
 import har  # noqa: E402
@@ -73,30 +70,6 @@ import(new URL('store.js', document.baseURI).href).then(({ state }) => done({
   query: state.list.query, older: state.list.older, reading: state.list.reading, total: state.list.total }));
 """
 
-# Scrolls the list from top to bottom in `steps` steps, one per frame, and gives the frame times.
-SCROLL = """
-const [steps, done] = [arguments[0], arguments[arguments.length - 1]];
-const scroll = document.getElementById('sequence-scroll');
-scroll.scrollTop = 0;
-const gaps = []; let step = 0, last = 0;
-function next(now) {
-  if (last) gaps.push(now - last);
-  last = now;
-  if (step > steps) {
-    const sorted = [...gaps].sort((a, b) => a - b);
-    const at = (p) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
-    done({ frames: gaps.length, p50: at(0.5), p95: at(0.95), max: sorted[sorted.length - 1], total: gaps.reduce((a, b) => a + b, 0),
-           domRows: document.querySelectorAll('#sequence-spacer .row').length,
-           lastRow: [...document.querySelectorAll('#sequence-spacer .row:not([hidden])')].sort((a, b) => b.dataset.position - a.dataset.position)[0].innerText });
-    return;
-  }
-  scroll.scrollTop = (scroll.scrollHeight - scroll.clientHeight) * step / steps;
-  step++;
-  requestAnimationFrame(next);
-}
-requestAnimationFrame(next);
-"""
-
 # The filter box's text given as typed, one more character at a time: the time each takes until the
 # list is drawn again (the page's own work; the debounce of typing is left out).
 TYPE_FILTER = """
@@ -114,7 +87,10 @@ import(new URL('api.js', document.baseURI).href).then(async ({ applyFilter }) =>
 """
 
 
-class Suite:
+class Suite(Page):
+    # The filter's timings are the page's own: no pause after typing.
+    filter_settle = 0
+
     def __init__(self, binary):
         self.workdir = tempfile.mkdtemp(prefix="kagami-scale-ui-")
         self.origin = origin.start()
@@ -124,37 +100,12 @@ class Suite:
             if os.path.exists(kept + suffix):
                 shutil.copyfile(kept + suffix, os.path.join(self.workdir, "session.sqlite" + suffix))
         self.kagami = Kagami(binary, self.workdir)
-        self.driver = browser()
-        self.wait = WebDriverWait(self.driver, 90)
-        self.passed, self.failed, self.timings = 0, [], {}
+        super().__init__(timeout=90)
+        self.timings = {}
 
     # -- helpers --
-    def js(self, script, *args):
-        return self.driver.execute_script(script, *args)
-
     def page(self):
         return self.driver.execute_async_script(PAGE_STATE)
-
-    def until(self, condition, message):
-        try:
-            return self.wait.until(lambda d: condition())
-        except TimeoutException:
-            raise TimeoutException(message() if callable(message) else message) from None
-
-    def rows(self):
-        return self.js("return [...document.querySelectorAll('#sequence-spacer .row:not([hidden])')]"
-                       ".sort((a, b) => a.dataset.position - b.dataset.position).map(r => r.innerText.replace(/\\n/g, ' '))")
-
-    def count_text(self):
-        return self.driver.find_element(By.ID, "counts").text
-
-    def filter(self, text):
-        box = self.driver.find_element(By.ID, "filter")
-        box.send_keys(Keys.CONTROL, "a")
-        box.send_keys(Keys.DELETE)
-        if text:
-            box.send_keys(text)
-        self.until(lambda: self.js("return document.getElementById('filter').value") == text, "filter typed")
 
     def open(self, bound=None):
         """The page afresh, with the list's bound (None: the page's own)."""
@@ -165,10 +116,6 @@ class Suite:
         self.driver.get(self.kagami.ui)
         self.until(lambda: (self.js("return window.kagamiTimings && window.kagamiTimings.listShown") or None), "the list drawn")
         return self.js("return window.kagamiTimings.listShown")
-
-    def shot(self, name):
-        os.makedirs(SHOTS, exist_ok=True)
-        self.driver.save_screenshot(os.path.join(SHOTS, f"{name}.png"))
 
     # -- tests --
     def test_opening_shows_the_newest_rows_and_holds_its_bound(self):
@@ -234,11 +181,12 @@ class Suite:
             curl(self.kagami.proxy, f"{self.base}/live/{n}")
         self.until(lambda: self.count_text() == f"{COUNT + LIVE} exchanges", lambda: f"live rows counted: {self.count_text()}")
         self.until(lambda: any(f"/live/{LIVE - 1}" in row for row in self.rows()), "the newest live row in sight")
-        scroll = self.driver.execute_async_script(SCROLL, 300)
+        scroll = scroll_frames(self.driver, 300)
         assert scroll["domRows"] < 200, f"only rows in sight are in the page, not {scroll['domRows']}"
         assert f"/live/{LIVE - 1}" in scroll["lastRow"], scroll["lastRow"]
-        self.timings.update({"scroll_frames": scroll["frames"], "scroll_p50_ms": round(scroll["p50"], 1), "scroll_p95_ms": round(scroll["p95"], 1),
-                             "scroll_max_ms": round(scroll["max"], 1), "scroll_total_s": round(scroll["total"] / 1000, 2)})
+        gaps = scroll["gaps"]
+        self.timings.update({"scroll_frames": len(gaps), "scroll_p50_ms": round(percentile(gaps, 0.5), 1), "scroll_p95_ms": round(percentile(gaps, 0.95), 1),
+                             "scroll_max_ms": round(max(gaps), 1), "scroll_total_s": round(sum(gaps) / 1000, 2)})
         # Frame times are reported, not asserted (a busy machine makes them what it likes):
         # bench/ui measures them on a quiet one. The page holding only the rows in sight is
         # what keeps them flat, and that is asserted above.
@@ -257,19 +205,11 @@ class Suite:
 
     def run(self):
         tests = [self.test_opening_shows_the_newest_rows_and_holds_its_bound, self.test_hundred_thousand_rows_scroll_and_filter]
-        passed, failed = run_each(tests, self.driver, "scale")
-        self.passed += passed
-        self.failed += failed
-
-    def close(self):
-        self.driver.quit()
-        self.kagami.stop()
-        self.origin.shutdown()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        self.run_tests(tests, "scale")
 
 
 def main():
-    test_ui.run_suite(Suite, "scale ui")
+    run_suite(Suite, "scale ui")
 
 
 if __name__ == "__main__":

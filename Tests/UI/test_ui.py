@@ -11,30 +11,22 @@ import http.client
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import traceback
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.common.exceptions import TimeoutException
-from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.dirname(__file__))
 import origin  # noqa: E402
+# The suites' shared pieces, also taken from here by the other test files.
+from page import ROOT, SHOTS, Page, browser, run_each, run_suite  # noqa: E402, F401
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-# Screenshots go to an ignored folder; KAGAMI_SCREENSHOTS=docs/screenshots regenerates the
-# documentation's on purpose.
-SHOTS = os.path.join(ROOT, os.environ.get("KAGAMI_SCREENSHOTS", ".build/ui-screenshots"))
 BULK = 10_000
 # Only /ruled/ paths are touched, so the other tests see the origin's own answers.
 STARTING_RULES = {"rewrite": [{"name": "tagging", "locations": [{"path": "/ruled/*"}],
@@ -97,15 +89,7 @@ def curl(proxy, url, *extra):
     return result.stdout
 
 
-def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium")
-    for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1440,900"]:
-        options.add_argument(flag)
-    return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
-
-
-class Suite:
+class Suite(Page):
     def __init__(self, binary):
         self.workdir = tempfile.mkdtemp(prefix="kagami-ui-")
         self.origin = origin.start()
@@ -115,43 +99,10 @@ class Suite:
             json.dump(STARTING_RULES, file)
         self.binary = binary
         self.kagami = Kagami(binary, self.workdir, rules)
-        self.driver = browser()
-        self.wait = WebDriverWait(self.driver, 15)
-        self.passed, self.failed, self.timings = 0, [], {}
+        super().__init__(timeout=15)
+        self.timings = {}
 
     # -- helpers --
-    def js(self, script, *args):
-        return self.driver.execute_script(script, *args)
-
-    def until(self, condition, message):
-        """Waits for `condition`; `message` (text, or a function giving it) says what timed out."""
-        if not callable(message):
-            return self.wait.until(lambda d: condition(), message)
-        try:
-            return self.wait.until(lambda d: condition())
-        except TimeoutException:
-            raise TimeoutException(message()) from None
-
-    def rows(self):
-        return self.js("return [...document.querySelectorAll('#sequence-spacer .row:not([hidden])')]"
-                       ".sort((a, b) => a.dataset.position - b.dataset.position).map(r => r.innerText.replace(/\\n/g, ' '))")
-
-    def count_text(self):
-        return self.driver.find_element(By.ID, "counts").text
-
-    def shot(self, name):
-        os.makedirs(SHOTS, exist_ok=True)
-        self.driver.save_screenshot(os.path.join(SHOTS, f"{name}.png"))
-
-    def filter(self, text):
-        box = self.driver.find_element(By.ID, "filter")
-        box.send_keys(Keys.CONTROL, "a")
-        box.send_keys(Keys.DELETE)
-        if text:
-            box.send_keys(text)
-        self.until(lambda: self.js("return document.getElementById('filter').value") == text, "filter typed")
-        time.sleep(0.3)
-
     def select_row(self, path_part):
         self.filter(path_part)
         self.until(lambda: len(self.rows()) == 1, f"one row for {path_part}")
@@ -161,10 +112,6 @@ class Suite:
         self.tab("overview")
         self.until(lambda: path_part in self.js("const u = document.getElementById('overview-url'); return u ? u.textContent : ''"),
                    f"inspector shows {path_part}")
-
-    def tab(self, name):
-        # Found and clicked in one step: the inspector redraws its tabs when the exchange loads.
-        self.until(lambda: self.js("const t = document.getElementById(arguments[0]); if (t) t.click(); return !!t", f"tab-{name}"), f"tab {name}")
 
     def fresh(self, seed=False):
         """The suite's starting point: its rules, no breakpoints, an empty session (or the six
@@ -425,25 +372,11 @@ class Suite:
         self.filter("")
         self.until(lambda: self.count_text().startswith(f"{before + 2} "), "one exchange added by each import")
 
-    # -- form helpers --
-    def type_into(self, element, text):
-        element.send_keys(Keys.CONTROL, "a")
-        element.send_keys(Keys.DELETE)
-        if text:
-            element.send_keys(text)
-
-    def field(self, scope, name):
-        """The input of the field whose JSON path is `name` (data-field on its label)."""
-        return scope.find_element(By.CSS_SELECTOR, f'[data-field="{name}"] input, [data-field="{name}"] select, [data-field="{name}"] textarea')
-
+    # -- form helpers (and Page's type_into and field) --
     def press(self, element):
         """Clicks after centring the element: the panels' sticky heads cover what sits at their top."""
         self.js("arguments[0].scrollIntoView({block: 'center'})", element)
         element.click()
-
-    def text_of(self, element_id):
-        """Read in one step: panels redraw, so a found element may be gone before its text is read."""
-        return self.js("const e = document.getElementById(arguments[0]); return e ? e.textContent : ''", element_id)
 
     def choose(self, element, value):
         self.js("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('change'))", element, value)
@@ -858,55 +791,7 @@ class Suite:
                  self.test_ten_thousand_exchanges, self.test_disconnected_banner]
         only = os.environ.get("KAGAMI_UI_ONLY")
         tests = [from_fresh(test) for test in tests if not only or only in test.__name__]
-        passed, failed = run_each(tests, self.driver, "ui")
-        self.passed += passed
-        self.failed += failed
-
-    def close(self):
-        self.driver.quit()
-        self.kagami.stop()
-        self.origin.shutdown()
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
-
-
-def run_each(tests, driver, suite):
-    """Runs every test, printing each result; a failure is reported (with a screenshot of the
-    page in the temporary folder) and the next test still runs. Returns (passed, failed names)."""
-    passed, failed = 0, []
-    for test in tests:
-        started = time.time()
-        try:
-            test()
-            passed += 1
-            print(f"  ok    {test.__name__} ({time.time() - started:.1f} s)")
-        except Exception as error:  # noqa: BLE001 - every failure is reported
-            failed.append(test.__name__)
-            print(f"  FAIL  {test.__name__}: {error}")
-            traceback.print_exc(limit=2)
-            try:
-                driver.save_screenshot(os.path.join(tempfile.gettempdir(), f"kagami-{suite}-failure-{test.__name__}.png"))
-            except Exception:  # noqa: BLE001
-                pass
-    return passed, failed
-
-def run_suite(make_suite, label):
-    """Runs a browser suite on the kagami binary named on the command line (the debug build by
-    default): its tests, its timings, a line of counts, the failed tests' names; exits non-zero
-    when one failed. Every test file's entry point."""
-    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "debug", "kagami")
-    started = time.time()
-    suite = make_suite(binary)
-    try:
-        suite.run()
-    finally:
-        suite.close()
-    for name, value in getattr(suite, "timings", {}).items():
-        print(f"{label} timing {name}: {value}")
-    print(f"{label} tests: {suite.passed} passed, {len(suite.failed)} failed ({time.time() - started:.0f} s)")
-    for name in suite.failed:
-        print(f"  failed: {name}")
-    sys.exit(1 if suite.failed else 0)
+        self.run_tests(tests, "ui")
 
 
 def main():

@@ -12,14 +12,12 @@
 # autobahntestsuite runs on Python 2.7 only: it is installed into .build/autobahn with the
 # first python2.7 found (PYTHON2, pyenv's 2.7, or python2.7 on PATH).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-ROOT=$(pwd)
 CASES="${1:-[\"*\"]}"
 TARGETS="${TARGETS:-direct kagami kagami-tools mitmdump}"
 MITMPROXY_VERSION=11.0.2
 BENCH_NAME=autobahn
 NEEDED_APT=""
-source bench/proxy/common.sh
+source "$(dirname "$0")/common.sh"
 . scripts/python-env.sh
 
 PYTHON2="${PYTHON2:-}"

@@ -1,6 +1,11 @@
-# Shared by the proxy benchmarks (sourced, not run): tools, the kagami binary, scratch space,
-# process cleanup and ports. Callers set NEEDED_APT (Debian packages) and, when they run
-# mitmdump, MITMPROXY_VERSION first, and run from the repository root.
+# Shared by the benchmarks (sourced, not run): the repository root as working folder (ROOT),
+# tools, the kagami binary, scratch space, process cleanup, ports, an nginx origin and an nginx
+# reverse proxy in front of it, and wrk's settings. Callers set NEEDED_APT (Debian packages),
+# BENCH_NAME (the scratch folder's name) and, when they run mitmdump, MITMPROXY_VERSION first,
+# and source it by its path: `source "$(dirname "$0")/common.sh"` from bench/proxy.
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+ROOT=$(pwd)
 
 # --- tools -------------------------------------------------------------------------------
 missing=()
@@ -35,6 +40,13 @@ fi
 
 # Kagami connects to loopback only while it is measured.
 export KAGAMI_UPSTREAM_ALLOW=loopback
+
+# wrk's settings, for the scripts that drive it.
+WRK_THREADS="${WRK_THREADS:-2}"
+WRK_CONNECTIONS="${WRK_CONNECTIONS:-50}"
+WRK_DURATION="${WRK_DURATION:-10s}"
+WARMUP="${WARMUP:-2s}"
+WRK_TIMEOUT="${WRK_TIMEOUT:-120}"  # seconds; a wrk that hangs is reported, not waited for
 
 # --- scratch space and cleanup -----------------------------------------------------------
 WORK=$(mktemp -d "/tmp/kagami-bench-${BENCH_NAME:-proxy}.XXXXXX")
@@ -96,6 +108,69 @@ CONF
     # In the foreground, so this script owns (and reaps) the master process.
     "$NGINX" -p "$WORK/$name" -e "$WORK/$name/error.log" -c "$WORK/$name/nginx.conf" &
     PIDS+=("$!")
+}
+
+# Writes $WORK/www/NAME, BYTES of the letter k (or, with `random`, of /dev/urandom), for the
+# origin to serve.
+www_file() {
+    local name=$1 bytes=$2
+    mkdir -p "$WORK/www"
+    if [ "${3:-}" = random ]; then
+        head -c "$bytes" /dev/urandom > "$WORK/www/$name"
+    else
+        head -c "$bytes" /dev/zero | tr '\0' 'k' > "$WORK/www/$name"
+    fi
+    chmod -R a+rX "$WORK/www"
+}
+
+# Starts the origin: an nginx serving $WORK/www on 127.0.0.1; sets ORIGIN_PORT once it listens.
+# LINE, when given, is one more line of its server block (another listen, say).
+start_origin() {
+    ORIGIN_PORT=$(free_port)
+    write_nginx_conf origin "    server {
+        listen 127.0.0.1:$ORIGIN_PORT;${1:+
+        $1}
+        root $WORK/www;
+        location / { }
+    }"
+    wait_for_port "$ORIGIN_PORT"
+}
+
+# Starts an nginx reverse proxy in front of the origin (HTTP/1.1, connections kept alive), its
+# listen line ending in OPTIONS (http2, say) when given; sets NGINX_PROXY_PORT once it listens.
+start_nginx_proxy() {
+    NGINX_PROXY_PORT=$(free_port)
+    write_nginx_conf nginx-proxy "    upstream origin {
+        server 127.0.0.1:$ORIGIN_PORT;
+        keepalive 32;
+    }
+    server {
+        listen 127.0.0.1:$NGINX_PROXY_PORT${1:+ $1};
+        location / {
+            proxy_pass http://origin;
+            proxy_http_version 1.1;
+            proxy_set_header Connection \"\";
+        }
+    }"
+    wait_for_port "$NGINX_PROXY_PORT"
+}
+
+# A line of the table (printf's arguments), to the terminal and to $WORK/table.txt.
+row() { printf "$@" | tee -a "$WORK/table.txt"; }
+
+# Writes RESULT (a path from the repository root): the heading TITLE, the line ABOUT, and the
+# table as it was printed.
+write_table_result() {
+    {
+        echo "# $1"
+        echo
+        echo "$2"
+        echo
+        echo '```'
+        cat "$WORK/table.txt"
+        echo '```'
+    } > "$ROOT/$RESULT"
+    echo "written to $RESULT"
 }
 
 # kB of one process's VmRSS or VmHWM (run.sh sums several pids with its own memory_kb).

@@ -13,8 +13,6 @@
 # Environment: KAGAMI (a built binary; skips the release build), REQUESTS per run (20000),
 #   CLIENTS connections (10), STREAMS concurrent streams per connection (10), SIZE bytes (100).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-ROOT=$(pwd)
 
 REQUESTS="${REQUESTS:-20000}"
 CLIENTS="${CLIENTS:-10}"
@@ -25,38 +23,15 @@ BENCH_NAME=h2
 NEEDED_APT="nginx h2load"
 # h2load comes in nghttp2-client.
 if ! command -v h2load >/dev/null; then NEEDED_APT="nginx nghttp2-client"; fi
-source bench/proxy/common.sh
+source "$(dirname "$0")/common.sh"
 command -v h2load >/dev/null || { echo "h2load is missing (Debian package nghttp2-client)" >&2; exit 1; }
 
-ORIGIN_PORT=$(free_port)
+www_file small "$SIZE"
 ORIGIN_H2_PORT=$(free_port)
-NGINX_PROXY_PORT=$(free_port)
-mkdir -p "$WORK/www"
-head -c "$SIZE" /dev/zero | tr '\0' 'k' > "$WORK/www/small"
-chmod -R a+rX "$WORK/www"
-
 # nginx 1.22 (Debian 12): `listen … http2` on a plain port is HTTP/2 with prior knowledge.
-write_nginx_conf origin "    server {
-        listen 127.0.0.1:$ORIGIN_PORT;
-        listen 127.0.0.1:$ORIGIN_H2_PORT http2;
-        root $WORK/www;
-        location / { }
-    }"
-write_nginx_conf nginx-proxy "    upstream origin {
-        server 127.0.0.1:$ORIGIN_PORT;
-        keepalive 32;
-    }
-    server {
-        listen 127.0.0.1:$NGINX_PROXY_PORT http2;
-        location / {
-            proxy_pass http://origin;
-            proxy_http_version 1.1;
-            proxy_set_header Connection \"\";
-        }
-    }"
-wait_for_port "$ORIGIN_PORT"
+start_origin "listen 127.0.0.1:$ORIGIN_H2_PORT http2;"
 wait_for_port "$ORIGIN_H2_PORT"
-wait_for_port "$NGINX_PROXY_PORT"
+start_nginx_proxy http2
 
 
 # h2load's summary: requests a second, and how many succeeded.
@@ -72,7 +47,6 @@ measure() {
 
 RESULT="bench/results/h2-$(date +%Y-%m-%d).md"
 mkdir -p bench/results
-row() { printf "$@" | tee -a "$WORK/table.txt"; }
 row '%-14s %12s %12s %14s %22s\n' target "req/s" succeeded "peak RSS (MB)" "flows recorded"
 declare -A RATES
 read -r rate ok <<<"$(measure "$ORIGIN_H2_PORT")"
@@ -104,13 +78,5 @@ print(f"kagami (h2c) / mitmdump (h2 over TLS): {kagami / mitmdump:.1f}x (goal 20
 print(f"kagami / nginx-proxy: {kagami / nginx:.2f}x" if nginx else "kagami / nginx-proxy: nginx served nothing")
 PY
 row '\n%s\n' "$(nproc) cores; h2load -n $REQUESTS -c $CLIENTS -m $STREAMS, $SIZE-byte file, h2c with prior knowledge; kagami: $KAGAMI_BUILD at $(git rev-parse --short HEAD)"
-{
-    echo "# HTTP/2 (h2load) through the proxies"
-    echo
-    echo "\`bench/proxy/h2.sh\` on $(uname -srm), $(date -u '+%Y-%m-%d %H:%M UTC'); $(swift --version 2>&1 | head -1); $(h2load --version 2>&1 | head -1); nginx $("$NGINX" -v 2>&1 | awk -F/ '{print $2}'); mitmproxy $("$MITMDUMP" --version | awk '/Mitmproxy/ { print $2 }')"
-    echo
-    echo '```'
-    cat "$WORK/table.txt"
-    echo '```'
-} > "$ROOT/$RESULT"
-echo "written to $RESULT"
+write_table_result "HTTP/2 (h2load) through the proxies" \
+    "\`bench/proxy/h2.sh\` on $(uname -srm), $(date -u '+%Y-%m-%d %H:%M UTC'); $(swift --version 2>&1 | head -1); $(h2load --version 2>&1 | head -1); nginx $("$NGINX" -v 2>&1 | awk -F/ '{print $2}'); mitmproxy $("$MITMDUMP" --version | awk '/Mitmproxy/ { print $2 }')"

@@ -9,8 +9,6 @@
 # Environment: KAGAMI (a built binary; skips the release build), CONNECTIONS (50),
 #   DURATION (10s), WARMUP (2s), BYTES (100).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-ROOT=$(pwd)
 CONNECTIONS="${CONNECTIONS:-50}"
 DURATION="${DURATION:-10s}"
 WARMUP="${WARMUP:-2s}"
@@ -19,7 +17,7 @@ MITMPROXY_VERSION=11.0.2
 
 NEEDED_APT="nginx hey openssl"
 BENCH_NAME=https
-source bench/proxy/common.sh
+source "$(dirname "$0")/common.sh"
 
 # The origin's own CA and certificate for 127.0.0.1; both proxies verify the origin against it.
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=Bench Origin CA" \
@@ -31,9 +29,7 @@ openssl x509 -req -in "$WORK/origin.csr" -CA "$WORK/origin-ca.pem" -CAkey "$WORK
     -days 2 -extfile "$WORK/origin.ext" -out "$WORK/origin.pem" 2>/dev/null
 
 ORIGIN_PORT=$(free_port)
-mkdir -p "$WORK/www"
-head -c "$BYTES" /dev/zero | tr '\0' 'k' > "$WORK/www/small"
-chmod -R a+rX "$WORK/www"
+www_file small "$BYTES"
 write_nginx_conf origin "    server {
         listen 127.0.0.1:$ORIGIN_PORT ssl;
         ssl_certificate $WORK/origin.pem;

@@ -13,50 +13,22 @@
 #   WRK_THREADS (2), WRK_CONNECTIONS (50), WRK_DURATION (10s), WARMUP (2s),
 #   SMALL_BYTES (100), LARGE_BYTES (1048576).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-ROOT=$(pwd)
 
 ROUNDS="${1:-1}"
-WRK_THREADS="${WRK_THREADS:-2}"
-WRK_CONNECTIONS="${WRK_CONNECTIONS:-50}"
-WRK_DURATION="${WRK_DURATION:-10s}"
-WARMUP="${WARMUP:-2s}"
 SMALL_BYTES="${SMALL_BYTES:-100}"
 LARGE_BYTES="${LARGE_BYTES:-1048576}"
-WRK_TIMEOUT="${WRK_TIMEOUT:-120}"  # seconds; a wrk that hangs is reported, not waited for
 MITMPROXY_VERSION=11.0.2
 COMMAND_LINE="bench/proxy/run.sh $*"
 
 NEEDED_APT="nginx wrk"
-source bench/proxy/common.sh
+source "$(dirname "$0")/common.sh"
 
-ORIGIN_PORT=$(free_port)
-NGINX_PROXY_PORT=$(free_port)
-mkdir -p "$WORK/www"
-head -c "$SMALL_BYTES" /dev/zero | tr '\0' 'k' > "$WORK/www/small"
-head -c "$LARGE_BYTES" /dev/urandom > "$WORK/www/large"
-chmod -R a+rX "$WORK/www"
+www_file small "$SMALL_BYTES"
+www_file large "$LARGE_BYTES" random
 
 # Origin and reverse proxy are separate nginx instances, so the proxy's memory is its own.
-write_nginx_conf origin "    server {
-        listen 127.0.0.1:$ORIGIN_PORT;
-        root $WORK/www;
-        location / { }
-    }"
-write_nginx_conf nginx-proxy "    upstream origin {
-        server 127.0.0.1:$ORIGIN_PORT;
-        keepalive 32;
-    }
-    server {
-        listen 127.0.0.1:$NGINX_PROXY_PORT;
-        location / {
-            proxy_pass http://origin;
-            proxy_http_version 1.1;
-            proxy_set_header Connection \"\";
-        }
-    }"
-wait_for_port "$ORIGIN_PORT"
-wait_for_port "$NGINX_PROXY_PORT"
+start_origin
+start_nginx_proxy
 
 # wrk has no proxy option: the forward-proxy runs send absolute-form request lines.
 for file in small large; do

@@ -14,8 +14,6 @@
 #   SIZES ("100 10240"), LIMIT (seconds per size, 900), STEP (seconds per wrk run, 5),
 #   IMPORT_COUNT (50000).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-ROOT=$(pwd)
 
 COUNT="${COUNT:-1000000}"
 SIZES="${SIZES:-100 10240}"
@@ -25,19 +23,11 @@ IMPORT_COUNT="${IMPORT_COUNT:-50000}"
 MITMPROXY_VERSION=11.0.2
 BENCH_NAME=soak
 NEEDED_APT="nginx wrk curl"
-source bench/proxy/common.sh
+source "$(dirname "$0")/common.sh"
 
 DATE=$(date +%Y-%m-%d)
-ORIGIN_PORT=$(free_port)
-mkdir -p "$WORK/www"
-for size in $SIZES; do head -c "$size" /dev/zero | tr '\0' 'k' > "$WORK/www/b$size"; done
-chmod -R a+rX "$WORK/www"
-write_nginx_conf origin "    server {
-        listen 127.0.0.1:$ORIGIN_PORT;
-        root $WORK/www;
-        location / { }
-    }"
-wait_for_port "$ORIGIN_PORT"
+for size in $SIZES; do www_file "b$size" "$size"; done
+start_origin
 
 # Peak seconds of a command (wall clock) and its peak RSS in MB, as "seconds mb".
 measure() {

@@ -10,20 +10,13 @@
 #   WRK_CONNECTIONS (50), WRK_DURATION (10s), WARMUP (2s), BYTES (100: the response body).
 # Writes bench/results/proxy-store-YYYY-MM-DD.md.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-ROOT=$(pwd)
 
 ROUNDS="${1:-3}"
-WRK_THREADS="${WRK_THREADS:-2}"
-WRK_CONNECTIONS="${WRK_CONNECTIONS:-50}"
-WRK_DURATION="${WRK_DURATION:-10s}"
-WARMUP="${WARMUP:-2s}"
 BYTES="${BYTES:-100}"
-WRK_TIMEOUT="${WRK_TIMEOUT:-120}"  # seconds; a wrk that hangs is reported, not waited for
 COMMAND_LINE="bench/proxy/store.sh $*"
 BENCH_NAME=proxy-store
 NEEDED_APT="nginx wrk"
-source bench/proxy/common.sh
+source "$(dirname "$0")/common.sh"
 
 CLUSTER=""
 if [ -z "${KAGAMI_BENCH_POSTGRES_URL:-}" ]; then
@@ -36,16 +29,8 @@ trap 'cleanup; stop_cluster' EXIT
 # Spool files (if the server were away) stay in the scratch space.
 export KAGAMI_HOME="$WORK/home"
 
-ORIGIN_PORT=$(free_port)
-mkdir -p "$WORK/www"
-head -c "$BYTES" /dev/zero | tr '\0' 'k' > "$WORK/www/file"
-chmod -R a+rX "$WORK/www"
-write_nginx_conf origin "    server {
-        listen 127.0.0.1:$ORIGIN_PORT;
-        root $WORK/www;
-        location / { }
-    }"
-wait_for_port "$ORIGIN_PORT"
+www_file file "$BYTES"
+start_origin
 
 SESSION_PREFIX="bench-$(date -u +%H%M%S)-$$"
 RESULTS="$WORK/results.tsv"

@@ -8,8 +8,6 @@
 #   MESSAGES per connection (50000), SIZE bytes (100), WINDOW in flight per connection (32),
 #   LONG_MESSAGES on the one long socket (1000000; 0 skips it), LONG_TARGETS ("kagami mitmdump").
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-ROOT=$(pwd)
 
 CONNECTIONS="${CONNECTIONS:-4}"
 MESSAGES="${MESSAGES:-50000}"
@@ -19,7 +17,7 @@ LONG_MESSAGES="${LONG_MESSAGES:-1000000}"
 MITMPROXY_VERSION=11.0.2
 BENCH_NAME=websocket
 NEEDED_APT=""
-source bench/proxy/common.sh
+source "$(dirname "$0")/common.sh"
 
 if [ -z "${WS_BENCH:-}" ]; then
     echo "building ws-bench (release)"
@@ -41,8 +39,7 @@ rate() { python3 -c 'import json, sys; print(json.loads(sys.argv[1])["perSecond"
 
 RESULT="bench/results/websocket-$(date +%Y-%m-%d).md"
 mkdir -p bench/results
-# Every line of the table goes to the terminal and to the result file.
-row() { printf "$@" | tee -a "$WORK/table.txt"; }
+# Every line of the table (row) goes to the terminal and to the result file.
 row '%-10s %14s %14s\n' target "messages/s" "peak RSS (MB)"
 direct=$(rate "$(run_client "$SERVER_PORT" "$CONNECTIONS" "$MESSAGES")")
 row '%-10s %14s %14s\n' direct "$direct" ""
@@ -74,13 +71,5 @@ if [ "$LONG_MESSAGES" -gt 0 ]; then
     done
 fi
 row '\n%s\n' "$(nproc) cores; $CONNECTIONS connections x $MESSAGES messages of $SIZE bytes, $WINDOW in flight each; kagami: $KAGAMI_BUILD at $(git rev-parse --short HEAD)"
-{
-    echo "# WebSocket echo through the proxies"
-    echo
-    echo "\`bench/proxy/websocket.sh\` on $(uname -srm), $(date -u '+%Y-%m-%d %H:%M UTC'); $(swift --version 2>&1 | head -1); mitmproxy $("$MITMDUMP" --version | awk '/Mitmproxy/ { print $2 }')"
-    echo
-    echo '```'
-    cat "$WORK/table.txt"
-    echo '```'
-} > "$ROOT/$RESULT"
-echo "written to $RESULT"
+write_table_result "WebSocket echo through the proxies" \
+    "\`bench/proxy/websocket.sh\` on $(uname -srm), $(date -u '+%Y-%m-%d %H:%M UTC'); $(swift --version 2>&1 | head -1); mitmproxy $("$MITMDUMP" --version | awk '/Mitmproxy/ { print $2 }')"

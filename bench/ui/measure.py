@@ -16,7 +16,7 @@ import urllib.request
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "Tests", "UI"))
-from test_ui import browser  # noqa: E402
+from page import browser, percentile, scroll_frames  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 HOSTS = 20
@@ -57,27 +57,6 @@ Promise.all([import(new URL('api.js', document.baseURI).href), import(new URL('s
   })();
 });
 """
-
-SCROLL = """
-const [steps, done] = [arguments[0], arguments[arguments.length - 1]];
-const scroll = document.getElementById('sequence-scroll');
-scroll.scrollTop = 0;
-const gaps = []; let step = 0, last = 0;
-function next(now) {
-  if (last) gaps.push(now - last);
-  last = now;
-  if (step > steps) { done(gaps); return; }
-  scroll.scrollTop = (scroll.scrollHeight - scroll.clientHeight) * step / steps;
-  step++;
-  requestAnimationFrame(next);
-}
-requestAnimationFrame(next);
-"""
-
-
-def percentile(values, p):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
 
 
 def api_ms(ui, query):
@@ -147,7 +126,7 @@ def main():
         wait.until(lambda d: not d.execute_async_script(STATE)["reading"])
 
         # Scrolling the rows held, top to bottom.
-        gaps = driver.execute_async_script(SCROLL, 300)
+        gaps = scroll_frames(driver, 300)["gaps"]
         figures["scroll_frames"] = len(gaps)
         figures["scroll_p50_ms"] = round(percentile(gaps, 0.5), 1)
         figures["scroll_p95_ms"] = round(percentile(gaps, 0.95), 1)

@@ -14,36 +14,16 @@
 #   SESSION (a session file to use, or to build and keep when missing), OUT (the results file,
 #   bench/results/ui-DATE.md).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-ROOT=$(pwd)
 
 COUNT="${COUNT:-1000000}"
 CHUNK="${CHUNK:-100000}"
 DATE=$(date +%Y-%m-%d)
 OUT="${OUT:-bench/results/ui-$DATE.md}"
-
-KAGAMI_BUILD="given binary ${KAGAMI:-}"
-if [ -z "${KAGAMI:-}" ]; then
-    KAGAMI_BUILD="release build"
-    echo "building kagami (release)"
-    swift build -c release --product kagami >/dev/null
-    KAGAMI="$(swift build -c release --show-bin-path)/kagami"
-fi
-export KAGAMI_UPSTREAM_ALLOW=loopback
+BENCH_NAME=ui
+NEEDED_APT=""
+# The kagami binary, scratch space ($WORK) and the cleanup of the processes in PIDS.
+source "$(dirname "$0")/../proxy/common.sh"
 . scripts/python-env.sh
-
-WORK=$(mktemp -d /tmp/kagami-bench-ui.XXXXXX)
-PROXY_PID=""
-cleanup() {
-    if [ -n "$PROXY_PID" ]; then
-        kill "$PROXY_PID" 2>/dev/null || true
-        for _ in $(seq 50); do kill -0 "$PROXY_PID" 2>/dev/null || break; sleep 0.1; done
-        kill -9 "$PROXY_PID" 2>/dev/null || true
-    fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 SESSION="${SESSION:-$WORK/session.sqlite}"
 BUILD_SECONDS="(given)"
@@ -64,6 +44,7 @@ fi
 
 "$KAGAMI" proxy --port 0 --ui-port 0 --session "$SESSION" --no-ssl-proxying --upstream-allow loopback > "$WORK/proxy.log" 2>&1 &
 PROXY_PID=$!
+PIDS+=("$PROXY_PID")
 UI=""
 for _ in $(seq 600); do
     UI=$(grep -o 'Web UI: http://[^ ]*' "$WORK/proxy.log" | head -1 | cut -d' ' -f3 || true)
