@@ -200,22 +200,22 @@ public struct ContractReport: Sendable {
             groups.append(("undocumented exchanges", nil, true, undocumented))
             let suiteFailures = mine.filter { fails($0.violation, failOn: failOn) }.count
             let skipped = groups.filter { !$0.exercised }.count
-            xml += #"  <testsuite name="\#(Self.escape(check.path))" tests="\#(groups.count)" failures="\#(suiteFailures)" errors="0" skipped="\#(skipped)">"# + "\n"
+            xml += #"  <testsuite name="\#(MarkupText.escaped(check.path))" tests="\#(groups.count)" failures="\#(suiteFailures)" errors="0" skipped="\#(skipped)">"# + "\n"
             for group in groups {
                 let line = group.line.map { #" line="\#($0)""# } ?? ""
-                xml += #"    <testcase classname="\#(Self.escape(check.path))" name="\#(Self.escape(group.name))" file="\#(Self.escape(check.path))"\#(line)>"# + "\n"
+                xml += #"    <testcase classname="\#(MarkupText.escaped(check.path))" name="\#(MarkupText.escaped(group.name))" file="\#(MarkupText.escaped(check.path))"\#(line)>"# + "\n"
                 if !group.exercised { xml += #"      <skipped message="not exercised by the traffic"/>"# + "\n" }
                 var output: [String] = []
                 for finding in group.findings {
                     let violation = finding.violation
                     let detail = self.line(finding, failOn: failOn)
                     if fails(violation, failOn: failOn) {
-                        xml += #"      <failure message="\#(Self.escape(violation.side.rawValue + " " + violation.place + ": " + violation.message))" type="\#(violation.kind.rawValue)">\#(Self.escape(detail))</failure>"# + "\n"
+                        xml += #"      <failure message="\#(MarkupText.escaped(violation.side.rawValue + " " + violation.place + ": " + violation.message))" type="\#(violation.kind.rawValue)">\#(MarkupText.escaped(detail))</failure>"# + "\n"
                     } else {
                         output.append(detail)
                     }
                 }
-                if !output.isEmpty { xml += "      <system-out>\(Self.escape(output.joined(separator: "\n")))</system-out>\n" }
+                if !output.isEmpty { xml += "      <system-out>\(MarkupText.escaped(output.joined(separator: "\n")))</system-out>\n" }
                 xml += "    </testcase>\n"
             }
             xml += "  </testsuite>\n"
@@ -224,22 +224,4 @@ public struct ContractReport: Sendable {
         return xml
     }
 
-    /// XML text and attribute escaping; control characters XML 1.0 forbids become U+FFFD.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            case "\n", "\t", "\r": out.unicodeScalars.append(scalar)
-            case _ where scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF: out += "\u{FFFD}"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
 }

@@ -1,3 +1,4 @@
+import KagamiFlow
 // The description as one self-contained HTML page: readable without JavaScript.
 import KagamiContract
 import KagamiContractCheck
@@ -10,21 +11,21 @@ public enum DocsPage {
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>\(escape(contract.name.isEmpty ? "API" : contract.name))</title>
+        <title>\(MarkupText.escaped(contract.name.isEmpty ? "API" : contract.name))</title>
         <style>\(style)</style></head><body>
-        <nav><h2>\(escape(contract.name.isEmpty ? "API" : contract.name))</h2>\(navigation(contract))</nav>
-        <main><h1>\(escape(contract.name.isEmpty ? "API" : contract.name))</h1>
-        <p class="format">\(escape(contract.format.rawValue))</p>
+        <nav><h2>\(MarkupText.escaped(contract.name.isEmpty ? "API" : contract.name))</h2>\(navigation(contract))</nav>
+        <main><h1>\(MarkupText.escaped(contract.name.isEmpty ? "API" : contract.name))</h1>
+        <p class="format">\(MarkupText.escaped(contract.format.rawValue))</p>
         \(paragraphs(contract.description))
         \(typedClient(contract, baseURL: baseURL))
         """
         for group in contract.groups {
             if !group.name.isEmpty {
-                html += "<section class=\"group\"><h2 id=\"\(anchor("group", group.name))\">\(escape(group.name))</h2>\(paragraphs(group.description))"
+                html += "<section class=\"group\"><h2 id=\"\(anchor("group", group.name))\">\(MarkupText.escaped(group.name))</h2>\(paragraphs(group.description))"
             }
             for resource in group.resources {
                 html += "<section class=\"resource\"><h3 id=\"\(anchor("resource", resource.name + resource.uriTemplate))\">"
-                html += "\(escape(resource.name.isEmpty ? resource.uriTemplate : resource.name)) <code>\(escape(resource.uriTemplate))</code></h3>"
+                html += "\(MarkupText.escaped(resource.name.isEmpty ? resource.uriTemplate : resource.name)) <code>\(MarkupText.escaped(resource.uriTemplate))</code></h3>"
                 html += paragraphs(resource.description)
                 for action in resource.actions { html += render(action, baseURL: baseURL) }
                 html += "</section>"
@@ -44,19 +45,19 @@ public enum DocsPage {
     private static func typedClient(_ contract: APIContract, baseURL: String) -> String {
         """
         <section class="client"><h2 id="typed-client">Typed Swift client</h2>
-        <p><code>kagami convert DESCRIPTION --to openapi -o openapi.json --server \(escape(baseURL))</code>, then
+        <p><code>kagami convert DESCRIPTION --to openapi -o openapi.json --server \(MarkupText.escaped(baseURL))</code>, then
         swift-openapi-generator's build plugin on <code>openapi.json</code>; the generated client talks to this mock:</p>
-        <pre><code>\(escape(clientLine(contract, baseURL: baseURL)))</code></pre></section>
+        <pre><code>\(MarkupText.escaped(clientLine(contract, baseURL: baseURL)))</code></pre></section>
         """
     }
 
     private static func navigation(_ contract: APIContract) -> String {
         var html = "<ul>"
         for group in contract.groups {
-            if !group.name.isEmpty { html += "<li class=\"nav-group\"><a href=\"#\(anchor("group", group.name))\">\(escape(group.name))</a></li>" }
+            if !group.name.isEmpty { html += "<li class=\"nav-group\"><a href=\"#\(anchor("group", group.name))\">\(MarkupText.escaped(group.name))</a></li>" }
             for resource in group.resources {
                 for action in resource.actions {
-                    html += "<li><a href=\"#\(actionAnchor(action))\"><span class=\"method \(action.method.lowercased())\">\(escape(action.method))</span> \(escape(action.name.isEmpty ? action.uriTemplate : action.name))</a></li>"
+                    html += "<li><a href=\"#\(actionAnchor(action))\"><span class=\"method \(action.method.lowercased())\">\(MarkupText.escaped(action.method))</span> \(MarkupText.escaped(action.name.isEmpty ? action.uriTemplate : action.name))</a></li>"
                 }
             }
         }
@@ -65,8 +66,8 @@ public enum DocsPage {
 
     private static func render(_ action: Action, baseURL: String) -> String {
         var html = "<article class=\"action\" id=\"\(actionAnchor(action))\">"
-        html += "<h4><span class=\"method \(action.method.lowercased())\">\(escape(action.method))</span> <code>\(escape(action.uriTemplate))</code>"
-        if !action.name.isEmpty { html += " <span class=\"name\">\(escape(action.name))</span>" }
+        html += "<h4><span class=\"method \(action.method.lowercased())\">\(MarkupText.escaped(action.method))</span> <code>\(MarkupText.escaped(action.uriTemplate))</code>"
+        if !action.name.isEmpty { html += " <span class=\"name\">\(MarkupText.escaped(action.name))</span>" }
         html += "</h4>" + paragraphs(action.description)
         if !action.parameters.isEmpty {
             html += "<table class=\"parameters\"><thead><tr><th>Parameter</th><th>In</th><th>Type</th><th>Required</th><th>Default</th><th>Example</th><th>Description</th></tr></thead><tbody>"
@@ -76,20 +77,20 @@ public enum DocsPage {
                     return nil
                 } ?? ""
                 let members = parameter.members.isEmpty ? "" : " (\(parameter.members.joined(separator: ", ")))"
-                html += "<tr><td><code>\(escape(parameter.name))</code></td><td>\(parameter.location.rawValue)</td>"
-                html += "<td>\(escape(type + members))</td><td>\(parameter.required ? "yes" : "no")</td>"
-                html += "<td>\(escape(parameter.defaultValue ?? ""))</td><td>\(escape(parameter.example ?? ""))</td><td>\(escape(parameter.description))</td></tr>"
+                html += "<tr><td><code>\(MarkupText.escaped(parameter.name))</code></td><td>\(parameter.location.rawValue)</td>"
+                html += "<td>\(MarkupText.escaped(type + members))</td><td>\(parameter.required ? "yes" : "no")</td>"
+                html += "<td>\(MarkupText.escaped(parameter.defaultValue ?? ""))</td><td>\(MarkupText.escaped(parameter.example ?? ""))</td><td>\(MarkupText.escaped(parameter.description))</td></tr>"
             }
             html += "</tbody></table>"
         }
-        html += "<p class=\"try\">Try it: <code>\(escape(curl(for: action, baseURL: baseURL)))</code></p>"
+        html += "<p class=\"try\">Try it: <code>\(MarkupText.escaped(curl(for: action, baseURL: baseURL)))</code></p>"
         for example in action.examples {
-            if !example.name.isEmpty { html += "<h5>Example: \(escape(example.name))</h5>" }
+            if !example.name.isEmpty { html += "<h5>Example: \(MarkupText.escaped(example.name))</h5>" }
             for request in example.requests {
-                html += "<div class=\"message request\"><h6>Request\(request.name.isEmpty ? "" : " " + escape(request.name))</h6>\(payload(request.payload))</div>"
+                html += "<div class=\"message request\"><h6>Request\(request.name.isEmpty ? "" : " " + MarkupText.escaped(request.name))</h6>\(payload(request.payload))</div>"
             }
             for response in example.responses {
-                let title = "Response \(response.status == 0 ? "default" : String(response.status))\(response.name.isEmpty ? "" : " " + escape(response.name))"
+                let title = "Response \(response.status == 0 ? "default" : String(response.status))\(response.name.isEmpty ? "" : " " + MarkupText.escaped(response.name))"
                 html += "<div class=\"message response\"><h6>\(title)</h6>\(payload(response.payload))</div>"
             }
         }
@@ -99,13 +100,13 @@ public enum DocsPage {
     private static func payload(_ payload: MessagePayload) -> String {
         var html = paragraphs(payload.description)
         if !payload.headers.isEmpty {
-            html += "<pre class=\"headers\">" + payload.headers.map { "\(escape($0.name)): \(escape($0.value))" }.joined(separator: "\n") + "</pre>"
+            html += "<pre class=\"headers\">" + payload.headers.map { "\(MarkupText.escaped($0.name)): \(MarkupText.escaped($0.value))" }.joined(separator: "\n") + "</pre>"
         }
         if let body = payload.body, !body.isEmpty {
             if let json = try? JSONValue(parsing: body) {
                 html += "<pre class=\"body json\">\(highlighted(json.serialized(.prettyPrinted)))</pre>"
             } else {
-                html += "<pre class=\"body\">\(escape(body))</pre>"
+                html += "<pre class=\"body\">\(MarkupText.escaped(body))</pre>"
             }
         }
         if let schema = payload.schema {
@@ -191,20 +192,6 @@ public enum DocsPage {
         Markdown.html(text)
     }
 
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
 
     /// Pretty-printed JSON with keys, strings, numbers and literals wrapped in classed spans.
     static func highlighted(_ json: String) -> String {
@@ -221,7 +208,7 @@ public enum DocsPage {
                 if end < json.endIndex { end = json.index(after: end) }
                 let token = json[index..<end]
                 let isKey = json[end...].first { $0 != " " } == ":"
-                out += "<span class=\"\(isKey ? "k" : "s")\">\(escape(String(token)))</span>"
+                out += "<span class=\"\(isKey ? "k" : "s")\">\(MarkupText.escaped(String(token)))</span>"
                 index = end
             } else if character == "-" || character.isNumber || character.isLetter {
                 var end = index
@@ -229,10 +216,10 @@ public enum DocsPage {
                     end = json.index(after: end)
                 }
                 let token = String(json[index..<end])
-                out += "<span class=\"\(token.first?.isLetter == true ? "l" : "n")\">\(escape(token))</span>"
+                out += "<span class=\"\(token.first?.isLetter == true ? "l" : "n")\">\(MarkupText.escaped(token))</span>"
                 index = end
             } else {
-                out += escape(String(character))
+                out += MarkupText.escaped(String(character))
                 index = json.index(after: index)
             }
         }

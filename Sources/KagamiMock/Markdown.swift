@@ -1,3 +1,4 @@
+import KagamiFlow
 import Foundation
 
 /// The Markdown that API descriptions write in their prose, rendered for the docs page as
@@ -51,7 +52,7 @@ enum Markdown {
             if line.trimmingCharacters(in: .whitespaces).hasPrefix(fence) { break }
             code.append(line)
         }
-        return "<pre class=\"md-code\"><code>\(escape(code.joined(separator: "\n")))</code></pre>"
+        return "<pre class=\"md-code\"><code>\(MarkupText.escaped(code.joined(separator: "\n")))</code></pre>"
     }
 
     private static func indentedCode(_ lines: inout ArraySlice<String>) -> String {
@@ -61,7 +62,7 @@ enum Markdown {
             code.append(line.hasPrefix("\t") ? String(line.dropFirst()) : String(line.dropFirst(min(4, line.count))))
         }
         while code.last?.trimmingCharacters(in: .whitespaces).isEmpty == true { code.removeLast() }
-        return "<pre class=\"md-code\"><code>\(escape(code.joined(separator: "\n")))</code></pre>"
+        return "<pre class=\"md-code\"><code>\(MarkupText.escaped(code.joined(separator: "\n")))</code></pre>"
     }
 
     private static func quote(_ lines: inout ArraySlice<String>) -> String {
@@ -133,14 +134,14 @@ enum Markdown {
         var rest = Substring(text)
         while let character = rest.first {
             if character == "`", let end = rest.dropFirst().firstIndex(of: "`") {
-                out += "<code>\(escape(String(rest[rest.index(after: rest.startIndex)..<end])))</code>"
+                out += "<code>\(MarkupText.escaped(String(rest[rest.index(after: rest.startIndex)..<end])))</code>"
                 rest = rest[rest.index(after: end)...]
             } else if character == "[", let link = link(rest) {
                 out += link.html
                 rest = link.rest
             } else if character == "<", let close = rest.firstIndex(of: ">"),
                       case let target = String(rest[rest.index(after: rest.startIndex)..<close]), isSafeURL(target), target.contains(":") {
-                out += "<a href=\"\(escape(target))\">\(escape(target))</a>"
+                out += "<a href=\"\(MarkupText.escaped(target))\">\(MarkupText.escaped(target))</a>"
                 rest = rest[rest.index(after: close)...]
             } else if rest.hasPrefix("**") || rest.hasPrefix("__"), let span = delimited(rest, by: String(rest.prefix(2))) {
                 out += "<strong>\(inline(span.inner))</strong>"
@@ -149,10 +150,10 @@ enum Markdown {
                 out += "<em>\(inline(span.inner))</em>"
                 rest = span.rest
             } else if character == "\\", let next = rest.dropFirst().first, "\\`*_[]()#+-.!<>".contains(next) {
-                out += escape(String(next))
+                out += MarkupText.escaped(String(next))
                 rest = rest.dropFirst(2)
             } else {
-                out += escape(String(character))
+                out += MarkupText.escaped(String(character))
                 rest = rest.dropFirst()
             }
         }
@@ -173,8 +174,8 @@ enum Markdown {
         let label = String(text[text.index(after: text.startIndex)..<closing])
         let target = text[urlStart..<urlEnd].split(separator: " ", maxSplits: 1).first.map(String.init) ?? ""
         let rest = text[text.index(after: urlEnd)...]
-        guard isSafeURL(target) else { return ("\(escape(label))", rest) }
-        return ("<a href=\"\(escape(target))\">\(inline(label))</a>", rest)
+        guard isSafeURL(target) else { return ("\(MarkupText.escaped(label))", rest) }
+        return ("<a href=\"\(MarkupText.escaped(target))\">\(inline(label))</a>", rest)
     }
 
     private static func delimited(_ text: Substring, by marker: String) -> (inner: String, rest: Substring)? {
@@ -194,5 +195,4 @@ enum Markdown {
         return !target.isEmpty && !beforePath.contains(":")
     }
 
-    private static func escape(_ text: String) -> String { DocsPage.escape(text) }
 }

@@ -204,19 +204,8 @@ public final class PostgresFlowStore: FlowStore {
         writeTimeout: Duration = .seconds(15), redaction: FlowRedaction = FlowRedaction()
     ) async throws -> PostgresFlowStore {
         guard !name.isEmpty else { throw FlowStoreError("a session needs a name") }
-        let opened: (id: Int64, session: Session)
-        do {
-            let connection = try await PostgresConnection.connect(
-                configuration: try location.connectionConfiguration(), id: 0, logger: logger)
-            do {
-                opened = try await openSession(name, recordedBy: recordedBy, on: connection, logger: logger)
-                try await connection.close()
-            } catch {
-                try? await connection.close()
-                throw error
-            }
-        } catch {
-            throw FlowStoreError("cannot open session \(name) at \(location): \(describe(error))")
+        let opened = try await onSetupConnection(location, session: name) { connection in
+            try await openSession(name, recordedBy: recordedBy, on: connection, logger: logger)
         }
         let client = PostgresClient(configuration: location.clientConfiguration(maximumConnections: maximumConnections))
         let store = PostgresFlowStore(
@@ -236,26 +225,36 @@ public final class PostgresFlowStore: FlowStore {
         return store
     }
 
-    /// The session `name` for reading (`kagami serve`, `flows`, `export`), or nil when the
-    /// database has none by that name. It writes only what is recorded into it (HAR imports).
-    public static func openExisting(
-        _ location: PostgresLocation, session name: String, redaction: FlowRedaction = FlowRedaction(),
-        spoolDirectory: String = defaultSpoolDirectory
-    ) async throws -> PostgresFlowStore? {
-        let opened: (id: Int64, session: Session)?
+    /// Runs `body` on a connection of its own, opened for it and closed after, as a session is
+    /// found or made; a failure names the session and the server.
+    private static func onSetupConnection<T>(
+        _ location: PostgresLocation, session name: String, _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
         do {
             let connection = try await PostgresConnection.connect(
                 configuration: try location.connectionConfiguration(), id: 0, logger: logger)
             do {
-                try await PostgresSchema.migrate(connection, logger: logger)
-                opened = try await findSession(name, on: connection, logger: logger)
+                let result = try await body(connection)
                 try await connection.close()
+                return result
             } catch {
                 try? await connection.close()
                 throw error
             }
         } catch {
             throw FlowStoreError("cannot open session \(name) at \(location): \(describe(error))")
+        }
+    }
+
+    /// The session `name` for reading (`kagami serve`, `flows`, `export`), or nil when the
+    /// database has none by that name. It writes only what is recorded into it (HAR imports).
+    public static func openExisting(
+        _ location: PostgresLocation, session name: String, redaction: FlowRedaction = FlowRedaction(),
+        spoolDirectory: String = defaultSpoolDirectory
+    ) async throws -> PostgresFlowStore? {
+        let opened = try await onSetupConnection(location, session: name) { connection in
+            try await PostgresSchema.migrate(connection, logger: logger)
+            return try await findSession(name, on: connection, logger: logger)
         }
         guard let opened else { return nil }
         let client = PostgresClient(configuration: location.clientConfiguration(maximumConnections: 2))

@@ -178,7 +178,7 @@ public final class SessionsServer: Sendable {
         for session in sessions {
             let link = "/sessions/" + (session.name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? "")
             rows += """
-                <tr><td><a href="\(Self.escape(link))/">\(Self.escape(session.name))</a></td><td>\(Self.escape(session.recordedBy))</td>\
+                <tr><td><a href="\(MarkupText.escaped(link))/">\(MarkupText.escaped(session.name))</a></td><td>\(MarkupText.escaped(session.recordedBy))</td>\
                 <td>\(formatter.string(from: session.createdAt))</td><td>\(session.flowCount)</td>\
                 <td>\(session.lastFlowAt.map(formatter.string(from:)) ?? "")</td></tr>\n
                 """
@@ -188,7 +188,7 @@ public final class SessionsServer: Sendable {
             <html lang="en"><head><meta charset="utf-8"><title>Kagami sessions</title>
             <link rel="icon" href="data:,">
             <style>body { font: 14px system-ui, sans-serif; margin: 2em; } td, th { padding: 0.3em 1em; text-align: left; }</style></head>
-            <body><h1>Sessions in \(Self.escape(catalog.description))</h1>
+            <body><h1>Sessions in \(MarkupText.escaped(catalog.description))</h1>
             <table id="sessions"><thead><tr><th>Session</th><th>Recorded by</th><th>Created</th><th>Exchanges</th><th>Latest</th></tr></thead>
             <tbody>
             \(rows)</tbody></table>
@@ -199,20 +199,6 @@ public final class SessionsServer: Sendable {
                         body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
-    }
 }
 
 struct SessionView: Sendable {

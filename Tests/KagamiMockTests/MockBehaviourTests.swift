@@ -260,7 +260,7 @@ private final class FlowCollector: FlowSink {
             #expect(page.status == 200)
             #expect(page.header("Content-Type")?.hasPrefix("text/html") == true)
             for action in server.contract.actions {
-                #expect(page.body.contains(DocsPage.escape(action.name)))
+                #expect(page.body.contains(MarkupText.escaped(action.name)))
             }
             #expect(page.body.contains("<table class=\"parameters\">"))
             #expect(page.body.contains("curl -i -X POST"))

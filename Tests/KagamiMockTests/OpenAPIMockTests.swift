@@ -1,5 +1,6 @@
 // The mock on an OpenAPI description: the servers' base path, `default` responses, numeric
 // formats, and the status for each kind of bad request; curl is the client.
+import KagamiFlow
 import Foundation
 import KagamiContractCheck
 import KagamiDescription
@@ -25,7 +26,7 @@ import Testing
         #expect(elsewhere.status == 404)
         // The docs page shows the typed client's line for this mock, base path included.
         let docs = try await MockClient.curl("GET", server.url + "/__docs")
-        #expect(docs.body.contains(DocsPage.escape("Client(serverURL: URL(string: \"\(server.url)/v1\")!")), "\(docs.body.prefix(2000))")
+        #expect(docs.body.contains(MarkupText.escaped("Client(serverURL: URL(string: \"\(server.url)/v1\")!")), "\(docs.body.prefix(2000))")
     }
 
     @Test func defaultResponseAnswersUndocumentedStatuses() async throws {

@@ -41,14 +41,7 @@ import Testing
             #expect(try await send("after") == expected)
 
             // Written while the proxy still runs: it reconnected on its own.
-            let reader = try await PostgresFlowStore.open(try PostgresLocation(url: cluster.url), session: name, recordedBy: "tests")
-            var flows: [Flow] = []
-            for _ in 0..<600 {
-                flows = try await reader.allFlows(includeBodies: false)
-                if flows.count >= urls.count { break }
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            await reader.close()
+            let flows = try await Self.stored(count: urls.count, in: name, at: cluster.url)
             #expect(flows.count == urls.count)
             #expect(Set(flows.map(\.request.url)) == Set(urls))
             #expect(flows.allSatisfy { $0.response?.status == 200 })
@@ -78,14 +71,7 @@ import Testing
             try await cluster.resume()
 
             let second = try await KagamiProcess.start(arguments, environment: environment)
-            let reader = try await PostgresFlowStore.open(try PostgresLocation(url: cluster.url), session: name, recordedBy: "tests")
-            var flows: [Flow] = []
-            for _ in 0..<600 {
-                flows = try await reader.allFlows(includeBodies: false)
-                if flows.count >= urls.count { break }
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            await reader.close()
+            let flows = try await Self.stored(count: urls.count, in: name, at: cluster.url)
             second.stop()
             try await origin.stop()
             #expect(flows.count == urls.count)
@@ -248,5 +234,20 @@ struct ThrowawayCluster: Sendable {
             throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "postgres-cluster.sh \(arguments.joined(separator: " ")) failed (PostgreSQL installed? apt-get install postgresql): \(result.stderr)"])
         }
         return result.stdoutText
+    }
+
+}
+
+extension SharedStoreOutageTests {
+    /// The session's flows once `count` are written (bounded looks at the database).
+    static func stored(count: Int, in session: String, at url: String) async throws -> [Flow] {
+        let reader = try await PostgresFlowStore.open(try PostgresLocation(url: url), session: session, recordedBy: "tests")
+        var flows: [Flow] = []
+        try await eventually(attempts: 600, every: .milliseconds(100)) {
+            flows = try await reader.allFlows(includeBodies: false)
+            return flows.count >= count
+        }
+        await reader.close()
+        return flows
     }
 }
