@@ -28,14 +28,21 @@ public struct InterceptionConfiguration: Sendable {
 /// and port (`Location(hostAndPort:)`) matched as every tool's locations are. Empty include
 /// list means every host; an exclude match wins over an include match.
 public struct SSLProxyingList: Sendable, Hashable {
-    public var include: [Location] { didSet { includeMatchers = include.map(LocationMatcher.init) } }
-    public var exclude: [Location] { didSet { excludeMatchers = exclude.map(LocationMatcher.init) } }
+    /// Compiled once; each keeps its location, which is what compares and hashes.
     private var includeMatchers: [LocationMatcher]
     private var excludeMatchers: [LocationMatcher]
 
+    public var include: [Location] {
+        get { includeMatchers.map(\.location) }
+        set { includeMatchers = newValue.map(LocationMatcher.init) }
+    }
+
+    public var exclude: [Location] {
+        get { excludeMatchers.map(\.location) }
+        set { excludeMatchers = newValue.map(LocationMatcher.init) }
+    }
+
     public init(include: [Location] = [], exclude: [Location] = []) {
-        self.include = include
-        self.exclude = exclude
         includeMatchers = include.map(LocationMatcher.init)
         excludeMatchers = exclude.map(LocationMatcher.init)
     }
@@ -43,15 +50,6 @@ public struct SSLProxyingList: Sendable, Hashable {
     public func intercepts(host: String, port: Int) -> Bool {
         if excludeMatchers.contains(where: { $0.matches(host: host, port: port) }) { return false }
         return includeMatchers.isEmpty || includeMatchers.contains { $0.matches(host: host, port: port) }
-    }
-
-    public static func == (lhs: SSLProxyingList, rhs: SSLProxyingList) -> Bool {
-        lhs.include == rhs.include && lhs.exclude == rhs.exclude
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(include)
-        hasher.combine(exclude)
     }
 }
 
