@@ -101,7 +101,7 @@ public struct Authority: Sendable, Hashable, CustomStringConvertible {
             host = text[..<colon]
             portText = text[text.index(after: colon)...]
             // An IPv6 literal must be in brackets: `::1` alone is ambiguous.
-            if host.contains(":") { return nil }
+            if host.utf8.contains(UInt8(ascii: ":")) { return nil }
         } else {
             host = Substring(text)
         }
@@ -117,7 +117,7 @@ public struct Authority: Sendable, Hashable, CustomStringConvertible {
     public var bracketedHost: String { Self.bracketed(host) }
 
     /// `host` as it goes in a URL or a Host header: an IPv6 literal in brackets.
-    public static func bracketed(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
+    public static func bracketed(_ host: String) -> String { host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host }
 
     /// `host:port`.
     public var description: String { "\(bracketedHost):\(port)" }

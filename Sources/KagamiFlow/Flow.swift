@@ -41,8 +41,9 @@ public struct Flow: Sendable, Hashable, Codable, Identifiable {
         case mock
     }
 
+    /// Without an `id`, a new time-ordered one for `timings.start`.
     public init(
-        id: UUID = UUID(),
+        id: UUID? = nil,
         mode: Mode,
         clientAddress: String? = nil,
         serverAddress: String? = nil,
@@ -54,7 +55,7 @@ public struct Flow: Sendable, Hashable, Codable, Identifiable {
         violations: [ContractViolation] = [],
         appliedRules: [RuleApplication] = []
     ) {
-        self.id = id
+        self.id = id ?? .timeOrdered(at: timings.start)
         self.mode = mode
         self.clientAddress = clientAddress
         self.serverAddress = serverAddress

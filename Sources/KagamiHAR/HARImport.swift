@@ -155,7 +155,7 @@ public enum HARImport {
         if error == nil, let responseError { error = FlowError(.other, responseError) }
 
         var flow = Flow(
-            id: id.flatMap(UUID.init(uuidString:)) ?? UUID(),
+            id: id.flatMap(UUID.init(uuidString:)),
             mode: mode,
             clientAddress: try entry.optional("_clientAddress")?.string(),
             serverAddress: serverAddress,

@@ -65,7 +65,7 @@ extension ClientConnectionHandler {
         guard let (head, body) = exchange.collectedResponse else { return }
         exchange.breakpoint.hookPosition = position
         exchange.state.holdAtResponseBreakpoint()
-        exchange.timeout?.cancel()
+        exchange.disarmTimeout()
         if let upstream = exchange.upstream {
             upstream.handler.delegate = nil
             if exchange.state.isRequestComplete && exchange.upstreamKeepAlive {

@@ -67,7 +67,11 @@ final class Exchange {
     var pendingParts: [HTTPClientRequestPart] = []
     var clientKeepAlive: Bool
     var upstreamKeepAlive = true
-    var timeout: Scheduled<Void>?
+    /// When the server's silence ends the exchange; nil while it is not timed. The connection's
+    /// one response timer reads it (see `armTimeout`).
+    var timeoutDeadline: NIODeadline?
+    /// Whether that silence is the server not reading the request (rather than not answering).
+    var timeoutStalled = false
     /// What was sent to the server so far, kept while it is small enough to send again if a
     /// reused connection turns out to be closed; nil once it is not.
     var replayable: [HTTPClientRequestPart]? = []
@@ -85,6 +89,11 @@ final class Exchange {
         // request: unless the server switches, the connection ends with this exchange.
         self.clientKeepAlive = clientHead.isKeepAlive && !clientHead.requestsUpgrade
         self.state = ExchangeStateMachine(requestsUpgrade: clientHead.requestsUpgrade)
+    }
+
+    /// The server's silence no longer counts.
+    func disarmTimeout() {
+        timeoutDeadline = nil
     }
 }
 
@@ -108,6 +117,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// they only note when the connection became idle.
     private var idleTimer: Scheduled<Void>?
     private var idleSince: NIODeadline? = .now()
+    /// Ends the exchange in progress when the server stays silent past its `timeoutDeadline`.
+    /// Set when an exchange is first timed and set again only when it fires, so the parts of an
+    /// exchange, and the exchanges of a busy connection, only move the deadline.
+    private var responseTimer: Scheduled<Void>?
     /// Set on connections that arrived through an intercepted CONNECT.
     private let origin: InterceptedOrigin?
     /// Set on the handler of an HTTP/2 stream (one exchange per stream).
@@ -132,6 +145,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     func handlerRemoved(context: ChannelHandlerContext) {
         idleTimer?.cancel()
         idleTimer = nil
+        responseTimer?.cancel()
+        responseTimer = nil
         self.context = nil
     }
 
@@ -459,8 +474,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
         if case .end = part {
             let promise = upstream.channel.eventLoop.makePromise(of: Void.self)
-            promise.futureResult.assumeIsolated().whenSuccess { [weak self, weak exchange] in
-                guard let exchange else { return }
+            // (Held until the write completes or the connection closes.)
+            promise.futureResult.assumeIsolated().whenSuccess { [weak self] in
                 exchange.recorder.requestSent()
                 if exchange.throttle != nil, !exchange.state.isFinished { self?.armTimeout(exchange) }
             }
@@ -483,11 +498,27 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     /// `stalled`: the server stopped taking the request's body, rather than not answering.
     private func armTimeout(_ exchange: Exchange, stalled: Bool = false) {
-        exchange.timeout?.cancel()
         guard let context else { return }
-        exchange.timeout = context.eventLoop.assumeIsolated().scheduleTask(in: settings.responseTimeout) { [weak self, weak exchange] in
-            guard let self, let exchange, !exchange.state.isFinished else { return }
-            self.timedOut(exchange, stalled: stalled)
+        let deadline = context.eventLoop.now + settings.responseTimeout
+        exchange.timeoutDeadline = deadline
+        exchange.timeoutStalled = stalled
+        if responseTimer == nil { scheduleResponseTimer(at: deadline) }
+    }
+
+    /// Fired early (the deadline moved since it was set), the timer sets itself again.
+    private func scheduleResponseTimer(at deadline: NIODeadline) {
+        guard let context else { return }
+        responseTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+            guard let self else { return }
+            self.responseTimer = nil
+            guard let context = self.context, let exchange = self.exchange, !exchange.state.isFinished,
+                let deadline = exchange.timeoutDeadline
+            else { return }
+            if deadline > context.eventLoop.now {
+                self.scheduleResponseTimer(at: deadline)
+            } else {
+                self.timedOut(exchange, stalled: exchange.timeoutStalled)
+            }
         }
     }
 
@@ -672,8 +703,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         // The server reads again: the stall timer goes (the response timer, armed once the
         // request has ended, stays).
         if let exchange, !exchange.state.isRequestComplete, !exchange.state.hasResponseStarted {
-            exchange.timeout?.cancel()
-            exchange.timeout = nil
+            exchange.disarmTimeout()
         }
         resumeClientReads()
     }
@@ -713,7 +743,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
         upstream.handler.delegate = nil
         upstream.channel.close(promise: nil)
-        exchange.timeout?.cancel()
+        exchange.disarmTimeout()
         exchange.upstream = nil
         exchange.retries += 1
         exchange.pendingParts = sent + exchange.pendingParts
@@ -776,7 +806,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// Returns whether its request had been read completely.
     @discardableResult
     func end(_ exchange: Exchange) -> Bool {
-        exchange.timeout?.cancel()
+        exchange.disarmTimeout()
         if self.exchange === exchange {
             self.exchange = nil
             idleSince = .now()

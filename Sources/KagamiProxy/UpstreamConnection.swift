@@ -104,7 +104,10 @@ final class UpstreamConnection {
     var isStream = false
     /// How long its TLS handshake took (TLS connections).
     var handshakeDuration: TimeAmount?
+    /// Closes the connection once it has stayed idle in the pool too long (see `UpstreamPool`).
     var idleTimeout: Scheduled<Void>?
+    /// When it went back to the pool; nil while an exchange uses it.
+    var idleSince: NIODeadline?
 
     init(key: UpstreamPool.Key, channel: any Channel, handler: UpstreamHandler) {
         self.key = key
@@ -134,8 +137,12 @@ final class UpstreamConnection {
         return info
     }
 
+    private var settledRemoteAddress: String?
+
+    /// The server's address as each exchange on the connection records it, written once.
     var remoteAddress: String? {
-        guard let address = channel.remoteAddress else { return nil }
-        return address.authorityText ?? "\(address)"
+        if let settledRemoteAddress { return settledRemoteAddress }
+        settledRemoteAddress = channel.remoteAddress.map { $0.authorityText ?? "\($0)" }
+        return settledRemoteAddress
     }
 }

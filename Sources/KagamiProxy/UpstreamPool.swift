@@ -46,9 +46,10 @@ final class UpstreamPool {
     }
 
     /// Hands out an idle connection to `key`, or opens one. `completion` runs on the loop.
-    func acquire(_ key: Key, completion: @escaping (Result<UpstreamConnection, any Error>) -> Void) {
-        var key = key
-        if key.http2, !key.tls, clearTextHTTP1Only.contains(key) { key.http2 = false }
+    func acquire(_ requested: Key, completion: @escaping (Result<UpstreamConnection, any Error>) -> Void) {
+        var adjusted = requested
+        if adjusted.http2, !adjusted.tls, clearTextHTTP1Only.contains(adjusted) { adjusted.http2 = false }
+        let key = adjusted
         if key.http2, let session = sessions[key] {
             if session.isActive {
                 session.openStream(reused: true, completion: completion)
@@ -57,9 +58,7 @@ final class UpstreamPool {
             sessions[key] = nil
         }
         while let connection = idle[key]?.popLast() {
-            connection.idleTimeout?.cancel()
-            connection.idleTimeout = nil
-            connection.handler.onClose = nil
+            connection.idleSince = nil
             if connection.channel.isActive {
                 connection.isReused = true
                 completion(.success(connection))
@@ -224,14 +223,31 @@ final class UpstreamPool {
             return
         }
         idle[connection.key, default: []].append(connection)
-        let key = connection.key
-        let forget: () -> Void = { [weak self, weak connection] in
-            guard let self, let connection else { return }
-            self.idle[key]?.removeAll { $0 === connection }
+        if connection.handler.onClose == nil {
+            let key = connection.key
+            connection.handler.onClose = { [weak self, weak connection] in
+                guard let self, let connection else { return }
+                self.idle[key]?.removeAll { $0 === connection }
+            }
         }
-        connection.handler.onClose = forget
-        connection.idleTimeout = eventLoop.assumeIsolated().scheduleTask(in: configuration.idleTimeout) {
-            connection.channel.close(promise: nil)
+        let now = eventLoop.now
+        connection.idleSince = now
+        if connection.idleTimeout == nil { scheduleIdleTimeout(connection, at: now + configuration.idleTimeout) }
+    }
+
+    /// One timer per connection, set when it is first let go and set again only when it fires:
+    /// a connection used again and again costs no timer work, it only notes when it became idle.
+    private func scheduleIdleTimeout(_ connection: UpstreamConnection, at deadline: NIODeadline) {
+        connection.idleTimeout = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self, weak connection] in
+            guard let self, let connection else { return }
+            connection.idleTimeout = nil
+            guard let since = connection.idleSince else { return }
+            let expiry = since + self.configuration.idleTimeout
+            if expiry <= self.eventLoop.now {
+                connection.channel.close(promise: nil)
+            } else {
+                self.scheduleIdleTimeout(connection, at: expiry)
+            }
         }
     }
 

@@ -13,8 +13,8 @@ private let closeDescriptor = Darwin.close
 #endif
 
 /// The default store: one SQLite file per session, in WAL mode. Flows are written in batches on
-/// a queue of their own (group commit: whatever arrived while the last batch was being written
-/// goes in the next transaction). A flow whose client waits for it to be kept (the proxy's
+/// a queue of their own (group commit: whatever arrived while the last batch was being written,
+/// or in the moment flows nobody waits for are given to gather, goes in the next transaction). A flow whose client waits for it to be kept (the proxy's
 /// finished exchanges) is appended to the session's journal first (`SessionJournal`,
 /// `<session>-flows`), which a killed process leaves for the next opening to replay; the
 /// client goes on without waiting for SQLite.
@@ -326,10 +326,18 @@ public final class SQLiteFlowStore: FlowStore {
         if warnDropping {
             FileHandle.standardError.write(Data("kagami: writing to \(path) is behind the traffic; storing exchanges without their bodies until it catches up\n".utf8))
         }
-        if schedule {
+        guard schedule else { return }
+        if stored == nil, journal != nil {
+            // Nobody waits for this commit (the flow is in the journal, or nobody asked): let
+            // flows gather for a moment, so a transaction writes each B-tree page once for many.
+            writeQueue.asyncAfter(deadline: .now() + Self.gathering) { self.drain() }
+        } else {
             writeQueue.async { self.drain() }
         }
     }
+
+    /// How long flows nobody waits for gather before the writer commits them.
+    static let gathering = DispatchTimeInterval.milliseconds(2)
 
     /// Messages queue like flows, behind the flow they belong to. When the disk is behind,
     /// their payloads are left out (sizes kept, marked truncated) as bodies are.
@@ -474,6 +482,7 @@ public final class SQLiteFlowStore: FlowStore {
     /// Runs on the writer's queue, so it lands after every flow recorded before the call.
     public func updateViolations(_ violations: [ContractViolation], ofFlow id: UUID) {
         writeQueue.async {
+            self.drain()
             do {
                 try self.database.write { db in
                     guard let row = try FlowRow.filter(FlowRow.Columns.id == id.uuidString).fetchOne(db) else { return }
@@ -491,7 +500,10 @@ public final class SQLiteFlowStore: FlowStore {
 
     public func flush() async throws {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            writeQueue.async { continuation.resume() }
+            writeQueue.async {
+                self.drain()
+                continuation.resume()
+            }
         }
         if let error = pending.withLock({ $0.lastError }) {
             throw FlowStoreError(error)
@@ -503,6 +515,7 @@ public final class SQLiteFlowStore: FlowStore {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             // On the write queue, so no batch queued before this call lands after it.
             writeQueue.async {
+                self.drain()
                 do {
                     try self.database.write { db in
                         try db.execute(sql: "DELETE FROM body")
@@ -521,11 +534,18 @@ public final class SQLiteFlowStore: FlowStore {
 
     // MARK: Reading
 
+    /// A flow still waiting for the writer (see `gathering`) is read once it is committed.
     public func flow(id: UUID) async throws -> Flow? {
-        try await database.read { db in
-            guard let row = try FlowRow.filter(FlowRow.Columns.id == id.uuidString).fetchOne(db) else { return nil }
-            return try self.flow(from: row, bodies: true, db)
+        let read = { @Sendable in
+            try await self.database.read { db -> Flow? in
+                guard let row = try FlowRow.filter(FlowRow.Columns.id == id.uuidString).fetchOne(db) else { return nil }
+                return try self.flow(from: row, bodies: true, db)
+            }
         }
+        if let flow = try await read() { return flow }
+        guard pending.withLock({ !$0.entries.isEmpty }) else { return nil }
+        try? await flush()
+        return try await read()
     }
 
     public func flows(offset: Int = 0, limit: Int? = nil, includeBodies: Bool = false) async throws -> [Flow] {
