@@ -43,25 +43,31 @@ public final class SQLiteFlowStore: FlowStore {
     }
 
     /// A flow (or messages of a flow) waiting for the writer, and who waits for it to be committed.
-    struct Entry {
+    /// A class: the queue, the batch and the writer pass one reference along instead of copying
+    /// every field of the flow at each step.
+    final class Entry: Sendable {
         enum Item {
             case flow(Flow)
             case messages([WebSocketMessage], flowID: UUID)
         }
-        var item: Item
-        var stored: (@Sendable () -> Void)?
+        let item: Item
+        let stored: (@Sendable () -> Void)?
         /// The flow's stored JSON, when it was made already (for the journal).
-        var metadata: Data? = nil
+        let metadata: Data?
         /// In the journal: counted as committed once its transaction is.
-        var journaled = false
+        let journaled: Bool
         /// Bodies already in the body log, whose bytes the flow no longer holds.
-        var logged = LoggedBodies()
+        let logged: LoggedBodies
+        /// Body bytes it holds, counted against `maximumPendingBodyBytes` until it is written.
+        let bodyBytes: Int
 
-        var bodyBytes: Int {
-            switch item {
-            case .flow(let flow): flow.pendingBodyBytes
-            case .messages(let messages, _): messages.pendingBodyBytes
-            }
+        init(item: Item, stored: (@Sendable () -> Void)?, metadata: Data? = nil, journaled: Bool = false, logged: LoggedBodies = LoggedBodies(), bodyBytes: Int) {
+            self.item = item
+            self.stored = stored
+            self.metadata = metadata
+            self.journaled = journaled
+            self.logged = logged
+            self.bodyBytes = bodyBytes
         }
 
         var messageCount: Int {
@@ -250,9 +256,16 @@ public final class SQLiteFlowStore: FlowStore {
     // MARK: Writing
 
     public func record(_ flow: Flow) {
+        guard hasLargeBodies(flow) else { return enqueue(flow, stored: nil) }
         var flow = flow
         let logged = logLargeBodies(of: &flow)
         enqueue(flow, logged: logged, stored: nil)
+    }
+
+    /// Whether `logLargeBodies` would move a body of the flow to the body log.
+    private func hasLargeBodies(_ flow: Flow) -> Bool {
+        journal != nil && bodyLog != nil
+            && (flow.request.body.data.count >= SessionBodyLog.threshold || (flow.response?.body.data.count ?? 0) >= SessionBodyLog.threshold)
     }
 
     /// Appends the flow's large bodies to the body log (when this process owns the session)
@@ -286,8 +299,17 @@ public final class SQLiteFlowStore: FlowStore {
     public func record(_ flow: Flow, stored: @escaping @Sendable () -> Void) {
         guard let journal else { return enqueue(flow, stored: stored) }
         let metadata = flow.storedJSON()
+        guard hasLargeBodies(flow) else {
+            return journalAndEnqueue(flow, metadata: metadata, logged: LoggedBodies(), in: journal, stored: stored)
+        }
         var flow = flow
         let logged = logLargeBodies(of: &flow)
+        journalAndEnqueue(flow, metadata: metadata, logged: logged, in: journal, stored: stored)
+    }
+
+    private func journalAndEnqueue(
+        _ flow: Flow, metadata: Data, logged: LoggedBodies, in journal: SessionJournal, stored: @escaping @Sendable () -> Void
+    ) {
         let request = logged.request.map { SessionJournal.Body.logged(offset: $0.offset, length: $0.length) } ?? .inline(flow.request.body.data)
         let response = logged.response.map { SessionJournal.Body.logged(offset: $0.offset, length: $0.length) }
             ?? .inline(flow.response?.body.data ?? Data())
@@ -302,26 +324,26 @@ public final class SQLiteFlowStore: FlowStore {
     private func enqueue(
         _ flow: Flow, metadata: Data? = nil, journaled: Bool = false, logged: LoggedBodies = LoggedBodies(), stored: (@Sendable () -> Void)?
     ) {
-        var flow = flow
         let bytes = flow.pendingBodyBytes
         let limit = maximumPendingBodyBytes
-        var warnDropping = false
-        let schedule = pending.withLock { state in
+        let entry = Entry(item: .flow(flow), stored: stored, metadata: metadata, journaled: journaled, logged: logged, bodyBytes: bytes)
+        let (schedule, warnDropping) = pending.withLock { state in
+            var warn = false
             if bytes > 0, state.bodyBytes + bytes > limit {
                 // Bodies already in the body log are kept whole.
-                let kept = (flow.request.body.isTruncated, flow.response?.body.isTruncated)
-                flow = flow.withBodiesDropped
-                if logged.request != nil { flow.request.body.isTruncated = kept.0 }
-                if logged.response != nil { flow.response?.body.isTruncated = kept.1 ?? false }
+                var kept = flow.withBodiesDropped
+                if logged.request != nil { kept.request.body.isTruncated = flow.request.body.isTruncated }
+                if logged.response != nil { kept.response?.body.isTruncated = flow.response?.body.isTruncated ?? false }
+                state.entries.append(Entry(item: .flow(kept), stored: stored, metadata: metadata, journaled: journaled, logged: logged, bodyBytes: 0))
                 state.bodiesDropped += 1
-                warnDropping = state.bodiesDropped == 1
+                warn = state.bodiesDropped == 1
             } else {
                 state.bodyBytes += bytes
+                state.entries.append(entry)
             }
-            state.entries.append(Entry(item: .flow(flow), stored: stored, metadata: metadata, journaled: journaled, logged: logged))
-            if state.drainScheduled { return false }
+            if state.drainScheduled { return (false, warn) }
             state.drainScheduled = true
-            return true
+            return (true, warn)
         }
         if warnDropping {
             FileHandle.standardError.write(Data("kagami: writing to \(path) is behind the traffic; storing exchanges without their bodies until it catches up\n".utf8))
@@ -337,7 +359,7 @@ public final class SQLiteFlowStore: FlowStore {
     }
 
     /// How long flows nobody waits for gather before the writer commits them.
-    static let gathering = DispatchTimeInterval.milliseconds(2)
+    static let gathering = DispatchTimeInterval.milliseconds(5)
 
     /// Messages queue like flows, behind the flow they belong to. When the disk is behind,
     /// their payloads are left out (sizes kept, marked truncated) as bodies are.
@@ -346,14 +368,16 @@ public final class SQLiteFlowStore: FlowStore {
         let bytes = messages.pendingBodyBytes
         let limit = maximumPendingBodyBytes
         let schedule = pending.withLock { state in
+            var counted = bytes
             if bytes > 0, state.bodyBytes + bytes > limit {
                 messages = messages.withPayloadsDropped
                 state.bodiesDropped += 1
+                counted = 0
             } else {
                 state.bodyBytes += bytes
             }
             state.messages += messages.count
-            state.entries.append(Entry(item: .messages(messages, flowID: flowID), stored: nil))
+            state.entries.append(Entry(item: .messages(messages, flowID: flowID), stored: nil, bodyBytes: counted))
             if state.drainScheduled { return false }
             state.drainScheduled = true
             return true
