@@ -293,7 +293,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         let upstreamHead = HTTPRequestHead(version: .http1_1, method: head.method, uri: target.path, headers: headers)
         var recorder = FlowRecorder(
             mode: settings.mode.flowMode, clientAddress: clientAddress, target: target, head: upstreamHead,
-            captureLimit: settings.captureLimit, allocator: context.channel.allocator
+            captureLimit: settings.captureLimit
         )
         recorder.setVersion(head.version)
         if let repeatOf { recorder.markRepeat(of: repeatOf) }

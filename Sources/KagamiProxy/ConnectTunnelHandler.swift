@@ -88,7 +88,7 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
         var recorder = FlowRecorder(
             mode: .tunnel, clientAddress: clientAddress, target: target, head: head,
-            captureLimit: 0, allocator: context.channel.allocator
+            captureLimit: 0
         )
         recorder.setVersion(head.version)
         // Bytes after the CONNECT belong to the tunnel, not to the HTTP parser: reads wait.

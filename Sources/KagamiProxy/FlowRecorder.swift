@@ -4,14 +4,13 @@ import NIOCore
 import NIOHTTP1
 
 /// Builds one `Flow` from the parts of an exchange as they pass through the proxy, keeping
-/// body bytes up to the capture limit and counting the rest.
+/// body bytes up to the capture limit and counting the rest. Bytes are copied once, into the
+/// flow's bodies as they pass.
 struct FlowRecorder {
     private(set) var flow: Flow
-    private var requestBody: ByteBuffer
-    private var responseBody: ByteBuffer
     private let captureLimit: Int
 
-    init(mode: Flow.Mode, clientAddress: String?, target: ProxyTarget, head: HTTPRequestHead, captureLimit: Int, allocator: ByteBufferAllocator) {
+    init(mode: Flow.Mode, clientAddress: String?, target: ProxyTarget, head: HTTPRequestHead, captureLimit: Int) {
         let request = FlowRequest(
             method: head.method.rawValue,
             scheme: target.scheme,
@@ -22,9 +21,8 @@ struct FlowRecorder {
             headers: HeaderFields(head.headers)
         )
         flow = Flow(mode: mode, clientAddress: clientAddress, request: request, timings: FlowTimings(start: Date()))
-        requestBody = allocator.buffer(capacity: 0)
-        responseBody = allocator.buffer(capacity: 0)
         self.captureLimit = captureLimit
+        Self.reserve(for: head.headers, in: &flow.request.body.data, limit: captureLimit)
     }
 
     /// The version the client spoke (the server may be spoken to in another).
@@ -41,7 +39,7 @@ struct FlowRecorder {
         flow.request.target = request.target
         flow.request.headers = HeaderFields(headers)
         flow.request.body = FlowBody()
-        requestBody.clear()
+        Self.reserve(for: headers, in: &flow.request.body.data, limit: captureLimit)
     }
 
     /// A request `kagami repeat` sent again: stored as a repeat of that exchange.
@@ -55,11 +53,7 @@ struct FlowRecorder {
     }
 
     /// The request with the body bytes kept so far.
-    var requestSoFar: FlowRequest {
-        var request = flow.request
-        request.body.data = Self.data(requestBody)
-        return request
-    }
+    var requestSoFar: FlowRequest { flow.request }
 
     mutating func addRuleApplications(_ applications: [RuleApplication]) {
         flow.appliedRules += applications
@@ -79,7 +73,7 @@ struct FlowRecorder {
 
     mutating func requestBodyPart(_ buffer: ByteBuffer) {
         flow.request.body.size += buffer.readableBytes
-        Self.keep(buffer, in: &requestBody, limit: captureLimit, truncated: &flow.request.body.isTruncated)
+        Self.keep(buffer, in: &flow.request.body.data, limit: captureLimit, truncated: &flow.request.body.isTruncated)
     }
 
     mutating func requestSent() {
@@ -88,20 +82,26 @@ struct FlowRecorder {
 
     mutating func responseHead(_ head: HTTPResponseHead) {
         if flow.timings.firstByte == nil { flow.timings.firstByte = Date() }
-        flow.response = FlowResponse(
+        var response = FlowResponse(
             status: Int(head.status.code),
             reason: head.status.reasonPhrase,
             version: head.version.description,
             headers: HeaderFields(head.headers)
         )
+        let code = head.status.code
+        if flow.request.method != "HEAD", code >= 200, code != 204, code != 304 {
+            Self.reserve(for: head.headers, in: &response.body.data, limit: captureLimit)
+        }
+        flow.response = response
     }
 
     mutating func responseBodyPart(_ buffer: ByteBuffer) {
-        guard flow.response != nil else { return }
-        flow.response?.body.size += buffer.readableBytes
-        var truncated = flow.response?.body.isTruncated ?? false
-        Self.keep(buffer, in: &responseBody, limit: captureLimit, truncated: &truncated)
-        flow.response?.body.isTruncated = truncated
+        guard var response = flow.response else { return }
+        // Taken out while it grows, so its bytes have one owner and grow in place.
+        flow.response = nil
+        response.body.size += buffer.readableBytes
+        Self.keep(buffer, in: &response.body.data, limit: captureLimit, truncated: &response.body.isTruncated)
+        flow.response = response
     }
 
     /// Fields that came after the response body.
@@ -123,37 +123,30 @@ struct FlowRecorder {
     }
 
     /// The flow so far, for an exchange that goes on (an upgraded connection): no end yet.
-    var inProgress: Flow {
-        var flow = flow
-        flow.request.body.data = Self.data(requestBody)
-        if flow.response != nil { flow.response?.body.data = Self.data(responseBody) }
-        return flow
-    }
+    var inProgress: Flow { flow }
 
     mutating func finish(error: FlowError?) -> Flow {
         flow.timings.end = Date()
         if flow.error == nil { flow.error = error }
-        flow.request.body.data = Self.data(requestBody)
-        if flow.response != nil { flow.response?.body.data = Self.data(responseBody) }
         return flow
     }
 
-    /// A body's bytes as `Data`.
-    private static func data(_ buffer: ByteBuffer) -> Data {
-        Data(buffer.readableBytesView)
+    /// Room for a body of the announced length (up to what is kept, and at most
+    /// `maximumReserved`: a length is only a promise), so it is not copied as it grows.
+    private static func reserve(for headers: HTTPHeaders, in data: inout Data, limit: Int) {
+        guard let text = headers.first(name: "content-length"), let length = Int(text), length > 0 else { return }
+        data.reserveCapacity(min(length, limit, maximumReserved))
     }
 
-    private static func keep(_ buffer: ByteBuffer, in store: inout ByteBuffer, limit: Int, truncated: inout Bool) {
-        let room = limit - store.readableBytes
-        if room >= buffer.readableBytes {
-            var copy = buffer
-            store.writeBuffer(&copy)
-        } else {
-            if room > 0, let slice = buffer.getSlice(at: buffer.readerIndex, length: room) {
-                var slice = slice
-                store.writeBuffer(&slice)
+    static let maximumReserved = 4 << 20
+
+    private static func keep(_ buffer: ByteBuffer, in store: inout Data, limit: Int, truncated: inout Bool) {
+        let count = min(max(0, limit - store.count), buffer.readableBytes)
+        if count > 0 {
+            buffer.withUnsafeReadableBytes { bytes in
+                if let base = bytes.baseAddress { store.append(base.assumingMemoryBound(to: UInt8.self), count: count) }
             }
-            truncated = true
         }
+        if count < buffer.readableBytes { truncated = true }
     }
 }

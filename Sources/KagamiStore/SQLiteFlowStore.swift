@@ -14,10 +14,10 @@ private let closeDescriptor = Darwin.close
 
 /// The default store: one SQLite file per session, in WAL mode. Flows are written in batches on
 /// a queue of their own (group commit: whatever arrived while the last batch was being written,
-/// or in the moment flows nobody waits for are given to gather, goes in the next transaction). A flow whose client waits for it to be kept (the proxy's
-/// finished exchanges) is appended to the session's journal first (`SessionJournal`,
-/// `<session>-flows`), which a killed process leaves for the next opening to replay; the
-/// client goes on without waiting for SQLite.
+/// or in the moment journaled flows are given to gather, goes in the next transaction). A flow
+/// whose client waits for it to be kept (the proxy's finished exchanges) is appended to the
+/// session's journal first (`SessionJournal`, `<session>-flows`), which a killed process leaves
+/// for the next opening to replay; the client goes on without waiting for SQLite.
 public final class SQLiteFlowStore: FlowStore {
     public let path: String
     private let database: DatabasePool
@@ -33,13 +33,28 @@ public final class SQLiteFlowStore: FlowStore {
 
     struct PendingWrites {
         var entries = Deque<Entry>()
+        /// A drain is on the writer's queue (or running) that keeps the store alive until it is done.
         var drainScheduled = false
+        /// A drain is set for the end of a gathering moment (see `Drain.gathering`).
+        var gatherScheduled = false
         var lastError: String?
         /// Body bytes queued or being written.
         var bodyBytes = 0
         var bodiesDropped = 0
         /// WebSocket messages queued or being written.
         var messages = 0
+
+        /// Which drain an entry just queued needs, if none already scheduled will take it.
+        mutating func scheduleDrain(gathering: Bool) -> Drain? {
+            if drainScheduled { return nil }
+            if gathering {
+                if gatherScheduled { return nil }
+                gatherScheduled = true
+                return .gathering
+            }
+            drainScheduled = true
+            return .now
+        }
     }
 
     /// A flow (or messages of a flow) waiting for the writer, and who waits for it to be committed.
@@ -341,25 +356,33 @@ public final class SQLiteFlowStore: FlowStore {
                 state.bodyBytes += bytes
                 state.entries.append(entry)
             }
-            if state.drainScheduled { return (false, warn) }
-            state.drainScheduled = true
-            return (true, warn)
+            return (state.scheduleDrain(gathering: journaled), warn)
         }
         if warnDropping {
             FileHandle.standardError.write(Data("kagami: writing to \(path) is behind the traffic; storing exchanges without their bodies until it catches up\n".utf8))
         }
-        guard schedule else { return }
-        if stored == nil, journal != nil {
-            // Nobody waits for this commit (the flow is in the journal, or nobody asked): let
-            // flows gather for a moment, so a transaction writes each B-tree page once for many.
-            writeQueue.asyncAfter(deadline: .now() + Self.gathering) { self.drain() }
-        } else {
-            writeQueue.async { self.drain() }
-        }
+        schedule.map(startDrain)
     }
 
-    /// How long flows nobody waits for gather before the writer commits them.
-    static let gathering = DispatchTimeInterval.milliseconds(5)
+    enum Drain {
+        /// At once, holding the store until it is done.
+        case now
+        /// After `gatheringTime`, for journaled flows alone: nobody waits for their commit, so
+        /// flows gather for a moment and a transaction writes each B-tree page once for many. It
+        /// does not hold the store: flows in the journal outlive a store let go before it runs
+        /// (the next opening replays them, as after a crash), and nothing holds its lock on the
+        /// session meanwhile.
+        case gathering
+    }
+
+    static let gatheringTime = DispatchTimeInterval.milliseconds(5)
+
+    private func startDrain(_ drain: Drain) {
+        switch drain {
+        case .now: writeQueue.async { self.drain() }
+        case .gathering: writeQueue.asyncAfter(deadline: .now() + Self.gatheringTime) { [weak self] in self?.drain() }
+        }
+    }
 
     /// Messages queue like flows, behind the flow they belong to. When the disk is behind,
     /// their payloads are left out (sizes kept, marked truncated) as bodies are.
@@ -378,13 +401,9 @@ public final class SQLiteFlowStore: FlowStore {
             }
             state.messages += messages.count
             state.entries.append(Entry(item: .messages(messages, flowID: flowID), stored: nil, bodyBytes: counted))
-            if state.drainScheduled { return false }
-            state.drainScheduled = true
-            return true
+            return state.scheduleDrain(gathering: false)
         }
-        if schedule {
-            writeQueue.async { self.drain() }
-        }
+        schedule.map(startDrain)
     }
 
     static let maximumBatch = 5_000
@@ -406,7 +425,10 @@ public final class SQLiteFlowStore: FlowStore {
                 let count = min(state.entries.count, Self.maximumBatch)
                 let batch = Array(state.entries.prefix(count))
                 state.entries.removeFirst(count)
-                if batch.isEmpty { state.drainScheduled = false }
+                if batch.isEmpty {
+                    state.drainScheduled = false
+                    state.gatherScheduled = false
+                }
                 return batch
             }
             if batch.isEmpty {
@@ -558,7 +580,7 @@ public final class SQLiteFlowStore: FlowStore {
 
     // MARK: Reading
 
-    /// A flow still waiting for the writer (see `gathering`) is read once it is committed.
+    /// A flow still waiting for the writer (see `Drain.gathering`) is read once it is committed.
     public func flow(id: UUID) async throws -> Flow? {
         let read = { @Sendable in
             try await self.database.read { db -> Flow? in

@@ -33,7 +33,7 @@ import Testing
             try server.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 2)).wait()
             let target = ProxyTarget(scheme: "http", host: "127.0.0.1", port: 2, path: "/chat")
             let request = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/chat", headers: ["Upgrade": "websocket", "Connection": "Upgrade"])
-            var recorder = FlowRecorder(mode: .reverse, clientAddress: nil, target: target, head: request, captureLimit: 1 << 20, allocator: ByteBufferAllocator())
+            var recorder = FlowRecorder(mode: .reverse, clientAddress: nil, target: target, head: request, captureLimit: 1 << 20)
             var headers: HTTPHeaders = ["Upgrade": "websocket", "Connection": "Upgrade"]
             if let extensions { headers.add(name: "Sec-WebSocket-Extensions", value: extensions) }
             let response = HTTPResponseHead(version: .http1_1, status: .switchingProtocols, headers: headers)

@@ -36,6 +36,26 @@ struct SessionJournalTests {
         #expect(try FileManager.default.attributesOfItem(atPath: path + "-flows")[.size] as? Int == 0)
     }
 
+    /// Journaled flows gather a moment before the writer commits them, without holding the
+    /// store: one let go meanwhile closes its session (at once, or when a transaction under way
+    /// ends), and the next opening finds every flow, from the journal as after a crash or from
+    /// SQLite.
+    @Test func aStoreLetGoWhileFlowsGatherLosesNone() async throws {
+        let path = temporaryPath("session.sqlite")
+        let flows = (0..<50).map { index in
+            index % 10 == 0 ? FlowFixtures.postBinary(size: 40_000 + index) : FlowFixtures.getJSON(body: "{\"n\":\(index)}")
+        }
+        do {
+            let store = try SQLiteFlowStore(path: path)
+            for flow in flows { store.record(flow) {} }
+        }
+        let reopened = try SQLiteFlowStore(path: path)
+        #expect(try await reopened.allFlows() == flows)
+        try await reopened.flush()
+        let journal = try? FileManager.default.attributesOfItem(atPath: path + "-flows")[.size] as? Int
+        #expect(journal == nil || journal == 0, "what is in SQLite is not left in the journal")
+    }
+
     /// `stored` runs as the flow goes into the journal, before SQLite has it: at that moment the
     /// files on disk (what the system keeps when the process is killed) already hold it.
     @Test func whenStoredRunsTheFlowSurvivesTheProcess() async throws {

@@ -4,7 +4,8 @@
 # settings. wrk has no proxy option, so this uses hey (Debian package, Go's HTTP client), which
 # sends CONNECT through an HTTP proxy for https URLs and keeps its connections alive.
 # Rows: nginx-direct-https (hey straight to the origin: the load generator's ceiling),
-# mitmdump-https, kagami-https. Everything listens on and talks to 127.0.0.1 only.
+# mitmdump-https, kagami-https; each with connections kept alive, then with a new connection per
+# request (-disable-keepalive: a CONNECT and two TLS handshakes each through a proxy). Everything listens on and talks to 127.0.0.1 only.
 # Usage: bench/proxy/https.sh   (writes bench/results/proxy-https-YYYY-MM-DD.md)
 # Environment: KAGAMI (a built binary; skips the release build), CONNECTIONS (50),
 #   DURATION (10s), WARMUP (2s), BYTES (100).
@@ -61,6 +62,8 @@ for target in nginx-direct-https mitmdump-https kagami-https; do
     echo "$target (load $(cut -d' ' -f1-3 /proc/loadavg))"
     hey -z "$WARMUP" -c "$CONNECTIONS" "${proxy_args[@]}" "$URL" > "$WORK/$target.warmup" 2>&1
     hey -z "$DURATION" -c "$CONNECTIONS" "${proxy_args[@]}" "$URL" > "$WORK/$target.hey" 2>&1
+    # Every request on a new connection: a CONNECT (through a proxy) and a TLS handshake each.
+    hey -z "$DURATION" -c "$CONNECTIONS" -disable-keepalive "${proxy_args[@]}" "$URL" > "$WORK/$target-new.hey" 2>&1
     peak=""
     if [ -n "$pid" ]; then
         peak=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$pid/status" 2>/dev/null || echo "")
@@ -68,7 +71,7 @@ for target in nginx-direct-https mitmdump-https kagami-https; do
         for _ in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     fi
     recorded=$(grep -o 'Stopped\. [0-9]* exchange' "$WORK/$target.log" 2>/dev/null | grep -o '[0-9]*' || true)
-    printf '%s\t%s\t%s\t%s\n' "$target" "$WORK/$target.hey" "$peak" "$recorded" >> "$RESULTS"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$target" "$WORK/$target.hey" "$WORK/$target-new.hey" "$peak" "$recorded" >> "$RESULTS"
 done
 
 DATE=$(date -u +%F)
@@ -89,18 +92,23 @@ print("- Machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | sed 's
 print("- Tools: $(nginx -v 2>&1 | sed 's/.*: //'); hey $HEY_VERSION; mitmproxy $MITMPROXY_VERSION; kagami $KAGAMI_BUILD at $(git rev-parse --short HEAD 2>/dev/null || echo unknown)")
 print("- Settings: hey -z $DURATION -c $CONNECTIONS (after a $WARMUP warm-up), GET of a $BYTES-byte file over TLS from nginx; proxies decrypt (CONNECT + their own certificate), verify the origin against its test CA, and capture (Kagami into a session file, mitmdump in memory)")
 print("- Command: \`bench/proxy/https.sh\`; load generator, origin and proxies share the same cores\n")
-print("| target | req/s | p50 ms | p99 ms | 2xx | errors | peak RSS MB | flows recorded |")
-print("|---|--:|--:|--:|--:|--:|--:|--:|")
+print("Each target is measured with connections kept alive, then with a new connection (CONNECT and TLS handshakes) per request; peak RSS and flows recorded cover both.\n")
+print("| target | connections | req/s | p50 ms | p99 ms | 2xx | errors | peak RSS MB | flows recorded |")
+print("|---|---|--:|--:|--:|--:|--:|--:|--:|")
 found = {}
-for target, path, peak, recorded in rows:
-    rps, lat, codes, errors = parse(path)
-    found[target] = rps
-    ok = sum(int(n) for c, n in codes.items() if c.startswith("2"))
+for target, kept, new, peak, recorded in rows:
     peak_mb = f"{int(peak) / 1024:.1f}" if peak else ""
-    print(f"| {target} | {rps:,.0f} | {lat.get('50', 0):.2f} | {lat.get('99', 0):.2f} | {ok:,} | {len(errors)} | {peak_mb} | {recorded} |")
-if "kagami-https" in found and found.get("mitmdump-https"):
-    print(f"\n- kagami-https / mitmdump-https: {found['kagami-https'] / found['mitmdump-https']:.2f}× (target ≥ 20×)")
-if "kagami-https" in found and found.get("nginx-direct-https"):
-    print(f"- kagami-https / nginx-direct-https (the load generator's ceiling without a proxy): {found['kagami-https'] / found['nginx-direct-https']:.2f}×")
+    for connections, path in (("kept alive", kept), ("new per request", new)):
+        rps, lat, codes, errors = parse(path)
+        found[(target, connections)] = rps
+        ok = sum(int(n) for c, n in codes.items() if c.startswith("2"))
+        print(f"| {target} | {connections} | {rps:,.0f} | {lat.get('50', 0):.2f} | {lat.get('99', 0):.2f} | {ok:,} | {len(errors)} | {peak_mb} | {recorded} |")
+print()
+for connections in ("kept alive", "new per request"):
+    kagami = found.get(("kagami-https", connections))
+    if kagami and found.get(("mitmdump-https", connections)):
+        print(f"- {connections}: kagami-https / mitmdump-https: {kagami / found[('mitmdump-https', connections)]:.2f}× (target ≥ 20×)")
+    if kagami and found.get(("nginx-direct-https", connections)):
+        print(f"- {connections}: kagami-https / nginx-direct-https (the load generator's ceiling without a proxy): {kagami / found[('nginx-direct-https', connections)]:.2f}×")
 PY
 cat "bench/results/proxy-https-$DATE.md"
