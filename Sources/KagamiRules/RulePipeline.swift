@@ -29,7 +29,10 @@ import KagamiFlow
 ///    through it, but may.
 ///
 /// Every step returns `RuleApplication`s: append them to `Flow.appliedRules`.
-public struct RulePipeline: Sendable {
+///
+/// A class: each exchange keeps the pipeline it started under, and a reference costs one retain
+/// where a copy of its lists cost one per list.
+public final class RulePipeline: Sendable {
     public let rules: RuleSet
     /// Where relative Map Local paths start: the rules file's directory.
     public let baseDirectory: String

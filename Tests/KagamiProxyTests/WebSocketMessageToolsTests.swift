@@ -135,6 +135,12 @@ struct WebSocketMessageToolsTests {
             async let report = Self.talk(through: proxy, to: server, send: ["hi"], expect: ["hi", "from kagami", "to the server"])
             let flowID = try await eventually(attempts: 3000) { proxy.proxy.webSockets.open.first }
             let id = try #require(flowID)
+            // The client expects its echo first: inject once the echo has passed the proxy.
+            let echoed = try await eventually(attempts: 3000) {
+                try await proxy.store.flush()
+                return try await proxy.store.messages(of: id, offset: 0, limit: nil).contains { $0.direction == .receive && $0.text == "hi" }
+            }
+            #expect(echoed)
             let toClient = WebSocketMessage(direction: .receive, time: Date(), opcode: .text, data: Data("from kagami".utf8), size: 11)
             try await proxy.proxy.webSockets.inject(toClient, into: id)
             let toServer = WebSocketMessage(direction: .send, time: Date(), opcode: .text, data: Data("to the server".utf8), size: 13)
