@@ -126,7 +126,7 @@ struct RuleHook: ExchangeHook {
     }
 
     func responseHead(_ exchange: Exchange, head: inout HTTPResponseHead) {
-        guard let rules = exchange.rules else { return }
+        guard let rules = exchange.rules, rules.hasResponseRules(for: exchange.clientRequest) else { return }
         let verdict = rules.processResponse(FlowResponse(head), for: exchange.clientRequest)
         exchange.recorder.addRuleApplications(verdict.applications)
         head.apply(verdict.response)

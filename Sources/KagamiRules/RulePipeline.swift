@@ -160,6 +160,15 @@ public final class RulePipeline: Sendable {
         }
     }
 
+    /// Whether `processResponse(_:for:)` could change a response to `request`: a Rewrite set
+    /// with a response-side rule, or a No Caching rule, covers it. When not, the engine leaves
+    /// the response head as the server sent it without converting it to ask.
+    public func hasResponseRules(for request: FlowRequest) -> Bool {
+        rewrite.indices.contains { index in
+            rewrite[index].rules.contains { $0.rule.target.includesResponse } && covers(rewrite[index].locations, request)
+        } || noCaching.indices.contains { covers(noCaching[$0].locations, request) }
+    }
+
     /// `request` is the request as the client sent it, which locations are matched against.
     public func processResponse(_ response: FlowResponse, for request: FlowRequest) -> ResponseVerdict {
         var response = response
