@@ -87,8 +87,8 @@ public final class RulePipeline: Sendable {
     // MARK: Request
 
     public func requestBodyNeeded(for request: FlowRequest) -> Bool {
-        rewrite.contains { entry in
-            entry.rules.contains { $0.needsBody && $0.rule.target.includesRequest } && covers(entry.locations, request)
+        rewrite.indices.contains { index in
+            rewrite[index].rules.contains { $0.needsBody && $0.rule.target.includesRequest } && covers(rewrite[index].locations, request)
         }
     }
 
@@ -155,8 +155,8 @@ public final class RulePipeline: Sendable {
     // MARK: Response
 
     public func responseBodyNeeded(for request: FlowRequest) -> Bool {
-        rewrite.contains { entry in
-            entry.rules.contains { $0.needsBody && $0.rule.target.includesResponse } && covers(entry.locations, request)
+        rewrite.indices.contains { index in
+            rewrite[index].rules.contains { $0.needsBody && $0.rule.target.includesResponse } && covers(rewrite[index].locations, request)
         }
     }
 
