@@ -68,7 +68,7 @@ final class Exchange {
     var clientKeepAlive: Bool
     var upstreamKeepAlive = true
     /// When the server's silence ends the exchange; nil while it is not timed. The connection's
-    /// one response timer reads it (see `armTimeout`).
+    /// response timer reads it.
     var timeoutDeadline: NIODeadline?
     /// Whether that silence is the server not reading the request (rather than not answering).
     var timeoutStalled = false
@@ -113,14 +113,12 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var reads = ReadGate()
     private var clientAddress: String?
     /// Closes a connection that sends no complete request head in time (see `clientIdleTimeout`).
-    /// One timer per connection, re-armed only when it fires, so exchanges cost no timer work:
-    /// they only note when the connection became idle.
-    private var idleTimer: Scheduled<Void>?
+    /// Exchanges cost it no timer work: they only note when the connection became idle.
+    private var idleTimer: MovingDeadlineTimer?
     private var idleSince: NIODeadline? = .now()
-    /// Ends the exchange in progress when the server stays silent past its `timeoutDeadline`.
-    /// Set when an exchange is first timed and set again only when it fires, so the parts of an
-    /// exchange, and the exchanges of a busy connection, only move the deadline.
-    private var responseTimer: Scheduled<Void>?
+    /// Ends the exchange in progress when the server stays silent past its `timeoutDeadline`:
+    /// the parts of an exchange, and the exchanges of a busy connection, only move the deadline.
+    private var responseTimer: MovingDeadlineTimer?
     /// Set on connections that arrived through an intercepted CONNECT.
     private let origin: InterceptedOrigin?
     /// Set on the handler of an HTTP/2 stream (one exchange per stream).
@@ -137,35 +135,30 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        armIdleTimer(context: context)
+        let idleTimeout = settings.clientIdleTimeout
+        idleTimer = MovingDeadlineTimer(
+            on: context.eventLoop,
+            deadline: { [weak self] in self?.idleSince.map { $0 + idleTimeout } },
+            expired: { [weak self] in self?.context?.close(promise: nil) })
+        idleTimer?.start()
+        responseTimer = MovingDeadlineTimer(
+            on: context.eventLoop,
+            deadline: { [weak self] in
+                guard let exchange = self?.exchange, !exchange.state.isFinished else { return nil }
+                return exchange.timeoutDeadline
+            },
+            expired: { [weak self] in
+                guard let self, let exchange = self.exchange else { return }
+                self.timedOut(exchange, stalled: exchange.timeoutStalled)
+            })
         clientAddress = context.channel.remoteAddress?.authorityText
     }
 
 
     func handlerRemoved(context: ChannelHandlerContext) {
         idleTimer?.cancel()
-        idleTimer = nil
         responseTimer?.cancel()
-        responseTimer = nil
         self.context = nil
-    }
-
-    private func armIdleTimer(context: ChannelHandlerContext, at deadline: NIODeadline? = nil) {
-        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline ?? .now() + settings.clientIdleTimeout) { [weak self] in
-            guard let self else { return }
-            let context = bound.value
-            guard let since = self.idleSince else {
-                self.armIdleTimer(context: context)
-                return
-            }
-            let expiry = since + self.settings.clientIdleTimeout
-            if expiry <= .now() {
-                context.close(promise: nil)
-            } else {
-                self.armIdleTimer(context: context, at: expiry)
-            }
-        }
     }
 
     // MARK: Client side
@@ -499,27 +492,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// `stalled`: the server stopped taking the request's body, rather than not answering.
     private func armTimeout(_ exchange: Exchange, stalled: Bool = false) {
         guard let context else { return }
-        let deadline = context.eventLoop.now + settings.responseTimeout
-        exchange.timeoutDeadline = deadline
+        exchange.timeoutDeadline = context.eventLoop.now + settings.responseTimeout
         exchange.timeoutStalled = stalled
-        if responseTimer == nil { scheduleResponseTimer(at: deadline) }
-    }
-
-    /// Fired early (the deadline moved since it was set), the timer sets itself again.
-    private func scheduleResponseTimer(at deadline: NIODeadline) {
-        guard let context else { return }
-        responseTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
-            guard let self else { return }
-            self.responseTimer = nil
-            guard let context = self.context, let exchange = self.exchange, !exchange.state.isFinished,
-                let deadline = exchange.timeoutDeadline
-            else { return }
-            if deadline > context.eventLoop.now {
-                self.scheduleResponseTimer(at: deadline)
-            } else {
-                self.timedOut(exchange, stalled: exchange.timeoutStalled)
-            }
-        }
+        responseTimer?.start()
     }
 
     private func timedOut(_ exchange: Exchange, stalled: Bool) {
@@ -810,6 +785,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         if self.exchange === exchange {
             self.exchange = nil
             idleSince = .now()
+            idleTimer?.start()
         }
         return exchange.state.finish()
     }

@@ -105,7 +105,7 @@ final class UpstreamConnection {
     /// How long its TLS handshake took (TLS connections).
     var handshakeDuration: TimeAmount?
     /// Closes the connection once it has stayed idle in the pool too long (see `UpstreamPool`).
-    var idleTimeout: Scheduled<Void>?
+    var idleTimer: MovingDeadlineTimer?
     /// When it went back to the pool; nil while an exchange uses it.
     var idleSince: NIODeadline?
 

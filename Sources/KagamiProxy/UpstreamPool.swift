@@ -223,37 +223,27 @@ final class UpstreamPool {
             return
         }
         idle[connection.key, default: []].append(connection)
-        if connection.handler.onClose == nil {
+        if connection.idleTimer == nil {
             let key = connection.key
+            let idleTimeout = configuration.idleTimeout
             connection.handler.onClose = { [weak self, weak connection] in
                 guard let self, let connection else { return }
                 self.idle[key]?.removeAll { $0 === connection }
             }
+            // Used again and again, the connection costs no timer work: it only notes when it
+            // became idle.
+            connection.idleTimer = MovingDeadlineTimer(
+                on: eventLoop,
+                deadline: { [weak connection] in connection?.idleSince.map { $0 + idleTimeout } },
+                expired: { [weak connection] in connection?.channel.close(promise: nil) })
         }
-        let now = eventLoop.now
-        connection.idleSince = now
-        if connection.idleTimeout == nil { scheduleIdleTimeout(connection, at: now + configuration.idleTimeout) }
-    }
-
-    /// One timer per connection, set when it is first let go and set again only when it fires:
-    /// a connection used again and again costs no timer work, it only notes when it became idle.
-    private func scheduleIdleTimeout(_ connection: UpstreamConnection, at deadline: NIODeadline) {
-        connection.idleTimeout = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self, weak connection] in
-            guard let self, let connection else { return }
-            connection.idleTimeout = nil
-            guard let since = connection.idleSince else { return }
-            let expiry = since + self.configuration.idleTimeout
-            if expiry <= self.eventLoop.now {
-                connection.channel.close(promise: nil)
-            } else {
-                self.scheduleIdleTimeout(connection, at: expiry)
-            }
-        }
+        connection.idleSince = eventLoop.now
+        connection.idleTimer?.start()
     }
 
     func closeAll() {
         for connection in idle.values.joined() {
-            connection.idleTimeout?.cancel()
+            connection.idleTimer?.cancel()
             connection.channel.close(promise: nil)
         }
         idle.removeAll()

@@ -80,6 +80,23 @@ struct ClientLimitsTests {
 
     /// An app cancels its request right after sending it: the server connection opened for it
     /// is closed, not left open (400 such requests once kept 400 server connections).
+    /// A kept-alive server connection is reused by the next exchange, and closed once it has
+    /// been idle in the pool for `idleConnectionTimeout`, however often it was used before.
+    @Test func idleServerConnectionsAreReusedThenClosed() async throws {
+        // Long enough that one curl's two requests, on a busy machine, reuse the connection.
+        try await ProxyHarness.with(configure: { $0.idleConnectionTimeout = .seconds(2) }) { h in
+            for round in 0..<2 {
+                let both = try await h.curl(["-w", " %{http_code}\n", "\(h.origin.baseURL)/echo?first=\(round)", "\(h.origin.baseURL)/echo?second=\(round)"])
+                #expect(both.stdoutText.components(separatedBy: " 200\n").count == 3, "\(both.stdoutText)")
+                let ports = Set(h.origin.received.filter { $0.uri.hasSuffix("=\(round)") }.map(\.clientPort))
+                #expect(ports.count == 1, "the second request went on a new server connection")
+                // With the default of a minute, the connection would outlast this wait.
+                let closed = try await eventually(attempts: 1500, every: .milliseconds(20)) { h.origin.openConnections == 0 }
+                #expect(closed, "a server connection stayed open past its idle timeout")
+            }
+        }
+    }
+
     @Test func cancelledRequestsLeaveNoServerConnectionsOpen() async throws {
         try await ProxyHarness.with { h in
             // The server answers after thirty seconds: however late a busy machine runs the
