@@ -271,30 +271,22 @@ public final class SQLiteFlowStore: FlowStore {
     // MARK: Writing
 
     public func record(_ flow: Flow) {
-        guard hasLargeBodies(flow) else { return enqueue(flow, stored: nil) }
-        var flow = flow
-        let logged = logLargeBodies(of: &flow)
-        enqueue(flow, logged: logged, stored: nil)
+        withLargeBodiesLogged(flow) { flow, logged in enqueue(flow, logged: logged, stored: nil) }
     }
 
-    /// Whether `logLargeBodies` would move a body of the flow to the body log.
-    private func hasLargeBodies(_ flow: Flow) -> Bool {
-        journal != nil && bodyLog != nil
-            && (flow.request.body.data.count >= SessionBodyLog.threshold || (flow.response?.body.data.count ?? 0) >= SessionBodyLog.threshold)
-    }
-
-    /// Appends the flow's large bodies to the body log (when this process owns the session)
-    /// and leaves only their sizes in `flow`; where they went.
-    private func logLargeBodies(of flow: inout Flow) -> LoggedBodies {
-        var logged = LoggedBodies()
-        guard journal != nil, let bodyLog else { return logged }
+    /// Hands `body` the flow with its large bodies appended to the body log (when this process
+    /// owns the session) and only their sizes left in it, and where they went. The flow is
+    /// copied only when a body moves: copying one retains every field.
+    private func withLargeBodiesLogged(_ flow: Flow, _ body: (Flow, LoggedBodies) -> Void) {
         let request = flow.request.body.data.count >= SessionBodyLog.threshold
         let response = (flow.response?.body.data.count ?? 0) >= SessionBodyLog.threshold
-        guard request || response else { return logged }
+        guard journal != nil, let bodyLog, request || response else { return body(flow, LoggedBodies()) }
         var bodies: [Data] = []
         if request { bodies.append(flow.request.body.data) }
         if response, let data = flow.response?.body.data { bodies.append(data) }
-        guard let offsets = bodyLog.append(bodies) else { return logged }
+        guard let offsets = bodyLog.append(bodies) else { return body(flow, LoggedBodies()) }
+        var flow = flow
+        var logged = LoggedBodies()
         var next = offsets.makeIterator()
         if request, let offset = next.next() {
             logged.request = (offset, flow.request.body.data.count)
@@ -304,7 +296,7 @@ public final class SQLiteFlowStore: FlowStore {
             logged.response = (offset, count)
             flow.response?.body.data = Data()
         }
-        return logged
+        body(flow, logged)
     }
 
     /// `stored` runs once the flow would survive the process being killed: at once, on the
@@ -314,25 +306,16 @@ public final class SQLiteFlowStore: FlowStore {
     public func record(_ flow: Flow, stored: @escaping @Sendable () -> Void) {
         guard let journal else { return enqueue(flow, stored: stored) }
         let metadata = flow.storedJSON()
-        guard hasLargeBodies(flow) else {
-            return journalAndEnqueue(flow, metadata: metadata, logged: LoggedBodies(), in: journal, stored: stored)
-        }
-        var flow = flow
-        let logged = logLargeBodies(of: &flow)
-        journalAndEnqueue(flow, metadata: metadata, logged: logged, in: journal, stored: stored)
-    }
-
-    private func journalAndEnqueue(
-        _ flow: Flow, metadata: Data, logged: LoggedBodies, in journal: SessionJournal, stored: @escaping @Sendable () -> Void
-    ) {
-        let request = logged.request.map { SessionJournal.Body.logged(offset: $0.offset, length: $0.length) } ?? .inline(flow.request.body.data)
-        let response = logged.response.map { SessionJournal.Body.logged(offset: $0.offset, length: $0.length) }
-            ?? .inline(flow.response?.body.data ?? Data())
-        if journal.append(metadata: metadata, request: request, response: response) {
-            enqueue(flow, metadata: metadata, journaled: true, logged: logged, stored: nil)
-            stored()
-        } else {
-            enqueue(flow, metadata: metadata, logged: logged, stored: stored)
+        withLargeBodiesLogged(flow) { flow, logged in
+            let request = logged.request.map { SessionJournal.Body.logged(offset: $0.offset, length: $0.length) } ?? .inline(flow.request.body.data)
+            let response = logged.response.map { SessionJournal.Body.logged(offset: $0.offset, length: $0.length) }
+                ?? .inline(flow.response?.body.data ?? Data())
+            if journal.append(metadata: metadata, request: request, response: response) {
+                enqueue(flow, metadata: metadata, journaled: true, logged: logged, stored: nil)
+                stored()
+            } else {
+                enqueue(flow, metadata: metadata, logged: logged, stored: stored)
+            }
         }
     }
 
@@ -589,7 +572,7 @@ public final class SQLiteFlowStore: FlowStore {
             }
         }
         if let flow = try await read() { return flow }
-        guard pending.withLock({ !$0.entries.isEmpty }) else { return nil }
+        // (Whatever error an earlier write left is `flush()`'s to report, not this read's.)
         try? await flush()
         return try await read()
     }
