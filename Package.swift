@@ -133,7 +133,7 @@ let package = Package(
         // Sessions: the FlowStore protocol and its SQLite driver.
         .target(
             name: "KagamiStore",
-            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiContentCoding", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "DequeModule", package: "swift-collections")]
+            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiContentCoding", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"), .product(name: "DequeModule", package: "swift-collections")]
         ),
         // Sessions shared by a team: the FlowStore protocol over a PostgreSQL server.
         .target(
@@ -274,6 +274,7 @@ let package = Package(
             name: "KagamiStoreTests",
             dependencies: [
                 "KagamiStore", "KagamiPostgresStore", "KagamiFlow", "KagamiJSON", "KagamiTesting", "KagamiContentCoding",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),

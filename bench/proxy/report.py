@@ -4,7 +4,7 @@ import re
 import sys
 
 UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
-TARGET_ORDER = ["nginx-direct", "nginx-proxy", "mitmdump", "mitmdump-save", "kagami-reverse", "kagami-rules20", "kagami-contract", "kagami-forward"]
+TARGET_ORDER = ["nginx-direct", "nginx-proxy", "nio-proxy", "mitmdump", "mitmdump-save", "kagami-reverse", "kagami-rules20", "kagami-contract", "kagami-forward"]
 FILE_ORDER = ["small", "large"]
 
 
@@ -98,6 +98,12 @@ def main():
     table = "\n".join(lines)
 
     ratio_lines = []
+    for file in FILE_ORDER:
+        floor, nginx = chosen.get(("nio-proxy", file)), chosen.get(("nginx-proxy", file))
+        if floor and floor["rps"] and nginx and nginx["rps"]:
+            ratio_lines.append(
+                f"- nio-proxy (SwiftNIO's own HTTP/1 handlers relaying each part, nothing captured), {file}: "
+                f"/nginx-proxy {floor['rps'] / nginx['rps']:.2f}×; p99 {fmt(floor['p99'], '{:.2f}')} ms")
     for kagami in ("kagami-reverse", "kagami-forward"):
         for file in FILE_ORDER:
             ours = chosen.get((kagami, file))
@@ -108,8 +114,14 @@ def main():
                 theirs = chosen.get((other, file))
                 if theirs and theirs["rps"]:
                     parts.append(f"/{other} {ours['rps'] / theirs['rps']:.2f}× ({goal})")
+            floor = chosen.get(("nio-proxy", file))
+            if floor and floor["rps"]:
+                parts.append(f"/nio-proxy {ours['rps'] / floor['rps']:.2f}× (SwiftNIO's floor)")
             p99 = fmt(ours["p99"], "{:.2f}")
             parts.append(f"p99 {p99} ms (target ≤ 5 ms)")
+            direct = chosen.get(("nginx-direct", file))
+            if direct and direct["p99"] is not None and ours["p99"] is not None:
+                parts.append(f"p99 added over nginx-direct {ours['p99'] - direct['p99']:+.2f} ms (≤ 5 ms)")
             ratio_lines.append(f"- {kagami}, {file}: " + "; ".join(parts))
     for file in FILE_ORDER:
         ruled, plain = chosen.get(("kagami-rules20", file)), chosen.get(("kagami-reverse", file))
@@ -147,7 +159,9 @@ def main():
         f"- Settings: {args.settings}",
         f"- Command: `{args.command.strip()}`",
         "- Targets: nginx-direct = the nginx origin itself; nginx-proxy = a second nginx with "
-        "proxy_pass and upstream keepalive 32; mitmdump = `mitmdump --mode reverse:… -q` (flows kept in memory only, none written); mitmdump-save = the same with `-w FILE`, writing every flow to a file as Kagami writes its session; "
+        "proxy_pass and upstream keepalive 32; nio-proxy = bench/NIOProxyBaseline, the least reverse proxy SwiftNIO makes "
+        "(its own HTTP/1 server and client handlers, one kept-alive origin connection per client connection, each part relayed as it comes, "
+        "nothing captured: the floor under any proxy built on SwiftNIO); mitmdump = `mitmdump --mode reverse:… -q` (flows kept in memory only, none written); mitmdump-save = the same with `-w FILE`, writing every flow to a file as Kagami writes its session; "
         "kagami-reverse = `kagami proxy --reverse … --session` (capture on); kagami-rules20 = the same with "
         "`--rules` naming 20 enabled rules (4 each of Block List, Map Local, Map Remote, No Caching, Rewrite) "
         "that match no request; kagami-contract = kagami-reverse with `--contract` naming an OpenAPI description of both paths, "

@@ -5,11 +5,14 @@
 # kagami-rules20 is kagami-reverse with 20 enabled rules that match no request (the cost of the
 # rule pipeline; target ≥ 0.90 of kagami-reverse's req/s). kagami-contract is kagami-reverse
 # checking every exchange against an OpenAPI description of the benchmark's paths (--contract;
-# target ≥ 0.90 of kagami-reverse's req/s and p99 within 1 ms of it).
+# target ≥ 0.90 of kagami-reverse's req/s and p99 within 1 ms of it). nio-proxy is the least
+# reverse proxy SwiftNIO makes (bench/NIOProxyBaseline: its own HTTP/1 handlers relaying each part,
+# no capture): the framework's floor, against which Kagami's own cost per exchange shows.
 # Usage: bench/proxy/run.sh [ROUNDS]
 #   ROUNDS (default 1): each round runs every target once per file, targets interleaved so the
 #   ones being compared run close in time; the table reports the round with the median req/s.
-# Environment: KAGAMI (a built binary; skips the release build), TARGETS (subset, in order),
+# Environment: KAGAMI (a built binary; skips the release build), NIO_PROXY (a built
+#   NIOProxyBaseline; skips its build), TARGETS (subset, in order),
 #   WRK_THREADS (2), WRK_CONNECTIONS (50), WRK_DURATION (10s), WARMUP (2s),
 #   SMALL_BYTES (100), LARGE_BYTES (1048576).
 set -euo pipefail
@@ -25,6 +28,13 @@ source "$(dirname "$0")/common.sh"
 
 www_file small "$SMALL_BYTES"
 www_file large "$LARGE_BYTES" random
+
+read -r -a TARGETS <<< "${TARGETS:-nginx-direct nginx-proxy nio-proxy mitmdump mitmdump-save kagami-reverse kagami-rules20 kagami-contract kagami-forward}"
+if [[ " ${TARGETS[*]} " == *" nio-proxy "* && -z "${NIO_PROXY:-}" ]]; then
+    echo "building bench/NIOProxyBaseline (release)…"
+    (cd bench/NIOProxyBaseline && swift build -c release >/dev/null)
+    NIO_PROXY="$(cd bench/NIOProxyBaseline && swift build -c release --show-bin-path)/NIOProxyBaseline"
+fi
 
 # Origin and reverse proxy are separate nginx instances, so the proxy's memory is its own.
 start_origin
@@ -104,6 +114,9 @@ start_proxy() {
             "$MITMDUMP" --mode "reverse:http://127.0.0.1:$ORIGIN_PORT" --listen-host 127.0.0.1 -p "$port" \
                 --set confdir="$WORK/$run-mitm" -w "$WORK/$run.mitm" -q >"$WORK/$run.log" 2>&1 &
             ;;
+        nio-proxy)
+            "$NIO_PROXY" "$port" "$ORIGIN_PORT" >"$WORK/$run.log" 2>&1 &
+            ;;
         kagami-reverse)
             "$KAGAMI" proxy --reverse "http://127.0.0.1:$ORIGIN_PORT" --port "$port" \
                 --session "$WORK/$run.sqlite" >"$WORK/$run.log" 2>&1 &
@@ -152,7 +165,6 @@ run_wrk() {
 
 RESULTS="$WORK/results.tsv"
 : > "$RESULTS"
-read -r -a TARGETS <<< "${TARGETS:-nginx-direct nginx-proxy mitmdump mitmdump-save kagami-reverse kagami-rules20 kagami-contract kagami-forward}"
 for round in $(seq 1 "$ROUNDS"); do
     for file in small large; do
         for target in "${TARGETS[@]}"; do
@@ -175,7 +187,7 @@ for round in $(seq 1 "$ROUNDS"); do
             rss_peak=$(memory_kb VmHWM "$pids")
             recorded=""
             STOP_SECONDS=""
-            if [[ "$target" == kagami-* || "$target" == mitmdump* ]]; then
+            if [[ "$target" == kagami-* || "$target" == mitmdump* || "$target" == nio-proxy ]]; then
                 stop_proxy
             fi
             if [[ "$target" == kagami-* ]]; then
