@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KagamiFlow
 import KagamiCertificates
 
 struct CACommand: AsyncParsableCommand {
@@ -26,7 +27,7 @@ struct CACommand: AsyncParsableCommand {
         let authority: CertificateAuthority
         do {
             if regenerate {
-                FileHandle.standardError.write(Data("Warning: replacing the CA in \(directory); every device and simulator that trusted the old one must install the new one.\n".utf8))
+                Console.error("Warning: replacing the CA in \(directory); every device and simulator that trusted the old one must install the new one.\n")
                 authority = try CertificateAuthority.create(directory: directory)
             } else {
                 authority = try CertificateAuthority.loadOrCreate(directory: directory)
@@ -36,9 +37,9 @@ struct CACommand: AsyncParsableCommand {
         }
         switch export {
         case .pem:
-            FileHandle.standardOutput.write(Data(authority.certificatePEM.utf8))
+            try Console.answer(authority.certificatePEM)
         case .der:
-            FileHandle.standardOutput.write(Data(authority.certificateDER))
+            try Console.answer(Data(authority.certificateDER))
         case nil:
             let text = """
             Certificate: \(authority.certificatePath)
@@ -48,7 +49,7 @@ struct CACommand: AsyncParsableCommand {
             SHA-256 fingerprint: \(authority.fingerprintSHA256)
 
             """
-            FileHandle.standardOutput.write(Data(text.utf8))
+            try Console.answer(text)
         }
     }
 }

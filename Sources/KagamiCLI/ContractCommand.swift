@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KagamiFlow
 import KagamiDescription
 
 /// `kagami contract FILE --json`: shows exactly what Kagami understood of a description.
@@ -29,7 +30,7 @@ struct ContractCommand: ParsableCommand {
             }
         }
         let lines = description.diagnostics()
-        if !lines.isEmpty { FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8)) }
+        if !lines.isEmpty { Console.error(lines.joined(separator: "\n") + "\n") }
         if !contract.errors.isEmpty { throw ExitCode(1) }
     }
 }

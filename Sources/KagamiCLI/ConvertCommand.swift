@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KagamiFlow
 import KagamiBlueprint
 import KagamiDescription
 import KagamiJSON
@@ -38,7 +39,7 @@ struct ConvertCommand: ParsableCommand {
         let description = try DescriptionFile.readOrExit(path: file)
         let errors = description.diagnostics(onlyErrors: true)
         guard errors.isEmpty else {
-            FileHandle.standardError.write(Data((errors.joined(separator: "\n") + "\n").utf8))
+            Console.error(errors.joined(separator: "\n") + "\n")
             throw ExitCode(1)
         }
         var notes: [String] = []
@@ -49,11 +50,11 @@ struct ConvertCommand: ParsableCommand {
         case .apib:
             text = BlueprintWriter.document(for: description.contract, notes: &notes)
         }
-        for note in notes { FileHandle.standardError.write(Data("\(file): note: \(note)\n".utf8)) }
+        for note in notes { Console.error("\(file): note: \(note)\n") }
         if let output {
             try Data(text.utf8).write(to: URL(fileURLWithPath: output))
         } else {
-            FileHandle.standardOutput.write(Data(text.utf8))
+            try Console.answer(text)
         }
     }
 }

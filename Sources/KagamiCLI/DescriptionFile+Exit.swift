@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KagamiFlow
 import KagamiDescription
 
 extension DescriptionFile {
@@ -8,7 +9,7 @@ extension DescriptionFile {
         do {
             return try DescriptionFile(path: path)
         } catch {
-            FileHandle.standardError.write(Data((error.description + "\n").utf8))
+            Console.error(error.description + "\n")
             throw ExitCode(2)
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import KagamiFlow
 import KagamiHAR
 
 /// An HTTP Archive named on the command line, read the same way by every command: entries the
@@ -24,7 +25,7 @@ enum HARFile {
             throw Unreadable(description: error.description)
         }
         for skipped in result.skipped {
-            FileHandle.standardError.write(Data("kagami \(command): skipped \(skipped)\n".utf8))
+            Console.error("kagami \(command): skipped \(skipped)\n")
         }
         if result.flows.isEmpty, !result.skipped.isEmpty {
             throw Unreadable(description: "no entry of \(file) could be read")

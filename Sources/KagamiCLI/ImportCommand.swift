@@ -31,7 +31,7 @@ struct ImportCommand: AsyncParsableCommand {
         do {
             bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            FileHandle.standardError.write(Data("kagami import: cannot read \(path): \(error.localizedDescription); nothing imported\n".utf8))
+            Console.error("kagami import: cannot read \(path): \(error.localizedDescription); nothing imported\n")
             throw ExitCode(2)
         }
         let storeURL = destination.storeURL
@@ -57,7 +57,7 @@ struct ImportCommand: AsyncParsableCommand {
         switch outcome {
         case .success(let streamed):
             for skipped in streamed.skipped {
-                FileHandle.standardError.write(Data("kagami import: skipped \(skipped)\n".utf8))
+                Console.error("kagami import: skipped \(skipped)\n")
             }
             // The archive's own fields go on its first flow, recorded again in its place.
             if var first = importing.first, !streamed.logFields.isEmpty {
@@ -66,7 +66,7 @@ struct ImportCommand: AsyncParsableCommand {
             }
             try await importing.session?.close()
             if imported == 0, !streamed.skipped.isEmpty {
-                FileHandle.standardError.write(Data("kagami import: no entry of \(file) could be read; nothing imported\n".utf8))
+                Console.error("kagami import: no entry of \(file) could be read; nothing imported\n")
                 throw ExitCode(2)
             }
             let skippedNote = streamed.skipped.isEmpty ? "" : " (\(streamed.skipped.count) entr\(streamed.skipped.count == 1 ? "y" : "ies") skipped)"
@@ -74,7 +74,7 @@ struct ImportCommand: AsyncParsableCommand {
         case .failure(let error):
             try await importing.session?.close()
             let kept = imported == 0 ? "nothing imported" : "the \(imported) entr\(imported == 1 ? "y" : "ies") before it \(imported == 1 ? "was" : "were") imported into \(into)"
-            FileHandle.standardError.write(Data("kagami import: \(error); \(kept)\n".utf8))
+            Console.error("kagami import: \(error); \(kept)\n")
             throw ExitCode(2)
         }
     }

@@ -61,18 +61,18 @@ struct InferCommand: AsyncParsableCommand {
         let options = TrafficDraft.Options(hosts: host, hints: hints, maximumTemplates: maxPaths, title: title)
         let draft = try await draft(options)
         for line in draft.skipped {
-            FileHandle.standardError.write(Data("kagami infer: skipped \(line)\n".utf8))
+            Console.error("kagami infer: skipped \(line)\n")
         }
         if draft.operations.isEmpty {
             let filter = host.isEmpty ? "" : " with host \(host.joined(separator: ", "))"
-            FileHandle.standardError.write(Data("kagami infer: no exchanges\(filter) to describe; the description has no operations\n".utf8))
+            Console.error("kagami infer: no exchanges\(filter) to describe; the description has no operations\n")
         }
         let text = format == .openapi ? OpenAPIDraftWriter.yaml(draft) : BlueprintDraftWriter.text(draft)
         if let output {
             try Data(text.utf8).write(to: URL(fileURLWithPath: SessionFile.expand(output)))
-            FileHandle.standardError.write(Data("kagami infer: \(draft.operations.count) operation\(draft.operations.count == 1 ? "" : "s") from \(draft.exchangeCount) exchange\(draft.exchangeCount == 1 ? "" : "s") written to \(output)\n".utf8))
+            Console.error("kagami infer: \(draft.operations.count) operation\(draft.operations.count == 1 ? "" : "s") from \(draft.exchangeCount) exchange\(draft.exchangeCount == 1 ? "" : "s") written to \(output)\n")
         } else {
-            FileHandle.standardOutput.write(Data(text.utf8))
+            try Console.answer(text)
         }
     }
 
@@ -99,7 +99,7 @@ struct InferCommand: AsyncParsableCommand {
         do {
             flows = try HARFile.read(har, command: "infer").flows
         } catch {
-            FileHandle.standardError.write(Data("kagami infer: \(error)\n".utf8))
+            Console.error("kagami infer: \(error)\n")
             throw ExitCode(2)
         }
         builder.learnPaths(flows)

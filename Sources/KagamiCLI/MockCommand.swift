@@ -1,6 +1,7 @@
 import ArgumentParser
 import KagamiDescription
 import Foundation
+import KagamiFlow
 import KagamiMock
 
 struct MockCommand: AsyncParsableCommand {
@@ -37,7 +38,7 @@ struct MockCommand: AsyncParsableCommand {
                 configuration: .init(host: host, port: port, validates: !noValidate, cors: cors),
                 sink: store)
         } catch let error as MockServerError {
-            FileHandle.standardError.write(Data("\(file): \(error)\n".utf8))
+            Console.error("\(file): \(error)\n")
             throw ExitCode(2)
         }
         let banner = """
@@ -47,13 +48,13 @@ struct MockCommand: AsyncParsableCommand {
 
         """
         // Unbuffered, so a script or test reading the pipe sees the port at once.
-        FileHandle.standardOutput.write(Data(banner.utf8))
+        Console.output(banner)
         await SignalWaiter.waitForTermination()
         try await server.stop()
         try await store.flush()
         let count = try await store.count()
         try await recording.close()
-        FileHandle.standardOutput.write(Data("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(recording.description)\n".utf8))
+        Console.output("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(recording.description)\n")
     }
 }
 
@@ -75,13 +76,13 @@ struct DocsCommand: ParsableCommand {
     func run() throws {
         let description = try DescriptionFile.readOrExit(path: file)
         for line in description.diagnostics() {
-            FileHandle.standardError.write(Data((line + "\n").utf8))
+            Console.error(line + "\n")
         }
         let page = DocsPage.render(description.contract, baseURL: baseURL)
         if let output {
             try Data(page.utf8).write(to: URL(fileURLWithPath: output))
         } else {
-            FileHandle.standardOutput.write(Data(page.utf8))
+            try Console.answer(page)
         }
     }
 }

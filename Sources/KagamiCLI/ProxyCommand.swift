@@ -78,7 +78,7 @@ struct ProxyCommand: AsyncParsableCommand {
         do {
             liveContracts = contracts.isEmpty ? nil : try LiveContracts(arguments: contracts)
         } catch {
-            FileHandle.standardError.write(Data("kagami proxy: cannot check traffic against the description:\n\(error.description)\n".utf8))
+            Console.error("kagami proxy: cannot check traffic against the description:\n\(error.description)\n")
             throw ExitCode(2)
         }
         let allowList: UpstreamAllowList?
@@ -111,7 +111,7 @@ struct ProxyCommand: AsyncParsableCommand {
                     host: host, port: port, mode: mode,
                     responseTimeout: .seconds(responseTimeout), bodyCaptureLimit: bodyLimit,
                     interception: interception, upstreamAllowList: allowList,
-                    notice: { message in FileHandle.standardError.write(Data((message + "\n").utf8)) }
+                    notice: { message in Console.error(message + "\n") }
                 ),
                 sink: sink,
                 rules: activeRules,
@@ -159,7 +159,7 @@ struct ProxyCommand: AsyncParsableCommand {
         if let liveContracts {
             banner += liveContracts.banner
             liveContracts.watch(every: .milliseconds(300)) { note in
-                FileHandle.standardError.write(Data((note + "\n").utf8))
+                Console.error(note + "\n")
             }
         }
         let rulesControl = RulesFile.control(activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile)
@@ -174,7 +174,7 @@ struct ProxyCommand: AsyncParsableCommand {
             banner += ui.describe(uiServer)
         }
         // Unbuffered, so a script or test reading the pipe sees the port at once.
-        FileHandle.standardOutput.write(Data(banner.utf8))
+        Console.output(banner)
 
         await SignalWaiter.waitForTermination()
         try await server.stop()
@@ -184,11 +184,11 @@ struct ProxyCommand: AsyncParsableCommand {
         try await store.flush()
         let count = try await store.count()
         try await recording.close()
-        FileHandle.standardOutput.write(Data("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(sessionPath)\n".utf8))
+        Console.output("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(sessionPath)\n")
         if let liveContracts {
             let (checked, skipped) = liveContracts.counts
             let behind = skipped == 0 ? "" : ", \(skipped) not checked (the check fell behind the traffic)"
-            FileHandle.standardOutput.write(Data("Contract: \(checked) exchange\(checked == 1 ? "" : "s") checked\(behind)\n".utf8))
+            Console.output("Contract: \(checked) exchange\(checked == 1 ? "" : "s") checked\(behind)\n")
         }
     }
 }

@@ -110,10 +110,10 @@ struct PushCommand: AsyncParsableCommand {
         await remote.close()
         let what = "\(flows) exchange\(flows == 1 ? "" : "s")" + (messages > 0 ? " and \(messages) WebSocket message\(messages == 1 ? "" : "s")" : "")
         if !status.spoolFiles.isEmpty {
-            FileHandle.standardError.write(Data("kagami push: the server went away; \(what) wait in \(status.spoolFiles.joined(separator: ", ")) and are written when session \(name) is next opened on this machine\n".utf8))
+            Console.error("kagami push: the server went away; \(what) wait in \(status.spoolFiles.joined(separator: ", ")) and are written when session \(name) is next opened on this machine\n")
             throw ExitCode(1)
         }
-        FileHandle.standardOutput.write(Data("Pushed \(what) from \(local.path) to \(name) in \(location)\n".utf8))
+        Console.output("Pushed \(what) from \(local.path) to \(name) in \(location)\n")
     }
 
     /// `~/captures/checkout-bug.sqlite` → `checkout-bug`

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KagamiFlow
 import KagamiJSON
 import KagamiJSONSchema
 
@@ -163,7 +164,7 @@ struct SchemaCheckCommand: AsyncParsableCommand {
     }
 
     private func printError(_ message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        Console.error(message + "\n")
     }
 }
 

@@ -55,7 +55,7 @@ struct ServeCommand: AsyncParsableCommand {
         if server.token != nil {
             banner += "Warning: listening on \(host) lets other hosts read these sessions with the token.\n"
         }
-        FileHandle.standardOutput.write(Data(banner.utf8))
+        Console.output(banner)
         await SignalWaiter.waitForTermination()
         await server.stop()
         await catalog.close()

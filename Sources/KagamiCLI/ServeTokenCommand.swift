@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KagamiFlow
 import KagamiPostgresStore
 import KagamiStore
 
@@ -46,8 +47,8 @@ struct ServeTokenCommand: AsyncParsableCommand {
                 throw ValidationError("\(error)")
             }
             await catalog.close()
-            FileHandle.standardError.write(Data("Token of \(name) (\(right.rawValue)) for kagami serve at \(catalog.location); it is not shown again:\n".utf8))
-            FileHandle.standardOutput.write(Data("\(secret)\n".utf8))
+            Console.error("Token of \(name) (\(right.rawValue)) for kagami serve at \(catalog.location); it is not shown again:\n")
+            try Console.answer("\(secret)\n")
         }
     }
 
@@ -68,7 +69,7 @@ struct ServeTokenCommand: AsyncParsableCommand {
             await catalog.close()
             let formatter = ISO8601DateFormatter()
             let lines = tokens.map { "\($0.name)\t\($0.right.rawValue)\t\($0.createdBy)\t\(formatter.string(from: $0.createdAt))\n" }
-            FileHandle.standardOutput.write(Data(lines.joined().utf8))
+            try Console.answer(lines.joined())
         }
     }
 
@@ -91,7 +92,7 @@ struct ServeTokenCommand: AsyncParsableCommand {
             }
             await catalog.close()
             guard removed else { throw ValidationError("\(catalog.location) has no token named \(name)") }
-            FileHandle.standardError.write(Data("Removed the token of \(name).\n".utf8))
+            Console.error("Removed the token of \(name).\n")
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KagamiFlow
 import KagamiJSON
 import KagamiURITemplate
 
@@ -90,7 +91,7 @@ struct TemplateCommand: ParsableCommand {
     }
 
     static func printError(_ message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        Console.error(message + "\n")
     }
 }
 

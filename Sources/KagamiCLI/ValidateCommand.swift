@@ -105,7 +105,7 @@ struct ValidateCommand: AsyncParsableCommand {
                 throw unreadable("cannot write \(output): \(error.localizedDescription)")
             }
         } else {
-            FileHandle.standardOutput.write(Data(text.utf8))
+            try Console.answer(text)
         }
         let code = report.exitCode(failOn: failOn)
         if code != 0 { throw ExitCode(code) }
@@ -113,7 +113,7 @@ struct ValidateCommand: AsyncParsableCommand {
 
     /// Unreadable input: the reason on standard error, exit status 2.
     private func unreadable(_ message: String) -> ExitCode {
-        FileHandle.standardError.write(Data("kagami validate: \(message)\n".utf8))
+        Console.error("kagami validate: \(message)\n")
         return ExitCode(2)
     }
 }

@@ -47,7 +47,7 @@ public final class MockServer: Sendable {
     public typealias Log = @Sendable (String) -> Void
 
     public static let standardErrorLog: Log = { line in
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        Console.error(line + "\n")
     }
 
     private let channel: any Channel

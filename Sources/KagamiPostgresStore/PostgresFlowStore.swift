@@ -215,7 +215,7 @@ public final class PostgresFlowStore: FlowStore {
             spoolDirectory: spoolDirectory, maximumSpoolBytes: maximumSpoolBytes, writeTimeout: writeTimeout, redaction: redaction)
         let leftovers = WriteSpool.leftovers(in: spoolDirectory, prefix: store.spoolPrefix)
         if !leftovers.isEmpty {
-            FileHandle.standardError.write(Data("kagami: writing what session \(name) left in \(leftovers.map(\.path).joined(separator: ", ")) to \(location)\n".utf8))
+            Console.error("kagami: writing what session \(name) left in \(leftovers.map(\.path).joined(separator: ", ")) to \(location)\n")
             store.pending.withLock { state in
                 state.spools = leftovers
                 state.draining = true
@@ -307,7 +307,7 @@ public final class PostgresFlowStore: FlowStore {
         }
         for spool in spools { spool.release() }
         if !spools.isEmpty {
-            FileHandle.standardError.write(Data("kagami: session \(session.name) has exchanges waiting in \(spools.map(\.path).joined(separator: ", ")); they are written to \(location) when the session is next opened on this machine\n".utf8))
+            Console.error("kagami: session \(session.name) has exchanges waiting in \(spools.map(\.path).joined(separator: ", ")); they are written to \(location) when the session is next opened on this machine\n")
         }
         running.cancel()
         await running.value
@@ -397,7 +397,7 @@ public final class PostgresFlowStore: FlowStore {
     }
 
     private func report(_ message: String) {
-        FileHandle.standardError.write(Data("kagami: \(message)\n".utf8))
+        Console.error("kagami: \(message)\n")
     }
 
     /// One writer at a time: it takes what has queued and commits it — or spools it while the

@@ -352,7 +352,7 @@ public final class SQLiteFlowStore: FlowStore {
             return (state.scheduleDrain(gathering: journaled), warn)
         }
         if warnDropping {
-            FileHandle.standardError.write(Data("kagami: writing to \(path) is behind the traffic; storing exchanges without their bodies until it catches up\n".utf8))
+            Console.error("kagami: writing to \(path) is behind the traffic; storing exchanges without their bodies until it catches up\n")
         }
         schedule.map(startDrain)
     }
@@ -442,7 +442,7 @@ public final class SQLiteFlowStore: FlowStore {
             } catch {
                 let message = "could not write \(batch.count) flow(s) to \(path): \(error)"
                 pending.withLock { $0.lastError = message }
-                FileHandle.standardError.write(Data("kagami: \(message)\n".utf8))
+                Console.error("kagami: \(message)\n")
             }
             let written = batch.reduce(0) { $0 + $1.bodyBytes }
             let messages = batch.reduce(0) { $0 + $1.messageCount }
@@ -533,7 +533,7 @@ public final class SQLiteFlowStore: FlowStore {
             } catch {
                 let message = "could not store the contract violations of flow \(id) in \(self.path): \(error)"
                 self.pending.withLock { $0.lastError = message }
-                FileHandle.standardError.write(Data("kagami: \(message)\n".utf8))
+                Console.error("kagami: \(message)\n")
             }
         }
     }

@@ -35,8 +35,11 @@ public final class KagamiProcess: @unchecked Sendable {
 
     /// Starts `kagami ARGS` and waits for it to say which port it listens on (and, for a proxy
     /// with its web UI, the UI's port).
-    /// `openFiles` runs it under `ulimit -n`, as on a machine with few file descriptors.
-    public static func start(_ arguments: [String], environment: [String: String]? = nil, openFiles: Int? = nil) async throws -> KagamiProcess {
+    /// `openFiles` runs it under `ulimit -n`, as on a machine with few file descriptors;
+    /// `stderr` is where its standard error goes (the test's own by default).
+    public static func start(
+        _ arguments: [String], environment: [String: String]? = nil, openFiles: Int? = nil, stderr: ChildProcess.Stream = .inherit
+    ) async throws -> KagamiProcess {
         let executable: String, processArguments: [String]
         if let openFiles {
             executable = "/bin/bash"
@@ -45,7 +48,7 @@ public final class KagamiProcess: @unchecked Sendable {
             executable = try CommandLineClient.kagamiPath()
             processArguments = confined(arguments)
         }
-        let process = try ChildProcess(executable, processArguments, environment: environment, stdout: .pipe)
+        let process = try ChildProcess(executable, processArguments, environment: environment, stdout: .pipe, stderr: stderr)
         guard let out = process.output else { throw ChildProcess.SpawnError(executable: executable, reason: "no output pipe") }
         let banner = Banner()
         out.readabilityHandler = { handle in banner.append(handle.availableData) }

@@ -195,7 +195,7 @@ for round in $(seq 1 "$ROUNDS"); do
                 # The check says how many exchanges it checked and how many it had to skip.
                 grep '^Contract: [0-9]* exchanges\? checked' "$WORK/$run.log" | sed "s/^/  $target: /" || true
                 # A run with 1 MB bodies stores gigabytes; keep the disk from filling up.
-                rm -f "$WORK/$run.sqlite" "$WORK/$run.sqlite-wal" "$WORK/$run.sqlite-shm"
+                rm -f "$WORK/$run.sqlite" "$WORK/$run.sqlite-wal" "$WORK/$run.sqlite-shm" "$WORK/$run.sqlite-flows" "$WORK/$run.sqlite-bodies"
             fi
             if [[ "$target" == mitmdump-save ]]; then
                 rm -f "$WORK/$run.mitm"

@@ -72,7 +72,7 @@ for round in $(seq 1 "$ROUNDS"); do
         if grep -qiE 'error|warning|fatal|away' "$WORK/$run.log"; then
             echo "  $target log:"; grep -iE 'error|warning|fatal|away' "$WORK/$run.log" | sort | uniq -c | sort -rn | head -5 | sed 's/^/    /'
         fi
-        rm -f "$WORK/$run.sqlite" "$WORK/$run.sqlite-wal" "$WORK/$run.sqlite-shm"
+        rm -f "$WORK/$run.sqlite" "$WORK/$run.sqlite-wal" "$WORK/$run.sqlite-shm" "$WORK/$run.sqlite-flows" "$WORK/$run.sqlite-bodies"
     done
 done
 
