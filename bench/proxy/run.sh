@@ -10,7 +10,8 @@
 # no capture): the framework's floor, against which Kagami's own cost per exchange shows.
 # Usage: bench/proxy/run.sh [ROUNDS]
 #   ROUNDS (default 1): each round runs every target once per file, targets interleaved so the
-#   ones being compared run close in time; the table reports the round with the median req/s.
+#   ones being compared run close in time, each round starting one target further along the
+#   list; the table reports the round with the median req/s.
 # Environment: KAGAMI (a built binary; skips the release build), NIO_PROXY (a built
 #   NIOProxyBaseline; skips its build), TARGETS (subset, in order),
 #   WRK_THREADS (2), WRK_CONNECTIONS (50), WRK_DURATION (10s), WARMUP (2s),
@@ -166,8 +167,12 @@ run_wrk() {
 RESULTS="$WORK/results.tsv"
 : > "$RESULTS"
 for round in $(seq 1 "$ROUNDS"); do
+    # Each round starts one target further along the list, so no target always follows the same
+    # one (a run after one that wrote gigabytes meets the kernel still writing them back).
+    shift_by=$(( (round - 1) % ${#TARGETS[@]} ))
+    ORDER=("${TARGETS[@]:shift_by}" "${TARGETS[@]:0:shift_by}")
     for file in small large; do
-        for target in "${TARGETS[@]}"; do
+        for target in "${ORDER[@]}"; do
             run="r$round-$target-$file"
             case "$target" in
                 nginx-direct) port=$ORIGIN_PORT ;;
