@@ -303,3 +303,20 @@ final class CollectingSink: FlowSink, @unchecked Sendable {
         #expect(contracts.json["skipped"] == 50)
     }
 }
+
+@Suite struct MediaTypeTests {
+    /// Without parameters, blanks or case; text beyond ASCII goes by Unicode's case and blanks.
+    @Test(arguments: [
+        ("Application/JSON; charset=utf-8", "application/json"),
+        ("application/json", "application/json"),
+        (" text/plain ", "text/plain"),
+        ("\tTEXT/CSV\t;q=1", "text/csv"),
+        ("application/problem+json;charset=utf-8", "application/problem+json"),
+        ("; charset=utf-8", ""),
+        ("", ""),
+        ("Ｔext/Plain\u{00A0}", "ｔext/plain"),
+    ])
+    func essence(_ sent: String, _ essence: String) {
+        #expect(MediaType.essence(sent) == essence)
+    }
+}
