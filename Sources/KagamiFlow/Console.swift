@@ -38,23 +38,6 @@ public enum Console {
 
     /// Writes all of `data`; nil, or why it stopped.
     private static func write(_ data: Data, to descriptor: Int32) -> String? {
-        data.withUnsafeBytes { bytes -> String? in
-            var offset = 0
-            while offset < bytes.count {
-                let written = systemWrite(descriptor, bytes.baseAddress?.advanced(by: offset), bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return String(cString: strerror(errno))
-                }
-                offset += written
-            }
-            return nil
-        }
+        Descriptor.write([data], to: descriptor) ? nil : String(cString: strerror(errno))
     }
 }
-
-#if canImport(Glibc)
-private let systemWrite = Glibc.write
-#elseif canImport(Darwin)
-private let systemWrite = Darwin.write
-#endif

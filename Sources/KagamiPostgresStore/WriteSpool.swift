@@ -95,16 +95,8 @@ struct WriteSpool: Sendable {
             withUnsafeBytes(of: &length) { data.append(contentsOf: $0) }
             data.append(json)
         }
-        try data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw FlowStoreError("cannot write spool file \(path): \(String(cString: strerror(errno)))")
-                }
-                offset += written
-            }
+        guard Descriptor.write([data], to: descriptor) else {
+            throw FlowStoreError("cannot write spool file \(path): \(String(cString: strerror(errno)))")
         }
         guard fsync(descriptor) == 0 else {
             throw FlowStoreError("cannot write spool file \(path): \(String(cString: strerror(errno)))")

@@ -1,4 +1,5 @@
 import Foundation
+import KagamiFlow
 import Synchronization
 
 #if canImport(Glibc)
@@ -58,7 +59,7 @@ final class SessionBodyLog: Sendable {
             }
             var offsets: [Int64] = []
             var written: Int64 = 0
-            let complete = SessionJournal.write(bodies, to: state.appender) { written += Int64($0) }
+            let complete = Descriptor.write(bodies, to: state.appender) { written += Int64($0) }
             guard complete else {
                 // Whatever part went in is never referred to; appends go on after it.
                 state.size += written

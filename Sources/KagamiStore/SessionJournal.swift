@@ -109,7 +109,7 @@ final class SessionJournal: Sendable {
                         state.withLock { state in
                             guard state.descriptor >= 0 else { return false }
                             var written = 0
-                            let complete = Self.write([prefixBuffer, metadataBuffer, requestBuffer, responseBuffer], to: state.descriptor) { written += $0 }
+                            let complete = Descriptor.write([prefixBuffer, metadataBuffer, requestBuffer, responseBuffer], to: state.descriptor) { written += $0 }
                             state.size += written
                             if complete { state.uncommitted += 1 }
                             return complete
@@ -118,45 +118,6 @@ final class SessionJournal: Sendable {
                 }
             }
         }
-    }
-
-    /// Writes every byte of `parts`, in order, with as few system calls as the kernel allows;
-    /// `wrote` hears of each call's bytes. False on an error (a full disk...).
-    static func write(_ parts: [Data], to descriptor: Int32, wrote: (Int) -> Void = { _ in }) -> Bool {
-        withBuffers(parts[...], []) { write($0, to: descriptor, wrote: wrote) }
-    }
-
-    private static func withBuffers<Result>(
-        _ parts: ArraySlice<Data>, _ collected: [UnsafeRawBufferPointer], _ body: ([UnsafeRawBufferPointer]) -> Result
-    ) -> Result {
-        guard let first = parts.first else { return body(collected) }
-        return first.withUnsafeBytes { withBuffers(parts.dropFirst(), collected + [$0], body) }
-    }
-
-    static func write(_ parts: [UnsafeRawBufferPointer], to descriptor: Int32, wrote: (Int) -> Void) -> Bool {
-        var vectors = parts.filter { $0.count > 0 }.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
-        var index = 0
-        while index < vectors.count {
-            // At most IOV_MAX (1024) vectors a call.
-            let written = vectors[index..<min(vectors.count, index + 1024)].withUnsafeBufferPointer { buffer in
-                writev(descriptor, buffer.baseAddress, Int32(buffer.count))
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            wrote(written)
-            var remaining = written
-            while index < vectors.count, remaining >= vectors[index].iov_len {
-                remaining -= vectors[index].iov_len
-                index += 1
-            }
-            if remaining > 0 {
-                vectors[index].iov_base = vectors[index].iov_base.map { $0 + remaining }
-                vectors[index].iov_len -= remaining
-            }
-        }
-        return true
     }
 
     /// `count` appended records are now in SQLite. When none is left uncommitted the journal

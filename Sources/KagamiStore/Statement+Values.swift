@@ -22,6 +22,10 @@ extension Statement {
     /// own `DatabaseError`, with SQLite's extended code, so callers tell a constraint apart.
     func run(_ values: [SQLiteValue], in db: Database) throws {
         let statement = sqliteStatement
+        // A value short would leave the previous row's in its place.
+        guard sqlite3_bind_parameter_count(statement) == values.count else {
+            throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "\(values.count) values for \(sqlite3_bind_parameter_count(statement)) parameters", sql: sql)
+        }
         sqlite3_reset(statement)
         for (offset, value) in values.enumerated() {
             let index = CInt(offset + 1)

@@ -1,0 +1,50 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writing to an open file descriptor: the session's journal and body log, a team store's spool
+/// file, standard output and error.
+public enum Descriptor {
+    /// Writes every byte of `parts`, in order, with as few system calls as the kernel allows;
+    /// `wrote` hears of each call's bytes. False on an error (a full disk...), with `errno` saying which.
+    public static func write(_ parts: [Data], to descriptor: Int32, wrote: (Int) -> Void = { _ in }) -> Bool {
+        withBuffers(parts[...], []) { write($0, to: descriptor, wrote: wrote) }
+    }
+
+    private static func withBuffers<Result>(
+        _ parts: ArraySlice<Data>, _ collected: [UnsafeRawBufferPointer], _ body: ([UnsafeRawBufferPointer]) -> Result
+    ) -> Result {
+        guard let first = parts.first else { return body(collected) }
+        return first.withUnsafeBytes { withBuffers(parts.dropFirst(), collected + [$0], body) }
+    }
+
+    public static func write(_ parts: [UnsafeRawBufferPointer], to descriptor: Int32, wrote: (Int) -> Void) -> Bool {
+        var vectors = parts.filter { $0.count > 0 }.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
+        var index = 0
+        while index < vectors.count {
+            // At most IOV_MAX (1024) vectors a call.
+            let written = vectors[index..<min(vectors.count, index + 1024)].withUnsafeBufferPointer { buffer in
+                writev(descriptor, buffer.baseAddress, Int32(buffer.count))
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            wrote(written)
+            var remaining = written
+            while index < vectors.count, remaining >= vectors[index].iov_len {
+                remaining -= vectors[index].iov_len
+                index += 1
+            }
+            if remaining > 0 {
+                vectors[index].iov_base = vectors[index].iov_base.map { $0 + remaining }
+                vectors[index].iov_len -= remaining
+            }
+        }
+        return true
+    }
+}
