@@ -9,10 +9,12 @@ import Darwin
 /// Writing to an open file descriptor: the session's journal and body log, a team store's spool
 /// file, standard output and error.
 public enum Descriptor {
-    /// Writes every byte of `parts`, in order, with as few system calls as the kernel allows;
-    /// `wrote` hears of each call's bytes. False on an error (a full disk...), with `errno` saying which.
-    public static func write(_ parts: [Data], to descriptor: Int32, wrote: (Int) -> Void = { _ in }) -> Bool {
-        withBuffers(parts[...], []) { write($0, to: descriptor, wrote: wrote) }
+    /// Writes every byte of `parts`, in order, with as few system calls as the kernel allows: at
+    /// the file's position, or from `offset` on without moving it (so threads may write to places
+    /// of one file at once). `wrote` hears of each call's bytes. False on an error (a full
+    /// disk...), with `errno` saying which.
+    public static func write(_ parts: [Data], to descriptor: Int32, at offset: Int64? = nil, wrote: (Int) -> Void = { _ in }) -> Bool {
+        withBuffers(parts[...], []) { write($0, to: descriptor, at: offset, wrote: wrote) }
     }
 
     private static func withBuffers<Result>(
@@ -22,19 +24,25 @@ public enum Descriptor {
         return first.withUnsafeBytes { withBuffers(parts.dropFirst(), collected + [$0], body) }
     }
 
-    public static func write(_ parts: [UnsafeRawBufferPointer], to descriptor: Int32, wrote: (Int) -> Void) -> Bool {
+    public static func write(_ parts: [UnsafeRawBufferPointer], to descriptor: Int32, at offset: Int64? = nil, wrote: (Int) -> Void) -> Bool {
+        var position = offset
         var vectors = parts.filter { $0.count > 0 }.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
         var index = 0
         while index < vectors.count {
             // At most IOV_MAX (1024) vectors a call.
             let written = vectors[index..<min(vectors.count, index + 1024)].withUnsafeBufferPointer { buffer in
-                writev(descriptor, buffer.baseAddress, Int32(buffer.count))
+                if let position {
+                    pwritev(descriptor, buffer.baseAddress, Int32(buffer.count), off_t(position))
+                } else {
+                    writev(descriptor, buffer.baseAddress, Int32(buffer.count))
+                }
             }
             if written < 0 {
                 if errno == EINTR { continue }
                 return false
             }
             wrote(written)
+            position? += Int64(written)
             var remaining = written
             while index < vectors.count, remaining >= vectors[index].iov_len {
                 remaining -= vectors[index].iov_len

@@ -43,11 +43,15 @@ final class SessionBodyLog: Sendable {
 
     /// Appends each body and returns where each starts, in order; nil when they could not be
     /// written whole (a full disk...): the caller then keeps them in SQLite. Each body appended
-    /// counts as uncommitted until `committed(_:)`.
+    /// counts as uncommitted until `committed(_:)`. The place is taken under the lock and the
+    /// bytes written after it, so event loops append at once instead of one after another.
     func append(_ bodies: [Data]) -> [Int64]? {
-        state.withLock { state -> [Int64]? in
+        let total = bodies.reduce(Int64(0)) { $0 + Int64($1.count) }
+        let reserved = state.withLock { state -> (descriptor: Int32, start: Int64)? in
             if state.appender < 0 {
-                let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+                // Not O_APPEND: writes go to the place each took (Linux's pwrite ignores its offset
+                // on a file opened for appending).
+                let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
                 guard descriptor >= 0 else { return nil }
                 var status = stat()
                 guard fstat(descriptor, &status) == 0 else {
@@ -57,21 +61,26 @@ final class SessionBodyLog: Sendable {
                 state.appender = descriptor
                 state.size = Int64(status.st_size)
             }
-            var offsets: [Int64] = []
-            var written: Int64 = 0
-            let complete = Descriptor.write(bodies, to: state.appender) { written += Int64($0) }
-            guard complete else {
-                // Whatever part went in is never referred to; appends go on after it.
-                state.size += written
-                return nil
-            }
-            for body in bodies {
-                offsets.append(state.size)
-                state.size += Int64(body.count)
-            }
+            let start = state.size
+            state.size += total
+            // Counted before the bytes are in, so the log is never emptied under a write.
             state.uncommitted += bodies.count
-            return offsets
+            return (state.appender, start)
         }
+        guard let reserved else { return nil }
+        guard Descriptor.write(bodies, to: reserved.descriptor, at: reserved.start) else {
+            // Whatever part went in is never referred to; appends go on after it.
+            committed(bodies.count)
+            return nil
+        }
+        var offsets: [Int64] = []
+        offsets.reserveCapacity(bodies.count)
+        var next = reserved.start
+        for body in bodies {
+            offsets.append(next)
+            next += Int64(body.count)
+        }
+        return offsets
     }
 
     /// `count` appended bodies are now referred to by committed rows.

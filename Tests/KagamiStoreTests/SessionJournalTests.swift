@@ -149,6 +149,32 @@ struct SessionJournalTests {
         #expect(try await store.allFlows() == [large])
     }
 
+    /// Event loops append to the body log at once, each writing at the place it took: every
+    /// body lands whole where its row says, and a later opening appends after them all.
+    @Test func bodiesAppendedAtOnceEachLandWhole() async throws {
+        let path = temporaryPath("session.sqlite")
+        let flows: [Flow] = (0..<160).map { index in
+            var flow = FlowFixtures.postBinary(size: 16_384 + index * 257)
+            flow.response?.body = FlowBody(data: Data(repeating: UInt8(index), count: 4_096 + index))
+            return flow
+        }
+        let logged = flows.reduce(0) { $0 + $1.request.body.data.count + ($1.response?.body.data.count ?? 0) }
+        do {
+            let store = try SQLiteFlowStore(path: path)
+            DispatchQueue.concurrentPerform(iterations: flows.count) { store.record(flows[$0]) {} }
+            try await store.flush()
+            for flow in flows { #expect(try await store.flow(id: flow.id) == flow) }
+            #expect(try FileManager.default.attributesOfItem(atPath: path + "-bodies")[.size] as? Int == logged)
+        }
+        let store = try SQLiteFlowStore(path: path)
+        let later = FlowFixtures.postBinary(size: 50_000)
+        store.record(later) {}
+        try await store.flush()
+        #expect(try FileManager.default.attributesOfItem(atPath: path + "-bodies")[.size] as? Int == logged + 100_000)
+        #expect(try await store.flow(id: later.id) == later)
+        for flow in flows { #expect(try await store.flow(id: flow.id) == flow) }
+    }
+
     /// A session file copied without its body log says which file its large bodies are in.
     @Test func aMissingBodyLogIsNamed() async throws {
         let path = temporaryPath("session.sqlite")

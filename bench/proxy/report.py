@@ -59,13 +59,18 @@ def main():
     parser.add_argument("--settings", required=True)
     parser.add_argument("--command", required=True)
     parser.add_argument("--output", required=True)
+    parser.add_argument("--cores", type=int, required=True)
     args = parser.parse_args()
 
     runs = {}
     for line in open(args.results, encoding="utf-8"):
         fields = line.rstrip("\n").split("\t")
-        round_number, target, file, peak_kb, warm_kb, end_kb, warmup_path, wrk_path, recorded, stop = fields
+        round_number, target, file, peak_kb, warm_kb, end_kb, warmup_path, wrk_path, recorded, stop, own_ticks, machine_ticks, clock = fields
         run = parse_wrk(wrk_path)
+        # CPU microseconds per request of the measured run: the target's processes, and the machine.
+        per_request = 1e6 / int(clock) / run["requests"] if run["requests"] else None
+        run["cpu_us"] = int(own_ticks) * per_request if per_request else None
+        run["machine_us"] = int(machine_ticks) * per_request if per_request else None
         warmup = parse_wrk(warmup_path)
         run["round"] = int(round_number)
         run["rss_mb"] = megabytes(peak_kb)
@@ -78,9 +83,9 @@ def main():
         runs.setdefault((target, file), []).append(run)
     chosen = {key: median_run(value) for key, value in runs.items()}
 
-    header = ("| target | file | req/s | p50 ms | p99 ms | peak RSS MB | RSS MB after warm-up → end | requests "
+    header = ("| target | file | req/s | p50 ms | p99 ms | CPU µs/req: target | CPU µs/req: machine | peak RSS MB | RSS MB after warm-up → end | requests "
               "| non-2xx/3xx | socket errors | flows recorded / requests incl. warm-up | exit s |")
-    lines = [header, "|---|---|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|"]
+    lines = [header, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|"]
     for file in FILE_ORDER:
         for target in TARGET_ORDER:
             run = chosen.get((target, file))
@@ -92,7 +97,8 @@ def main():
             growth = f"{fmt(run['rss_warm_mb'], '{:.1f}')} → {fmt(run['rss_end_mb'], '{:.1f}')}"
             lines.append(
                 f"| {target} | {file} | {fmt(run['rps'], '{:,.0f}')} | {fmt(run['p50'], '{:.2f}')} | "
-                f"{fmt(run['p99'], '{:.2f}')} | {fmt(run['rss_mb'], '{:.1f}')} | {growth} | {run['requests']:,} | "
+                f"{fmt(run['p99'], '{:.2f}')} | {fmt(run['cpu_us'], '{:.0f}')} | {fmt(run['machine_us'], '{:.0f}')} | "
+                f"{fmt(run['rss_mb'], '{:.1f}')} | {growth} | {run['requests']:,} | "
                 f"{run['non2xx']} | {run['socket_errors']} | {recorded} | {run['stop']} |"
             )
     table = "\n".join(lines)
@@ -104,6 +110,22 @@ def main():
             ratio_lines.append(
                 f"- nio-proxy (SwiftNIO's own HTTP/1 handlers relaying each part, nothing captured), {file}: "
                 f"/nginx-proxy {floor['rps'] / nginx['rps']:.2f}×; p99 {fmt(floor['p99'], '{:.2f}')} ms")
+    budget_lines = []
+    for file in FILE_ORDER:
+        nginx = chosen.get(("nginx-proxy", file))
+        if not nginx or not nginx["machine_us"] or nginx["cpu_us"] is None:
+            continue
+        # At 0.60× nginx-proxy's req/s, each request may cost the machine its cores' time over that
+        # rate; the load generator's, the origin's and the kernel's share is what the nginx-proxy
+        # run's requests cost the machine besides nginx-proxy itself.
+        others = nginx["machine_us"] - nginx["cpu_us"]
+        budget = args.cores * 1e6 / (0.60 * nginx["rps"]) - others
+        spent = [f"{target} {run['cpu_us']:.0f}" for target in ("nio-proxy", "kagami-reverse", "kagami-forward")
+                 if (run := chosen.get((target, file))) and run["cpu_us"] is not None]
+        budget_lines.append(
+            f"- {file}: at 0.60× nginx-proxy's req/s ({0.60 * nginx['rps']:,.0f}) the proxy may spend at most {budget:.0f} µs of CPU per request "
+            f"({args.cores} cores; the machine spent {nginx['machine_us']:.0f} µs per request in the nginx-proxy run, {nginx['cpu_us']:.0f} of them in nginx-proxy, "
+            f"{others:.0f} in the load generator, the origin and the kernel); spent: " + ", ".join(spent) + " µs")
     for kagami in ("kagami-reverse", "kagami-forward"):
         for file in FILE_ORDER:
             ours = chosen.get((kagami, file))
@@ -170,7 +192,9 @@ def main():
         "- Peak RSS: VmHWM at the end of the run; RSS after warm-up → end: VmRSS before and after the measured "
         "run (nginx: master + workers summed; nginx-direct is the origin). Flows recorded: the count Kagami "
         "prints when it stops (a request cut off when wrk stops may count as a flow); exit s: seconds from "
-        "SIGTERM to exit (Kagami flushes its session).",
+        "SIGTERM to exit (Kagami flushes its session). CPU µs/req: CPU time (user + system) over the measured run's "
+        "requests, of the target's processes (nginx-direct: the origin) and of the whole machine (every process and the kernel's "
+        "own work, such as writing dirty pages back).",
         "  Load generator, origin and proxy share the same cores." + (
             f" With {rounds} rounds each row is the round with the median req/s." if rounds > 1 else ""),
         "",
@@ -179,6 +203,12 @@ def main():
         "## Kagami ratios (req/s)",
         "",
         *ratio_lines,
+        "",
+        "## CPU per request against the 0.60× nginx-proxy target",
+        "",
+        "Load generator, origin and proxy share the cores, so a proxy's req/s is bounded by the CPU each request costs all of them.",
+        "",
+        *(budget_lines or ["- (no nginx-proxy run)"]),
         "",
         "## Errors seen by wrk",
         "",

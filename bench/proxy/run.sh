@@ -94,6 +94,19 @@ memory_kb() {
     done
     echo "$total"
 }
+# CPU time in clock ticks: of a process and its children (utime + stime, /proc/PID/stat), and of
+# the whole machine (user, nice, system, irq and softirq of /proc/stat: every process and the
+# kernel's own work, such as writing dirty pages back).
+cpu_ticks() {
+    local total=0 pid value
+    for pid in $1; do
+        value=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | awk '{ print $12 + $13 }' || echo 0)
+        total=$((total + ${value:-0}))
+    done
+    echo "$total"
+}
+machine_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+CLOCK_TICKS=$(getconf CLK_TCK)
 nginx_pids() {
     local master
     master=$(cat "$WORK/$1/nginx.pid")
@@ -187,7 +200,11 @@ for round in $(seq 1 "$ROUNDS"); do
             echo "round $round: $target, $file (load $(cut -d' ' -f1-3 /proc/loadavg))"
             run_wrk "$WARMUP" "$port" "$file" "$target" > "$WORK/$run.warmup.wrk"
             rss_warm=$(memory_kb VmRSS "$pids")
+            proxy_before=$(cpu_ticks "$pids")
+            machine_before=$(machine_ticks)
             run_wrk "$WRK_DURATION" "$port" "$file" "$target" > "$WORK/$run.wrk"
+            proxy_cpu=$(( $(cpu_ticks "$pids") - proxy_before ))
+            machine_cpu=$(( $(machine_ticks) - machine_before ))
             rss_end=$(memory_kb VmRSS "$pids")
             rss_peak=$(memory_kb VmHWM "$pids")
             recorded=""
@@ -205,8 +222,9 @@ for round in $(seq 1 "$ROUNDS"); do
             if [[ "$target" == mitmdump-save ]]; then
                 rm -f "$WORK/$run.mitm"
             fi
-            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$target" "$file" "$rss_peak" \
-                "$rss_warm" "$rss_end" "$WORK/$run.warmup.wrk" "$WORK/$run.wrk" "$recorded" "$STOP_SECONDS" >> "$RESULTS"
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$target" "$file" "$rss_peak" \
+                "$rss_warm" "$rss_end" "$WORK/$run.warmup.wrk" "$WORK/$run.wrk" "$recorded" "$STOP_SECONDS" \
+                "$proxy_cpu" "$machine_cpu" "$CLOCK_TICKS" >> "$RESULTS"
             if [ -f "$WORK/$run.log" ] && grep -qiE 'error|warning|fatal' "$WORK/$run.log"; then
                 echo "  $target log:"; grep -iE 'error|warning|fatal' "$WORK/$run.log" | sort | uniq -c | sort -rn | head -5 | sed 's/^/    /'
             fi
@@ -220,5 +238,5 @@ python3 bench/proxy/report.py "$RESULTS" --date "$DATE" \
     --machine "nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(date -u '+%F %H:%M UTC'), load at end $(cut -d' ' -f1-3 /proc/loadavg)" \
     --tools "$(swift --version 2>&1 | head -1); $("$NGINX" -v 2>&1 | sed 's/.*: //'); $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2); mitmproxy $("$MITMDUMP" --version | awk '/Mitmproxy/ { print $2 }'); kagami $KAGAMI_BUILD at $(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
     --settings "wrk -t$WRK_THREADS -c$WRK_CONNECTIONS -d$WRK_DURATION --latency (after a $WARMUP warm-up); files: small $SMALL_BYTES B, large $LARGE_BYTES B; rounds $ROUNDS" \
-    --command "$COMMAND_LINE" \
+    --command "$COMMAND_LINE" --cores "$(nproc)" \
     --output "bench/results/proxy-$DATE.md"
