@@ -32,24 +32,44 @@ public struct AbsoluteURL: Sendable, Hashable {
         self.target = target
     }
 
+    /// Read byte by byte: every delimiter is ASCII, which never occurs inside another
+    /// character's UTF-8 (this runs on every request a forward proxy receives).
     public init(parsing text: String) throws(ParseError) {
-        guard let separator = text.range(of: "://") else { throw .notAbsolute(text) }
-        let scheme = text[..<separator.lowerBound]
-        guard let first = scheme.first, first.isASCII, first.isLetter,
-              scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
-        else { throw .badScheme(String(scheme)) }
-        self.scheme = scheme.lowercased()
-        let rest = text[separator.upperBound...]
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
-        var authorityText = rest[..<authorityEnd]
-        if let at = authorityText.lastIndex(of: "@") { authorityText = authorityText[authorityText.index(after: at)...] }
-        guard let authority = Authority(parsing: String(authorityText), defaultPort: Self.defaultPort(for: self.scheme)) else {
-            throw .badAuthority(String(authorityText))
+        let bytes = text.utf8
+        guard let separator = Self.firstSchemeSeparator(in: bytes) else { throw .notAbsolute(text) }
+        let schemeBytes = bytes[..<separator]
+        guard let first = schemeBytes.first, Self.isASCIILetter(first),
+              schemeBytes.allSatisfy({ Self.isASCIILetter($0) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") })
+        else { throw .badScheme(String(text[..<separator])) }
+        let scheme = String(decoding: schemeBytes.map { $0 | 0x20 }, as: UTF8.self)
+        self.scheme = scheme
+        let restStart = bytes.index(separator, offsetBy: 3)
+        let authorityEnd = bytes[restStart...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
+        var authorityStart = restStart
+        if let at = bytes[restStart..<authorityEnd].lastIndex(of: UInt8(ascii: "@")) { authorityStart = bytes.index(after: at) }
+        let authorityText = String(text[authorityStart..<authorityEnd])
+        guard let authority = Authority(parsing: authorityText, defaultPort: Self.defaultPort(for: scheme)) else {
+            throw .badAuthority(authorityText)
         }
         self.authority = authority
-        var target = rest[authorityEnd...]
-        if let hash = target.firstIndex(of: "#") { target = target[..<hash] }
-        self.target = target.isEmpty || target.hasPrefix("?") ? "/" + target : String(target)
+        let targetEnd = bytes[authorityEnd...].firstIndex(of: UInt8(ascii: "#")) ?? bytes.endIndex
+        let target = text[authorityEnd..<targetEnd]
+        self.target = target.isEmpty || target.utf8.first == UInt8(ascii: "?") ? "/" + target : String(target)
+    }
+
+    /// Where the first `://` starts.
+    private static func firstSchemeSeparator(in bytes: String.UTF8View) -> String.Index? {
+        var index = bytes.startIndex
+        while let colon = bytes[index...].firstIndex(of: UInt8(ascii: ":")) {
+            let rest = bytes[bytes.index(after: colon)...]
+            if rest.starts(with: [UInt8(ascii: "/"), UInt8(ascii: "/")]) { return colon }
+            index = bytes.index(after: colon)
+        }
+        return nil
+    }
+
+    private static func isASCIILetter(_ byte: UInt8) -> Bool {
+        (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
     }
 
     /// 443 for `https` and `wss`, 80 otherwise.
@@ -90,26 +110,36 @@ public struct Authority: Sendable, Hashable, CustomStringConvertible {
     /// `[v6]:port`; an empty port (`host:`) counts as none. Nil for an empty host, a host with
     /// spaces, slashes or `@`, an IPv6 literal outside brackets, or a port outside 1...65535.
     public static func split(_ text: String) -> (host: String, port: Int?)? {
+        let bytes = text.utf8
         var host: Substring
         var portText: Substring?
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { return nil }
-            host = text[text.index(after: text.startIndex)..<close]
-            let after = text[text.index(after: close)...]
-            if after.hasPrefix(":") { portText = after.dropFirst() } else if !after.isEmpty { return nil }
-        } else if let colon = text.lastIndex(of: ":") {
+        if bytes.first == UInt8(ascii: "[") {
+            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return nil }
+            host = text[bytes.index(after: bytes.startIndex)..<close]
+            let after = bytes.index(after: close)
+            if after < bytes.endIndex {
+                guard bytes[after] == UInt8(ascii: ":") else { return nil }
+                portText = text[bytes.index(after: after)...]
+            }
+        } else if let colon = bytes.lastIndex(of: UInt8(ascii: ":")) {
             host = text[..<colon]
-            portText = text[text.index(after: colon)...]
+            portText = text[bytes.index(after: colon)...]
             // An IPv6 literal must be in brackets: `::1` alone is ambiguous.
             if host.utf8.contains(UInt8(ascii: ":")) { return nil }
         } else {
             host = Substring(text)
         }
-        guard !host.isEmpty, !host.contains(where: { $0 == " " || $0 == "/" || $0 == "\\" || $0 == "@" }) else { return nil }
+        guard !host.isEmpty,
+              !host.utf8.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "@") })
+        else { return nil }
         guard let portText, !portText.isEmpty else { return (String(host), nil) }
-        guard portText.allSatisfy({ $0.isASCII && $0.isNumber }), let port = Int(portText), (1...65535).contains(port) else {
-            return nil
+        var port = 0
+        for byte in portText.utf8 {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            port = port * 10 + Int(byte - UInt8(ascii: "0"))
+            guard port <= 65535 else { return nil }
         }
+        guard port >= 1 else { return nil }
         return (String(host), port)
     }
 

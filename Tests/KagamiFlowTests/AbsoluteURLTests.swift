@@ -19,6 +19,12 @@ import Testing
         ("http://api.local#top", "http", "api.local", 80, "/"),
         // An empty port is the scheme's default (RFC 3986 §3.2.3); the proxy used to refuse it.
         ("http://api.local:/p", "http", "api.local", 80, "/p"),
+        // Read byte by byte: characters beyond ASCII stay whole, delimiters are found where they are.
+        ("http://bücher.example/straße?q=ü", "http", "bücher.example", 80, "/straße?q=ü"),
+        ("Svn+SSH.1-a://host:22/repo", "svn+ssh.1-a", "host", 22, "/repo"),
+        ("http://host/a://b@c:1", "http", "host", 80, "/a://b@c:1"),
+        ("http://host:00080", "http", "host", 80, "/"),
+        ("http://host:65535?", "http", "host", 65535, "/?"),
     ])
     func parses(text: String, scheme: String, host: String, port: Int, target: String) throws {
         let url = try AbsoluteURL(parsing: text)
@@ -39,6 +45,12 @@ import Testing
         ("http://::1/", "invalid host or port in \"::1\""),
         ("http://[::1/", "invalid host or port in \"[::1\""),
         ("http://a b/", "invalid host or port in \"a b\""),
+        ("http://host:65536/", "invalid host or port in \"host:65536\""),
+        ("http://host:123456789012345678901234567890/", "invalid host or port in \"host:123456789012345678901234567890\""),
+        ("http://[::1]x/", "invalid host or port in \"[::1]x\""),
+        ("é://host/", "\"é\" is not a URL scheme (a letter, then letters, digits, '+', '-' or '.')"),
+        ("://host/", "\"\" is not a URL scheme (a letter, then letters, digits, '+', '-' or '.')"),
+        ("http:/host/", "expected an absolute URL such as http://host/path, got \"http:/host/\""),
     ])
     func refuses(text: String, message: String) {
         #expect(throws: AbsoluteURL.ParseError.self) { try AbsoluteURL(parsing: text) }
