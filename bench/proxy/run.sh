@@ -94,8 +94,8 @@ memory_kb() {
     done
     echo "$total"
 }
-# CPU time in clock ticks: of a process and its children (utime + stime, /proc/PID/stat), and of
-# the whole machine (user, nice, system, irq and softirq of /proc/stat: every process and the
+# CPU time in clock ticks: of the given processes, summed (utime + stime of each /proc/PID/stat;
+# nginx's master and workers are listed one by one), and of the whole machine (user, nice, system, irq and softirq of /proc/stat: every process and the
 # kernel's own work, such as writing dirty pages back).
 cpu_ticks() {
     local total=0 pid value
