@@ -163,7 +163,11 @@ public final class SQLiteFlowStore: FlowStore {
     private func replayJournal() throws {
         guard let journal else { return }
         let records = try SessionJournal.records(at: journal.path)
-        guard !records.isEmpty else { return }
+        guard !records.isEmpty else {
+            // A header, records it started over from, or nothing: all of it committed.
+            journal.empty()
+            return
+        }
         var flows: [(Flow, Data, LoggedBodies)] = []
         for (index, record) in records.enumerated() {
             var flow: Flow

@@ -10,27 +10,42 @@ import Darwin
 
 /// What lets a finished exchange survive `kill -9` without its client waiting for SQLite: before
 /// the client gets the exchange's last byte, the flow is appended to a journal beside the session
-/// (`<session>-flows`, readable by its owner only) with one `writev(2)`. Handed to the
+/// (`<session>-flows`, readable by its owner only) with one `pwritev(2)`. Handed to the
 /// operating system, the bytes outlive the process whatever happens to it (power loss is what
 /// `PRAGMA synchronous = NORMAL` gives up too). The session's writer commits the flow to SQLite
-/// in the background, and once every appended flow is committed the journal is emptied. Opening
+/// in the background, and once every appended flow is committed the journal starts over. Opening
 /// the session replays a journal a killed process left behind.
 ///
-/// A record is `KGJ2`, the lengths of its three parts and where the session's body log holds
-/// each body (five UInt64, big-endian; an offset of all ones for a body in the record), then
-/// the parts in the record: the flow's stored JSON (`Flow.storedJSON()`), its request body and
-/// its response body unless they are in the body log (`SessionBodyLog`, written before the
-/// record). Records of the first format (`KGJ1`: three lengths, every part in the record) are
-/// read too.
+/// Starting over never cuts the file while the proxy runs: `ftruncate` waits for the kernel to
+/// finish writing back any of the file's pages under way, and appends would wait behind it (on
+/// a disk busy with the body log, for hundreds of milliseconds). Instead the journal begins
+/// with a header, `KGJ3` and a number drawn at random each time it starts over, and every
+/// record carries the number of its header. Records are written from the header on, over the
+/// old ones; a replay reads records while they carry the header's number, so a committed
+/// record left further on is never read again.
+///
+/// A record is that number, the lengths of its three parts and where the session's body log
+/// holds each body (six UInt64, big-endian; an offset of all ones for a body in the record),
+/// then the parts in the record: the flow's stored JSON (`Flow.storedJSON()`), its request body
+/// and its response body unless they are in the body log (`SessionBodyLog`, written before the
+/// record). Journals of earlier formats are read too: records each beginning `KGJ2` (lengths
+/// and places, as now), or `KGJ1` (three lengths, every part in the record), appended until
+/// the file was cut.
 final class SessionJournal: Sendable {
     let path: String
     private let state: Mutex<State>
 
     private struct State {
         var descriptor: Int32
-        var size: Int
+        /// Where the next record goes; 0 when the header is still to be written.
+        var end: Int
+        /// What this journal's header and records carry since it last started over.
+        var number = UInt64.random(in: 0...UInt64.max)
         /// Appended records not yet committed to SQLite.
         var uncommitted = 0
+        /// False while the file holds what a process before left (to replay, then `empty()`):
+        /// nothing is written over that.
+        var writable: Bool
     }
 
     /// A journaled body: its bytes, or its place in the session's body log.
@@ -45,11 +60,14 @@ final class SessionJournal: Sendable {
         var response: Body
     }
 
-    static let magic: [UInt8] = Array("KGJ2".utf8)
+    static let magic: [UInt8] = Array("KGJ3".utf8)
+    static let secondMagic: [UInt8] = Array("KGJ2".utf8)
     static let firstMagic: [UInt8] = Array("KGJ1".utf8)
-    /// Emptied once nothing in it is uncommitted and it has grown past this, so it stays small
-    /// without a truncate per batch.
-    static let emptiesAfter = 1 << 20
+    /// The magic and the header's number.
+    static let headerSize = 12
+    /// Starts over once nothing in it is uncommitted and it has grown past this, or when the
+    /// writer is idle.
+    static let startsOverAfter = 1 << 20
 
     /// Another live process records into the session and owns its journal.
     struct InUse: Error {}
@@ -58,7 +76,9 @@ final class SessionJournal: Sendable {
     /// the process ends, however it ends); `InUse` when another process holds it.
     init(path: String) throws {
         self.path = path
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        // Not O_APPEND: records go where `end` says (Linux's pwrite ignores its offset on a file
+        // opened for appending).
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw FlowStoreError("cannot open the session journal \(path): \(String(cString: strerror(errno)))")
         }
@@ -67,67 +87,87 @@ final class SessionJournal: Sendable {
             throw InUse()
         }
         var status = stat()
-        let size = fstat(descriptor, &status) == 0 ? Int(status.st_size) : 0
-        state = Mutex(State(descriptor: descriptor, size: size))
+        let empty = fstat(descriptor, &status) == 0 && status.st_size == 0
+        state = Mutex(State(descriptor: descriptor, end: 0, writable: empty))
     }
 
+    /// A journal whose every record is committed goes with its process.
     deinit {
         let path = self.path
         state.withLock { state in
             guard state.descriptor >= 0 else { return }
+            if state.writable, state.uncommitted == 0 { unlink(path) }
             close(state.descriptor)
-            if state.size == 0 { unlink(path) }
         }
     }
 
     /// Appends a flow: its stored JSON and its bodies. False when it could not be written
-    /// whole (a full disk...): the caller then waits for the commit instead.
+    /// whole (a full disk...), or the journal a process before left is not replayed yet: the
+    /// caller then waits for the commit instead.
     func append(metadata: Data, request: Body, response: Body) -> Bool {
-        var prefix = Self.magic
-        prefix.reserveCapacity(Self.magic.count + 40)
-        func add(_ value: UInt64) { withUnsafeBytes(of: value.bigEndian) { prefix += $0 } }
         func inline(_ body: Body) -> Data {
             if case .inline(let data) = body { return data }
             return Data()
         }
-        add(UInt64(metadata.count))
-        for body in [request, response] {
-            switch body {
-            case .inline(let data): add(UInt64(data.count))
-            case .logged(_, let length): add(UInt64(length))
-            }
-        }
-        for body in [request, response] {
-            if case .logged(let offset, _) = body { add(UInt64(offset)) } else { add(UInt64.max) }
-        }
         let requestBytes = inline(request)
         let responseBytes = inline(response)
-        return prefix.withUnsafeBytes { prefixBuffer in
-            metadata.withUnsafeBytes { metadataBuffer in
-                requestBytes.withUnsafeBytes { requestBuffer in
-                    responseBytes.withUnsafeBytes { responseBuffer in
-                        state.withLock { state in
-                            guard state.descriptor >= 0 else { return false }
-                            var written = 0
-                            let complete = Descriptor.write([prefixBuffer, metadataBuffer, requestBuffer, responseBuffer], to: state.descriptor) { written += $0 }
-                            state.size += written
-                            if complete { state.uncommitted += 1 }
-                            return complete
+        return state.withLock { state in
+            guard state.descriptor >= 0, state.writable else { return false }
+            var prefix: [UInt8] = []
+            prefix.reserveCapacity(Self.headerSize + 48)
+            func add(_ value: UInt64) { withUnsafeBytes(of: value.bigEndian) { prefix += $0 } }
+            if state.end == 0 {
+                prefix += Self.magic
+                add(state.number)
+            }
+            add(state.number)
+            add(UInt64(metadata.count))
+            for body in [request, response] {
+                switch body {
+                case .inline(let data): add(UInt64(data.count))
+                case .logged(_, let length): add(UInt64(length))
+                }
+            }
+            for body in [request, response] {
+                if case .logged(let offset, _) = body { add(UInt64(offset)) } else { add(UInt64.max) }
+            }
+            var written = 0
+            let complete = prefix.withUnsafeBytes { prefixBuffer in
+                metadata.withUnsafeBytes { metadataBuffer in
+                    requestBytes.withUnsafeBytes { requestBuffer in
+                        responseBytes.withUnsafeBytes { responseBuffer in
+                            Descriptor.write(
+                                [prefixBuffer, metadataBuffer, requestBuffer, responseBuffer], to: state.descriptor, at: Int64(state.end)
+                            ) { written += $0 }
                         }
                     }
                 }
             }
+            // A record written in part stays where the next one goes, which writes over it.
+            guard complete else { return false }
+            state.end += written
+            state.uncommitted += 1
+            return true
         }
     }
 
     /// `count` appended records are now in SQLite. When none is left uncommitted the journal
-    /// is emptied (appends go on from its start: it is opened with O_APPEND) if it has grown
-    /// large, or whatever its size once the writer is `idle`.
+    /// starts over if it has grown large, or whatever its size once the writer is `idle`: a new
+    /// header, with a new number, and records from there on.
     func committed(_ count: Int, idle: Bool) {
         state.withLock { state in
             state.uncommitted -= count
-            guard state.uncommitted == 0, state.size > 0, state.size >= Self.emptiesAfter || idle, state.descriptor >= 0 else { return }
-            if ftruncate(state.descriptor, 0) == 0 { state.size = 0 }
+            guard state.uncommitted == 0, state.end > Self.headerSize, state.end >= Self.startsOverAfter || idle, state.descriptor >= 0 else { return }
+            var number = UInt64.random(in: 0...UInt64.max)
+            if number == state.number { number &+= 1 }
+            let header = Self.magic + withUnsafeBytes(of: number.bigEndian) { Array($0) }
+            let rewritten = header.withUnsafeBytes { Descriptor.write([$0], to: state.descriptor, at: 0) { _ in } }
+            if rewritten {
+                state.number = number
+                state.end = Self.headerSize
+            } else if ftruncate(state.descriptor, 0) == 0 {
+                state.end = 0
+            }
         }
     }
 
@@ -137,8 +177,9 @@ final class SessionJournal: Sendable {
         state.withLock { state in
             guard state.descriptor >= 0 else { return }
             if ftruncate(state.descriptor, 0) == 0 {
-                state.size = 0
+                state.end = 0
                 state.uncommitted = 0
+                state.writable = true
             }
         }
     }
@@ -170,17 +211,16 @@ final class SessionJournal: Sendable {
             defer { offset += count }
             return data.subdata(in: offset..<offset + count)
         }
-        while data.endIndex - offset >= magic.count {
-            let tag = Array(data[offset..<offset + magic.count])
-            guard tag == magic || tag == firstMagic else { break }
-            offset += magic.count
-            guard let metadataLength = length(), let requestLength = length(), let responseLength = length() else { break }
+        /// The three parts' lengths, the bodies' places (for a record of the second format on)
+        /// and the parts; nil for a record cut short.
+        func record(placed: Bool) -> Record? {
+            guard let metadataLength = length(), let requestLength = length(), let responseLength = length() else { return nil }
             var places: [Int?] = [nil, nil]
-            if tag == magic {
-                guard let requestPlace = place(), let responsePlace = place() else { break }
+            if placed {
+                guard let requestPlace = place(), let responsePlace = place() else { return nil }
                 places = [requestPlace, responsePlace]
             }
-            guard let metadata = part(metadataLength) else { break }
+            guard let metadata = part(metadataLength) else { return nil }
             var bodies: [Body] = []
             for (length, place) in zip([requestLength, responseLength], places) {
                 if let place {
@@ -189,8 +229,25 @@ final class SessionJournal: Sendable {
                     bodies.append(.inline(bytes))
                 }
             }
-            guard bodies.count == 2 else { break }
-            records.append(Record(metadata: metadata, request: bodies[0], response: bodies[1]))
+            guard bodies.count == 2 else { return nil }
+            return Record(metadata: metadata, request: bodies[0], response: bodies[1])
+        }
+        func tag() -> [UInt8]? {
+            guard data.endIndex - offset >= magic.count else { return nil }
+            return Array(data[offset..<offset + magic.count])
+        }
+        if tag() == magic {
+            offset += magic.count
+            guard let number = length64() else { return [] }
+            while let next = length64(), next == number, let record = record(placed: true) {
+                records.append(record)
+            }
+            return records
+        }
+        while let tag = tag(), tag == secondMagic || tag == firstMagic {
+            offset += magic.count
+            guard let record = record(placed: tag == secondMagic) else { break }
+            records.append(record)
         }
         return records
     }

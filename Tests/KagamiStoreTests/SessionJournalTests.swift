@@ -24,12 +24,12 @@ struct SessionJournalTests {
         do {
             let journal = try SessionJournal(path: path + "-flows")
             for flow in flows { #expect(journal.append(flow)) }
+            // A record cut short at the end (the machine lost power mid-write) is left out.
+            let whole = try #require(try FileManager.default.attributesOfItem(atPath: path + "-flows")[.size] as? Int)
+            #expect(journal.append(FlowFixtures.getJSON(body: "{\"cut\":true}")))
+            let end = try #require(try FileManager.default.attributesOfItem(atPath: path + "-flows")[.size] as? Int)
+            #expect(truncate(path + "-flows", off_t(whole + (end - whole) / 2)) == 0)
         }
-        // A record cut short at the end (the machine lost power mid-write) is left out.
-        let handle = try #require(FileHandle(forWritingAtPath: path + "-flows"))
-        try handle.seekToEnd()
-        try handle.write(contentsOf: Data(SessionJournal.magic + [0, 0, 0, 0, 0, 0, 1]))
-        try handle.close()
 
         let reopened = try SQLiteFlowStore(path: path)
         #expect(try await reopened.allFlows() == flows)
@@ -85,8 +85,54 @@ struct SessionJournalTests {
         store.writeQueue.resume()
         try await store.flush()
         #expect(try await store.allFlows() == flows)
-        // Everything journaled is committed: the journal is empty again.
-        #expect(try FileManager.default.attributesOfItem(atPath: path + "-flows")[.size] as? Int == 0)
+        // Everything journaled is committed: nothing in the journal is to replay.
+        #expect(try SessionJournal.records(at: path + "-flows").isEmpty)
+    }
+
+    /// Once every journaled flow is committed the journal starts over, writing over its old
+    /// records rather than cutting the file (which waits for the disk). A process killed after
+    /// that replays what came since, and none of the flows committed before: the session may
+    /// have cleared or replaced them meanwhile. Here the records are the same length, so the
+    /// new one ends where an old one begins.
+    @Test func aJournalThatStartedOverReplaysOnlyWhatCameSince() async throws {
+        let path = temporaryPath("session.sqlite")
+        let store = try SQLiteFlowStore(path: path)
+        let before = (0..<30).map { FlowFixtures.getJSON(body: "{\"n\":\($0 % 10)}") }
+        for flow in before { store.record(flow) {} }
+        try await store.flush()
+        try await store.removeAll()
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: path + "-flows")[.size] as? Int)
+        #expect(size > SessionJournal.headerSize + 30 * 48, "the old records are still in the file")
+        #expect(try SessionJournal.records(at: path + "-flows").isEmpty)
+
+        // The writer stops, as if the process died before its next transaction.
+        store.writeQueue.suspend()
+        let since = FlowFixtures.getJSON(body: "{\"n\":7}")
+        store.record(since) {}
+        let copy = temporaryPath("copy.sqlite")
+        for suffix in ["", "-wal", "-shm", "-flows", "-bodies"] where FileManager.default.fileExists(atPath: path + suffix) {
+            try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
+        }
+        let records = try SessionJournal.records(at: copy + "-flows")
+        #expect(records.count == 1)
+        let afterKill = try SQLiteFlowStore(path: copy)
+        #expect(try await afterKill.allFlows() == [since])
+
+        store.writeQueue.resume()
+        try await store.flush()
+        #expect(try await store.allFlows() == [since])
+    }
+
+    /// A store let go with every flow committed takes its journal with it.
+    @Test func aStoreWithEverythingCommittedLeavesNoJournal() async throws {
+        let path = temporaryPath("session.sqlite")
+        do {
+            let store = try SQLiteFlowStore(path: path)
+            store.record(FlowFixtures.getJSON()) {}
+            try await store.flush()
+            #expect(FileManager.default.fileExists(atPath: path + "-flows"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: path + "-flows"))
     }
 
     /// Another process opening a session that is being recorded reads it; it does not replay
@@ -192,6 +238,34 @@ struct SessionJournalTests {
         } throws: { error in
             "\(error)".contains("cannot read \(path)-bodies, which holds this session's large bodies")
         }
+    }
+
+    /// A journal of the second format (records each beginning `KGJ2`, large bodies in the body
+    /// log), as an earlier Kagami left it, is replayed as well.
+    @Test func aJournalOfTheSecondFormatIsReplayed() async throws {
+        let path = temporaryPath("session.sqlite")
+        let small = FlowFixtures.getJSON()
+        let large = FlowFixtures.postBinary(size: 50_000)
+        let logged = large.request.body.data
+        #expect(FileManager.default.createFile(atPath: path + "-bodies", contents: Data(repeating: 0, count: 100) + logged))
+        var journal = Data()
+        func add(_ value: UInt64) { withUnsafeBytes(of: value.bigEndian) { journal.append(contentsOf: $0) } }
+        for (flow, place) in [(small, nil), (large, UInt64(100))] as [(Flow, UInt64?)] {
+            let metadata = flow.storedJSON()
+            let response = flow.response?.body.data ?? Data()
+            journal.append(contentsOf: SessionJournal.secondMagic)
+            add(UInt64(metadata.count))
+            add(UInt64(flow.request.body.data.count))
+            add(UInt64(response.count))
+            add(place ?? UInt64.max)
+            add(UInt64.max)
+            journal.append(metadata)
+            if place == nil { journal.append(flow.request.body.data) }
+            journal.append(response)
+        }
+        #expect(FileManager.default.createFile(atPath: path + "-flows", contents: journal))
+        let store = try SQLiteFlowStore(path: path)
+        #expect(try await store.allFlows() == [small, large])
     }
 
     /// A journal written by an earlier Kagami (records of the first format, every body in the
