@@ -57,8 +57,8 @@ struct RepeatCommand: AsyncParsableCommand {
         }
         let session = try await source.openForReading()
         let flow = try await session.flow(id)
-        if flow.request.body.isTruncated || flow.request.body.data.count < flow.request.body.size {
-            throw ValidationError("exchange \(id) kept only \(flow.request.body.data.count) of its \(flow.request.body.size) request body bytes: it can't be sent again as it was")
+        if flow.request.body.isTruncated || flow.request.body.keptCount < flow.request.body.size {
+            throw ValidationError("exchange \(id) kept only \(flow.request.body.keptCount) of its \(flow.request.body.size) request body bytes: it can't be sent again as it was")
         }
         let https = flow.request.scheme == "https"
         let summary: RepeatSummary

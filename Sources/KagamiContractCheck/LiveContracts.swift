@@ -200,7 +200,7 @@ public final class ContractCheckSink: FlowSink {
     }
 
     private func enqueue(_ flow: Flow) {
-        let bytes = flow.request.body.data.count + (flow.response?.body.data.count ?? 0)
+        let bytes = flow.request.body.keptCount + (flow.response?.body.keptCount ?? 0)
         let count = pending.add(1, ordering: .relaxed).newValue
         let total = pendingBytes.add(bytes, ordering: .relaxed).newValue
         guard count <= maximumPending, total <= maximumPendingBodyBytes || count == 1 else {

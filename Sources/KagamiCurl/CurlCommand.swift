@@ -27,7 +27,7 @@ public struct CurlCommand: Sendable {
         case _ where http2: arguments.append("--http2")
         default: break
         }
-        let hasBody = request.body.size > 0 || !request.body.data.isEmpty
+        let hasBody = request.body.size > 0 || request.body.keptCount > 0
         if request.method == "HEAD" {
             // `-X HEAD` would make curl wait for a body that never comes.
             arguments.append("--head")

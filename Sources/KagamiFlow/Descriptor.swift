@@ -14,8 +14,20 @@ public enum Descriptor {
     /// of one file at once). `wrote` hears of each call's bytes. False on an error (a full
     /// disk...), with `errno` saying which.
     public static func write(_ parts: [Data], to descriptor: Int32, at offset: Int64? = nil, wrote: (Int) -> Void = { _ in }) -> Bool {
-        withBuffers(parts[...], []) { write($0, to: descriptor, at: offset, wrote: wrote) }
+        // Each part's bytes are reachable inside its own closure, one nested in the next: so
+        // many parts at a time keeps that nesting shallow, whatever the number of parts.
+        var position = offset
+        var start = parts.startIndex
+        while start < parts.endIndex {
+            let batch = parts[start..<min(parts.endIndex, start + partsPerCall)]
+            guard withBuffers(batch, [], { write($0, to: descriptor, at: position, wrote: wrote) }) else { return false }
+            position? += batch.reduce(Int64(0)) { $0 + Int64($1.count) }
+            start = batch.endIndex
+        }
+        return true
     }
+
+    static let partsPerCall = 64
 
     private static func withBuffers<Result>(
         _ parts: ArraySlice<Data>, _ collected: [UnsafeRawBufferPointer], _ body: ([UnsafeRawBufferPointer]) -> Result

@@ -164,18 +164,96 @@ public struct FlowResponse: Sendable, Hashable, Codable {
 }
 
 /// A message body: the bytes kept (up to the capture limit) and the real size.
+///
+/// The kept bytes are held in the parts they arrived in: a proxy keeps each large part in the
+/// buffer it was read into (shared, not copied) and writes the parts to the session as they are.
+/// `data` joins them, a copy when there are several, for whoever needs the body whole.
 public struct FlowBody: Sendable, Hashable, Codable {
-    /// The body as received (after de-chunking, before any content decoding), up to the limit.
-    public var data: Data
-    /// Bytes of body that passed through, which may exceed `data.count`.
+    /// The kept bytes, in order.
+    public private(set) var parts: [Data]
+    /// How many bytes are kept: the sum of the parts.
+    public private(set) var keptCount: Int
+    /// Bytes of body that passed through, which may exceed `keptCount`.
     public var size: Int
-    /// True when `data` holds only the first part of the body.
+    /// True when the kept bytes are only the first part of the body.
     public var isTruncated: Bool
+    /// The last part was copied in by `append(copying:)`, so more bytes may be added to it.
+    private var lastPartGrows = false
 
     public init(data: Data = Data(), size: Int? = nil, isTruncated: Bool = false) {
-        self.data = data
+        parts = data.isEmpty ? [] : [data]
+        keptCount = data.count
         self.size = size ?? data.count
         self.isTruncated = isTruncated
+    }
+
+    /// The body as received (after de-chunking, before any content decoding), up to the limit.
+    public var data: Data {
+        get {
+            switch parts.count {
+            case 0: return Data()
+            case 1: return parts[0]
+            default:
+                var joined = Data(capacity: keptCount)
+                for part in parts { joined.append(part) }
+                return joined
+            }
+        }
+        set {
+            parts = newValue.isEmpty ? [] : [newValue]
+            keptCount = newValue.count
+            lastPartGrows = false
+        }
+    }
+
+    /// Keeps `part` as it is (a `Data` sharing the buffer it was read into, say).
+    public mutating func append(_ part: Data) {
+        guard !part.isEmpty else { return }
+        parts.append(part)
+        keptCount += part.count
+        lastPartGrows = false
+    }
+
+    /// Keeps a copy of `bytes`, added to the last part when that is a copy too: small pieces
+    /// are gathered rather than each held apart.
+    public mutating func append(copying bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        if lastPartGrows, !parts.isEmpty {
+            parts[parts.count - 1].append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        } else {
+            parts.append(Data(bytes: base, count: bytes.count))
+            lastPartGrows = true
+        }
+        keptCount += bytes.count
+    }
+
+    public static func == (lhs: FlowBody, rhs: FlowBody) -> Bool {
+        lhs.size == rhs.size && lhs.isTruncated == rhs.isTruncated && lhs.keptCount == rhs.keptCount && lhs.data == rhs.data
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(data)
+        hasher.combine(size)
+        hasher.combine(isTruncated)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case data, size, isTruncated
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            data: try container.decode(Data.self, forKey: .data),
+            size: try container.decode(Int.self, forKey: .size),
+            isTruncated: try container.decode(Bool.self, forKey: .isTruncated))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(data, forKey: .data)
+        try container.encode(size, forKey: .size)
+        try container.encode(isTruncated, forKey: .isTruncated)
     }
 }
 

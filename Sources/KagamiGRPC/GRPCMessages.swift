@@ -110,7 +110,7 @@ public struct GRPCExchange: Sendable, Hashable {
             index = start + length
         }
         if body.isTruncated {
-            let cut = "the body was captured up to \(body.data.count) of \(body.size) bytes"
+            let cut = "the body was captured up to \(body.keptCount) of \(body.size) bytes"
             problem = problem.map { "\($0) (\(cut))" } ?? cut
         }
         return Side(messages: messages, problem: problem)

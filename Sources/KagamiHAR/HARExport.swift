@@ -83,7 +83,7 @@ public enum HARExport {
             "headers": headers(request.headers),
             "queryString": .array(HARFormParameters.urlEncoded(request.query)),
         ]
-        if !request.body.data.isEmpty || request.body.isTruncated {
+        if request.body.keptCount > 0 || request.body.isTruncated {
             object["postData"] = postData(request)
         }
         // Request line (`METHOD target VERSION\r\n`), fields, and the blank line.
@@ -130,7 +130,7 @@ public enum HARExport {
             "size": .integer(response.body.size),
             "mimeType": .string(response.headers["Content-Type"] ?? ""),
         ]
-        if !response.body.data.isEmpty {
+        if response.body.keptCount > 0 {
             // HAR's text is the body as the page saw it: Content-Encoding undone, as browsers and
             // HAR viewers expect. The bytes as they were sent stay in `_encodedText` (base64).
             var shown = response.body.data
@@ -139,7 +139,7 @@ public enum HARExport {
                let decoded = try? ContentCoding.decode(response.body.data, contentEncoding: contentEncoding) {
                 shown = decoded
                 content["size"] = .integer(decoded.count)
-                content["compression"] = .integer(decoded.count - response.body.data.count)
+                content["compression"] = .integer(decoded.count - response.body.keptCount)
                 content["_encodedText"] = .string(response.body.data.base64EncodedString())
             }
             if let text = String(data: shown, encoding: .utf8) {

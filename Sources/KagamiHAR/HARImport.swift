@@ -246,7 +246,7 @@ public enum HARImport {
             }
             body.isTruncated = try postData.optional("_truncated")?.bool() ?? false
         }
-        body.size = body.data.count
+        body.size = body.keptCount
         // A body not (or not wholly) kept: a truncated capture, or a tunnel's relayed bytes.
         if body.isTruncated || body.data.isEmpty, let bodySize, bodySize > Double(body.size) { body.size = Int(bodySize) }
         let target = method == "CONNECT" ? url.authority.description : url.target
@@ -272,7 +272,7 @@ public enum HARImport {
         } else if let text {
             body.data = try bytes(of: text, encoding: encoding)
         }
-        body.size = body.data.count
+        body.size = body.keptCount
         body.isTruncated = try content?.optional("_truncated")?.bool() ?? false
         if size > Double(body.size), body.isTruncated || text == nil, try content?.optional("_encodedText") == nil {
             body.size = Int(size)

@@ -402,7 +402,7 @@ public struct DraftOperation: Sendable {
     static func body(of body: FlowBody, headers: HeaderFields, flow: Flow, side: String, options: TrafficDraft.Options, skips: inout SkipLog) -> ReadBody? {
         guard body.size > 0 else { return nil }
         let mediaType = MediaTypeText.essence(headers["Content-Type"]) ?? "application/octet-stream"
-        if body.isTruncated || body.data.count < body.size {
+        if body.isTruncated || body.keptCount < body.size {
             skips.note("\(side) bodies kept only in part by the capture limit (media type noted, not described)", flow)
             return ReadBody(mediaType: mediaType, isJSON: MediaTypeText.isJSON(mediaType))
         }

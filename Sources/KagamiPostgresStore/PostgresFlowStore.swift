@@ -819,12 +819,12 @@ public final class PostgresFlowStore: FlowStore {
         var parts: [String?] = []
         var data: [Data?] = []
         for flow in flows {
-            if !flow.request.body.data.isEmpty {
+            if flow.request.body.keptCount > 0 {
                 bodyFlows.append(flow.id)
                 parts.append("request")
                 data.append(flow.request.body.data)
             }
-            if let response = flow.response, !response.body.data.isEmpty {
+            if let response = flow.response, response.body.keptCount > 0 {
                 bodyFlows.append(flow.id)
                 parts.append("response")
                 data.append(response.body.data)

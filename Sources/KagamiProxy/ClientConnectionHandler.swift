@@ -343,13 +343,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         switch verdict.action {
         case .forward(let forwarded):
             if heldBody != nil, forwarded.body.data != request.body.data {
-                exchange.pendingParts = forwarded.body.data.isEmpty ? [.end(nil)] : [.body(.byteBuffer(ByteBuffer(bytes: forwarded.body.data))), .end(nil)]
+                exchange.pendingParts = forwarded.body.keptCount == 0 ? [.end(nil)] : [.body(.byteBuffer(ByteBuffer(bytes: forwarded.body.data))), .end(nil)]
             } else if heldBody == nil, forwarded == request {
                 return true
             }
             var headers = HTTPHeaders(forwarded.headers.pairs)
             if heldBody != nil, headers.contains(name: "content-length") {
-                headers.replaceOrAdd(name: "Content-Length", value: String(forwarded.body.data.count))
+                headers.replaceOrAdd(name: "Content-Length", value: String(forwarded.body.keptCount))
             }
             exchange.target = ProxyTarget(scheme: forwarded.scheme, host: forwarded.host, port: forwarded.port, path: forwarded.target)
             exchange.upstreamHead = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: forwarded.method), uri: forwarded.target, headers: headers)

@@ -1,11 +1,12 @@
 import Foundation
 import KagamiFlow
 import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
 
 /// Builds one `Flow` from the parts of an exchange as they pass through the proxy, keeping
-/// body bytes up to the capture limit and counting the rest. Bytes are copied once, into the
-/// flow's bodies as they pass.
+/// body bytes up to the capture limit and counting the rest. A large part is kept in the buffer
+/// it was read into, shared with the relay rather than copied; small parts are copied together.
 struct FlowRecorder {
     private(set) var flow: Flow
     private let captureLimit: Int
@@ -22,7 +23,6 @@ struct FlowRecorder {
         )
         flow = Flow(mode: mode, clientAddress: clientAddress, request: request, timings: FlowTimings(start: Date()))
         self.captureLimit = captureLimit
-        Self.reserve(for: head.headers, in: &flow.request.body.data, limit: captureLimit)
     }
 
     /// The version the client spoke (the server may be spoken to in another).
@@ -39,7 +39,6 @@ struct FlowRecorder {
         flow.request.target = request.target
         flow.request.headers = HeaderFields(headers)
         flow.request.body = FlowBody()
-        Self.reserve(for: headers, in: &flow.request.body.data, limit: captureLimit)
     }
 
     /// A request `kagami repeat` sent again: stored as a repeat of that exchange.
@@ -72,8 +71,7 @@ struct FlowRecorder {
     }
 
     mutating func requestBodyPart(_ buffer: ByteBuffer) {
-        flow.request.body.size += buffer.readableBytes
-        Self.keep(buffer, in: &flow.request.body.data, limit: captureLimit, truncated: &flow.request.body.isTruncated)
+        Self.keep(buffer, in: &flow.request.body, limit: captureLimit)
     }
 
     mutating func requestSent() {
@@ -82,25 +80,19 @@ struct FlowRecorder {
 
     mutating func responseHead(_ head: HTTPResponseHead) {
         if flow.timings.firstByte == nil { flow.timings.firstByte = Date() }
-        var response = FlowResponse(
+        flow.response = FlowResponse(
             status: Int(head.status.code),
             reason: head.status.reasonPhrase,
             version: head.version.description,
             headers: HeaderFields(head.headers)
         )
-        let code = head.status.code
-        if flow.request.method != "HEAD", code >= 200, code != 204, code != 304 {
-            Self.reserve(for: head.headers, in: &response.body.data, limit: captureLimit)
-        }
-        flow.response = response
     }
 
     mutating func responseBodyPart(_ buffer: ByteBuffer) {
         guard var response = flow.response else { return }
-        // Taken out while it grows, so its bytes have one owner and grow in place.
+        // Taken out while it grows, so its parts have one owner and grow in place.
         flow.response = nil
-        response.body.size += buffer.readableBytes
-        Self.keep(buffer, in: &response.body.data, limit: captureLimit, truncated: &response.body.isTruncated)
+        Self.keep(buffer, in: &response.body, limit: captureLimit)
         flow.response = response
     }
 
@@ -131,22 +123,20 @@ struct FlowRecorder {
         return flow
     }
 
-    /// Room for a body of the announced length (up to what is kept, and at most
-    /// `maximumReserved`: a length is only a promise), so it is not copied as it grows.
-    private static func reserve(for headers: HTTPHeaders, in data: inout Data, limit: Int) {
-        guard let text = headers.first(name: "content-length"), let length = Int(text), length > 0 else { return }
-        data.reserveCapacity(min(length, limit, maximumReserved))
-    }
+    /// A part this large, filling at least half the buffer it was read into, is kept in that
+    /// buffer; a smaller one is copied, so a few bytes never hold a whole read buffer.
+    static let sharedPartSize = 16 << 10
 
-    static let maximumReserved = 4 << 20
-
-    private static func keep(_ buffer: ByteBuffer, in store: inout Data, limit: Int, truncated: inout Bool) {
-        let count = min(max(0, limit - store.count), buffer.readableBytes)
-        if count > 0 {
-            buffer.withUnsafeReadableBytes { bytes in
-                if let base = bytes.baseAddress { store.append(base.assumingMemoryBound(to: UInt8.self), count: count) }
-            }
+    private static func keep(_ buffer: ByteBuffer, in body: inout FlowBody, limit: Int) {
+        body.size += buffer.readableBytes
+        let count = min(max(0, limit - body.keptCount), buffer.readableBytes)
+        if count >= sharedPartSize, count * 2 >= buffer.storageCapacity,
+            let part = buffer.getData(at: buffer.readerIndex, length: count, byteTransferStrategy: .noCopy)
+        {
+            body.append(part)
+        } else if count > 0 {
+            buffer.withUnsafeReadableBytes { body.append(copying: UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
         }
-        if count < buffer.readableBytes { truncated = true }
+        if count < buffer.readableBytes { body.isTruncated = true }
     }
 }

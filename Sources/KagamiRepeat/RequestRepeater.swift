@@ -153,11 +153,11 @@ public struct RequestRepeater: Sendable {
             headers.add(name: field.name, value: field.value)
         }
         if !headers.contains(name: "host") { headers.add(name: "Host", value: request.authority) }
-        let hasBody = !request.body.data.isEmpty || request.headers.contains("Content-Length") || request.headers.contains("Transfer-Encoding")
-        if hasBody { headers.add(name: "Content-Length", value: String(request.body.data.count)) }
+        let hasBody = request.body.keptCount > 0 || request.headers.contains("Content-Length") || request.headers.contains("Transfer-Encoding")
+        if hasBody { headers.add(name: "Content-Length", value: String(request.body.keptCount)) }
         headers.add(name: Flow.repeatHeaderName, value: id.uuidString)
         let head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: uri, headers: headers)
-        return Outgoing(head: head, body: request.body.data.isEmpty ? nil : ByteBuffer(bytes: request.body.data))
+        return Outgoing(head: head, body: request.body.keptCount == 0 ? nil : ByteBuffer(bytes: request.body.data))
     }
 }
 

@@ -118,7 +118,7 @@ struct CompiledRewriteRule: Sendable {
     /// Rewrites the body as text; a gzip or deflate body is decoded, rewritten and encoded again
     /// in its coding. A body that can't be rewritten says why, so the user isn't left guessing.
     private func rewriteBody(_ body: inout FlowBody, headers: inout HeaderFields) -> String? {
-        if body.isTruncated { return "did not rewrite the body: only its first \(body.data.count) bytes were kept" }
+        if body.isTruncated { return "did not rewrite the body: only its first \(body.keptCount) bytes were kept" }
         let coding = headers["Content-Encoding"]
         let encoded = ContentCoding.isEncoded(coding)
         let plain: Data

@@ -15,7 +15,7 @@ extension Flow {
 
     /// Body bytes a store holds for this flow until it is written.
     public var pendingBodyBytes: Int {
-        request.body.data.count + (response?.body.data.count ?? 0)
+        request.body.keptCount + (response?.body.keptCount ?? 0)
     }
 }
 

@@ -292,21 +292,21 @@ public final class SQLiteFlowStore: FlowStore {
     /// owns the session) and only their sizes left in it, and where they went. The flow is
     /// copied only when a body moves: copying one retains every field.
     private func withLargeBodiesLogged(_ flow: Flow, _ body: (Flow, LoggedBodies) -> Void) {
-        let request = flow.request.body.data.count >= SessionBodyLog.threshold
-        let response = (flow.response?.body.data.count ?? 0) >= SessionBodyLog.threshold
+        let request = flow.request.body.keptCount >= SessionBodyLog.threshold
+        let response = (flow.response?.body.keptCount ?? 0) >= SessionBodyLog.threshold
         guard journal != nil, let bodyLog, request || response else { return body(flow, LoggedBodies()) }
-        var bodies: [Data] = []
-        if request { bodies.append(flow.request.body.data) }
-        if response, let data = flow.response?.body.data { bodies.append(data) }
+        var bodies: [FlowBody] = []
+        if request { bodies.append(flow.request.body) }
+        if response, let kept = flow.response?.body { bodies.append(kept) }
         guard let offsets = bodyLog.append(bodies) else { return body(flow, LoggedBodies()) }
         var flow = flow
         var logged = LoggedBodies()
         var next = offsets.makeIterator()
         if request, let offset = next.next() {
-            logged.request = (offset, flow.request.body.data.count)
+            logged.request = (offset, flow.request.body.keptCount)
             flow.request.body.data = Data()
         }
-        if response, let offset = next.next(), let count = flow.response?.body.data.count {
+        if response, let offset = next.next(), let count = flow.response?.body.keptCount {
             logged.response = (offset, count)
             flow.response?.body.data = Data()
         }
@@ -513,12 +513,12 @@ public final class SQLiteFlowStore: FlowStore {
         let insertBody = try db.cachedStatement(sql: "INSERT INTO body (flowId, part, data, logOffset, logLength) VALUES (?, ?, ?, ?, ?)")
         if let place = logged.request {
             try insertBody.run([.text(id), .text("request"), .blob(Data()), .integer(Int(place.offset)), .integer(place.length)], in: db)
-        } else if !flow.request.body.data.isEmpty {
+        } else if flow.request.body.keptCount > 0 {
             try insertBody.run([.text(id), .text("request"), .blob(flow.request.body.data), .null, .null], in: db)
         }
         if let place = logged.response {
             try insertBody.run([.text(id), .text("response"), .blob(Data()), .integer(Int(place.offset)), .integer(place.length)], in: db)
-        } else if let response = flow.response, !response.body.data.isEmpty {
+        } else if let response = flow.response, response.body.keptCount > 0 {
             try insertBody.run([.text(id), .text("response"), .blob(response.body.data), .null, .null], in: db)
         }
     }

@@ -10,7 +10,7 @@ import Darwin
 
 /// Where a session keeps its large bodies: an append-only file beside it (`<session>-bodies`,
 /// readable by its owner only), a body's bytes written once, with one system call, as the
-/// exchange finishes. SQLite keeps the body's place in the file (`body.logOffset`) instead of
+/// exchange finishes: its parts as they are, one vector each. SQLite keeps the body's place in the file (`body.logOffset`) instead of
 /// the bytes, so a megabyte never goes through SQLite's pages, its write-ahead log and its
 /// checkpoint. Only the process that owns the session's journal appends; any may read.
 final class SessionBodyLog: Sendable {
@@ -45,8 +45,8 @@ final class SessionBodyLog: Sendable {
     /// written whole (a full disk...): the caller then keeps them in SQLite. Each body appended
     /// counts as uncommitted until `committed(_:)`. The place is taken under the lock and the
     /// bytes written after it, so event loops append at once instead of one after another.
-    func append(_ bodies: [Data]) -> [Int64]? {
-        let total = bodies.reduce(Int64(0)) { $0 + Int64($1.count) }
+    func append(_ bodies: [FlowBody]) -> [Int64]? {
+        let total = bodies.reduce(Int64(0)) { $0 + Int64($1.keptCount) }
         let reserved = state.withLock { state -> (descriptor: Int32, start: Int64)? in
             if state.appender < 0 {
                 // Not O_APPEND: writes go to the place each took (Linux's pwrite ignores its offset
@@ -68,7 +68,7 @@ final class SessionBodyLog: Sendable {
             return (state.appender, start)
         }
         guard let reserved else { return nil }
-        guard Descriptor.write(bodies, to: reserved.descriptor, at: reserved.start) else {
+        guard Descriptor.write(bodies.flatMap(\.parts), to: reserved.descriptor, at: reserved.start) else {
             // Whatever part went in is never referred to; appends go on after it.
             committed(bodies.count)
             return nil
@@ -78,7 +78,7 @@ final class SessionBodyLog: Sendable {
         var next = reserved.start
         for body in bodies {
             offsets.append(next)
-            next += Int64(body.count)
+            next += Int64(body.keptCount)
         }
         return offsets
     }

@@ -113,7 +113,7 @@ extension Flow {
     static func bodyJSON(_ body: FlowBody, headers: HeaderFields) -> JSONValue {
         [
             "size": .integer(body.size),
-            "stored": .integer(body.data.count),
+            "stored": .integer(body.keptCount),
             "truncated": .bool(body.isTruncated),
             "contentType": headers["Content-Type"].map(JSONValue.string) ?? .null,
             "contentEncoding": headers["Content-Encoding"].map(JSONValue.string) ?? .null,

@@ -43,8 +43,8 @@ struct ToolsAPI: Sendable {
         guard let path = options["path"]?.stringValue, path.hasPrefix("/") else {
             throw APIError(.badRequest, "path: an absolute file path is needed", details: ["field": "path"])
         }
-        if response.body.isTruncated || response.body.data.count < response.body.size {
-            throw APIError(.conflict, "only \(response.body.data.count) of the response's \(response.body.size) body bytes were kept: the file would not be the response")
+        if response.body.isTruncated || response.body.keptCount < response.body.size {
+            throw APIError(.conflict, "only \(response.body.keptCount) of the response's \(response.body.size) body bytes were kept: the file would not be the response")
         }
         if FileManager.default.fileExists(atPath: path), options["overwrite"]?.boolValue != true {
             throw APIError(.conflict, "path: \(path) exists (send overwrite: true to replace it)", details: ["field": "path"])
@@ -87,8 +87,8 @@ struct ToolsAPI: Sendable {
         } catch {
             throw APIError(.badRequest, "\(error)")
         }
-        if flow.request.body.isTruncated || flow.request.body.data.count < flow.request.body.size {
-            throw APIError(.conflict, "exchange \(flow.id) kept only \(flow.request.body.data.count) of its \(flow.request.body.size) request body bytes: it can't be sent again as it was")
+        if flow.request.body.isTruncated || flow.request.body.keptCount < flow.request.body.size {
+            throw APIError(.conflict, "exchange \(flow.id) kept only \(flow.request.body.keptCount) of its \(flow.request.body.size) request body bytes: it can't be sent again as it was")
         }
         let summary: RepeatSummary
         do {

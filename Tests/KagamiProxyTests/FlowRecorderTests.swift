@@ -58,4 +58,56 @@ import Testing
         #expect(midway.response?.body.data == Data(bytes(4)))
         #expect(recorder.finish(error: nil).response?.body.data == Data(bytes(8)))
     }
+
+    /// A large part read into a buffer it fills is kept in that buffer, not copied: the relay
+    /// writing the same buffer on and the flow share its bytes. Small parts are copied into one.
+    @Test func largePartsAreSharedAndSmallOnesGathered() throws {
+        var recorder = recorder(limit: 1 << 20)
+        recorder.responseHead(HTTPResponseHead(version: .http1_1, status: .ok, headers: [:]))
+        var expected: [UInt8] = []
+        var shared: [ByteBuffer] = []
+        for index in 0..<4 {
+            var buffer = ByteBufferAllocator().buffer(capacity: 64 << 10)
+            let part = bytes(64 << 10, from: index)
+            buffer.writeBytes(part)
+            expected += part
+            shared.append(buffer)
+            recorder.responseBodyPart(buffer)
+        }
+        for index in 0..<50 {
+            let part = bytes(100, from: index)
+            expected += part
+            recorder.responseBodyPart(ByteBuffer(bytes: part))
+        }
+        // A large part that fills a tenth of its buffer is copied: it would hold the whole buffer.
+        var roomy = ByteBufferAllocator().buffer(capacity: 1 << 20)
+        let tail = bytes(20 << 10, from: 99)
+        roomy.writeBytes(tail)
+        expected += tail
+        recorder.responseBodyPart(roomy)
+
+        let body = try #require(recorder.finish(error: nil).response?.body)
+        #expect(body.data == Data(expected))
+        #expect(body.keptCount == expected.count && body.size == expected.count)
+        #expect(body.parts.count == 5, "four shared parts, then the small ones and the roomy one gathered")
+        for (part, buffer) in zip(body.parts, shared) {
+            part.withUnsafeBytes { kept in
+                buffer.withUnsafeReadableBytes { read in #expect(kept.baseAddress == read.baseAddress, "shared, not copied") }
+            }
+        }
+    }
+
+    /// The limit cuts a shared part too.
+    @Test func theLimitCutsASharedPart() throws {
+        var recorder = recorder(limit: 100_000)
+        recorder.responseHead(HTTPResponseHead(version: .http1_1, status: .ok, headers: [:]))
+        for index in 0..<2 {
+            var buffer = ByteBufferAllocator().buffer(capacity: 64 << 10)
+            buffer.writeBytes(bytes(64 << 10, from: index))
+            recorder.responseBodyPart(buffer)
+        }
+        let body = try #require(recorder.finish(error: nil).response?.body)
+        #expect(body.data == Data(bytes(64 << 10) + bytes(100_000 - (64 << 10), from: 1)))
+        #expect(body.size == 128 << 10 && body.isTruncated)
+    }
 }

@@ -303,8 +303,9 @@ func fullyPopulatedFlow() -> Flow {
 }
 
 /// Paths of optionals that are nil and collections that are empty anywhere inside `value`.
+/// A body counts as one value: its bytes may be held in one part or several.
 private func unsetFields(of value: Any, path: String = "flow") -> [String] {
-    if value is String || value is Data || value is UUID || value is Date { return [] }
+    if value is String || value is Data || value is UUID || value is Date || value is FlowBody { return [] }
     let mirror = Mirror(reflecting: value)
     switch mirror.displayStyle {
     case .optional:

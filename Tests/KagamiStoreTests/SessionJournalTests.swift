@@ -221,6 +221,34 @@ struct SessionJournalTests {
         for flow in flows { #expect(try await store.flow(id: flow.id) == flow) }
     }
 
+    /// A body held in many parts (as the proxy keeps one read in large buffers) is written to
+    /// the body log as it is, more parts than one system call takes (64), and read back whole.
+    @Test func aBodyOfManyPartsLandsWhole() async throws {
+        let path = temporaryPath("session.sqlite")
+        var flow = FlowFixtures.postBinary(size: 10)
+        var body = FlowBody()
+        var whole = Data()
+        for index in 0..<135 {
+            let part = Data(repeating: UInt8(truncatingIfNeeded: index), count: 1_000 + index)
+            body.append(part)
+            whole.append(part)
+        }
+        body.size = whole.count
+        flow.response?.body = body
+        let before = FlowFixtures.postBinary(size: 9_000)
+        do {
+            let store = try SQLiteFlowStore(path: path)
+            store.record(before) {}
+            store.record(flow) {}
+            try await store.flush()
+            #expect(try await store.flow(id: flow.id)?.response?.body.data == whole)
+        }
+        let reopened = try SQLiteFlowStore(path: path)
+        #expect(try await reopened.allFlows() == [before, flow])
+        let logged = [before.request.body, before.response?.body ?? FlowBody(), flow.request.body].map(\.keptCount).filter { $0 >= SessionBodyLog.threshold }.reduce(0, +)
+        #expect(try FileManager.default.attributesOfItem(atPath: path + "-bodies")[.size] as? Int == logged + whole.count)
+    }
+
     /// A session file copied without its body log says which file its large bodies are in.
     @Test func aMissingBodyLogIsNamed() async throws {
         let path = temporaryPath("session.sqlite")
