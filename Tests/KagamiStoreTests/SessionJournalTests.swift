@@ -249,6 +249,40 @@ struct SessionJournalTests {
         #expect(try FileManager.default.attributesOfItem(atPath: path + "-bodies")[.size] as? Int == logged + whole.count)
     }
 
+    /// The body log is handed to the disk as it grows: a range written out is let go of from
+    /// the page cache one step later, so capturing gigabytes neither fills memory with dirty
+    /// pages nor pushes out everything else cached.
+    #if os(Linux)
+    @Test func theBodyLogLetsGoOfPagesWrittenOut() throws {
+        // In the package's build folder: the system's temporary folder may be a tmpfs, whose
+        // pages are the file itself.
+        let folder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(".build/kagami-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("session.sqlite-bodies").path
+        let log = SessionBodyLog(path: path)
+        let step = Int(SessionBodyLog.passedOn)
+        let body = FlowBody(data: Data(repeating: 0x5A, count: step / 4))
+        for _ in 0..<12 { #expect(log.append([body]) != nil) }
+        // Everything so far is written out (clean): the next step lets go of it.
+        let reader = open(path, O_RDONLY)
+        defer { close(reader) }
+        #expect(fsync(reader) == 0)
+        for _ in 0..<4 { #expect(log.append([body]) != nil) }
+        log.waitForPassing()
+
+        let length = 4 * step
+        let mapping = try #require(mmap(nil, length, PROT_READ, MAP_SHARED, reader, 0))
+        defer { munmap(mapping, length) }
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        var resident = [UInt8](repeating: 0, count: length / pageSize)
+        #expect(mincore(mapping, length, &resident) == 0)
+        func residentPages(_ range: Range<Int>) -> Int { resident[range.lowerBound / pageSize..<range.upperBound / pageSize].filter { $0 & 1 != 0 }.count }
+        #expect(residentPages(step..<3 * step) == 0, "written out a step ago: let go of")
+        #expect(residentPages(3 * step..<4 * step) > 0, "the last step, whose writes may be under way, stays")
+    }
+    #endif
+
     /// A session file copied without its body log says which file its large bodies are in.
     @Test func aMissingBodyLogIsNamed() async throws {
         let path = temporaryPath("session.sqlite")
