@@ -71,14 +71,10 @@ struct SessionJournalTests {
         for flow in flows { store.record(flow) { stored.withLock { $0 += 1 } } }
         #expect(stored.withLock { $0 } == flows.count, "stored ran for every flow before record returned")
 
-        // What a killed process leaves: copies of the session's files as they are now.
-        let copy = temporaryPath("copy.sqlite")
         let logged = flows.flatMap { [$0.request.body.data.count, $0.response?.body.data.count ?? 0] }.filter { $0 >= SessionBodyLog.threshold }
         #expect(logged.count >= 3)
         #expect(try FileManager.default.attributesOfItem(atPath: path + "-bodies")[.size] as? Int == logged.reduce(0, +))
-        for suffix in ["", "-wal", "-shm", "-flows", "-bodies"] where FileManager.default.fileExists(atPath: path + suffix) {
-            try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
-        }
+        let copy = try filesLeftByAKill(of: path)
         let afterKill = try SQLiteFlowStore(path: copy)
         #expect(try await afterKill.allFlows() == flows)
 
@@ -109,10 +105,7 @@ struct SessionJournalTests {
         store.writeQueue.suspend()
         let since = FlowFixtures.getJSON(body: "{\"n\":7}")
         store.record(since) {}
-        let copy = temporaryPath("copy.sqlite")
-        for suffix in ["", "-wal", "-shm", "-flows", "-bodies"] where FileManager.default.fileExists(atPath: path + suffix) {
-            try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
-        }
+        let copy = try filesLeftByAKill(of: path)
         let records = try SessionJournal.records(at: copy + "-flows")
         #expect(records.count == 1)
         let afterKill = try SQLiteFlowStore(path: copy)
@@ -343,6 +336,16 @@ struct SessionJournalTests {
         let store = try SQLiteFlowStore(path: path)
         #expect(try await store.allFlows() == [flow])
     }
+}
+
+/// What a killed process leaves: copies of the session's files as they are now. Returns the
+/// copied session's path.
+private func filesLeftByAKill(of path: String) throws -> String {
+    let copy = temporaryPath("copy.sqlite")
+    for suffix in ["", "-wal", "-shm", "-flows", "-bodies"] where FileManager.default.fileExists(atPath: path + suffix) {
+        try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
+    }
+    return copy
 }
 
 extension SessionJournal {
