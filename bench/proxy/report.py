@@ -83,9 +83,9 @@ def main():
         runs.setdefault((target, file), []).append(run)
     chosen = {key: median_run(value) for key, value in runs.items()}
 
-    header = ("| target | file | req/s | p50 ms | p99 ms | CPU µs/req: target | CPU µs/req: machine | peak RSS MB | RSS MB after warm-up → end | requests "
+    header = ("| target | file | req/s | req/s by round | p50 ms | p99 ms | CPU µs/req: target | CPU µs/req: machine | peak RSS MB | RSS MB after warm-up → end | requests "
               "| non-2xx/3xx | socket errors | flows recorded / requests incl. warm-up | exit s |")
-    lines = [header, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|"]
+    lines = [header, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|"]
     for file in FILE_ORDER:
         for target in TARGET_ORDER:
             run = chosen.get((target, file))
@@ -95,8 +95,10 @@ def main():
             if target.startswith("kagami") and run["recorded"] is None:
                 recorded = "none (no summary on exit)"
             growth = f"{fmt(run['rss_warm_mb'], '{:.1f}')} → {fmt(run['rss_end_mb'], '{:.1f}')}"
+            # Every round's req/s, in round order: the spread the median hides.
+            by_round = " · ".join(fmt(each["rps"], "{:,.0f}") for each in sorted(runs[(target, file)], key=lambda each: each["round"]))
             lines.append(
-                f"| {target} | {file} | {fmt(run['rps'], '{:,.0f}')} | {fmt(run['p50'], '{:.2f}')} | "
+                f"| {target} | {file} | {fmt(run['rps'], '{:,.0f}')} | {by_round} | {fmt(run['p50'], '{:.2f}')} | "
                 f"{fmt(run['p99'], '{:.2f}')} | {fmt(run['cpu_us'], '{:.0f}')} | {fmt(run['machine_us'], '{:.0f}')} | "
                 f"{fmt(run['rss_mb'], '{:.1f}')} | {growth} | {run['requests']:,} | "
                 f"{run['non2xx']} | {run['socket_errors']} | {recorded} | {run['stop']} |"
@@ -196,7 +198,7 @@ def main():
         "requests, of the target's processes (nginx-direct: the origin) and of the whole machine (every process and the kernel's "
         "own work, such as writing dirty pages back).",
         "  Load generator, origin and proxy share the same cores." + (
-            f" With {rounds} rounds each row is the round with the median req/s." if rounds > 1 else ""),
+            f" With {rounds} rounds each row is the round with the median req/s; req/s by round lists every round's." if rounds > 1 else ""),
         "",
         table,
         "",
