@@ -10,9 +10,9 @@ import Darwin
 
 /// Where a session keeps its large bodies: an append-only file beside it (`<session>-bodies`,
 /// readable by its owner only), a body's bytes written once, with one system call, as the
-/// exchange finishes: its parts as they are, one vector each. SQLite keeps the body's place in the file (`body.logOffset`) instead of
-/// the bytes, so a megabyte never goes through SQLite's pages, its write-ahead log and its
-/// checkpoint. Only the process that owns the session's journal appends; any may read. As it
+/// exchange finishes: its parts as they are, one vector each. SQLite keeps the body's place in
+/// the file (`body.logOffset`) instead of the bytes, so a megabyte never goes through SQLite's
+/// pages, its write-ahead log and its checkpoint. Only the process that owns the session's journal appends; any may read. As it
 /// grows, the log is handed to the disk a step at a time and its written pages let go of, so
 /// recording large bodies keeps neither dirty pages nor the page cache to itself.
 final class SessionBodyLog: Sendable {

@@ -65,6 +65,11 @@ final class SessionJournal: Sendable {
     static let firstMagic: [UInt8] = Array("KGJ1".utf8)
     /// The magic and the header's number.
     static let headerSize = 12
+
+    /// What the journal begins with while its records carry `number`.
+    static func header(_ number: UInt64) -> [UInt8] {
+        magic + withUnsafeBytes(of: number.bigEndian) { Array($0) }
+    }
     /// Starts over once nothing in it is uncommitted and it has grown past this, or when the
     /// writer is idle.
     static let startsOverAfter = 1 << 20
@@ -116,10 +121,7 @@ final class SessionJournal: Sendable {
             var prefix: [UInt8] = []
             prefix.reserveCapacity(Self.headerSize + 48)
             func add(_ value: UInt64) { withUnsafeBytes(of: value.bigEndian) { prefix += $0 } }
-            if state.end == 0 {
-                prefix += Self.magic
-                add(state.number)
-            }
+            if state.end == 0 { prefix += Self.header(state.number) }
             add(state.number)
             add(UInt64(metadata.count))
             for body in [request, response] {
@@ -160,8 +162,7 @@ final class SessionJournal: Sendable {
             guard state.uncommitted == 0, state.end > Self.headerSize, state.end >= Self.startsOverAfter || idle, state.descriptor >= 0 else { return }
             var number = UInt64.random(in: 0...UInt64.max)
             if number == state.number { number &+= 1 }
-            let header = Self.magic + withUnsafeBytes(of: number.bigEndian) { Array($0) }
-            let rewritten = header.withUnsafeBytes { Descriptor.write([$0], to: state.descriptor, at: 0) { _ in } }
+            let rewritten = Self.header(number).withUnsafeBytes { Descriptor.write([$0], to: state.descriptor, at: 0) { _ in } }
             if rewritten {
                 state.number = number
                 state.end = Self.headerSize
@@ -171,8 +172,8 @@ final class SessionJournal: Sendable {
         }
     }
 
-    /// Empties the journal whatever it holds: after a replay, or when the session is cleared
-    /// and closed with everything committed.
+    /// Empties the journal whatever it holds, once what a process before left in it is replayed
+    /// (or nothing was left to replay); from then on it is written.
     func empty() {
         state.withLock { state in
             guard state.descriptor >= 0 else { return }
