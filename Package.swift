@@ -206,7 +206,7 @@ let package = Package(
             name: "KagamiUI",
             dependencies: [
                 "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiContentCoding", "KagamiContractCheck",
-                "KagamiProxy", "KagamiRules", "KagamiCurl", "KagamiRepeat", "KagamiInfer", "KagamiGRPC",
+                "KagamiProxy", "KagamiCertificates", "KagamiRules", "KagamiCurl", "KagamiRepeat", "KagamiInfer", "KagamiGRPC",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -223,7 +223,7 @@ let package = Package(
         // no NIO types in its public API (Tests/KagamiKitTests/PublicSymbolsTests.swift).
         .target(
             name: "KagamiKit",
-            dependencies: ["KagamiFlow", "KagamiRules", "KagamiProxy", "KagamiMock", "KagamiStore", "KagamiContractCheck", "KagamiDescription"]
+            dependencies: ["KagamiFlow", "KagamiRules", "KagamiProxy", "KagamiMock", "KagamiStore", "KagamiContractCheck", "KagamiDescription", "KagamiCertificates"]
         ),
         // A swift-openapi-runtime transport: a generated client pointed at an in-process mock or
         // sent through an in-process proxy in one line.

@@ -46,8 +46,18 @@ struct ProxyCommand: AsyncParsableCommand {
         valueName: "network|host"))
     var upstreamAllow: [String] = []
 
+    @Option(name: .customLong("allow-client"), help: ArgumentHelp(
+        "With --host beyond loopback: let the devices of this network (192.168.1.0/24) or address use the proxy; repeatable. This machine always may; any other device is held, and shown in the web UI to allow or deny.",
+        valueName: "network"))
+    var allowClients: [String] = []
+
     @Option(help: "Rules file (YAML or JSON): Map Remote, Map Local, Rewrite, Block/Allow, No Caching, Throttling, and what --store redacts. See docs/RULES.md.")
     var rules: String?
+
+    @Option(name: .customLong("map-local-root"), help: ArgumentHelp(
+        "A folder Map Local may answer from and the web UI may save responses into; repeatable. Map Local reads only there and in the --rules file's folder (without either: ~/.kagami/map-local), never elsewhere in Kagami's own folder.",
+        valueName: "folder"))
+    var mapLocalRoots: [String] = []
 
     @Flag(help: "Keep the --rules file as it is when rules are replaced through the admin API (PUT /api/rules); by default it is rewritten.")
     var keepRulesFile = false
@@ -72,7 +82,8 @@ struct ProxyCommand: AsyncParsableCommand {
             mode = .forward
         }
         let interception = try https.interception()
-        let activeRules = ActiveRules(try rules.map(RulesFile.load))
+        let mapLocalFolders = try RulesFile.mapLocalFolders(rulesFile: rules, roots: mapLocalRoots)
+        let activeRules = ActiveRules(try rules.map { try RulesFile.load($0, mapLocalFolders: mapLocalFolders) })
         let breakpointSet = Breakpoints(try breakpoints.map(BreakpointsFile.load) ?? BreakpointSettings())
         let liveContracts: LiveContracts?
         do {
@@ -86,6 +97,13 @@ struct ProxyCommand: AsyncParsableCommand {
             allowList = upstreamAllow.isEmpty ? nil : try UpstreamAllowList(parsing: upstreamAllow)
         } catch {
             throw ValidationError("\(error)")
+        }
+        var allowedClients: [IPNetwork] = []
+        for text in allowClients {
+            guard let network = IPNetwork(text) else {
+                throw ValidationError("--allow-client \(text): not a network (192.168.1.0/24) or an IP address")
+            }
+            allowedClients.append(network)
         }
         // Each client may need a descriptor for its server connection too: take what the system allows.
         ProxyServer.raiseDescriptorLimit()
@@ -111,7 +129,7 @@ struct ProxyCommand: AsyncParsableCommand {
                     host: host, port: port, mode: mode,
                     responseTimeout: .seconds(responseTimeout), bodyCaptureLimit: bodyLimit,
                     interception: interception, upstreamAllowList: allowList,
-                    notice: { message in Console.error(message + "\n") }
+                    notice: { message in Console.error(message + "\n") }, allowedClients: allowedClients
                 ),
                 sink: sink,
                 rules: activeRules,
@@ -142,7 +160,8 @@ struct ProxyCommand: AsyncParsableCommand {
             banner += "Upstream: only \(allowed)\n"
         }
         if !["127.0.0.1", "::1", "localhost"].contains(host) {
-            banner += "Warning: listening on \(host) lets other hosts use this proxy.\n"
+            let networks = allowedClients.isEmpty ? "" : " and \(allowedClients.map(\.description).joined(separator: ", "))"
+            banner += "Clients: this machine\(networks); any other device is held until you allow it in the web UI.\n"
         }
         let boundPort = address.port ?? port
         let repeatRoute: RequestRepeater.Route
@@ -162,7 +181,7 @@ struct ProxyCommand: AsyncParsableCommand {
                 Console.error(note + "\n")
             }
         }
-        let rulesControl = RulesFile.control(activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile)
+        let rulesControl = RulesFile.control(activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile, mapLocalFolders: mapLocalFolders)
         let uiServer = try await ui.start(
             store: store, hub: hub, proxyAddress: listening, sessionPath: sessionPath,
             liveProxy: LiveProxy(
@@ -170,7 +189,7 @@ struct ProxyCommand: AsyncParsableCommand {
                 certificatePath: interception?.authority.certificatePath),
             rules: rulesControl, contracts: liveContracts)
         if let uiServer {
-            server.refuseLoopbackConnections(toPort: uiServer.port)
+            server.protectListener(port: uiServer.port)
             banner += ui.describe(uiServer)
         }
         // Unbuffered, so a script or test reading the pipe sees the port at once.

@@ -91,7 +91,7 @@ struct RepeatCommand: AsyncParsableCommand {
         let server = try ProxyServer(
             configuration: .init(host: "127.0.0.1", port: 0, interception: interception),
             sink: store,
-            rules: ActiveRules(try rules.map(RulesFile.load)))
+            rules: ActiveRules(try rules.map { try RulesFile.load($0) }))
         let address = try await server.start()
         do {
             let summary = try await Self.run(RequestRepeater(route: .forwardProxy(host: "127.0.0.1", port: address.port ?? 0)), flow, plan)

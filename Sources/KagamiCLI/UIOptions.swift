@@ -6,7 +6,7 @@ import KagamiUI
 
 /// The web UI options `proxy` takes.
 struct UIOptions: ParsableArguments {
-    @Option(help: "Address of the web UI and admin API. Anything but loopback requires the printed token.")
+    @Option(help: "Address of the web UI and admin API. Every request needs the token printed in its address (kept in $KAGAMI_HOME/admin-token); anything but loopback lets other hosts use it with that token.")
     var uiHost = "127.0.0.1"
 
     @Option(help: "Port of the web UI and admin API (0 picks a free one).")
@@ -28,7 +28,7 @@ struct UIOptions: ParsableArguments {
         let server = try UIServer(
             configuration: .init(
                 host: uiHost, port: uiPort, proxyAddress: proxyAddress, sessionPath: sessionPath,
-                version: Kagami.configuration.version
+                version: Kagami.configuration.version, token: try AdminToken.installation()
             ),
             store: store, hub: hub, liveProxy: liveProxy, rules: rules, contracts: contracts
         )
@@ -40,8 +40,6 @@ struct UIOptions: ParsableArguments {
     }
 
     func describe(_ running: Running) -> String {
-        var address = "http://\(Authority(host: uiHost, port: running.port))/"
-        if let token = running.server.token { address += "?token=\(token)" }
-        return "Web UI: \(address)\n"
+        "Web UI: http://\(Authority(host: uiHost, port: running.port))/?token=\(running.server.token)\n"
     }
 }

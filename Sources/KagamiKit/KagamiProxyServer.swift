@@ -1,6 +1,7 @@
 // A recording proxy run inside the caller's process: port 0, loopback upstreams by default,
 // rules replaceable while it runs, flows checked against descriptions when given.
 import Foundation
+import KagamiCertificates
 import KagamiContractCheck
 @_exported import KagamiFlow
 import KagamiProxy
@@ -28,7 +29,8 @@ public final class KagamiProxyServer: Sendable {
         public var upstreamAllow: [String]
         /// The rules in force at start.
         public var rules: RuleSet
-        /// Where relative Map Local paths in `rules` start.
+        /// Where relative Map Local paths in `rules` start, and the one folder Map Local answers
+        /// from (never Kagami's own folder, `$KAGAMI_HOME`, whatever it holds).
         public var rulesDirectory: String
         /// Descriptions (API Blueprint or OpenAPI) every flow is checked against, as
         /// `kagami proxy --contract` takes them: `FILE` or `FILE=BASEURL`.
@@ -93,7 +95,7 @@ public final class KagamiProxyServer: Sendable {
         } catch {
             throw KagamiSetupError("\(error)")
         }
-        let pipeline = try Self.pipeline(configuration.rules, baseDirectory: configuration.rulesDirectory)
+        let pipeline = try Self.pipeline(configuration.rules, folder: configuration.rulesDirectory)
         let contracts: LiveContracts?
         do {
             contracts = configuration.contracts.isEmpty ? nil : try LiveContracts(arguments: configuration.contracts)
@@ -141,7 +143,7 @@ public final class KagamiProxyServer: Sendable {
 
     /// Replaces the rules in force; exchanges that start afterwards see the new ones.
     public func setRules(_ rules: RuleSet, baseDirectory: String? = nil) throws {
-        server.rules.replace(with: try Self.pipeline(rules, baseDirectory: baseDirectory ?? configuration.rulesDirectory))
+        server.rules.replace(with: try Self.pipeline(rules, folder: baseDirectory ?? configuration.rulesDirectory))
     }
 
     /// Replaces the rules in force with a rules document (YAML or JSON, as `kagami proxy --rules`
@@ -163,10 +165,10 @@ public final class KagamiProxyServer: Sendable {
         try await recorder.finish()
     }
 
-    private static func pipeline(_ rules: RuleSet, baseDirectory: String) throws -> RulePipeline? {
+    private static func pipeline(_ rules: RuleSet, folder: String) throws -> RulePipeline? {
         guard rules != RuleSet() else { return nil }
         do {
-            return try RulePipeline(rules, baseDirectory: baseDirectory)
+            return try RulePipeline(rules, mapLocalFolders: MapLocalFolders(base: folder, excluding: [KagamiHome.path]))
         } catch {
             throw KagamiSetupError(error.description)
         }

@@ -28,6 +28,10 @@ struct ConnectionSettings: Sendable {
     var hooks: ExchangeHooks
     /// The WebSockets open through the proxy, for messages injected from the admin API.
     var webSockets: LiveWebSockets
+    /// What each client address may cost in HTTP/2 stream resets.
+    var budget: ClientBudget
+    /// The client connections open, and which of them only wait for a request.
+    var connections: ClientConnectionLimit
 }
 
 /// One exchange in progress on a client connection.
@@ -121,16 +125,18 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var responseTimer: MovingDeadlineTimer?
     /// Set on connections that arrived through an intercepted CONNECT.
     private let origin: InterceptedOrigin?
-    /// Set on the handler of an HTTP/2 stream (one exchange per stream).
-    private let isStream: Bool
+    /// Set on the handler of an HTTP/2 stream (one exchange per stream): its connection's
+    /// streams reset before they reached a server.
+    private let streamResets: StreamResets?
+    private var isStream: Bool { streamResets != nil }
     /// Why the client closed the stream, when it reset it.
     private var streamReset: HTTP2ErrorCode?
 
-    init(settings: ConnectionSettings, pool: UpstreamPool, origin: InterceptedOrigin? = nil, isStream: Bool = false) {
+    init(settings: ConnectionSettings, pool: UpstreamPool, origin: InterceptedOrigin? = nil, streamResets: StreamResets? = nil) {
         self.settings = settings
         self.pool = pool
         self.origin = origin
-        self.isStream = isStream
+        self.streamResets = streamResets
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -213,9 +219,29 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             exchange.upstream?.handler.delegate = nil
             exchange.upstream?.channel.close(promise: nil)
             let message = streamReset.map { "the client reset the stream (RST_STREAM \($0.rfcName)) \(what)" } ?? "the client closed the connection \(what)"
-            settings.hooks.ended(exchange.recorder.finish(error: FlowError(.clientDisconnected, message)))
+            let error = FlowError(.clientDisconnected, message)
+            if let streamResets, streamReset != nil {
+                streamResets.reset(exchange.recorder, error: error, answered: exchange.state.hasResponseStarted)
+            } else {
+                settings.hooks.ended(exchange.recorder.finish(error: error))
+            }
         }
         context.fireChannelInactive()
+    }
+
+    /// The client sent all it will (it half-closed: `shutdown(SHUT_WR)` after its request, as
+    /// `nc -N` and some HTTP/1.0 clients do). A request it completed is still answered, and the
+    /// connection closes after the answer; with nothing complete to answer, it closes now.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard let event = event as? ChannelEvent, event == .inputClosed else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        if let exchange, exchange.state.isRequestComplete {
+            exchange.clientKeepAlive = false
+        } else {
+            context.close(promise: nil)
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -238,6 +264,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     private func beginExchange(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         idleSince = nil
+        if !isStream { settings.connections.busy(context.channel) }
         let target: ProxyTarget
         var headers = head.headers
         HopByHopFields.remove(from: &headers, keepingUpgrade: head.requestsUpgrade, keepingTrailers: head.version.major == 2)
@@ -786,6 +813,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             self.exchange = nil
             idleSince = .now()
             idleTimer?.start()
+            if !isStream, let channel = context?.channel { settings.connections.waitingForRequest(channel) }
         }
         return exchange.state.finish()
     }

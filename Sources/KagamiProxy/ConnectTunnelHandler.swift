@@ -78,6 +78,7 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     fileprivate func beginTunnel(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        settings.connections.busy(context.channel)
         let target: ProxyTarget
         do {
             target = try ProxyTarget(connectAuthority: head.uri)
@@ -97,6 +98,13 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     fileprivate func openTunnel(context: ChannelHandlerContext) {
         guard let (target, recorder) = pendingTunnel else { return }
+        // A destination refused without a lookup (outside the allow list, Kagami's own
+        // listeners) gets its 403 at the CONNECT, decrypted or not, not a TLS error inside.
+        if let refusal = settings.gate.refusal(host: target.host, port: target.port) {
+            pendingTunnel = nil
+            refuse(recorder, target: target, error: refusal, context: context)
+            return
+        }
         if settings.identities != nil, origin == nil, settings.sslProxying.current.intercepts(host: target.host, port: target.port) {
             pendingTunnel = nil
             intercept(target: target, recorder: recorder, context: context)
@@ -127,20 +135,26 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
                     let recorder = ThrottleHandler.throttle(tunnel: serverChannel, profile: throttle, recorder: recorder)
                     self.joinTunnel(serverChannel: serverChannel, recorder: recorder, context: context)
                 case .failure(let error):
-                    let (status, flowError) = UpstreamFailure.classify(error, target: target, connectTimeout: self.settings.connectTimeout)
-                    var recorder = recorder
-                    let (head, body) = ErrorPage.response(status: status, message: "Kagami: \(flowError.message)", version: .http1_1, close: true)
-                    recorder.localResponse(status: status, headers: head.headers, body: body)
-                    // The refusal goes out once the session keeps the tunnel's record.
-                    let written = NIOLoopBound((handler: self, context: context), eventLoop: eventLoop)
-                    self.settings.hooks.ended(recorder.finish(error: flowError)) {
-                        eventLoop.execute {
-                            let (handler, context) = written.value
-                            handler.writeAndClose(head, body, context: context)
-                        }
-                    }
+                    self.refuse(recorder, target: target, error: error, context: context)
                 }
             }
+    }
+
+    /// Answers the CONNECT with the error page for `error` (403, 502, 504), once the session
+    /// keeps the tunnel's record, and closes.
+    private func refuse(_ recorder: FlowRecorder, target: ProxyTarget, error: any Error, context: ChannelHandlerContext) {
+        let (status, flowError) = UpstreamFailure.classify(error, target: target, connectTimeout: settings.connectTimeout)
+        var recorder = recorder
+        let (head, body) = ErrorPage.response(status: status, message: "Kagami: \(flowError.message)", version: .http1_1, close: true)
+        recorder.localResponse(status: status, headers: head.headers, body: body)
+        let eventLoop = context.eventLoop
+        let written = NIOLoopBound((handler: self, context: context), eventLoop: eventLoop)
+        settings.hooks.ended(recorder.finish(error: flowError)) {
+            eventLoop.execute {
+                let (handler, context) = written.value
+                handler.writeAndClose(head, body, context: context)
+            }
+        }
     }
 
     fileprivate func joinTunnel(serverChannel: any Channel, recorder: FlowRecorder, context: ChannelHandlerContext) {

@@ -34,8 +34,9 @@ import KagamiFlow
 /// where a copy of its lists cost one per list.
 public final class RulePipeline: Sendable {
     public let rules: RuleSet
-    /// Where relative Map Local paths start: the rules file's directory.
-    public let baseDirectory: String
+    /// The folders Map Local answers from; relative paths start at their base (the rules
+    /// file's directory).
+    public let mapLocalFolders: MapLocalFolders
 
     let blockList: [(rule: BlockListRule, locations: [LocationMatcher])]
     let allowList: [(rule: AllowListRule, locations: [LocationMatcher])]
@@ -57,9 +58,24 @@ public final class RulePipeline: Sendable {
             body: FlowBody(data: body))
     }()
 
-    public init(_ rules: RuleSet, baseDirectory: String = FileManager.default.currentDirectoryPath) throws(RuleDocumentError) {
+    /// Throws when a rule can't be used: a regular expression that doesn't compile, a Map Local
+    /// path outside `mapLocalFolders`.
+    public init(_ rules: RuleSet, mapLocalFolders: MapLocalFolders = .none) throws(RuleDocumentError) {
         self.rules = rules
-        self.baseDirectory = baseDirectory
+        self.mapLocalFolders = mapLocalFolders
+        for (index, rule) in rules.mapLocal.enumerated() where rule.isEnabled {
+            let path = mapLocalFolders.absolute(rule.localPath)
+            // What exists must be in the folders; what doesn't yet (a file saved later) must be
+            // somewhere it could be saved.
+            let inside = FileManager.default.fileExists(atPath: path)
+                ? mapLocalFolders.readable(path) != nil
+                : (try? mapLocalFolders.writable(path).get()) != nil
+            guard inside else {
+                throw RuleDocumentError(
+                    file: "rules", line: nil, column: nil, field: "mapLocal[\(index)].local",
+                    message: MapLocalFolders.AccessRefused(path: rule.localPath, folders: mapLocalFolders).description)
+            }
+        }
         blockList = rules.blockList.filter(\.isEnabled).map { ($0, $0.locations.map(LocationMatcher.init)) }
         allowList = rules.allowList.filter(\.isEnabled).map { ($0, $0.locations.map(LocationMatcher.init)) }
         mapLocal = rules.mapLocal.filter(\.isEnabled).map { ($0, LocationMatcher($0.from)) }
@@ -108,8 +124,9 @@ public final class RulePipeline: Sendable {
         }
         for index in mapLocal.indices where mapLocal[index].source.matches(request) {
             let entry = mapLocal[index]
-            guard let file = entry.rule.file(for: request, source: entry.source, baseDirectory: baseDirectory) else { continue }
-            let shown = file.path.hasPrefix(baseDirectory + "/") ? String(file.path.dropFirst(baseDirectory.count + 1)) : file.path
+            guard let file = entry.rule.file(for: request, source: entry.source, folders: mapLocalFolders) else { continue }
+            let base = mapLocalFolders.base
+            let shown = file.path.hasPrefix(base + "/") ? String(file.path.dropFirst(base.count + 1)) : file.path
             applications.append(RuleApplication(name: "Map Local '\(entry.rule.name)'", description: "mapped to local file \(shown)"))
             var response = LocalResponse(filePath: file.path, size: file.size)
             response.headers = applyingNoCaching(to: response.headers, for: request, applications: &applications)

@@ -19,7 +19,6 @@ struct FlowAPI: Sendable {
     let breakpoints: Breakpoints?
     /// What `/api/status` reports, the HAR creator's version, the event stream's heartbeat.
     let configuration: UIServer.Configuration
-    let tokenRequired: Bool
 
     func register(on router: Router<some RequestContext>) {
         router.get("/api/status") { _, _ in try await self.status() }
@@ -56,7 +55,6 @@ struct FlowAPI: Sendable {
             "caURL": "http://kagami.ssl/",
             "version": .string(configuration.version),
             "flows": .integer(try await store.count()),
-            "tokenRequired": .bool(tokenRequired),
         ])
     }
 

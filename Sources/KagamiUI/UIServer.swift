@@ -8,7 +8,7 @@ import NIOCore
 import Synchronization
 
 /// Kagami's web UI: the page (static files shipped with the module) and the JSON admin API it
-/// uses, on their own port. Loopback by default; anywhere else every request needs the token.
+/// uses, on their own port. Loopback by default; every request needs the token (`AdminToken`).
 public final class UIServer: Sendable {
     public struct Configuration: Sendable {
         public var host: String
@@ -17,7 +17,8 @@ public final class UIServer: Sendable {
         public var proxyAddress: String
         public var sessionPath: String
         public var version: String
-        /// Required when the UI is reachable from other hosts; nil makes one up when needed.
+        /// What every client must present (`kagami proxy` gives the installation's,
+        /// `AdminToken.installation()`); nil makes one up for this server.
         public var token: String?
         /// Seconds between keep-alive comments on the event stream.
         public var heartbeatInterval: Double
@@ -37,8 +38,8 @@ public final class UIServer: Sendable {
     }
 
     public let configuration: Configuration
-    /// The token clients must present, or nil on loopback.
-    public let token: String?
+    /// The token clients must present.
+    public let token: String
     /// What the page and the admin API act on.
     let routes: UIRoutes
     var store: any FlowStore { routes.store }
@@ -52,16 +53,16 @@ public final class UIServer: Sendable {
         contracts: LiveContracts? = nil
     ) throws {
         self.configuration = configuration
-        let token = UIAccess.isLoopback(configuration.host) ? nil : configuration.token ?? UIAccess.makeToken()
-        self.token = token
+        token = configuration.token ?? AdminToken.make()
         routes = UIRoutes(
-            configuration: configuration, tokenRequired: token != nil, store: store, hub: hub, page: try WebPage.load(),
+            configuration: configuration, store: store, hub: hub, page: try WebPage.load(),
             liveProxy: liveProxy, rules: rules, contracts: contracts)
     }
 
     /// Starts listening and returns the port (useful with port 0).
     public func start() async throws -> Int {
-        let router = buildRouter(routes, access: UIAccessMiddleware(token: token))
+        let access = UIAccessMiddleware(token: token, loopbackOnly: UIAccess.isLoopback(configuration.host), guesses: TokenGuesses())
+        let router = buildRouter(routes, access: access)
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
         let app = buildApplication(
             responder: router.buildResponder(), host: configuration.host, port: configuration.port, stopping: stopping,
@@ -92,7 +93,6 @@ public final class UIServer: Sendable {
 /// parts it uses.
 struct UIRoutes: Sendable {
     var configuration: UIServer.Configuration
-    var tokenRequired: Bool
     var store: any FlowStore
     var hub: FlowHub
     var page: WebPage
@@ -104,23 +104,23 @@ struct UIRoutes: Sendable {
 
 /// The page and the admin API over one session, behind `access` when given (`SessionsServer`
 /// checks access itself). Each route group gets what it acts on, and nothing else.
-func buildRouter(_ routes: UIRoutes, access: UIAccessMiddleware<BasicRequestContext>?) -> Router<BasicRequestContext> {
-    let router = Router()
+func buildRouter(_ routes: UIRoutes, access: UIAccessMiddleware?) -> Router<UIRequestContext> {
+    let router = Router(context: UIRequestContext.self)
     if let access { router.add(middleware: access) }
     router.add(middleware: HummingbirdErrors())
     let proxy = routes.liveProxy
     FlowAPI(
         store: routes.store, hub: routes.hub, webSockets: proxy?.webSockets, breakpoints: proxy?.breakpoints,
-        configuration: routes.configuration, tokenRequired: routes.tokenRequired
+        configuration: routes.configuration
     ).register(on: router)
     BreakpointAPI(breakpoints: proxy?.breakpoints).register(on: router)
-    ToolsAPI(store: routes.store, repeatRoute: proxy?.repeatRoute).register(on: router)
+    ToolsAPI(store: routes.store, repeatRoute: proxy?.repeatRoute, mapLocalFolders: routes.rules?.mapLocalFolders).register(on: router)
     RulesAPI(control: routes.rules).register(on: router)
     DraftAPI(store: routes.store).register(on: router)
     ContractAPI(contracts: routes.contracts, store: routes.store).register(on: router)
     ComposeAPI(store: routes.store, hub: routes.hub, repeatRoute: proxy?.repeatRoute).register(on: router)
     SSLProxyingAPI(control: proxy?.sslProxying).register(on: router)
-    DeviceAPI(proxyAddress: routes.configuration.proxyAddress, certificatePath: proxy?.certificatePath).register(on: router)
+    DeviceAPI(proxyAddress: routes.configuration.proxyAddress, certificatePath: proxy?.certificatePath, clients: proxy?.clients).register(on: router)
     routes.page.register(on: router)
     return router
 }
@@ -130,7 +130,7 @@ func buildRouter(_ routes: UIRoutes, access: UIAccessMiddleware<BasicRequestCont
 /// `stopping` is set (Hummingbird reports the cancelled connections as errors).
 func buildApplication<Responder: HTTPResponder>(
     responder: Responder, host: String, port: Int, stopping: StoppingFlag, onServerRunning: @escaping @Sendable (Int) -> Void
-) -> some ApplicationProtocol where Responder.Context == BasicRequestContext {
+) -> some ApplicationProtocol where Responder.Context == UIRequestContext {
     var logger = Logger(label: "kagami.ui") { label in
         QuietWhileStopping(base: StreamLogHandler.standardError(label: label), stopping: stopping)
     }

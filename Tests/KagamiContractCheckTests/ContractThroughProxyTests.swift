@@ -181,16 +181,16 @@ struct ContractThroughProxyTests {
             defer { Task { await ui.stop() } }
             let client = HTTPClient(eventLoopGroupProvider: .singleton)
             do {
-                let contract = try await Self.json(client, "http://127.0.0.1:\(port)/api/contract")
+                let contract = try await Self.json(client, "http://127.0.0.1:\(port)/api/contract", token: ui.token)
                 #expect(contract["descriptions"]?[0]?["format"] == "openapi-3.1")
                 #expect(contract["descriptions"]?[0]?["coverage"]?["operations"]?["seen"] == 1)
-                let violations = try await Self.json(client, "http://127.0.0.1:\(port)/api/flows/\(flow.id.uuidString)/violations")
+                let violations = try await Self.json(client, "http://127.0.0.1:\(port)/api/flows/\(flow.id.uuidString)/violations", token: ui.token)
                 let first = try #require(violations["violations"]?[0])
                 #expect(first["flowId"]?.stringValue == flow.id.uuidString)
                 #expect(first["method"] == "GET")
                 #expect(first["instancePointer"] == "/id")
                 #expect(first["operation"]?["name"] == "getNote")
-                let list = try await Self.json(client, "http://127.0.0.1:\(port)/api/flows")
+                let list = try await Self.json(client, "http://127.0.0.1:\(port)/api/flows", token: ui.token)
                 #expect(list["flows"]?[0]?["violations"] == 1)
                 #expect(list["flows"]?[0]?["contract"] == "error")
                 try await client.shutdown()
@@ -220,8 +220,10 @@ struct ContractThroughProxyTests {
         }
     }
 
-    static func json(_ client: HTTPClient, _ url: String) async throws -> JSONValue {
-        let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
+    static func json(_ client: HTTPClient, _ url: String, token: String) async throws -> JSONValue {
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        let response = try await client.execute(request, timeout: .seconds(10))
         let body = try await response.body.collect(upTo: 1 << 20)
         return try JSONValue(parsing: String(buffer: body))
     }

@@ -15,7 +15,7 @@ struct RulesThroughProxyTests {
         let rules = ActiveRules()
         try await ProxyHarness.with(rules: rules) { h in
             let text = yaml.replacingOccurrences(of: "ORIGIN_PORT", with: String(h.origin.port))
-            rules.replace(with: try RulePipeline(try RuleSet(parsing: text, file: "rules.yaml"), baseDirectory: directory))
+            rules.replace(with: try RulePipeline(try RuleSet(parsing: text, file: "rules.yaml"), mapLocalFolders: MapLocalFolders(base: directory, excluding: [])))
             try await body(h)
         }
     }

@@ -33,7 +33,13 @@ struct RunningUI {
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
+    /// curl with the UI's token, as a script that read it from the admin token file would send.
     func curl(_ arguments: [String]) async throws -> CommandLineClient.Result {
+        try await anonymousCurl(["-H", "Authorization: Bearer \(server.token)"] + arguments)
+    }
+
+    /// curl without the token.
+    func anonymousCurl(_ arguments: [String]) async throws -> CommandLineClient.Result {
         try await CommandLineClient.curl.run(["-s", "--max-time", "60"] + arguments)
     }
 
@@ -127,7 +133,8 @@ struct RunningUI {
         // takes to send them (the time limit only stops a test that would otherwise hang).
         let listener = Task {
             try await RawConnection.exchange(
-                port: ui.port, send: Data("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:\(ui.port)\r\n\r\n".utf8), timeout: .seconds(30),
+                port: ui.port, send: Data("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:\(ui.port)\r\nAuthorization: Bearer \(ui.server.token)\r\n\r\n".utf8),
+                timeout: .seconds(30),
                 until: { $0.contains(id) && $0.contains(": heartbeat") })
         }
         // Wait until the stream is subscribed before recording.
@@ -245,25 +252,49 @@ struct RunningUI {
     @Test func loopbackRefusesForeignHostNames() async throws {
         let ui = try await RunningUI.start()
         defer { Task { await ui.stop() } }
+        // Even with the token: a page elsewhere can't point its DNS name at the UI.
         let rebound = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: evil.example", ui.url("/api/status")])
         #expect(rebound.stdoutText == "403")
-        #expect(ui.server.token == nil)
     }
 
-    @Test func elsewhereTheTokenIsRequired() async throws {
-        let ui = try await RunningUI.start(host: "0.0.0.0")
+    @Test(arguments: ["127.0.0.1", "0.0.0.0"])
+    func theTokenIsRequiredOnLoopbackToo(host: String) async throws {
+        let ui = try await RunningUI.start(host: host)
         defer { Task { await ui.stop() } }
-        let token = try #require(ui.server.token)
-        let refused = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", ui.url("/api/status")])
-        #expect(refused.stdoutText == "401")
-        let bearer = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(token)", ui.url("/api/status")])
+        let token = ui.server.token
+        for path in ["/api/status", "/api/flows", "/api/rules", "/"] {
+            let refused = try await ui.anonymousCurl(["-o", "/dev/null", "-w", "%{http_code}", ui.url(path)])
+            #expect(refused.stdoutText == "401", "\(path) without the token")
+        }
+        let bearer = try await ui.anonymousCurl(["-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(token)", ui.url("/api/status")])
         #expect(bearer.stdoutText == "200")
         let jar = ui.directory.appendingPathComponent("cookies").path
-        let first = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", "-c", jar, ui.url("/?token=\(token)")])
-        #expect(first.stdoutText == "200")
-        let withCookie = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", "-b", jar, ui.url("/api/flows")])
+        let first = try await ui.anonymousCurl(["-D", "-", "-o", "/dev/null", "-c", jar, ui.url("/?token=\(token)")])
+        #expect(first.stdoutText.hasPrefix("HTTP/1.1 200"))
+        #expect(first.stdoutText.lowercased().contains("set-cookie: kagami_token=\(token)"))
+        #expect(first.stdoutText.contains("HttpOnly") && first.stdoutText.contains("SameSite=Strict"))
+        let withCookie = try await ui.anonymousCurl(["-o", "/dev/null", "-w", "%{http_code}", "-b", jar, ui.url("/api/flows")])
         #expect(withCookie.stdoutText == "200")
-        let wrong = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", ui.url("/api/flows?token=nope")])
+        let wrong = try await ui.anonymousCurl(["-o", "/dev/null", "-w", "%{http_code}", ui.url("/api/flows?token=nope")])
         #expect(wrong.stdoutText == "401")
+        let wrongBearer = try await ui.anonymousCurl(["-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(token.dropLast())0", ui.url("/api/flows")])
+        #expect(wrongBearer.stdoutText == "401")
+    }
+
+    @Test func wrongTokensAreLimitedPerAddressAndTheRightOneStillWorks() async throws {
+        let ui = try await RunningUI.start()
+        defer { Task { await ui.stop() } }
+        var statuses: [String] = []
+        for guess in 0..<30 {
+            let answer = try await ui.anonymousCurl(["-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer guess\(guess)", ui.url("/api/status")])
+            statuses.append(answer.stdoutText)
+        }
+        #expect(statuses.prefix(20).allSatisfy { $0 == "401" })
+        #expect(statuses.suffix(10).allSatisfy { $0 == "429" })
+        let limited = try await ui.anonymousCurl(["-w", "\n%{http_code}", ui.url("/api/status")])
+        #expect(limited.stdoutText.hasSuffix("429"))
+        #expect(limited.stdoutText.contains("wrong tokens from 127.0.0.1"))
+        let owner = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", ui.url("/api/status")])
+        #expect(owner.stdoutText == "200")
     }
 }

@@ -16,6 +16,14 @@ import { mountDevice } from "./device.js";
 
 const $ = (id) => document.getElementById(id);
 
+// The address Kagami printed carries the admin token; the browser keeps it as a cookie from the
+// page's answer on, so it leaves the address bar, the history and screenshots.
+if (new URLSearchParams(location.search).has("token")) {
+  const rest = new URLSearchParams(location.search);
+  rest.delete("token");
+  history.replaceState(null, "", location.pathname + (rest.size ? `?${rest}` : "") + location.hash);
+}
+
 function select(id) {
   if (id === state.selectedId) return;
   dispatch({ type: "selected", id });
