@@ -25,6 +25,10 @@ private let closeDescriptor = Darwin.close
 /// is read as not available, the warning saying why.
 public final class SQLiteFlowStore: FlowStore {
     public let path: String
+    /// What is replaced by a marker before a flow reaches any of the session's files (the
+    /// journal, the body log, SQLite's WAL and database): nothing unless asked for, since a
+    /// session file stays on its owner's machine.
+    public let redaction: FlowRedaction
     /// What the opening found damaged in the session's journal, when it did.
     public let journalDamage: JournalDamage?
     /// Where the store says what it found damaged; each body found not available is said once.
@@ -126,10 +130,11 @@ public final class SQLiteFlowStore: FlowStore {
     /// Warnings go to standard error unless `warn` takes them.
     public init(
         path: String, maximumPendingBodyBytes: Int = 64 << 20, maximumPendingFlows: Int = 20_000, maximumPendingMessages: Int = 50_000,
-        filterWindow: Int = 50_000,
+        filterWindow: Int = 50_000, redaction: FlowRedaction = .none,
         warn: @escaping @Sendable (String) -> Void = { Console.error("kagami: warning: \($0)\n") }
     ) throws {
         self.path = path
+        self.redaction = redaction
         self.warn = warn
         self.filterWindow = max(1, filterWindow)
         self.maximumPendingBodyBytes = maximumPendingBodyBytes
@@ -319,7 +324,7 @@ public final class SQLiteFlowStore: FlowStore {
     // MARK: Writing
 
     public func record(_ flow: Flow) {
-        withLargeBodiesLogged(flow) { flow, logged in enqueue(flow, logged: logged, stored: nil) }
+        withLargeBodiesLogged(redaction.apply(to: flow)) { flow, logged in enqueue(flow, logged: logged, stored: nil) }
     }
 
     /// Hands `body` the flow with its large bodies appended to the body log (when this process
@@ -352,6 +357,7 @@ public final class SQLiteFlowStore: FlowStore {
     /// on the writer's queue once the transaction holding it has committed (or failed: the
     /// error is kept for `flush()` and the caller is not held forever).
     public func record(_ flow: Flow, stored: @escaping @Sendable () -> Void) {
+        let flow = redaction.apply(to: flow)
         guard let journal else { return enqueue(flow, stored: stored) }
         let metadata = flow.storedJSON()
         withLargeBodiesLogged(flow) { flow, logged in
@@ -417,7 +423,7 @@ public final class SQLiteFlowStore: FlowStore {
     /// Messages queue like flows, behind the flow they belong to. When the disk is behind,
     /// their payloads are left out (sizes kept, marked truncated) as bodies are.
     public func record(messages: [WebSocketMessage], of flowID: UUID) {
-        var messages = messages
+        var messages = redaction.apply(to: messages)
         let bytes = messages.pendingBodyBytes
         let limit = maximumPendingBodyBytes
         let schedule = pending.withLock { state in
