@@ -181,9 +181,9 @@ final class SessionJournal: Sendable {
 
     /// `count` appended records are now in SQLite. When none is left uncommitted the journal
     /// starts over if it has grown large, or whatever its size once the writer is `idle`: a new
-    /// header, with a new number, and records from there on. The first record's number goes
-    /// with the old header (zeroes in its place), so a replay that finds the header damaged
-    /// never takes a record left there for one of this round (see `Reader.contents()`).
+    /// header, with a new number, and records from there on. The number of the record right
+    /// after the header is zeroed with it: a replay that finds the header damaged takes the
+    /// number of the record there, which must then be one of this round (`Reader.contents()`).
     func committed(_ count: Int, idle: Bool) {
         state.withLock { state in
             state.uncommitted -= count
