@@ -51,7 +51,7 @@ struct ProxyCommand: AsyncParsableCommand {
         valueName: "network"))
     var allowClients: [String] = []
 
-    @Option(help: "Rules file (YAML or JSON): Map Remote, Map Local, Rewrite, Block/Allow, No Caching, Throttling, and what --store redacts. See docs/RULES.md.")
+    @Option(help: "Rules file (YAML or JSON): Map Remote, Map Local, Rewrite, Block/Allow, No Caching, Throttling, and what is redacted. See docs/RULES.md.")
     var rules: String?
 
     @Option(name: .customLong("map-local-root"), help: ArgumentHelp(
@@ -107,7 +107,7 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         // Each client may need a descriptor for its server connection too: take what the system allows.
         ProxyServer.raiseDescriptorLimit()
-        let redaction = try redactionOptions.redaction(rules: activeRules.current?.rules.redaction)
+        let redaction = try redactionOptions.asked(rules: activeRules.current?.rules.redaction)
         let recording = try await RecordingStore.open(store: destination.storeURL, session: destination.session, redaction: redaction)
         let store = recording.store
         let sessionPath = recording.description
