@@ -32,8 +32,11 @@ enum RulesFile {
         let given = roots.map(SessionFile.expand)
         let rulesFolder = rulesFile.map { (SessionFile.expand($0) as NSString).deletingLastPathComponent }
         let folders = MapLocalFolders(base: rulesFolder ?? given.first ?? ownFolder, roots: given, excluding: [home])
-        if let closed = folders.closedRoots.first {
-            throw ValidationError("\(closed) is inside Kagami's own folder \(home), where Map Local never reads (it holds the CA key and the admin token): use a folder of your own, or \(ownFolder)")
+        // A folder named with --map-local-root that opens nothing is a mistake worth a word; the
+        // rules file's own folder may lie anywhere (its Map Local rules are refused one by one).
+        let named = Set(given.map { MapLocalFolders(base: $0, excluding: []).base })
+        if let closed = folders.closedRoots.first(where: named.contains) {
+            throw ValidationError("--map-local-root \(closed) is inside Kagami's own folder \(home), where Map Local never reads (it holds the CA key and the admin token): use a folder of your own, or \(ownFolder)")
         }
         return folders
     }

@@ -15,6 +15,8 @@ struct ConnectionSettings: Sendable {
     /// No complete request head for this long (after connecting or after the last exchange):
     /// the connection is closed.
     var clientIdleTimeout: TimeAmount
+    /// How long the server's answer may take to begin once the client closed its side.
+    var clientHalfCloseTimeout: TimeAmount
     /// Set when HTTPS interception is on.
     var identities: InterceptionIdentities?
     var sslProxying: LiveSSLProxying
@@ -229,18 +231,25 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         context.fireChannelInactive()
     }
 
-    /// The client sent all it will (it half-closed: `shutdown(SHUT_WR)` after its request, as
-    /// `nc -N` and some HTTP/1.0 clients do). A request it completed is still answered, and the
-    /// connection closes after the answer; with nothing complete to answer, it closes now.
+    /// The client sent all it will: it half-closed (`shutdown(SHUT_WR)` after its request, as
+    /// `nc -N` and some HTTP/1.0 clients do) or closed its socket, which look the same on the
+    /// wire. A request it completed is still answered, and the connection closes after the
+    /// answer; but a client that gave up is not waited for long: when the answer hasn't begun
+    /// within `clientHalfCloseTimeout`, the exchange ends as one the client left. With nothing
+    /// complete to answer, the connection closes now.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         guard let event = event as? ChannelEvent, event == .inputClosed else {
             context.fireUserInboundEventTriggered(event)
             return
         }
-        if let exchange, exchange.state.isRequestComplete {
-            exchange.clientKeepAlive = false
-        } else {
+        guard let exchange, exchange.state.isRequestComplete else {
             context.close(promise: nil)
+            return
+        }
+        exchange.clientKeepAlive = false
+        context.eventLoop.assumeIsolated().scheduleTask(in: settings.clientHalfCloseTimeout) { [weak self] in
+            guard let self, self.exchange === exchange, !exchange.state.hasResponseStarted else { return }
+            self.context?.close(promise: nil)
         }
     }
 

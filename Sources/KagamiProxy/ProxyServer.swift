@@ -44,6 +44,10 @@ public final class ProxyServer: Sendable {
         /// connects or after its last exchange: idle keep-alive connections, slow or incomplete
         /// heads ("slowloris", HTTP/0.9, bare line breaks) are closed then.
         public var clientIdleTimeout: Duration
+        /// How long an exchange waits for the server's answer to begin once its client has closed
+        /// its side (a half-close and a close look the same on the wire: `shutdown(SHUT_WR)`
+        /// after the request is answered, a client that gave up is not waited for long).
+        public var clientHalfCloseTimeout: Duration
         /// Client connections open at once; more are refused until some close. nil: half of the
         /// process's open-file limit.
         public var maximumClientConnections: Int?
@@ -58,7 +62,7 @@ public final class ProxyServer: Sendable {
             connectTimeout: Duration = .seconds(10), responseTimeout: Duration = .seconds(60),
             idleConnectionTimeout: Duration = .seconds(60), maximumIdleConnectionsPerServer: Int = 64,
             bodyCaptureLimit: Int = 10 * 1024 * 1024, interception: InterceptionConfiguration? = nil,
-            upstreamAllowList: UpstreamAllowList? = nil, clientIdleTimeout: Duration = .seconds(60),
+            upstreamAllowList: UpstreamAllowList? = nil, clientIdleTimeout: Duration = .seconds(60), clientHalfCloseTimeout: Duration = .seconds(10),
             maximumClientConnections: Int? = nil, notice: (@Sendable (String) -> Void)? = nil, allowedClients: [IPNetwork] = []
         ) {
             self.host = host
@@ -72,6 +76,7 @@ public final class ProxyServer: Sendable {
             self.interception = interception
             self.upstreamAllowList = upstreamAllowList
             self.clientIdleTimeout = clientIdleTimeout
+            self.clientHalfCloseTimeout = clientHalfCloseTimeout
             self.maximumClientConnections = maximumClientConnections
             self.notice = notice
             self.allowedClients = allowedClients
@@ -156,6 +161,7 @@ public final class ProxyServer: Sendable {
             connectTimeout: TimeAmount(configuration.connectTimeout),
             responseTimeout: TimeAmount(configuration.responseTimeout),
             clientIdleTimeout: TimeAmount(configuration.clientIdleTimeout),
+            clientHalfCloseTimeout: TimeAmount(configuration.clientHalfCloseTimeout),
             identities: identities,
             sslProxying: sslProxying,
             upstreamVerificationDisabled: configuration.interception?.insecureUpstream ?? false,

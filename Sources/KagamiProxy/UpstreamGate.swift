@@ -28,10 +28,9 @@ final class UpstreamGate: Sendable {
     /// What connecting to `host:port` would be refused for, decided without a lookup (a name
     /// the list allows may still be refused for what it resolves to); nil when it may be tried.
     func refusal(host: String, port: Int) -> DestinationNotAllowed? {
-        if case .refused(let reason) = decision(host: host, port: port) {
-            return DestinationNotAllowed(host: host, reason: reason)
-        }
-        return nil
+        guard case .refused(let reason) = decision(host: host, port: port) else { return nil }
+        counters.withLockedValue { $0.refusedBeforeLookup += 1 }
+        return DestinationNotAllowed(host: host, reason: reason)
     }
 
     private func decision(host: String, port: Int) -> UpstreamAllowList.Decision {

@@ -48,9 +48,9 @@ public struct MapLocalFolders: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { roots.isEmpty ? "none" : roots.joined(separator: ", ") }
 
-    /// Folders among `roots` (beyond `base`) that lie in an excluded folder, and so open nothing.
+    /// Folders among `roots` that lie in an excluded folder, and so open nothing.
     public var closedRoots: [String] {
-        roots.dropFirst().filter { root in
+        roots.filter { root in
             excluded.contains { Self.isWithin(root, $0) && !Self.isWithin(root, $0 + "/" + Self.openFolderName) }
         }
     }

@@ -157,5 +157,7 @@ import Testing
             #expect((try? folders.writable(refused).get()) == nil, "\(refused)")
         }
         #expect(MapLocalFolders(base: directory, roots: [home + "/sessions"], excluding: [home]).closedRoots == [home + "/sessions"])
+        #expect(MapLocalFolders(base: home, excluding: [home]).closedRoots == [home])
+        #expect(MapLocalFolders(base: home + "/map-local", excluding: [home]).closedRoots.isEmpty)
     }
 }

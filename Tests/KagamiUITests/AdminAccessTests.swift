@@ -195,9 +195,11 @@ struct AdminAccessTests {
         #expect(!key.contains("PRIVATE KEY"), "the CA key was served: \(key.prefix(60))")
         let traversal = try await CommandLineClient.curl.run(proxy + ["--path-as-is", "\(origin.baseURL)/mapped/../../home/kagami-ca-key.pem"]).stdoutText
         #expect(!traversal.contains("PRIVATE KEY"))
-        // --map-local-root inside Kagami's own folder is refused at start.
-        let refused = try await CommandLineClient.kagami().run(
-            ["proxy", "--port", "0", "--no-ui", "--session", directory + "/other.sqlite", "--map-local-root", home],
+        // --map-local-root inside Kagami's own folder is refused at start (a proxy that started
+        // anyway is stopped by the time limit, and the test fails rather than hangs).
+        let refused = try await CommandLineClient("/usr/bin/timeout").run(
+            ["60", try CommandLineClient.kagamiPath(), "proxy", "--port", "0", "--no-ui", "--session", directory + "/other.sqlite",
+             "--map-local-root", home],
             environment: Self.environment(home: home))
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("inside Kagami's own folder"), "\(refused.stderr)")
