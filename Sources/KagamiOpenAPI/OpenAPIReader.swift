@@ -15,7 +15,8 @@ public enum OpenAPIReader {
     public static let schemaDialect = "https://json-schema.org/draft/2020-12/schema"
 
     /// Reads a document. Never throws: problems become annotations with positions.
-    public static func parse(_ text: String) -> APIContract {
+    public static func parse(_ text: String, progress: ReadingProgress.Report? = nil) -> APIContract {
+        progress?(ReadingProgress(stage: "parsing"))
         let raw: JSONValue
         let locator: SourceLocator
         do {
@@ -30,16 +31,16 @@ public enum OpenAPIReader {
             return failed(format, "expected an OpenAPI 3.0 or 3.1 document, found \(found)", at: locator.location(of: ["openapi"]))
         }
         let referenceProblems = Self.referenceProblems(in: raw, locator: locator)
-        // Decoded through Yams from one normalised JSON text: its mappings keep document
-        // order (Foundation's JSONDecoder doesn't), and JSON is YAML.
-        let normalised = raw.serialized()
+        progress?(ReadingProgress(stage: "decoding"))
+        // Decoded from the values as Yams decodes their JSON text: mappings keep document
+        // order (Foundation's JSONDecoder doesn't).
         let document: OpenAPIKit.OpenAPI.Document
         do {
             if format == .openAPI30 {
-                let legacy = try YAMLDecoder().decode(OpenAPIKit30.OpenAPI.Document.self, from: normalised)
+                let legacy = try OpenAPIValueDecoder.decode(OpenAPIKit30.OpenAPI.Document.self, from: raw)
                 document = legacy.convert(to: .v3_1_0)
             } else {
-                document = try YAMLDecoder().decode(OpenAPIKit.OpenAPI.Document.self, from: normalised)
+                document = try OpenAPIValueDecoder.decode(OpenAPIKit.OpenAPI.Document.self, from: raw)
             }
         } catch {
             let described = OpenAPIKit.OpenAPI.Error(from: error)
@@ -50,6 +51,7 @@ public enum OpenAPIReader {
         }
         var builder = OpenAPIContractBuilder(document: document, format: format, locator: locator)
         builder.annotations = referenceProblems
+        builder.progress = progress
         return builder.build()
     }
 
@@ -138,6 +140,7 @@ struct OpenAPIContractBuilder {
     let format: ContractFormat
     let locator: SourceLocator
     var annotations: [Annotation] = []
+    var progress: ReadingProgress.Report?
     /// Component schemas as JSON, for inlining `$ref`s.
     let componentSchemas: JSONObject
 
@@ -190,6 +193,7 @@ struct OpenAPIContractBuilder {
             MetadataEntry(name: "version", value: document.info.version),
         ]
         contract.servers = document.servers.map { Server(url: $0.urlTemplate.absoluteString, description: $0.description ?? "") }
+        progress?(ReadingProgress(stage: "validating"))
         do {
             _ = try document.validate(strict: false)
         } catch let collection as OpenAPIKit.ValidationErrorCollection {
@@ -205,7 +209,10 @@ struct OpenAPIContractBuilder {
         // description with tens of thousands of paths would otherwise be searched for each.
         var groupIndexes: [String: Int] = [:]
         var resourceIndexes: [ResourceKey: Int] = [:]
-        for (path, item) in document.paths {
+        for (pathNumber, (path, item)) in document.paths.enumerated() {
+            if let progress, pathNumber % 500 == 0 {
+                progress(ReadingProgress(stage: "operations", done: pathNumber, total: document.paths.count))
+            }
             let pathItem: OpenAPIKit.OpenAPI.PathItem
             do {
                 pathItem = try document.components.lookup(item)
@@ -261,6 +268,7 @@ struct OpenAPIContractBuilder {
             }
         }
         contract.groups = groups
+        progress?(ReadingProgress(stage: "schemas", total: componentSchemas.count))
         contract.dataStructures = componentSchemas.map { name, schema in
             let resolved = resolved(schema)
             return DataStructure(
