@@ -1,29 +1,33 @@
 #!/usr/bin/env python3
-"""Generate a large OpenAPI description (default ~27,000 paths, ~50 MB of YAML) for the
+"""Generate a large OpenAPI description (default 27,000 paths, ~52 MB of YAML, ~63 MB of JSON) for the
 description benchmarks and tests. Deterministic: the same arguments give the same bytes.
 
 Usage: gen_big_openapi.py OUT_PATH [--paths N] [--format yaml|json] [--version 3.0.3|3.1.0]
   OUT_PATH   where the document is written (.yaml or .json; the format follows the extension
              unless --format says otherwise)
-  --paths    how many paths (default 27000; rounded up to an even number: each module has two)
+  --paths    how many paths (default 27000; rounded up to a multiple of three: each module
+             has three)
   --version  the `openapi` field (default 3.0.3)
 
 Prints one line of counts (bytes, paths, operations, schemas) and, with --summary FILE, writes
 them as JSON too, so a test can compare what a reader found with what was written.
 
-Structure, per module i (two paths, five operations):
+Structure, per module i (three paths; 5 operations, 6 on every third module):
   /v1/mod{i}/items            GET (query limit/cursor/sort, a shared header parameter by $ref,
-                                   200 page of Item{i}, 400 shared response by $ref, default Error)
+                                   200 page of Item{i} with a header, 400 shared response by
+                                   $ref, a default Error response on even modules)
                               POST (request body $ref ItemInput{i} with an example; 201 Item{i}
                                    with a Location header, 422 Error with an example)
   /v1/mod{i}/items/{itemId}   path parameter itemId on the path item
-                              GET (200 Item{i} with two named examples, 404 Error)
-                              PATCH (request body oneOf ItemInput{i} / a status-only object;
-                                   200 Item{i}, 404)
+                              GET (200 Item{i}, two named examples on every fourth module; 404)
+                              PATCH on every third module (request body oneOf ItemInput{i} / a
+                                   status-only object; 200 Item{i}, 404)
                               DELETE (204)
+  /v1/mod{i}/items/{itemId}/archive  POST (204, 404)
   components/schemas: Item{i} = allOf [Base{i % 10}, an object with $refs to Money, Owner and a
-  oneOf of Physical/Digital], ItemInput{i}, and shared Base0..9, Money, Owner, Address, Physical,
-  Digital, Error. Operations carry tags (one per 50 modules), summaries and operationIds.
+  oneOf of Physical/Digital], ItemInput{i}, and shared Base0..9, Money, Owner (with an Address
+  $ref), Address, Physical, Digital, Error. Operations carry tags (one per 50 modules),
+  summaries and operationIds.
 """
 import argparse
 import json
