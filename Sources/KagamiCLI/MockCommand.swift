@@ -32,11 +32,13 @@ struct MockCommand: AsyncParsableCommand {
         let recording = try await RecordingStore.open(store: destination.storeURL, session: destination.session)
         let store = recording.store
         let server: MockServer
+        let display = ReadingDisplay.forTerminal(file: file)
         do {
+            defer { display?.finish() }
             server = try await MockServer.start(
                 path: file,
                 configuration: .init(host: host, port: port, validates: !noValidate, cors: cors),
-                sink: store)
+                sink: store, progress: display?.report)
         } catch let error as MockServerError {
             Console.error("\(file): \(error)\n")
             throw ExitCode(2)
