@@ -22,10 +22,12 @@ public final class UIServer: Sendable {
         public var token: String?
         /// Seconds between keep-alive comments on the event stream.
         public var heartbeatInterval: Double
+        /// How long wrong tokens from one address are remembered (past 20 in it, 429).
+        public var wrongTokenWindow: Duration
 
         public init(
             host: String = "127.0.0.1", port: Int = 8889, proxyAddress: String, sessionPath: String, version: String,
-            token: String? = nil, heartbeatInterval: Double = 15
+            token: String? = nil, heartbeatInterval: Double = 15, wrongTokenWindow: Duration = .seconds(60)
         ) {
             self.host = host
             self.port = port
@@ -34,6 +36,7 @@ public final class UIServer: Sendable {
             self.version = version
             self.token = token
             self.heartbeatInterval = heartbeatInterval
+            self.wrongTokenWindow = wrongTokenWindow
         }
     }
 
@@ -61,7 +64,7 @@ public final class UIServer: Sendable {
 
     /// Starts listening and returns the port (useful with port 0).
     public func start() async throws -> Int {
-        let access = UIAccessMiddleware(token: token, loopbackOnly: UIAccess.isLoopback(configuration.host), guesses: TokenGuesses())
+        let access = UIAccessMiddleware(token: token, loopbackOnly: UIAccess.isLoopback(configuration.host), guesses: TokenGuesses(window: configuration.wrongTokenWindow))
         let router = buildRouter(routes, access: access)
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
         let app = buildApplication(

@@ -92,6 +92,12 @@ export function connect() {
   };
 }
 
+/** Closes the event stream (the page is being left); `connect` opens it again. */
+export function disconnect() {
+  if (source) source.close();
+  source = null;
+}
+
 /**
  * Reads the list again: the newest page of the session (or of the server's answer to `query`,
  * the filter box's text) is shown at once, then older pages are put in front in the background
