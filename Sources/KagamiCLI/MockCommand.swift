@@ -3,6 +3,7 @@ import KagamiDescription
 import Foundation
 import KagamiFlow
 import KagamiMock
+import KagamiRecording
 
 struct MockCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -38,7 +39,7 @@ struct MockCommand: AsyncParsableCommand {
             server = try await MockServer.start(
                 path: file,
                 configuration: .init(host: host, port: port, validates: !noValidate, cors: cors),
-                sink: store, progress: display?.report)
+                sink: Recording(store: store).chain, progress: display?.report)
         } catch let error as MockServerError {
             Console.error("\(file): \(error)\n")
             throw ExitCode(2)

@@ -204,10 +204,6 @@ struct RecordingHook: ExchangeHook {
     }
 
     func ended(_ flow: Flow, stored: (@Sendable () -> Void)?) {
-        if let stored {
-            sink.record(flow, stored: stored)
-        } else {
-            sink.record(flow)
-        }
+        sink.record(.flow(flow, stored: stored))
     }
 }

@@ -323,6 +323,14 @@ public final class SQLiteFlowStore: FlowStore {
 
     // MARK: Writing
 
+    public func record(_ record: FlowRecord) {
+        switch record {
+        case .flow(let flow, let stored?): self.record(flow, stored: stored)
+        case .flow(let flow, nil): self.record(flow)
+        case .messages(let messages, let flowID): self.record(messages: messages, of: flowID)
+        }
+    }
+
     public func record(_ flow: Flow) {
         withLargeBodiesLogged(redaction.apply(to: flow)) { flow, logged in enqueue(flow, logged: logged, stored: nil) }
     }

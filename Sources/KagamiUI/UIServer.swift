@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import KagamiContractCheck
 import KagamiFlow
+import KagamiRecording
 import KagamiStore
 import NIOCore
 import Synchronization
@@ -51,14 +52,16 @@ public final class UIServer: Sendable {
     /// Set by `stop()`: the server is cancelled, and what it logs about that is not news.
     private let stopping = StoppingFlag()
 
+    /// - Parameter recorder: where imported exchanges are recorded, the chain the proxy records
+    ///   into (by default one that keeps them in `store` and shows them on `hub`).
     public init(
-        configuration: Configuration, store: any FlowStore, hub: FlowHub, liveProxy: LiveProxy? = nil, rules: RulesControl? = nil,
-        contracts: LiveContracts? = nil
+        configuration: Configuration, store: any FlowStore, hub: FlowHub, recorder: (any FlowSink)? = nil, liveProxy: LiveProxy? = nil,
+        rules: RulesControl? = nil, contracts: LiveContracts? = nil
     ) throws {
         self.configuration = configuration
         token = configuration.token ?? AdminToken.make()
         routes = UIRoutes(
-            configuration: configuration, store: store, hub: hub, page: try WebPage.load(),
+            configuration: configuration, store: store, hub: hub, recorder: recorder ?? Recording(store: store, hub: hub).chain, page: try WebPage.load(),
             liveProxy: liveProxy, rules: rules, contracts: contracts)
     }
 
@@ -98,6 +101,8 @@ struct UIRoutes: Sendable {
     var configuration: UIServer.Configuration
     var store: any FlowStore
     var hub: FlowHub
+    /// Where imported exchanges go (the recording chain).
+    var recorder: any FlowSink
     var page: WebPage
     /// The proxy in this process, for breakpoints, WebSockets, repeats and the SSL Proxying list.
     var liveProxy: LiveProxy?
@@ -113,7 +118,7 @@ func buildRouter(_ routes: UIRoutes, access: UIAccessMiddleware?) -> Router<UIRe
     router.add(middleware: HummingbirdErrors())
     let proxy = routes.liveProxy
     FlowAPI(
-        store: routes.store, hub: routes.hub, webSockets: proxy?.webSockets, breakpoints: proxy?.breakpoints,
+        store: routes.store, hub: routes.hub, recorder: routes.recorder, webSockets: proxy?.webSockets, breakpoints: proxy?.breakpoints,
         configuration: routes.configuration
     ).register(on: router)
     BreakpointAPI(breakpoints: proxy?.breakpoints).register(on: router)

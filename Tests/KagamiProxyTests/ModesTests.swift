@@ -144,14 +144,9 @@ struct DurabilityTests {
 
     /// A sink that falls behind holds each connection's next request until it catches up.
     @Test func aSinkThatIsBehindSlowsTheNextRequestInsteadOfQueueing() async throws {
-        final class GatedSink: FlowSink {
-            let behind = Mutex(true)
-            let flows = Mutex<[Flow]>([])
-            func record(_ flow: Flow) { flows.withLock { $0.append(flow) } }
-            var isBehind: Bool { behind.withLock { $0 } }
-        }
         let origin = try await OriginServer.start()
-        let sink = GatedSink()
+        let sink = CollectingSink()
+        sink.behind.withLock { $0 = true }
         let proxy = try ProxyServer(configuration: .init(host: "127.0.0.1", port: 0, mode: .forward, upstreamAllowList: .loopback), sink: sink)
         let port = try await proxy.start().port ?? 0
         let opened = Task {
@@ -166,7 +161,7 @@ struct DurabilityTests {
         try await opened.value
         #expect(result.stdoutText == "200\n200\n")
         #expect(elapsed >= .milliseconds(550), "the second request went on while the sink was behind (\(elapsed))")
-        #expect(sink.flows.withLock { $0.count } == 2)
+        #expect(sink.flows.count == 2)
         try await proxy.stop()
         try await origin.stop()
     }
