@@ -1,4 +1,5 @@
 import KagamiFlow
+import KagamiRules
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -105,6 +106,12 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
             refuse(recorder, target: target, error: refusal, context: context)
             return
         }
+        // Block List and Allow List see tunnels as they see requests, through the hooks.
+        if let verdict = settings.hooks.tunnel(ThrottleHandler.tunnelRequest(target)), case .block(let action) = verdict.action {
+            pendingTunnel = nil
+            block(recorder, action: action, applications: verdict.applications, context: context)
+            return
+        }
         if settings.identities != nil, origin == nil, settings.sslProxying.current.intercepts(host: target.host, port: target.port) {
             pendingTunnel = nil
             intercept(target: target, recorder: recorder, context: context)
@@ -153,6 +160,32 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
             eventLoop.execute {
                 let (handler, context) = written.value
                 handler.writeAndClose(head, body, context: context)
+            }
+        }
+    }
+
+    /// Refuses the CONNECT as the rules say: 403 with the rules' page once the session keeps the
+    /// tunnel's record, or the connection dropped.
+    private func block(_ recorder: FlowRecorder, action: BlockAction, applications: [RuleApplication], context: ChannelHandlerContext) {
+        var recorder = recorder
+        recorder.addRuleApplications(applications)
+        switch action {
+        case .dropConnection:
+            settings.hooks.ended(recorder.finish(error: FlowError(.aborted, "blocked by the rules: connection dropped")))
+            context.close(promise: nil)
+        case .forbidden:
+            let forbidden = RulePipeline.forbiddenResponse
+            var head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: forbidden.status), headers: HTTPHeaders(forbidden.headers.pairs))
+            head.headers.replaceOrAdd(name: "Connection", value: "close")
+            let body = ByteBuffer(bytes: forbidden.body.data)
+            recorder.localResponse(status: head.status, headers: head.headers, body: body)
+            let eventLoop = context.eventLoop
+            let written = NIOLoopBound((handler: self, context: context), eventLoop: eventLoop)
+            settings.hooks.ended(recorder.finish(error: nil)) {
+                eventLoop.execute {
+                    let (handler, context) = written.value
+                    handler.writeAndClose(head, body, context: context)
+                }
             }
         }
     }

@@ -19,6 +19,9 @@ enum HookOutcome: Equatable {
 /// The proxy runs one ordered list of them (`ExchangeHooks`) at each point; hooks keep what
 /// they need on the `Exchange`, so one hook value serves every connection.
 protocol ExchangeHook: Sendable {
+    /// A CONNECT to `request`'s host and port, before its server connection opens (relayed or
+    /// intercepted): nil lets it go on, a verdict that blocks refuses it at the CONNECT.
+    func tunnel(_ request: FlowRequest) -> RequestVerdict?
     /// Request head read. True when the hook needs the whole request (body included) before
     /// the request can be decided.
     func requestHead(_ exchange: Exchange) -> Bool
@@ -46,6 +49,7 @@ protocol ExchangeHook: Sendable {
 }
 
 extension ExchangeHook {
+    func tunnel(_ request: FlowRequest) -> RequestVerdict? { nil }
     func requestHead(_ exchange: Exchange) -> Bool { false }
     func request(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome { .proceed }
     func needsWholeResponse(_ exchange: Exchange) -> Bool { false }
@@ -67,6 +71,14 @@ struct ExchangeHooks: Sendable {
     /// leaves, and recording last, once the others have acted.
     static func standard(rules: ActiveRules, breakpoints: Breakpoints, sink: any FlowSink) -> ExchangeHooks {
         ExchangeHooks(list: [RuleHook(rules: rules), BreakpointHook(breakpoints: breakpoints), ThrottleHook(), RecordingHook(sink: sink)])
+    }
+
+    /// The first hook's verdict on a tunnel, in list order; nil when every hook lets it go on.
+    func tunnel(_ request: FlowRequest) -> RequestVerdict? {
+        for hook in list {
+            if let verdict = hook.tunnel(request) { return verdict }
+        }
+        return nil
     }
 
     /// Runs every hook's request-head step; true when any needs the whole request.
@@ -109,6 +121,10 @@ struct ExchangeHooks: Sendable {
 /// Local, Map Remote, Rewrite, No Caching; throttling profiles are chosen here too).
 struct RuleHook: ExchangeHook {
     let rules: ActiveRules
+
+    func tunnel(_ request: FlowRequest) -> RequestVerdict? {
+        rules.current?.processTunnel(host: request.host, port: request.port)
+    }
 
     func requestHead(_ exchange: Exchange) -> Bool {
         guard let pipeline = rules.current else { return false }
