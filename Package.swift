@@ -61,6 +61,8 @@ let package = Package(
         .target(name: "KagamiYAML", dependencies: [.product(name: "Yams", package: "Yams")]),
         // One value per HTTP exchange, with no networking types: everything else speaks flows.
         .target(name: "KagamiFlow"),
+        // What Kagami writes out: notices and answers on the console, every byte to a descriptor.
+        .target(name: "KagamiOutput"),
         // Kagami's root CA and the leaf certificates it signs for intercepted hosts.
         .target(
             name: "KagamiCertificates",
@@ -111,12 +113,12 @@ let package = Package(
         // Sessions: the FlowStore protocol and its SQLite driver.
         .target(
             name: "KagamiStore",
-            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiContentCoding", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"), .product(name: "DequeModule", package: "swift-collections")]
+            dependencies: ["KagamiOutput", "KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiContentCoding", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"), .product(name: "DequeModule", package: "swift-collections")]
         ),
         // Sessions shared by a team: the FlowStore protocol over a PostgreSQL server.
         .target(
             name: "KagamiPostgresStore",
-            dependencies: [
+            dependencies: ["KagamiOutput",
                 "KagamiStore", "KagamiFlow",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -165,7 +167,7 @@ let package = Package(
         // The mock server and docs page served from a contract.
         .target(
             name: "KagamiMock",
-            dependencies: [
+            dependencies: ["KagamiOutput",
                 "KagamiContract", "KagamiContractCheck", "KagamiDescription", "KagamiJSON", "KagamiJSONSchema", "KagamiURITemplate", "KagamiFlow",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -220,7 +222,7 @@ let package = Package(
         // The commands; the executable only calls into this.
         .target(
             name: "KagamiCLI",
-            dependencies: [
+            dependencies: ["KagamiOutput",
                 "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
                 "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiContractCheck", "KagamiMock", "KagamiUI",
                 "KagamiRules", "KagamiRepeat", "KagamiInfer", "KagamiRecording",

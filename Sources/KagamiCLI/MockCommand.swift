@@ -1,8 +1,9 @@
 import ArgumentParser
-import KagamiDescription
 import Foundation
+import KagamiDescription
 import KagamiFlow
 import KagamiMock
+import KagamiOutput
 import KagamiRecording
 
 struct MockCommand: AsyncParsableCommand {

@@ -2,10 +2,11 @@ import ArgumentParser
 import Foundation
 import KagamiCertificates
 import KagamiContractCheck
-import KagamiRecording
 import KagamiFlow
 import KagamiJSON
+import KagamiOutput
 import KagamiProxy
+import KagamiRecording
 import KagamiRepeat
 import KagamiRules
 import KagamiStore

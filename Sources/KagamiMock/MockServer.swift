@@ -4,6 +4,7 @@ import KagamiContract
 import KagamiContractCheck
 import KagamiDescription
 import KagamiFlow
+import KagamiOutput
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1

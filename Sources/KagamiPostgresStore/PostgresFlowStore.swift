@@ -1,6 +1,7 @@
 import DequeModule
 import Foundation
 import KagamiFlow
+import KagamiOutput
 import KagamiStore
 import Logging
 import PostgresNIO

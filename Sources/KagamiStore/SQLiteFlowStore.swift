@@ -2,6 +2,7 @@ import DequeModule
 import Foundation
 import GRDB
 import KagamiFlow
+import KagamiOutput
 import Synchronization
 
 #if canImport(Glibc)
