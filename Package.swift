@@ -219,6 +219,15 @@ let package = Package(
             name: "KagamiInfer",
             dependencies: ["KagamiFlow", "KagamiJSON", "KagamiContentCoding", .product(name: "OrderedCollections", package: "swift-collections")]
         ),
+        // Two captures compared by operation: what changed in calls, shapes, statuses, values and
+        // timings. Pure: flows in, findings and reports out.
+        .target(
+            name: "KagamiDiff",
+            dependencies: [
+                "KagamiFlow", "KagamiJSON", "KagamiInfer", "KagamiContractCheck", "KagamiURITemplate", "KagamiContentCoding", "KagamiGRPC",
+                .product(name: "OrderedCollections", package: "swift-collections"),
+            ]
+        ),
         // Proxy and mock run inside a test suite: port 0, rules, recorded flows, contract check;
         // no NIO types in its public API (Tests/KagamiKitTests/PublicSymbolsTests.swift).
         .target(
@@ -280,6 +289,10 @@ let package = Package(
             ]
         ),
         .testTarget(name: "KagamiGRPCTests", dependencies: ["KagamiGRPC", "KagamiFlow", "KagamiTesting"]),
+        .testTarget(
+            name: "KagamiDiffTests",
+            dependencies: ["KagamiDiff", "KagamiFlow", "KagamiJSON", "KagamiContractCheck", "KagamiDescription", "KagamiStore", "KagamiTesting"]
+        ),
         .testTarget(
             name: "KagamiInferTests",
             dependencies: [
