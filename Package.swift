@@ -253,7 +253,7 @@ let package = Package(
             dependencies: [
                 "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
                 "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiContractCheck", "KagamiMock", "KagamiUI",
-                "KagamiRules", "KagamiRepeat", "KagamiInfer",
+                "KagamiRules", "KagamiRepeat", "KagamiInfer", "KagamiDiff",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -291,7 +291,7 @@ let package = Package(
         .testTarget(name: "KagamiGRPCTests", dependencies: ["KagamiGRPC", "KagamiFlow", "KagamiTesting"]),
         .testTarget(
             name: "KagamiDiffTests",
-            dependencies: ["KagamiDiff", "KagamiFlow", "KagamiJSON", "KagamiContractCheck", "KagamiDescription", "KagamiStore", "KagamiTesting"]
+            dependencies: ["KagamiDiff", "KagamiFlow", "KagamiJSON", "KagamiContractCheck", "KagamiDescription", "KagamiStore", "KagamiTesting", "kagami"]
         ),
         .testTarget(
             name: "KagamiInferTests",
