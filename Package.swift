@@ -232,7 +232,7 @@ let package = Package(
         // no NIO types in its public API (Tests/KagamiKitTests/PublicSymbolsTests.swift).
         .target(
             name: "KagamiKit",
-            dependencies: ["KagamiFlow", "KagamiRules", "KagamiProxy", "KagamiMock", "KagamiStore", "KagamiContractCheck", "KagamiDescription"]
+            dependencies: ["KagamiFlow", "KagamiRules", "KagamiProxy", "KagamiMock", "KagamiStore", "KagamiContractCheck", "KagamiDescription", "KagamiDiff"]
         ),
         // A swift-openapi-runtime transport: a generated client pointed at an in-process mock or
         // sent through an in-process proxy in one line.
