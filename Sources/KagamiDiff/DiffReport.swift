@@ -181,7 +181,7 @@ public struct DiffReport: Sendable {
             let state = counts.before == 0 ? "added" : counts.after == 0 ? "removed" : "changed"
             body += "<section class=\"operation \(state)\"><h2><code>\(e(counts.operation.description))</code> <span class=\"host\">\(e(counts.operation.host))</span>"
             if let name = counts.operation.name { body += " <span class=\"name\">\(e(name))</span>" }
-            body += " <span class=\"calls\">\(counts.before) → \(counts.after) calls</span></h2>\n"
+            body += " <span class=\"calls\">\(counts.before) → \(counts.after) call\(counts.after == 1 ? "" : "s")</span></h2>\n"
             body += "<table><thead><tr><th>Kind</th><th>Where</th><th>Before</th><th>After</th><th>Exchanges</th></tr></thead><tbody>\n"
             for finding in findings {
                 let failing = failOn.contains(finding.kind) ? " class=\"failing\"" : ""
