@@ -206,7 +206,7 @@ let package = Package(
             name: "KagamiUI",
             dependencies: [
                 "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiContentCoding", "KagamiContractCheck",
-                "KagamiProxy", "KagamiRules", "KagamiCurl", "KagamiRepeat", "KagamiInfer", "KagamiGRPC",
+                "KagamiProxy", "KagamiRules", "KagamiCurl", "KagamiRepeat", "KagamiInfer", "KagamiGRPC", "KagamiDiff",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

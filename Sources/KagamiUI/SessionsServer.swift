@@ -141,7 +141,9 @@ public final class SessionsServer: Sendable {
         return try await views.view(of: name) { [catalog, page, token] in
             guard let store = try await catalog.open(session: name) else { return nil }
             let hub = FlowHub(forwardingTo: store)
-            let routes = UIRoutes(configuration: configuration, tokenRequired: token != nil, store: store, hub: hub, page: page)
+            let routes = UIRoutes(
+                configuration: configuration, tokenRequired: token != nil, store: store, hub: hub, page: page,
+                comparable: .catalog(catalog, except: name))
             return SessionView(store: store, hub: hub, responder: buildRouter(routes, access: nil).buildResponder())
         }
     }
