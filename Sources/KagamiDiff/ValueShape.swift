@@ -75,7 +75,9 @@ struct ValueShape: Sendable {
             // A map keyed by ids holds its entries under one name; each counts once per object.
             var counted: Set<String> = []
             for (key, member) in object {
-                let name = namedMembers ? key : Self.memberName(key)
+                // A name kept already is a name, not an id: classifying every key of every
+                // object would cost more than the rest of the body.
+                let name = namedMembers || members[key] != nil ? key : Self.memberName(key)
                 if members[name] == nil {
                     guard members.count < Limits.members else { continue }
                     members[name] = ValueShape()
@@ -173,9 +175,11 @@ struct ScalarTally: Sendable, Hashable {
 
     static let shownLength = 200
 
-    mutating func add(_ value: String, kind: Kind, id: UUID) {
+    /// `value` is made only while the place has had one value: most places soon vary.
+    mutating func add(_ make: @autoclosure () -> String, kind: Kind, id: UUID) {
         samples += 1
         guard !varies else { return }
+        let value = make()
         let hash = value.hashValue
         let count = value.utf8.count
         guard text != nil else {
