@@ -64,11 +64,16 @@ enum Volatility {
             "id", "ids", "uuid", "guid", "nonce", "etag", "created", "updated", "modified", "deleted", "expires",
             "expiry", "timestamp", "time", "date", "ts", "now", "cursor", "seed", "random", "salt", "hash", "checksum",
             "digest", "rev", "revision", "seq", "sequence",
-            // A build's own version is expected to differ between two builds.
-            "version", "build", "appversion", "buildnumber",
+            // A build's own version differs between two builds by definition.
+            "version", "build",
         ]
         if exact.contains(bare) { return true }
-        let words = ["uuid", "guid", "nonce", "etag", "timestamp", "requestid", "traceid", "spanid", "correlation", "traceparent", "tracestate", "cursor", "csrf", "xsrf", "expires", "expiry"]
+        let words = [
+            "uuid", "guid", "nonce", "etag", "timestamp", "requestid", "traceid", "spanid", "correlation", "traceparent", "tracestate",
+            "cursor", "csrf", "xsrf", "expires", "expiry",
+            // The app's own version and build (`X-App-Version`, `User-Agent: Example/2.1`).
+            "appversion", "appbuild", "clientversion", "buildnumber", "useragent",
+        ]
         if words.contains(where: { bare.contains($0) }) { return true }
         // `userId`, `user_id`, `user-id`, `userID`; `createdAt`, `created_at`; `startTime`, `end_date`.
         for suffix in ["Id", "ID", "Ids", "IDs", "At", "Time", "Date", "Timestamp", "Ts"] where name.hasSuffix(suffix) && name.count > suffix.count {
