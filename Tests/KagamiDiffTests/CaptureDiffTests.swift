@@ -270,6 +270,37 @@ import Testing
         #expect(Self.only(diff, .addedOperation)?.operation.description == "CONNECT tracker.example.com:443")
     }
 
+    @Test func reportsNameEveryFindingAndFailOnlyOnTheKindsGiven() throws {
+        let before = [F.api("/me", response: #"{"name":"Ada","email":"a@example.com"}"#), F.api("/old", response: "{}")]
+        let after = [F.api("/me", response: #"{"name":"Ada"}"#), F.api("/new", response: "{}")]
+        let diff = try Self.diff(before, after)
+        let passing = DiffReport(diff, beforeLabel: "v1.sqlite", afterLabel: "v2.sqlite", failOn: [.status])
+        #expect(passing.exitCode == 0)
+        let text = passing.text()
+        #expect(text.hasPrefix("v1.sqlite (2 exchanges) → v2.sqlite (2 exchanges)\n3 operations: 1 in both, 1 added, 1 removed; 3 findings\n"), "\(text)")
+        #expect(text.contains("\n~ GET /me  1 → 1 call\n    removed-field  response 200 body /email: string → absent\n"), "\(text)")
+        #expect(text.contains("\n+ GET /new  0 → 1 call\n") && text.contains("\n- GET /old  1 → 0 calls\n"), "\(text)")
+        #expect(passing.text(colour: true).contains("\u{1B}[32m+ GET /new\u{1B}[0m"))
+
+        let failing = DiffReport(diff, failOn: [.removedField, .removedOperation])
+        #expect(failing.exitCode == 1)
+        #expect(failing.text().contains("  ✗ removed-field") && failing.text().contains("Failed: 2 findings"))
+        let json = failing.json()
+        #expect(json["summary"]?["failed"] == true && json["summary"]?["kinds"]?["removed-field"] == 1)
+        let finding = try #require(json["findings"]?.arrayValue?.first { $0["kind"] == "removed-field" })
+        #expect(finding["operation"] == "GET /me" && finding["host"] == "api.example.com" && finding["template"] == "/me")
+        #expect(finding["location"] == "response 200 body /email" && finding["place"]?["pointer"] == "/email" && finding["place"]?["status"] == "200")
+        #expect(finding["before"] == "string" && finding["after"] == .null)
+        #expect(finding["beforeExchanges"] == [.string(before[0].id.uuidString)] && finding["afterExchanges"] == [.string(after[0].id.uuidString)])
+        let junit = failing.junit()
+        #expect(junit.contains(#"<testsuites name="kagami diff" tests="3" failures="2" errors="0">"#), "\(junit)")
+        #expect(junit.contains(#"<failure type="removed-field" message="removed-field response 200 body /email: string → absent">"#), "\(junit)")
+        #expect(failing.html().contains("<tr class=\"failing\"><td>removed-field</td><td>response 200 body /email</td>"))
+        let none = DiffReport(try Self.diff([before[0]], [before[0]]))
+        #expect(none.text().contains("No changes: every operation is called as before."))
+        #expect(none.junit().contains(#"name="no changes""#))
+    }
+
     @Test func aSegmentThatIsAWordPerExchangeDoesNotMakeAGroupEach() throws {
         var summary = CaptureSummary()
         for index in 0..<2000 { summary.add(F.api("/search/word\(String(UnicodeScalar(UInt8(97 + index % 26))))x\(index)", response: "[]")) }
