@@ -119,6 +119,8 @@ let package = Package(
         // The inference accuracy benchmark's request generator and scorer (bench/infer/run.sh).
         .executableTarget(name: "infer-bench", dependencies: ["KagamiDescription", "KagamiContract", "KagamiJSON"], path: "bench/infer/Sources"),
         .executableTarget(name: "store-bench", dependencies: ["KagamiStore", "KagamiPostgresStore", "KagamiFlow", "KagamiJSON"], path: "bench/store/Sources"),
+        // Two sessions of an app's traffic for bench/diff/run.sh.
+        .executableTarget(name: "diff-bench", dependencies: ["KagamiStore", "KagamiFlow"], path: "bench/diff/Sources"),
         // WebSocket echo server and load client for bench/proxy/websocket.sh.
         .executableTarget(
             name: "ws-bench",
