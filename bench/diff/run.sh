@@ -39,13 +39,14 @@ for run in $(seq "$RUNS"); do
         exit 1
     fi
     read -r SECONDS_TAKEN KILOBYTES <"$WORK/time"
-    FINDINGS=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); s=r["summary"]; print(f"{s[\"findings\"]} findings, {s[\"operations\"]} operations ({s[\"added\"]} added, {s[\"removed\"]} removed)")' "$WORK/report.json")
+    FINDINGS=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); s=r["summary"]; print("%d findings, %d operations (%d added, %d removed)" % (s["findings"], s["operations"], s["added"], s["removed"]))' "$WORK/report.json")
     echo "run $run: $SECONDS_TAKEN s, peak RSS $((KILOBYTES / 1024)) MB; $FINDINGS"
     ROWS="$ROWS| $run | $SECONDS_TAKEN | $((KILOBYTES / 1024)) | $FINDINGS |
 "
 done
 KINDS=$(python3 -c 'import json,sys; print(", ".join(f"{k} {v}" for k, v in json.load(open(sys.argv[1]))["summary"]["kinds"].items()))' "$WORK/report.json")
-SIZES=$(du -h "$SESSIONS/before.sqlite" "$SESSIONS/after.sqlite" | awk '{print $1}' | paste -sd/ -)
+# A session is its file and the files beside it (the body log).
+SIZES="$(du -ch "$SESSIONS"/before.sqlite* | tail -n 1 | cut -f1)/$(du -ch "$SESSIONS"/after.sqlite* | tail -n 1 | cut -f1)"
 
 DATE=$(date -u +%F)
 mkdir -p bench/results
@@ -54,8 +55,8 @@ mkdir -p bench/results
     echo
     echo "- Machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(date -u '+%F %H:%M UTC'), load at end $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "- kagami at $(git rev-parse --short HEAD 2>/dev/null || echo unknown), **release build**"
-    echo "- Command: \`bench/diff/run.sh $COUNT\`: \`kagami diff before.sqlite after.sqlite --format json --output report.json\` under \`/usr/bin/time\` (wall time, peak RSS), $RUNS runs"
-    echo "- Sessions (bench/diff/Sources, session files of $SIZES): $(echo "$GENERATED" | tr '\n' ';' | sed 's/;$//')"
+    echo "- Command: \`bench/diff/run.sh $COUNT\`: \`kagami diff before.sqlite after.sqlite --format json --output report.json\` under \`/usr/bin/time\` (wall time, peak RSS), $RUNS run$([ "$RUNS" = 1 ] || echo s)"
+    echo "- Sessions (bench/diff/Sources, session files of $SIZES): $(echo "$GENERATED" | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
     echo "- Target: ≤ 10 s and ≤ 300 MB for 100,000 exchanges each"
     echo
     echo "| run | seconds | peak RSS (MB) | report |"
