@@ -35,17 +35,7 @@ import Testing
         init(version: Int) throws {
             let script = DiffCommandTests.root.appendingPathComponent("Tests/Diff/diff_origin.py").path
             process = try ChildProcess(try DiffCommandTests.python(), [script, String(version)], stdin: .pipe, stdout: .pipe)
-            var line = Data()
-            while !line.contains(UInt8(ascii: "\n")), let output = process.output {
-                let chunk = output.availableData
-                if chunk.isEmpty { break }
-                line += chunk
-            }
-            guard let port = String(decoding: line, as: UTF8.self).split(separator: " ").last.flatMap({ Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) else {
-                process.signal(SIGTERM)
-                throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "diff_origin.py did not say its port"])
-            }
-            url = "http://127.0.0.1:\(port)"
+            url = "http://127.0.0.1:\(try process.announcedPort())"
         }
 
         func stop() {
