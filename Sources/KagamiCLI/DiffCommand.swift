@@ -232,6 +232,10 @@ struct DiffCommand: AsyncParsableCommand {
         let head = (try? handle.read(upToCount: 16)) ?? Data()
         try? handle.close()
         if head.starts(with: Data("SQLite format 3\0".utf8)) {
+            // Opened as a store, another SQLite database would get a session's tables.
+            guard SQLiteFlowStore.holdsSession(at: path) else {
+                throw unusable("\(path) is an SQLite database but not a session file")
+            }
             do {
                 return .session(try await RecordingStore.openForReading(store: nil, session: name))
             } catch {

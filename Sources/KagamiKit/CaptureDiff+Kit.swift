@@ -20,6 +20,7 @@ public func diff(_ before: [Flow], _ after: [Flow], options: DiffOptions = DiffO
 /// --session` recorded), read a page at a time.
 public func diff(sessionFile path: String, _ after: [Flow], options: DiffOptions = DiffOptions()) async throws -> CaptureDiff {
     guard FileManager.default.fileExists(atPath: path) else { throw KagamiSetupError("no session file at \(path)") }
+    guard SQLiteFlowStore.holdsSession(at: path) else { throw KagamiSetupError("\(path) is not a session file") }
     let store = try SQLiteFlowStore(path: path)
     var before = CaptureSummary(options: options)
     try await store.forEachFlow(includeBodies: true) { page in

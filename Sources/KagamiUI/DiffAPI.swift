@@ -17,22 +17,24 @@ struct ComparableSessions: Sendable {
     /// The session `name` for reading, or nil when there is none; the caller closes it.
     let open: @Sendable (String) async throws -> (any FlowStore)?
 
-    /// The other session files (`*.sqlite`) in the folder of the session at `path`.
+    /// The other session files (`*.sqlite` holding a session) in the folder of the session at
+    /// `path`. Another SQLite database there is neither listed nor opened: opening it as a
+    /// store would write a session's tables into it.
     static func folder(of path: String) -> ComparableSessions {
         let folder = (path as NSString).deletingLastPathComponent
         let own = (path as NSString).lastPathComponent
+        @Sendable func file(_ name: String) -> String? {
+            // A name, never a path: nothing outside the folder is opened.
+            guard name.hasSuffix(".sqlite"), !name.contains("/"), !name.hasPrefix("."), name != own else { return nil }
+            let file = (folder as NSString).appendingPathComponent(name)
+            return SQLiteFlowStore.holdsSession(at: file) ? file : nil
+        }
         return ComparableSessions(
             names: {
-                let files = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-                return files.filter { $0.hasSuffix(".sqlite") && $0 != own }.sorted()
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+                return names.filter { file($0) != nil }.sorted()
             },
-            open: { name in
-                // A name, never a path: nothing outside the folder is opened.
-                guard name.hasSuffix(".sqlite"), !name.contains("/"), !name.hasPrefix("."), name != own else { return nil }
-                let file = (folder as NSString).appendingPathComponent(name)
-                guard FileManager.default.fileExists(atPath: file) else { return nil }
-                return try SQLiteFlowStore(path: file)
-            })
+            open: { name in try file(name).map { try SQLiteFlowStore(path: $0) } })
     }
 
     /// The store's other sessions.

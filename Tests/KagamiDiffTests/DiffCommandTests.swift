@@ -214,6 +214,14 @@ import Testing
         #expect(neither.stderr.contains("is neither a session file (SQLite) nor an HTTP Archive (HAR, JSON)"), "\(neither.stderr)")
         #expect(neither.stdoutText.isEmpty)
 
+        // Another program's SQLite database is refused, and left as it was.
+        let database = folder + "/app.sqlite"
+        let made = try await CommandLineClient("/usr/bin/python3").run(["-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('create table note (text)'); c.commit()", database])
+        #expect(made.status == 0, "\(made.stderr)")
+        let foreign = try await Self.run(["diff", database, v1])
+        #expect(foreign.status == 2 && foreign.stderr.contains("\(database) is an SQLite database but not a session file"), "\(foreign.stderr)")
+        #expect(!SQLiteFlowStore.holdsSession(at: database) && !FileManager.default.fileExists(atPath: database + "-flows"))
+
         let missing = try await Self.run(["diff", folder + "/nope.sqlite", v1])
         #expect(missing.status == 2 && missing.stderr.contains("no file at \(folder)/nope.sqlite"), "\(missing.stderr)")
 

@@ -26,6 +26,11 @@ import Testing
         ui.hub.record(new)
         ui.hub.record(FlowFixtures.api("/health", response: "{}"))
 
+        // Another program's SQLite database beside them is neither offered nor opened.
+        let database = ui.directory.appendingPathComponent("app.sqlite").path
+        let made = try await CommandLineClient("/usr/bin/python3").run(["-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('create table note (text)'); c.commit()", database])
+        #expect(made.status == 0, "\(made.stderr)")
+
         #expect(try await ui.json("/api/diff/sessions") == ["sessions": ["before.sqlite"]])
         let (status, answer) = try await Self.post(ui, ["before": ["session": "before.sqlite"], "after": ["filter": "path:/users/*"]])
         #expect(status == "200", "\(answer)")
@@ -44,10 +49,11 @@ import Testing
         #expect(after["url"] == "http://api.example.com/users/2")
 
         // Only session files of the folder, by name.
-        for name in ["../before.sqlite", "session.sqlite", "nope.sqlite", "before"] {
+        for name in ["../before.sqlite", "session.sqlite", "nope.sqlite", "before", "app.sqlite"] {
             let (status, answer) = try await Self.post(ui, ["before": ["session": .string(name)], "after": [:]])
             #expect(status == "404" && answer["error"] == .string("no session named \(name)"), "\(name): \(answer)")
         }
+        #expect(!SQLiteFlowStore.holdsSession(at: database) && !FileManager.default.fileExists(atPath: database + "-flows"))
         let (empty, refusal) = try await Self.post(ui, ["before": ["filter": "host:nowhere.example"], "after": [:]])
         #expect(empty == "422" && refusal["reason"] == "empty", "\(refusal)")
         #expect(refusal["error"] == "this session (host:nowhere.example) has no exchanges to compare")
