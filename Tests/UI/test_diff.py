@@ -148,9 +148,10 @@ class Suite(Page):
     def test_chosen_rows_against_a_filter(self):
         self.driver.get(self.kagami.ui)
         self.until(lambda: self.count_text().startswith("11 "), "11 exchanges listed")
-        rows = self.driver.find_elements(By.CSS_SELECTOR, "#sequence .row[data-id]")
-        config = next(row for row in rows if "/config" in row.text)
-        search = next(row for row in rows if "/search" in row.text)
+        # The count is shown before every row is drawn.
+        row = "return [...document.querySelectorAll('#sequence .row[data-id]')].find(r => r.innerText.includes(arguments[0])) || null"
+        config = self.until(lambda: self.js(row, "/config"), lambda: f"the /config row drawn, not {self.rows()}")
+        search = self.until(lambda: self.js(row, "/search"), lambda: f"the /search row drawn, not {self.rows()}")
         config.click()
         self.js("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true, ctrlKey: true}))", search)
         self.until(lambda: "(2)" in self.driver.find_element(By.ID, "export-selected").text, "two rows chosen")
