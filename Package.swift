@@ -6,31 +6,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "kagami", targets: ["kagami"]),
-        .library(name: "KagamiJSON", targets: ["KagamiJSON"]),
-        .library(name: "KagamiURITemplate", targets: ["KagamiURITemplate"]),
-        .library(name: "KagamiJSONSchema", targets: ["KagamiJSONSchema"]),
-        .library(name: "KagamiContract", targets: ["KagamiContract"]),
-        .library(name: "KagamiBlueprint", targets: ["KagamiBlueprint"]),
-        .library(name: "KagamiOpenAPI", targets: ["KagamiOpenAPI"]),
-        .library(name: "KagamiFlow", targets: ["KagamiFlow"]),
-        .library(name: "KagamiProxy", targets: ["KagamiProxy"]),
-        .library(name: "KagamiCertificates", targets: ["KagamiCertificates"]),
-        .library(name: "KagamiStore", targets: ["KagamiStore"]),
-        .library(name: "KagamiPostgresStore", targets: ["KagamiPostgresStore"]),
-        .library(name: "KagamiHAR", targets: ["KagamiHAR"]),
-        .library(name: "KagamiCurl", targets: ["KagamiCurl"]),
         .library(name: "KagamiTesting", targets: ["KagamiTesting"]),
-        .library(name: "KagamiRules", targets: ["KagamiRules"]),
-        .library(name: "KagamiDescription", targets: ["KagamiDescription"]),
-        .library(name: "KagamiContractCheck", targets: ["KagamiContractCheck"]),
-        .library(name: "KagamiMock", targets: ["KagamiMock"]),
-        .library(name: "KagamiUI", targets: ["KagamiUI"]),
-        .library(name: "KagamiRepeat", targets: ["KagamiRepeat"]),
-        .library(name: "KagamiYAML", targets: ["KagamiYAML"]),
-        .library(name: "KagamiContentCoding", targets: ["KagamiContentCoding"]),
-        .library(name: "KagamiInfer", targets: ["KagamiInfer"]),
         .library(name: "KagamiKit", targets: ["KagamiKit"]),
-        .library(name: "KagamiGRPC", targets: ["KagamiGRPC"]),
         .library(name: "KagamiKitOpenAPI", targets: ["KagamiKitOpenAPI"]),
     ],
     dependencies: [
@@ -185,6 +162,8 @@ let package = Package(
             name: "KagamiContractCheck",
             dependencies: ["KagamiContract", "KagamiDescription", "KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiURITemplate", "KagamiContentCoding"]
         ),
+        // The one recording chain (store, live views, contract check) every server is given.
+        .target(name: "KagamiRecording", dependencies: ["KagamiFlow", "KagamiStore", "KagamiContractCheck"]),
         // The mock server and docs page served from a contract.
         .target(
             name: "KagamiMock",
@@ -207,8 +186,8 @@ let package = Package(
         .target(
             name: "KagamiUI",
             dependencies: [
-                "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiContentCoding", "KagamiContractCheck",
-                "KagamiProxy", "KagamiRules", "KagamiCurl", "KagamiRepeat", "KagamiInfer", "KagamiGRPC", "KagamiDiff",
+                "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiContentCoding", "KagamiContractCheck", "KagamiRecording",
+                "KagamiProxy", "KagamiCertificates", "KagamiRules", "KagamiCurl", "KagamiRepeat", "KagamiInfer", "KagamiGRPC", "KagamiDiff",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -234,7 +213,10 @@ let package = Package(
         // no NIO types in its public API (Tests/KagamiKitTests/PublicSymbolsTests.swift).
         .target(
             name: "KagamiKit",
-            dependencies: ["KagamiFlow", "KagamiRules", "KagamiProxy", "KagamiMock", "KagamiStore", "KagamiContractCheck", "KagamiDescription", "KagamiDiff"]
+            dependencies: [
+                "KagamiFlow", "KagamiRules", "KagamiProxy", "KagamiMock", "KagamiStore", "KagamiContractCheck", "KagamiDescription", "KagamiCertificates",
+                "KagamiRecording", "KagamiDiff",
+            ]
         ),
         // A swift-openapi-runtime transport: a generated client pointed at an in-process mock or
         // sent through an in-process proxy in one line.
@@ -255,7 +237,7 @@ let package = Package(
             dependencies: [
                 "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
                 "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiContractCheck", "KagamiMock", "KagamiUI",
-                "KagamiRules", "KagamiRepeat", "KagamiInfer", "KagamiDiff",
+                "KagamiRules", "KagamiRepeat", "KagamiInfer", "KagamiRecording", "KagamiDiff",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -307,7 +289,7 @@ let package = Package(
         .testTarget(
             name: "KagamiUITests",
             dependencies: [
-                "KagamiUI", "KagamiFlow", "KagamiStore", "KagamiTesting", "KagamiJSON", "KagamiProxy", "KagamiRules", "KagamiRepeat",
+                "KagamiUI", "KagamiFlow", "KagamiStore", "KagamiTesting", "KagamiJSON", "KagamiProxy", "KagamiRules", "KagamiRepeat", "KagamiRecording",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -325,7 +307,7 @@ let package = Package(
         .testTarget(
             name: "KagamiProxyTests",
             dependencies: [
-                "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "KagamiRules", "KagamiRepeat", "KagamiMock", "KagamiJSON", "KagamiGRPC", "url-session-probe", "CKagamiZlib",
+                "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "KagamiRules", "KagamiRepeat", "KagamiMock", "KagamiJSON", "KagamiGRPC", "KagamiKit", "url-session-probe", "CKagamiZlib",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -344,7 +326,7 @@ let package = Package(
         .testTarget(
             name: "KagamiContractCheckTests",
             dependencies: [
-                "KagamiContractCheck", "KagamiDescription", "KagamiContract", "KagamiFlow", "KagamiJSON", "KagamiProxy", "KagamiStore",
+                "KagamiContractCheck", "KagamiDescription", "KagamiContract", "KagamiFlow", "KagamiJSON", "KagamiProxy", "KagamiStore", "KagamiRecording",
                 "KagamiTesting", "KagamiHAR", "KagamiUI", "KagamiCertificates", "kagami",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

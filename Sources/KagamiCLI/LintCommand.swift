@@ -19,7 +19,7 @@ struct LintCommand: ParsableCommand {
     var file: String
 
     func run() throws {
-        let report = Self.report(try DescriptionFile.readOrExit(path: file))
+        let report = Self.report(try DescriptionFile.readOrExit(path: file, showingProgress: true))
         print(report.lines.joined(separator: "\n"))
         if report.hasErrors { throw ExitCode(1) }
     }

@@ -3,6 +3,7 @@ import KagamiDescription
 import Foundation
 import KagamiFlow
 import KagamiMock
+import KagamiRecording
 
 struct MockCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -32,11 +33,13 @@ struct MockCommand: AsyncParsableCommand {
         let recording = try await RecordingStore.open(store: destination.storeURL, session: destination.session)
         let store = recording.store
         let server: MockServer
+        let display = ReadingDisplay.forTerminal(file: file)
         do {
+            defer { display?.finish() }
             server = try await MockServer.start(
                 path: file,
                 configuration: .init(host: host, port: port, validates: !noValidate, cors: cors),
-                sink: store)
+                sink: Recording(store: store).chain, progress: display?.report)
         } catch let error as MockServerError {
             Console.error("\(file): \(error)\n")
             throw ExitCode(2)

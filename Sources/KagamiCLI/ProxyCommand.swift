@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KagamiCertificates
 import KagamiContractCheck
+import KagamiRecording
 import KagamiFlow
 import KagamiJSON
 import KagamiProxy
@@ -46,8 +47,18 @@ struct ProxyCommand: AsyncParsableCommand {
         valueName: "network|host"))
     var upstreamAllow: [String] = []
 
-    @Option(help: "Rules file (YAML or JSON): Map Remote, Map Local, Rewrite, Block/Allow, No Caching, Throttling, and what --store redacts. See docs/RULES.md.")
+    @Option(name: .customLong("allow-client"), help: ArgumentHelp(
+        "With --host beyond loopback: let the devices of this network (192.168.1.0/24) or address use the proxy; repeatable. This machine always may; any other device is held, and shown in the web UI to allow or deny.",
+        valueName: "network"))
+    var allowClients: [String] = []
+
+    @Option(help: "Rules file (YAML or JSON): Map Remote, Map Local, Rewrite, Block/Allow, No Caching, Throttling, and what is redacted. See docs/RULES.md.")
     var rules: String?
+
+    @Option(name: .customLong("map-local-root"), help: ArgumentHelp(
+        "A folder Map Local may answer from and the web UI may save responses into; repeatable. Map Local reads only there and in the --rules file's folder (without either: ~/.kagami/map-local), never elsewhere in Kagami's own folder.",
+        valueName: "folder"))
+    var mapLocalRoots: [String] = []
 
     @Flag(help: "Keep the --rules file as it is when rules are replaced through the admin API (PUT /api/rules); by default it is rewritten.")
     var keepRulesFile = false
@@ -72,7 +83,8 @@ struct ProxyCommand: AsyncParsableCommand {
             mode = .forward
         }
         let interception = try https.interception()
-        let activeRules = ActiveRules(try rules.map(RulesFile.load))
+        let mapLocalFolders = try RulesFile.mapLocalFolders(rulesFile: rules, roots: mapLocalRoots)
+        let activeRules = ActiveRules(try rules.map { try RulesFile.load($0, mapLocalFolders: mapLocalFolders) })
         let breakpointSet = Breakpoints(try breakpoints.map(BreakpointsFile.load) ?? BreakpointSettings())
         let liveContracts: LiveContracts?
         do {
@@ -87,23 +99,23 @@ struct ProxyCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
+        var allowedClients: [IPNetwork] = []
+        for text in allowClients {
+            guard let network = IPNetwork(text) else {
+                throw ValidationError("--allow-client \(text): not a network (192.168.1.0/24) or an IP address")
+            }
+            allowedClients.append(network)
+        }
         // Each client may need a descriptor for its server connection too: take what the system allows.
         ProxyServer.raiseDescriptorLimit()
-        let redaction = try redactionOptions.redaction(rules: activeRules.current?.rules.redaction)
-        let recording = try await RecordingStore.open(store: destination.storeURL, session: destination.session, redaction: redaction)
-        let store = recording.store
-        let sessionPath = recording.description
-        // The hub passes each flow to the store and to the web UI's live views.
-        let hub = FlowHub(forwardingTo: store)
-        // The contract check sees each flow after the store has it, on its own queue; what it
-        // finds is added to the stored flow and announced to the UI.
-        let checkSink = liveContracts.map { contracts in
-            ContractCheckSink(forwardingTo: hub, contracts: contracts) { flow in
-                store.updateViolations(flow.violations, ofFlow: flow.id)
-                hub.announce(flow)
-            }
-        }
-        let sink: any FlowSink = checkSink ?? hub
+        let redaction = try redactionOptions.asked(rules: activeRules.current?.rules.redaction)
+        let opened = try await RecordingStore.open(store: destination.storeURL, session: destination.session, redaction: redaction)
+        let store = opened.store
+        let sessionPath = opened.description
+        // The store keeps each flow, the web UI's live views show it, the contract check looks
+        // at it beside the traffic (what it finds is added to the stored flow and announced).
+        let hub = FlowHub()
+        let recording = Recording(store: store, hub: hub, contracts: liveContracts)
         let server: ProxyServer
         do {
             server = try ProxyServer(
@@ -111,9 +123,9 @@ struct ProxyCommand: AsyncParsableCommand {
                     host: host, port: port, mode: mode,
                     responseTimeout: .seconds(responseTimeout), bodyCaptureLimit: bodyLimit,
                     interception: interception, upstreamAllowList: allowList,
-                    notice: { message in Console.error(message + "\n") }
+                    notice: { message in Console.error(message + "\n") }, allowedClients: allowedClients
                 ),
-                sink: sink,
+                sink: recording.chain,
                 rules: activeRules,
                 breakpoints: breakpointSet
             )
@@ -142,7 +154,8 @@ struct ProxyCommand: AsyncParsableCommand {
             banner += "Upstream: only \(allowed)\n"
         }
         if !["127.0.0.1", "::1", "localhost"].contains(host) {
-            banner += "Warning: listening on \(host) lets other hosts use this proxy.\n"
+            let networks = allowedClients.isEmpty ? "" : " and \(allowedClients.map(\.description).joined(separator: ", "))"
+            banner += "Clients: this machine\(networks); any other device is held until you allow it in the web UI.\n"
         }
         let boundPort = address.port ?? port
         let repeatRoute: RequestRepeater.Route
@@ -162,15 +175,15 @@ struct ProxyCommand: AsyncParsableCommand {
                 Console.error(note + "\n")
             }
         }
-        let rulesControl = RulesFile.control(activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile)
+        let rulesControl = RulesFile.control(activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile, mapLocalFolders: mapLocalFolders)
         let uiServer = try await ui.start(
-            store: store, hub: hub, proxyAddress: listening, sessionPath: sessionPath,
+            store: store, hub: hub, recorder: recording.chain, proxyAddress: listening, sessionPath: sessionPath,
             liveProxy: LiveProxy(
                 proxy: server, repeatRoute: repeatRoute, sslProxyingFile: https.sslProxyingFile.map(SessionFile.expand),
                 certificatePath: interception?.authority.certificatePath),
             rules: rulesControl, contracts: liveContracts)
         if let uiServer {
-            server.refuseLoopbackConnections(toPort: uiServer.port)
+            server.protectListener(port: uiServer.port)
             banner += ui.describe(uiServer)
         }
         // Unbuffered, so a script or test reading the pipe sees the port at once.
@@ -180,10 +193,9 @@ struct ProxyCommand: AsyncParsableCommand {
         try await server.stop()
         await uiServer?.server.stop()
         liveContracts?.stopWatching()
-        await checkSink?.drain()
-        try await store.flush()
+        try await recording.flush()
         let count = try await store.count()
-        try await recording.close()
+        try await opened.close()
         Console.output("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(sessionPath)\n")
         if let liveContracts {
             let (checked, skipped) = liveContracts.counts

@@ -44,7 +44,7 @@ struct PushCommand: AsyncParsableCommand {
     func run() async throws {
         let location = try RecordingStore.location(destination.storeURL ?? "")
         let name = destination.session ?? Self.sessionName(forFile: file)
-        let redaction = try redactionOptions.redaction(rules: try rules.map(RulesFile.load)?.rules.redaction)
+        let redaction = try redactionOptions.redaction(rules: try rules.map { try RulesFile.load($0) }?.rules.redaction)
         let local = try SessionFile.open(file)
         let existing: PostgresFlowStore?
         do {

@@ -13,16 +13,18 @@ struct RecordingStore {
     /// `NAME in postgres://…`.
     var description: String
 
-    static func open(store url: String?, session: String?, redaction: FlowRedaction = FlowRedaction()) async throws -> RecordingStore {
+    /// `redaction` is what the user asked to redact (`RedactionOptions.asked`); when nothing
+    /// was, a shared store redacts credentials and a session file keeps values as they are.
+    static func open(store url: String?, session: String?, redaction: FlowRedaction? = nil) async throws -> RecordingStore {
         guard let url else {
             let path = try session.map(SessionFile.expand) ?? SessionFile.newDefaultPath()
-            return RecordingStore(store: try SQLiteFlowStore(path: path), description: path)
+            return RecordingStore(store: try SQLiteFlowStore(path: path, redaction: redaction ?? .none), description: path)
         }
         let location = try location(url, hint: "; to record into a session file, give --session FILE alone")
         let name = session ?? SessionFile.newDefaultName()
         do {
             let store = try await PostgresFlowStore.open(
-                location, session: name, recordedBy: recorder(), spoolDirectory: spoolDirectory, redaction: redaction)
+                location, session: name, recordedBy: recorder(), spoolDirectory: spoolDirectory, redaction: redaction ?? FlowRedaction())
             return RecordingStore(store: store, description: "\(name) in \(location)")
         } catch {
             throw ValidationError("\(error)")

@@ -5,6 +5,7 @@ import KagamiFlow
 import KagamiProxy
 import KagamiRepeat
 import KagamiRules
+import KagamiRecording
 import KagamiStore
 
 /// `kagami repeat --session FILE ID` (or `--store URL --session NAME ID`): Repeat and Repeat Advanced.
@@ -90,8 +91,8 @@ struct RepeatCommand: AsyncParsableCommand {
         }
         let server = try ProxyServer(
             configuration: .init(host: "127.0.0.1", port: 0, interception: interception),
-            sink: store,
-            rules: ActiveRules(try rules.map(RulesFile.load)))
+            sink: Recording(store: store).chain,
+            rules: ActiveRules(try rules.map { try RulesFile.load($0) }))
         let address = try await server.start()
         do {
             let summary = try await Self.run(RequestRepeater(route: .forwardProxy(host: "127.0.0.1", port: address.port ?? 0)), flow, plan)

@@ -9,8 +9,9 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve the web UI and admin API over the sessions of a shared store, without a proxy: each session live while it records, a link per exchange.",
         discussion: """
-            On anything but loopback every request needs a token: the one --token gives (or the one printed at start), \
-            or a user's, made with `kagami serve token add NAME --read|--write --store URL`. See docs/TEAM.md.
+            Every request needs a token, on loopback too: the server's own (--token, else this installation's admin token, \
+            printed in the address at start) or a user's, made with `kagami serve token add NAME --read|--write --store URL`. \
+            See docs/TEAM.md.
             """,
         subcommands: [ServeTokenCommand.self]
     )
@@ -18,13 +19,13 @@ struct ServeCommand: AsyncParsableCommand {
     /// (One group with `serve token`'s, so the subcommands see the same --store.)
     @OptionGroup var store: ServeStoreOption
 
-    @Option(help: "Address to listen on. Anything but loopback requires the printed token.")
+    @Option(help: "Address to listen on. Anything but loopback lets other hosts use the server with a token.")
     var host = "127.0.0.1"
 
     @Option(help: "Port to listen on (0 picks a free one).")
     var port = 8890
 
-    @Option(help: "The server's own token, with every right, when listening beyond loopback (default: a new random one, printed); users' tokens from the store work beside it.")
+    @Option(help: "The server's own token, with every right (default: this installation's admin token, in $KAGAMI_HOME/admin-token, printed in the address); users' tokens from the store work beside it.")
     var token: String?
 
     func run() async throws {
@@ -41,18 +42,18 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
         let server = try SessionsServer(
-            configuration: .init(host: host, port: port, version: Kagami.configuration.version, token: token), catalog: catalog)
+            configuration: .init(host: host, port: port, version: Kagami.configuration.version, token: token ?? AdminToken.installation()),
+            catalog: catalog)
         let bound: Int
         do {
             bound = try await server.start()
         } catch {
             throw ValidationError("kagami serve on \(Authority(host: host, port: port)): \(error) (choose another --port)")
         }
-        var address = "http://\(Authority(host: host, port: bound))/"
-        if let token = server.token { address += "?token=\(token)" }
+        let address = "http://\(Authority(host: host, port: bound))/?token=\(server.token)"
         var banner = "Kagami serving the sessions in \(location) at \(address)\n"
         banner += "A link per exchange: http://\(Authority(host: host, port: bound))/sessions/NAME/flows/ID\n"
-        if server.token != nil {
+        if !["127.0.0.1", "::1", "localhost"].contains(host) {
             banner += "Warning: listening on \(host) lets other hosts read these sessions with the token.\n"
         }
         Console.output(banner)

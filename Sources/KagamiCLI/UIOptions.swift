@@ -6,7 +6,7 @@ import KagamiUI
 
 /// The web UI options `proxy` takes.
 struct UIOptions: ParsableArguments {
-    @Option(help: "Address of the web UI and admin API. Anything but loopback requires the printed token.")
+    @Option(help: "Address of the web UI and admin API. Every request needs the token printed in its address (kept in $KAGAMI_HOME/admin-token); anything but loopback lets other hosts use it with that token.")
     var uiHost = "127.0.0.1"
 
     @Option(help: "Port of the web UI and admin API (0 picks a free one).")
@@ -21,16 +21,16 @@ struct UIOptions: ParsableArguments {
     }
 
     func start(
-        store: any FlowStore, hub: FlowHub, proxyAddress: String, sessionPath: String, liveProxy: LiveProxy? = nil,
+        store: any FlowStore, hub: FlowHub, recorder: any FlowSink, proxyAddress: String, sessionPath: String, liveProxy: LiveProxy? = nil,
         rules: RulesControl? = nil, contracts: LiveContracts? = nil
     ) async throws -> Running? {
         guard !noUi else { return nil }
         let server = try UIServer(
             configuration: .init(
                 host: uiHost, port: uiPort, proxyAddress: proxyAddress, sessionPath: sessionPath,
-                version: Kagami.configuration.version
+                version: Kagami.configuration.version, token: try AdminToken.installation()
             ),
-            store: store, hub: hub, liveProxy: liveProxy, rules: rules, contracts: contracts
+            store: store, hub: hub, recorder: recorder, liveProxy: liveProxy, rules: rules, contracts: contracts
         )
         do {
             return Running(server: server, port: try await server.start())
@@ -40,8 +40,6 @@ struct UIOptions: ParsableArguments {
     }
 
     func describe(_ running: Running) -> String {
-        var address = "http://\(Authority(host: uiHost, port: running.port))/"
-        if let token = running.server.token { address += "?token=\(token)" }
-        return "Web UI: \(address)\n"
+        "Web UI: http://\(Authority(host: uiHost, port: running.port))/?token=\(running.server.token)\n"
     }
 }

@@ -5,6 +5,30 @@ import KagamiFlow
 import KagamiJSON
 import KagamiJSONSchema
 import KagamiURITemplate
+import Synchronization
+
+/// A body or parameter schema, compiled the first time a check needs it: a description of
+/// thousands of operations is served or linted at once, and only the schemas its traffic
+/// reaches are ever compiled. A schema that does not compile is nil, as it was compiled
+/// eagerly.
+final class RouteSchema: Sendable {
+    private let source: JSONValue
+    /// nil until compiled; then the outcome, itself nil when the schema does not compile.
+    private let compiled = Mutex<JSONSchema??>(nil)
+
+    init(_ source: JSONValue) {
+        self.source = source
+    }
+
+    var schema: JSONSchema? {
+        compiled.withLock { compiled in
+            if let outcome = compiled { return outcome }
+            let outcome = try? JSONSchema(compiling: source)
+            compiled = .some(outcome)
+            return outcome
+        }
+    }
+}
 
 /// One action of the description, ready to match requests and check messages.
 public struct OperationRoute: Sendable {
@@ -17,12 +41,27 @@ public struct OperationRoute: Sendable {
     public let sourceLocation: SourceLocation?
     /// The action's position among the description's actions.
     public let documentOrder: Int
+    /// Request body schemas, by index into `action.examples[i].requests[j]`.
+    let requestSchemaSources: [[RouteSchema?]]
+    /// Response body schemas, by index into `action.examples[i].responses[j]`.
+    let responseSchemaSources: [[RouteSchema?]]
+    /// Parameter schemas (OpenAPI), by parameter name.
+    let parameterSchemaSources: [String: RouteSchema]
+
     /// Compiled request body schemas, by index into `action.examples[i].requests[j]`.
-    public let requestSchemas: [[JSONSchema?]]
-    /// Compiled response body schemas, by index into `action.examples[i].responses[j]`.
-    let responseSchemas: [[JSONSchema?]]
+    public var requestSchemas: [[JSONSchema?]] {
+        requestSchemaSources.map { $0.map { $0?.schema } }
+    }
+
+    /// The compiled schema of `action.examples[example].requests[index]`.
+    public func requestSchema(example: Int, index: Int) -> JSONSchema? {
+        requestSchemaSources[example][index]?.schema
+    }
+
     /// Compiled parameter schemas (OpenAPI), by parameter name.
-    let parameterSchemas: [String: JSONSchema]
+    func parameterSchema(_ name: String) -> JSONSchema? {
+        parameterSchemaSources[name]?.schema
+    }
 
     /// How violations and reports name the operation.
     public var operation: ContractViolation.Operation {
@@ -34,7 +73,7 @@ public struct OperationRoute: Sendable {
         var result: [(Response, JSONSchema?)] = []
         for (index, example) in action.examples.enumerated() {
             for (responseIndex, response) in example.responses.enumerated() {
-                result.append((response, responseSchemas[index][responseIndex]))
+                result.append((response, responseSchemaSources[index][responseIndex]?.schema))
             }
         }
         return result
@@ -70,19 +109,19 @@ public struct OperationRoutes: Sendable {
                 continue
             }
             let requestSchemas = action.examples.map { example in
-                example.requests.map { request in request.payload.schema.flatMap(Self.compile) }
+                example.requests.map { request in request.payload.schema.map(RouteSchema.init) }
             }
             let responseSchemas = action.examples.map { example in
-                example.responses.map { response in response.payload.schema.flatMap(Self.compile) }
+                example.responses.map { response in response.payload.schema.map(RouteSchema.init) }
             }
-            var parameterSchemas: [String: JSONSchema] = [:]
+            var parameterSchemas: [String: RouteSchema] = [:]
             for parameter in action.parameters {
-                if let schema = parameter.schema.flatMap(Self.compile) { parameterSchemas[parameter.name] = schema }
+                if let schema = parameter.schema { parameterSchemas[parameter.name] = RouteSchema(schema) }
             }
             routes.append(OperationRoute(
                 action: action, method: action.method.uppercased(), template: template,
                 pathTemplate: template.pathTemplate, sourceLocation: action.sourceLocation ?? resource.sourceLocation, documentOrder: routes.count,
-                requestSchemas: requestSchemas, responseSchemas: responseSchemas, parameterSchemas: parameterSchemas))
+                requestSchemaSources: requestSchemas, responseSchemaSources: responseSchemas, parameterSchemaSources: parameterSchemas))
         }
         // Stable: among equally specific templates the earlier action wins.
         let ordered = routes.sorted { lhs, rhs in
@@ -93,10 +132,6 @@ public struct OperationRoutes: Sendable {
         self.routes = ordered
         self.templateErrors = errors
         self.basePaths = Self.basePaths(of: contract.servers)
-    }
-
-    private static func compile(_ schema: JSONValue) -> JSONSchema? {
-        try? JSONSchema(compiling: schema)
     }
 
     /// The path parts of the description's servers (`/v1` of `https://api.example.com/v1`),

@@ -55,7 +55,7 @@ public enum RequestCheck {
                 continue
             }
             for value in values {
-                if let schema = route.parameterSchemas[parameter.name] {
+                if let schema = route.parameterSchema(parameter.name) {
                     let instance = coerce(value, for: parameter.schema)
                     for error in schema.validate(instance).errors {
                         var violation = SchemaFinding.violation(
@@ -103,7 +103,7 @@ public enum RequestCheck {
         var schemas: [(schema: JSONSchema, payload: MessagePayload)] = []
         for (exampleIndex, example) in route.action.examples.enumerated() {
             for (index, documented) in example.requests.enumerated() {
-                if let schema = route.requestSchemas[exampleIndex][index] { schemas.append((schema, documented.payload)) }
+                if let schema = route.requestSchema(example: exampleIndex, index: index) { schemas.append((schema, documented.payload)) }
             }
         }
         guard !schemas.isEmpty else { return violations }

@@ -27,7 +27,8 @@ public struct DescriptionFile: Sendable {
     public let format: Format
     public let contract: APIContract
 
-    public init(path: String) throws(ReadError) {
+    /// `progress` hears how far reading has got (for a display while a large file is read).
+    public init(path: String, progress: ReadingProgress.Report? = nil) throws(ReadError) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw .unreadable(path: path, reason: "no such file")
@@ -44,7 +45,7 @@ public struct DescriptionFile: Sendable {
         if let problem = Self.binaryContent(data) {
             throw .unreadable(path: path, reason: problem)
         }
-        self.init(text: String(decoding: data, as: UTF8.self), path: path)
+        self.init(text: String(decoding: data, as: UTF8.self), path: path, progress: progress)
     }
 
     /// Why `data` is not a text description: a NUL byte or bytes that are not UTF-8.
@@ -59,12 +60,17 @@ public struct DescriptionFile: Sendable {
     }
 
     /// Text given directly; the format is detected from `path`'s extension and the text when nil.
-    public init(text: String, format: Format? = nil, path: String = "<string>") {
+    public init(text: String, format: Format? = nil, path: String = "<string>", progress: ReadingProgress.Report? = nil) {
         self.path = path
         self.text = text
         let format = format ?? (Self.isOpenAPI(path: path, text: text) ? .openAPI : .apiBlueprint)
         self.format = format
-        contract = format == .openAPI ? OpenAPIReader.parse(text) : BlueprintParser.parse(text)
+        if format == .openAPI {
+            contract = OpenAPIReader.parse(text, progress: progress)
+        } else {
+            progress?(ReadingProgress(stage: "parsing"))
+            contract = BlueprintParser.parse(text)
+        }
     }
 
     /// By extension (`.json`, `.yaml`, `.yml`), else by an `openapi` field near the top.

@@ -35,15 +35,85 @@ extension JSONValue {
     }
 
     init(parsing buffer: UnsafeBufferPointer<UInt8>, streaming: JSONReader.Stream? = nil) throws(JSONParseError) {
+        var positions: JSONSourcePositions? = nil
+        self = try JSONValue(parsing: buffer, streaming: streaming, positions: &positions)
+    }
+
+    /// Parses one JSON value and says where each of its values is written, so that a reader
+    /// of a large document can point into it without searching the text.
+    public static func parsingWithPositions(_ text: String) throws(JSONParseError) -> (value: JSONValue, positions: JSONSourcePositions) {
+        var text = text
+        // `withUTF8` rethrows untyped errors: the outcome leaves the closure as a value.
+        let outcome = text.withUTF8 { buffer -> Result<(JSONValue, JSONSourcePositions), JSONParseError> in
+            var positions: JSONSourcePositions? = JSONSourcePositions(offset: 0)
+            do throws(JSONParseError) {
+                let value = try JSONValue(parsing: buffer, streaming: nil, positions: &positions)
+                return .success((value, positions ?? JSONSourcePositions(offset: 0)))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
+    }
+
+    private init(
+        parsing buffer: UnsafeBufferPointer<UInt8>, streaming: JSONReader.Stream?, positions: inout JSONSourcePositions?
+    ) throws(JSONParseError) {
         var parser = JSONReader(bytes: buffer)
         parser.stream = streaming
         parser.skipWhitespace()
-        let value = try parser.readValue(depth: 0, path: streaming.map { $0.path[...] })
+        positions?.offset = parser.index
+        let value = try parser.readValue(depth: 0, path: streaming.map { $0.path[...] }, positions: &positions)
         parser.skipWhitespace()
         if parser.index < buffer.count {
             throw parser.error("unexpected \(parser.describeCurrent()) after the JSON value")
         }
         self = value
+    }
+}
+
+/// Where the values of a parsed document are written, in the value's own shape: `children`
+/// holds an object's members and an array's elements in their order (the order of
+/// `JSONObject`'s indices), each with its own children. `offset` is a byte offset: of the key
+/// for an object member, of the value itself for an array element and the root.
+public struct JSONSourcePositions: Sendable, Hashable {
+    public var offset: Int
+    public var children: [JSONSourcePositions]
+
+    public init(offset: Int, children: [JSONSourcePositions] = []) {
+        self.offset = offset
+        self.children = children
+    }
+
+    /// The byte offset where the value at `path` is written (member names and array indices
+    /// from the root of `value`, which these positions describe), or of the deepest part of
+    /// the path that exists, with how many of its components were found. Empty components
+    /// are passed over.
+    public func offset(of path: some Sequence<String>, in value: JSONValue) -> (offset: Int, found: Int)? {
+        var current = value
+        var positions = self
+        var found = 0
+        var offset: Int?
+        for key in path where !key.isEmpty {
+            let index: Int
+            switch current {
+            case .object(let members):
+                guard let member = members.index(forKey: key) else { return offset.map { ($0, found) } }
+                index = member
+                current = members.values[member]
+            case .array(let items):
+                guard let element = Int(key), items.indices.contains(element) else { return offset.map { ($0, found) } }
+                index = element
+                current = items[element]
+            default:
+                return offset.map { ($0, found) }
+            }
+            guard positions.children.indices.contains(index) else { return offset.map { ($0, found) } }
+            positions = positions.children[index]
+            offset = positions.offset
+            found += 1
+        }
+        return offset.map { ($0, found) }
     }
 }
 
@@ -89,12 +159,13 @@ struct JSONReader {
     }
 
     /// `path`: what is left of the streamed array's path below this value (nil off that path).
-    mutating func readValue(depth: Int, path: ArraySlice<String>? = nil) throws(JSONParseError) -> JSONValue {
+    /// `positions`, when not nil, gets the positions of the value's members or elements.
+    mutating func readValue(depth: Int, path: ArraySlice<String>? = nil, positions: inout JSONSourcePositions?) throws(JSONParseError) -> JSONValue {
         guard depth < Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth) levels") }
         guard index < bytes.count else { throw error("expected a value, found end of input") }
         switch bytes[index] {
-        case UInt8(ascii: "{"): return try readObject(depth: depth, path: path)
-        case UInt8(ascii: "["): return try readArray(depth: depth, streamed: path?.isEmpty == true)
+        case UInt8(ascii: "{"): return try readObject(depth: depth, path: path, positions: &positions)
+        case UInt8(ascii: "["): return try readArray(depth: depth, streamed: path?.isEmpty == true, positions: &positions)
         case UInt8(ascii: "\""): return .string(try readString())
         case UInt8(ascii: "t"): try readLiteral("true"); return .bool(true)
         case UInt8(ascii: "f"): try readLiteral("false"); return .bool(false)
@@ -114,7 +185,7 @@ struct JSONReader {
         index += count
     }
 
-    mutating func readObject(depth: Int, path: ArraySlice<String>? = nil) throws(JSONParseError) -> JSONValue {
+    mutating func readObject(depth: Int, path: ArraySlice<String>? = nil, positions: inout JSONSourcePositions?) throws(JSONParseError) -> JSONValue {
         index += 1
         var object = JSONObject()
         skipWhitespace()
@@ -127,6 +198,7 @@ struct JSONReader {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
                 throw error("expected a member name in quotes, found \(describeCurrent())")
             }
+            let keyStart = index
             let key = try readString()
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
@@ -135,7 +207,18 @@ struct JSONReader {
             index += 1
             skipWhitespace()
             let below = path.flatMap { $0.first == key ? $0.dropFirst() : nil }
-            object[key] = try readValue(depth: depth + 1, path: below)
+            var member = positions.map { _ in JSONSourcePositions(offset: keyStart) }
+            let value = try readValue(depth: depth + 1, path: below, positions: &member)
+            if let member {
+                // A repeated name replaces the value where the name first stood, as
+                // `JSONObject` does: its positions go to that index too.
+                if let existing = object.index(forKey: key) {
+                    positions?.children[existing] = member
+                } else {
+                    positions?.children.append(member)
+                }
+            }
+            object[key] = value
             skipWhitespace()
             guard index < bytes.count else { throw error("unterminated object, expected ',' or '}'") }
             switch bytes[index] {
@@ -146,7 +229,7 @@ struct JSONReader {
         }
     }
 
-    mutating func readArray(depth: Int, streamed: Bool = false) throws(JSONParseError) -> JSONValue {
+    mutating func readArray(depth: Int, streamed: Bool = false, positions: inout JSONSourcePositions?) throws(JSONParseError) -> JSONValue {
         index += 1
         var array: [JSONValue] = []
         var count = 0
@@ -157,7 +240,9 @@ struct JSONReader {
         }
         while true {
             skipWhitespace()
-            let element = try readValue(depth: depth + 1)
+            var elementPositions = positions.map { _ in JSONSourcePositions(offset: index) }
+            let element = try readValue(depth: depth + 1, positions: &elementPositions)
+            if let elementPositions { positions?.children.append(elementPositions) }
             if streamed, let stream {
                 stream.element(element, count)
             } else {

@@ -1,6 +1,7 @@
 // A recording proxy run inside the caller's process: port 0, loopback upstreams by default,
 // rules replaceable while it runs, flows checked against descriptions when given.
 import Foundation
+import KagamiCertificates
 import KagamiContractCheck
 @_exported import KagamiFlow
 import KagamiProxy
@@ -28,7 +29,8 @@ public final class KagamiProxyServer: Sendable {
         public var upstreamAllow: [String]
         /// The rules in force at start.
         public var rules: RuleSet
-        /// Where relative Map Local paths in `rules` start.
+        /// Where relative Map Local paths in `rules` start, and the one folder Map Local answers
+        /// from (never Kagami's own folder, `$KAGAMI_HOME`, whatever it holds).
         public var rulesDirectory: String
         /// Descriptions (API Blueprint or OpenAPI) every flow is checked against, as
         /// `kagami proxy --contract` takes them: `FILE` or `FILE=BASEURL`.
@@ -93,7 +95,7 @@ public final class KagamiProxyServer: Sendable {
         } catch {
             throw KagamiSetupError("\(error)")
         }
-        let pipeline = try Self.pipeline(configuration.rules, baseDirectory: configuration.rulesDirectory)
+        let pipeline = try Self.pipeline(configuration.rules, folder: configuration.rulesDirectory)
         let contracts: LiveContracts?
         do {
             contracts = configuration.contracts.isEmpty ? nil : try LiveContracts(arguments: configuration.contracts)
@@ -107,7 +109,7 @@ public final class KagamiProxyServer: Sendable {
                 responseTimeout: configuration.responseTimeout, upstreamAllowList: allowList,
                 clientIdleTimeout: configuration.clientIdleTimeout
             ),
-            sink: recorder,
+            sink: recorder.sink,
             rules: ActiveRules(pipeline)
         )
         let address = try await server.start()
@@ -123,17 +125,23 @@ public final class KagamiProxyServer: Sendable {
     public let proxyURL: URL
 
     /// Every flow recorded so far, oldest first, with its contract violations.
-    public var flows: [Flow] { recorder.flows }
+    public var flows: [Flow] { recorder.memory.flows }
 
     /// The flows recorded from now on, each once it has been checked against the descriptions.
     /// The sequence ends when the proxy shuts down.
-    public var newFlows: AsyncStream<Flow> { recorder.subscribe() }
+    public var newFlows: AsyncStream<Flow> { recorder.memory.subscribe() }
 
     /// Waits until at least `count` flows have been recorded; throws ``FlowWaitTimeout`` after
     /// `timeout`. A flow is recorded once its exchange has ended, which can be just after the
     /// client has its response.
     public func flows(count: Int, timeout: Duration = .seconds(10)) async throws -> [Flow] {
-        try await recorder.flows(count: count, timeout: timeout)
+        try await recorder.memory.flows(count: count, timeout: timeout)
+    }
+
+    /// The messages a WebSocket flow relayed so far, in the order they passed (pings and pongs
+    /// past the first few of each direction are counted in one message).
+    public func webSocketMessages(of flowID: UUID) -> [WebSocketMessage] {
+        recorder.memory.messages(of: flowID)
     }
 
     /// The rules in force.
@@ -141,7 +149,7 @@ public final class KagamiProxyServer: Sendable {
 
     /// Replaces the rules in force; exchanges that start afterwards see the new ones.
     public func setRules(_ rules: RuleSet, baseDirectory: String? = nil) throws {
-        server.rules.replace(with: try Self.pipeline(rules, baseDirectory: baseDirectory ?? configuration.rulesDirectory))
+        server.rules.replace(with: try Self.pipeline(rules, folder: baseDirectory ?? configuration.rulesDirectory))
     }
 
     /// Replaces the rules in force with a rules document (YAML or JSON, as `kagami proxy --rules`
@@ -163,10 +171,10 @@ public final class KagamiProxyServer: Sendable {
         try await recorder.finish()
     }
 
-    private static func pipeline(_ rules: RuleSet, baseDirectory: String) throws -> RulePipeline? {
+    private static func pipeline(_ rules: RuleSet, folder: String) throws -> RulePipeline? {
         guard rules != RuleSet() else { return nil }
         do {
-            return try RulePipeline(rules, baseDirectory: baseDirectory)
+            return try RulePipeline(rules, mapLocalFolders: MapLocalFolders(base: folder, excluding: [KagamiHome.path]))
         } catch {
             throw KagamiSetupError(error.description)
         }

@@ -64,13 +64,15 @@ public final class MockServer: Sendable {
     /// The contract being served (the last good version of the file).
     public var contract: APIContract { state.withLockedValue { $0.routes.contract } }
 
-    /// Serves the description in `path`, reloading it when the file changes.
+    /// Serves the description in `path`, reloading it when the file changes. `progress` hears
+    /// how far the first reading has got.
     public static func start(
-        path: String, configuration: Configuration = Configuration(), sink: (any FlowSink)? = nil, log: @escaping Log = standardErrorLog
+        path: String, configuration: Configuration = Configuration(), sink: (any FlowSink)? = nil, log: @escaping Log = standardErrorLog,
+        progress: ReadingProgress.Report? = nil
     ) async throws -> MockServer {
         let file: DescriptionFile
         do {
-            file = try DescriptionFile(path: path)
+            file = try DescriptionFile(path: path, progress: progress)
         } catch {
             throw MockServerError.unreadable(error.description)
         }
@@ -306,9 +308,6 @@ private final class MockHandler: ChannelInboundHandler {
 
     /// `localhost:3000` → `localhost`; `[::1]:3000` → `::1`.
     private static func hostName(_ authority: String) -> String {
-        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
-            return String(authority[authority.index(after: authority.startIndex)..<close])
-        }
-        return authority.split(separator: ":").first.map(String.init) ?? authority
+        Authority.split(authority)?.host ?? authority
     }
 }

@@ -59,7 +59,7 @@ enum ResponseSelection {
         var best = (index: 0, score: 0)
         for (index, example) in route.action.examples.enumerated() {
             for (requestIndex, documented) in example.requests.enumerated() {
-                let schema = route.requestSchemas[index][requestIndex]
+                let schema = route.requestSchema(example: index, index: requestIndex)
                 guard let score = score(of: documented, schema: schema != nil, validates: {
                     body.map { schema?.isValid($0) ?? false } ?? false
                 }, request: request, body: body), score > best.score else { continue }

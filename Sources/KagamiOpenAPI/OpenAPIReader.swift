@@ -15,11 +15,12 @@ public enum OpenAPIReader {
     public static let schemaDialect = "https://json-schema.org/draft/2020-12/schema"
 
     /// Reads a document. Never throws: problems become annotations with positions.
-    public static func parse(_ text: String) -> APIContract {
-        let locator = SourceLocator(text: text)
+    public static func parse(_ text: String, progress: ReadingProgress.Report? = nil) -> APIContract {
+        progress?(ReadingProgress(stage: "parsing"))
         let raw: JSONValue
+        let locator: SourceLocator
         do {
-            raw = try OpenAPISource.jsonValue(of: text)
+            (raw, locator) = try OpenAPISource.read(text)
         } catch {
             return failed(.openAPI31, error.message, at: error.location)
         }
@@ -30,16 +31,16 @@ public enum OpenAPIReader {
             return failed(format, "expected an OpenAPI 3.0 or 3.1 document, found \(found)", at: locator.location(of: ["openapi"]))
         }
         let referenceProblems = Self.referenceProblems(in: raw, locator: locator)
-        // Decoded through Yams from one normalised JSON text: its mappings keep document
-        // order (Foundation's JSONDecoder doesn't), and JSON is YAML.
-        let normalised = raw.serialized()
+        progress?(ReadingProgress(stage: "decoding"))
+        // Decoded from the values as Yams decodes their JSON text: mappings keep document
+        // order (Foundation's JSONDecoder doesn't).
         let document: OpenAPIKit.OpenAPI.Document
         do {
             if format == .openAPI30 {
-                let legacy = try YAMLDecoder().decode(OpenAPIKit30.OpenAPI.Document.self, from: normalised)
+                let legacy = try OpenAPIValueDecoder.decode(OpenAPIKit30.OpenAPI.Document.self, from: raw)
                 document = legacy.convert(to: .v3_1_0)
             } else {
-                document = try YAMLDecoder().decode(OpenAPIKit.OpenAPI.Document.self, from: normalised)
+                document = try OpenAPIValueDecoder.decode(OpenAPIKit.OpenAPI.Document.self, from: raw)
             }
         } catch {
             let described = OpenAPIKit.OpenAPI.Error(from: error)
@@ -50,6 +51,7 @@ public enum OpenAPIReader {
         }
         var builder = OpenAPIContractBuilder(document: document, format: format, locator: locator)
         builder.annotations = referenceProblems
+        builder.progress = progress
         return builder.build()
     }
 
@@ -57,32 +59,51 @@ public enum OpenAPIReader {
     /// References to other files are not followed: a warning says so.
     static func referenceProblems(in document: JSONValue, locator: SourceLocator) -> [Annotation] {
         var problems: [Annotation] = []
-        func visit(_ value: JSONValue, path: [String], depth: Int) {
+        // A document refers to the same few components thousands of times: each target is
+        // looked up once.
+        var resolvable: [String: Bool] = [:]
+        // One path, grown and shrunk as the walk goes: no copy per value.
+        var path: [String] = []
+        func visit(_ value: JSONValue, depth: Int) {
             guard depth < 256 else { return }
             switch value {
             case .object(let members):
                 if let reference = members["$ref"]?.stringValue {
-                    let place = locator.location(of: path + ["$ref"])
                     if reference.hasPrefix("#") {
-                        if resolve(pointer: String(reference.dropFirst()), in: document) == nil {
-                            problems.append(Annotation(.error, "unresolvable reference '\(reference)': nothing in the document is at that path", at: place))
+                        let found = resolvable[reference] ?? {
+                            let found = resolve(pointer: String(reference.dropFirst()), in: document) != nil
+                            resolvable[reference] = found
+                            return found
+                        }()
+                        if !found {
+                            problems.append(Annotation(
+                                .error, "unresolvable reference '\(reference)': nothing in the document is at that path",
+                                at: locator.location(of: path + ["$ref"])))
                         }
                     } else {
-                        problems.append(Annotation(.warning, "reference '\(reference)' points outside the document; it is not followed", at: place))
+                        problems.append(Annotation(
+                            .warning, "reference '\(reference)' points outside the document; it is not followed",
+                            at: locator.location(of: path + ["$ref"])))
                     }
                 }
                 for (key, member) in members where key != "$ref" {
                     // Example values are sample data, where `$ref` is just a key.
                     if key == "example" || (key == "value" && path.dropLast().last == "examples") { continue }
-                    visit(member, path: path + [key], depth: depth + 1)
+                    path.append(key)
+                    visit(member, depth: depth + 1)
+                    path.removeLast()
                 }
             case .array(let items):
-                for (index, item) in items.enumerated() { visit(item, path: path + [String(index)], depth: depth + 1) }
+                for (index, item) in items.enumerated() {
+                    path.append(String(index))
+                    visit(item, depth: depth + 1)
+                    path.removeLast()
+                }
             default:
                 return
             }
         }
-        visit(document, path: [], depth: 0)
+        visit(document, depth: 0)
         return problems
     }
 
@@ -119,6 +140,7 @@ struct OpenAPIContractBuilder {
     let format: ContractFormat
     let locator: SourceLocator
     var annotations: [Annotation] = []
+    var progress: ReadingProgress.Report?
     /// Component schemas as JSON, for inlining `$ref`s.
     let componentSchemas: JSONObject
 
@@ -171,6 +193,7 @@ struct OpenAPIContractBuilder {
             MetadataEntry(name: "version", value: document.info.version),
         ]
         contract.servers = document.servers.map { Server(url: $0.urlTemplate.absoluteString, description: $0.description ?? "") }
+        progress?(ReadingProgress(stage: "validating"))
         do {
             _ = try document.validate(strict: false)
         } catch let collection as OpenAPIKit.ValidationErrorCollection {
@@ -182,7 +205,14 @@ struct OpenAPIContractBuilder {
         }
 
         var groups: [ResourceGroup] = []
-        for (path, item) in document.paths {
+        // Where each group and each group's resource for a path are in `groups`: a
+        // description with tens of thousands of paths would otherwise be searched for each.
+        var groupIndexes: [String: Int] = [:]
+        var resourceIndexes: [ResourceKey: Int] = [:]
+        for (pathNumber, (path, item)) in document.paths.enumerated() {
+            if let progress, pathNumber % 500 == 0 {
+                progress(ReadingProgress(stage: "operations", done: pathNumber, total: document.paths.count))
+            }
             let pathItem: OpenAPIKit.OpenAPI.PathItem
             do {
                 pathItem = try document.components.lookup(item)
@@ -220,13 +250,16 @@ struct OpenAPIContractBuilder {
                     action.requestBodyRequired = (try? document.components.lookup(body))?.required ?? false
                 }
                 let groupName = operation.tags?.first ?? ""
-                let groupIndex = groups.firstIndex { $0.name == groupName } ?? {
+                let groupIndex = groupIndexes[groupName] ?? {
                     groups.append(ResourceGroup(name: groupName))
+                    groupIndexes[groupName] = groups.count - 1
                     return groups.count - 1
                 }()
-                if let resourceIndex = groups[groupIndex].resources.firstIndex(where: { $0.name == path.rawValue }) {
+                let resourceKey = ResourceKey(group: groupIndex, path: path.rawValue)
+                if let resourceIndex = resourceIndexes[resourceKey] {
                     groups[groupIndex].resources[resourceIndex].actions.append(action)
                 } else {
+                    resourceIndexes[resourceKey] = groups[groupIndex].resources.count
                     groups[groupIndex].resources.append(Resource(
                         name: path.rawValue, description: pathItem.description ?? pathItem.summary ?? "",
                         uriTemplate: path.rawValue, parameters: shared, actions: [action],
@@ -235,6 +268,7 @@ struct OpenAPIContractBuilder {
             }
         }
         contract.groups = groups
+        progress?(ReadingProgress(stage: "schemas", total: componentSchemas.count))
         contract.dataStructures = componentSchemas.map { name, schema in
             let resolved = resolved(schema)
             return DataStructure(
@@ -244,6 +278,12 @@ struct OpenAPIContractBuilder {
         }
         contract.annotations = annotations
         return contract
+    }
+
+    /// A path's resource within a group.
+    private struct ResourceKey: Hashable {
+        var group: Int
+        var path: String
     }
 
     /// The path with `{?…}` for query parameters, so the template describes the whole URI.

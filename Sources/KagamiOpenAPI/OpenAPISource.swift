@@ -10,13 +10,16 @@ struct OpenAPISourceError: Error {
 }
 
 enum OpenAPISource {
-    /// JSON when the text starts with `{`, YAML otherwise (YAML is a superset, but the JSON
-    /// parser gives better positions).
-    static func jsonValue(of text: String) throws(OpenAPISourceError) -> JSONValue {
+    /// The document as JSON values (JSON when the text starts with `{`, YAML otherwise: YAML
+    /// is a superset, but the JSON parser gives better positions), with where each value is
+    /// written.
+    static func read(_ text: String) throws(OpenAPISourceError) -> (value: JSONValue, locator: SourceLocator) {
+        let lines = SourceLines(text: text)
         let start = text.first { !$0.isWhitespace }
         if start == "{" {
             do {
-                return try JSONValue(parsing: text)
+                let (value, positions) = try JSONValue.parsingWithPositions(text)
+                return (value, SourceLocator(root: value, positions: positions, lines: lines))
             } catch {
                 throw OpenAPISourceError(message: error.message, location: SourceLocation(line: error.line, column: error.column, offset: error.offset))
             }
@@ -30,7 +33,9 @@ enum OpenAPISource {
         guard let node else {
             throw OpenAPISourceError(message: "empty document", location: SourceLocation(line: 1, column: 1))
         }
-        return jsonValue(of: node, depth: 0)
+        var positions = JSONSourcePositions(offset: lines.offset(of: node.mark, near: 0))
+        let value = jsonValue(of: node, depth: 0, lines: lines, positions: &positions)
+        return (value, SourceLocator(root: value, positions: positions, lines: lines))
     }
 
     /// Descriptions run to megabytes; what one stands for with its aliases expanded may be a
@@ -39,7 +44,9 @@ enum OpenAPISource {
         YAMLDocument.Limits(maximumBytes: 256 << 20, maximumNodes: max(1_000_000, text.utf8.count * 4), maximumDepth: 255)
     }
 
-    private static func jsonValue(of node: Node, depth: Int) -> JSONValue {
+    /// `positions` gets the positions of the node's members or elements (its own offset is
+    /// set by the caller: a member's is that of its key).
+    private static func jsonValue(of node: Node, depth: Int, lines: SourceLines, positions: inout JSONSourcePositions) -> JSONValue {
         guard depth < 256 else { return .null }
         switch node {
         case .scalar(let scalar):
@@ -51,11 +58,29 @@ enum OpenAPISource {
             if let float = node.float, float.isFinite { return .number(float) }
             return .string(scalar.string)
         case .sequence(let sequence):
-            return .array(sequence.map { jsonValue(of: $0, depth: depth + 1) })
+            var items: [JSONValue] = []
+            items.reserveCapacity(sequence.count)
+            positions.children.reserveCapacity(sequence.count)
+            for element in sequence {
+                var child = JSONSourcePositions(offset: lines.offset(of: element.mark, near: positions.offset))
+                items.append(jsonValue(of: element, depth: depth + 1, lines: lines, positions: &child))
+                positions.children.append(child)
+            }
+            return .array(items)
         case .mapping(let mapping):
             var object = JSONObject()
             for (key, value) in mapping {
-                object[key.string ?? String(describing: key)] = jsonValue(of: value, depth: depth + 1)
+                let name = key.string ?? String(describing: key)
+                var child = JSONSourcePositions(offset: lines.offset(of: key.mark, near: positions.offset))
+                let converted = jsonValue(of: value, depth: depth + 1, lines: lines, positions: &child)
+                // A repeated key replaces the value where the key first stood, as `JSONObject`
+                // does: its positions go to that index too.
+                if let existing = object.index(forKey: name) {
+                    positions.children[existing] = child
+                } else {
+                    positions.children.append(child)
+                }
+                object[name] = converted
             }
             return .object(object)
         case .alias(let alias):
@@ -64,48 +89,65 @@ enum OpenAPISource {
     }
 }
 
-/// Finds where a key path (from OpenAPIKit's coding paths) is written: each key is searched
-/// for after the previous one, quoted (JSON) or followed by `:` (YAML).
+/// Finds where a key path (from OpenAPIKit's coding paths, or the reader's own) is written:
+/// at the key of the deepest member of the path the document has (array indices lead to
+/// the element), from the positions the parser recorded, so finding one costs the path's
+/// length whatever the size of the document.
 struct SourceLocator {
-    let text: [UInt8]
-    private var lineStarts: [Int] = [0]
-
-    init(text: String) {
-        self.text = Array(text.utf8)
-        for (offset, byte) in self.text.enumerated() where byte == 0x0A { lineStarts.append(offset + 1) }
-    }
+    let root: JSONValue
+    let positions: JSONSourcePositions
+    let lines: SourceLines
 
     func location(of path: [String]) -> SourceLocation? {
-        var offset = 0
-        var found = false
-        for key in path where !key.isEmpty && Int(key) == nil {
-            let candidates = [Array("\"\(key)\"".utf8), Array("\(key):".utf8), Array("'\(key)'".utf8)]
-            var best: Int?
-            for needle in candidates {
-                if let at = find(needle, from: offset), best.map({ at < $0 }) ?? true { best = at }
-            }
-            guard let best else { break }
-            offset = best
-            found = true
+        guard let (offset, _) = positions.offset(of: path, in: root) else { return nil }
+        return lines.location(ofOffset: offset)
+    }
+}
+
+/// Where the lines of a text start, to turn byte offsets into lines and columns and back.
+struct SourceLines {
+    private let text: String
+    private let starts: [Int]
+
+    init(text: String) {
+        self.text = text
+        func lineStarts(_ bytes: some Sequence<UInt8>) -> [Int] {
+            var starts = [0]
+            for (offset, byte) in bytes.enumerated() where byte == 0x0A { starts.append(offset + 1) }
+            return starts
         }
-        guard found else { return nil }
-        var low = 0
-        var high = lineStarts.count - 1
-        while low < high {
-            let mid = (low + high + 1) / 2
-            if lineStarts[mid] <= offset { low = mid } else { high = mid - 1 }
-        }
-        return SourceLocation(line: low + 1, column: offset - lineStarts[low] + 1, offset: offset)
+        starts = text.utf8.withContiguousStorageIfAvailable(lineStarts) ?? lineStarts(text.utf8)
     }
 
-    private func find(_ needle: [UInt8], from start: Int) -> Int? {
-        guard let first = needle.first, needle.count <= text.count else { return nil }
-        var index = start
-        let last = text.count - needle.count
-        while index <= last {
-            if text[index] == first, Array(text[index..<(index + needle.count)]) == needle { return index }
-            index += 1
+    /// Line and column (counting bytes) of a byte offset.
+    func location(ofOffset offset: Int) -> SourceLocation {
+        var low = 0
+        var high = starts.count - 1
+        while low < high {
+            let mid = (low + high + 1) / 2
+            if starts[mid] <= offset { low = mid } else { high = mid - 1 }
         }
-        return nil
+        return SourceLocation(line: low + 1, column: offset - starts[low] + 1, offset: offset)
+    }
+
+    /// The byte offset of a YAML mark (line and column from 1, the column counting Unicode
+    /// scalars as libyaml does); `fallback` when there is no mark.
+    func offset(of mark: Mark?, near fallback: Int) -> Int {
+        guard let mark, mark.line >= 1, mark.line <= starts.count else { return fallback }
+        let lineStart = starts[mark.line - 1]
+        // Counts scalars by their first bytes (UTF-8 continuation bytes are 10xxxxxx).
+        func offset(_ bytes: some Collection<UInt8>) -> Int {
+            var offset = lineStart
+            var scalars = 0
+            for byte in bytes.dropFirst(lineStart) {
+                if byte & 0xC0 != 0x80 {
+                    if scalars == mark.column - 1 { break }
+                    scalars += 1
+                }
+                offset += 1
+            }
+            return offset
+        }
+        return text.utf8.withContiguousStorageIfAvailable(offset) ?? offset(text.utf8)
     }
 }

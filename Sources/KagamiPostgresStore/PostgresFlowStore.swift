@@ -78,8 +78,8 @@ public final class PostgresFlowStore: FlowStore {
     public let maximumSpoolBytes: Int
     /// How long a transaction may take before the server counts as away.
     public let writeTimeout: Duration
-    /// Header values replaced before a flow is queued, so they never reach the shared store
-    /// (nor the spool).
+    /// What is replaced before a flow or a message is queued, so it never reaches the shared
+    /// store (nor the spool); a session file applies it as this does (`FlowRedaction`).
     public let redaction: FlowRedaction
     private let spoolPrefix: String
 
@@ -321,6 +321,14 @@ public final class PostgresFlowStore: FlowStore {
     }
 
     // MARK: Writing
+
+    public func record(_ record: FlowRecord) {
+        switch record {
+        case .flow(let flow, let stored?): self.record(flow, stored: stored)
+        case .flow(let flow, nil): self.record(flow)
+        case .messages(let messages, let flowID): self.record(messages: messages, of: flowID)
+        }
+    }
 
     public func record(_ flow: Flow) {
         enqueue(.flow(flow), stored: nil)

@@ -27,6 +27,7 @@ extension ClientConnectionHandler {
     /// past the 101 or past the request) and one relay joins them byte for byte.
     func switchProtocols(_ exchange: Exchange, head: HTTPResponseHead, context: ChannelHandlerContext) {
         end(exchange)
+        settings.connections.busy(context.channel)
         guard let upstream = exchange.upstream else {
             context.close(promise: nil)
             return

@@ -7,18 +7,27 @@ import Glibc
 import Darwin
 #endif
 
-/// Counts the proxy's client connections and refuses new ones past the limit, so clients that
-/// hold connections open (idle, or sending a byte a second) can't use up the process's file
-/// descriptors: everyone else is served as soon as they are gone. Says so, at most every ten
+/// Counts the proxy's client connections and keeps their number under the limit, so clients
+/// that hold connections open (idle, or sending a byte a second) can't use up the process's
+/// file descriptors. At the limit a new client is still served when some connection is only
+/// waiting — idle between keep-alive requests, or not done sending its first head — for longer
+/// than `grace`: the one waiting longest is closed to make room (as nginx closes keep-alive
+/// connections when it runs out), so a flood of silent sockets can't lock real clients out.
+/// Only when every connection is busy is the new one refused. Says so, at most every ten
 /// seconds, through `notice`.
 final class ClientConnectionLimit: Sendable {
     let maximum: Int
+    /// How long a connection waits before it may be closed to make room.
+    let grace: TimeAmount
     private let open = Atomic<Int>(0)
     private let lastNotice = Atomic<Int64>(0)
     private let notice: (@Sendable (String) -> Void)?
+    /// Connections waiting for a request head, and since when.
+    private let waiting = Mutex<[ObjectIdentifier: (channel: any Channel, since: NIODeadline)]>([:])
 
-    init(maximum: Int, notice: (@Sendable (String) -> Void)?) {
+    init(maximum: Int, grace: TimeAmount = .seconds(1), notice: (@Sendable (String) -> Void)?) {
         self.maximum = maximum
+        self.grace = grace
         self.notice = notice
     }
 
@@ -27,17 +36,45 @@ final class ClientConnectionLimit: Sendable {
     /// Admits `channel` (and counts it until it closes), or returns false: then the caller closes it.
     func admit(_ channel: any Channel) -> Bool {
         let count = open.wrappingAdd(1, ordering: .relaxed).newValue
-        guard count <= maximum else {
+        if count > maximum, !closeLongestWaiting() {
             open.wrappingSubtract(1, ordering: .relaxed)
             let now = NIODeadline.now().uptimeNanoseconds
             let last = lastNotice.load(ordering: .relaxed)
             if now &- UInt64(last) > 10_000_000_000 || last == 0,
                lastNotice.compareExchange(expected: last, desired: Int64(truncatingIfNeeded: now), ordering: .relaxed).exchanged {
-                notice?("Kagami: \(maximum) client connections are open, the most allowed; refusing new ones until some close")
+                notice?("Kagami: \(maximum) client connections are open and busy, the most allowed; refusing new ones until some close")
             }
             return false
         }
-        channel.closeFuture.whenComplete { _ in self.open.wrappingSubtract(1, ordering: .relaxed) }
+        let key = ObjectIdentifier(channel)
+        waiting.withLock { $0[key] = (channel, .now()) }
+        channel.closeFuture.whenComplete { _ in
+            self.open.wrappingSubtract(1, ordering: .relaxed)
+            _ = self.waiting.withLock { $0.removeValue(forKey: key) }
+        }
+        return true
+    }
+
+    /// `channel` is in the middle of an exchange, a tunnel or HTTP/2: not to be closed for room.
+    func busy(_ channel: any Channel) {
+        _ = waiting.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) }
+    }
+
+    /// `channel` waits for its next request head.
+    func waitingForRequest(_ channel: any Channel) {
+        waiting.withLock { $0[ObjectIdentifier(channel)] = (channel, .now()) }
+    }
+
+    /// Closes the connection waiting longest, if it has waited past `grace`; true when it did.
+    private func closeLongestWaiting() -> Bool {
+        let cutoff = NIODeadline.now() - grace
+        let chosen = waiting.withLock { waiting -> (any Channel)? in
+            guard let longest = waiting.min(by: { $0.value.since < $1.value.since }), longest.value.since <= cutoff else { return nil }
+            waiting.removeValue(forKey: longest.key)
+            return longest.value.channel
+        }
+        guard let chosen else { return false }
+        chosen.close(promise: nil)
         return true
     }
 

@@ -1,4 +1,5 @@
 import KagamiFlow
+import KagamiRules
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -78,6 +79,7 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     fileprivate func beginTunnel(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        settings.connections.busy(context.channel)
         let target: ProxyTarget
         do {
             target = try ProxyTarget(connectAuthority: head.uri)
@@ -97,6 +99,19 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     fileprivate func openTunnel(context: ChannelHandlerContext) {
         guard let (target, recorder) = pendingTunnel else { return }
+        // A destination refused without a lookup (outside the allow list, Kagami's own
+        // listeners) gets its 403 at the CONNECT, decrypted or not, not a TLS error inside.
+        if let refusal = settings.gate.refusal(host: target.host, port: target.port) {
+            pendingTunnel = nil
+            refuse(recorder, target: target, error: refusal, context: context)
+            return
+        }
+        // Block List and Allow List see tunnels as they see requests, through the hooks.
+        if let verdict = settings.hooks.tunnel(ThrottleHandler.tunnelRequest(target)), case .block(let action) = verdict.action {
+            pendingTunnel = nil
+            block(recorder, action: action, applications: verdict.applications, context: context)
+            return
+        }
         if settings.identities != nil, origin == nil, settings.sslProxying.current.intercepts(host: target.host, port: target.port) {
             pendingTunnel = nil
             intercept(target: target, recorder: recorder, context: context)
@@ -127,20 +142,52 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
                     let recorder = ThrottleHandler.throttle(tunnel: serverChannel, profile: throttle, recorder: recorder)
                     self.joinTunnel(serverChannel: serverChannel, recorder: recorder, context: context)
                 case .failure(let error):
-                    let (status, flowError) = UpstreamFailure.classify(error, target: target, connectTimeout: self.settings.connectTimeout)
-                    var recorder = recorder
-                    let (head, body) = ErrorPage.response(status: status, message: "Kagami: \(flowError.message)", version: .http1_1, close: true)
-                    recorder.localResponse(status: status, headers: head.headers, body: body)
-                    // The refusal goes out once the session keeps the tunnel's record.
-                    let written = NIOLoopBound((handler: self, context: context), eventLoop: eventLoop)
-                    self.settings.hooks.ended(recorder.finish(error: flowError)) {
-                        eventLoop.execute {
-                            let (handler, context) = written.value
-                            handler.writeAndClose(head, body, context: context)
-                        }
-                    }
+                    self.refuse(recorder, target: target, error: error, context: context)
                 }
             }
+    }
+
+    /// Answers the CONNECT with the error page for `error` (403, 502, 504), once the session
+    /// keeps the tunnel's record, and closes.
+    private func refuse(_ recorder: FlowRecorder, target: ProxyTarget, error: any Error, context: ChannelHandlerContext) {
+        let (status, flowError) = UpstreamFailure.classify(error, target: target, connectTimeout: settings.connectTimeout)
+        var recorder = recorder
+        let (head, body) = ErrorPage.response(status: status, message: "Kagami: \(flowError.message)", version: .http1_1, close: true)
+        recorder.localResponse(status: status, headers: head.headers, body: body)
+        let eventLoop = context.eventLoop
+        let written = NIOLoopBound((handler: self, context: context), eventLoop: eventLoop)
+        settings.hooks.ended(recorder.finish(error: flowError)) {
+            eventLoop.execute {
+                let (handler, context) = written.value
+                handler.writeAndClose(head, body, context: context)
+            }
+        }
+    }
+
+    /// Refuses the CONNECT as the rules say: 403 with the rules' page once the session keeps the
+    /// tunnel's record, or the connection dropped.
+    private func block(_ recorder: FlowRecorder, action: BlockAction, applications: [RuleApplication], context: ChannelHandlerContext) {
+        var recorder = recorder
+        recorder.addRuleApplications(applications)
+        switch action {
+        case .dropConnection:
+            settings.hooks.ended(recorder.finish(error: FlowError(.aborted, "blocked by the rules: connection dropped")))
+            context.close(promise: nil)
+        case .forbidden:
+            let forbidden = RulePipeline.forbiddenResponse
+            var head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: forbidden.status), headers: HTTPHeaders(forbidden.headers.pairs))
+            head.headers.replaceOrAdd(name: "Connection", value: "close")
+            let body = ByteBuffer(bytes: forbidden.body.data)
+            recorder.localResponse(status: head.status, headers: head.headers, body: body)
+            let eventLoop = context.eventLoop
+            let written = NIOLoopBound((handler: self, context: context), eventLoop: eventLoop)
+            settings.hooks.ended(recorder.finish(error: nil)) {
+                eventLoop.execute {
+                    let (handler, context) = written.value
+                    handler.writeAndClose(head, body, context: context)
+                }
+            }
+        }
     }
 
     fileprivate func joinTunnel(serverChannel: any Channel, recorder: FlowRecorder, context: ChannelHandlerContext) {

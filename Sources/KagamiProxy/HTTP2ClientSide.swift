@@ -21,7 +21,10 @@ enum HTTP2ClientSide {
         _ pipeline: ChannelPipeline.SynchronousOperations, channel: any Channel,
         settings: ConnectionSettings, pool: UpstreamPool, origin: InterceptedOrigin?
     ) throws {
-        let shared = NIOLoopBound((pool: pool, origin: origin), eventLoop: channel.eventLoop)
+        // Streams come and go on it: never closed to make room for another client.
+        settings.connections.busy(channel)
+        let resets = StreamResets(hooks: settings.hooks, budget: settings.budget, connection: channel)
+        let shared = NIOLoopBound((pool: pool, origin: origin, resets: resets), eventLoop: channel.eventLoop)
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
         connection.initialSettings = [
             HTTP2Setting(parameter: .maxConcurrentStreams, value: maximumConcurrentStreams),
@@ -34,15 +37,16 @@ enum HTTP2ClientSide {
             mode: .server, connectionConfiguration: connection, streamConfiguration: streams, position: .last
         ) { stream in
             stream.eventLoop.makeCompletedFuture {
-                let (pool, origin) = shared.value
+                let (pool, origin, resets) = shared.value
                 let handlers = stream.pipeline.syncOperations
                 try handlers.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-                try handlers.addHandler(ClientConnectionHandler(settings: settings, pool: pool, origin: origin, isStream: true))
+                try handlers.addHandler(ClientConnectionHandler(settings: settings, pool: pool, origin: origin, streamResets: resets))
             }
         }
         // A connection error (bad HPACK, a frame that breaks the protocol) has been answered
         // with GOAWAY by then: the connection closes.
         try pipeline.addHandler(HTTP2ConnectionErrorHandler())
+        try pipeline.addHandler(StreamResetsCloser(resets))
     }
 }
 
@@ -125,6 +129,15 @@ final class HTTP2PrefaceSniffer: ChannelInboundHandler, RemovableChannelHandler 
     func channelInactive(context: ChannelHandlerContext) {
         buffered = nil
         context.fireChannelInactive()
+    }
+
+    /// The client half-closed before saying which protocol it speaks: nothing to answer.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 }
 

@@ -44,19 +44,26 @@ public final class ProxyServer: Sendable {
         /// connects or after its last exchange: idle keep-alive connections, slow or incomplete
         /// heads ("slowloris", HTTP/0.9, bare line breaks) are closed then.
         public var clientIdleTimeout: Duration
+        /// How long an exchange waits for the server's answer to begin once its client has closed
+        /// its side (a half-close and a close look the same on the wire: `shutdown(SHUT_WR)`
+        /// after the request is answered, a client that gave up is not waited for long).
+        public var clientHalfCloseTimeout: Duration
         /// Client connections open at once; more are refused until some close. nil: half of the
         /// process's open-file limit.
         public var maximumClientConnections: Int?
         /// Where the proxy says what a user should know (refused connections); nil is silent.
         public var notice: (@Sendable (String) -> Void)?
+        /// The client networks served beside this machine (loopback, always); other addresses
+        /// are held until allowed (`clientAccess`).
+        public var allowedClients: [IPNetwork]
 
         public init(
             host: String = "127.0.0.1", port: Int = 8888, mode: Mode = .forward,
             connectTimeout: Duration = .seconds(10), responseTimeout: Duration = .seconds(60),
             idleConnectionTimeout: Duration = .seconds(60), maximumIdleConnectionsPerServer: Int = 64,
             bodyCaptureLimit: Int = 10 * 1024 * 1024, interception: InterceptionConfiguration? = nil,
-            upstreamAllowList: UpstreamAllowList? = nil, clientIdleTimeout: Duration = .seconds(60),
-            maximumClientConnections: Int? = nil, notice: (@Sendable (String) -> Void)? = nil
+            upstreamAllowList: UpstreamAllowList? = nil, clientIdleTimeout: Duration = .seconds(60), clientHalfCloseTimeout: Duration = .seconds(10),
+            maximumClientConnections: Int? = nil, notice: (@Sendable (String) -> Void)? = nil, allowedClients: [IPNetwork] = []
         ) {
             self.host = host
             self.port = port
@@ -69,8 +76,10 @@ public final class ProxyServer: Sendable {
             self.interception = interception
             self.upstreamAllowList = upstreamAllowList
             self.clientIdleTimeout = clientIdleTimeout
+            self.clientHalfCloseTimeout = clientHalfCloseTimeout
             self.maximumClientConnections = maximumClientConnections
             self.notice = notice
+            self.allowedClients = allowedClients
         }
     }
 
@@ -91,6 +100,9 @@ public final class ProxyServer: Sendable {
     /// The hosts whose CONNECT tunnels are decrypted, replaceable while running (the admin
     /// API's SSL Proxying panel); unused when interception is off.
     public let sslProxying: LiveSSLProxying
+    /// Who may use the proxy: this machine, the allowed networks, and the addresses the user
+    /// allows or denies while it runs.
+    public let clientAccess: ClientAccess
     /// HTTPS interception is set up (a CA to issue certificates from).
     public var intercepts: Bool { identities != nil }
     private let group: any EventLoopGroup
@@ -110,6 +122,7 @@ public final class ProxyServer: Sendable {
         self.rules = rules
         self.breakpoints = breakpoints
         self.sslProxying = LiveSSLProxying(configuration.interception?.sslProxying ?? SSLProxyingList())
+        clientAccess = ClientAccess(allowing: configuration.allowedClients)
         self.group = group
         self.sink = sink
         gate = UpstreamGate(allowList: try configuration.upstreamAllowList ?? UpstreamAllowList.fromEnvironment())
@@ -139,12 +152,16 @@ public final class ProxyServer: Sendable {
     /// Binds and starts accepting clients; returns the address it listens on.
     @discardableResult
     public func start() async throws -> SocketAddress {
+        let limit = ClientConnectionLimit(
+            maximum: configuration.maximumClientConnections ?? ClientConnectionLimit.fromDescriptorLimit(), notice: configuration.notice)
+        connectionLimit.withLockedValue { $0 = limit }
         let settings = ConnectionSettings(
             mode: configuration.mode,
             captureLimit: configuration.bodyCaptureLimit,
             connectTimeout: TimeAmount(configuration.connectTimeout),
             responseTimeout: TimeAmount(configuration.responseTimeout),
             clientIdleTimeout: TimeAmount(configuration.clientIdleTimeout),
+            clientHalfCloseTimeout: TimeAmount(configuration.clientHalfCloseTimeout),
             identities: identities,
             sslProxying: sslProxying,
             upstreamVerificationDisabled: configuration.interception?.insecureUpstream ?? false,
@@ -152,23 +169,31 @@ public final class ProxyServer: Sendable {
             breakpoints: breakpoints,
             gate: gate,
             hooks: .standard(rules: rules, breakpoints: breakpoints, sink: sink),
-            webSockets: webSockets
+            webSockets: webSockets,
+            budget: ClientBudget(),
+            connections: limit
         )
+        let budget = settings.budget
         let pools = self.pools
         let poolConfiguration = self.poolConfiguration
-        let limit = ClientConnectionLimit(
-            maximum: configuration.maximumClientConnections ?? ClientConnectionLimit.fromDescriptorLimit(), notice: configuration.notice)
-        connectionLimit.withLockedValue { $0 = limit }
+        let access = clientAccess
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
+            // A client that half-closes after its request still gets its answer.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
-                guard limit.admit(channel) else {
+                guard budget.admit(channel.remoteAddress), limit.admit(channel) else {
                     return channel.close()
                 }
+                let decision = access.decide(channel.remoteAddress)
                 return channel.eventLoop.makeCompletedFuture {
+                    guard decision == .allowed else {
+                        try HeldClientHandler.addHandlers(channel.pipeline.syncOperations, decision: decision, access: access)
+                        return
+                    }
                     let pool: UpstreamPool
                     if let box = pools[ObjectIdentifier(channel.eventLoop)] {
                         if box.value == nil { box.value = UpstreamPool(eventLoop: channel.eventLoop, configuration: poolConfiguration) }
@@ -185,7 +210,7 @@ public final class ProxyServer: Sendable {
         guard let address = channel.localAddress else {
             throw ChannelError.unknownLocalAddress
         }
-        if let port = address.port { gate.refuseLoopback(port: port) }
+        if let port = address.port { gate.ownListeners.add(port: port) }
         return address
     }
 
@@ -206,10 +231,11 @@ public final class ProxyServer: Sendable {
         try pipeline.addHandler(ClientConnectionHandler(settings: settings, pool: pool, origin: origin))
     }
 
-    /// Never connects to `port` on loopback: for the web UI and admin API beside the proxy,
-    /// which trust loopback clients and so must not be reachable through the proxy.
-    public func refuseLoopbackConnections(toPort port: Int) {
-        gate.refuseLoopback(port: port)
+    /// Never connects to `port` at any address of this host (the proxy's own port is
+    /// protected from `start()` on): for the web UI and admin API beside the proxy, which must
+    /// not be reachable through the proxy.
+    public func protectListener(port: Int) {
+        gate.ownListeners.add(port: port)
     }
 
     /// The servers this proxy may connect to (nil: any).

@@ -145,6 +145,25 @@ final class TunnelRelayHandler: ChannelDuplexHandler {
         context.fireChannelInactive()
     }
 
+    /// This side sent all it will (a half-close): the other side is told the same once what
+    /// this side sent has gone out, and may still answer; the tunnel ends when that side closes.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard let event = event as? ChannelEvent, event == .inputClosed else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        guard let partnerContext = partner?.context, !(partner?.isClosed ?? true) else {
+            context.close(promise: nil)
+            return
+        }
+        websocket?.0.flush()
+        partnerContext.flush()
+        let promise = partnerContext.eventLoop.makePromise(of: Void.self)
+        partnerContext.close(mode: .output, promise: promise)
+        // A side that can't half-close (TLS without it) closes whole, as before.
+        promise.futureResult.assumeIsolated().whenFailure { _ in partnerContext.close(promise: nil) }
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
     }

@@ -13,10 +13,10 @@ final class UpstreamGate: Sendable {
     private let counters = NIOLockedValueBox(UpstreamStatistics())
     /// Looks names up (DNS); replaced in tests so that no test asks a real resolver.
     private let systemResolver: SystemResolver
-    /// Ports on this machine's loopback that belong to Kagami itself (its proxy listener, its
-    /// web UI): never connected to, so a client of the proxy can't reach the admin API through
-    /// the proxy's own loopback address, and a request can't loop back into the proxy.
-    private let ownPorts = NIOLockedValueBox<Set<Int>>([])
+    /// Kagami's own listeners (its proxy, its admin API): never connected to, so a client of
+    /// the proxy can't reach the admin API through the proxy, and a request can't loop back
+    /// into the proxy.
+    let ownListeners = OwnListeners()
 
     init(allowList: UpstreamAllowList?, systemResolver: @escaping SystemResolver = { NIORandomizedDNSResolver(loop: $0) }) {
         self.allowList = allowList
@@ -25,23 +25,36 @@ final class UpstreamGate: Sendable {
 
     var statistics: UpstreamStatistics { counters.withLockedValue { $0 } }
 
-    func refuseLoopback(port: Int) {
-        ownPorts.withLockedValue { _ = $0.insert(port) }
+    /// What connecting to `host:port` would be refused for, decided without a lookup (a name
+    /// the list allows may still be refused for what it resolves to); nil when it may be tried.
+    func refusal(host: String, port: Int) -> DestinationNotAllowed? {
+        guard case .refused(let reason) = decision(host: host, port: port) else { return nil }
+        counters.withLockedValue { $0.refusedBeforeLookup += 1 }
+        return DestinationNotAllowed(host: host, reason: reason)
+    }
+
+    private func decision(host: String, port: Int) -> UpstreamAllowList.Decision {
+        let decision = allowList?.decision(for: host) ?? Self.decisionWithoutList(for: host)
+        switch decision {
+        case .localhost where ownListeners.isOwn(.loopbackV4, port: port):
+            return .refused(Self.itself(Authority(host: host, port: port).description))
+        case .address(let address) where ownListeners.isOwn(address, port: port):
+            return .refused(Self.itself(Authority(host: host, port: port).description))
+        default:
+            return decision
+        }
+    }
+
+    static func itself(_ destination: String) -> String {
+        "\(destination) is Kagami itself (its proxy or its web UI and admin API): open the web UI directly, not through the proxy"
     }
 
     /// Connects `bootstrap` to `host:port`, or fails with `DestinationNotAllowed` without a
-    /// lookup or a connection attempt when the allow list refuses `host`.
+    /// lookup or a connection attempt when the allow list refuses `host` or it is one of
+    /// Kagami's own listeners; a connection whose peer turns out to be one of them is closed
+    /// before a byte is sent and fails the same way.
     func connect(_ bootstrap: ClientBootstrap, host: String, port: Int, on eventLoop: any EventLoop) -> EventLoopFuture<any Channel> {
-        var decision = allowList?.decision(for: host) ?? Self.decisionWithoutList(for: host)
-        let ownPorts = ownPorts.withLockedValue { $0 }
-        if ownPorts.contains(port) {
-            let itself = "\(Authority(host: host, port: port)) is Kagami itself (its proxy or web UI port): open the web UI directly, not through the proxy"
-            switch decision {
-            case .localhost: decision = .refused(itself)
-            case .address(let address) where address.isLoopback: decision = .refused(itself)
-            default: break
-            }
-        }
+        let decision = decision(host: host, port: port)
         if case .refused(let reason) = decision {
             counters.withLockedValue { $0.refusedBeforeLookup += 1 }
             return eventLoop.makeFailedFuture(DestinationNotAllowed(host: host, reason: reason))
@@ -53,8 +66,17 @@ final class UpstreamGate: Sendable {
         } else {
             system = nil
         }
-        let resolver = AllowListResolver(decision: decision, host: host, allowList: allowList, refusedLoopbackPorts: ownPorts, system: system, counters: counters, eventLoop: eventLoop)
-        return bootstrap.resolver(resolver).connect(host: host, port: port)
+        let resolver = AllowListResolver(decision: decision, host: host, allowList: allowList, ownListeners: ownListeners, system: system, counters: counters, eventLoop: eventLoop)
+        let ownListeners = ownListeners
+        let counters = counters
+        return bootstrap.resolver(resolver).connect(host: host, port: port).flatMap { channel in
+            if let peer = channel.remoteAddress, ownListeners.isOwn(peer: peer) {
+                counters.withLockedValue { $0.refusedAfterConnect += 1 }
+                let refusal = DestinationNotAllowed(host: host, reason: Self.itself("\(host) (\(peer.authorityText ?? "this host"))"))
+                return channel.close().flatMapThrowing { throw refusal }
+            }
+            return channel.eventLoop.makeSucceededFuture(channel)
+        }
     }
 
     private static func decisionWithoutList(for host: String) -> UpstreamAllowList.Decision {
@@ -72,6 +94,8 @@ public struct UpstreamStatistics: Sendable, Hashable {
     public var lookups = 0
     /// Addresses a lookup returned that the allow list then refused.
     public var refusedAfterLookup = 0
+    /// Connections closed at once because their peer was one of Kagami's own listeners.
+    public var refusedAfterConnect = 0
     /// Addresses handed to the connection attempt.
     public var addressesDialled = 0
     /// Of those, addresses outside 127.0.0.0/8 and ::1.
@@ -93,14 +117,14 @@ private final class AllowListResolver: Resolver, Sendable {
     private let allowList: UpstreamAllowList?
     private let counters: NIOLockedValueBox<UpstreamStatistics>
     private let eventLoop: any EventLoop
-    private let refusedLoopbackPorts: Set<Int>
+    private let ownListeners: OwnListeners
     private let system: (any Resolver & Sendable)?
 
-    init(decision: UpstreamAllowList.Decision, host: String, allowList: UpstreamAllowList?, refusedLoopbackPorts: Set<Int>, system: (any Resolver & Sendable)?, counters: NIOLockedValueBox<UpstreamStatistics>, eventLoop: any EventLoop) {
+    init(decision: UpstreamAllowList.Decision, host: String, allowList: UpstreamAllowList?, ownListeners: OwnListeners, system: (any Resolver & Sendable)?, counters: NIOLockedValueBox<UpstreamStatistics>, eventLoop: any EventLoop) {
         self.decision = decision
         self.host = host
         self.allowList = allowList
-        self.refusedLoopbackPorts = refusedLoopbackPorts
+        self.ownListeners = ownListeners
         self.system = system
         self.counters = counters
         self.eventLoop = eventLoop
@@ -131,18 +155,29 @@ private final class AllowListResolver: Resolver, Sendable {
             guard let system else { return eventLoop.makeSucceededFuture([]) }
             let allowList = allowList
             let host = host
-            let ownPort = refusedLoopbackPorts.contains(port)
+            let ownListeners = ownListeners
             return lookUp(system).flatMapThrowing { found in
                 var kept: [IPAddressBytes] = []
                 var refused: [String] = []
+                var itself = false
                 for address in found {
-                    guard let bytes = address.ipAddress.flatMap(IPAddressBytes.init) else { continue }
-                    if (allowList?.permitsResolved(bytes) ?? true) && !(ownPort && bytes.isLoopback) { kept.append(bytes) } else { refused.append(bytes.text) }
+                    guard let bytes = IPAddressBytes(address) else { continue }
+                    if ownListeners.isOwn(bytes, port: port) {
+                        itself = true
+                        refused.append(bytes.text)
+                    } else if allowList?.permitsResolved(bytes) ?? true {
+                        kept.append(bytes)
+                    } else {
+                        refused.append(bytes.text)
+                    }
                 }
                 if !refused.isEmpty {
                     self.counters.withLockedValue { $0.refusedAfterLookup += refused.count }
                     if kept.isEmpty {
-                        throw DestinationNotAllowed(host: host, reason: "\(host) resolved to \(refused.joined(separator: ", ")), outside the upstream allow list (\(allowList?.description ?? ""))")
+                        let reason = itself
+                            ? UpstreamGate.itself("\(host), which resolved to \(refused.joined(separator: ", ")),")
+                            : "\(host) resolved to \(refused.joined(separator: ", ")), outside the upstream allow list (\(allowList?.description ?? ""))"
+                        throw DestinationNotAllowed(host: host, reason: reason)
                     }
                 }
                 return try self.dialled(kept, port: port)

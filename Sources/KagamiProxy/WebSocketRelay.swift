@@ -26,6 +26,11 @@ final class WebSocketRelay {
     private var sent: WebSocketMessageReader
     private var received: WebSocketMessageReader
     private var pending: [WebSocketMessage] = []
+    /// Pings and pongs past the first `keptControlMessages` of a direction: counted, not kept
+    /// one row each, so a ping flood can't grow the session without bound.
+    private var uncountedControl: [WebSocketMessage.Direction: (count: Int, bytes: Int, last: WebSocketMessage)] = [:]
+    private var controlMessages: [WebSocketMessage.Direction: Int] = [:]
+    static let keptControlMessages = 20
     private var failure: FlowError?
     private let tools: [any WebSocketMessageTool]
     private let live: LiveWebSockets
@@ -138,7 +143,7 @@ final class WebSocketRelay {
             case .output(.bytes(let bytes), _):
                 passOn(bytes, direction, false)
             case .output(.passed(let message), _):
-                pending.append(message)
+                keep(message)
             case .output(.held(let message), _):
                 if !runTools(on: message, from: 0) {
                     waiting[direction] = Array(steps)
@@ -198,7 +203,36 @@ final class WebSocketRelay {
             message.data = message.data.prefix(captureLimit)
             message.isTruncated = true
         }
-        pending.append(message)
+        keep(message)
+    }
+
+    /// Adds a message to those the session keeps, but for pings and pongs beyond the first few
+    /// of their direction, which are counted into one summary kept when the connection ends.
+    private func keep(_ message: WebSocketMessage) {
+        guard message.opcode == .ping || message.opcode == .pong else {
+            pending.append(message)
+            return
+        }
+        let seen = controlMessages[message.direction, default: 0] + 1
+        controlMessages[message.direction] = seen
+        if seen <= Self.keptControlMessages {
+            pending.append(message)
+        } else {
+            let counted = uncountedControl[message.direction]
+            uncountedControl[message.direction] = ((counted?.count ?? 0) + 1, (counted?.bytes ?? 0) + message.size, message)
+        }
+    }
+
+    /// One message per direction standing for the pings and pongs counted but not kept: the
+    /// last of them, its note saying how many there were.
+    private func summariseControlMessages() {
+        for direction in [WebSocketMessage.Direction.send, .receive] {
+            guard let counted = uncountedControl.removeValue(forKey: direction) else { continue }
+            var summary = counted.last
+            summary.size = counted.bytes
+            summary.addNote("the last of \(counted.count) more pings and pongs this way (\(counted.bytes) payload bytes), counted but not kept one by one")
+            pending.append(summary)
+        }
     }
 
     // MARK: Injecting
@@ -249,6 +283,7 @@ final class WebSocketRelay {
             pending.append(lost)
         }
         holding.removeAll()
+        summariseControlMessages()
         flush()
         guard var recorder else { return then() }
         self.recorder = nil

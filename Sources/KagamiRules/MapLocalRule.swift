@@ -8,7 +8,8 @@ public struct MapLocalRule: Sendable, Hashable, Codable {
     public var name: String
     public var isEnabled: Bool
     public var from: Location
-    /// A file or directory; relative paths are taken from the rules document's directory.
+    /// A file or directory in one of the `MapLocalFolders`; relative paths start at their base
+    /// (the rules document's directory).
     public var localPath: String
 
     public init(name: String, isEnabled: Bool = true, from: Location, localPath: String) {
@@ -31,9 +32,9 @@ public struct MapLocalRule: Sendable, Hashable, Codable {
         localPath = try container.decode(String.self, forKey: .localPath)
     }
 
-    /// The file that answers `request`, or nil when there is none.
-    func file(for request: FlowRequest, source: LocationMatcher, baseDirectory: String) -> (path: String, size: Int)? {
-        let root = localPath.hasPrefix("/") ? localPath : baseDirectory + "/" + localPath
+    /// The file that answers `request`, or nil when there is none in `folders`.
+    func file(for request: FlowRequest, source: LocationMatcher, folders: MapLocalFolders) -> (path: String, size: Int)? {
+        let root = folders.absolute(localPath)
         let files = FileManager.default
         var isDirectory: ObjCBool = false
         guard files.fileExists(atPath: root, isDirectory: &isDirectory) else { return nil }
@@ -46,11 +47,12 @@ public struct MapLocalRule: Sendable, Hashable, Codable {
             guard !components.contains(where: { $0 == ".." || $0.contains("/") }) else { return nil }
             path = ([root] + components).joined(separator: "/")
             if remainder.isEmpty || remainder.hasSuffix("/") { path += "/index.html" }
-            guard files.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { return nil }
         }
-        guard let attributes = try? files.attributesOfItem(atPath: path),
+        // Links resolved: the file itself must lie in the folders, wherever the rule points.
+        guard let real = folders.readable(path), files.fileExists(atPath: real, isDirectory: &isDirectory), !isDirectory.boolValue,
+              let attributes = try? files.attributesOfItem(atPath: real),
               let size = (attributes[.size] as? NSNumber)?.intValue else { return nil }
-        return (path, size)
+        return (real, size)
     }
 
     /// Media types by file extension, for the Content-Type of local answers.

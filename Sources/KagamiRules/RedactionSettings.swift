@@ -1,6 +1,6 @@
-/// The rules document's `redaction` section: what `kagami proxy --store` and `kagami push`
-/// replace by a marker before anything is written to a store a team shares. It changes no
-/// traffic; the store applies it (`FlowRedaction`).
+/// The rules document's `redaction` section: what `kagami proxy` (into a session file or a
+/// shared store) and `kagami push` replace by a marker before anything is written. It changes
+/// no traffic; the store applies it (`FlowRedaction`).
 ///
 ///     redaction:
 ///       headers: [Authorization, Cookie, Set-Cookie, X-Api-Key]   # default: the credentials

@@ -34,8 +34,9 @@ import KagamiFlow
 /// where a copy of its lists cost one per list.
 public final class RulePipeline: Sendable {
     public let rules: RuleSet
-    /// Where relative Map Local paths start: the rules file's directory.
-    public let baseDirectory: String
+    /// The folders Map Local answers from; relative paths start at their base (the rules
+    /// file's directory).
+    public let mapLocalFolders: MapLocalFolders
 
     let blockList: [(rule: BlockListRule, locations: [LocationMatcher])]
     let allowList: [(rule: AllowListRule, locations: [LocationMatcher])]
@@ -57,9 +58,24 @@ public final class RulePipeline: Sendable {
             body: FlowBody(data: body))
     }()
 
-    public init(_ rules: RuleSet, baseDirectory: String = FileManager.default.currentDirectoryPath) throws(RuleDocumentError) {
+    /// Throws when a rule can't be used: a regular expression that doesn't compile, a Map Local
+    /// path outside `mapLocalFolders`.
+    public init(_ rules: RuleSet, mapLocalFolders: MapLocalFolders = .none) throws(RuleDocumentError) {
         self.rules = rules
-        self.baseDirectory = baseDirectory
+        self.mapLocalFolders = mapLocalFolders
+        for (index, rule) in rules.mapLocal.enumerated() where rule.isEnabled {
+            let path = mapLocalFolders.absolute(rule.localPath)
+            // What exists must be in the folders; what doesn't yet (a file saved later) must be
+            // somewhere it could be saved.
+            let inside = FileManager.default.fileExists(atPath: path)
+                ? mapLocalFolders.readable(path) != nil
+                : (try? mapLocalFolders.writable(path).get()) != nil
+            guard inside else {
+                throw RuleDocumentError(
+                    file: "rules", line: nil, column: nil, field: "mapLocal[\(index)].local",
+                    message: MapLocalFolders.AccessRefused(path: rule.localPath, folders: mapLocalFolders).description)
+            }
+        }
         blockList = rules.blockList.filter(\.isEnabled).map { ($0, $0.locations.map(LocationMatcher.init)) }
         allowList = rules.allowList.filter(\.isEnabled).map { ($0, $0.locations.map(LocationMatcher.init)) }
         mapLocal = rules.mapLocal.filter(\.isEnabled).map { ($0, LocationMatcher($0.from)) }
@@ -108,8 +124,9 @@ public final class RulePipeline: Sendable {
         }
         for index in mapLocal.indices where mapLocal[index].source.matches(request) {
             let entry = mapLocal[index]
-            guard let file = entry.rule.file(for: request, source: entry.source, baseDirectory: baseDirectory) else { continue }
-            let shown = file.path.hasPrefix(baseDirectory + "/") ? String(file.path.dropFirst(baseDirectory.count + 1)) : file.path
+            guard let file = entry.rule.file(for: request, source: entry.source, folders: mapLocalFolders) else { continue }
+            let base = mapLocalFolders.base
+            let shown = file.path.hasPrefix(base + "/") ? String(file.path.dropFirst(base.count + 1)) : file.path
             applications.append(RuleApplication(name: "Map Local '\(entry.rule.name)'", description: "mapped to local file \(shown)"))
             var response = LocalResponse(filePath: file.path, size: file.size)
             response.headers = applyingNoCaching(to: response.headers, for: request, applications: &applications)
@@ -137,6 +154,26 @@ public final class RulePipeline: Sendable {
             break
         }
         return RequestVerdict(action: .forward(forwarded), applications: applications)
+    }
+
+    /// Block List and Allow List for a tunnel (a CONNECT to `host:port`), decided before any of
+    /// its bytes are read: nil lets it through. A Block List location blocks the tunnel when it
+    /// names the whole host (its path and query blank or `*`, its protocol blank, `*` or
+    /// `https`); one naming paths is left to the requests inside, when the tunnel is
+    /// intercepted. With an Allow List, a tunnel to a host and port none of its locations names
+    /// is refused.
+    public func processTunnel(host: String, port: Int) -> RequestVerdict? {
+        let request = FlowRequest(method: "CONNECT", scheme: "https", host: host, port: port, target: "/")
+        for index in blockList.indices where blockList[index].locations.contains(where: { $0.coversWholeHost && $0.matches(request) }) {
+            let entry = blockList[index]
+            let application = RuleApplication(name: "Block List '\(entry.rule.name)'", description: entry.rule.action.summary)
+            return RequestVerdict(action: .block(entry.rule.action), applications: [application])
+        }
+        if let first = allowList.first, !allowList.contains(where: { $0.locations.contains { $0.matches(host: host, port: port) } }) {
+            let application = RuleApplication(name: "Allow List '\(first.rule.name)'", description: "not on the allow list; \(first.rule.action.summary)")
+            return RequestVerdict(action: .block(first.rule.action), applications: [application])
+        }
+        return nil
     }
 
     // MARK: Throttling

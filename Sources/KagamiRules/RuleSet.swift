@@ -12,7 +12,7 @@ public struct RuleSet: Sendable, Hashable, Codable {
     public var rewrite: [RewriteSet]
     public var noCaching: [NoCachingRule]
     public var throttling: ThrottleSettings
-    /// What a shared store must not receive; nil when the document has no `redaction` section.
+    /// What no session may keep in clear; nil when the document has no `redaction` section.
     public var redaction: RedactionSettings?
 
     public init(

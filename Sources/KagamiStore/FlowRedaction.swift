@@ -4,8 +4,12 @@ import KagamiFlow
 import KagamiJSON
 import KagamiJSONSchema
 
-/// What must not reach a store a team shares: each value is replaced by a marker before the
-/// flow is queued for writing, so it reaches neither the database nor the spool.
+/// What must not reach a session's storage: each value is replaced by a marker as the flow (or
+/// a WebSocket message) is handed to the store, before anything is written, so it reaches
+/// none of the session's files — a shared store's database and spool (`PostgresFlowStore`,
+/// which redacts credentials unless told otherwise), a session file's journal, body log, WAL
+/// and database (`SQLiteFlowStore`, which redacts what it is asked to). Both apply `apply(to:)`
+/// as it is here.
 /// - Header fields (request and response headers and trailers, any case): the name stays, so
 ///   the inspector still shows that the request carried credentials.
 /// - Query parameters, by name (any case), in the request's target and in

@@ -18,8 +18,22 @@ private let closeDescriptor = Darwin.close
 /// whose client waits for it to be kept (the proxy's finished exchanges) is appended to the
 /// session's journal first (`SessionJournal`, `<session>-flows`), which a killed process leaves
 /// for the next opening to replay; the client goes on without waiting for SQLite.
+///
+/// A journal or body log damaged since it was written costs only what the damage falls on: the
+/// opening replays the journal's whole records, sets its damaged bytes aside and warns where
+/// they were (`journalDamage`), and a body whose bytes in the body log are damaged or missing
+/// is read as not available, the warning saying why.
 public final class SQLiteFlowStore: FlowStore {
     public let path: String
+    /// What is replaced by a marker before a flow reaches any of the session's files (the
+    /// journal, the body log, SQLite's WAL and database): nothing unless asked for, since a
+    /// session file stays on its owner's machine.
+    public let redaction: FlowRedaction
+    /// What the opening found damaged in the session's journal, when it did.
+    public let journalDamage: JournalDamage?
+    /// Where the store says what it found damaged; each body found not available is said once.
+    private let warn: @Sendable (String) -> Void
+    private let unavailableBodiesSaid = Mutex(Set<String>())
     private let database: DatabasePool
     let writeQueue = DispatchQueue(label: "kagami.store.writer")
     private let pending = Mutex(PendingWrites())
@@ -93,8 +107,8 @@ public final class SQLiteFlowStore: FlowStore {
 
     /// Where a flow's large bodies are in the session's body log.
     struct LoggedBodies {
-        var request: (offset: Int64, length: Int)?
-        var response: (offset: Int64, length: Int)?
+        var request: SessionBodyLog.Place?
+        var response: SessionBodyLog.Place?
         var count: Int { (request == nil ? 0 : 1) + (response == nil ? 0 : 1) }
     }
 
@@ -113,11 +127,15 @@ public final class SQLiteFlowStore: FlowStore {
     /// (see `flows(_:)`).
     public let filterWindow: Int
 
+    /// Warnings go to standard error unless `warn` takes them.
     public init(
         path: String, maximumPendingBodyBytes: Int = 64 << 20, maximumPendingFlows: Int = 20_000, maximumPendingMessages: Int = 50_000,
-        filterWindow: Int = 50_000
+        filterWindow: Int = 50_000, redaction: FlowRedaction = .none,
+        warn: @escaping @Sendable (String) -> Void = { Console.error("kagami: warning: \($0)\n") }
     ) throws {
         self.path = path
+        self.redaction = redaction
+        self.warn = warn
         self.filterWindow = max(1, filterWindow)
         self.maximumPendingBodyBytes = maximumPendingBodyBytes
         self.maximumPendingFlows = maximumPendingFlows
@@ -147,6 +165,7 @@ public final class SQLiteFlowStore: FlowStore {
         if path.isEmpty || path == ":memory:" {
             journal = nil
             bodyLog = nil
+            journalDamage = nil
         } else {
             do {
                 journal = try SessionJournal(path: path + "-flows")
@@ -154,47 +173,62 @@ public final class SQLiteFlowStore: FlowStore {
                 journal = nil
             }
             bodyLog = SessionBodyLog(path: path + "-bodies")
-            try replayJournal()
+            let earlierAside = SessionJournal.asideFiles(of: path + "-flows")
+            if let journal {
+                journalDamage = try Self.replay(journal, into: database, of: path)
+            } else {
+                journalDamage = nil
+            }
+            if let journalDamage { warn(journalDamage.description) }
+            for aside in earlierAside {
+                warn("\(aside) holds damaged records an earlier opening set aside from this session's journal; the exchanges in them are not in the session")
+            }
         }
     }
 
     /// Flows a killed process had journaled but not committed go into the session (again, for
     /// those that were: a flow recorded again replaces itself), then the journal is emptied.
-    private func replayJournal() throws {
-        guard let journal else { return }
-        let records = try SessionJournal.records(at: journal.path)
-        guard !records.isEmpty else {
-            // A header, records it started over from, or nothing: all of it committed.
-            journal.empty()
-            return
-        }
-        var flows: [(Flow, Data, LoggedBodies)] = []
-        for (index, record) in records.enumerated() {
-            var flow: Flow
+    /// Its damaged parts are set aside first; when they can't be, the journal is left as it is
+    /// (and replayed again at the next opening), so nothing in it is lost.
+    private static func replay(_ journal: SessionJournal, into database: DatabasePool, of path: String) throws -> JournalDamage? {
+        let contents = SessionJournal.contents(at: journal.path)
+        var damage: JournalDamage?
+        if !contents.damage.isEmpty {
+            var report = JournalDamage(
+                journal: journal.path, parts: contents.damage.map { JournalDamage.Part(bytes: $0.bytes, records: $0.records) },
+                replayed: contents.records.count)
             do {
-                flow = try decoder.decode(Flow.self, from: record.metadata)
+                report.asideFile = try journal.setAside(contents)
             } catch {
-                throw FlowStoreError("record \(index + 1) of the session journal \(journal.path) is unreadable: \(error)")
+                report.notSetAside = "\(error)"
             }
-            var logged = LoggedBodies()
-            switch record.request {
-            case .inline(let data): flow.request.body.data = data
-            case .logged(let offset, let length): logged.request = (offset, length)
-            }
-            switch record.response {
-            case .inline(let data): flow.response?.body.data = data
-            case .logged(let offset, let length): logged.response = (offset, length)
-            }
-            flows.append((flow, record.metadata, logged))
+            damage = report
         }
-        do {
-            try database.write { db in
-                for (flow, metadata, logged) in flows { try self.insert(flow, metadata: metadata, logged: logged, db) }
+        if !contents.records.isEmpty {
+            let flows = contents.records.map { record -> (Flow, Data, LoggedBodies) in
+                var flow = record.flow
+                var logged = LoggedBodies()
+                switch record.request {
+                case .inline(let data): flow.request.body.data = data
+                case .logged(let place): logged.request = place
+                }
+                switch record.response {
+                case .inline(let data): flow.response?.body.data = data
+                case .logged(let place): logged.response = place
+                }
+                return (flow, record.metadata, logged)
             }
-        } catch {
-            throw FlowStoreError("cannot replay the session journal \(journal.path) into \(path): \(error)")
+            do {
+                try database.write { db in
+                    for (flow, metadata, logged) in flows { try Self.insert(flow, metadata: metadata, logged: logged, db) }
+                }
+            } catch {
+                throw FlowStoreError("cannot replay the session journal \(journal.path) into \(path): \(error)")
+            }
         }
-        journal.empty()
+        // A header, records it started over from, or nothing: all of it committed.
+        if damage?.notSetAside == nil { journal.empty() }
+        return damage
     }
 
     /// Whether the file at `path` is a session file: an SQLite database with the tables a store
@@ -294,13 +328,26 @@ public final class SQLiteFlowStore: FlowStore {
             try db.drop(index: "flow_repeatOf")
             try db.create(index: "flow_repeatOf", on: "flow", columns: ["repeatOf"], condition: Column("repeatOf") != nil)
         }
+        // The checksum of a body in the body log (`XXH64`, its 64 bits as SQLite's integer), so
+        // bytes damaged since are read as not available; null for bodies logged before.
+        migrator.registerMigration("v8: body.logChecksum") { db in
+            try db.alter(table: "body") { t in t.add(column: "logChecksum", .integer) }
+        }
         return migrator
     }
 
     // MARK: Writing
 
+    public func record(_ record: FlowRecord) {
+        switch record {
+        case .flow(let flow, let stored?): self.record(flow, stored: stored)
+        case .flow(let flow, nil): self.record(flow)
+        case .messages(let messages, let flowID): self.record(messages: messages, of: flowID)
+        }
+    }
+
     public func record(_ flow: Flow) {
-        withLargeBodiesLogged(flow) { flow, logged in enqueue(flow, logged: logged, stored: nil) }
+        withLargeBodiesLogged(redaction.apply(to: flow)) { flow, logged in enqueue(flow, logged: logged, stored: nil) }
     }
 
     /// Hands `body` the flow with its large bodies appended to the body log (when this process
@@ -313,16 +360,16 @@ public final class SQLiteFlowStore: FlowStore {
         var bodies: [FlowBody] = []
         if request { bodies.append(flow.request.body) }
         if response, let kept = flow.response?.body { bodies.append(kept) }
-        guard let offsets = bodyLog.append(bodies) else { return body(flow, LoggedBodies()) }
+        guard let places = bodyLog.append(bodies) else { return body(flow, LoggedBodies()) }
         var flow = flow
         var logged = LoggedBodies()
-        var next = offsets.makeIterator()
-        if request, let offset = next.next() {
-            logged.request = (offset, flow.request.body.keptCount)
+        var next = places.makeIterator()
+        if request, let place = next.next() {
+            logged.request = place
             flow.request.body.data = Data()
         }
-        if response, let offset = next.next(), let count = flow.response?.body.keptCount {
-            logged.response = (offset, count)
+        if response, let place = next.next() {
+            logged.response = place
             flow.response?.body.data = Data()
         }
         body(flow, logged)
@@ -333,12 +380,12 @@ public final class SQLiteFlowStore: FlowStore {
     /// on the writer's queue once the transaction holding it has committed (or failed: the
     /// error is kept for `flush()` and the caller is not held forever).
     public func record(_ flow: Flow, stored: @escaping @Sendable () -> Void) {
+        let flow = redaction.apply(to: flow)
         guard let journal else { return enqueue(flow, stored: stored) }
         let metadata = flow.storedJSON()
         withLargeBodiesLogged(flow) { flow, logged in
-            let request = logged.request.map { SessionJournal.Body.logged(offset: $0.offset, length: $0.length) } ?? .inline(flow.request.body.data)
-            let response = logged.response.map { SessionJournal.Body.logged(offset: $0.offset, length: $0.length) }
-                ?? .inline(flow.response?.body.data ?? Data())
+            let request = logged.request.map(SessionJournal.Body.logged) ?? .inline(flow.request.body.data)
+            let response = logged.response.map(SessionJournal.Body.logged) ?? .inline(flow.response?.body.data ?? Data())
             if journal.append(metadata: metadata, request: request, response: response) {
                 enqueue(flow, metadata: metadata, journaled: true, logged: logged, stored: nil)
                 stored()
@@ -399,7 +446,7 @@ public final class SQLiteFlowStore: FlowStore {
     /// Messages queue like flows, behind the flow they belong to. When the disk is behind,
     /// their payloads are left out (sizes kept, marked truncated) as bodies are.
     public func record(messages: [WebSocketMessage], of flowID: UUID) {
-        var messages = messages
+        var messages = redaction.apply(to: messages)
         let bytes = messages.pendingBodyBytes
         let limit = maximumPendingBodyBytes
         let schedule = pending.withLock { state in
@@ -451,7 +498,7 @@ public final class SQLiteFlowStore: FlowStore {
                 try database.write { db in
                     for entry in batch {
                         switch entry.item {
-                        case .flow(let flow): try self.insert(flow, metadata: entry.metadata, logged: entry.logged, db)
+                        case .flow(let flow): try Self.insert(flow, metadata: entry.metadata, logged: entry.logged, db)
                         case .messages(let messages, let flowID): try self.insert(messages, of: flowID, db)
                         }
                     }
@@ -473,7 +520,7 @@ public final class SQLiteFlowStore: FlowStore {
         }
     }
 
-    private func insert(_ flow: Flow, metadata: Data?, logged: LoggedBodies = LoggedBodies(), _ db: Database) throws {
+    private static func insert(_ flow: Flow, metadata: Data?, logged: LoggedBodies = LoggedBodies(), _ db: Database) throws {
         let id = flow.id.uuidString
         let metadata = metadata ?? flow.storedJSON()
         do {
@@ -510,7 +557,7 @@ public final class SQLiteFlowStore: FlowStore {
         }
     }
 
-    private func insertRow(_ flow: Flow, id: String, metadata: Data, logged: LoggedBodies, _ db: Database) throws {
+    private static func insertRow(_ flow: Flow, id: String, metadata: Data, logged: LoggedBodies, _ db: Database) throws {
         try db.cachedStatement(sql: """
             INSERT INTO flow (id, mode, startedAt, method, url, host, status, requestSize, responseSize, duration, error, metadata, repeatOf)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -523,18 +570,24 @@ public final class SQLiteFlowStore: FlowStore {
         try insertBodies(flow, id: id, logged: logged, db)
     }
 
-    /// A body in the body log is a row with its place and no bytes.
-    private func insertBodies(_ flow: Flow, id: String, logged: LoggedBodies, _ db: Database) throws {
-        let insertBody = try db.cachedStatement(sql: "INSERT INTO body (flowId, part, data, logOffset, logLength) VALUES (?, ?, ?, ?, ?)")
+    /// A body in the body log is a row with its place and checksum and no bytes.
+    private static func insertBodies(_ flow: Flow, id: String, logged: LoggedBodies, _ db: Database) throws {
+        let insertBody = try db.cachedStatement(sql: "INSERT INTO body (flowId, part, data, logOffset, logLength, logChecksum) VALUES (?, ?, ?, ?, ?, ?)")
+        func insertLogged(_ part: String, _ place: SessionBodyLog.Place) throws {
+            try insertBody.run([
+                .text(id), .text(part), .blob(Data()), .integer(Int(place.offset)), .integer(place.length),
+                SQLiteValue(place.checksum.map { Int(Int64(bitPattern: $0)) }),
+            ], in: db)
+        }
         if let place = logged.request {
-            try insertBody.run([.text(id), .text("request"), .blob(Data()), .integer(Int(place.offset)), .integer(place.length)], in: db)
+            try insertLogged("request", place)
         } else if flow.request.body.keptCount > 0 {
-            try insertBody.run([.text(id), .text("request"), .blob(flow.request.body.data), .null, .null], in: db)
+            try insertBody.run([.text(id), .text("request"), .blob(flow.request.body.data), .null, .null, .null], in: db)
         }
         if let place = logged.response {
-            try insertBody.run([.text(id), .text("response"), .blob(Data()), .integer(Int(place.offset)), .integer(place.length)], in: db)
+            try insertLogged("response", place)
         } else if let response = flow.response, response.body.keptCount > 0 {
-            try insertBody.run([.text(id), .text("response"), .blob(response.body.data), .null, .null], in: db)
+            try insertBody.run([.text(id), .text("response"), .blob(response.body.data), .null, .null, .null], in: db)
         }
     }
 
@@ -596,7 +649,7 @@ public final class SQLiteFlowStore: FlowStore {
     /// A flow still waiting for the writer (see `Drain.gathering`) is read once it is committed.
     public func flow(id: UUID) async throws -> Flow? {
         let read = { @Sendable in
-            try await self.database.read { db -> Flow? in
+            try await self.read { db -> Flow? in
                 guard let row = try FlowRow.filter(FlowRow.Columns.id == id.uuidString).fetchOne(db) else { return nil }
                 return try self.flow(from: row, bodies: true, db)
             }
@@ -608,7 +661,7 @@ public final class SQLiteFlowStore: FlowStore {
     }
 
     public func flows(offset: Int = 0, limit: Int? = nil, includeBodies: Bool = false) async throws -> [Flow] {
-        try await database.read { db in
+        try await read { db in
             let rows = try FlowRow.order(FlowRow.Columns.seq).limit(limit ?? -1, offset: offset).fetchAll(db)
             return try rows.map { try self.flow(from: $0, bodies: includeBodies, db) }
         }
@@ -637,7 +690,7 @@ public final class SQLiteFlowStore: FlowStore {
                 }
             })
         }
-        return try await database.read { db in
+        return try await read { db in
             var rows: [FlowRow]
             if filtered {
                 let newest = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM flow") ?? 0
@@ -686,7 +739,7 @@ public final class SQLiteFlowStore: FlowStore {
 
     /// The exchanges recorded as repeats of `id`, in the order they were stored, without bodies.
     public func repeats(of id: UUID) async throws -> [Flow] {
-        try await database.read { db in
+        try await read { db in
             let rows = try FlowRow.filter(FlowRow.Columns.repeatOf == id.uuidString).order(FlowRow.Columns.seq).fetchAll(db)
             return try rows.map { try self.flow(from: $0, bodies: false, db) }
         }
@@ -694,7 +747,7 @@ public final class SQLiteFlowStore: FlowStore {
 
     /// The messages of a WebSocket flow in the order they passed, from `offset`.
     public func messages(of flowID: UUID, offset: Int = 0, limit: Int? = nil) async throws -> [WebSocketMessage] {
-        try await database.read { db in
+        try await read { db in
             let rows = try WebSocketMessageRow.filter(WebSocketMessageRow.Columns.flowId == flowID.uuidString)
                 .order(WebSocketMessageRow.Columns.seq).limit(limit ?? -1, offset: offset).fetchAll(db)
             return try rows.map { row in
@@ -710,7 +763,18 @@ public final class SQLiteFlowStore: FlowStore {
     }
 
     public func count() async throws -> Int {
-        try await database.read { db in try FlowRow.fetchCount(db) }
+        try await read { db in try FlowRow.fetchCount(db) }
+    }
+
+    /// What SQLite says when it can't read the session (a damaged file...) names the file.
+    private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await database.read(body)
+        } catch let error as FlowStoreError {
+            throw error
+        } catch {
+            throw FlowStoreError("cannot read session file \(path): \(error)")
+        }
     }
 
     private func flow(from row: FlowRow, bodies: Bool, _ db: Database) throws -> Flow {
@@ -722,19 +786,43 @@ public final class SQLiteFlowStore: FlowStore {
         }
         if bodies {
             for body in try BodyRow.filter(BodyRow.Columns.flowId == row.id).fetchAll(db) {
-                var data = body.data
+                var data: Data? = body.data
                 if let offset = body.logOffset, let length = body.logLength {
-                    guard let bodyLog else { throw FlowStoreError("flow \(row.id) in \(path) has a body in a body log, which an in-memory session has not") }
-                    data = try bodyLog.read(offset: offset, length: length)
+                    let place = SessionBodyLog.Place(offset: offset, length: length, checksum: body.logChecksum.map { UInt64(bitPattern: $0) })
+                    do throws(SessionBodyLog.Unavailable) {
+                        guard let bodyLog else { throw SessionBodyLog.Unavailable(reason: "an in-memory session has no body log") }
+                        data = try bodyLog.read(place)
+                    } catch {
+                        data = nil
+                        bodyNotAvailable(body.part, of: row.id, because: error.reason)
+                    }
                 }
                 switch body.part {
-                case "request": flow.request.body.data = data
-                case "response": flow.response?.body.data = data
+                case "request": flow.request.body.keep(data)
+                case "response": flow.response?.body.keep(data)
                 default: break
                 }
             }
         }
         return flow
+    }
+
+    /// Says once per body that it is not available, and why.
+    private func bodyNotAvailable(_ part: String, of id: String, because reason: String) {
+        let first = unavailableBodiesSaid.withLock { $0.insert(part + " " + id).inserted }
+        if first { warn("the \(part) body of exchange \(id) in \(path) is not available: \(reason)") }
+    }
+}
+
+extension FlowBody {
+    /// `data` as the bytes kept, or for nil bytes that are not available: none kept, the size
+    /// staying, and the body saying it holds less than that, as one a store had to leave out.
+    fileprivate mutating func keep(_ data: Data?) {
+        if let data {
+            self.data = data
+        } else {
+            self = FlowBody(size: size, isTruncated: true)
+        }
     }
 }
 
@@ -784,9 +872,10 @@ struct BodyRow: Codable, FetchableRecord, PersistableRecord {
     var flowId: String
     var part: String
     var data: Data
-    /// Where the body log holds the bytes (`data` is then empty).
+    /// Where the body log holds the bytes (`data` is then empty), and their checksum.
     var logOffset: Int64?
     var logLength: Int?
+    var logChecksum: Int64?
 
     enum Columns {
         static let flowId = Column(CodingKeys.flowId)

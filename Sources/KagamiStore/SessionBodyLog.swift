@@ -15,6 +15,9 @@ import Darwin
 /// pages, its write-ahead log and its checkpoint. Only the process that owns the session's journal appends; any may read. As it
 /// grows, the log is handed to the disk a step at a time and its written pages let go of, so
 /// recording large bodies keeps neither dirty pages nor the page cache to itself.
+///
+/// Each body's checksum (`XXH64`) is kept with its place, so a body whose bytes were damaged
+/// or cut since is read as not available, with the reason, rather than as other bytes.
 final class SessionBodyLog: Sendable {
     let path: String
     private let state: Mutex<State>
@@ -41,6 +44,20 @@ final class SessionBodyLog: Sendable {
     /// with their flow, on its row's page.
     static let threshold = 4 << 10
 
+    /// Where the log holds a body: `length` bytes from `offset`, whose checksum is `checksum`
+    /// (nil for a body logged before bodies had one: its bytes are read unchecked).
+    struct Place: Equatable, Sendable {
+        var offset: Int64
+        var length: Int
+        var checksum: UInt64?
+    }
+
+    /// Why a body's bytes can't be read back.
+    struct Unavailable: Error, CustomStringConvertible {
+        var reason: String
+        var description: String { reason }
+    }
+
     init(path: String) {
         self.path = path
         state = Mutex(State())
@@ -53,12 +70,14 @@ final class SessionBodyLog: Sendable {
         }
     }
 
-    /// Appends each body and returns where each starts, in order; nil when they could not be
+    /// Appends each body and returns where each is, in order; nil when they could not be
     /// written whole (a full disk...): the caller then keeps them in SQLite. Each body appended
     /// counts as uncommitted until `committed(_:)`. The place is taken under the lock and the
     /// bytes written after it, so event loops append at once instead of one after another.
-    func append(_ bodies: [FlowBody]) -> [Int64]? {
+    func append(_ bodies: [FlowBody]) -> [Place]? {
         let total = bodies.reduce(Int64(0)) { $0 + Int64($1.keptCount) }
+        // Before the lock, as the writing is after it.
+        let checksums = bodies.map { XXH64.checksum($0.parts) }
         let reserved = state.withLock { state -> (descriptor: Int32, start: Int64, passed: Range<Int64>?)? in
             if state.appender < 0 {
                 // Not O_APPEND: writes go to the place each took (Linux's pwrite ignores its offset
@@ -108,14 +127,14 @@ final class SessionBodyLog: Sendable {
             committed(bodies.count)
             return nil
         }
-        var offsets: [Int64] = []
-        offsets.reserveCapacity(bodies.count)
+        var places: [Place] = []
+        places.reserveCapacity(bodies.count)
         var next = reserved.start
-        for body in bodies {
-            offsets.append(next)
+        for (body, checksum) in zip(bodies, checksums) {
+            places.append(Place(offset: next, length: body.keptCount, checksum: checksum))
             next += Int64(body.keptCount)
         }
-        return offsets
+        return places
     }
 
     /// Returns once the steps asked for so far are taken.
@@ -147,30 +166,42 @@ final class SessionBodyLog: Sendable {
         }
     }
 
-    /// The `length` bytes at `offset`.
-    func read(offset: Int64, length: Int) throws -> Data {
-        let descriptor = try state.withLock { state -> Int32 in
+    /// The body at `place`, or why it can't be read: the log is missing or unreadable, ends
+    /// before the body's end, or holds bytes other than those written there.
+    func read(_ place: Place) throws(Unavailable) -> Data {
+        let descriptor = try state.withLock { (state: inout State) throws(Unavailable) -> Int32 in
             if state.reader < 0 {
                 let descriptor = open(path, O_RDONLY | O_CLOEXEC)
                 guard descriptor >= 0 else {
-                    throw FlowStoreError("cannot read \(path), which holds this session's large bodies: \(String(cString: strerror(errno)))")
+                    throw Unavailable(reason: "\(path), which holds this session's large bodies, cannot be read: \(String(cString: strerror(errno)))")
                 }
                 state.reader = descriptor
             }
             return state.reader
         }
+        let length = place.length
         var data = Data(count: length)
         var done = 0
-        try data.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) in
+        var failure: String?
+        data.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) in
             guard let base = buffer.baseAddress else { return }
             while done < length {
-                let count = pread(descriptor, base + done, length - done, off_t(offset) + off_t(done))
+                let count = pread(descriptor, base + done, length - done, off_t(place.offset) + off_t(done))
                 if count < 0, errno == EINTR { continue }
+                if count < 0 {
+                    failure = "\(path) could not be read at offset \(place.offset) (\(length) bytes): \(String(cString: strerror(errno)))"
+                    return
+                }
                 guard count > 0 else {
-                    throw FlowStoreError("\(path) ends before the body at offset \(offset) (\(length) bytes): the file was cut or replaced")
+                    failure = "\(path) ends before the body at offset \(place.offset) (\(length) bytes): the file was cut or replaced"
+                    return
                 }
                 done += count
             }
+        }
+        if let failure { throw Unavailable(reason: failure) }
+        if let checksum = place.checksum, XXH64.checksum([data]) != checksum {
+            throw Unavailable(reason: "\(path) holds other bytes at offset \(place.offset) (\(length) bytes) than were written there: the file is damaged")
         }
         return data
     }

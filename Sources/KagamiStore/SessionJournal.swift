@@ -19,18 +19,27 @@ import Darwin
 /// Starting over never cuts the file while the proxy runs: `ftruncate` waits for the kernel to
 /// finish writing back any of the file's pages under way, and appends would wait behind it (on
 /// a disk busy with the body log, for hundreds of milliseconds). Instead the journal begins
-/// with a header, `KGJ3` and a number drawn at random each time it starts over, and every
-/// record carries the number of its header. Records are written from the header on, over the
-/// old ones; a replay reads records while they carry the header's number, so a committed
-/// record left further on is never read again.
+/// with a header, `KGJ4`, a number drawn at random each time it starts over and the header's
+/// checksum, and every record carries the number of its header. Records are written from the
+/// header on, over the old ones; a replay reads records while they carry the header's number,
+/// so a committed record left further on is never read again.
 ///
-/// A record is that number, the lengths of its three parts and where the session's body log
-/// holds each body (six UInt64, big-endian; an offset of all ones for a body in the record),
-/// then the parts in the record: the flow's stored JSON (`Flow.storedJSON()`), its request body
-/// and its response body unless they are in the body log (`SessionBodyLog`, written before the
-/// record). Journals of earlier formats are read too: records each beginning `KGJ2` (lengths
-/// and places, as now), or `KGJ1` (three lengths, every part in the record), appended until
-/// the file was cut.
+/// A record begins with its head: that number, the lengths of its three parts, where the
+/// session's body log holds each body (an offset of all ones for a body in the record), the
+/// checksums of the bodies in the body log, of the parts in the record and of the head itself
+/// (ten UInt64, big-endian; checksums are `XXH64`). Then come the parts in the record: the
+/// flow's stored JSON (`Flow.storedJSON()`), its request body and its response body unless
+/// they are in the body log (`SessionBodyLog`, written before the record).
+///
+/// Damaged bytes (a disk, a stray write) cost only the records they fall on: a record is read
+/// when its checksums hold and its JSON is a flow; past one that isn't, reading goes on at the
+/// next place carrying the header's number where a record is whole. What lies between is
+/// damaged: a replay sets it aside in a file of its own (`setAside(_:)`) and says where it was.
+///
+/// Journals of earlier formats are read too, with their record's JSON as the only check:
+/// `KGJ3` (a header without checksum, records as now without checksums), records each
+/// beginning `KGJ2` (lengths and places), or `KGJ1` (three lengths, every part in the record),
+/// appended until the file was cut.
 final class SessionJournal: Sendable {
     let path: String
     private let state: Mutex<State>
@@ -51,24 +60,35 @@ final class SessionJournal: Sendable {
     /// A journaled body: its bytes, or its place in the session's body log.
     enum Body: Equatable {
         case inline(Data)
-        case logged(offset: Int64, length: Int)
+        case logged(SessionBodyLog.Place)
     }
 
     struct Record {
         var metadata: Data
+        /// The metadata read back: a record whose JSON is not a flow is not read.
+        var flow: Flow
         var request: Body
         var response: Body
     }
 
-    static let magic: [UInt8] = Array("KGJ3".utf8)
+    static let magic: [UInt8] = Array("KGJ4".utf8)
+    static let thirdMagic: [UInt8] = Array("KGJ3".utf8)
     static let secondMagic: [UInt8] = Array("KGJ2".utf8)
     static let firstMagic: [UInt8] = Array("KGJ1".utf8)
-    /// The magic and the header's number.
-    static let headerSize = 12
+    /// The magic, the header's number and their checksum.
+    static let headerSize = 20
+    /// A record's head: number, three lengths, two places, three checksums of parts and the
+    /// head's own.
+    static let headSize = 80
+    /// The header of the third format: its magic and number.
+    static let thirdHeaderSize = 12
 
     /// What the journal begins with while its records carry `number`.
     static func header(_ number: UInt64) -> [UInt8] {
-        magic + withUnsafeBytes(of: number.bigEndian) { Array($0) }
+        var header = magic
+        header.append(bigEndian: number)
+        header.append(bigEndian: header.withUnsafeBytes { XXH64.checksum($0) })
+        return header
     }
     /// Starts over once nothing in it is uncommitted and it has grown past this, or when the
     /// writer is idle.
@@ -116,23 +136,29 @@ final class SessionJournal: Sendable {
         }
         let requestBytes = inline(request)
         let responseBytes = inline(response)
+        // Outside the lock: only the number is the journal's.
+        var head: [UInt8] = []
+        head.reserveCapacity(Self.headSize)
+        head.append(bigEndian: 0)
+        head.append(bigEndian: UInt64(metadata.count))
+        for body in [request, response] {
+            switch body {
+            case .inline(let data): head.append(bigEndian: UInt64(data.count))
+            case .logged(let place): head.append(bigEndian: UInt64(place.length))
+            }
+        }
+        for body in [request, response] {
+            if case .logged(let place) = body { head.append(bigEndian: UInt64(place.offset)) } else { head.append(bigEndian: UInt64.max) }
+        }
+        for body in [request, response] {
+            if case .logged(let place) = body { head.append(bigEndian: place.checksum ?? 0) } else { head.append(bigEndian: 0) }
+        }
+        head.append(bigEndian: XXH64.checksum([metadata, requestBytes, responseBytes]))
         return state.withLock { state in
             guard state.descriptor >= 0, state.writable else { return false }
-            var prefix: [UInt8] = []
-            prefix.reserveCapacity(Self.headerSize + 48)
-            func add(_ value: UInt64) { withUnsafeBytes(of: value.bigEndian) { prefix += $0 } }
-            if state.end == 0 { prefix += Self.header(state.number) }
-            add(state.number)
-            add(UInt64(metadata.count))
-            for body in [request, response] {
-                switch body {
-                case .inline(let data): add(UInt64(data.count))
-                case .logged(_, let length): add(UInt64(length))
-                }
-            }
-            for body in [request, response] {
-                if case .logged(let offset, _) = body { add(UInt64(offset)) } else { add(UInt64.max) }
-            }
+            head.replaceBigEndian(state.number, at: 0)
+            head.append(bigEndian: head.withUnsafeBytes { XXH64.checksum($0) })
+            let prefix = state.end == 0 ? Self.header(state.number) + head : head
             var written = 0
             let complete = prefix.withUnsafeBytes { prefixBuffer in
                 metadata.withUnsafeBytes { metadataBuffer in
@@ -155,14 +181,17 @@ final class SessionJournal: Sendable {
 
     /// `count` appended records are now in SQLite. When none is left uncommitted the journal
     /// starts over if it has grown large, or whatever its size once the writer is `idle`: a new
-    /// header, with a new number, and records from there on.
+    /// header, with a new number, and records from there on. The number of the record right
+    /// after the header is zeroed with it: a replay that finds the header damaged takes the
+    /// number of the record there, which must then be one of this round (`Reader.contents()`).
     func committed(_ count: Int, idle: Bool) {
         state.withLock { state in
             state.uncommitted -= count
             guard state.uncommitted == 0, state.end > Self.headerSize, state.end >= Self.startsOverAfter || idle, state.descriptor >= 0 else { return }
             var number = UInt64.random(in: 0...UInt64.max)
             if number == state.number { number &+= 1 }
-            let rewritten = Self.header(number).withUnsafeBytes { Descriptor.write([$0], to: state.descriptor, at: 0) { _ in } }
+            let start = Self.header(number) + [UInt8](repeating: 0, count: 8)
+            let rewritten = start.withUnsafeBytes { Descriptor.write([$0], to: state.descriptor, at: 0) { _ in } }
             if rewritten {
                 state.number = number
                 state.end = Self.headerSize
@@ -185,71 +214,324 @@ final class SessionJournal: Sendable {
         }
     }
 
-    /// The whole records in the journal at `path`, in the order they were appended. A record
-    /// cut short (the machine lost power mid-write) ends the reading.
-    static func records(at path: String) throws -> [Record] {
-        guard let data = FileManager.default.contents(atPath: path) else { return [] }
+    // MARK: Reading
+
+    /// What a journal holds: its whole records, in the order they were appended, and where it
+    /// is damaged.
+    struct Contents {
         var records: [Record] = []
-        var offset = data.startIndex
-        func length64() -> UInt64? {
-            guard data.endIndex - offset >= 8 else { return nil }
-            defer { offset += 8 }
-            return data[offset..<offset + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        var damage: [Damage] = []
+        /// The journal's bytes, for `setAside(_:)`.
+        fileprivate var bytes: [UInt8] = []
+    }
+
+    /// Bytes of a journal that hold no whole record of the round being replayed, where one
+    /// was: records damaged, cut short, or a damaged header.
+    struct Damage: Equatable {
+        var bytes: Range<Int>
+        /// Records that began among these bytes, at least: damage may fall on where one begins.
+        var records: Int
+    }
+
+    /// The whole records in the journal at `path`, in the order they were appended.
+    static func records(at path: String) -> [Record] {
+        contents(at: path).records
+    }
+
+    /// The whole records in the journal at `path` and where it is damaged. A record cut short
+    /// at the end (the machine lost power mid-write) is damaged too; what an earlier round left
+    /// after the last record is not.
+    static func contents(at path: String) -> Contents {
+        guard let data = FileManager.default.contents(atPath: path), !data.isEmpty else { return Contents() }
+        var contents = Reader(bytes: [UInt8](data)).contents()
+        if !contents.damage.isEmpty { contents.bytes = [UInt8](data) }
+        return contents
+    }
+
+    /// Copies the damaged parts of `contents`, one after another, into a file of their own beside
+    /// the journal, its owner's alone (`<session>-flows-damaged`, then `-damaged-2`... so an
+    /// earlier one stays); returns its path.
+    func setAside(_ contents: Contents) throws -> String {
+        var attempt = 1
+        while true {
+            let aside = attempt == 1 ? path + "-damaged" : path + "-damaged-\(attempt)"
+            let descriptor = open(aside, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            if descriptor < 0 {
+                if errno == EEXIST {
+                    attempt += 1
+                    continue
+                }
+                throw FlowStoreError("cannot create \(aside): \(String(cString: strerror(errno)))")
+            }
+            defer { close(descriptor) }
+            let parts = contents.damage.map { Data(contents.bytes[$0.bytes]) }
+            guard Descriptor.write(parts, to: descriptor) else {
+                let reason = String(cString: strerror(errno))
+                unlink(aside)
+                throw FlowStoreError("cannot write \(aside): \(reason)")
+            }
+            return aside
         }
-        func length() -> Int? {
-            guard let value = length64() else { return nil }
-            return value <= UInt64(Int.max) ? Int(value) : nil
+    }
+
+    /// The files earlier replays set damaged parts of the journal at `path` aside in.
+    static func asideFiles(of path: String) -> [String] {
+        let folder = (path as NSString).deletingLastPathComponent
+        let prefix = (path as NSString).lastPathComponent + "-damaged"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder)) ?? []
+        return names.filter { $0 == prefix || $0.hasPrefix(prefix + "-") }
+            .sorted { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }
+            .map { (folder as NSString).appendingPathComponent($0) }
+    }
+
+    /// Reads records out of a journal's bytes, and past those that are not whole.
+    private struct Reader {
+        let bytes: [UInt8]
+        let decoder: JSONDecoder = {
+            let decoder = JSONDecoder()
+            // Dates as `Flow.storedJSON()` writes them.
+            decoder.dateDecodingStrategy = .deferredToDate
+            return decoder
+        }()
+
+        func contents() -> Contents {
+            let tag = Array(bytes.prefix(4))
+            if tag == magic, bytes.count >= headerSize, let number = uint64(at: 4),
+               uint64(at: 12) == bytes.withUnsafeBytes({ XXH64.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<12])) }) {
+                return fourthFormat(from: headerSize, number: number)
+            }
+            if tag == thirdMagic, let number = uint64(at: 4) {
+                return thirdFormat(from: thirdHeaderSize, number: number)
+            }
+            if tag == secondMagic || tag == firstMagic {
+                return earlierFormats(from: 0)
+            }
+            // The header is damaged. Its round's first record, when whole, says the number (one
+            // an earlier round left there lost its number when this round began). Without it,
+            // records further on can't be told from ones an earlier round left, which may have
+            // been cleared since: nothing is replayed and all of it is set aside.
+            if fourthFormatRecord(at: headerSize, number: nil) != nil, let number = uint64(at: headerSize) {
+                var contents = fourthFormat(from: headerSize, number: number)
+                contents.damage.insert(Damage(bytes: 0..<headerSize, records: 0), at: 0)
+                return contents
+            }
+            if let start = next(after: -1, of: [secondMagic, firstMagic], where: { earlierFormatRecord(at: $0) != nil }) {
+                var contents = earlierFormats(from: start)
+                contents.damage.insert(Damage(bytes: 0..<start, records: start > 0 ? 1 : 0), at: 0)
+                return contents
+            }
+            return Contents(damage: [Damage(bytes: 0..<bytes.count, records: 0)])
         }
-        /// A body's place in the body log: `.some(nil)` for a body in the record, nil for a
-        /// record cut short.
-        func place() -> Int?? {
-            guard let value = length64() else { return nil }
-            if value == UInt64.max { return .some(nil) }
-            return value <= UInt64(Int.max) ? .some(Int(value)) : nil
+
+        // MARK: Formats
+
+        /// Records of this round carry `number`; what follows the last of them is an earlier
+        /// round's unless it carries the number too (a record damaged or cut short).
+        func fourthFormat(from start: Int, number: UInt64) -> Contents {
+            let pattern = bigEndianBytes(number)
+            return read(from: start, patterns: [pattern], record: { fourthFormatRecord(at: $0, number: number) }) { tail in
+                guard bytes[tail...].starts(with: pattern) else { return tail }
+                if let length = fourthFormatLength(at: tail) { return min(bytes.count, tail + length) }
+                return bytes.count
+            }
         }
-        func part(_ count: Int) -> Data? {
-            guard count <= data.endIndex - offset else { return nil }
-            defer { offset += count }
-            return data.subdata(in: offset..<offset + count)
+
+        func thirdFormat(from start: Int, number: UInt64) -> Contents {
+            let pattern = bigEndianBytes(number)
+            return read(from: start, patterns: [pattern], record: { thirdFormatRecord(at: $0, number: number) }) { tail in
+                bytes[tail...].starts(with: pattern) ? bytes.count : tail
+            }
         }
-        /// The three parts' lengths, the bodies' places (for a record of the second format on)
-        /// and the parts; nil for a record cut short.
-        func record(placed: Bool) -> Record? {
-            guard let metadataLength = length(), let requestLength = length(), let responseLength = length() else { return nil }
+
+        /// Appended until the file was cut: whatever follows the last whole record is damaged.
+        func earlierFormats(from start: Int) -> Contents {
+            read(from: start, patterns: [secondMagic, firstMagic], record: earlierFormatRecord(at:)) { _ in bytes.count }
+        }
+
+        /// Reads records from `start` on. Where none is whole, the bytes up to the next one
+        /// that is (looked for where `patterns` begin one) are damaged; `tail` says where the
+        /// damaged bytes after the last whole record end (where they begin: none are).
+        func read(from start: Int, patterns: [[UInt8]], record: (Int) -> (Record, end: Int)?, tail: (Int) -> Int) -> Contents {
+            var contents = Contents()
+            var offset = start
+            var damagedFrom: Int?
+            func damage(_ range: Range<Int>) {
+                guard !range.isEmpty else { return }
+                var records = 0
+                var position = range.lowerBound - 1
+                while let found = next(after: position, of: patterns), found < range.upperBound {
+                    records += 1
+                    position = found
+                }
+                contents.damage.append(Damage(bytes: range, records: max(1, records)))
+            }
+            while offset < bytes.count {
+                if let (found, end) = record(offset) {
+                    if let from = damagedFrom { damage(from..<offset) }
+                    damagedFrom = nil
+                    contents.records.append(found)
+                    offset = end
+                    continue
+                }
+                if damagedFrom == nil { damagedFrom = offset }
+                guard let candidate = next(after: offset, of: patterns) else { break }
+                offset = candidate
+            }
+            if let from = damagedFrom { damage(from..<tail(from)) }
+            return contents
+        }
+
+        /// A record of the current format at `offset` carrying `number` (any, when nil), whole,
+        /// and where it ends.
+        func fourthFormatRecord(at offset: Int, number: UInt64?) -> (Record, end: Int)? {
+            guard let length = fourthFormatLength(at: offset), offset + length <= bytes.count,
+                  number == nil || uint64(at: offset) == number,
+                  let metadataLength = size(at: offset + 8), let requestLength = size(at: offset + 16),
+                  let responseLength = size(at: offset + 24), let requestPlace = place(at: offset + 32),
+                  let responsePlace = place(at: offset + 40), let requestChecksum = uint64(at: offset + 48),
+                  let responseChecksum = uint64(at: offset + 56), let partsChecksum = uint64(at: offset + 64) else { return nil }
+            let parts = offset + headSize..<offset + length
+            guard bytes.withUnsafeBytes({ XXH64.checksum(UnsafeRawBufferPointer(rebasing: $0[parts])) }) == partsChecksum else { return nil }
+            var position = parts.lowerBound
+            let metadata = Data(bytes[position..<position + metadataLength])
+            position += metadataLength
+            var bodies: [Body] = []
+            for (length, place, checksum) in [(requestLength, requestPlace, requestChecksum), (responseLength, responsePlace, responseChecksum)] {
+                if let place {
+                    bodies.append(.logged(SessionBodyLog.Place(offset: Int64(place), length: length, checksum: checksum)))
+                } else {
+                    bodies.append(.inline(Data(bytes[position..<position + length])))
+                    position += length
+                }
+            }
+            guard let flow = flow(metadata) else { return nil }
+            return (Record(metadata: metadata, flow: flow, request: bodies[0], response: bodies[1]), offset + length)
+        }
+
+        /// The length of the record at `offset` when its head is whole (its checksum holds).
+        func fourthFormatLength(at offset: Int) -> Int? {
+            // Lengths past the file's size say at once that no head begins here, before the
+            // checksum is worked out: looking for a record byte by byte stays cheap.
+            guard offset >= 0, offset + headSize <= bytes.count,
+                  let metadataLength = size(at: offset + 8), metadataLength <= bytes.count,
+                  let requestLength = size(at: offset + 16), let responseLength = size(at: offset + 24),
+                  let requestPlace = place(at: offset + 32), let responsePlace = place(at: offset + 40),
+                  requestPlace != nil || requestLength <= bytes.count, responsePlace != nil || responseLength <= bytes.count,
+                  bytes.withUnsafeBytes({ XXH64.checksum(UnsafeRawBufferPointer(rebasing: $0[offset..<offset + 72])) }) == uint64(at: offset + 72)
+            else { return nil }
+            return headSize + metadataLength + (requestPlace == nil ? requestLength : 0) + (responsePlace == nil ? responseLength : 0)
+        }
+
+        func thirdFormatRecord(at offset: Int, number: UInt64) -> (Record, end: Int)? {
+            guard uint64(at: offset) == number else { return nil }
+            return parts(at: offset + 8, placed: true)
+        }
+
+        func earlierFormatRecord(at offset: Int) -> (Record, end: Int)? {
+            guard offset + 4 <= bytes.count else { return nil }
+            let tag = Array(bytes[offset..<offset + 4])
+            guard tag == secondMagic || tag == firstMagic else { return nil }
+            return parts(at: offset + 4, placed: tag == secondMagic)
+        }
+
+        /// The three lengths, the bodies' places (`placed`: from the second format on) and the
+        /// parts of a record of an earlier format, whose JSON must be a flow.
+        func parts(at start: Int, placed: Bool) -> (Record, end: Int)? {
+            guard let metadataLength = size(at: start), let requestLength = size(at: start + 8),
+                  let responseLength = size(at: start + 16) else { return nil }
+            var position = start + 24
             var places: [Int?] = [nil, nil]
             if placed {
-                guard let requestPlace = place(), let responsePlace = place() else { return nil }
+                guard let requestPlace = place(at: position), let responsePlace = place(at: position + 8) else { return nil }
                 places = [requestPlace, responsePlace]
+                position += 16
             }
-            guard let metadata = part(metadataLength) else { return nil }
+            guard metadataLength <= bytes.count - position else { return nil }
+            let metadata = Data(bytes[position..<position + metadataLength])
+            position += metadataLength
             var bodies: [Body] = []
             for (length, place) in zip([requestLength, responseLength], places) {
                 if let place {
-                    bodies.append(.logged(offset: Int64(place), length: length))
-                } else if let bytes = part(length) {
-                    bodies.append(.inline(bytes))
+                    bodies.append(.logged(SessionBodyLog.Place(offset: Int64(place), length: length, checksum: nil)))
+                } else {
+                    guard length <= bytes.count - position else { return nil }
+                    bodies.append(.inline(Data(bytes[position..<position + length])))
+                    position += length
                 }
             }
-            guard bodies.count == 2 else { return nil }
-            return Record(metadata: metadata, request: bodies[0], response: bodies[1])
+            guard let flow = flow(metadata) else { return nil }
+            return (Record(metadata: metadata, flow: flow, request: bodies[0], response: bodies[1]), position)
         }
-        func tag() -> [UInt8]? {
-            guard data.endIndex - offset >= magic.count else { return nil }
-            return Array(data[offset..<offset + magic.count])
+
+        // MARK: Fields
+
+        func flow(_ metadata: Data) -> Flow? {
+            try? decoder.decode(Flow.self, from: metadata)
         }
-        if tag() == magic {
-            offset += magic.count
-            guard let number = length64() else { return [] }
-            while let next = length64(), next == number, let record = record(placed: true) {
-                records.append(record)
+
+        func uint64(at offset: Int) -> UInt64? {
+            guard offset >= 0, offset + 8 <= bytes.count else { return nil }
+            return bytes[offset..<offset + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        }
+
+        /// A length (of a part in the record, or of a body in the body log).
+        func size(at offset: Int) -> Int? {
+            guard let value = uint64(at: offset), value <= UInt64(Int64.max) else { return nil }
+            return Int(value)
+        }
+
+        /// A body's place in the body log: `.some(nil)` for a body in the record, nil for a
+        /// place no body log has.
+        func place(at offset: Int) -> Int?? {
+            guard let value = uint64(at: offset) else { return nil }
+            if value == UInt64.max { return .some(nil) }
+            return value <= UInt64(Int64.max) ? .some(Int(value)) : nil
+        }
+
+        /// The first offset past `offset` where one of `patterns` begins (and `accepted` holds).
+        func next(after offset: Int, of patterns: [[UInt8]], where accepted: (Int) -> Bool = { _ in true }) -> Int? {
+            var position = max(0, offset + 1)
+            while position < bytes.count {
+                let found = patterns.compactMap { pattern in find(pattern, from: position) }.min()
+                guard let found else { return nil }
+                if accepted(found) { return found }
+                position = found + 1
             }
-            return records
+            return nil
         }
-        while let tag = tag(), tag == secondMagic || tag == firstMagic {
-            offset += magic.count
-            guard let record = record(placed: tag == secondMagic) else { break }
-            records.append(record)
+
+        /// Where `pattern` first begins from `start` on: its first byte found with `memchr`, then
+        /// the rest compared.
+        private func find(_ pattern: [UInt8], from start: Int) -> Int? {
+            guard let first = pattern.first else { return nil }
+            return bytes.withUnsafeBytes { haystack in
+                pattern.withUnsafeBytes { needle -> Int? in
+                    guard let base = haystack.baseAddress, let needleBase = needle.baseAddress else { return nil }
+                    var position = start
+                    while position + needle.count <= haystack.count {
+                        guard let found = memchr(base + position, Int32(first), haystack.count - position) else { return nil }
+                        position = base.distance(to: UnsafeRawPointer(found))
+                        guard position + needle.count <= haystack.count else { return nil }
+                        if memcmp(base + position, needleBase, needle.count) == 0 { return position }
+                        position += 1
+                    }
+                    return nil
+                }
+            }
         }
-        return records
+    }
+}
+
+private func bigEndianBytes(_ value: UInt64) -> [UInt8] {
+    withUnsafeBytes(of: value.bigEndian) { Array($0) }
+}
+
+extension [UInt8] {
+    fileprivate mutating func append(bigEndian value: UInt64) {
+        Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
+    }
+
+    fileprivate mutating func replaceBigEndian(_ value: UInt64, at offset: Int) {
+        Swift.withUnsafeBytes(of: value.bigEndian) { replaceSubrange(offset..<offset + 8, with: $0) }
     }
 }

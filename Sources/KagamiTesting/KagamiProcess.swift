@@ -27,6 +27,16 @@ public final class KagamiProcess: @unchecked Sendable {
 
     public var api: String { "http://127.0.0.1:\(uiPort ?? 0)/api" }
 
+    /// The admin API's token, from the address it printed (`kagami proxy`'s web UI,
+    /// `kagami serve`'s sessions: `?token=`).
+    public var uiToken: String? {
+        guard let range = output.range(of: #"http://\S+\?token=[0-9A-Za-z_-]+"#, options: .regularExpression) else { return nil }
+        return output[range].components(separatedBy: "?token=").last
+    }
+
+    /// curl's arguments that present the admin API's token.
+    public var authorization: [String] { ["-H", "Authorization: Bearer \(uiToken ?? "")"] }
+
     /// The arguments a test gives, with the loopback-only upstream added to `proxy`.
     public static func confined(_ arguments: [String]) -> [String] {
         guard arguments.first == "proxy", !arguments.contains("--upstream-allow") else { return arguments }

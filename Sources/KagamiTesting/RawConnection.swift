@@ -10,17 +10,18 @@ public enum RawConnection {
 
     /// Sends `bytes` to 127.0.0.1:`port` and returns what was received once `until` holds for
     /// the text so far, the server closes, or `timeout` passes. The connection is closed on its
-    /// event loop when the time is up, however busy the test's own threads are.
+    /// event loop when the time is up, however busy the test's own threads are. `halfClose`
+    /// shuts the sending side once the bytes are out (`shutdown(SHUT_WR)`), as `nc -N` does.
     public static func exchange(
-        port: Int, send bytes: Data, timeout: Duration = .seconds(10),
+        port: Int, send bytes: Data, timeout: Duration = .seconds(10), halfClose: Bool = false,
         until done: @escaping @Sendable (String) -> Bool = { _ in false }
     ) async throws -> String {
-        String(decoding: try await exchangeBytes(port: port, send: bytes, timeout: timeout, until: done), as: UTF8.self)
+        String(decoding: try await exchangeBytes(port: port, send: bytes, timeout: timeout, halfClose: halfClose, until: done), as: UTF8.self)
     }
 
     /// The same, returning the bytes received as they are (binary protocols).
     public static func exchangeBytes(
-        port: Int, send bytes: Data, timeout: Duration = .seconds(10),
+        port: Int, send bytes: Data, timeout: Duration = .seconds(10), halfClose: Bool = false,
         until done: @escaping @Sendable (String) -> Bool = { _ in false }
     ) async throws -> Data {
         let collected = NIOLockedValueBox(Data())
@@ -33,7 +34,8 @@ public enum RawConnection {
             channel = try await ClientBootstrap(group: eventLoop)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(Collector(collected: collected, send: bytes, done: done, finished: finished))
+                        try channel.pipeline.syncOperations.addHandler(
+                            Collector(collected: collected, send: bytes, halfClose: halfClose, done: done, finished: finished))
                     }
                 }
                 .connect(host: "127.0.0.1", port: port)
@@ -52,19 +54,22 @@ public enum RawConnection {
         typealias InboundIn = ByteBuffer
         let collected: NIOLockedValueBox<Data>
         let send: Data
+        let halfClose: Bool
         let done: @Sendable (String) -> Bool
         let finished: EventLoopPromise<Void>
         private var isFinished = false
 
-        init(collected: NIOLockedValueBox<Data>, send: Data, done: @escaping @Sendable (String) -> Bool, finished: EventLoopPromise<Void>) {
+        init(collected: NIOLockedValueBox<Data>, send: Data, halfClose: Bool, done: @escaping @Sendable (String) -> Bool, finished: EventLoopPromise<Void>) {
             self.collected = collected
             self.send = send
+            self.halfClose = halfClose
             self.done = done
             self.finished = finished
         }
 
         func channelActive(context: ChannelHandlerContext) {
             context.writeAndFlush(NIOAny(ByteBuffer(bytes: send)), promise: nil)
+            if halfClose { context.close(mode: .output, promise: nil) }
             context.fireChannelActive()
         }
 

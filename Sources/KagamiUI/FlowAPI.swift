@@ -13,13 +13,14 @@ import KagamiStore
 struct FlowAPI: Sendable {
     let store: any FlowStore
     let hub: FlowHub
+    /// Where imported exchanges are recorded.
+    let recorder: any FlowSink
     /// The proxy's open WebSockets, for messages of Kagami's own; nil without a proxy.
     let webSockets: LiveWebSockets?
     /// The proxy's breakpoints, whose events ride on the event stream; nil without a proxy.
     let breakpoints: Breakpoints?
     /// What `/api/status` reports, the HAR creator's version, the event stream's heartbeat.
     let configuration: UIServer.Configuration
-    let tokenRequired: Bool
 
     func register(on router: Router<some RequestContext>) {
         router.get("/api/status") { _, _ in try await self.status() }
@@ -56,7 +57,6 @@ struct FlowAPI: Sendable {
             "caURL": "http://kagami.ssl/",
             "version": .string(configuration.version),
             "flows": .integer(try await store.count()),
-            "tokenRequired": .bool(tokenRequired),
         ])
     }
 

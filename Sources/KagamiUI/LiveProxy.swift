@@ -12,16 +12,20 @@ public struct LiveProxy: Sendable {
     public var sslProxying: SSLProxyingControl?
     /// Kagami's CA certificate (PEM), for the device setup panel; nil when interception is off.
     public var certificatePath: String?
+    /// Who may use the proxy, for the device setup panel to allow or deny waiting devices.
+    public var clients: ClientAccess?
 
     public init(
         breakpoints: Breakpoints, webSockets: LiveWebSockets = LiveWebSockets(), repeatRoute: RequestRepeater.Route,
-        sslProxying: SSLProxyingControl? = nil, certificatePath: String? = nil
+        sslProxying: SSLProxyingControl? = nil, certificatePath: String? = nil,
+        clients: ClientAccess? = nil
     ) {
         self.breakpoints = breakpoints
         self.webSockets = webSockets
         self.repeatRoute = repeatRoute
         self.sslProxying = sslProxying
         self.certificatePath = certificatePath
+        self.clients = clients
     }
 }
 
@@ -32,7 +36,8 @@ extension LiveProxy {
     public init(proxy: ProxyServer, repeatRoute: RequestRepeater.Route, sslProxyingFile: String? = nil, certificatePath: String? = nil) {
         self.init(
             breakpoints: proxy.breakpoints, webSockets: proxy.webSockets, repeatRoute: repeatRoute,
-            sslProxying: SSLProxyingControl(proxy: proxy, file: sslProxyingFile), certificatePath: certificatePath)
+            sslProxying: SSLProxyingControl(proxy: proxy, file: sslProxyingFile), certificatePath: certificatePath,
+            clients: proxy.clientAccess)
     }
 }
 

@@ -11,10 +11,15 @@ public struct RulesControl: Sendable {
     /// can't use them (the rules in force stay); any other error means they could not be kept
     /// (e.g. saved), and the rules in force stay too.
     public var replace: @Sendable (RuleSet) throws -> Void
+    /// Where Map Local reads files, and where a response saved as a local file may go.
+    public var mapLocalFolders: MapLocalFolders
 
-    public init(current: @escaping @Sendable () -> RuleSet, replace: @escaping @Sendable (RuleSet) throws -> Void) {
+    public init(
+        current: @escaping @Sendable () -> RuleSet, replace: @escaping @Sendable (RuleSet) throws -> Void, mapLocalFolders: MapLocalFolders
+    ) {
         self.current = current
         self.replace = replace
+        self.mapLocalFolders = mapLocalFolders
     }
 }
 
@@ -29,23 +34,29 @@ struct RulesAPI: Sendable {
     func register(on router: Router<some RequestContext>) {
         router.get("/api/rules") { _, _ in try self.document() }
         router.put("/api/rules") { request, context in try await self.replace(request, context: context) }
-        router.get("/api/rules/schema") { _, _ in jsonResponse(Self.schema) }
+        router.get("/api/rules/schema") { _, _ in self.schema() }
         router.get("/api/throttle/presets") { _, _ in self.presets() }
     }
 
     /// Each Rewrite type with the sides it can act on (`where`) and which of its fields mean
-    /// something: a name to match and replace (`named`), a `match`, a `replace`.
-    static let schema: JSONValue = [
-        "rewriteTypes": .array(RewriteRuleType.allCases.map { type in
-            [
-                "type": .string(type.rawValue),
-                "where": .array(type.targets.map { .string($0.rawValue) }),
-                "named": .bool(type.isNamed),
-                "match": .bool(type.matches),
-                "replace": .bool(type.replaces),
-            ]
-        }),
-    ]
+    /// something: a name to match and replace (`named`), a `match`, a `replace`; and the
+    /// folders Map Local may use (`mapLocalFolders`: where relative paths start, then the
+    /// others), for the editor to say where files go.
+    func schema() -> Response {
+        var schema: JSONObject = [
+            "rewriteTypes": .array(RewriteRuleType.allCases.map { type in
+                [
+                    "type": .string(type.rawValue),
+                    "where": .array(type.targets.map { .string($0.rawValue) }),
+                    "named": .bool(type.isNamed),
+                    "match": .bool(type.matches),
+                    "replace": .bool(type.replaces),
+                ]
+            }),
+        ]
+        schema["mapLocalFolders"] = .array((control?.mapLocalFolders.roots ?? []).map(JSONValue.string))
+        return jsonResponse(.object(schema))
+    }
 
     func document() throws(APIError) -> Response {
         guard let control else { throw APIError.noProxy }

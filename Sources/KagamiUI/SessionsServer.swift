@@ -3,6 +3,7 @@ import Hummingbird
 import HTTPTypes
 import KagamiFlow
 import KagamiJSON
+import KagamiRecording
 import KagamiStore
 import NIOCore
 import Synchronization
@@ -17,7 +18,7 @@ public final class SessionsServer: Sendable {
         public var host: String
         public var port: Int
         public var version: String
-        /// Required when the UI is reachable from other hosts; nil makes one up when needed.
+        /// The server's own token (every right); nil makes one up for this server.
         public var token: String?
         public var heartbeatInterval: Double
 
@@ -31,8 +32,8 @@ public final class SessionsServer: Sendable {
     }
 
     public let configuration: Configuration
-    /// The token clients must present, or nil on loopback.
-    public let token: String?
+    /// The server's own token.
+    public let token: String
     let catalog: any SessionCatalog
     private let views = SessionViews()
     private let running = Mutex<[Task<Void, any Error>]>([])
@@ -44,22 +45,17 @@ public final class SessionsServer: Sendable {
         self.configuration = configuration
         self.catalog = catalog
         page = try WebPage.load()
-        if UIAccess.isLoopback(configuration.host) {
-            token = nil
-        } else {
-            token = configuration.token ?? UIAccess.makeToken()
-        }
-        access = SessionsAccess(token: token, catalog: catalog)
+        token = configuration.token ?? AdminToken.make()
+        access = SessionsAccess(token: token, loopbackOnly: UIAccess.isLoopback(configuration.host), catalog: catalog)
     }
 
     /// Starts listening and following the writers; returns the port (useful with port 0).
     public func start() async throws -> Int {
-        let router = Router()
+        let router = Router(context: UIRequestContext.self)
         router.get("/") { _, _ in try await self.listingPage() }
         router.get("/api/sessions") { _, _ in try await self.listing() }
         router.get("/api/status") { _, _ in
-            jsonResponse(["sessions": .string(self.catalog.description), "version": .string(self.configuration.version),
-                          "tokenRequired": .bool(self.token != nil)])
+            jsonResponse(["sessions": .string(self.catalog.description), "version": .string(self.configuration.version)])
         }
         router.get("/sessions/:name") { _, context in
             Self.redirect(to: "/sessions/\(context.parameters.get("name") ?? "")/")
@@ -68,10 +64,10 @@ public final class SessionsServer: Sendable {
             Self.redirect(to: "/sessions/\(context.parameters.get("name") ?? "")/#flow=\(context.parameters.get("id") ?? "")")
         }
         let listingResponder = router.buildResponder()
-        let responder = CallbackResponder<BasicRequestContext> { request, context in
+        let responder = CallbackResponder<UIRequestContext> { request, context in
             let session = Self.sessionRequest(request.uri.path)
             let grant: SessionsAccess.Grant
-            switch await self.access.check(request, path: session?.rest ?? request.uri.path) {
+            switch await self.access.check(request, path: session?.rest ?? request.uri.path, from: context.remoteAddress) {
             case .refused(let refusal): return refusal.response
             case .granted(let granted): grant = granted
             }
@@ -87,7 +83,7 @@ public final class SessionsServer: Sendable {
                 response = try await listingResponder.respond(to: request, context: context)
             }
             if let cookie = grant.cookie {
-                response.setCookie(Cookie(name: UIAccess.cookieName, value: cookie, path: "/", httpOnly: true, sameSite: .strict))
+                response.setCookie(UIAccess.cookie(cookie))
             }
             return response
         }
@@ -138,11 +134,11 @@ public final class SessionsServer: Sendable {
             host: self.configuration.host, port: self.configuration.port, proxyAddress: "",
             sessionPath: "\(name) in \(catalog.description)", version: self.configuration.version,
             token: token, heartbeatInterval: self.configuration.heartbeatInterval)
-        return try await views.view(of: name) { [catalog, page, token] in
+        return try await views.view(of: name) { [catalog, page] in
             guard let store = try await catalog.open(session: name) else { return nil }
-            let hub = FlowHub(forwardingTo: store)
+            let hub = FlowHub()
             let routes = UIRoutes(
-                configuration: configuration, tokenRequired: token != nil, store: store, hub: hub, page: page,
+                configuration: configuration, store: store, hub: hub, recorder: Recording(store: store, hub: hub).chain, page: page,
                 comparable: .catalog(catalog, except: name))
             return SessionView(store: store, hub: hub, responder: buildRouter(routes, access: nil).buildResponder())
         }
@@ -206,7 +202,7 @@ public final class SessionsServer: Sendable {
 struct SessionView: Sendable {
     let store: any FlowStore
     let hub: FlowHub
-    let responder: RouterResponder<BasicRequestContext>
+    let responder: RouterResponder<UIRequestContext>
 }
 
 /// The sessions opened so far, each opened once however many requests ask for it at a time.

@@ -6,12 +6,16 @@ import KagamiCurl
 import KagamiFlow
 import KagamiJSON
 import KagamiRepeat
+import KagamiRules
 import KagamiStore
 
 struct ToolsAPI: Sendable {
     let store: any FlowStore
     /// The way into the proxy that repeats take; nil without a proxy.
     let repeatRoute: RequestRepeater.Route?
+    /// Where a response may be saved as a local file; nil where no file of this host may be
+    /// written (`kagami serve`).
+    let mapLocalFolders: MapLocalFolders?
 
     func register(on router: Router<some RequestContext>) {
         router.get("/api/flows/:id/curl") { _, context in
@@ -32,16 +36,25 @@ struct ToolsAPI: Sendable {
         }
     }
 
-    /// Map Local's "save this response as the local file": `{"path": "/abs/file", "overwrite": false}`
+    /// Map Local's "save this response as the local file": `{"path": "file.json", "overwrite": false}`
     /// writes the response body (gzip/deflate undone, as a local file is served plain) → `{path, size}`.
-    /// An existing file is kept unless `overwrite` is true (409 says so).
+    /// The path is relative to the first of the Map Local folders, or absolute inside one of them:
+    /// nothing else is ever written. An existing file is kept unless `overwrite` is true (409 says so).
     func saveResponseBody(id: String?, text: String) async throws -> Response {
+        guard let mapLocalFolders else {
+            throw APIError(.forbidden, "this server writes no file on its host: save the response from the proxy's own web UI")
+        }
         let flow = try await store.flow(named: id)
         guard let response = flow.response else { throw APIError(.notFound, "exchange \(flow.id) has no response") }
         let options: JSONValue
         do { options = try JSONValue(parsing: text) } catch { throw APIError(.badRequest, "not JSON: \(error)") }
-        guard let path = options["path"]?.stringValue, path.hasPrefix("/") else {
-            throw APIError(.badRequest, "path: an absolute file path is needed", details: ["field": "path"])
+        guard let given = options["path"]?.stringValue, !given.isEmpty else {
+            throw APIError(.badRequest, "path: a file name is needed (in \(mapLocalFolders.base), or an absolute path in one of the Map Local folders)", details: ["field": "path"])
+        }
+        let path: String
+        switch mapLocalFolders.writable(given) {
+        case .success(let resolved): path = resolved
+        case .failure(let refusal): throw APIError(.forbidden, "path: \(refusal)", details: ["field": "path"])
         }
         if response.body.isTruncated || response.body.keptCount < response.body.size {
             throw APIError(.conflict, "only \(response.body.keptCount) of the response's \(response.body.size) body bytes were kept: the file would not be the response")

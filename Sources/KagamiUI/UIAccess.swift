@@ -1,30 +1,48 @@
 import Foundation
 import Hummingbird
+import KagamiFlow
 import KagamiJSON
 import KagamiProxy
+import NIOCore
+import Synchronization
 
-/// Who may use the UI and API. On loopback: anyone on this machine, but only under a loopback
-/// Host name (a web page elsewhere can't point its DNS name at the UI). Elsewhere: the token,
-/// as `?token=` once (answered with a cookie), then the cookie, or `Authorization: Bearer`.
-/// Either way, a request that changes something must come from the UI's own pages or from a
-/// program, never from another site (`UIAccess.crossSiteRefusal`).
-struct UIAccessMiddleware<Context: RequestContext>: RouterMiddleware {
-    let token: String?
+/// The request context of Kagami's web servers: Hummingbird's, and the client's address, for
+/// the access checks.
+struct UIRequestContext: RequestContext, RemoteAddressRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let remoteAddress: SocketAddress?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+}
+
+/// Who may use the UI and API: whoever presents the token — as `?token=` once (answered with a
+/// cookie), then the cookie, or `Authorization: Bearer` — on loopback too, since the API reads
+/// and writes files as the user running Kagami. Refused whatever they present: a loopback UI
+/// asked for under another name (DNS rebinding), and a change requested by another site
+/// (`UIAccess.crossSiteRefusal`). Wrong tokens are counted per client address (`TokenGuesses`).
+/// (The proxy itself never connects to the UI: `OwnListeners` in the engine.)
+struct UIAccessMiddleware: RouterMiddleware {
+    typealias Context = UIRequestContext
+    let token: String
+    /// The UI listens on loopback only: it answers only to loopback Host names.
+    let loopbackOnly: Bool
+    let guesses: TokenGuesses
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if let refusal = UIAccess.crossSiteRefusal(request) {
             return APIError(.forbidden, refusal).response
         }
-        guard let token else {
-            if let authority = request.head.authority, !UIAccess.isLoopbackAuthority(authority) {
-                return APIError(.forbidden, "the Kagami UI answers only to loopback names (127.0.0.1, localhost, [::1]), not \(authority)").response
-            }
-            return try await next(request, context)
+        if loopbackOnly, let authority = request.head.authority, !UIAccess.isLoopbackAuthority(authority) {
+            return APIError(.forbidden, "the Kagami UI answers only to loopback names (127.0.0.1, localhost, [::1]), not \(authority)").response
         }
-        if request.headers[.authorization] == "Bearer \(token)" || request.cookies[UIAccess.cookieName]?.value == token {
+        let presented = UIAccess.presentedToken(request, matching: token)
+        switch presented {
+        case .cookieOrHeader:
             return try await next(request, context)
-        }
-        if request.uri.queryParameters.get("token") == token {
+        case .query:
             // An error answered from a route gets the cookie too.
             var response: Response
             do {
@@ -32,10 +50,56 @@ struct UIAccessMiddleware<Context: RequestContext>: RouterMiddleware {
             } catch let error as APIError {
                 response = error.response
             }
-            response.setCookie(Cookie(name: UIAccess.cookieName, value: token, path: "/", httpOnly: true, sameSite: .strict))
+            response.setCookie(UIAccess.cookie(token))
             return response
+        case .wrong:
+            return (guesses.wrong(from: context.remoteAddress) ?? UIAccess.missingToken).response
+        case .none:
+            return (guesses.limit(for: context.remoteAddress) ?? UIAccess.missingToken).response
         }
-        return APIError(.unauthorized, "this Kagami UI needs its token: open the address `kagami proxy` printed (with ?token=) or send Authorization: Bearer TOKEN").response
+    }
+}
+
+/// Wrong tokens counted per client address: past `allowed` within `window`, that address gets
+/// 429 for every request without the right token until the window has passed. The right token
+/// always works, so a local user can't lock the owner out by guessing.
+final class TokenGuesses: Sendable {
+    let allowed: Int
+    let window: Duration
+    private let failures = Mutex<[String: (count: Int, since: ContinuousClock.Instant)]>([:])
+
+    init(allowed: Int = 20, window: Duration = .seconds(60)) {
+        self.allowed = allowed
+        self.window = window
+    }
+
+    /// 429 when `peer` has sent too many wrong tokens within the window, else nil.
+    func limit(for peer: SocketAddress?) -> APIError? {
+        count(peer, adding: 0)
+    }
+
+    /// Counts a wrong token from `peer`: the 429 when that is one too many, else nil.
+    func wrong(from peer: SocketAddress?) -> APIError? {
+        count(peer, adding: 1)
+    }
+
+    private func count(_ peer: SocketAddress?, adding added: Int) -> APIError? {
+        let address = peer?.ipAddress ?? "unknown"
+        let now = ContinuousClock.now
+        let (count, since) = failures.withLock { failures -> (Int, ContinuousClock.Instant) in
+            var entry = failures[address] ?? (0, now)
+            if now - entry.since > window { entry = (0, now) }
+            guard added > 0 || entry.count > 0 else { return entry }
+            entry.count += added
+            if failures.count > 10_000 { failures = failures.filter { now - $0.value.since <= window } }
+            failures[address] = entry
+            return entry
+        }
+        guard count > allowed else { return nil }
+        let wait = max(1, Int((window - (now - since)).components.seconds) + 1)
+        return APIError(
+            .tooManyRequests, "\(count) wrong tokens from \(address) within \(window.components.seconds) s: wait \(wait) s (the right token still works)",
+            details: ["retryAfter": .integer(wait)])
     }
 }
 
@@ -92,19 +156,33 @@ enum UIAccess {
 
     /// `127.0.0.1:8889`, `localhost`, `[::1]:8889`.
     static func isLoopbackAuthority(_ authority: String) -> Bool {
-        var host = Substring(authority)
-        if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
-            host = host[host.index(after: host.startIndex)..<close]
-        } else if let colon = host.lastIndex(of: ":") {
-            host = host[..<colon]
-        }
-        return isLoopback(String(host))
+        guard let (host, _) = Authority.split(authority) else { return false }
+        return isLoopback(host)
     }
 
-    /// 128 random bits, hex.
-    static func makeToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<4).map { _ in String(format: "%08x", UInt32.random(in: .min ... .max, using: &generator)) }.joined()
+    static let missingToken = APIError(
+        .unauthorized,
+        "the Kagami admin API needs its token: open the web UI at the address `kagami proxy` printed (it carries ?token=), or send Authorization: Bearer followed by the token in \(AdminToken.path)")
+
+    enum Presented: Equatable {
+        case cookieOrHeader, query, wrong, none
+    }
+
+    /// Where the request carries `token`, or whether it carries another one.
+    static func presentedToken(_ request: Request, matching token: String) -> Presented {
+        let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+        let cookie = request.cookies[cookieName]?.value
+        if let bearer, AdminToken.matches(bearer, token) { return .cookieOrHeader }
+        if let cookie, AdminToken.matches(cookie, token) { return .cookieOrHeader }
+        let query = request.uri.queryParameters.get("token")
+        if let query, AdminToken.matches(query, token) { return .query }
+        return [bearer, cookie, query].contains { $0?.isEmpty == false } ? .wrong : .none
+    }
+
+    /// The cookie a browser keeps the token in: never sent by another site's requests, never
+    /// read by scripts.
+    static func cookie(_ token: String) -> Cookie {
+        Cookie(name: cookieName, value: token, path: "/", httpOnly: true, sameSite: .strict)
     }
 }
 

@@ -3,12 +3,13 @@ import Hummingbird
 import Logging
 import KagamiContractCheck
 import KagamiFlow
+import KagamiRecording
 import KagamiStore
 import NIOCore
 import Synchronization
 
 /// Kagami's web UI: the page (static files shipped with the module) and the JSON admin API it
-/// uses, on their own port. Loopback by default; anywhere else every request needs the token.
+/// uses, on their own port. Loopback by default; every request needs the token (`AdminToken`).
 public final class UIServer: Sendable {
     public struct Configuration: Sendable {
         public var host: String
@@ -17,14 +18,17 @@ public final class UIServer: Sendable {
         public var proxyAddress: String
         public var sessionPath: String
         public var version: String
-        /// Required when the UI is reachable from other hosts; nil makes one up when needed.
+        /// What every client must present (`kagami proxy` gives the installation's,
+        /// `AdminToken.installation()`); nil makes one up for this server.
         public var token: String?
         /// Seconds between keep-alive comments on the event stream.
         public var heartbeatInterval: Double
+        /// How long wrong tokens from one address are remembered (past 20 in it, 429).
+        public var wrongTokenWindow: Duration
 
         public init(
             host: String = "127.0.0.1", port: Int = 8889, proxyAddress: String, sessionPath: String, version: String,
-            token: String? = nil, heartbeatInterval: Double = 15
+            token: String? = nil, heartbeatInterval: Double = 15, wrongTokenWindow: Duration = .seconds(60)
         ) {
             self.host = host
             self.port = port
@@ -33,12 +37,13 @@ public final class UIServer: Sendable {
             self.version = version
             self.token = token
             self.heartbeatInterval = heartbeatInterval
+            self.wrongTokenWindow = wrongTokenWindow
         }
     }
 
     public let configuration: Configuration
-    /// The token clients must present, or nil on loopback.
-    public let token: String?
+    /// The token clients must present.
+    public let token: String
     /// What the page and the admin API act on.
     let routes: UIRoutes
     var store: any FlowStore { routes.store }
@@ -47,23 +52,25 @@ public final class UIServer: Sendable {
     /// Set by `stop()`: the server is cancelled, and what it logs about that is not news.
     private let stopping = StoppingFlag()
 
+    /// - Parameter recorder: where imported exchanges are recorded, the chain the proxy records
+    ///   into (by default one that keeps them in `store` and shows them on `hub`).
     public init(
-        configuration: Configuration, store: any FlowStore, hub: FlowHub, liveProxy: LiveProxy? = nil, rules: RulesControl? = nil,
-        contracts: LiveContracts? = nil
+        configuration: Configuration, store: any FlowStore, hub: FlowHub, recorder: (any FlowSink)? = nil, liveProxy: LiveProxy? = nil,
+        rules: RulesControl? = nil, contracts: LiveContracts? = nil
     ) throws {
         self.configuration = configuration
-        let token = UIAccess.isLoopback(configuration.host) ? nil : configuration.token ?? UIAccess.makeToken()
-        self.token = token
+        token = configuration.token ?? AdminToken.make()
         // A session file's neighbours are the sessions a diff can compare it with.
         let sessionFile = (store as? SQLiteFlowStore).map(\.path).flatMap { $0.isEmpty || $0 == ":memory:" ? nil : $0 }
         routes = UIRoutes(
-            configuration: configuration, tokenRequired: token != nil, store: store, hub: hub, page: try WebPage.load(),
+            configuration: configuration, store: store, hub: hub, recorder: recorder ?? Recording(store: store, hub: hub).chain, page: try WebPage.load(),
             liveProxy: liveProxy, rules: rules, contracts: contracts, comparable: sessionFile.map(ComparableSessions.folder(of:)))
     }
 
     /// Starts listening and returns the port (useful with port 0).
     public func start() async throws -> Int {
-        let router = buildRouter(routes, access: UIAccessMiddleware(token: token))
+        let access = UIAccessMiddleware(token: token, loopbackOnly: UIAccess.isLoopback(configuration.host), guesses: TokenGuesses(window: configuration.wrongTokenWindow))
+        let router = buildRouter(routes, access: access)
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
         let app = buildApplication(
             responder: router.buildResponder(), host: configuration.host, port: configuration.port, stopping: stopping,
@@ -94,9 +101,10 @@ public final class UIServer: Sendable {
 /// parts it uses.
 struct UIRoutes: Sendable {
     var configuration: UIServer.Configuration
-    var tokenRequired: Bool
     var store: any FlowStore
     var hub: FlowHub
+    /// Where imported exchanges go (the recording chain).
+    var recorder: any FlowSink
     var page: WebPage
     /// The proxy in this process, for breakpoints, WebSockets, repeats and the SSL Proxying list.
     var liveProxy: LiveProxy?
@@ -108,24 +116,24 @@ struct UIRoutes: Sendable {
 
 /// The page and the admin API over one session, behind `access` when given (`SessionsServer`
 /// checks access itself). Each route group gets what it acts on, and nothing else.
-func buildRouter(_ routes: UIRoutes, access: UIAccessMiddleware<BasicRequestContext>?) -> Router<BasicRequestContext> {
-    let router = Router()
+func buildRouter(_ routes: UIRoutes, access: UIAccessMiddleware?) -> Router<UIRequestContext> {
+    let router = Router(context: UIRequestContext.self)
     if let access { router.add(middleware: access) }
     router.add(middleware: HummingbirdErrors())
     let proxy = routes.liveProxy
     FlowAPI(
-        store: routes.store, hub: routes.hub, webSockets: proxy?.webSockets, breakpoints: proxy?.breakpoints,
-        configuration: routes.configuration, tokenRequired: routes.tokenRequired
+        store: routes.store, hub: routes.hub, recorder: routes.recorder, webSockets: proxy?.webSockets, breakpoints: proxy?.breakpoints,
+        configuration: routes.configuration
     ).register(on: router)
     BreakpointAPI(breakpoints: proxy?.breakpoints).register(on: router)
-    ToolsAPI(store: routes.store, repeatRoute: proxy?.repeatRoute).register(on: router)
+    ToolsAPI(store: routes.store, repeatRoute: proxy?.repeatRoute, mapLocalFolders: routes.rules?.mapLocalFolders).register(on: router)
     RulesAPI(control: routes.rules).register(on: router)
     DraftAPI(store: routes.store).register(on: router)
     DiffAPI(store: routes.store, sessions: routes.comparable).register(on: router)
     ContractAPI(contracts: routes.contracts, store: routes.store).register(on: router)
     ComposeAPI(store: routes.store, hub: routes.hub, repeatRoute: proxy?.repeatRoute).register(on: router)
     SSLProxyingAPI(control: proxy?.sslProxying).register(on: router)
-    DeviceAPI(proxyAddress: routes.configuration.proxyAddress, certificatePath: proxy?.certificatePath).register(on: router)
+    DeviceAPI(proxyAddress: routes.configuration.proxyAddress, certificatePath: proxy?.certificatePath, clients: proxy?.clients).register(on: router)
     routes.page.register(on: router)
     return router
 }
@@ -135,7 +143,7 @@ func buildRouter(_ routes: UIRoutes, access: UIAccessMiddleware<BasicRequestCont
 /// `stopping` is set (Hummingbird reports the cancelled connections as errors).
 func buildApplication<Responder: HTTPResponder>(
     responder: Responder, host: String, port: Int, stopping: StoppingFlag, onServerRunning: @escaping @Sendable (Int) -> Void
-) -> some ApplicationProtocol where Responder.Context == BasicRequestContext {
+) -> some ApplicationProtocol where Responder.Context == UIRequestContext {
     var logger = Logger(label: "kagami.ui") { label in
         QuietWhileStopping(base: StreamLogHandler.standardError(label: label), stopping: stopping)
     }

@@ -318,7 +318,7 @@ struct RepeatTests {
                   - name: tag
                     locations: [{path: /echo}]
                     rules: [{type: Add Header, where: request, replace: {name: X-Rewritten, value: "yes"}}]
-                """), baseDirectory: NSTemporaryDirectory()))
+                """), mapLocalFolders: MapLocalFolders(base: NSTemporaryDirectory(), excluding: [])))
             breakpoints.replace(with: BreakpointSettings(breakpoints: [Breakpoint(location: Location(path: "/echo"))]))
             let repeater = RequestRepeater(route: .forwardProxy(host: "127.0.0.1", port: h.proxyPort))
             async let summary = repeater.run(original.request, of: original.id, plan: try .init(count: 1))

@@ -34,7 +34,7 @@ struct FullDiskTests {
         try "openapi: 3.1.0\npaths: [".write(toFile: description, atomically: true, encoding: .utf8)
         var refused = false
         for _ in 0..<200 where !refused {
-            let contract = try await CommandLineClient.curl.run(["-s", "--max-time", "30", "\(kagami.api)/contract"])
+            let contract = try await CommandLineClient.curl.run(["-s", "--max-time", "30"] + kagami.authorization + ["\(kagami.api)/contract"])
             refused = contract.stdoutText.contains(#""reloadErrors":["#) && !contract.stdoutText.contains(#""reloadErrors":[]"#)
             if !refused { try await Task.sleep(for: .milliseconds(50)) }
         }

@@ -115,8 +115,10 @@ struct UpstreamFailureTests {
         }
     }
 
+    /// A client that gives up closes its socket, which looks like a half-close: the exchange
+    /// waits a little for an answer to begin, then ends as one the client left.
     @Test func clientLeavingIsStored() async throws {
-        try await ProxyHarness.with { h in
+        try await ProxyHarness.with(configure: { $0.clientHalfCloseTimeout = .milliseconds(300) }) { h in
             let result = try await CommandLineClient.curl.run(["-s", "--max-time", "0.5", "-x", h.proxyURL, "\(h.origin.baseURL)/no-response"])
             #expect(result.status == 28)
             let flow = try #require(try await h.flows(count: 1).first)

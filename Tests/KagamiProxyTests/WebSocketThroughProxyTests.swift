@@ -190,6 +190,40 @@ struct WebSocketThroughProxyTests {
         }
     }
 
+    /// `kagami proxy --contract` records through the same chain as without it: the check is a
+    /// stage beside the store, and every message the socket relays is kept.
+    @Test(arguments: [false, true]) func theContractCheckKeepsEveryMessage(checked: Bool) async throws {
+        let server = try PeerServer.webSocketEcho()
+        defer { server.stop() }
+        let folder = try TemporaryFolder.make("ws-contract")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let description = folder.appendingPathComponent("chat.yaml").path
+        try """
+            openapi: 3.0.3
+            info: {title: Chat, version: "1"}
+            paths:
+              /chat:
+                get:
+                  responses:
+                    "101": {description: Switching Protocols}
+            """.write(toFile: description, atomically: true, encoding: .utf8)
+        let session = folder.appendingPathComponent("session.sqlite").path
+        let contract = checked ? ["--contract", "\(description)=http://127.0.0.1:\(server.port)"] : []
+        let kagami = try await KagamiProcess.start(
+            ["proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--reverse", "http://127.0.0.1:\(server.port)", "--session", session] + contract)
+        let run = try await WebSocketPeer.run([
+            "talk", "ws://127.0.0.1:\(kagami.port)/chat", "--send", "one", "--send", "two", "--send", "three",
+            "--expect", "one", "--expect", "two", "--expect", "three",
+        ])
+        kagami.stop()
+        #expect(run.status == 0, "\(run.report) \(run.stderr)")
+        let store = try SQLiteFlowStore(path: session)
+        let flows = try await store.allFlows(includeBodies: false)
+        let socket = try #require(flows.first { $0.isWebSocket }, "\(flows.map(\.request.target))")
+        let messages = try await store.messages(of: socket.id, offset: 0, limit: nil)
+        #expect(messages.filter { $0.opcode == .text }.map(\.text) == ["one", "two", "three", "one", "two", "three"])
+    }
+
     /// A server that refuses the upgrade answers as usual; the client connection then closes,
     /// as its request parser stopped at the upgrade request.
     @Test func refusedUpgradeIsAnOrdinaryExchange() async throws {

@@ -93,7 +93,7 @@ import Testing
               - name: docs
                 from: {path: /api/*}
                 local: \(directory)/docs
-            """)
+            """, baseDirectory: directory)
         let local = try #require(rules.processRequest(request("http://x.example/api/users/list.json?page=2")).local)
         #expect(local.filePath == directory + "/docs/users/list.json")
         #expect(local.headers["Content-Length"] == "6")
@@ -117,5 +117,47 @@ import Testing
         #expect(verdict.applications.map(\.name) == ["Map Remote 'after'"])
         #expect(rules.processRequest(request("http://x.example/api/../../etc/passwd")).local == nil)
         #expect(rules.processRequest(request("http://x.example/api/users")).local == nil, "a directory is not a file")
+    }
+
+    /// Map Local answers only from its folders: a rule pointing elsewhere is refused when the
+    /// rules are read (with its field), and a link inside a folder that leads out of it, or to
+    /// Kagami's own folder, is never followed.
+    @Test func onlyFilesInsideTheFoldersAnswer() throws {
+        let home = directory + "/home"
+        try FileManager.default.createDirectory(atPath: home + "/map-local", withIntermediateDirectories: true)
+        try Data("-----BEGIN PRIVATE KEY-----".utf8).write(to: URL(fileURLWithPath: home + "/kagami-ca-key.pem"))
+        try Data("saved".utf8).write(to: URL(fileURLWithPath: home + "/map-local/saved.json"))
+        try FileManager.default.createSymbolicLink(atPath: directory + "/docs/key.pem", withDestinationPath: home + "/kagami-ca-key.pem")
+        try FileManager.default.createSymbolicLink(atPath: directory + "/docs/out", withDestinationPath: "/etc")
+        let folders = MapLocalFolders(base: directory + "/docs", roots: [home + "/map-local"], excluding: [home])
+        func compiled(_ local: String) throws(RuleDocumentError) -> RulePipeline {
+            try RulePipeline(
+                RuleSet(mapLocal: [MapLocalRule(name: "m", from: Location(path: "/m/*"), localPath: local)]), mapLocalFolders: folders)
+        }
+        for outside in ["/etc/passwd", "../../", home + "/kagami-ca-key.pem", home, "../home/kagami-ca-key.pem", "key.pem", "out/passwd"] {
+            #expect(throws: RuleDocumentError.self, "\(outside)") { try compiled(outside) }
+        }
+        do {
+            _ = try compiled("/etc/hostname")
+        } catch {
+            #expect(error.field == "mapLocal[0].local")
+            #expect(error.message.contains("outside the folders Map Local may use"))
+        }
+        // A folder of the rules and the one open inside Kagami's own folder answer; links out don't.
+        let rules = try compiled(".")
+        #expect(rules.processRequest(request("http://x.example/m/user.json")).local != nil)
+        #expect(rules.processRequest(request("http://x.example/m/key.pem")).local == nil)
+        #expect(rules.processRequest(request("http://x.example/m/out/passwd")).local == nil)
+        let saved = try compiled(home + "/map-local/saved.json")
+        #expect(saved.processRequest(request("http://x.example/m/x")).local?.loaded()?.body.data == Data("saved".utf8))
+        // Saving: below the folders only, with links resolved.
+        #expect((try? folders.writable("new/answer.json").get()) == directory + "/docs/new/answer.json")
+        #expect((try? folders.writable(home + "/map-local/answer.json").get()) != nil)
+        for refused in ["/etc/x", "../escape.json", home + "/admin-token", "out/passwd", "a/../../b"] {
+            #expect((try? folders.writable(refused).get()) == nil, "\(refused)")
+        }
+        #expect(MapLocalFolders(base: directory, roots: [home + "/sessions"], excluding: [home]).closedRoots == [home + "/sessions"])
+        #expect(MapLocalFolders(base: home, excluding: [home]).closedRoots == [home])
+        #expect(MapLocalFolders(base: home + "/map-local", excluding: [home]).closedRoots.isEmpty)
     }
 }

@@ -19,7 +19,7 @@ func response(status: Int = 200, headers: [(String, String)] = [], body: String 
 }
 
 func pipeline(_ yaml: String, baseDirectory: String = "/nonexistent") throws -> RulePipeline {
-    try RulePipeline(RuleSet(parsing: yaml, file: "rules.yaml"), baseDirectory: baseDirectory)
+    try RulePipeline(RuleSet(parsing: yaml, file: "rules.yaml"), mapLocalFolders: MapLocalFolders(base: baseDirectory, excluding: []))
 }
 
 extension RequestVerdict {

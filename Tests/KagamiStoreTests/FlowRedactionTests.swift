@@ -2,7 +2,7 @@ import Foundation
 import KagamiContentCoding
 import KagamiFlow
 import KagamiJSON
-import KagamiStore
+@testable import KagamiStore
 import KagamiTesting
 import Testing
 
@@ -184,5 +184,88 @@ extension FlowRedactionTests {
         let redacted = redaction.apply(to: [cut, broken])
         #expect(redacted.allSatisfy { $0.data.isEmpty && $0.isTruncated })
         #expect(redacted.map(\.size) == [70_000, broken.size])
+    }
+}
+
+/// Where redaction applies: in every store, as a flow or a message is handed to it, the same
+/// `FlowRedaction` for a shared store and a session file.
+extension FlowRedactionTests {
+    static let secrets = ["Bearer t0ken-8f3a", "x-secret-5d1e", "hunter2-9c4b"]
+    static let redaction = FlowRedaction(headers: FlowRedaction.defaultHeaders + ["X-Secret"], jsonFields: [.name("password")])
+
+    /// A login with credentials in its headers and a password in its JSON body: `padding`
+    /// bytes of it make the body as large as asked (4 KB or more goes to a session's body log).
+    static func loginWithSecrets(padding: Int = 0) -> Flow {
+        var flow = login(
+            requestBody: #"{"username":"ada","password":"\#(secrets[2])","padding":"\#(String(repeating: "p", count: padding))"}"#,
+            requestType: "application/json", responseBody: Data(#"{"ok":true}"#.utf8),
+            responseHeaders: [("Content-Type", "application/json"), ("Set-Cookie", "session=\(secrets[1])")])
+        flow.request.headers.add("Authorization", secrets[0])
+        flow.request.headers.add("X-Secret", secrets[1])
+        return flow
+    }
+
+    static let chat = [message(#"{"type":"login","password":"\#(secrets[2])","room":"ops"}"#)]
+
+    /// Both stores keep what the one redaction gives, flows (bodies in a session's body log
+    /// too) and WebSocket messages alike.
+    @Test(arguments: StoreDriver.allCases)
+    func everyStoreKeepsWhatTheRedactionGives(driver: StoreDriver) async throws {
+        let store = try await driver.newSession().open(redaction: Self.redaction)
+        let small = Self.loginWithSecrets()
+        let large = Self.loginWithSecrets(padding: 6_000)
+        store.record(small) {}
+        store.record(large)
+        store.record(messages: Self.chat, of: small.id)
+        try await store.flush()
+        #expect(try await store.flow(id: small.id) == Self.redaction.apply(to: small))
+        #expect(try await store.flow(id: large.id) == Self.redaction.apply(to: large))
+        #expect(try await store.messages(of: small.id, offset: 0, limit: nil) == Self.redaction.apply(to: Self.chat))
+        #expect(try await store.flow(id: small.id)?.request.headers["X-Secret"] == Self.marker)
+        await shutDown(store)
+    }
+
+    /// A session file asked to redact writes no secret to any of its files: not to the journal
+    /// or the body log before SQLite has the flows (as a killed process leaves them), nor to the
+    /// WAL or the database after. Asked for nothing, it keeps the values (local debugging).
+    @Test func aSessionFileAskedToRedactKeepsNoSecretInAnyOfItsFiles() async throws {
+        let path = temporaryPath("session.sqlite")
+        let store = try SQLiteFlowStore(path: path, redaction: Self.redaction)
+        store.writeQueue.suspend()
+        let flows = [Self.loginWithSecrets(), Self.loginWithSecrets(padding: 6_000)]
+        for flow in flows { store.record(flow) {} }
+        store.record(messages: Self.chat, of: flows[0].id)
+        #expect(try sessionFiles(path).contains(path + "-bodies"), "the large body is in the body log")
+        #expect(try secretsIn(sessionFiles(path)).isEmpty)
+        store.writeQueue.resume()
+        try await store.flush()
+        #expect(try secretsIn(sessionFiles(path)).isEmpty)
+        #expect(try await store.allFlows() == flows.map(Self.redaction.apply(to:)))
+
+        let kept = temporaryPath("kept.sqlite")
+        let keeping = try SQLiteFlowStore(path: kept)
+        keeping.writeQueue.suspend()
+        for flow in flows { keeping.record(flow) {} }
+        #expect(try secretsIn(sessionFiles(kept)) == Set(Self.secrets))
+        keeping.writeQueue.resume()
+        try await keeping.flush()
+        #expect(try await keeping.allFlows() == flows)
+    }
+
+    /// Every file of the session: those whose names begin with the session file's.
+    private func sessionFiles(_ path: String) throws -> [String] {
+        let folder = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        return try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix(name) }.map { folder + "/" + $0 }
+    }
+
+    /// The secrets found in any byte of `files`.
+    private func secretsIn(_ files: [String]) throws -> Set<String> {
+        var found: Set<String> = []
+        for file in files {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+            for secret in Self.secrets where bytes.range(of: Data(secret.utf8)) != nil { found.insert(secret) }
+        }
+        return found
     }
 }

@@ -55,15 +55,16 @@ struct TestSession: Sendable {
     let name: String
     var location: PostgresLocation?
 
-    func open(maximumPendingBodyBytes: Int = 256 << 20, recordedBy: String = "kagami-tests") async throws -> any FlowStore {
+    /// Both drivers are held to the same round trips: values kept as they are unless a test
+    /// gives a `redaction`.
+    func open(maximumPendingBodyBytes: Int = 256 << 20, recordedBy: String = "kagami-tests", redaction: FlowRedaction = .none) async throws -> any FlowStore {
         switch driver {
         case .sqlite:
-            return try SQLiteFlowStore(path: name, maximumPendingBodyBytes: maximumPendingBodyBytes)
+            return try SQLiteFlowStore(path: name, maximumPendingBodyBytes: maximumPendingBodyBytes, redaction: redaction)
         case .postgres:
-            // The suite holds both drivers to the same round trips: header values kept as they are.
             return try await PostgresFlowStore.open(
                 location ?? StoreDriver.postgresLocation(), session: name, recordedBy: recordedBy,
-                maximumPendingBodyBytes: maximumPendingBodyBytes, redaction: .none)
+                maximumPendingBodyBytes: maximumPendingBodyBytes, redaction: redaction)
         }
     }
 }

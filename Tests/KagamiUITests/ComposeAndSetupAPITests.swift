@@ -80,15 +80,41 @@ struct ComposeAndSetupAPITests {
             _ = try await live.curl(["\(live.origin.baseURL)/echo?saved=1"])
             let flows = try await live.json(.GET, "/api/flows")
             let id = try #require(flows["flows"]?[0]?["id"]?.stringValue)
-            let file = live.directory.appendingPathComponent("local/answer.txt").path
+            let folder = live.directory.appendingPathComponent("home/map-local").path
+            let file = folder + "/nested/answer.txt"
             let saved = try await live.json(.POST, "/api/flows/\(id)/response/save", body: #"{"path":"\#(file)"}"#)
             let expected = try await live.api(.GET, "/api/flows/\(id)/response/body?decode=1").text
             #expect(saved["size"]?.intValue == expected.utf8.count)
             #expect(try String(contentsOfFile: file, encoding: .utf8) == expected)
             let again = try await live.api(.POST, "/api/flows/\(id)/response/save", body: #"{"path":"\#(file)"}"#)
             #expect(again.status == 409)
-            let relative = try await live.api(.POST, "/api/flows/\(id)/response/save", body: #"{"path":"answer.txt"}"#)
-            #expect(relative.status == 400)
+            // A relative path starts in the Map Local folder.
+            let relative = try await live.json(.POST, "/api/flows/\(id)/response/save", body: #"{"path":"answer.txt"}"#)
+            #expect(relative["path"]?.stringValue?.hasSuffix("/home/map-local/answer.txt") == true)
+            #expect(FileManager.default.fileExists(atPath: folder + "/answer.txt"))
+        }
+    }
+
+    /// A holder of the admin API writes no file outside the Map Local folders: not beside them,
+    /// not up a `..`, not through a link, and nothing in Kagami's own folder around them.
+    @Test func responseBodyIsNeverSavedOutsideTheMapLocalFolders() async throws {
+        try await LiveSetup.with { live in
+            _ = try await live.curl(["\(live.origin.baseURL)/echo?saved=1"])
+            let id = try #require(try await live.json(.GET, "/api/flows")["flows"]?[0]?["id"]?.stringValue)
+            let home = live.directory.appendingPathComponent("home").path
+            try FileManager.default.createDirectory(atPath: home + "/map-local", withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: home + "/map-local/out", withDestinationPath: live.directory.path)
+            for path in [
+                live.directory.appendingPathComponent("outside.txt").path, "../kagami-ca-key.pem", home + "/admin-token",
+                "out/through-a-link.txt", "/etc/kagami-test-never-written", "nested/../../escape.txt",
+            ] {
+                let answer = try await live.api(.POST, "/api/flows/\(id)/response/save", body: #"{"path":"\#(path)","overwrite":true}"#)
+                #expect(answer.status == 403, "\(path): \(answer.text)")
+                #expect(answer.text.contains("outside the folders Map Local may use"), "\(path)")
+            }
+            let written = try FileManager.default.subpathsOfDirectory(atPath: live.directory.path)
+            #expect(!written.contains { $0.hasSuffix(".txt") || $0.hasSuffix(".pem") || $0.hasSuffix("admin-token") }, "\(written)")
+            #expect(!FileManager.default.fileExists(atPath: "/etc/kagami-test-never-written"))
         }
     }
 }

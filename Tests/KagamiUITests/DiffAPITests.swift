@@ -23,8 +23,8 @@ import Testing
         neighbour.record(old)
         try await neighbour.flush()
         let new = FlowFixtures.api("/users/2", response: #"{"id":2,"name":"Ada"}"#)
-        ui.hub.record(new)
-        ui.hub.record(FlowFixtures.api("/health", response: "{}"))
+        ui.recorder.record(new)
+        ui.recorder.record(FlowFixtures.api("/health", response: "{}"))
 
         // Another program's SQLite database beside them is neither offered nor opened.
         let database = ui.directory.appendingPathComponent("app.sqlite").path
@@ -70,17 +70,17 @@ import Testing
         let serve = try await KagamiProcess.start(["serve", "--store", url, "--port", "0"])
         defer { serve.stop() }
         let base = "http://127.0.0.1:\(serve.port)/sessions/\(after.name)"
-        let sessions = try JSONValue(parsing: try await CommandLineClient.curl.run(["-s", base + "/api/diff/sessions"]).stdoutText)
+        let sessions = try JSONValue(parsing: try await CommandLineClient.curl.run(["-s"] + serve.authorization + [base + "/api/diff/sessions"]).stdoutText)
         let names = sessions["sessions"]?.arrayValue?.compactMap(\.stringValue) ?? []
         #expect(names.contains(before.name) && !names.contains(after.name), "\(names)")
         let body: JSONValue = ["before": ["session": .string(before.name)], "after": [:]]
-        let result = try await CommandLineClient.curl.run(["-s", "-X", "POST", "-H", "Content-Type: application/json", "-d", body.serialized(), base + "/api/diff"])
+        let result = try await CommandLineClient.curl.run(["-s", "-X", "POST", "-H", "Content-Type: application/json", "-d", body.serialized()] + serve.authorization + [base + "/api/diff"])
         let answer = try JSONValue(parsing: result.stdoutText)
         let kinds = Set((answer["findings"]?.arrayValue ?? []).map { "\($0["kind"]?.stringValue ?? "") \($0["operation"]?.stringValue ?? "")" })
         #expect(kinds.contains("removed-operation GET /echo") && kinds.contains { $0.hasPrefix("added-operation GET /bytes/") }, "\(answer)")
         let removed = try #require(answer["findings"]?.arrayValue?.first { $0["kind"] == "removed-operation" })
         let id = try #require(removed["beforeExchanges"]?[0]?.stringValue)
-        let exchange = try JSONValue(parsing: try await CommandLineClient.curl.run(["-s", base + "/api/diff/exchange?id=\(id)&session=\(before.name)"]).stdoutText)
+        let exchange = try JSONValue(parsing: try await CommandLineClient.curl.run(["-s"] + serve.authorization + [base + "/api/diff/exchange?id=\(id)&session=\(before.name)"]).stdoutText)
         #expect(exchange["request"]?["target"] == "/echo?x=1", "\(exchange)")
     }
 }

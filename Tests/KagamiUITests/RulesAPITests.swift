@@ -28,14 +28,14 @@ struct RulesAPITests {
         defer { kagami.stop() }
         let proxy = ["-x", "http://127.0.0.1:\(kagami.port)"]
 
-        let initial = try await Self.curl(["\(kagami.api)/rules"])
+        let initial = try await Self.curl(kagami.authorization + ["\(kagami.api)/rules"])
         #expect(initial.stdoutText.contains(#""name": "ads""#))
         #expect(try await Self.curl(proxy + ["-o", "/dev/null", "-w", "%{http_code}", "\(origin.baseURL)/ads/1"]).stdoutText == "403")
         #expect(try await Self.curl(proxy + ["\(origin.baseURL)/user"]).stdoutText == "no route /user\n")
 
         // Map Local in, the block out: the very next request is answered from the file.
         let replacement = #"{"mapLocal": [{"name": "user", "from": {"path": "/user"}, "local": "user.json"}]}"#
-        let put = try await Self.curl(["-X", "PUT", "-H", "Content-Type: application/yaml", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"], stdin: Data(replacement.utf8))
+        let put = try await Self.curl(kagami.authorization + ["-X", "PUT", "-H", "Content-Type: application/yaml", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"], stdin: Data(replacement.utf8))
         #expect(put.stdoutText.hasSuffix("\n200"))
         #expect(put.stdoutText.contains(#""local": "user.json""#))
         #expect(try await Self.curl(proxy + ["\(origin.baseURL)/user"]).stdoutText == #"{"local":true}"#)
@@ -51,14 +51,14 @@ struct RulesAPITests {
                 from: {pth: /user}
                 local: other.json
             """
-        let refused = try await Self.curl(["-X", "PUT", "-H", "Content-Type: application/yaml", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"], stdin: Data(typo.utf8))
+        let refused = try await Self.curl(kagami.authorization + ["-X", "PUT", "-H", "Content-Type: application/yaml", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"], stdin: Data(typo.utf8))
         #expect(refused.stdoutText.hasSuffix("\n400"))
         #expect(refused.stdoutText.contains(#""field":"mapLocal[0].from.pth""#))
         #expect(refused.stdoutText.contains(#""line":3"#))
         #expect(refused.stdoutText.contains("unknown field"))
         #expect(try await Self.curl(proxy + ["\(origin.baseURL)/user"]).stdoutText == #"{"local":true}"#)
         #expect(try String(contentsOfFile: rulesFile, encoding: .utf8) == saved)
-        let after = try await Self.curl(["\(kagami.api)/rules"])
+        let after = try await Self.curl(kagami.authorization + ["\(kagami.api)/rules"])
         #expect(after.stdoutText.contains(#""local": "user.json""#) && !after.stdoutText.contains("other.json"))
         try await origin.stop()
     }
@@ -74,17 +74,17 @@ struct RulesAPITests {
         ])
         defer { kagami.stop() }
         let put = try await Self.curl(
-            ["-X", "PUT", "-H", "Content-Type: application/yaml", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"],
+            kagami.authorization + ["-X", "PUT", "-H", "Content-Type: application/yaml", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"],
             stdin: Data(#"{"blockList": [{"name": "ads", "locations": [{"path": "/ads/*"}]}]}"#.utf8))
         #expect(put.stdoutText.hasSuffix("\n200"))
         #expect(try String(contentsOfFile: rulesFile, encoding: .utf8) == original)
         let badPattern = #"{"rewrite": [{"name": "r", "rules": [{"type": "Body", "match": {"value": "(", "regex": true}}]}]}"#
         let refused = try await Self.curl(
-            ["-X", "PUT", "-H", "Content-Type: application/yaml", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"], stdin: Data(badPattern.utf8))
+            kagami.authorization + ["-X", "PUT", "-H", "Content-Type: application/yaml", "-w", "\n%{http_code}", "--data-binary", "@-", "\(kagami.api)/rules"], stdin: Data(badPattern.utf8))
         #expect(refused.stdoutText.hasSuffix("\n400"))
         #expect(refused.stdoutText.contains(#""field":"rewrite[0].rules[0].match.value""#))
         #expect(refused.stdoutText.contains("invalid regular expression"))
-        #expect(try await Self.curl(["\(kagami.api)/rules"]).stdoutText.contains(#""name": "ads""#))
+        #expect(try await Self.curl(kagami.authorization + ["\(kagami.api)/rules"]).stdoutText.contains(#""name": "ads""#))
     }
 
     @Test func presetsListsBuiltInAndCustomProfilesWithTheirFigures() async throws {
@@ -96,7 +96,7 @@ struct RulesAPITests {
             "proxy", "--port", "0", "--ui-port", "0", "--no-ssl-proxying", "--session", directory + "/session.sqlite", "--rules", rulesFile,
         ])
         defer { kagami.stop() }
-        let presets = try await Self.curl(["\(kagami.api)/throttle/presets"]).stdoutText
+        let presets = try await Self.curl(kagami.authorization + ["\(kagami.api)/throttle/presets"]).stdoutText
         #expect(presets.contains(#"{"name":"3G","downloadKbps":780,"uploadKbps":330,"utilisation":100,"latencyMs":200,"mtu":1500,"#))
         #expect(presets.contains(#"{"name":"Hotel WiFi","downloadKbps":900,"uploadKbps":120.5,"#))
         #expect(presets.contains(#""builtIn":false"#))

@@ -74,7 +74,14 @@ import Testing
         #expect(try await status("/api/sessions?token=\(reader)", ["-c", jar]) == "200")
         #expect(try await status("\(session)/api/flows", ["-b", jar]) == "200")
 
-        // A write token imports and deletes.
+        // A write token imports and deletes, and writes no file on the serve host.
+        let written = NSTemporaryDirectory() + "kagami-serve-must-not-write-" + UUID().uuidString
+        let save = try await CommandLineClient.curl.run(
+            ["-s", "-w", "\n%{http_code}"] + bearer(writer) + json
+                + ["--data-binary", #"{"path":"\#(written)","overwrite":true}"#, base + "\(session)/api/flows/\(id)/response/save"]).stdoutText
+        #expect(save.hasSuffix("\n403"), "\(save)")
+        #expect(save.contains("writes no file on its host"))
+        #expect(!FileManager.default.fileExists(atPath: written))
         #expect(try await status("\(session)/api/import.har", bearer(writer) + json + ["--data-binary", "@\(archive)"]) == "200")
         let total = try JSONSerialization.jsonObject(with: try await CommandLineClient.curl.run(["-s"] + bearer(writer) + [base + "\(session)/api/flows"]).stdout) as? [String: Any]
         #expect(total?["total"] as? Int == 4)
@@ -93,7 +100,7 @@ import Testing
 
     private func folderFile(_ data: Data) -> String {
         let path = NSTemporaryDirectory() + "kagami-archive-" + UUID().uuidString + ".har"
-        FileManager.default.createFile(atPath: path, contents: data)
+        _ = FileManager.default.createFile(atPath: path, contents: data)
         return path
     }
 }

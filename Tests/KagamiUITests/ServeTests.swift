@@ -24,8 +24,10 @@ import Testing
         defer { serve.stop() }
         let base = "http://127.0.0.1:\(serve.port)"
         func get(_ path: String, _ options: [String] = []) async throws -> String {
-            try await CommandLineClient.curl.run(["-s"] + options + [base + path]).stdoutText
+            try await CommandLineClient.curl.run(["-s"] + serve.authorization + options + [base + path]).stdoutText
         }
+        // On loopback too, nothing without the token.
+        #expect(try await CommandLineClient.curl.run(["-s", "-o", "/dev/null", "-w", "%{http_code}", base + "/api/sessions"]).stdoutText == "401")
 
         let sessions = try JSONSerialization.jsonObject(with: Data(try await get("/api/sessions").utf8)) as? [String: Any]
         let listed = (sessions?["sessions"] as? [[String: Any]])?.first { $0["name"] as? String == name }
@@ -40,7 +42,8 @@ import Testing
         let listener = Task {
             defer { finished.value.store(true, ordering: .relaxed) }
             return try await RawConnection.exchange(
-                port: serve.port, send: Data("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(serve.port)\r\n\r\n".utf8), timeout: .seconds(60),
+                port: serve.port, send: Data("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(serve.port)\r\nAuthorization: Bearer \(serve.uiToken ?? "")\r\n\r\n".utf8),
+                timeout: .seconds(60),
                 until: { $0.contains("\"query\":\"live=") })
         }
         // Until the stream has one: requests sent before it subscribed are not in it.

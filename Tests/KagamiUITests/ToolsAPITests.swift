@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import KagamiFlow
+import KagamiRecording
 import KagamiJSON
 import KagamiProxy
 import KagamiRepeat
@@ -30,14 +31,21 @@ struct LiveSetup {
         let directory = try TemporaryFolder.make("tools")
         let origin = try await OriginServer.start()
         let store = try SQLiteFlowStore(path: directory.appendingPathComponent("session.sqlite").path)
-        let hub = FlowHub(forwardingTo: store)
+        let hub = FlowHub()
+        let recorder = Recording(store: store, hub: hub).chain
         let breakpoints = Breakpoints()
-        let proxy = try ProxyServer(configuration: .init(host: "127.0.0.1", port: 0, upstreamAllowList: .loopback), sink: hub, breakpoints: breakpoints)
+        let proxy = try ProxyServer(configuration: .init(host: "127.0.0.1", port: 0, upstreamAllowList: .loopback), sink: recorder, breakpoints: breakpoints)
         let proxyPort = try await proxy.start().port ?? 0
+        // Map Local's folder, inside a stand-in for Kagami's own folder as by default.
+        let mapLocalFolders = MapLocalFolders(base: directory.appendingPathComponent("home/map-local").path, excluding: [directory.appendingPathComponent("home").path])
         let ui = try UIServer(
             configuration: .init(host: "127.0.0.1", port: 0, proxyAddress: "http://127.0.0.1:\(proxyPort)", sessionPath: "session.sqlite", version: "test"),
-            store: store, hub: hub,
-            liveProxy: LiveProxy(proxy: proxy, repeatRoute: .forwardProxy(host: "127.0.0.1", port: proxyPort)))
+            store: store, hub: hub, recorder: recorder,
+            liveProxy: LiveProxy(proxy: proxy, repeatRoute: .forwardProxy(host: "127.0.0.1", port: proxyPort)),
+            rules: RulesControl(
+                current: { proxy.rules.current?.rules ?? RuleSet() },
+                replace: { proxy.rules.replace(with: try RulePipeline($0, mapLocalFolders: mapLocalFolders)) },
+                mapLocalFolders: mapLocalFolders))
         let uiPort = try await ui.start()
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         let setup = LiveSetup(
@@ -69,6 +77,7 @@ struct LiveSetup {
     func api(_ method: HTTPMethod = .GET, _ path: String, body: String? = nil) async throws -> (status: Int, text: String) {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(uiPort)\(path)")
         request.method = method
+        request.headers.add(name: "Authorization", value: "Bearer \(ui.token)")
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(string: body))
@@ -177,7 +186,8 @@ struct ToolsAPITests {
             // The stream is read until the release and the flow have come (the time limit only
             // stops a test that would otherwise hang).
             async let stream = RawConnection.exchange(
-                port: live.uiPort, send: Data("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:\(live.uiPort)\r\n\r\n".utf8), timeout: .seconds(30),
+                port: live.uiPort, send: Data("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:\(live.uiPort)\r\nAuthorization: Bearer \(live.ui.token)\r\n\r\n".utf8),
+                timeout: .seconds(30),
                 until: { $0.contains("event: released") && $0.contains("event: flow") })
             try await eventually(every: .milliseconds(20)) { live.hub.subscriberCount > 0 }
             async let answer = live.curl(["\(live.origin.baseURL)/echo"])
@@ -228,6 +238,7 @@ struct ToolsAPITests {
             let flow = try #require(try await live.store.allFlows().first)
             var request = HTTPClientRequest(url: "http://127.0.0.1:\(live.uiPort)/api/flows/\(flow.id.uuidString)/response/body")
             request.method = .GET
+            request.headers.add(name: "Authorization", value: "Bearer \(live.ui.token)")
             let response = try await live.client.execute(request, timeout: .seconds(10))
             let body = try await response.body.collect(upTo: 1 << 20)
             #expect(Array(body.readableBytesView) == OriginServer.bytes(300))

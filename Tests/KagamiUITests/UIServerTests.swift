@@ -1,5 +1,6 @@
 import Foundation
 import KagamiFlow
+import KagamiRecording
 import KagamiJSON
 import KagamiStore
 import KagamiTesting
@@ -11,19 +12,24 @@ struct RunningUI {
     let server: UIServer
     let store: SQLiteFlowStore
     let hub: FlowHub
+    /// What the proxy would record into: the store, then the live views.
+    let recorder: RecordingChain
     let port: Int
     let directory: URL
 
-    static func start(host: String = "127.0.0.1", heartbeat: Double = 15) async throws -> RunningUI {
+    static func start(host: String = "127.0.0.1", heartbeat: Double = 15, wrongTokenWindow: Duration = .seconds(60)) async throws -> RunningUI {
         let directory = try TemporaryFolder.make("ui")
         let store = try SQLiteFlowStore(path: directory.appendingPathComponent("session.sqlite").path)
-        let hub = FlowHub(forwardingTo: store)
+        let hub = FlowHub()
+        let recorder = Recording(store: store, hub: hub).chain
         let server = try UIServer(
-            configuration: .init(host: host, port: 0, proxyAddress: "http://127.0.0.1:8888", sessionPath: "session.sqlite", version: "test", heartbeatInterval: heartbeat),
-            store: store, hub: hub
+            configuration: .init(
+                host: host, port: 0, proxyAddress: "http://127.0.0.1:8888", sessionPath: "session.sqlite", version: "test", heartbeatInterval: heartbeat,
+                wrongTokenWindow: wrongTokenWindow),
+            store: store, hub: hub, recorder: recorder
         )
         let port = try await server.start()
-        return RunningUI(server: server, store: store, hub: hub, port: port, directory: directory)
+        return RunningUI(server: server, store: store, hub: hub, recorder: recorder, port: port, directory: directory)
     }
 
     func stop() async {
@@ -33,7 +39,13 @@ struct RunningUI {
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
+    /// curl with the UI's token, as a script that read it from the admin token file would send.
     func curl(_ arguments: [String]) async throws -> CommandLineClient.Result {
+        try await anonymousCurl(["-H", "Authorization: Bearer \(server.token)"] + arguments)
+    }
+
+    /// curl without the token.
+    func anonymousCurl(_ arguments: [String]) async throws -> CommandLineClient.Result {
         try await CommandLineClient.curl.run(["-s", "--max-time", "60"] + arguments)
     }
 
@@ -49,8 +61,8 @@ struct RunningUI {
         defer { Task { await ui.stop() } }
         let json = FlowFixtures.getJSON()
         let refused = FlowFixtures.refused()
-        ui.hub.record(json)
-        ui.hub.record(refused)
+        ui.recorder.record(json)
+        ui.recorder.record(refused)
         let list = try await ui.json("/api/flows?limit=10")
         #expect(list["total"] == 2)
         guard case .array(let flows)? = list["flows"] else { Issue.record("no flows in \(list)"); return }
@@ -81,7 +93,7 @@ struct RunningUI {
         let ui = try await RunningUI.start()
         defer { Task { await ui.stop() } }
         let flow = FlowFixtures.getJSON()
-        ui.hub.record(flow)
+        ui.recorder.record(flow)
         let detail = try await ui.json("/api/flows/\(flow.id.uuidString)")
         #expect(detail["url"] == "http://api.example.com/users/1")
         #expect(detail["request"]?["headers"]?[2] == ["Cookie", "session=abc; theme=dark"])
@@ -101,7 +113,7 @@ struct RunningUI {
         var flow = FlowFixtures.getJSON()
         flow.response?.headers.add("Content-Encoding", "gzip")
         flow.response?.body = FlowBody(data: gzip.stdout)
-        ui.hub.record(flow)
+        ui.recorder.record(flow)
         let raw = try await ui.curl([ui.url("/api/flows/\(flow.id.uuidString)/response/body")])
         #expect(raw.stdout == gzip.stdout)
         let decoded = try await ui.curl(["-D", "-", ui.url("/api/flows/\(flow.id.uuidString)/response/body?decode=1")])
@@ -111,7 +123,7 @@ struct RunningUI {
 
         var brotli = FlowFixtures.getJSON()
         brotli.response?.headers.add("Content-Encoding", "br")
-        ui.hub.record(brotli)
+        ui.recorder.record(brotli)
         let undecoded = try await ui.curl(["-D", "-", ui.url("/api/flows/\(brotli.id.uuidString)/response/body?decode=1")])
         #expect(undecoded.stdoutText.lowercased().contains("x-kagami-decode-error: br bodies are shown as received"))
         let request = try await ui.curl([ui.url("/api/flows/\(flow.id.uuidString)/request/body")])
@@ -127,12 +139,13 @@ struct RunningUI {
         // takes to send them (the time limit only stops a test that would otherwise hang).
         let listener = Task {
             try await RawConnection.exchange(
-                port: ui.port, send: Data("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:\(ui.port)\r\n\r\n".utf8), timeout: .seconds(30),
+                port: ui.port, send: Data("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:\(ui.port)\r\nAuthorization: Bearer \(ui.server.token)\r\n\r\n".utf8),
+                timeout: .seconds(30),
                 until: { $0.contains(id) && $0.contains(": heartbeat") })
         }
         // Wait until the stream is subscribed before recording.
         for _ in 0..<500 where ui.hub.subscriberCount == 0 { try await Task.sleep(for: .milliseconds(20)) }
-        ui.hub.record(flow)
+        ui.recorder.record(flow)
         let output = try await listener.value
         #expect(output.contains("event: hello"))
         #expect(output.contains("event: flow\ndata: {"))
@@ -143,7 +156,7 @@ struct RunningUI {
     @Test func clearEmptiesTheSession() async throws {
         let ui = try await RunningUI.start()
         defer { Task { await ui.stop() } }
-        ui.hub.record(FlowFixtures.getJSON())
+        ui.recorder.record(FlowFixtures.getJSON())
         _ = try await ui.curl(["-X", "DELETE", ui.url("/api/flows")])
         #expect(try await ui.store.count() == 0)
         let list = try await ui.json("/api/flows")
@@ -182,9 +195,9 @@ struct RunningUI {
         let ui = try await RunningUI.start()
         defer { Task { await ui.stop() } }
         let flow = FlowFixtures.webSocket()
-        ui.hub.record(flow)
-        ui.hub.record(messages: FlowFixtures.webSocketMessages(), of: flow.id)
-        ui.hub.record(FlowFixtures.getJSON())
+        ui.recorder.record(flow)
+        ui.recorder.record(messages: FlowFixtures.webSocketMessages(), of: flow.id)
+        ui.recorder.record(FlowFixtures.getJSON())
         try await ui.store.flush()
         let all = try await ui.json("/api/flows/\(flow.id.uuidString)/messages")
         guard case .array(let messages)? = all["messages"] else { Issue.record("no messages in \(all)"); return }
@@ -216,9 +229,9 @@ struct RunningUI {
         flow.request.body = FlowBody(data: Data([0, 0, 0, 0, 4, 0x0a, 0x02, 0x68, 0x69]))
         flow.response?.headers = HeaderFields([("content-type", "application/grpc"), ("grpc-status", "0")])
         flow.response?.body = FlowBody(data: body)
-        ui.hub.record(flow)
+        ui.recorder.record(flow)
         let plain = FlowFixtures.getJSON()
-        ui.hub.record(plain)
+        ui.recorder.record(plain)
         try await ui.store.flush()
         let grpc = try await ui.json("/api/flows/\(flow.id.uuidString)/grpc")
         #expect(grpc["status"]?["name"] == "OK")
@@ -235,8 +248,8 @@ struct RunningUI {
     @Test func harExportHasEveryExchange() async throws {
         let ui = try await RunningUI.start()
         defer { Task { await ui.stop() } }
-        ui.hub.record(FlowFixtures.getJSON())
-        ui.hub.record(FlowFixtures.postBinary())
+        ui.recorder.record(FlowFixtures.getJSON())
+        ui.recorder.record(FlowFixtures.postBinary())
         let har = try await ui.json("/api/export.har")
         guard case .array(let entries)? = har["log"]?["entries"] else { Issue.record("no entries"); return }
         #expect(entries.count == 2)
@@ -245,25 +258,50 @@ struct RunningUI {
     @Test func loopbackRefusesForeignHostNames() async throws {
         let ui = try await RunningUI.start()
         defer { Task { await ui.stop() } }
+        // Even with the token: a page elsewhere can't point its DNS name at the UI.
         let rebound = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: evil.example", ui.url("/api/status")])
         #expect(rebound.stdoutText == "403")
-        #expect(ui.server.token == nil)
     }
 
-    @Test func elsewhereTheTokenIsRequired() async throws {
-        let ui = try await RunningUI.start(host: "0.0.0.0")
+    @Test(arguments: ["127.0.0.1", "0.0.0.0"])
+    func theTokenIsRequiredOnLoopbackToo(host: String) async throws {
+        let ui = try await RunningUI.start(host: host)
         defer { Task { await ui.stop() } }
-        let token = try #require(ui.server.token)
-        let refused = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", ui.url("/api/status")])
-        #expect(refused.stdoutText == "401")
-        let bearer = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(token)", ui.url("/api/status")])
+        let token = ui.server.token
+        for path in ["/api/status", "/api/flows", "/api/rules", "/"] {
+            let refused = try await ui.anonymousCurl(["-o", "/dev/null", "-w", "%{http_code}", ui.url(path)])
+            #expect(refused.stdoutText == "401", "\(path) without the token")
+        }
+        let bearer = try await ui.anonymousCurl(["-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(token)", ui.url("/api/status")])
         #expect(bearer.stdoutText == "200")
         let jar = ui.directory.appendingPathComponent("cookies").path
-        let first = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", "-c", jar, ui.url("/?token=\(token)")])
-        #expect(first.stdoutText == "200")
-        let withCookie = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", "-b", jar, ui.url("/api/flows")])
+        let first = try await ui.anonymousCurl(["-D", "-", "-o", "/dev/null", "-c", jar, ui.url("/?token=\(token)")])
+        #expect(first.stdoutText.hasPrefix("HTTP/1.1 200"))
+        #expect(first.stdoutText.lowercased().contains("set-cookie: kagami_token=\(token)"))
+        #expect(first.stdoutText.contains("HttpOnly") && first.stdoutText.contains("SameSite=Strict"))
+        let withCookie = try await ui.anonymousCurl(["-o", "/dev/null", "-w", "%{http_code}", "-b", jar, ui.url("/api/flows")])
         #expect(withCookie.stdoutText == "200")
-        let wrong = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", ui.url("/api/flows?token=nope")])
+        let wrong = try await ui.anonymousCurl(["-o", "/dev/null", "-w", "%{http_code}", ui.url("/api/flows?token=nope")])
         #expect(wrong.stdoutText == "401")
+        let wrongBearer = try await ui.anonymousCurl(["-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(token.dropLast())0", ui.url("/api/flows")])
+        #expect(wrongBearer.stdoutText == "401")
+    }
+
+    @Test func wrongTokensAreLimitedPerAddressAndTheRightOneStillWorks() async throws {
+        // Remembered for an hour: however slowly a busy machine runs thirty curls, they all count.
+        let ui = try await RunningUI.start(wrongTokenWindow: .seconds(3600))
+        defer { Task { await ui.stop() } }
+        var statuses: [String] = []
+        for guess in 0..<30 {
+            let answer = try await ui.anonymousCurl(["-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer guess\(guess)", ui.url("/api/status")])
+            statuses.append(answer.stdoutText)
+        }
+        #expect(statuses.prefix(20).allSatisfy { $0 == "401" })
+        #expect(statuses.suffix(10).allSatisfy { $0 == "429" })
+        let limited = try await ui.anonymousCurl(["-w", "\n%{http_code}", ui.url("/api/status")])
+        #expect(limited.stdoutText.hasSuffix("429"))
+        #expect(limited.stdoutText.contains("wrong tokens from 127.0.0.1"))
+        let owner = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", ui.url("/api/status")])
+        #expect(owner.stdoutText == "200")
     }
 }

@@ -180,9 +180,12 @@ class Suite:
         self.serve, self.ui = started([binary, "serve", "--store", self.cluster.url, "--port", "0"],
                                       r"serving the sessions in .* at (http://\S+)", self.environment,
                                       os.path.join(self.workdir, "serve.log"))
-        self.ui = self.ui.rstrip("/")
+        # The address carries the server's token; the browser keeps it as a cookie from the first page on.
+        address, self.token = self.ui.split("/?token=", 1)
+        self.ui = address.rstrip("/")
         print(f"proxies {self.addresses}, serve {self.ui}")
         self.driver = browser()
+        self.driver.get(f"{self.ui}/?token={self.token}")
         self.tabs = {}
         self.passed, self.failed, self.timings = 0, [], {}
 

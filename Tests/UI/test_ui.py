@@ -9,6 +9,7 @@ Usage: python Tests/UI/test_ui.py [path/to/kagami]
 """
 import http.client
 import json
+import urllib.parse
 import os
 import re
 import signal
@@ -33,14 +34,21 @@ STARTING_RULES = {"rewrite": [{"name": "tagging", "locations": [{"path": "/ruled
                                "rules": [{"type": "Add Header", "where": "response", "replace": {"name": "X-Tagged", "value": "yes"}}]}]}
 
 
+def authorization(ui):
+    """The admin API's token from the UI's printed address (`?token=`), as a header."""
+    token = urllib.parse.parse_qs(urllib.parse.urlsplit(ui).query).get("token", [""])[0]
+    return {"Authorization": f"Bearer {token}"}
+
+
 def api(ui, method, path, body=None):
-    """Calls the admin API; returns (status, parsed JSON or text)."""
+    """Calls the admin API with its token; returns (status, parsed JSON or text)."""
     address = ui.split("//", 1)[1].split("/", 1)[0]
     host, port = address.rsplit(":", 1)
     connection = http.client.HTTPConnection(host, int(port), timeout=20)
     try:
         data = body if body is None or isinstance(body, (bytes, str)) else json.dumps(body)
-        connection.request(method, path, body=data, headers={"Content-Type": "application/json"} if data else {})
+        headers = {"Content-Type": "application/json"} if data else {}
+        connection.request(method, path, body=data, headers={**headers, **authorization(ui)})
         response = connection.getresponse()
         text = response.read().decode("utf-8", "replace")
         try:
@@ -290,7 +298,8 @@ class Suite(Page):
         asked = json.loads(self.js("return window.exportBodies[0]"))["ids"]
         assert asked == expected, (asked, expected)
         connection = http.client.HTTPConnection(self.kagami.ui.split("//")[1].split("/")[0], timeout=10)
-        connection.request("POST", "/api/export.har", body=json.dumps({"ids": asked}), headers={"Content-Type": "application/json"})
+        connection.request("POST", "/api/export.har", body=json.dumps({"ids": asked}),
+                           headers={"Content-Type": "application/json", **authorization(self.kagami.ui)})
         har = json.loads(connection.getresponse().read())
         assert len(har["log"]["entries"]) == 3, len(har["log"]["entries"])
         row(1).click()

@@ -19,6 +19,10 @@
       and messages injected by the proxy change what comes back. Prints one JSON line with what
       it received; exits 1 on any difference.
 
+  ws_peer.py pings URL [--proxy URL] --count N
+      Sends N pings (each awaiting its pong, 100 at a time), then one text message it expects
+      echoed, then closes. Prints one JSON line with the pongs it had back.
+
   ws_peer.py absolute PROXY_PORT SERVER_PORT
       The handshake as an absolute-form request through a forward proxy on a plain socket,
       then one masked text frame and a close, frame by frame; checks the 101 arrives exactly
@@ -153,6 +157,20 @@ async def run_talk(arguments):
     return 0 if report["ok"] else 1
 
 
+async def run_pings(arguments):
+    async with connect(arguments.url, proxy=arguments.proxy, compression=None, open_timeout=20, close_timeout=20) as connection:
+        pongs = 0
+        for start in range(0, arguments.count, 100):
+            waiters = [await connection.ping() for _ in range(min(100, arguments.count - start))]
+            await asyncio.wait_for(asyncio.gather(*waiters), 60)
+            pongs += len(waiters)
+        await connection.send("after the pings")
+        echoed = await asyncio.wait_for(connection.recv(), 60)
+    report = {"ok": pongs == arguments.count and echoed == "after the pings", "pongs": pongs}
+    print(json.dumps(report), flush=True)
+    return 0 if report["ok"] else 1
+
+
 def read_exactly(sock, count):
     data = b""
     while len(data) < count:
@@ -233,6 +251,10 @@ def main():
     talk.add_argument("--send", action="append", default=[])
     talk.add_argument("--expect", action="append", default=[])
     talk.add_argument("--no-compression", action="store_true")
+    pings = sub.add_parser("pings")
+    pings.add_argument("url")
+    pings.add_argument("--proxy")
+    pings.add_argument("--count", type=int, required=True)
     absolute = sub.add_parser("absolute")
     absolute.add_argument("proxy_port", type=int)
     absolute.add_argument("server_port", type=int)
@@ -242,6 +264,8 @@ def main():
         return run_absolute(arguments)
     if arguments.command == "talk":
         return asyncio.run(run_talk(arguments))
+    if arguments.command == "pings":
+        return asyncio.run(run_pings(arguments))
     if arguments.command == "server":
         asyncio.run(run_server(arguments))
         return 0

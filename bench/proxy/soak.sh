@@ -45,7 +45,16 @@ PY
 
 # Milliseconds curl takes for URL (the whole answer read).
 timed_get() {
-    curl -s -o "$WORK/answer.json" -w '%{time_total}' "$1" | awk '{ printf "%.0f", $1 * 1000 }'
+    curl -s -H "Authorization: Bearer $TOKEN" -o "$WORK/answer.json" -w '%{time_total}' "$1" | awk '{ printf "%.0f", $1 * 1000 }'
+}
+
+# The admin API's token, from the web UI's address in the proxy's banner (LOG).
+ui_token() {
+    for _ in $(seq 100); do
+        token=$(grep -o 'Web UI: http://[^ ]*?token=[0-9A-Za-z_-]*' "$1" | head -1 | sed 's/.*?token=//')
+        [ -n "$token" ] && { echo "$token"; return; }
+        sleep 0.1
+    done
 }
 
 TABLE="$WORK/table.md"
@@ -64,6 +73,7 @@ for size in $SIZES; do
     pid=$!
     PIDS+=("$pid")
     wait_for_port "$port"
+    TOKEN=$(ui_token "$WORK/kagami-$size.log")
     : > "$WORK/rss-$size"
     ( while kill -0 "$pid" 2>/dev/null; do process_kb VmRSS "$pid" >> "$WORK/rss-$size"; sleep 1; done ) &
     sampler=$!
@@ -74,7 +84,7 @@ for size in $SIZES; do
     : > "$WORK/wrk-$size"
     while [ "$stored" -lt "$COUNT" ] && [ $(( $(date +%s) - started )) -lt "$LIMIT" ]; do
         timeout $((STEP + 30)) wrk -t2 -c50 -d"${STEP}s" "http://127.0.0.1:$port/b$size" >> "$WORK/wrk-$size" || true
-        stored=$(curl -s "http://127.0.0.1:$ui_port/api/status" | python3 -c 'import json,sys; print(json.load(sys.stdin)["flows"])')
+        stored=$(curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$ui_port/api/status" | python3 -c 'import json,sys; print(json.load(sys.stdin)["flows"])')
     done
     elapsed=$(( $(date +%s) - started ))
     rate=$(( stored / (elapsed > 0 ? elapsed : 1) ))

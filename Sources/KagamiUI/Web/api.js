@@ -92,6 +92,12 @@ export function connect() {
   };
 }
 
+/** Closes the event stream (the page is being left); `connect` opens it again. */
+export function disconnect() {
+  if (source) source.close();
+  source = null;
+}
+
 /**
  * Reads the list again: the newest page of the session (or of the server's answer to `query`,
  * the filter box's text) is shown at once, then older pages are put in front in the background
@@ -210,7 +216,7 @@ export async function loadRules() {
   dispatch({ type: "editorLoading", editor: "rules" });
   try {
     const [document, presets, schema] = await Promise.all([getJSON("api/rules"), getJSON("api/throttle/presets"), getJSON("api/rules/schema")]);
-    dispatch({ type: "editorLoaded", editor: "rules", document, presets: presets.presets, rewriteTypes: schema.rewriteTypes });
+    dispatch({ type: "editorLoaded", editor: "rules", document, presets: presets.presets, rewriteTypes: schema.rewriteTypes, mapLocalFolders: schema.mapLocalFolders });
   } catch (error) {
     dispatch({ type: "editorLoaded", editor: "rules", document: null, error: `Could not read the rules: ${error.message}` });
   }
@@ -323,6 +329,20 @@ export async function loadDevice() {
   } catch (error) {
     dispatch({ type: "deviceLoaded", device: { error: error.message } });
   }
+}
+
+/** Who may use the proxy (GET /api/clients): networks, allowed, pending, denied. */
+export async function loadClients() {
+  try {
+    dispatch({ type: "clientsLoaded", clients: await getJSON("api/clients") });
+  } catch (error) {
+    dispatch({ type: "clientsLoaded", clients: { error: error.message } });
+  }
+}
+
+/** Allows, denies or forgets a device's address (POST /api/clients). */
+export async function decideClient(address, decision) {
+  dispatch({ type: "clientsLoaded", clients: await sendJSON("POST", "api/clients", { address, decision }) });
 }
 
 /** Sends a composed request through the proxy; resolves to `{flowId, status, error}`. */

@@ -1,9 +1,30 @@
 // Device setup: what a phone, tablet or simulator needs to send its traffic through Kagami and
 // trust its certificates, in the words its Settings use.
 import { state, subscribe } from "./store.js";
-import { loadDevice } from "./api.js";
+import { decideClient, loadClients, loadDevice } from "./api.js";
 import { el } from "./format.js";
 import { qrSVG } from "./qr.js";
+
+/** Who may use the proxy: devices waiting (allow, deny), those allowed or denied since, the networks allowed from the start. */
+function clientsSection() {
+  const clients = state.clients;
+  if (!clients || clients.error || !state.device?.listensOnNetwork) return null;
+  const decide = (address, decision) => decideClient(address, decision).catch((error) => alert(error.message));
+  const seen = (client) => `${client.attempts} connection${client.attempts === 1 ? "" : "s"}${client.lastRequest ? ` · ${client.lastRequest}` : ""}`;
+  const row = (address, note, buttons) => el("tr", { dataset: { address } },
+    el("td", { className: "mono" }, address), el("td", { className: "note" }, note), el("td", {}, ...buttons));
+  return el("section", { className: "rule-section", id: "device-clients" },
+    el("div", { className: "section-head" }, el("h3", {}, "Devices using the proxy")),
+    el("p", { className: "note" }, `Served: this machine${clients.networks.length > 1 ? `, ${clients.networks.slice(1).join(", ")}` : ""}${clients.allowed.length ? `, ${clients.allowed.join(", ")}` : ""}. Any other device is held and answered "not allowed" until you allow it.`),
+    clients.pending.length === 0 ? el("p", { className: "note", id: "clients-none-waiting" }, "No device is waiting.")
+      : el("table", { id: "clients-pending", className: "profile" }, el("tbody", {}, ...clients.pending.map((client) => row(client.address, seen(client), [
+        el("button", { className: "primary client-allow", onclick: () => decide(client.address, "allow") }, `Allow ${client.address}`),
+        el("button", { className: "client-deny", onclick: () => decide(client.address, "deny") }, "Deny")])))),
+    clients.allowed.length === 0 ? null : el("table", { id: "clients-allowed", className: "profile" }, el("tbody", {}, ...clients.allowed.map((address) =>
+      row(address, "allowed", [el("button", { className: "client-forget", onclick: () => decide(address, "forget") }, "Stop allowing")])))),
+    clients.denied.length === 0 ? null : el("table", { id: "clients-denied", className: "profile" }, el("tbody", {}, ...clients.denied.map((client) =>
+      row(client.address, `denied · ${seen(client)}`, [el("button", { className: "client-allow", onclick: () => decide(client.address, "allow") }, "Allow after all")])))));
+}
 
 export function mountDevice({ container }) {
   function render() {
@@ -28,6 +49,7 @@ export function mountDevice({ container }) {
     const certificate = device.certificatePath || "~/.kagami/ca/kagami-ca.pem";
     container.replaceChildren(
       el("div", { className: "panel-head" }, el("h2", {}, "Device setup"), el("span", { className: "note" }, "Send an iPhone's, Android's or simulator's traffic through Kagami")),
+      clientsSection(),
       el("section", { className: "rule-section" },
         el("div", { className: "section-head" }, el("h3", {}, "Proxy address")),
         el("p", { className: "note" }, "The device and this machine must be on the same network."),
@@ -61,9 +83,25 @@ export function mountDevice({ container }) {
     );
   }
 
+  // Devices waiting to be allowed: asked for while the proxy listens on the network.
+  let polling = null;
+  function followClients() {
+    if (polling || !state.device?.listensOnNetwork) return;
+    loadClients();
+    polling = setInterval(loadClients, 3000);
+  }
+
+  function showWaiting() {
+    const waiting = state.clients?.pending?.length || 0;
+    const badge = document.getElementById("clients-waiting");
+    badge.hidden = waiting === 0;
+    badge.textContent = String(waiting);
+  }
+
   subscribe((action) => {
     switch (action.type) {
-      case "deviceLoaded": render(); break;
+      case "clientsLoaded": showWaiting(); if (state.view === "device") render(); break;
+      case "deviceLoaded": render(); followClients(); break;
       case "viewChanged": if (state.view === "device") { if (!state.device) render(); loadDevice(); } break;
     }
   });

@@ -1,6 +1,6 @@
 // Starts the page: mounts the views on the store, wires the toolbar, opens the event stream.
 import { dispatch, state, subscribe } from "./store.js";
-import { applyFilter, clearSession, connect, exportHAR, importHAR, loadDetail, loadDevice, loadOlder, repeatFlow } from "./api.js";
+import { applyFilter, clearSession, connect, disconnect, exportHAR, importHAR, loadDetail, loadDevice, loadOlder, repeatFlow } from "./api.js";
 import { mountSequence } from "./sequence.js";
 import { mountStructure } from "./structure.js";
 import { mountInspector } from "./inspector.js";
@@ -16,6 +16,14 @@ import { mountSSLProxying } from "./ssl.js";
 import { mountDevice } from "./device.js";
 
 const $ = (id) => document.getElementById(id);
+
+// The address Kagami printed carries the admin token; the browser keeps it as a cookie from the
+// page's answer on, so it leaves the address bar, the history and screenshots.
+if (new URLSearchParams(location.search).has("token")) {
+  const rest = new URLSearchParams(location.search);
+  rest.delete("token");
+  history.replaceState(null, "", location.pathname + (rest.size ? `?${rest}` : "") + location.hash);
+}
 
 function select(id) {
   if (id === state.selectedId) return;
@@ -218,6 +226,11 @@ subscribe((action) => {
 });
 renderChrome();
 connect();
+// A page left for another may be kept in the browser's back-forward cache, its event stream
+// open: browsers give a host six connections, and kept pages would take them all. It lets go
+// of the stream when left, and reads the session again if it is shown once more.
+window.addEventListener("pagehide", () => disconnect());
+window.addEventListener("pageshow", (event) => { if (event.persisted) connect(); });
 loadDevice();
 
 // `/sessions/NAME/#flow=ID`, the link `kagami serve` gives each exchange, opens that exchange

@@ -69,7 +69,8 @@ function cardBody(key, draft, path, change, edit) {
         locationList("Locations", draft, [...path, "locations"], change, edit, { emptyNote: "No locations." })];
     case "mapLocal":
       return [el("div", { className: "sub-head" }, el("span", {}, "From")), locationFields(draft, [...path, "from"], change),
-        field("Local file or directory", draft, [...path, "local"], change, { placeholder: "/path/to/file.json or a directory", className: "w-wide" }),
+        field("Local file or directory", draft, [...path, "local"], change, { placeholder: "file.json, or a directory", className: "w-wide" }),
+        mapLocalFoldersNote(),
         state.mapLocalSources[path[1]] ? saveSource(draft, path) : null];
     case "mapRemote":
       return [el("div", { className: "sub-head" }, el("span", {}, "From")), locationFields(draft, [...path, "from"], change),
@@ -79,6 +80,14 @@ function cardBody(key, draft, path, change, edit) {
     case "noCaching": return [locationList("Only for", draft, [...path, "locations"], change, edit)];
   }
   return [];
+}
+
+/** Where Map Local's files may be: relative paths start in the first folder. */
+function mapLocalFoldersNote() {
+  const [base, ...others] = state.rules.mapLocalFolders || [];
+  if (!base) return null;
+  const rest = others.length ? `; also ${others.join(", ")}` : "";
+  return el("div", { className: "note map-local-folders" }, `Files are read from and saved in ${base}${rest} (relative paths start there).`);
 }
 
 /** Map Local made from an exchange: its response body can become the local file. */

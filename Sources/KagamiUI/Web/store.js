@@ -41,7 +41,7 @@ export const state = {
   notice: null, // a passing message (an import's result)
   // The documents of the Rules and Breakpoints editors (`editorLoaded`, `editorChanged`…):
   // `saved` is what the server has, `draft` what the editor shows.
-  rules: { ...editorState(), presets: [], rewriteTypes: [] }, // rewriteTypes: GET /api/rules/schema's
+  rules: { ...editorState(), presets: [], rewriteTypes: [], mapLocalFolders: [] }, // rewriteTypes, mapLocalFolders: GET /api/rules/schema's
   breakpoints: editorState(),
   heldExchanges: [], // exchanges paused at a breakpoint, oldest first
   heldReleased: [], // the latest held ids let go (at most RELEASED_KEPT), so a late `held` read doesn't show them again
@@ -76,6 +76,7 @@ function reduceEditor(action) {
       Object.assign(doc, { loading: false, saved: action.document, draft: clone(action.document), dirty: false, saveError: null, loadError: action.error || null });
       if (action.presets) doc.presets = action.presets;
       if (action.rewriteTypes) doc.rewriteTypes = action.rewriteTypes;
+      if (action.mapLocalFolders) doc.mapLocalFolders = action.mapLocalFolders;
       break;
     case "editorChanged": setPath(doc.draft, action.path, action.value); doc.dirty = true; break;
     case "editorListEdited": applyListEdit(doc.draft, action.edit); doc.dirty = true; break;
@@ -270,6 +271,7 @@ function reduce(action) {
     case "sslReverted": state.ssl.draft = clone(state.ssl.saved); state.ssl.dirty = false; state.ssl.error = null; break;
     case "mapLocalSource": state.mapLocalSources = { ...state.mapLocalSources, [action.index]: action.flowId }; break;
     case "deviceLoaded": state.device = action.device; break;
+    case "clientsLoaded": state.clients = action.clients; break;
     case "composeOpened": state.compose = action.draft; break;
     case "composeEdited": state.compose = { ...state.compose, ...action.values }; break;
     case "composeClosed": state.compose = null; break;

@@ -1,0 +1,206 @@
+// Decodes OpenAPIKit's document straight from the JSON values the reader already holds, as
+// Yams's YAMLDecoder decoded it from their JSON text. Each scalar is handed to Yams's own
+// constructors as the node that text becomes (a string double-quoted and tagged str; a number,
+// boolean or null plain), so values and errors come out as they did. What changes is the cost:
+// members are found by hashing, where Yams scans a mapping's keys for each one (quadratic in
+// a mapping of tens of thousands of paths), and neither the JSON text nor a second tree of
+// nodes is made.
+import Foundation
+import KagamiJSON
+import OpenAPIKit
+import Yams
+
+enum OpenAPIValueDecoder {
+    static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
+        try ValueDecoder(value: value, codingPath: []).decode(type)
+    }
+}
+
+/// The coding keys Yams's decoder makes: array indices and `super`.
+private struct ValueCodingKey: CodingKey {
+    var stringValue: String
+    var intValue: Int?
+
+    init?(stringValue: String) {
+        self.stringValue = stringValue
+        intValue = nil
+    }
+
+    init?(intValue: Int) {
+        stringValue = "\(intValue)"
+        self.intValue = intValue
+    }
+
+    init(index: Int) {
+        stringValue = "Index \(index)"
+        intValue = index
+    }
+
+    static let `super` = ValueCodingKey(stringValue: "super") ?? ValueCodingKey(index: 0)
+}
+
+/// A mismatch worded as Yams words it (`reality` is the name of the node's kind).
+private func typeMismatch(_ codingPath: [CodingKey], expectation: Any.Type, reality: String) -> DecodingError {
+    .typeMismatch(expectation, DecodingError.Context(
+        codingPath: codingPath, debugDescription: "Expected to decode \(expectation) but found \(reality) instead."))
+}
+
+private struct ValueDecoder: Decoder, SingleValueDecodingContainer {
+    let value: JSONValue
+    let codingPath: [CodingKey]
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        guard case .object(let members) = value else {
+            throw typeMismatch(codingPath, expectation: Node.Mapping.self, reality: "Node")
+        }
+        return KeyedDecodingContainer(KeyedValueContainer<Key>(decoder: self, members: members))
+    }
+
+    func unkeyedContainer() throws -> UnkeyedDecodingContainer {
+        guard case .array(let items) = value else {
+            throw typeMismatch(codingPath, expectation: Node.Sequence.self, reality: "Node")
+        }
+        return UnkeyedValueContainer(decoder: self, items: items)
+    }
+
+    func singleValueContainer() throws -> SingleValueDecodingContainer { self }
+
+    func decoder(for value: JSONValue, as key: CodingKey) -> ValueDecoder {
+        ValueDecoder(value: value, codingPath: codingPath + [key])
+    }
+
+    func decodeNil() -> Bool { value.isNull }
+
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        // OpenAPIKit reads every object that may carry `x-` extensions whole as AnyCodable
+        // (the document's root too), trying one type after another at each value: made
+        // directly, with what those tries find in Yams's nodes.
+        if type == AnyCodable.self, let made = AnyCodable(Self.anyValue(value)) as? T { return made }
+        guard let constructible = type as? ScalarConstructible.Type else { return try T(from: self) }
+        let scalar = try self.scalar()
+        guard let constructed = constructible.construct(from: scalar) else {
+            throw typeMismatch(codingPath, expectation: type, reality: "Scalar")
+        }
+        guard let result = constructed as? T else {
+            throw typeMismatch(codingPath, expectation: type, reality: "\(Swift.type(of: constructed))")
+        }
+        return result
+    }
+
+    /// What AnyCodable's decoding finds: null as NSNull, a Bool only from a boolean, an Int
+    /// from an integer, a Double from any other number (a quoted string is neither), arrays
+    /// and objects member by member (without the keys Yams keeps for anchors and tags).
+    private static func anyValue(_ value: JSONValue) -> any Sendable {
+        switch value {
+        case .null: return NSNull()
+        case .bool(let bool): return bool
+        case .integer(let integer): return integer
+        case .number(let number): return number
+        case .string(let text): return text
+        case .array(let items): return items.map(anyValue)
+        case .object(let members):
+            var dictionary: [String: any Sendable] = [:]
+            for (key, member) in members where key != "yamlAnchor" && key != "yamlTag" {
+                dictionary[key] = anyValue(member)
+            }
+            return dictionary
+        }
+    }
+
+    /// The node Yams read from this value's JSON text.
+    private func scalar() throws -> Node.Scalar {
+        switch value {
+        case .object: throw typeMismatch(codingPath, expectation: Node.Scalar.self, reality: "Mapping")
+        case .array: throw typeMismatch(codingPath, expectation: Node.Scalar.self, reality: "Sequence")
+        // libyaml tags a quoted scalar str.
+        case .string(let text): return Node.Scalar(text, Tag(.str), .doubleQuoted)
+        default: return Node.Scalar(value.serialized(), Tag(.implicit), .plain)
+        }
+    }
+}
+
+private struct KeyedValueContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let decoder: ValueDecoder
+    let members: JSONObject
+
+    var codingPath: [CodingKey] { decoder.codingPath }
+
+    /// Yams leaves out the names it uses for anchors and tags.
+    var allKeys: [Key] {
+        members.keys.compactMap { $0 == "yamlAnchor" || $0 == "yamlTag" ? nil : Key(stringValue: $0) }
+    }
+
+    func contains(_ key: Key) -> Bool { members[key.stringValue] != nil }
+
+    func decodeNil(forKey key: Key) throws -> Bool { try member(key).decodeNil() }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try member(key).decode(type) }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        try member(key).container(keyedBy: type)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> UnkeyedDecodingContainer {
+        try member(key).unkeyedContainer()
+    }
+
+    func superDecoder() throws -> Decoder { try member(ValueCodingKey.super) }
+
+    func superDecoder(forKey key: Key) throws -> Decoder { try member(key) }
+
+    private func member(_ key: CodingKey) throws -> ValueDecoder {
+        guard let value = members[key.stringValue] else {
+            throw DecodingError.keyNotFound(key, DecodingError.Context(
+                codingPath: codingPath, debugDescription: "No value associated with key \(key) (\"\(key.stringValue)\")."))
+        }
+        return decoder.decoder(for: value, as: key)
+    }
+}
+
+private struct UnkeyedValueContainer: UnkeyedDecodingContainer {
+    let decoder: ValueDecoder
+    let items: [JSONValue]
+    var currentIndex = 0
+
+    init(decoder: ValueDecoder, items: [JSONValue]) {
+        self.decoder = decoder
+        self.items = items
+    }
+
+    var codingPath: [CodingKey] { decoder.codingPath }
+    var count: Int? { items.count }
+    var isAtEnd: Bool { currentIndex >= items.count }
+
+    /// Moves on whether or not the element is null, as Yams does.
+    mutating func decodeNil() throws -> Bool {
+        try throwIfAtEnd(Any?.self)
+        return try current { $0.decodeNil() }
+    }
+
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try current { try $0.decode(type) } }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        try current { try $0.container(keyedBy: type) }
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> UnkeyedDecodingContainer {
+        try current { try $0.unkeyedContainer() }
+    }
+
+    mutating func superDecoder() throws -> Decoder { try current { $0 } }
+
+    private func throwIfAtEnd<T>(_ type: T.Type) throws {
+        if isAtEnd {
+            throw DecodingError.valueNotFound(type, DecodingError.Context(
+                codingPath: codingPath + [ValueCodingKey(index: currentIndex)], debugDescription: "Unkeyed container is at end."))
+        }
+    }
+
+    private mutating func current<T>(_ body: (ValueDecoder) throws -> T) throws -> T {
+        try throwIfAtEnd(T.self)
+        let decoded = try body(decoder.decoder(for: items[currentIndex], as: ValueCodingKey(index: currentIndex)))
+        currentIndex += 1
+        return decoded
+    }
+}
