@@ -98,6 +98,8 @@ let package = Package(
         // The inference accuracy benchmark's request generator and scorer (bench/infer/run.sh).
         .executableTarget(name: "infer-bench", dependencies: ["KagamiDescription", "KagamiContract", "KagamiJSON"], path: "bench/infer/Sources"),
         .executableTarget(name: "store-bench", dependencies: ["KagamiStore", "KagamiPostgresStore", "KagamiFlow", "KagamiJSON"], path: "bench/store/Sources"),
+        // Two sessions of an app's traffic for bench/diff/run.sh.
+        .executableTarget(name: "diff-bench", dependencies: ["KagamiStore", "KagamiFlow"], path: "bench/diff/Sources"),
         // WebSocket echo server and load client for bench/proxy/websocket.sh.
         .executableTarget(
             name: "ws-bench",
@@ -187,7 +189,7 @@ let package = Package(
             name: "KagamiUI",
             dependencies: [
                 "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiContentCoding", "KagamiContractCheck", "KagamiRecording",
-                "KagamiProxy", "KagamiCertificates", "KagamiRules", "KagamiCurl", "KagamiRepeat", "KagamiInfer", "KagamiGRPC",
+                "KagamiProxy", "KagamiCertificates", "KagamiRules", "KagamiCurl", "KagamiRepeat", "KagamiInfer", "KagamiGRPC", "KagamiDiff",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -200,11 +202,23 @@ let package = Package(
             name: "KagamiInfer",
             dependencies: ["KagamiFlow", "KagamiJSON", "KagamiContentCoding", .product(name: "OrderedCollections", package: "swift-collections")]
         ),
+        // Two captures compared by operation: what changed in calls, shapes, statuses, values and
+        // timings. Pure: flows in, findings and reports out.
+        .target(
+            name: "KagamiDiff",
+            dependencies: [
+                "KagamiFlow", "KagamiJSON", "KagamiInfer", "KagamiContractCheck", "KagamiURITemplate", "KagamiContentCoding", "KagamiGRPC",
+                .product(name: "OrderedCollections", package: "swift-collections"),
+            ]
+        ),
         // Proxy and mock run inside a test suite: port 0, rules, recorded flows, contract check;
         // no NIO types in its public API (Tests/KagamiKitTests/PublicSymbolsTests.swift).
         .target(
             name: "KagamiKit",
-            dependencies: ["KagamiFlow", "KagamiRules", "KagamiProxy", "KagamiMock", "KagamiStore", "KagamiContractCheck", "KagamiDescription", "KagamiCertificates", "KagamiRecording"]
+            dependencies: [
+                "KagamiFlow", "KagamiRules", "KagamiProxy", "KagamiMock", "KagamiStore", "KagamiContractCheck", "KagamiDescription", "KagamiCertificates",
+                "KagamiRecording", "KagamiDiff",
+            ]
         ),
         // A swift-openapi-runtime transport: a generated client pointed at an in-process mock or
         // sent through an in-process proxy in one line.
@@ -225,7 +239,7 @@ let package = Package(
             dependencies: ["KagamiOutput",
                 "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
                 "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiContractCheck", "KagamiMock", "KagamiUI",
-                "KagamiRules", "KagamiRepeat", "KagamiInfer", "KagamiRecording",
+                "KagamiRules", "KagamiRepeat", "KagamiInfer", "KagamiRecording", "KagamiDiff",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -261,6 +275,10 @@ let package = Package(
             ]
         ),
         .testTarget(name: "KagamiGRPCTests", dependencies: ["KagamiGRPC", "KagamiFlow", "KagamiTesting"]),
+        .testTarget(
+            name: "KagamiDiffTests",
+            dependencies: ["KagamiDiff", "KagamiFlow", "KagamiJSON", "KagamiContractCheck", "KagamiDescription", "KagamiStore", "KagamiTesting", "kagami"]
+        ),
         .testTarget(
             name: "KagamiInferTests",
             dependencies: [

@@ -43,6 +43,7 @@ PATH="$PATH:/usr/sbin" suite .venv-tests/bin/python Tests/UI/test_daily_ui.py "$
 suite .venv-tests/bin/python Tests/UI/test_mock_docs.py "$kagami" || status=1
 suite .venv-tests/bin/python Tests/UI/test_contract_ui.py "$kagami" || status=1
 suite .venv-tests/bin/python Tests/UI/test_draft.py "$kagami" || status=1
+suite .venv-tests/bin/python Tests/UI/test_diff.py "$kagami" || status=1
 suite .venv-tests/bin/python Tests/UI/test_scale_ui.py "$kagami" || status=1
 PATH="$PATH:/usr/sbin" suite .venv-tests/bin/python Tests/UI/test_chromium_protocols.py "$kagami" || status=1
 # Two proxies and `kagami serve` sharing a PostgreSQL server: scripts/test.sh's, or a throwaway one.

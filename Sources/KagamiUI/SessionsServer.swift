@@ -137,7 +137,9 @@ public final class SessionsServer: Sendable {
         return try await views.view(of: name) { [catalog, page] in
             guard let store = try await catalog.open(session: name) else { return nil }
             let hub = FlowHub()
-            let routes = UIRoutes(configuration: configuration, store: store, hub: hub, recorder: Recording(store: store, hub: hub).chain, page: page)
+            let routes = UIRoutes(
+                configuration: configuration, store: store, hub: hub, recorder: Recording(store: store, hub: hub).chain, page: page,
+                comparable: .catalog(catalog, except: name))
             return SessionView(store: store, hub: hub, responder: buildRouter(routes, access: nil).buildResponder())
         }
     }

@@ -60,9 +60,11 @@ public final class UIServer: Sendable {
     ) throws {
         self.configuration = configuration
         token = configuration.token ?? AdminToken.make()
+        // A session file's neighbours are the sessions a diff can compare it with.
+        let sessionFile = (store as? SQLiteFlowStore).map(\.path).flatMap { $0.isEmpty || $0 == ":memory:" ? nil : $0 }
         routes = UIRoutes(
             configuration: configuration, store: store, hub: hub, recorder: recorder ?? Recording(store: store, hub: hub).chain, page: try WebPage.load(),
-            liveProxy: liveProxy, rules: rules, contracts: contracts)
+            liveProxy: liveProxy, rules: rules, contracts: contracts, comparable: sessionFile.map(ComparableSessions.folder(of:)))
     }
 
     /// Starts listening and returns the port (useful with port 0).
@@ -108,6 +110,8 @@ struct UIRoutes: Sendable {
     var liveProxy: LiveProxy?
     var rules: RulesControl?
     var contracts: LiveContracts?
+    /// The sessions a diff can compare this one with; nil: parts of this one only.
+    var comparable: ComparableSessions? = nil
 }
 
 /// The page and the admin API over one session, behind `access` when given (`SessionsServer`
@@ -125,6 +129,7 @@ func buildRouter(_ routes: UIRoutes, access: UIAccessMiddleware?) -> Router<UIRe
     ToolsAPI(store: routes.store, repeatRoute: proxy?.repeatRoute, mapLocalFolders: routes.rules?.mapLocalFolders).register(on: router)
     RulesAPI(control: routes.rules).register(on: router)
     DraftAPI(store: routes.store).register(on: router)
+    DiffAPI(store: routes.store, sessions: routes.comparable).register(on: router)
     ContractAPI(contracts: routes.contracts, store: routes.store).register(on: router)
     ComposeAPI(store: routes.store, hub: routes.hub, repeatRoute: proxy?.repeatRoute).register(on: router)
     SSLProxyingAPI(control: proxy?.sslProxying).register(on: router)

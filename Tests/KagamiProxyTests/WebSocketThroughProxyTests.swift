@@ -40,17 +40,7 @@ final class PeerServer: Sendable {
 
     init(script: String, arguments: [String] = []) throws {
         process = try ChildProcess(try WebSocketPeer.python(), [script, "server"] + arguments, stdin: .pipe, stdout: .pipe)
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")), let output = process.output {
-            let chunk = output.availableData
-            if chunk.isEmpty { break }
-            line += chunk
-        }
-        guard let port = String(decoding: line, as: UTF8.self).split(separator: " ").last.flatMap({ Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) else {
-            process.signal(SIGTERM)
-            throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "\(script) did not say its port"])
-        }
-        self.port = port
+        port = try process.announcedPort()
     }
 
     /// The `websockets` echo server.

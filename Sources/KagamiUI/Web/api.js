@@ -359,3 +359,18 @@ export async function saveResponseBody(id, path, overwrite = false) {
 export async function draftDescription(options) {
   return sendJSON("POST", "api/draft", options);
 }
+
+/** The sessions the Diff view can compare this one with (GET /api/diff/sessions): names. */
+export async function diffSessions() {
+  return (await getJSON("api/diff/sessions")).sessions;
+}
+
+/** Two captures compared (POST /api/diff): the report as `kagami diff --format json` writes it. */
+export async function compareCaptures(request) {
+  return sendJSON("POST", "api/diff", request);
+}
+
+/** An exchange of this session (`session` null) or another, with both bodies as text. */
+export async function diffExchange(id, session) {
+  return getJSON(`api/diff/exchange?id=${encodeURIComponent(id)}${session ? `&session=${encodeURIComponent(session)}` : ""}`);
+}

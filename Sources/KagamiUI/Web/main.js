@@ -8,6 +8,7 @@ import { mountRules } from "./rules.js";
 import { mountBreakpoints } from "./breakpoints.js";
 import { mountDraft } from "./draft.js";
 import { mountContractView } from "./contract.js";
+import { mountDiff } from "./diff.js";
 import { el } from "./format.js";
 import { mountMenu } from "./menu.js";
 import { blankCompose, mountCompose } from "./compose.js";
@@ -41,6 +42,7 @@ mountRules({ container: $("rules") });
 mountBreakpoints({ container: $("breakpoints"), dialog: $("held-dialog") });
 mountDraft({ after: $("export-selected") });
 mountContractView({ container: $("contract") });
+mountDiff({ container: $("diff") });
 function showTool(title, text, note) {
     $("tool-title").textContent = title;
     $("tool-text").value = text;
