@@ -4,6 +4,7 @@ import KagamiContractCheck
 import KagamiDiff
 import KagamiFlow
 import KagamiHAR
+import KagamiOutput
 import KagamiStore
 
 #if canImport(Glibc)
