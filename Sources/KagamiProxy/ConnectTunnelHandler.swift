@@ -151,17 +151,8 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// keeps the tunnel's record, and closes.
     private func refuse(_ recorder: FlowRecorder, target: ProxyTarget, error: any Error, context: ChannelHandlerContext) {
         let (status, flowError) = UpstreamFailure.classify(error, target: target, connectTimeout: settings.connectTimeout)
-        var recorder = recorder
         let (head, body) = ErrorPage.response(status: status, message: "Kagami: \(flowError.message)", version: .http1_1, close: true)
-        recorder.localResponse(status: status, headers: head.headers, body: body)
-        let eventLoop = context.eventLoop
-        let written = NIOLoopBound((handler: self, context: context), eventLoop: eventLoop)
-        settings.hooks.ended(recorder.finish(error: flowError)) {
-            eventLoop.execute {
-                let (handler, context) = written.value
-                handler.writeAndClose(head, body, context: context)
-            }
-        }
+        answerOnceKept(recorder, head: head, body: body, error: flowError, context: context)
     }
 
     /// Refuses the CONNECT as the rules say: 403 with the rules' page once the session keeps the
@@ -177,15 +168,21 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
             let forbidden = RulePipeline.forbiddenResponse
             var head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: forbidden.status), headers: HTTPHeaders(forbidden.headers.pairs))
             head.headers.replaceOrAdd(name: "Connection", value: "close")
-            let body = ByteBuffer(bytes: forbidden.body.data)
-            recorder.localResponse(status: head.status, headers: head.headers, body: body)
-            let eventLoop = context.eventLoop
-            let written = NIOLoopBound((handler: self, context: context), eventLoop: eventLoop)
-            settings.hooks.ended(recorder.finish(error: nil)) {
-                eventLoop.execute {
-                    let (handler, context) = written.value
-                    handler.writeAndClose(head, body, context: context)
-                }
+            answerOnceKept(recorder, head: head, body: ByteBuffer(bytes: forbidden.body.data), error: nil, context: context)
+        }
+    }
+
+    /// Answers the CONNECT with Kagami's own response once the session keeps the tunnel's
+    /// record (with `error`, when it failed), and closes.
+    private func answerOnceKept(_ recorder: FlowRecorder, head: HTTPResponseHead, body: ByteBuffer, error: FlowError?, context: ChannelHandlerContext) {
+        var recorder = recorder
+        recorder.localResponse(status: head.status, headers: head.headers, body: body)
+        let eventLoop = context.eventLoop
+        let written = NIOLoopBound((handler: self, context: context), eventLoop: eventLoop)
+        settings.hooks.ended(recorder.finish(error: error)) {
+            eventLoop.execute {
+                let (handler, context) = written.value
+                handler.writeAndClose(head, body, context: context)
             }
         }
     }

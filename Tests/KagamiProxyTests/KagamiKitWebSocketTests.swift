@@ -11,16 +11,7 @@ import Testing
         defer { server.stop() }
         let folder = try TemporaryFolder.make("kit-ws")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let description = folder.appendingPathComponent("chat.yaml").path
-        try """
-            openapi: 3.0.3
-            info: {title: Chat, version: "1"}
-            paths:
-              /chat:
-                get:
-                  responses:
-                    "200": {description: "A page, not a socket"}
-            """.write(toFile: description, atomically: true, encoding: .utf8)
+        let description = try WebSocketThroughProxyTests.chatDescription(in: folder, response: #""200": {description: "A page, not a socket"}"#)
         try await withKagamiProxy(configuration: .init(
             reverseTarget: "http://127.0.0.1:\(server.port)", contracts: ["\(description)=http://127.0.0.1:\(server.port)"]
         )) { proxy in

@@ -190,14 +190,10 @@ struct WebSocketThroughProxyTests {
         }
     }
 
-    /// `kagami proxy --contract` records through the same chain as without it: the check is a
-    /// stage beside the store, and every message the socket relays is kept.
-    @Test(arguments: [false, true]) func theContractCheckKeepsEveryMessage(checked: Bool) async throws {
-        let server = try PeerServer.webSocketEcho()
-        defer { server.stop() }
-        let folder = try TemporaryFolder.make("ws-contract")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let description = folder.appendingPathComponent("chat.yaml").path
+    /// An OpenAPI description of `GET /chat` answering `response` (a YAML line), written in
+    /// `folder`; its path.
+    static func chatDescription(in folder: URL, response: String) throws -> String {
+        let path = folder.appendingPathComponent("chat.yaml").path
         try """
             openapi: 3.0.3
             info: {title: Chat, version: "1"}
@@ -205,8 +201,19 @@ struct WebSocketThroughProxyTests {
               /chat:
                 get:
                   responses:
-                    "101": {description: Switching Protocols}
-            """.write(toFile: description, atomically: true, encoding: .utf8)
+                    \(response)
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// `kagami proxy --contract` records through the same chain as without it: the check is a
+    /// stage beside the store, and every message the socket relays is kept.
+    @Test(arguments: [false, true]) func theContractCheckKeepsEveryMessage(checked: Bool) async throws {
+        let server = try PeerServer.webSocketEcho()
+        defer { server.stop() }
+        let folder = try TemporaryFolder.make("ws-contract")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let description = try Self.chatDescription(in: folder, response: #""101": {description: Switching Protocols}"#)
         let session = folder.appendingPathComponent("session.sqlite").path
         let contract = checked ? ["--contract", "\(description)=http://127.0.0.1:\(server.port)"] : []
         let kagami = try await KagamiProcess.start(
