@@ -94,7 +94,7 @@ final class Exchange {
         // After a request asking to switch protocols the client's decoder reads no further
         // request: unless the server switches, the connection ends with this exchange.
         self.clientKeepAlive = clientHead.isKeepAlive && !clientHead.requestsUpgrade
-        self.state = ExchangeStateMachine(requestsUpgrade: clientHead.requestsUpgrade)
+        self.state = ExchangeStateMachine(requestsUpgrade: clientHead.requestsUpgrade, expectsContinue: clientHead.expectsContinue)
     }
 
     /// The server's silence no longer counts.
@@ -138,7 +138,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     typealias OutboundOut = HTTPServerResponsePart
 
     let settings: ConnectionSettings
-    let pool: UpstreamPool
+    let pool: any UpstreamSource
     private(set) var context: ChannelHandlerContext?
     private(set) var exchange: Exchange?
     private var reads = ReadGate()
@@ -146,7 +146,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// Closes a connection that sends no complete request head in time (see `clientIdleTimeout`).
     /// Exchanges cost it no timer work: they only note when the connection became idle.
     private var idleTimer: MovingDeadlineTimer?
-    private var idleSince: NIODeadline? = .now()
+    private var idleSince: NIODeadline?
     /// Ends the exchange in progress when the server stays silent past its `timeoutDeadline`:
     /// the parts of an exchange, and the exchanges of a busy connection, only move the deadline.
     private var responseTimer: MovingDeadlineTimer?
@@ -159,7 +159,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// Why the client closed the stream, when it reset it.
     private var streamReset: HTTP2ErrorCode?
 
-    init(settings: ConnectionSettings, pool: UpstreamPool, origin: InterceptedOrigin? = nil, streamResets: StreamResets? = nil) {
+    init(settings: ConnectionSettings, pool: any UpstreamSource, origin: InterceptedOrigin? = nil, streamResets: StreamResets? = nil) {
         self.settings = settings
         self.pool = pool
         self.origin = origin
@@ -168,6 +168,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        idleSince = context.eventLoop.now
         let idleTimeout = settings.clientIdleTimeout
         idleTimer = MovingDeadlineTimer(
             on: context.eventLoop,
@@ -364,6 +365,12 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         if settings.hooks.requestHead(exchange) {
             // A hook (a breakpoint, a Rewrite Body rule) decides the request at its end, with its body.
             exchange.state.collectRequest()
+            if exchange.state.expectsContinue {
+                // The proxy reads the body before any server is asked: it tells the client to
+                // send it, and the server gets it whole, with nothing left to agree to.
+                exchange.upstreamHead.headers.remove(name: "expect")
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
+            }
             return
         }
         runRequestHooks(exchange, from: 0)
@@ -446,13 +453,16 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             }
             return
         }
-        end(exchange)
-        let headers = HTTPHeaders(response.headers.pairs)
+        let requestRead = end(exchange)
+        var headers = HTTPHeaders(response.headers.pairs)
+        let close = !requestRead || !exchange.clientKeepAlive || headers[canonicalForm: "connection"].contains("close")
+        // The rest of an unread request (a body the client was to send after a 100) ends the
+        // connection: said in the answer, as RFC 9110 §10.1.1 asks.
+        if !requestRead, exchange.clientVersion.major == 1 { headers.replaceOrAdd(name: "Connection", value: "close") }
         let head = HTTPResponseHead(version: exchange.clientVersion, status: HTTPResponseStatus(code: response.status, reason: response.reason), headers: headers)
         let body = ByteBuffer(bytes: response.body.data)
         exchange.recorder.responseHead(head)
         exchange.recorder.responseBodyPart(body)
-        let close = !exchange.clientKeepAlive || headers[canonicalForm: "connection"].contains("close")
         answer(head, body, close: close, recording: exchange.recorder.finish(error: nil), context: context, shaping: exchange.throttle)
     }
 
@@ -840,7 +850,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         exchange.disarmTimeout()
         if self.exchange === exchange {
             self.exchange = nil
-            idleSince = .now()
+            idleSince = context?.eventLoop.now
             idleTimer?.start()
             if !isStream, let channel = context?.channel { settings.connections.waitingForRequest(channel) }
         }
@@ -935,6 +945,14 @@ extension FlowResponse {
         self.init(
             status: Int(head.status.code), reason: head.status.reasonPhrase, version: head.version.description,
             headers: HeaderFields(head.headers))
+    }
+}
+
+extension HTTPRequestHead {
+    /// `Expect: 100-continue` from an HTTP/1.1 (or later) client: it waits for a 100 (Continue)
+    /// before it sends its body (RFC 9110 §10.1.1). An HTTP/1.0 client is sent no 100.
+    var expectsContinue: Bool {
+        (version.major, version.minor) >= (1, 1) && headers[canonicalForm: "expect"].contains { $0.lowercased() == "100-continue" }
     }
 }
 

@@ -16,7 +16,7 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     typealias OutboundOut = HTTPServerResponsePart
 
     private let settings: ConnectionSettings
-    private let pool: UpstreamPool
+    private let pool: any UpstreamSource
     /// Set on connections that arrived through an intercepted CONNECT (no interception inside).
     private let origin: InterceptedOrigin?
     /// A CONNECT waiting for its `.end` or its server connection.
@@ -25,7 +25,7 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var clientAddress: String?
     private var context: ChannelHandlerContext?
 
-    init(settings: ConnectionSettings, pool: UpstreamPool, origin: InterceptedOrigin?) {
+    init(settings: ConnectionSettings, pool: any UpstreamSource, origin: InterceptedOrigin?) {
         self.settings = settings
         self.pool = pool
         self.origin = origin

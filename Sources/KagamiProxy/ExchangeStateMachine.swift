@@ -38,10 +38,14 @@ struct ExchangeStateMachine: Equatable {
     private(set) var state: State
     /// The request asked to switch protocols (`Connection: upgrade` with `Upgrade:`).
     let requestsUpgrade: Bool
+    /// The client waits for a 100 (Continue) before it sends the request's body
+    /// (`Expect: 100-continue`, RFC 9110 §10.1.1).
+    let expectsContinue: Bool
 
-    init(requestsUpgrade: Bool) {
+    init(requestsUpgrade: Bool, expectsContinue: Bool = false) {
         state = .streamingRequest
         self.requestsUpgrade = requestsUpgrade
+        self.expectsContinue = expectsContinue
     }
 
     /// True once the exchange is over as HTTP (finished, or handed to the relay of an upgraded
@@ -132,9 +136,11 @@ struct ExchangeStateMachine: Equatable {
         case waitForRequestEnd
     }
 
-    /// The rules answer the request themselves (Map Local, Block List 403).
+    /// The rules answer the request themselves (Map Local, Block List 403). A client waiting
+    /// for a 100 (Continue) sends no body until it hears from the proxy: it gets the answer at
+    /// once, and as its request was not read to the end, the connection closes after it.
     mutating func answerLocally() -> LocalAnswerAction {
-        if isRequestComplete { return .answerNow }
+        if isRequestComplete || expectsContinue { return .answerNow }
         state = .discardingRequest
         return .waitForRequestEnd
     }

@@ -216,13 +216,13 @@ public final class ProxyServer: Sendable {
 
     /// The HTTP/1.1 handlers of a client connection: on accept, and again inside an
     /// intercepted tunnel (after TLS when ALPN did not choose h2, or plain HTTP).
-    static func addHTTPHandlers(_ pipeline: ChannelPipeline.SynchronousOperations, settings: ConnectionSettings, pool: UpstreamPool, origin: InterceptedOrigin?) throws {
+    static func addHTTPHandlers(_ pipeline: ChannelPipeline.SynchronousOperations, settings: ConnectionSettings, pool: any UpstreamSource, origin: InterceptedOrigin?) throws {
         // A client that opens with the HTTP/2 preface (h2c, prior knowledge) gets HTTP/2; the
         // others HTTP/1.1, added once their first bytes are read.
         try pipeline.addHandler(HTTP2PrefaceSniffer(settings: settings, pool: pool, origin: origin))
     }
 
-    static func addHTTP1Handlers(_ pipeline: ChannelPipeline.SynchronousOperations, settings: ConnectionSettings, pool: UpstreamPool, origin: InterceptedOrigin?) throws {
+    static func addHTTP1Handlers(_ pipeline: ChannelPipeline.SynchronousOperations, settings: ConnectionSettings, pool: any UpstreamSource, origin: InterceptedOrigin?) throws {
         try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)), name: HandlerName.decoder)
         try pipeline.addHandler(ProxyResponseEncoder(), name: HandlerName.encoder)
         try pipeline.addHandler(HTTPServerPipelineHandler(), name: HandlerName.serverPipeline)

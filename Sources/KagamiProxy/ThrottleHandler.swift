@@ -316,7 +316,7 @@ extension ThrottleHandler {
         after profile: ThrottleProfile?, on loop: any EventLoop, _ connect: @escaping () -> EventLoopFuture<any Channel>
     ) -> EventLoopFuture<any Channel> {
         guard let profile, profile.latencyMs > 0 else { return connect() }
-        return loop.assumeIsolated().flatScheduleTask(deadline: .now() + TimeAmount(profile.latency), connect).futureResult
+        return loop.assumeIsolated().flatScheduleTask(deadline: loop.now + TimeAmount(profile.latency), connect).futureResult
     }
 
     /// Shapes a relayed tunnel on its server connection (bytes as they are, TLS or not) and

@@ -33,12 +33,12 @@ final class TunnelProtocolSniffer: ChannelInboundHandler, RemovableChannelHandle
 
     private let target: ProxyTarget
     private let settings: ConnectionSettings
-    private let pool: UpstreamPool
+    private let pool: any UpstreamSource
     private let recordFailure: (FlowError) -> Void
     private var buffered: ByteBuffer?
     private var context: ChannelHandlerContext?
 
-    init(target: ProxyTarget, settings: ConnectionSettings, pool: UpstreamPool, recordFailure: @escaping (FlowError) -> Void) {
+    init(target: ProxyTarget, settings: ConnectionSettings, pool: any UpstreamSource, recordFailure: @escaping (FlowError) -> Void) {
         self.target = target
         self.settings = settings
         self.pool = pool

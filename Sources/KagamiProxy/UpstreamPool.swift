@@ -4,9 +4,18 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
+/// Where an exchange's server connections come from and where they go back once it ended
+/// cleanly: a proxy's pool, or a test's servers fed with bytes.
+protocol UpstreamSource: AnyObject {
+    /// Hands out a connection for `key`, reused or new; `completion` runs on the loop.
+    func acquire(_ key: UpstreamPool.Key, completion: @escaping (Result<UpstreamConnection, any Error>) -> Void)
+    /// Takes back a connection whose exchange ended cleanly.
+    func release(_ connection: UpstreamConnection)
+}
+
 /// Keep-alive connections to servers, one pool per event loop so that a client connection and
 /// its server connections share a thread and never need a lock.
-final class UpstreamPool {
+final class UpstreamPool: UpstreamSource {
     struct Key: Hashable {
         var host: String
         var port: Int
@@ -98,7 +107,7 @@ final class UpstreamPool {
             }
     }
 
-    private static func addHTTP1Handlers(_ sync: ChannelPipeline.SynchronousOperations, limits: NIOHTTPDecoderLimitConfiguration) throws {
+    static func addHTTP1Handlers(_ sync: ChannelPipeline.SynchronousOperations, limits: NIOHTTPDecoderLimitConfiguration) throws {
         var encoderConfiguration = HTTPRequestEncoder.Configuration()
         encoderConfiguration.automaticallySetFramingHeaders = false
         try sync.addHandler(HTTPRequestEncoder(configuration: encoderConfiguration), name: HandlerName.encoder)

@@ -73,6 +73,14 @@ import Testing
         #expect(step(&machine) { $0.requestEndReceived() } == .forward)
     }
 
+    /// A client waiting for a 100 (Continue) sends no body: a local answer goes at once, and
+    /// the request, unread, keeps the connection from being reused.
+    @Test func localAnswerToAClientWaitingForContinueGoesAtOnce() {
+        var machine = Machine(requestsUpgrade: false, expectsContinue: true)
+        #expect(step(&machine) { $0.answerLocally() } == .answerNow)
+        #expect(step(&machine) { $0.finish() } == false)
+    }
+
     @Test func localAnswerWaitsForTheRequestsEnd() {
         var machine = Machine(requestsUpgrade: false)
         #expect(step(&machine) { $0.answerLocally() } == .waitForRequestEnd)

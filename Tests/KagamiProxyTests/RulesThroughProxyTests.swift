@@ -271,6 +271,21 @@ struct RulesThroughProxyTests {
         }
     }
 
+    /// curl waits for a 100 (Continue) before an upload's body (here for up to ten minutes, so
+    /// only an answer can end the wait before `--max-time`): a rule that answers the request
+    /// answers at once, and curl never sends the body.
+    @Test func aRuleAnswersAnUploadWaitingForContinue() async throws {
+        let rules = ActiveRules(try RulePipeline(try RuleSet(parsing: "blockList: [{name: uploads, locations: [{path: /upload}]}]")))
+        try await ProxyHarness.with(rules: rules) { h in
+            let result = try await h.curl([
+                "-w", "%{http_code}", "-o", "/dev/null", "--max-time", "60", "--expect100-timeout", "600",
+                "-H", "Expect: 100-continue", "--data-binary", String(repeating: "x", count: 4096), "\(h.origin.baseURL)/upload",
+            ])
+            #expect(result.stdoutText == "403")
+            #expect(h.origin.received.isEmpty)
+        }
+    }
+
     @Test func replacedRulesApplyToTheNextRequest() async throws {
         let rules = ActiveRules()
         try await ProxyHarness.with(rules: rules) { h in
