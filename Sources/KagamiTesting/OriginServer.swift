@@ -177,14 +177,6 @@ private final class OriginHandler: ChannelInboundHandler {
             }
         case "no-response":
             break
-        case "drip":
-            // /drip/COUNT/MS: a chunked body of COUNT lines, one every MS milliseconds.
-            let count = segments.count > 1 ? Int(segments[1]) ?? 1 : 1
-            let ms = segments.count > 2 ? Int64(segments[2]) ?? 100 : 100
-            var headers = HTTPHeaders()
-            headers.add(name: "Transfer-Encoding", value: "chunked")
-            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
-            drip(line: 1, of: count, every: .milliseconds(ms), context: context)
         case "close-delimited":
             // HTTP/1.0 style: no Content-Length, no chunks; the body ends when the connection does.
             let count = segments.count > 1 ? Int(segments[1]) ?? 0 : 0
@@ -227,19 +219,6 @@ private final class OriginHandler: ChannelInboundHandler {
         }
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if close { done.assumeIsolated().whenComplete { _ in context.close(promise: nil) } }
-    }
-
-    private func drip(line: Int, of count: Int, every interval: TimeAmount, context: ChannelHandlerContext) {
-        context.eventLoop.assumeIsolated().scheduleTask(in: interval) { [self] in
-            guard context.channel.isActive else { return }
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: "drip \(line)\n")))), promise: nil)
-            if line < count {
-                context.flush()
-                self.drip(line: line + 1, of: count, every: interval, context: context)
-            } else {
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            }
-        }
     }
 
     private func streamBytes(_ count: Int, chunked: Bool, head: HTTPRequestHead, context: ChannelHandlerContext) {

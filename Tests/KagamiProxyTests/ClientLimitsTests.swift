@@ -11,47 +11,6 @@ import Testing
 /// and a cancelled request's server connection is closed.
 @Suite("Client limits")
 struct ClientLimitsTests {
-    @Test func idleAndIncompleteHeadsAreClosed() async throws {
-        // Long enough that a request sent right after connecting, on a busy machine, still
-        // counts as arriving in time.
-        try await ProxyHarness.with(configure: { $0.clientIdleTimeout = .milliseconds(1500) }) { h in
-            // The clients would hold their connections for two minutes: the proxy closes them.
-            let heads = ["", "GET \(h.origin.baseURL)/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a", "GET /\r\n", "\r\n\r\n\r\n\r\n"]
-            let clients = heads.map { head in
-                Task { try await RawConnection.exchange(port: h.proxyPort, send: Data(head.utf8), timeout: .seconds(120)) }
-            }
-            try await eventually(attempts: 3000, every: .milliseconds(20)) { h.proxy.clientConnections?.open == 0 }
-            #expect(h.proxy.clientConnections?.open == 0, "the proxy kept idle or incomplete connections open")
-            for client in clients { _ = try await client.value }
-            // A keep-alive connection that went quiet after an exchange is closed too.
-            let afterOne = try await RawConnection.exchange(
-                port: h.proxyPort, send: Data("GET \(h.origin.baseURL)/echo HTTP/1.1\r\nHost: x\r\n\r\n".utf8), timeout: .seconds(120))
-            #expect(afterOne.hasPrefix("HTTP/1.1 200"))
-            try await eventually(attempts: 3000, every: .milliseconds(20)) { h.proxy.clientConnections?.open == 0 }
-            #expect(h.proxy.clientConnections?.open == 0)
-            // Everyone else is served.
-            let served = try await h.curl(["-w", " %{http_code}", "-o", "/dev/null", "\(h.origin.baseURL)/echo"])
-            #expect(served.stdoutText == " 200")
-        }
-    }
-
-    /// A byte a second keeps no head from timing out: the time counts from the connection
-    /// (or the last exchange), not from the last byte.
-    @Test func aTrickledHeadIsClosed() async throws {
-        try await ProxyHarness.with(configure: { $0.clientIdleTimeout = .milliseconds(800) }) { h in
-            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: h.proxyPort).get()
-            let head = Array("GET \(h.origin.baseURL)/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: ".utf8)
-            var sent = 0
-            for _ in 0..<200 where channel.isActive {
-                try? await channel.writeAndFlush(ByteBuffer(bytes: [head[sent % head.count]]))
-                sent += 1
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            #expect(!channel.isActive, "still open after \(sent) bytes")
-            try? await channel.close()
-        }
-    }
-
     /// At the limit with every connection in the middle of an exchange, a new client is
     /// refused (and the proxy says so) until some leave.
     @Test func clientsPastTheLimitAreRefusedWhileEveryOneIsBusy() async throws {

@@ -195,30 +195,46 @@ import Testing
         #expect(flow.response?.body.data == Data("abc".utf8))
     }
 
-    /// The server's silence past the response timeout: 504, the exchange recorded as timed out.
+    /// The server's silence past the response timeout: 504 with the reason, the exchange
+    /// recorded as timed out. Silence is timed from the server's last part, not from the
+    /// request, and anew for each exchange of a kept-alive connection.
     @Test func aSilentServerIsTimedOut() throws {
         var timeouts = Playbook.Timeouts()
         timeouts.response = .seconds(5)
         let playbook = try Playbook(timeouts: timeouts)
         defer { try? playbook.finish() }
-        try playbook.clientSends("GET /slow HTTP/1.1\r\nHost: a\r\n\r\n")
+        try playbook.clientSends("GET /drip HTTP/1.1\r\nHost: a\r\n\r\n")
         _ = try playbook.serverReceived()
         playbook.advance(by: .seconds(4))
-        #expect(try playbook.clientReceived().isEmpty)
-        // A part of the answer moves the deadline.
-        try playbook.serverSends("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
-        playbook.advance(by: .seconds(4))
-        #expect(playbook.clientIsOpen)
-        playbook.advance(by: .seconds(2))
-        #expect(!playbook.clientIsOpen)
-        #expect(playbook.sink.flows.first?.error?.kind == .timeout)
+        try playbook.serverSends("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n")
+        for part in ["a", "b", "c"] {
+            playbook.advance(by: .seconds(4))
+            try playbook.serverSends(part)
+        }
+        #expect(try playbook.clientReceived().hasSuffix("\r\n\r\nabc"), "16 s in all, never 5 s silent")
 
-        let silent = try Playbook(timeouts: timeouts)
-        defer { try? silent.finish() }
-        try silent.clientSends("GET /slow HTTP/1.1\r\nHost: a\r\n\r\n")
-        silent.advance(by: .seconds(6))
-        #expect(try silent.clientReceived().hasPrefix("HTTP/1.1 504 "))
-        #expect(silent.sink.flows.first?.error?.kind == .timeout)
+        // The next exchange on the connection: timed from its own request.
+        try playbook.clientSends("GET /silent HTTP/1.1\r\nHost: a\r\n\r\n")
+        #expect(try playbook.serverReceived().hasPrefix("GET /silent "))
+        playbook.advance(by: .seconds(4))
+        #expect(try playbook.clientReceived().isEmpty)
+        playbook.advance(by: .seconds(2))
+        let answer = try playbook.clientReceived()
+        #expect(answer.hasPrefix("HTTP/1.1 504 "))
+        #expect(answer.contains("no response from origin.test:80 within 5 s"))
+        #expect(playbook.sink.flows.map(\.response?.status) == [200, 504])
+        #expect(playbook.sink.flows.last?.error?.kind == .timeout)
+        #expect(!playbook.server(0).isActive, "a server connection that timed out is not reused")
+
+        // Silent once the response has begun: the status line is out, so the connection closes.
+        let midway = try Playbook(timeouts: timeouts)
+        defer { try? midway.finish() }
+        try midway.clientSends("GET /half HTTP/1.1\r\nHost: a\r\n\r\n")
+        _ = try midway.serverReceived()
+        try midway.serverSends("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
+        midway.advance(by: .seconds(6))
+        #expect(!midway.clientIsOpen)
+        #expect(midway.sink.flows.first?.error?.kind == .timeout)
     }
 
     /// A connection that sends no complete request head in time is closed, after connecting
@@ -239,6 +255,24 @@ import Testing
         try playbook.clientSends("GET /par")
         playbook.advance(by: .seconds(2))
         #expect(!playbook.clientIsOpen, "half a head is idle too")
+    }
+
+    /// What never becomes a complete head is closed at the same time as silence: a head sent a
+    /// byte at a time (the time counts from the connection, not the last byte), an HTTP/0.9
+    /// request line, bare line breaks.
+    @Test(arguments: ["GET /trickled HTTP/1.1\r\nHost: a\r\nX-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "GET /\r\n", "\r\n\r\n\r\n\r\n"])
+    func anIncompleteHeadIsClosed(head: String) throws {
+        var timeouts = Playbook.Timeouts()
+        timeouts.clientIdle = .seconds(5)
+        let playbook = try Playbook(timeouts: timeouts)
+        defer { try? playbook.finish() }
+        for byte in head.utf8.prefix(40) where playbook.clientIsOpen {
+            try? playbook.clientSends(String(decoding: [byte], as: UTF8.self))
+            playbook.advance(by: .milliseconds(200))
+        }
+        playbook.advance(by: .seconds(5))
+        #expect(!playbook.clientIsOpen)
+        #expect(playbook.servers.opened.isEmpty)
     }
 
     /// A client that half-closes after its request still gets its answer, then the connection
