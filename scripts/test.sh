@@ -50,10 +50,16 @@ if [ $# -eq 0 ]; then
     ./scripts/check-public-api.sh || status=1
 fi
 # The web UI in a real browser (skipped when only some Swift tests were asked for), run even
-# when a Swift test failed; the command fails if either did.
+# when a Swift test failed; the command fails if either did. Beside it, an app's own test suite
+# using Kagami in-process and a generated client (docs/LIBRARY.md), printed once done.
 if [ $# -eq 0 ]; then
-    ./scripts/test-ui.sh "$(swift build --show-bin-path)/kagami" || status=1
-    # An app's own test suite using Kagami in-process and a generated client (docs/LIBRARY.md).
-    ./scripts/test-examples.sh || status=1
+    kagami="$(swift build --show-bin-path)/kagami"
+    examples_log=$(mktemp)
+    ./scripts/test-examples.sh >"$examples_log" 2>&1 &
+    examples=$!
+    ./scripts/test-ui.sh "$kagami" || status=1
+    wait $examples || status=1
+    cat "$examples_log"
+    rm -f "$examples_log"
 fi
 exit $status
