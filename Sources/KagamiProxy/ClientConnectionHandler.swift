@@ -591,26 +591,16 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 exchange.collectedResponse = (head, context.channel.allocator.buffer(capacity: 0))
                 exchange.upstreamKeepAlive = head.isKeepAlive
             case .relay:
+                // Recorded as the server sent it (after the rules), framed for the client.
                 exchange.recorder.setTLS(tlsInfo(for: exchange))
                 settings.hooks.responseHead(exchange, head: &head)
                 exchange.recorder.responseHead(head)
-                exchange.upstreamKeepAlive = head.isKeepAlive
-                if !head.isKeepAlive { exchange.clientKeepAlive = false }
-                if exchange.clientVersion.minor == 0 {
-                    // An HTTP/1.0 client can't read chunked framing: send the body raw and close.
-                    head.version = .http1_0
-                    if head.headers[canonicalForm: "transfer-encoding"].contains(where: { $0.lowercased() == "chunked" }) {
-                        head.headers.remove(name: "transfer-encoding")
-                        exchange.clientKeepAlive = false
-                    }
-                    if !head.headers.contains(name: "content-length") { exchange.clientKeepAlive = false }
-                }
-                exchange.responseBodyRemaining = Self.declaredBodyLength(head, request: exchange.upstreamHead)
-                if exchange.clientVersion.major == 2, head.headers.contains(name: "grpc-status") {
-                    // A gRPC "trailers-only" answer: its status came in the only HEADERS frame.
-                    exchange.trailersOnlyStatus = HTTPHeaders(head.headers.filter { $0.name.lowercased().hasPrefix("grpc-") })
-                }
-                context.write(wrapOutboundOut(.head(head)), promise: nil)
+                let framing = ResponseFraming(relaying: head, to: exchange.upstreamHead, clientVersion: exchange.clientVersion)
+                exchange.upstreamKeepAlive = framing.serverKeepsAlive
+                if !framing.clientKeepsAlive { exchange.clientKeepAlive = false }
+                exchange.responseBodyRemaining = framing.declaredLength
+                exchange.trailersOnlyStatus = framing.trailersOnlyStatus
+                context.write(wrapOutboundOut(.head(framing.head)), promise: nil)
             case .upgrade:
                 // Sent as is: no framing, no rules (the handshake's headers are the protocol's).
                 exchange.recorder.setTLS(tlsInfo(for: exchange))
@@ -711,15 +701,6 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         } else {
             context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         }
-    }
-
-    /// The body length a response declares with Content-Length, when its body is framed so
-    /// (not chunked, and not a response that has none).
-    static func declaredBodyLength(_ head: HTTPResponseHead, request: HTTPRequestHead) -> Int? {
-        guard request.method != .HEAD, head.status.code >= 200, head.status != .noContent, head.status != .notModified,
-              !head.headers[canonicalForm: "transfer-encoding"].contains(where: { $0.lowercased() == "chunked" }),
-              let length = head.headers.first(name: "content-length").flatMap({ Int($0) }), length > 0 else { return nil }
-        return length
     }
 
     /// The collected response becomes `response` (a hook changed it): its status and headers,
