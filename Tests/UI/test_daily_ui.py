@@ -390,14 +390,18 @@ class Suite(Page):
         self.menu(tunnel, "menu-ssl-include")
         panel = self.driver.find_element(By.ID, "ssl")
         self.until(lambda: panel.is_displayed() and self.driver.find_elements(By.ID, "ssl-include"), "the SSL Proxying panel")
-        assert self.driver.find_element(By.ID, "ssl-include").get_attribute("value") == f"127.0.0.1:{self.tls_port}"
+        # The host leaves the exclude list; the include list stays empty (every host), so no
+        # other host stops being decrypted.
+        assert self.driver.find_element(By.ID, "ssl-include").get_attribute("value") == ""
         assert self.driver.find_element(By.ID, "ssl-exclude").get_attribute("value") == ""
         assert "Unsaved" in self.text_of("ssl-state")
+        assert self.text_of("ssl-summary") == "Decrypted: every host (once saved).", self.text_of("ssl-summary")
         self.shot("ssl-proxying")
         self.driver.find_element(By.ID, "ssl-save").click()
         self.until(lambda: self.text_of("ssl-state") == "In force", "saved")
+        assert self.text_of("ssl-summary") == "Decrypted: every host.", self.text_of("ssl-summary")
         with open(self.ssl_file) as file:
-            assert json.load(file) == {"include": [f"127.0.0.1:{self.tls_port}"], "exclude": []}
+            assert json.load(file) == {"include": [], "exclude": []}
         # The next CONNECT is decrypted: the request itself is listed, with its lock.
         assert curl(self.kagami.proxy, url + "?again=1", "-k") == "hello from /secure/page\n"
         self.driver.find_element(By.ID, "view-sequence").click()

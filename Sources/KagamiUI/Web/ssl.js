@@ -29,7 +29,12 @@ export function mountSSLProxying({ container }) {
       el("span", { className: "spacer-flex" }),
       el("button", { id: "ssl-revert", disabled: !ssl.dirty || ssl.saving, onclick: () => dispatch({ type: "sslReverted" }) }, "Revert"),
       el("button", { id: "ssl-save", className: "primary", disabled: !ssl.dirty || ssl.saving, onclick: () => saveSSLProxying() }, "Save"));
+    const include = draft.include || [], exclude = draft.exclude || [];
+    const hosts = (n) => `${n} host${n === 1 ? "" : "s"}`;
+    const decrypted = !draft.intercepting ? "Nothing is decrypted."
+      : `Decrypted: ${include.length === 0 ? "every host" : `only the ${hosts(include.length)} under Include`}${exclude.length === 0 ? "" : `, except the ${hosts(exclude.length)} under Exclude`}${ssl.dirty ? " (once saved)" : ""}.`;
     const notes = [
+      el("p", { className: "note", id: "ssl-summary" }, decrypted),
       draft.intercepting ? null : el("p", { className: "panel-error", id: "ssl-off" }, "HTTPS interception is off (kagami proxy --no-ssl-proxying): every CONNECT is relayed untouched whatever this list says. Start Kagami without that option to decrypt the hosts listed here."),
       el("p", { className: "note", id: "ssl-file" }, draft.file ? `Saved to ${draft.file}; a change applies to the next CONNECT.`
         : "A change applies to the next CONNECT; it lasts until Kagami stops (start it with --ssl-proxying-file FILE to keep the list)."),

@@ -256,12 +256,22 @@ function reduce(action) {
       state.ssl = { ...state.ssl, saved: action.document, draft: clone(action.document), dirty: false, saving: false, error: null, loadError: action.error || null };
       break;
     case "sslHostAdded": {
-      // From a row's menu: the host joins the list (once) and the panel shows it, unsaved.
-      const list = state.ssl.draft[action.list] || (state.ssl.draft[action.list] = []);
-      if (!list.includes(action.host)) list.push(action.host);
-      // Enabling a host takes it off the exclude list, which would win. (Excluding leaves the
-      // include list alone: emptied, it would mean every host.)
-      if (action.list === "include") state.ssl.draft.exclude = (state.ssl.draft.exclude || []).filter((host) => host !== action.host);
+      // From a row's menu, shown in the panel unsaved. Enabling a host changes what it takes for
+      // that host to be decrypted and nothing else: it leaves the exclude list (which would win),
+      // and joins the include list only when that list names hosts — an empty include list
+      // already means every host, and one host in it would stop decrypting all the others.
+      const draft = state.ssl.draft;
+      const add = (key) => {
+        const list = draft[key] || (draft[key] = []);
+        if (!list.includes(action.host)) list.push(action.host);
+      };
+      if (action.list === "include") {
+        draft.exclude = (draft.exclude || []).filter((host) => host !== action.host);
+        if ((draft.include || []).length > 0) add("include");
+      } else {
+        // Excluding leaves the include list alone: emptied, it would mean every host.
+        add(action.list);
+      }
       state.ssl.dirty = true;
       break;
     }
