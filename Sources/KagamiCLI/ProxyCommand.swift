@@ -133,8 +133,15 @@ struct ProxyCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
-        let address = try await server.start()
-        let listening = "http://\(Authority(host: host, port: address.port ?? port))"
+        let boundPort: Int
+        do {
+            boundPort = try await server.start().port ?? port
+        } catch let error as ListenError {
+            await opened.abandon()
+            Console.error("kagami proxy: \(error)\n")
+            throw ExitCode(1)
+        }
+        let listening = "http://\(Authority(host: host, port: boundPort))"
         var banner: String
         switch mode {
         case .forward:
@@ -158,7 +165,6 @@ struct ProxyCommand: AsyncParsableCommand {
             let networks = allowedClients.isEmpty ? "" : " and \(allowedClients.map(\.description).joined(separator: ", "))"
             banner += "Clients: this machine\(networks); any other device is held until you allow it in the web UI.\n"
         }
-        let boundPort = address.port ?? port
         let repeatRoute: RequestRepeater.Route
         switch mode {
         case .forward:

@@ -12,13 +12,18 @@ struct RecordingStore {
     /// The session as the banner and the web UI name it: the file's path, or
     /// `NAME in postgres://…`.
     var description: String
+    /// The session file this opening made (it did not exist before).
+    var createdFile: String?
 
     /// `redaction` is what the user asked to redact (`RedactionOptions.asked`); when nothing
     /// was, a shared store redacts credentials and a session file keeps values as they are.
     static func open(store url: String?, session: String?, redaction: FlowRedaction? = nil) async throws -> RecordingStore {
         guard let url else {
             let path = try session.map(SessionFile.expand) ?? SessionFile.newDefaultPath()
-            return RecordingStore(store: try SQLiteFlowStore(path: path, redaction: redaction ?? .none), description: path)
+            let existed = FileManager.default.fileExists(atPath: path)
+            var opened = RecordingStore(store: try SQLiteFlowStore(path: path, redaction: redaction ?? .none), description: path)
+            if !existed { opened.createdFile = path }
+            return opened
         }
         let location = try location(url, hint: "; to record into a session file, give --session FILE alone")
         let name = session ?? SessionFile.newDefaultName()
@@ -81,6 +86,14 @@ struct RecordingStore {
     func close() async throws {
         try await store.flush()
         await store.close()
+    }
+
+    /// Closes a session nothing was recorded into because the command could not start: a
+    /// session file it made for the run is removed, so no empty session is left behind.
+    func abandon() async {
+        let empty = ((try? await store.count()) ?? 1) == 0
+        try? await close()
+        if let createdFile, empty { SQLiteFlowStore.removeFiles(of: createdFile) }
     }
 
     /// `user@host`, from the login and the machine's own name (no DNS look-up).

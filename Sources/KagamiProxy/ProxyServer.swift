@@ -177,7 +177,7 @@ public final class ProxyServer: Sendable {
         let pools = self.pools
         let poolConfiguration = self.poolConfiguration
         let access = clientAccess
-        let channel = try await ServerBootstrap(group: group)
+        let bound = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -204,8 +204,12 @@ public final class ProxyServer: Sendable {
                     try Self.addHTTPHandlers(channel.pipeline.syncOperations, settings: settings, pool: pool, origin: nil)
                 }
             }
-            .bind(host: configuration.host, port: configuration.port)
-            .get()
+        let channel: any Channel
+        do {
+            channel = try await bound.bind(host: configuration.host, port: configuration.port).get()
+        } catch {
+            throw ListenError(host: configuration.host, port: configuration.port, error)
+        }
         listener.withLockedValue { $0 = channel }
         guard let address = channel.localAddress else {
             throw ChannelError.unknownLocalAddress
@@ -271,6 +275,37 @@ public final class ProxyServer: Sendable {
         try await channel?.close()
         for box in pools.values {
             try await box.eventLoop.submit { box.value?.closeAll() }.get()
+        }
+    }
+}
+
+/// The proxy could not listen where it was asked to, said so a user knows what to change.
+public struct ListenError: Error, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+    /// The system's reason.
+    public var underlying: any Error
+
+    init(host: String, port: Int, _ underlying: any Error) {
+        self.host = host
+        self.port = port
+        self.underlying = underlying
+    }
+
+    /// The port is in use by another program (or another Kagami).
+    public var portIsTaken: Bool { (underlying as? IOError)?.errnoCode == EADDRINUSE }
+
+    public var description: String {
+        let address = Authority(host: host, port: port).description
+        switch (underlying as? IOError)?.errnoCode {
+        case EADDRINUSE?:
+            return "cannot listen on \(address): the port is taken (another Kagami, or another program, listens there); choose another with --port PORT, or --port 0 for a free one"
+        case EACCES?:
+            return "cannot listen on \(address): ports below 1024 need privileges; choose one above with --port PORT"
+        case EADDRNOTAVAIL?:
+            return "cannot listen on \(address): \(host) is not an address of this machine; give one of its own with --host (127.0.0.1, 0.0.0.0 for every interface)"
+        default:
+            return "cannot listen on \(address): \(underlying)"
         }
     }
 }

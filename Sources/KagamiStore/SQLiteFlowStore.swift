@@ -25,6 +25,14 @@ private let closeDescriptor = Darwin.close
 /// they were (`journalDamage`), and a body whose bytes in the body log are damaged or missing
 /// is read as not available, the warning saying why.
 public final class SQLiteFlowStore: FlowStore {
+    /// Removes a session file and the files beside it (SQLite's WAL and shared memory, the
+    /// journal, the body log), for a session made and left empty.
+    public static func removeFiles(of path: String) {
+        for suffix in ["", "-wal", "-shm", "-flows", "-bodies"] {
+            try? FileManager.default.removeItem(atPath: path + suffix)
+        }
+    }
+
     public let path: String
     /// What is replaced by a marker before a flow reaches any of the session's files (the
     /// journal, the body log, SQLite's WAL and database): nothing unless asked for, since a
