@@ -274,10 +274,16 @@ public struct FlowTimings: Sendable, Hashable, Codable {
     public var blocked: TimeInterval? = nil
     public var dns: TimeInterval? = nil
     public var ssl: TimeInterval? = nil
+    /// Time the request waited at a breakpoint, right after `start` (before the connection):
+    /// someone deciding, not the network.
+    public var heldAtRequest: TimeInterval? = nil
+    /// Time the response waited at a breakpoint, right after `firstByte`.
+    public var heldAtResponse: TimeInterval? = nil
 
     public init(
         start: Date, connected: Date? = nil, requestSent: Date? = nil, firstByte: Date? = nil, end: Date? = nil,
-        blocked: TimeInterval? = nil, dns: TimeInterval? = nil, ssl: TimeInterval? = nil
+        blocked: TimeInterval? = nil, dns: TimeInterval? = nil, ssl: TimeInterval? = nil,
+        heldAtRequest: TimeInterval? = nil, heldAtResponse: TimeInterval? = nil
     ) {
         self.start = start
         self.connected = connected
@@ -287,6 +293,8 @@ public struct FlowTimings: Sendable, Hashable, Codable {
         self.blocked = blocked
         self.dns = dns
         self.ssl = ssl
+        self.heldAtRequest = heldAtRequest
+        self.heldAtResponse = heldAtResponse
     }
 }
 

@@ -9,6 +9,8 @@ import KagamiJSON
 struct HARTimings {
     var blocked = -1.0, dns = -1.0, connect = -1.0, ssl = -1.0
     var send = 0.0, wait = 0.0, receive = 0.0
+    /// Kagami's own: milliseconds held at breakpoints (written as `_heldAtRequest`, `_heldAtResponse`).
+    var heldAtRequest: Double?, heldAtResponse: Double?
 
     init(blocked: Double, dns: Double, connect: Double, ssl: Double, send: Double, wait: Double, receive: Double) {
         (self.blocked, self.dns, self.connect, self.ssl) = (blocked, dns, connect, ssl)
@@ -22,10 +24,16 @@ struct HARTimings {
             defer { cursor = max(cursor, point) }
             return Self.milliseconds(point.timeIntervalSince(cursor))
         }
-        if let blocked = timings.blocked {
-            self.blocked = Self.milliseconds(blocked)
-            cursor += blocked
+        // Time held at a request breakpoint comes before the connection: HAR's blocked (and
+        // `_heldAtRequest` says how much of it was held). Time held at a response breakpoint
+        // stays within receive, and `_heldAtResponse` says how much.
+        let waited = (timings.blocked ?? 0) + (timings.heldAtRequest ?? 0)
+        if timings.blocked != nil || timings.heldAtRequest != nil {
+            self.blocked = Self.milliseconds(waited)
+            cursor += waited
         }
+        heldAtRequest = timings.heldAtRequest.map(Self.milliseconds)
+        heldAtResponse = timings.heldAtResponse.map(Self.milliseconds)
         if let dns = timings.dns {
             self.dns = Self.milliseconds(dns)
             cursor += dns
@@ -62,10 +70,13 @@ struct HARTimings {
     }
 
     var json: JSONValue {
-        [
+        var object: JSONObject = [
             "blocked": Self.json(blocked), "dns": Self.json(dns), "connect": Self.json(connect), "ssl": Self.json(ssl),
             "send": Self.json(send), "wait": Self.json(wait), "receive": Self.json(receive),
         ]
+        if let heldAtRequest { object["_heldAtRequest"] = Self.json(heldAtRequest) }
+        if let heldAtResponse { object["_heldAtResponse"] = Self.json(heldAtResponse) }
+        return .object(object)
     }
 
     /// Whole milliseconds (and -1) written as integers, as browsers write them.

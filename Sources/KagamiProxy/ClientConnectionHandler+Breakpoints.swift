@@ -118,6 +118,7 @@ extension ClientConnectionHandler {
         exchange.breakpoint.autoContinue?.cancel()
         let phase = exchange.breakpoint.phase
         let waited = exchange.breakpoint.heldSince.map { Date().timeIntervalSince($0) } ?? 0
+        exchange.recorder.held(phase, for: waited)
         let locations = exchange.breakpoint.stops?.locations.map(\.displayString).joined(separator: ", ") ?? ""
         exchange.recorder.addRuleApplications([RuleApplication(
             name: "Breakpoint \(locations)",

@@ -587,6 +587,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 context.write(wrapOutboundOut(.head(head)), promise: nil)
             case .collect:
                 // Held until the body is complete, for a Rewrite Body rule or a breakpoint.
+                exchange.recorder.firstByteArrived()
                 exchange.recorder.setTLS(tlsInfo(for: exchange))
                 exchange.collectedResponse = (head, context.channel.allocator.buffer(capacity: 0))
                 exchange.upstreamKeepAlive = head.isKeepAlive

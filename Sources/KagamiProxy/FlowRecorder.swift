@@ -74,6 +74,20 @@ struct FlowRecorder {
         Self.keep(buffer, in: &flow.request.body, limit: captureLimit)
     }
 
+    /// The response head arrived from the server (kept whole before it goes on, for a hook).
+    mutating func firstByteArrived() {
+        if flow.timings.firstByte == nil { flow.timings.firstByte = Date() }
+    }
+
+    /// The exchange waited `seconds` at a breakpoint in `phase`: booked as held, not as network time.
+    mutating func held(_ phase: HeldExchange.Phase, for seconds: TimeInterval) {
+        switch phase {
+        case .request: flow.timings.heldAtRequest = (flow.timings.heldAtRequest ?? 0) + seconds
+        case .response: flow.timings.heldAtResponse = (flow.timings.heldAtResponse ?? 0) + seconds
+        case .message: break
+        }
+    }
+
     mutating func requestSent() {
         if flow.timings.requestSent == nil { flow.timings.requestSent = Date() }
     }

@@ -149,7 +149,7 @@ extension FlowTimings {
         for (name, date) in [("connected", connected), ("requestSent", requestSent), ("firstByte", firstByte), ("end", end)] {
             if let date { json.key(name); json.number(date.timeIntervalSinceReferenceDate) }
         }
-        for (name, interval) in [("blocked", blocked), ("dns", dns), ("ssl", ssl)] {
+        for (name, interval) in [("blocked", blocked), ("dns", dns), ("ssl", ssl), ("heldAtRequest", heldAtRequest), ("heldAtResponse", heldAtResponse)] {
             if let interval { json.key(name); json.number(interval) }
         }
         json.endObject()

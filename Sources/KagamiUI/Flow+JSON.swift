@@ -68,6 +68,9 @@ extension Flow {
             "requestSent": timings.requestSent.map { JSONValue.number(Self.milliseconds($0)) } ?? .null,
             "firstByte": timings.firstByte.map { JSONValue.number(Self.milliseconds($0)) } ?? .null,
             "end": timings.end.map { JSONValue.number(Self.milliseconds($0)) } ?? .null,
+            // Durations in milliseconds: time waiting at breakpoints, not network time.
+            "heldAtRequest": timings.heldAtRequest.map { JSONValue.number(($0 * 1000).rounded()) } ?? .null,
+            "heldAtResponse": timings.heldAtResponse.map { JSONValue.number(($0 * 1000).rounded()) } ?? .null,
         ]
         object["error"] = error.map { error -> JSONValue in ["kind": .string(error.kind.rawValue), "message": .string(error.message)] } ?? .null
         object["tls"] = tls.map { tls -> JSONValue in

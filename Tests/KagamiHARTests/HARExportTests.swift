@@ -186,3 +186,25 @@ extension HARExportTests {
         #expect(imported.first?.archiveFields == nil)
     }
 }
+
+/// Time held at breakpoints is not network time in HAR either.
+@Suite struct HARHeldTimeTests {
+    @Test func aRequestHeldAtABreakpointIsBlockedNotConnecting() throws {
+        let start = Date(timeIntervalSinceReferenceDate: 1_000)
+        let timings = FlowTimings(
+            start: start, connected: start + 5.04, requestSent: start + 5.05, firstByte: start + 5.10, end: start + 7.2,
+            heldAtRequest: 5.0, heldAtResponse: 2.0)
+        let har = HARTimings(timings)
+        #expect(har.blocked == 5000)
+        #expect(abs(har.connect - 40) < 0.01)
+        #expect(abs(har.wait - 50) < 0.01)
+        #expect(abs(har.receive - 2100) < 0.01)
+        guard case .object(let object) = har.json else {
+            Issue.record("timings are an object")
+            return
+        }
+        #expect(object["_heldAtRequest"] == .integer(5000))
+        #expect(object["_heldAtResponse"] == .integer(2000))
+        #expect(HARTimings(FlowTimings(start: start, connected: start + 1)).json.objectValue?["_heldAtRequest"] == nil)
+    }
+}

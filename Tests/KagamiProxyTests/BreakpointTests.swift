@@ -213,6 +213,12 @@ struct BreakpointTests {
                 }
             }
             #expect(how == "auto-continue")
+            // The wait is booked as held, before the connection: not as connecting.
+            let flow = try #require(try await h.flows(count: 1).first)
+            let held = try #require(flow.timings.heldAtRequest)
+            #expect(held >= 0.25)
+            let connected = try #require(flow.timings.connected)
+            #expect(connected.timeIntervalSince(flow.timings.start) >= held)
         }
     }
 

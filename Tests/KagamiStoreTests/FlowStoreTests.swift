@@ -286,6 +286,8 @@ func fullyPopulatedFlow() -> Flow {
     flow.timings.blocked = 0.000_3
     flow.timings.dns = 0.000_4
     flow.timings.ssl = 0.004
+    flow.timings.heldAtRequest = 1.5
+    flow.timings.heldAtResponse = 0.25
     flow.error = FlowError(.connectionReset, "the server closed the connection: \"reset\" / 日本")
     flow.tls = TLSInfo(version: "TLSv1.3", clientVersion: "TLSv1.2", cipherSuite: "TLS_AES_128_GCM_SHA256", alpn: "http/1.1",
                        serverName: "api.example.com", certificateSubject: "CN=api.example.com", certificateIssuer: "CN=Kagami CA",

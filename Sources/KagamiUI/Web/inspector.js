@@ -108,12 +108,17 @@ export function mountInspector({ container, showTool, showRepeat }) {
   function waterfall(t) {
     const end = t.end ?? t.firstByte ?? t.requestSent ?? t.connected ?? t.start;
     const total = Math.max(1, end - t.start);
+    // Time held at a breakpoint is its own phase: right after the start (request) and right
+    // after the first byte (response), never counted as network time.
+    const heldRequest = t.heldAtRequest ?? 0, heldResponse = t.heldAtResponse ?? 0;
     const phases = [
-      ["connect", "Connect", t.start, t.connected],
-      ["send", "Send", t.connected ?? t.start, t.requestSent],
+      ["held", "Held at request breakpoint", t.start, heldRequest > 0 ? t.start + heldRequest : null],
+      ["connect", "Connect", t.start + heldRequest, t.connected],
+      ["send", "Send", t.connected ?? t.start + heldRequest, t.requestSent],
       ["wait", "Wait", t.requestSent, t.firstByte],
-      ["receive", "Receive", t.firstByte, t.end],
-    ].filter(([, , from, to]) => from != null && to != null);
+      ["held", "Held at response breakpoint", t.firstByte, heldResponse > 0 && t.firstByte != null ? t.firstByte + heldResponse : null],
+      ["receive", "Receive", t.firstByte != null ? t.firstByte + heldResponse : null, t.end],
+    ].filter(([, , from, to]) => from != null && to != null).map(([id, label, from, to]) => [id, label, from, Math.max(from, to)]);
     const bar = el("div", { className: "waterfall", title: `${formatDuration(total)} in all` },
       ...phases.map(([id, label, from, to]) => el("span", { className: `w-${id}`, title: `${label}: ${formatDuration(to - from)}`, style: `width:${Math.max(0.5, ((to - from) / total) * 100)}%` })));
     const legend = el("div", { className: "legend" }, ...phases.map(([id, label, from, to]) => el("span", {}, el("i", { className: `w-${id}` }), `${label} ${formatDuration(to - from)}`)));
