@@ -80,8 +80,8 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
-        // YAML text to a node tree, bounded in size, nesting and expanded aliases.
-        .target(name: "KagamiYAML", dependencies: [.product(name: "Yams", package: "Yams")]),
+        // YAML text to a node tree or straight to JSON values, bounded in size, nesting and expanded aliases.
+        .target(name: "KagamiYAML", dependencies: ["KagamiJSON", .product(name: "Yams", package: "Yams")]),
         // One value per HTTP exchange, with no networking types: everything else speaks flows.
         .target(name: "KagamiFlow"),
         // Kagami's root CA and the leaf certificates it signs for intercepted hosts.
