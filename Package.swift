@@ -302,7 +302,10 @@ let package = Package(
         .testTarget(name: "KagamiJSONSchemaTests", dependencies: ["KagamiJSONSchema", "KagamiCLI", "KagamiTesting"]),
         .testTarget(
             name: "KagamiContractTests",
-            dependencies: ["KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiJSON", "KagamiJSONSchema", "KagamiCLI", "KagamiDescription", "KagamiTesting"],
+            dependencies: [
+                "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiJSON", "KagamiJSONSchema", "KagamiCLI", "KagamiDescription", "KagamiTesting",
+                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
+            ],
             exclude: ["Fuzz", "Fixtures", "check_openapi.py"]
         ),
         // A URLSession client the proxy tests run as a child process.

@@ -194,15 +194,7 @@ struct OpenAPIContractBuilder {
         ]
         contract.servers = document.servers.map { Server(url: $0.urlTemplate.absoluteString, description: $0.description ?? "") }
         progress?(ReadingProgress(stage: "validating"))
-        do {
-            _ = try document.validate(strict: false)
-        } catch let collection as OpenAPIKit.ValidationErrorCollection {
-            for problem in collection.values {
-                annotations.append(Annotation(.warning, problem.reason, at: locator.location(of: problem.codingPath.map { $0.stringValue })))
-            }
-        } catch {
-            annotations.append(Annotation(.warning, String(describing: error), at: nil))
-        }
+        annotations += validationWarnings()
 
         var groups: [ResourceGroup] = []
         // Where each group and each group's resource for a path are in `groups`: a
