@@ -73,7 +73,7 @@ let package = Package(
         .target(
             name: "KagamiOpenAPI",
             dependencies: [
-                "KagamiContract", "KagamiJSON", "KagamiYAML", "KagamiURITemplate", "KagamiFlow",
+                "KagamiContract", "KagamiJSON", "KagamiJSONSchema", "KagamiYAML", "KagamiURITemplate", "KagamiFlow",
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),
                 .product(name: "OpenAPIKit30", package: "OpenAPIKit"),
                 .product(name: "OpenAPIKitCompat", package: "OpenAPIKit"),

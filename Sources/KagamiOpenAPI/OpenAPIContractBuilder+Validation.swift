@@ -33,7 +33,8 @@ private struct ValidationWalk {
 
     mutating func visitDocument() {
         apply(.documentTagNamesAreUnique, to: document, at: [])
-        apply(.documentServerNamesAreUnique, to: document, at: [])
+        // Its `allServers` is quadratic too, and only named servers (OpenAPI 3.2) can repeat a name.
+        if hasNamedServers() { apply(.documentServerNamesAreUnique, to: document, at: []) }
         // OpenAPIKit's check reads the paths through `values`, which is quadratic in their
         // number (its ordered dictionary counts itself for each element): asked only when it
         // will fail, for its wording.
@@ -55,6 +56,19 @@ private struct ValidationWalk {
         for (key, pathItem) in components.pathItems {
             visit(pathItem, at: ["components", "pathItems", key.rawValue])
         }
+    }
+
+    private func hasNamedServers() -> Bool {
+        if document.servers.contains(where: { $0.name != nil }) { return true }
+        func named(_ item: Either<OpenAPI.Reference<OpenAPI.PathItem>, OpenAPI.PathItem>) -> Bool {
+            guard let pathItem = document.components[item] else { return false }
+            return (pathItem.servers ?? []).contains { $0.name != nil }
+                || pathItem.endpoints.contains { ($0.operation.servers ?? []).contains { $0.name != nil } }
+        }
+        // Iterated, not mapped: OpenAPIKit's ordered dictionary counts itself for each element it maps.
+        for (_, item) in document.paths where named(item) { return true }
+        for (_, item) in document.webhooks where named(item) { return true }
+        return false
     }
 
     private func operationIdsAreUnique() -> Bool {

@@ -5,6 +5,7 @@ import Foundation
 import KagamiContract
 import KagamiURITemplate
 import KagamiJSON
+import enum KagamiJSONSchema.JSONPointer
 import OpenAPIKit
 import OpenAPIKit30
 import OpenAPIKitCompat
@@ -143,6 +144,8 @@ struct OpenAPIContractBuilder {
     var progress: ReadingProgress.Report?
     /// Component schemas as JSON, for inlining `$ref`s.
     let componentSchemas: JSONObject
+    /// Component schemas once inlined and references as JSON, each made once and shared.
+    private let madeSchemas = MadeSchemas()
 
     init(document: OpenAPIKit.OpenAPI.Document, format: ContractFormat, locator: SourceLocator) {
         self.document = document
@@ -318,13 +321,13 @@ struct OpenAPIContractBuilder {
             case .a(let context):
                 switch context.schema {
                 case .a(let reference): schema = resolved(["$ref": .string(reference.absoluteString)])
-                case .b(let value): schema = Self.json(value).map(resolved)
+                case .b(let value): schema = schemaJSON(value).map(resolved)
                 }
                 example = context.example.flatMap(Self.json).map(Self.plainText)
                     ?? context.examples?.first.flatMap { try? document.components.lookup($0.value) }?.value?.value.flatMap(Self.json).map(Self.plainText)
             case .b(let content):
                 let first = content.first.flatMap { try? document.components.lookup($0.value) }
-                schema = first?.schema.flatMap(Self.json).map(resolved)
+                schema = first?.schema.flatMap(schemaJSON).map(resolved)
             }
             let members = schema?["enum"]?.arrayValue?.map(Self.plainText) ?? []
             result.append(Parameter(
@@ -380,7 +383,7 @@ struct OpenAPIContractBuilder {
                 if case .a(let context) = header.schemaOrContent {
                     if let example = context.example.flatMap(Self.json) {
                         value = Self.plainText(example)
-                    } else if case .b(let schema) = context.schema, let json = Self.json(schema) {
+                    } else if case .b(let schema) = context.schema, let json = schemaJSON(schema) {
                         value = Self.plainText(JSONSchemaExample.example(for: resolved(json)))
                     }
                 }
@@ -413,11 +416,11 @@ struct OpenAPIContractBuilder {
     /// One payload per named example (or one when there are none): body, schema and headers.
     private func payloads(_ mediaType: String, _ content: OpenAPIKit.OpenAPI.Content, headers: [Header], at keyPath: [String]) -> [(String, MessagePayload)] {
         var base = MessagePayload(headers: [Header(name: "Content-Type", value: mediaType)] + headers, sourceLocation: locator.location(of: keyPath))
-        if let schema = content.schema, let json = Self.json(schema) {
+        if let schema = content.schema, let json = schemaJSON(schema) {
             base.schema = resolved(json)
             base.schemaSource = .schema
             base.schemaDialect = OpenAPIReader.schemaDialect
-            base.schemaPointer = (keyPath + ["schema"]).map { "/" + $0.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1") }.joined()
+            base.schemaPointer = JSONPointer.string(keyPath + ["schema"])
         }
         let isJSON = mediaType.hasSuffix("/json") || mediaType.hasSuffix("+json") || mediaType.contains("json;")
         func body(_ value: JSONValue) -> String {
@@ -461,13 +464,60 @@ struct OpenAPIContractBuilder {
     /// The schema with `#/components/schemas/…` references inlined. A reference back into a
     /// schema being inlined stays a `$ref` into `$defs`, which then holds that schema.
     func resolved(_ schema: JSONValue) -> JSONValue {
-        var definitions = JSONObject()
-        var result = inline(schema, stack: [], definitions: &definitions, depth: 0)
-        if !definitions.isEmpty, case .object(var members) = result {
-            members["$defs"] = .object(definitions)
+        var inlining = Inlining()
+        var result = inline(schema, stack: [], inlining: &inlining, depth: 0)
+        if !inlining.definitions.isEmpty, case .object(var members) = result {
+            members["$defs"] = .object(inlining.definitions)
             result = .object(members)
         }
         return result
+    }
+
+    /// What inlining one schema has gathered.
+    private struct Inlining {
+        /// Schemas referred to from inside themselves, by name.
+        var definitions = JSONObject()
+        /// The deepest level reached (inlining stops at 64).
+        var deepest = 0
+    }
+
+    /// Schemas made once for a whole description.
+    private final class MadeSchemas {
+        /// Component schemas inlined on their own, by name; nil for one that refers back to
+        /// itself somewhere (its `$defs` depend on where it is used).
+        var inlined: [String: (schema: JSONValue, deepest: Int)?] = [:]
+        /// Schemas that are a `$ref` (most of a large description's payloads), as JSON, by
+        /// the reference: encoding one costs a `JSONEncoder` and a parse.
+        var references: [String: (schema: OpenAPIKit.JSONSchema, json: JSONValue?)] = [:]
+    }
+
+    /// `Self.json(schema)`, made once for each reference the description uses.
+    func schemaJSON(_ schema: OpenAPIKit.JSONSchema) -> JSONValue? {
+        guard case .reference(let reference, _) = schema.value else { return Self.json(schema) }
+        if let made = madeSchemas.references[reference.absoluteString], made.schema == schema { return made.json }
+        let json = Self.json(schema)
+        madeSchemas.references[reference.absoluteString] = (schema, json)
+        return json
+    }
+
+    /// The component inlined as it would be `depth` levels down, made once: a component
+    /// that refers to no schema above it comes out the same wherever it is used, and as a
+    /// shared value (copied on write) a large description holds it once, not once per use.
+    private func sharedInlined(_ name: String, _ target: JSONValue, depth: Int) -> (schema: JSONValue, deepest: Int)? {
+        let known: (schema: JSONValue, deepest: Int)?
+        if let entry = madeSchemas.inlined[name] {
+            known = entry
+        } else {
+            // Not shared while it is being made: a schema it refers to that refers back to
+            // it is inlined in place, as it always was.
+            madeSchemas.inlined[name] = .some(nil)
+            var alone = Inlining()
+            let schema = inline(target, stack: [name], inlining: &alone, depth: 0)
+            known = alone.definitions.isEmpty && alone.deepest < 64 ? (schema, alone.deepest) : nil
+            madeSchemas.inlined[name] = .some(known)
+        }
+        guard let known, depth + known.deepest < 64 else { return nil }
+        return known
     }
 
     /// OpenAPI's numeric formats are ranges JSON Schema doesn't know: written as bounds, the
@@ -485,7 +535,8 @@ struct OpenAPIContractBuilder {
         if members["maximum"] == nil, members["exclusiveMaximum"]?.doubleValue == nil { members["maximum"] = bounds.1 }
     }
 
-    private func inline(_ value: JSONValue, stack: [String], definitions: inout JSONObject, depth: Int) -> JSONValue {
+    private func inline(_ value: JSONValue, stack: [String], inlining: inout Inlining, depth: Int) -> JSONValue {
+        inlining.deepest = max(inlining.deepest, depth)
         guard depth < 64 else { return value }
         switch value {
         case .object(var members):
@@ -493,26 +544,32 @@ struct OpenAPIContractBuilder {
                 let name = String(reference.dropFirst("#/components/schemas/".count))
                 guard let target = componentSchemas[name] else { return value }
                 if stack.contains(name) {
-                    if definitions[name] == nil {
-                        definitions[name] = [:]
-                        definitions[name] = inline(target, stack: [name], definitions: &definitions, depth: depth + 1)
+                    if inlining.definitions[name] == nil {
+                        inlining.definitions[name] = [:]
+                        inlining.definitions[name] = inline(target, stack: [name], inlining: &inlining, depth: depth + 1)
                     }
                     members["$ref"] = .string("#/$defs/\(name)")
                     return .object(members)
                 }
                 members.removeValue(forKey: "$ref")
-                let expanded = inline(target, stack: stack + [name], definitions: &definitions, depth: depth + 1)
+                let expanded: JSONValue
+                if let shared = sharedInlined(name, target, depth: depth + 1) {
+                    inlining.deepest = max(inlining.deepest, depth + 1 + shared.deepest)
+                    expanded = shared.schema
+                } else {
+                    expanded = inline(target, stack: stack + [name], inlining: &inlining, depth: depth + 1)
+                }
                 guard !members.isEmpty else { return expanded }
                 // Siblings of `$ref` (2020-12 allows them) stay beside the inlined schema.
                 return ["allOf": [expanded, .object(members)]]
             }
             for (key, member) in members {
-                members[key] = inline(member, stack: stack, definitions: &definitions, depth: depth + 1)
+                members[key] = inline(member, stack: stack, inlining: &inlining, depth: depth + 1)
             }
             Self.addFormatBounds(&members)
             return .object(members)
         case .array(let items):
-            return .array(items.map { inline($0, stack: stack, definitions: &definitions, depth: depth + 1) })
+            return .array(items.map { inline($0, stack: stack, inlining: &inlining, depth: depth + 1) })
         default:
             return value
         }
