@@ -38,10 +38,10 @@ public enum OpenAPIReader {
         let document: OpenAPIKit.OpenAPI.Document
         do {
             if format == .openAPI30 {
-                let legacy = try OpenAPIValueDecoder.decode(OpenAPIKit30.OpenAPI.Document.self, from: raw)
+                let legacy = try OpenAPIValueDecoder.decode(OpenAPIKit30.OpenAPI.Document.self, from: raw, progress: progress)
                 document = legacy.convert(to: .v3_1_0)
             } else {
-                document = try OpenAPIValueDecoder.decode(OpenAPIKit.OpenAPI.Document.self, from: raw)
+                document = try OpenAPIValueDecoder.decode(OpenAPIKit.OpenAPI.Document.self, from: raw, progress: progress)
             }
         } catch {
             let described = OpenAPIKit.OpenAPI.Error(from: error)

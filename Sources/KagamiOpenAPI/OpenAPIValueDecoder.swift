@@ -6,13 +6,41 @@
 // a mapping of tens of thousands of paths), and neither the JSON text nor a second tree of
 // nodes is made.
 import Foundation
+import KagamiContract
 import KagamiJSON
 import OpenAPIKit
 import Yams
 
 enum OpenAPIValueDecoder {
-    static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
-        try ValueDecoder(value: value, codingPath: []).decode(type)
+    /// `progress` hears how many of the paths and component schemas have been decoded.
+    static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue, progress: ReadingProgress.Report? = nil) throws -> T {
+        let count = progress.map { DecodedCount(of: value, report: $0) }
+        return try ValueDecoder(value: value, codingPath: [], count: count).decode(type)
+    }
+}
+
+/// Decoding is most of reading a large description: its progress is counted in the members
+/// of `paths` and `components.schemas` begun.
+private final class DecodedCount {
+    let total: Int
+    let report: ReadingProgress.Report
+    var done = 0
+
+    init(of document: JSONValue, report: @escaping ReadingProgress.Report) {
+        total = (document["paths"]?.objectValue?.count ?? 0) + (document["components"]?["schemas"]?.objectValue?.count ?? 0)
+        self.report = report
+    }
+
+    /// Called as a member is reached at `codingPath`.
+    func reached(_ codingPath: [CodingKey]) {
+        let counted = switch codingPath.count {
+        case 1: codingPath[0].stringValue == "paths"
+        case 2: codingPath[1].stringValue == "schemas" && codingPath[0].stringValue == "components"
+        default: false
+        }
+        guard counted, done < total else { return }
+        done += 1
+        if done % 500 == 0 { report(ReadingProgress(stage: "decoding", done: done, total: total)) }
     }
 }
 
@@ -48,6 +76,7 @@ private func typeMismatch(_ codingPath: [CodingKey], expectation: Any.Type, real
 private struct ValueDecoder: Decoder, SingleValueDecodingContainer {
     let value: JSONValue
     let codingPath: [CodingKey]
+    let count: DecodedCount?
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -67,7 +96,7 @@ private struct ValueDecoder: Decoder, SingleValueDecodingContainer {
     func singleValueContainer() throws -> SingleValueDecodingContainer { self }
 
     func decoder(for value: JSONValue, as key: CodingKey) -> ValueDecoder {
-        ValueDecoder(value: value, codingPath: codingPath + [key])
+        ValueDecoder(value: value, codingPath: codingPath + [key], count: count)
     }
 
     func decodeNil() -> Bool { value.isNull }
@@ -154,6 +183,7 @@ private struct KeyedValueContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
             throw DecodingError.keyNotFound(key, DecodingError.Context(
                 codingPath: codingPath, debugDescription: "No value associated with key \(key) (\"\(key.stringValue)\")."))
         }
+        decoder.count?.reached(codingPath)
         return decoder.decoder(for: value, as: key)
     }
 }

@@ -3,6 +3,7 @@ import KagamiContract
 import KagamiJSON
 import KagamiOpenAPI
 import KagamiTesting
+import Synchronization
 import Testing
 
 @Suite struct OpenAPIReaderTests {
@@ -75,6 +76,19 @@ import Testing
         #expect(notOpenAPI.errors.first?.message.contains("OpenAPI 3.0 or 3.1") == true)
         let missingInfo = OpenAPIReader.parse("openapi: 3.1.0\npaths: {}\n")
         #expect(!missingInfo.errors.isEmpty)
+    }
+
+    /// A large description says how far decoding has got, counted in paths and component schemas.
+    @Test func decodingReportsItsProgress() {
+        let paths = (0..<700).map { "  /things/t\($0): {get: {responses: {'204': {description: none}}}}" }
+        let text = (["openapi: 3.1.0", "info: {title: many, version: '1'}", "paths:"] + paths
+            + ["components:", "  schemas:", "    Thing: {type: object}"]).joined(separator: "\n")
+        let reports = Mutex<[ReadingProgress]>([])
+        let contract = OpenAPIReader.parse(text) { progress in reports.withLock { $0.append(progress) } }
+        #expect(contract.actions.count == 700)
+        let decoding = reports.withLock { $0 }.filter { $0.stage == "decoding" }
+        #expect(decoding.contains { $0.done == 500 && $0.total == 701 }, "\(decoding)")
+        #expect(decoding.allSatisfy { $0.done <= $0.total })
     }
 
     /// A description whose aliases stand for a billion values is refused, not expanded.
