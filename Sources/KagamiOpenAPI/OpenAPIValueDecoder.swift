@@ -106,6 +106,7 @@ private struct ValueDecoder: Decoder, SingleValueDecodingContainer {
         // (the document's root too), trying one type after another at each value: made
         // directly, with what those tries find in Yams's nodes.
         if type == AnyCodable.self, let made = AnyCodable(Self.anyValue(value)) as? T { return made }
+        if type == [String: AnyCodable].self, let made = vendorExtensionCandidates() as? T { return made }
         guard let constructible = type as? ScalarConstructible.Type else { return try T(from: self) }
         let scalar = try self.scalar()
         guard let constructed = constructible.construct(from: scalar) else {
@@ -115,6 +116,22 @@ private struct ValueDecoder: Decoder, SingleValueDecodingContainer {
             throw typeMismatch(codingPath, expectation: type, reality: "\(Swift.type(of: constructed))")
         }
         return result
+    }
+
+    /// An object read as `[String: AnyCodable]`, which only `AnyCodable(from:)` asks for: that
+    /// is how OpenAPIKit finds an object's `x-` extensions (the document's root, each path
+    /// item, operation, response, schema…). It keeps the values of `x-` keys and looks only at
+    /// the names of the others (known keys are dropped, any other is an error naming it), so
+    /// those values are left out rather than made: made, they were every object's whole
+    /// subtree again at each level of nesting, the whole document at its root.
+    private func vendorExtensionCandidates() -> [String: AnyCodable]? {
+        guard case .object(let members) = value else { return nil }
+        var candidates: [String: AnyCodable] = [:]
+        candidates.reserveCapacity(members.count)
+        for (key, member) in members where key != "yamlAnchor" && key != "yamlTag" {
+            candidates[key] = key.lowercased().hasPrefix("x-") ? AnyCodable(Self.anyValue(member)) : AnyCodable(NSNull())
+        }
+        return candidates
     }
 
     /// What AnyCodable's decoding finds: null as NSNull, a Bool only from a boolean, an Int
