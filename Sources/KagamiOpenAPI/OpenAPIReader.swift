@@ -15,8 +15,12 @@ public enum OpenAPIReader {
     /// `$schema` noted on every schema read from an OpenAPI document.
     public static let schemaDialect = "https://json-schema.org/draft/2020-12/schema"
 
+    /// From how many paths a document's path items are decoded apart, on all cores.
+    public static let pathsDecodedApart = 200
+
     /// Reads a document. Never throws: problems become annotations with positions.
-    public static func parse(_ text: String, progress: ReadingProgress.Report? = nil) -> APIContract {
+    /// `minimumPathsApart`: from how many paths the path items are decoded apart.
+    public static func parse(_ text: String, minimumPathsApart: Int = pathsDecodedApart, progress: ReadingProgress.Report? = nil) -> APIContract {
         progress?(ReadingProgress(stage: "parsing"))
         let raw: JSONValue
         let locator: SourceLocator
@@ -38,10 +42,12 @@ public enum OpenAPIReader {
         let document: OpenAPIKit.OpenAPI.Document
         do {
             if format == .openAPI30 {
-                let legacy = try OpenAPIValueDecoder.decode(OpenAPIKit30.OpenAPI.Document.self, from: raw, progress: progress)
+                let legacy = try decodedApart(OpenAPIKit30.OpenAPI.Document.self, raw, minimumPaths: minimumPathsApart, progress: progress)
+                    ?? OpenAPIValueDecoder.decode(OpenAPIKit30.OpenAPI.Document.self, from: raw, progress: progress)
                 document = legacy.convert(to: .v3_1_0)
             } else {
-                document = try OpenAPIValueDecoder.decode(OpenAPIKit.OpenAPI.Document.self, from: raw, progress: progress)
+                document = try decodedApart(OpenAPIKit.OpenAPI.Document.self, raw, minimumPaths: minimumPathsApart, progress: progress)
+                    ?? OpenAPIValueDecoder.decode(OpenAPIKit.OpenAPI.Document.self, from: raw, progress: progress)
             }
         } catch {
             let described = OpenAPIKit.OpenAPI.Error(from: error)
@@ -54,6 +60,23 @@ public enum OpenAPIReader {
         builder.annotations = referenceProblems
         builder.progress = progress
         return builder.build()
+    }
+
+    /// A document with its path items decoded apart (`OpenAPIValueDecoder.decodeApart`), or
+    /// nil when it must be decoded whole: too few paths, a part that fails, or a security
+    /// requirement naming a scheme the components lack, which decoding it whole refuses.
+    static func decodedApart<Document: DocumentDecodedApart>(
+        _ type: Document.Type, _ raw: JSONValue, minimumPaths: Int, progress: ReadingProgress.Report?
+    ) -> Document? {
+        guard var (document, items) = OpenAPIValueDecoder.decodeApart(
+            type, paths: Document.PathEntry.self, from: raw, minimumPaths: minimumPaths, progress: progress) else { return nil }
+        var paths = OrderedDictionary<OpenAPIKit.OpenAPI.Path, Document.PathEntry>()
+        for (key, item) in items { paths[OpenAPIKit.OpenAPI.Path(rawValue: key)] = item }
+        items = []
+        // Iterated, not mapped: OpenAPIKit's ordered dictionary counts itself for each element it maps.
+        for (_, item) in paths where !document.namesKnownSchemes(item) { return nil }
+        document.paths = paths
+        return document
     }
 
     /// Every `$ref` inside the document that points nowhere, named, where it is written.
@@ -132,6 +155,30 @@ public enum OpenAPIReader {
 
     private static func failed(_ format: ContractFormat, _ message: String, at location: SourceLocation?) -> APIContract {
         APIContract(format: format, annotations: [Annotation(.error, message, at: location ?? SourceLocation(line: 1, column: 1))])
+    }
+}
+
+/// OpenAPIKit's 3.0 and 3.1 documents, as `OpenAPIReader.decodedApart` puts them together.
+protocol DocumentDecodedApart: Decodable {
+    associatedtype PathEntry: Decodable & Sendable
+    var paths: OrderedDictionary<OpenAPIKit.OpenAPI.Path, PathEntry> { get set }
+    /// Whether every security requirement of the path item names a scheme of the components.
+    func namesKnownSchemes(_ item: PathEntry) -> Bool
+}
+
+extension OpenAPIKit30.OpenAPI.Document: DocumentDecodedApart {
+    func namesKnownSchemes(_ item: OpenAPIKit30.OpenAPI.PathItem.Map.Value) -> Bool {
+        (components[item]?.endpoints ?? []).allSatisfy { endpoint in
+            (endpoint.operation.security ?? []).allSatisfy { $0.keys.allSatisfy { components[$0] != nil } }
+        }
+    }
+}
+
+extension OpenAPIKit.OpenAPI.Document: DocumentDecodedApart {
+    func namesKnownSchemes(_ item: OpenAPIKit.OpenAPI.PathItem.Map.Value) -> Bool {
+        (components[item]?.endpoints ?? []).allSatisfy { endpoint in
+            (endpoint.operation.security ?? []).allSatisfy { $0.keys.allSatisfy { components[$0] != nil } }
+        }
     }
 }
 

@@ -5,10 +5,12 @@
 // members are found by hashing, where Yams scans a mapping's keys for each one (quadratic in
 // a mapping of tens of thousands of paths), and neither the JSON text nor a second tree of
 // nodes is made.
+import Dispatch
 import Foundation
 import KagamiContract
 import KagamiJSON
 import OpenAPIKit
+import Synchronization
 import Yams
 
 enum OpenAPIValueDecoder {
@@ -17,14 +19,48 @@ enum OpenAPIValueDecoder {
         let count = progress.map { DecodedCount(of: value, report: $0) }
         return try ValueDecoder(value: value, codingPath: [], count: count).decode(type)
     }
+
+    /// The document without its paths, and each path item decoded on its own, the items
+    /// shared out among the processor's cores: what decoding the whole document decodes,
+    /// path item by path item, in the document's order. Nil when any part fails to decode
+    /// (decoding the whole document then gives the error as OpenAPIKit words it), when the
+    /// document has no `paths` object, or when it has fewer than `minimumPaths`.
+    static func decodeApart<Document: Decodable, PathItem: Decodable & Sendable>(
+        _ document: Document.Type, paths pathItem: PathItem.Type, from value: JSONValue, minimumPaths: Int,
+        progress: ReadingProgress.Report? = nil
+    ) -> (document: Document, paths: [(key: String, item: PathItem)])? {
+        guard case .object(var members) = value, case .object(let paths) = members["paths"], paths.count >= minimumPaths else { return nil }
+        let count = progress.map { DecodedCount(of: value, report: $0) }
+        members["paths"] = .object([:])
+        guard let skeleton = try? ValueDecoder(value: .object(members), codingPath: [], count: count).decode(document) else { return nil }
+        // As decoding the whole `paths` object does: the names Yams keeps for anchors and tags left out.
+        let entries = paths.elements.filter { $0.key != "yamlAnchor" && $0.key != "yamlTag" }
+        let parts = min(ProcessInfo.processInfo.activeProcessorCount, 8, max(1, entries.count / 64))
+        let decoded = Mutex<[[(key: String, item: PathItem)]?]>(Array(repeating: nil, count: parts))
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            var items: [(key: String, item: PathItem)] = []
+            let range = (entries.count * part / parts)..<(entries.count * (part + 1) / parts)
+            items.reserveCapacity(range.count)
+            for (key, member) in entries[range] {
+                let codingPath: [CodingKey] = [ValueCodingKey.paths, ValueCodingKey(member: key)]
+                guard let item = try? ValueDecoder(value: member, codingPath: codingPath, count: nil).decode(pathItem) else { return }
+                items.append((key, item))
+                count?.advance()
+            }
+            decoded.withLock { $0[part] = items }
+        }
+        let items = decoded.withLock { $0 }
+        guard items.allSatisfy({ $0 != nil }) else { return nil }
+        return (skeleton, items.flatMap { $0 ?? [] })
+    }
 }
 
 /// Decoding is most of reading a large description: its progress is counted in the members
 /// of `paths` and `components.schemas` begun.
-private final class DecodedCount {
+private final class DecodedCount: Sendable {
     let total: Int
     let report: ReadingProgress.Report
-    var done = 0
+    private let done = Atomic(0)
 
     init(of document: JSONValue, report: @escaping ReadingProgress.Report) {
         total = (document["paths"]?.objectValue?.count ?? 0) + (document["components"]?["schemas"]?.objectValue?.count ?? 0)
@@ -38,9 +74,13 @@ private final class DecodedCount {
         case 2: codingPath[1].stringValue == "schemas" && codingPath[0].stringValue == "components"
         default: false
         }
-        guard counted, done < total else { return }
-        done += 1
-        if done % 500 == 0 { report(ReadingProgress(stage: "decoding", done: done, total: total)) }
+        if counted { advance() }
+    }
+
+    /// One more path or component schema begun.
+    func advance() {
+        let done = done.add(1, ordering: .relaxed).newValue
+        if done <= total, done % 500 == 0 { report(ReadingProgress(stage: "decoding", done: done, total: total)) }
     }
 }
 
@@ -65,6 +105,12 @@ private struct ValueCodingKey: CodingKey {
     }
 
     static let `super` = ValueCodingKey(stringValue: "super") ?? ValueCodingKey(index: 0)
+    static let paths = ValueCodingKey(member: "paths")
+
+    init(member name: String) {
+        stringValue = name
+        intValue = nil
+    }
 }
 
 /// A mismatch worded as Yams words it (`reality` is the name of the node's kind).

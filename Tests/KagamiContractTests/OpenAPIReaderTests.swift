@@ -78,6 +78,26 @@ import Testing
         #expect(!missingInfo.errors.isEmpty)
     }
 
+    /// Path items decoded apart (as a large description's are) give the contract and the
+    /// problems decoding the whole document gives, a broken path or a security requirement
+    /// naming no scheme included.
+    @Test func pathItemsDecodedApartGiveTheSameContract() {
+        let petstore = Self.fixture("petstore-3.0.yaml")
+        let documents = [
+            petstore, Self.fixture("notes-3.1.json"),
+            petstore.replacingOccurrences(of: "operationId: showPet", with: "operationId: showPet\n      bogus: 1"),
+            petstore.replacingOccurrences(of: "operationId: showPet", with: "operationId: showPet\n      security: [{missing: []}]"),
+            petstore.replacingOccurrences(of: "operationId: showPet", with: "operationId: listPets"),
+        ]
+        #expect(documents.allSatisfy { !$0.isEmpty })
+        for (index, text) in documents.enumerated() {
+            let whole = OpenAPIReader.parse(text, minimumPathsApart: .max)
+            let apart = OpenAPIReader.parse(text, minimumPathsApart: 0)
+            #expect(apart == whole, "document \(index)")
+            #expect(index < 2 || !whole.annotations.isEmpty, "document \(index)")
+        }
+    }
+
     /// A large description says how far decoding has got, counted in paths and component schemas.
     @Test func decodingReportsItsProgress() {
         let paths = (0..<700).map { "  /things/t\($0): {get: {responses: {'204': {description: none}}}}" }
