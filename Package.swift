@@ -6,31 +6,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "kagami", targets: ["kagami"]),
-        .library(name: "KagamiJSON", targets: ["KagamiJSON"]),
-        .library(name: "KagamiURITemplate", targets: ["KagamiURITemplate"]),
-        .library(name: "KagamiJSONSchema", targets: ["KagamiJSONSchema"]),
-        .library(name: "KagamiContract", targets: ["KagamiContract"]),
-        .library(name: "KagamiBlueprint", targets: ["KagamiBlueprint"]),
-        .library(name: "KagamiOpenAPI", targets: ["KagamiOpenAPI"]),
-        .library(name: "KagamiFlow", targets: ["KagamiFlow"]),
-        .library(name: "KagamiProxy", targets: ["KagamiProxy"]),
-        .library(name: "KagamiCertificates", targets: ["KagamiCertificates"]),
-        .library(name: "KagamiStore", targets: ["KagamiStore"]),
-        .library(name: "KagamiPostgresStore", targets: ["KagamiPostgresStore"]),
-        .library(name: "KagamiHAR", targets: ["KagamiHAR"]),
-        .library(name: "KagamiCurl", targets: ["KagamiCurl"]),
         .library(name: "KagamiTesting", targets: ["KagamiTesting"]),
-        .library(name: "KagamiRules", targets: ["KagamiRules"]),
-        .library(name: "KagamiDescription", targets: ["KagamiDescription"]),
-        .library(name: "KagamiContractCheck", targets: ["KagamiContractCheck"]),
-        .library(name: "KagamiMock", targets: ["KagamiMock"]),
-        .library(name: "KagamiUI", targets: ["KagamiUI"]),
-        .library(name: "KagamiRepeat", targets: ["KagamiRepeat"]),
-        .library(name: "KagamiYAML", targets: ["KagamiYAML"]),
-        .library(name: "KagamiContentCoding", targets: ["KagamiContentCoding"]),
-        .library(name: "KagamiInfer", targets: ["KagamiInfer"]),
         .library(name: "KagamiKit", targets: ["KagamiKit"]),
-        .library(name: "KagamiGRPC", targets: ["KagamiGRPC"]),
         .library(name: "KagamiKitOpenAPI", targets: ["KagamiKitOpenAPI"]),
     ],
     dependencies: [
@@ -84,6 +61,8 @@ let package = Package(
         .target(name: "KagamiYAML", dependencies: ["KagamiJSON", .product(name: "Yams", package: "Yams")]),
         // One value per HTTP exchange, with no networking types: everything else speaks flows.
         .target(name: "KagamiFlow"),
+        // What Kagami writes out: notices and answers on the console, every byte to a descriptor.
+        .target(name: "KagamiOutput"),
         // Kagami's root CA and the leaf certificates it signs for intercepted hosts.
         .target(
             name: "KagamiCertificates",
@@ -119,6 +98,8 @@ let package = Package(
         // The inference accuracy benchmark's request generator and scorer (bench/infer/run.sh).
         .executableTarget(name: "infer-bench", dependencies: ["KagamiDescription", "KagamiContract", "KagamiJSON"], path: "bench/infer/Sources"),
         .executableTarget(name: "store-bench", dependencies: ["KagamiStore", "KagamiPostgresStore", "KagamiFlow", "KagamiJSON"], path: "bench/store/Sources"),
+        // Two sessions of an app's traffic for bench/diff/run.sh.
+        .executableTarget(name: "diff-bench", dependencies: ["KagamiStore", "KagamiFlow"], path: "bench/diff/Sources"),
         // WebSocket echo server and load client for bench/proxy/websocket.sh.
         .executableTarget(
             name: "ws-bench",
@@ -134,12 +115,12 @@ let package = Package(
         // Sessions: the FlowStore protocol and its SQLite driver.
         .target(
             name: "KagamiStore",
-            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiContentCoding", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"), .product(name: "DequeModule", package: "swift-collections")]
+            dependencies: ["KagamiOutput", "KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiContentCoding", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"), .product(name: "DequeModule", package: "swift-collections")]
         ),
         // Sessions shared by a team: the FlowStore protocol over a PostgreSQL server.
         .target(
             name: "KagamiPostgresStore",
-            dependencies: [
+            dependencies: ["KagamiOutput",
                 "KagamiStore", "KagamiFlow",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -183,10 +164,12 @@ let package = Package(
             name: "KagamiContractCheck",
             dependencies: ["KagamiContract", "KagamiDescription", "KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiURITemplate", "KagamiContentCoding"]
         ),
+        // The one recording chain (store, live views, contract check) every server is given.
+        .target(name: "KagamiRecording", dependencies: ["KagamiFlow", "KagamiStore", "KagamiContractCheck"]),
         // The mock server and docs page served from a contract.
         .target(
             name: "KagamiMock",
-            dependencies: [
+            dependencies: ["KagamiOutput",
                 "KagamiContract", "KagamiContractCheck", "KagamiDescription", "KagamiJSON", "KagamiJSONSchema", "KagamiURITemplate", "KagamiFlow",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -205,8 +188,8 @@ let package = Package(
         .target(
             name: "KagamiUI",
             dependencies: [
-                "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiContentCoding", "KagamiContractCheck",
-                "KagamiProxy", "KagamiCertificates", "KagamiRules", "KagamiCurl", "KagamiRepeat", "KagamiInfer", "KagamiGRPC",
+                "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiContentCoding", "KagamiContractCheck", "KagamiRecording",
+                "KagamiProxy", "KagamiCertificates", "KagamiRules", "KagamiCurl", "KagamiRepeat", "KagamiInfer", "KagamiGRPC", "KagamiDiff",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -219,11 +202,23 @@ let package = Package(
             name: "KagamiInfer",
             dependencies: ["KagamiFlow", "KagamiJSON", "KagamiContentCoding", .product(name: "OrderedCollections", package: "swift-collections")]
         ),
+        // Two captures compared by operation: what changed in calls, shapes, statuses, values and
+        // timings. Pure: flows in, findings and reports out.
+        .target(
+            name: "KagamiDiff",
+            dependencies: [
+                "KagamiFlow", "KagamiJSON", "KagamiInfer", "KagamiContractCheck", "KagamiURITemplate", "KagamiContentCoding", "KagamiGRPC",
+                .product(name: "OrderedCollections", package: "swift-collections"),
+            ]
+        ),
         // Proxy and mock run inside a test suite: port 0, rules, recorded flows, contract check;
         // no NIO types in its public API (Tests/KagamiKitTests/PublicSymbolsTests.swift).
         .target(
             name: "KagamiKit",
-            dependencies: ["KagamiFlow", "KagamiRules", "KagamiProxy", "KagamiMock", "KagamiStore", "KagamiContractCheck", "KagamiDescription", "KagamiCertificates"]
+            dependencies: [
+                "KagamiFlow", "KagamiRules", "KagamiProxy", "KagamiMock", "KagamiStore", "KagamiContractCheck", "KagamiDescription", "KagamiCertificates",
+                "KagamiRecording", "KagamiDiff",
+            ]
         ),
         // A swift-openapi-runtime transport: a generated client pointed at an in-process mock or
         // sent through an in-process proxy in one line.
@@ -241,10 +236,10 @@ let package = Package(
         // The commands; the executable only calls into this.
         .target(
             name: "KagamiCLI",
-            dependencies: [
+            dependencies: ["KagamiOutput",
                 "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
                 "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiContractCheck", "KagamiMock", "KagamiUI",
-                "KagamiRules", "KagamiRepeat", "KagamiInfer",
+                "KagamiRules", "KagamiRepeat", "KagamiInfer", "KagamiRecording", "KagamiDiff",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -281,6 +276,10 @@ let package = Package(
         ),
         .testTarget(name: "KagamiGRPCTests", dependencies: ["KagamiGRPC", "KagamiFlow", "KagamiTesting"]),
         .testTarget(
+            name: "KagamiDiffTests",
+            dependencies: ["KagamiDiff", "KagamiFlow", "KagamiJSON", "KagamiContractCheck", "KagamiDescription", "KagamiStore", "KagamiTesting", "kagami"]
+        ),
+        .testTarget(
             name: "KagamiInferTests",
             dependencies: [
                 "KagamiInfer", "KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiDescription", "KagamiContract", "KagamiHAR", "KagamiStore", "KagamiCLI",
@@ -292,7 +291,7 @@ let package = Package(
         .testTarget(
             name: "KagamiUITests",
             dependencies: [
-                "KagamiUI", "KagamiFlow", "KagamiStore", "KagamiTesting", "KagamiJSON", "KagamiProxy", "KagamiRules", "KagamiRepeat",
+                "KagamiUI", "KagamiFlow", "KagamiStore", "KagamiTesting", "KagamiJSON", "KagamiProxy", "KagamiRules", "KagamiRepeat", "KagamiRecording",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -313,7 +312,7 @@ let package = Package(
         .testTarget(
             name: "KagamiProxyTests",
             dependencies: [
-                "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "KagamiRules", "KagamiRepeat", "KagamiMock", "KagamiJSON", "KagamiGRPC", "url-session-probe", "CKagamiZlib",
+                "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "KagamiRules", "KagamiRepeat", "KagamiMock", "KagamiJSON", "KagamiGRPC", "KagamiKit", "url-session-probe", "CKagamiZlib",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -332,7 +331,7 @@ let package = Package(
         .testTarget(
             name: "KagamiContractCheckTests",
             dependencies: [
-                "KagamiContractCheck", "KagamiDescription", "KagamiContract", "KagamiFlow", "KagamiJSON", "KagamiProxy", "KagamiStore",
+                "KagamiContractCheck", "KagamiDescription", "KagamiContract", "KagamiFlow", "KagamiJSON", "KagamiProxy", "KagamiStore", "KagamiRecording",
                 "KagamiTesting", "KagamiHAR", "KagamiUI", "KagamiCertificates", "kagami",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

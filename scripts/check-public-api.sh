@@ -13,7 +13,7 @@ if [ -z "$directory" ] || [ ! -d "$directory" ]; then
     exit 1
 fi
 
-python3 - "$directory" KagamiKit KagamiKitOpenAPI KagamiFlow KagamiRules <<'PY'
+python3 - "$directory" KagamiKit KagamiKitOpenAPI KagamiFlow KagamiRules KagamiDiff <<'PY'
 import glob, json, os, sys
 
 directory, modules = sys.argv[1], sys.argv[2:]

@@ -27,14 +27,23 @@ else
 fi
 export KAGAMI_UPSTREAM_ALLOW=loopback
 export KAGAMI_CONFORMANCE_DIR="${KAGAMI_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/conformance}"
+# The scale suite's session: 20,000 generated exchanges (bench/ui/run.sh measures a million).
+export KAGAMI_UI_SCALE_COUNT="${KAGAMI_UI_SCALE_COUNT:-20000}"
 status=0
-# Each suite is stopped if it hangs (timeout signals its process group: browser and servers).
-suite() { timeout --kill-after=15 600 "$@"; }
+# Each suite is stopped if it hangs (timeout signals its process group: browser and servers),
+# and says how long it took.
+suite() {
+    local started=$SECONDS result=0
+    timeout --kill-after=15 600 "$@" || result=$?
+    echo "browser suite ${*: -2:1}: $((SECONDS - started)) s"
+    return $result
+}
 suite .venv-tests/bin/python Tests/UI/test_ui.py "$kagami" || status=1
 PATH="$PATH:/usr/sbin" suite .venv-tests/bin/python Tests/UI/test_daily_ui.py "$kagami" || status=1
 suite .venv-tests/bin/python Tests/UI/test_mock_docs.py "$kagami" || status=1
 suite .venv-tests/bin/python Tests/UI/test_contract_ui.py "$kagami" || status=1
 suite .venv-tests/bin/python Tests/UI/test_draft.py "$kagami" || status=1
+suite .venv-tests/bin/python Tests/UI/test_diff.py "$kagami" || status=1
 suite .venv-tests/bin/python Tests/UI/test_scale_ui.py "$kagami" || status=1
 PATH="$PATH:/usr/sbin" suite .venv-tests/bin/python Tests/UI/test_chromium_protocols.py "$kagami" || status=1
 # Two proxies and `kagami serve` sharing a PostgreSQL server: scripts/test.sh's, or a throwaway one.

@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
-import KagamiFlow
 import KagamiCertificates
+import KagamiFlow
+import KagamiOutput
 
 struct CACommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
-import KagamiFlow
 import KagamiDescription
+import KagamiFlow
+import KagamiOutput
 
 /// `kagami contract FILE --json`: shows exactly what Kagami understood of a description.
 struct ContractCommand: ParsableCommand {

@@ -1,10 +1,11 @@
 import ArgumentParser
 import Foundation
-import KagamiFlow
 import KagamiBlueprint
 import KagamiDescription
+import KagamiFlow
 import KagamiJSON
 import KagamiOpenAPI
+import KagamiOutput
 
 /// `kagami convert FILE --to openapi|apib`: one description format written as the other.
 struct ConvertCommand: ParsableCommand {

@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
-import KagamiFlow
 import KagamiDescription
+import KagamiFlow
+import KagamiOutput
 
 extension DescriptionFile {
     /// The file read, or the reason it can't be on standard error and exit status 2.

@@ -1,6 +1,7 @@
 import Foundation
 import KagamiFlow
 import KagamiHAR
+import KagamiOutput
 
 /// An HTTP Archive named on the command line, read the same way by every command: entries the
 /// reader can't use are named on standard error and skipped; no archive, or none readable, is

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KagamiFlow
 import KagamiHAR
+import KagamiOutput
 import KagamiStore
 
 /// `kagami import FILE.har --session FILE` (or `--store URL --session NAME`): adds an archive's exchanges to a session.

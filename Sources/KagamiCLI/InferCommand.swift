@@ -3,6 +3,7 @@ import Foundation
 import KagamiFlow
 import KagamiHAR
 import KagamiInfer
+import KagamiOutput
 
 /// `kagami infer`: drafts an API description from recorded exchanges.
 struct InferCommand: AsyncParsableCommand {

@@ -25,6 +25,7 @@ public struct Kagami: AsyncParsableCommand {
             DocsCommand.self,
             ConvertCommand.self,
             InferCommand.self,
+            DiffCommand.self,
         ]
     )
 

@@ -1,8 +1,10 @@
 import ArgumentParser
-import KagamiDescription
 import Foundation
+import KagamiDescription
 import KagamiFlow
 import KagamiMock
+import KagamiOutput
+import KagamiRecording
 
 struct MockCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -38,7 +40,7 @@ struct MockCommand: AsyncParsableCommand {
             server = try await MockServer.start(
                 path: file,
                 configuration: .init(host: host, port: port, validates: !noValidate, cors: cors),
-                sink: store, progress: display?.report)
+                sink: Recording(store: store).chain, progress: display?.report)
         } catch let error as MockServerError {
             Console.error("\(file): \(error)\n")
             throw ExitCode(2)

@@ -4,7 +4,9 @@ import KagamiCertificates
 import KagamiContractCheck
 import KagamiFlow
 import KagamiJSON
+import KagamiOutput
 import KagamiProxy
+import KagamiRecording
 import KagamiRepeat
 import KagamiRules
 import KagamiStore
@@ -108,20 +110,13 @@ struct ProxyCommand: AsyncParsableCommand {
         // Each client may need a descriptor for its server connection too: take what the system allows.
         ProxyServer.raiseDescriptorLimit()
         let redaction = try redactionOptions.asked(rules: activeRules.current?.rules.redaction)
-        let recording = try await RecordingStore.open(store: destination.storeURL, session: destination.session, redaction: redaction)
-        let store = recording.store
-        let sessionPath = recording.description
-        // The hub passes each flow to the store and to the web UI's live views.
-        let hub = FlowHub(forwardingTo: store)
-        // The contract check sees each flow after the store has it, on its own queue; what it
-        // finds is added to the stored flow and announced to the UI.
-        let checkSink = liveContracts.map { contracts in
-            ContractCheckSink(forwardingTo: hub, contracts: contracts) { flow in
-                store.updateViolations(flow.violations, ofFlow: flow.id)
-                hub.announce(flow)
-            }
-        }
-        let sink: any FlowSink = checkSink ?? hub
+        let opened = try await RecordingStore.open(store: destination.storeURL, session: destination.session, redaction: redaction)
+        let store = opened.store
+        let sessionPath = opened.description
+        // The store keeps each flow, the web UI's live views show it, the contract check looks
+        // at it beside the traffic (what it finds is added to the stored flow and announced).
+        let hub = FlowHub()
+        let recording = Recording(store: store, hub: hub, contracts: liveContracts)
         let server: ProxyServer
         do {
             server = try ProxyServer(
@@ -131,7 +126,7 @@ struct ProxyCommand: AsyncParsableCommand {
                     interception: interception, upstreamAllowList: allowList,
                     notice: { message in Console.error(message + "\n") }, allowedClients: allowedClients
                 ),
-                sink: sink,
+                sink: recording.chain,
                 rules: activeRules,
                 breakpoints: breakpointSet
             )
@@ -183,7 +178,7 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         let rulesControl = RulesFile.control(activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile, mapLocalFolders: mapLocalFolders)
         let uiServer = try await ui.start(
-            store: store, hub: hub, proxyAddress: listening, sessionPath: sessionPath,
+            store: store, hub: hub, recorder: recording.chain, proxyAddress: listening, sessionPath: sessionPath,
             liveProxy: LiveProxy(
                 proxy: server, repeatRoute: repeatRoute, sslProxyingFile: https.sslProxyingFile.map(SessionFile.expand),
                 certificatePath: interception?.authority.certificatePath),
@@ -199,10 +194,9 @@ struct ProxyCommand: AsyncParsableCommand {
         try await server.stop()
         await uiServer?.server.stop()
         liveContracts?.stopWatching()
-        await checkSink?.drain()
-        try await store.flush()
+        try await recording.flush()
         let count = try await store.count()
-        try await recording.close()
+        try await opened.close()
         Console.output("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(sessionPath)\n")
         if let liveContracts {
             let (checked, skipped) = liveContracts.counts

@@ -1,6 +1,7 @@
 import Foundation
 import KagamiContract
 import KagamiFlow
+import KagamiOutput
 import Synchronization
 
 /// How far reading a description has got, on standard error while a large one is read, when

@@ -5,6 +5,7 @@ import KagamiFlow
 import KagamiProxy
 import KagamiRepeat
 import KagamiRules
+import KagamiRecording
 import KagamiStore
 
 /// `kagami repeat --session FILE ID` (or `--store URL --session NAME ID`): Repeat and Repeat Advanced.
@@ -90,7 +91,7 @@ struct RepeatCommand: AsyncParsableCommand {
         }
         let server = try ProxyServer(
             configuration: .init(host: "127.0.0.1", port: 0, interception: interception),
-            sink: store,
+            sink: Recording(store: store).chain,
             rules: ActiveRules(try rules.map { try RulesFile.load($0) }))
         let address = try await server.start()
         do {

@@ -3,6 +3,7 @@ import Foundation
 import KagamiFlow
 import KagamiJSON
 import KagamiJSONSchema
+import KagamiOutput
 
 /// `kagami schema`: JSON Schema tools.
 struct SchemaCommand: AsyncParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KagamiFlow
+import KagamiOutput
 import KagamiPostgresStore
 import KagamiStore
 

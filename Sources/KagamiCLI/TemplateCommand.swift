@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KagamiFlow
 import KagamiJSON
+import KagamiOutput
 import KagamiURITemplate
 
 /// `kagami template`: try out RFC 6570 URI templates the way the mock server reads them.

@@ -21,7 +21,7 @@ struct UIOptions: ParsableArguments {
     }
 
     func start(
-        store: any FlowStore, hub: FlowHub, proxyAddress: String, sessionPath: String, liveProxy: LiveProxy? = nil,
+        store: any FlowStore, hub: FlowHub, recorder: any FlowSink, proxyAddress: String, sessionPath: String, liveProxy: LiveProxy? = nil,
         rules: RulesControl? = nil, contracts: LiveContracts? = nil
     ) async throws -> Running? {
         guard !noUi else { return nil }
@@ -30,7 +30,7 @@ struct UIOptions: ParsableArguments {
                 host: uiHost, port: uiPort, proxyAddress: proxyAddress, sessionPath: sessionPath,
                 version: Kagami.configuration.version, token: try AdminToken.installation()
             ),
-            store: store, hub: hub, liveProxy: liveProxy, rules: rules, contracts: contracts
+            store: store, hub: hub, recorder: recorder, liveProxy: liveProxy, rules: rules, contracts: contracts
         )
         do {
             return Running(server: server, port: try await server.start())

@@ -3,6 +3,7 @@ import Foundation
 import KagamiContractCheck
 import KagamiFlow
 import KagamiHAR
+import KagamiOutput
 import KagamiStore
 
 /// `kagami validate --contract FILE (--session FILE | --store URL --session NAME | --har FILE)`: recorded traffic checked

@@ -42,19 +42,9 @@ public struct BaseURL: Sendable, Hashable, CustomStringConvertible {
             } else {
                 guard scheme == "http" || scheme == "https", !authority.isEmpty else { return nil }
                 self.scheme = scheme
-                var hostPart = Substring(authority)
-                var portNumber = scheme == "https" ? 443 : 80
-                if hostPart.hasPrefix("["), let close = hostPart.firstIndex(of: "]") {
-                    let after = hostPart[hostPart.index(after: close)...]
-                    if after.hasPrefix(":") { guard let value = Int(after.dropFirst()) else { return nil }; portNumber = value }
-                    hostPart = hostPart[hostPart.index(after: hostPart.startIndex)..<close]
-                } else if let colon = hostPart.lastIndex(of: ":") {
-                    guard let value = Int(hostPart[hostPart.index(after: colon)...]) else { return nil }
-                    portNumber = value
-                    hostPart = hostPart[..<colon]
-                }
-                host = hostPart.lowercased()
-                port = portNumber
+                guard let parsed = Authority(parsing: String(authority), defaultPort: scheme == "https" ? 443 : 80) else { return nil }
+                host = parsed.host.lowercased()
+                port = parsed.port
             }
         } else {
             guard rest.hasPrefix("/") || rest.isEmpty else { return nil }

@@ -161,45 +161,66 @@ public final class LiveContracts: Sendable {
     }
 }
 
-/// A `FlowSink` in front of another that checks each flow against the descriptions in force
-/// after handing it on, on a queue of its own: the client's exchange never waits for the check.
-/// Flows with violations go to `found` (which stores and announces them). When more than
-/// `maximumPending` flows, or `maximumPendingBodyBytes` of their bodies, wait, new ones are
-/// counted as skipped rather than queued: memory stays bounded when traffic outruns the check.
-public final class ContractCheckSink: FlowSink {
-    private let downstream: any FlowSink
+/// The stage of a `RecordingChain` that checks each flow against the descriptions in force, on a
+/// queue of its own. `timing` says whether later stages wait for the check. When more than
+/// `maximumPending` flows, or `maximumPendingBodyBytes` of their bodies, wait for a check that
+/// runs alongside, new ones are counted as skipped rather than queued: memory stays bounded
+/// when traffic outruns the check.
+public final class ContractCheckStage: RecordingStage {
+    public enum Timing: Sendable {
+        /// Later stages (the store, the live views) get each record at once and the client's
+        /// exchange never waits for the check; flows with violations go to `found` (which
+        /// stores and announces them). `kagami proxy --contract`.
+        case alongside(found: @Sendable (Flow) -> Void)
+        /// Later stages get each flow once it is checked, its violations set, and every other
+        /// record in the same order behind it. An in-process server whose flows a test reads.
+        case before
+    }
+
     private let contracts: LiveContracts
-    private let found: @Sendable (Flow) -> Void
+    private let timing: Timing
     private let queue = DispatchQueue(label: "kagami.contract-check")
     private let pending = Atomic<Int>(0)
     private let pendingBytes = Atomic<Int>(0)
     private let maximumPending: Int
     private let maximumPendingBodyBytes: Int
 
-    public init(
-        forwardingTo downstream: any FlowSink, contracts: LiveContracts, maximumPending: Int = 10_000,
-        maximumPendingBodyBytes: Int = 256 << 20, found: @escaping @Sendable (Flow) -> Void
-    ) {
-        self.downstream = downstream
+    public init(contracts: LiveContracts, timing: Timing, maximumPending: Int = 10_000, maximumPendingBodyBytes: Int = 256 << 20) {
         self.contracts = contracts
+        self.timing = timing
         self.maximumPending = maximumPending
         self.maximumPendingBodyBytes = maximumPendingBodyBytes
-        self.found = found
     }
 
-    public var isBehind: Bool { downstream.isBehind }
-
-    public func record(_ flow: Flow) {
-        downstream.record(flow)
-        enqueue(flow)
+    /// Checked before they go on, flows wait for the check: past `maximumPending` the proxy
+    /// slows down rather than skipping any.
+    public var isBehind: Bool {
+        guard case .before = timing else { return false }
+        return pending.load(ordering: .relaxed) >= maximumPending
     }
 
-    public func record(_ flow: Flow, stored: @escaping @Sendable () -> Void) {
-        downstream.record(flow, stored: stored)
-        enqueue(flow)
+    public func handle(_ record: FlowRecord, next: @escaping @Sendable (FlowRecord) -> Void) {
+        switch timing {
+        case .alongside(let found):
+            next(record)
+            guard case .flow(let flow, _) = record else { return }
+            checkAlongside(flow, found: found)
+        case .before:
+            pending.add(1, ordering: .relaxed)
+            queue.async { [self] in
+                defer { pending.subtract(1, ordering: .relaxed) }
+                switch record {
+                case .flow(var flow, let stored):
+                    flow.violations = contracts.check(flow)
+                    next(.flow(flow, stored: stored))
+                case .messages:
+                    next(record)
+                }
+            }
+        }
     }
 
-    private func enqueue(_ flow: Flow) {
+    private func checkAlongside(_ flow: Flow, found: @escaping @Sendable (Flow) -> Void) {
         let bytes = flow.request.body.keptCount + (flow.response?.body.keptCount ?? 0)
         let count = pending.add(1, ordering: .relaxed).newValue
         let total = pendingBytes.add(bytes, ordering: .relaxed).newValue
@@ -222,7 +243,7 @@ public final class ContractCheckSink: FlowSink {
         }
     }
 
-    /// Returns once every flow recorded before the call has been checked.
+    /// Returns once every flow handed to the stage before the call has been checked.
     public func drain() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async { continuation.resume() }

@@ -1,10 +1,10 @@
 import Foundation
 import Synchronization
 
-/// A `FlowSink` that hands each finished flow to another sink (the store) and to every live
-/// subscriber (the web UI's event streams). Subscribers that read too slowly lose their oldest
-/// undelivered flows rather than holding the proxy back, and are told how many they missed.
-public final class FlowHub: FlowSink {
+/// The stage of a `RecordingChain` that shows each flow to every live subscriber (the web UI's
+/// event streams) as it passes. Subscribers that read too slowly lose their oldest undelivered
+/// flows rather than holding the proxy back, and are told how many they missed.
+public final class FlowHub: RecordingStage {
     /// What a subscriber receives.
     public enum Delivery: Sendable {
         /// A flow just recorded (body bytes left out unless the subscription asked for them).
@@ -23,31 +23,23 @@ public final class FlowHub: FlowSink {
         var missed = 0
     }
 
-    private let downstream: (any FlowSink)?
     private let subscribers = Mutex<[UInt64: Subscriber]>([:])
     private let nextID = Atomic<UInt64>(0)
 
-    /// - Parameter downstream: where every flow goes first (typically the session store).
-    public init(forwardingTo downstream: (any FlowSink)? = nil) {
-        self.downstream = downstream
-    }
+    public init() {}
 
     public var subscriberCount: Int { subscribers.withLock { $0.count } }
 
-    public var isBehind: Bool { downstream?.isBehind ?? false }
+    /// Subscribers never hold the chain back: they lose flows instead.
+    public var isBehind: Bool { false }
 
-    public func record(_ flow: Flow) {
-        downstream?.record(flow)
-        publish(flow)
-    }
-
-    public func record(_ flow: Flow, stored: @escaping @Sendable () -> Void) {
-        if let downstream {
-            downstream.record(flow, stored: stored)
-        } else {
-            stored()
+    public func handle(_ record: FlowRecord, next: @escaping @Sendable (FlowRecord) -> Void) {
+        switch record {
+        case .flow(let flow, _): publish(flow)
+        // Live views read a socket's messages from the store when they show it.
+        case .messages: break
         }
-        publish(flow)
+        next(record)
     }
 
     /// Tells live subscribers about a flow that changed after it was recorded (the contract
@@ -68,10 +60,6 @@ public final class FlowHub: FlowSink {
                 subscribers[id] = subscriber
             }
         }
-    }
-
-    public func record(messages: [WebSocketMessage], of flowID: UUID) {
-        downstream?.record(messages: messages, of: flowID)
     }
 
     private func publish(_ flow: Flow) {

@@ -43,9 +43,9 @@ public enum HARExport {
             "timings": timings.json,
         ]
         if let server = flow.serverAddress {
-            entry["serverIPAddress"] = .string(HostAddress.host(of: server))
+            entry["serverIPAddress"] = .string(Authority.split(server)?.host ?? server)
         }
-        if let client = flow.clientAddress, let port = HostAddress.port(of: client) {
+        if let client = flow.clientAddress, let port = Authority.split(client)?.port {
             entry["connection"] = .string(String(port))
         }
         entry["_id"] = .string(flow.id.uuidString)
@@ -169,30 +169,7 @@ public enum HARExport {
     }
 }
 
-/// `host:port` and `[v6]:port` addresses as the flow model writes them.
-enum HostAddress {
-    static func host(of address: String) -> String {
-        if address.hasPrefix("["), let close = address.firstIndex(of: "]") {
-            return String(address[address.index(after: address.startIndex)..<close])
-        }
-        guard let colon = address.lastIndex(of: ":"), address.firstIndex(of: ":") == colon else { return address }
-        return String(address[..<colon])
-    }
 
-    static func port(of address: String) -> Int? {
-        if address.hasPrefix("[") {
-            guard let close = address.firstIndex(of: "]") else { return nil }
-            let rest = address[address.index(after: close)...]
-            return rest.hasPrefix(":") ? Int(rest.dropFirst()) : nil
-        }
-        guard let colon = address.lastIndex(of: ":"), address.firstIndex(of: ":") == colon else { return nil }
-        return Int(address[address.index(after: colon)...])
-    }
-
-    static func join(host: String, port: Int) -> String {
-        Authority(host: host, port: port).description
-    }
-}
 
 extension JSONValue {
     /// A Codable model value as JSON (the flow model's TLS info, errors, violations).

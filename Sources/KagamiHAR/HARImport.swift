@@ -147,7 +147,7 @@ public enum HARImport {
             mode = known
         }
         let serverAddress = try entry.optional("_serverAddress")?.string()
-            ?? serverIP.map { HostAddress.join(host: $0.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port: request.port) }
+            ?? serverIP.map { Authority(host: $0.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port: request.port).description }
         var error = try entry.optional("_error").map { node throws(HARImportError) -> FlowError in
             if case .string(let message) = node.value { return FlowError(.other, message) }
             return try decode(FlowError.self, node, what: "an error")

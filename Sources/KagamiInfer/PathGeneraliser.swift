@@ -110,7 +110,7 @@ public struct PathGeneraliser: Sendable {
     }
 
     /// Splits `/a/b/` into `["a", "b", ""]`; `/` into `[]`.
-    static func segments(of path: String) -> [String] {
+    public static func segments(of path: String) -> [String] {
         var parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         if parts.first == "" { parts.removeFirst() }
         if parts == [""] { return [] }

@@ -470,8 +470,8 @@ enum MediaTypeText {
 }
 
 /// Which headers say something about the API. Transport, caching, browser and proxy headers
-/// don't; credentials become security schemes instead.
-enum HeaderSelection {
+/// don't; credentials become security schemes instead. `kagami diff` compares the same ones.
+public enum HeaderSelection {
     static let transport: Set<String> = [
         "host", "connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "content-length",
         "content-type", "content-encoding", "date", "via", "forwarded", "alt-svc", "expect", "priority",
@@ -488,13 +488,13 @@ enum HeaderSelection {
         "content-security-policy-report-only", "permissions-policy", "x-cache", "x-served-by", "x-timer", "cf-ray",
     ]
 
-    static func ignoredInRequests(_ lowered: String) -> Bool {
+    public static func ignoredInRequests(_ lowered: String) -> Bool {
         transport.contains(lowered) || requestOnly.contains(lowered) || lowered.hasPrefix("proxy-")
             || lowered.hasPrefix("if-") || lowered.hasPrefix("sec-") || lowered.hasPrefix("x-forwarded-")
             || lowered.hasPrefix(":") || Redaction.isSecret(lowered)
     }
 
-    static func ignoredInResponses(_ lowered: String) -> Bool {
+    public static func ignoredInResponses(_ lowered: String) -> Bool {
         transport.contains(lowered) || responseOnly.contains(lowered) || lowered.hasPrefix("proxy-")
             || lowered.hasPrefix("access-control-") || lowered.hasPrefix(":") || Redaction.isSecret(lowered)
     }

@@ -1,9 +1,10 @@
-// What an in-process server keeps of its traffic: every flow in memory (and in a session file
-// when asked), checked against the descriptions first, and announced to whoever listens.
-import Dispatch
+// What an in-process server keeps of its traffic: every flow and WebSocket message in memory
+// (and in a session file when asked), checked against the descriptions first, and announced to
+// whoever listens.
 import Foundation
 import KagamiContractCheck
 import KagamiFlow
+import KagamiRecording
 import KagamiStore
 import Synchronization
 
@@ -15,42 +16,68 @@ public enum FlowRecording: Sendable, Hashable {
     case sessionFile(path: String)
 }
 
-/// The sink handed to the engine. Flows are checked and kept on a serial queue of their own, so
-/// neither the client's exchange nor the event loop waits for the contract check or the store.
-final class FlowRecorder: FlowSink {
+/// What an in-process server records into: the one recording chain (the contract check first,
+/// so each flow is kept with its violations, then the session file when asked), ending in the
+/// server's memory.
+struct FlowRecorder: Sendable {
+    let recording: Recording
+    let memory: FlowMemory
+
+    init(recording: FlowRecording, contracts: LiveContracts?) throws {
+        let store: SQLiteFlowStore?
+        switch recording {
+        case .memory: store = nil
+        case .sessionFile(let path): store = try SQLiteFlowStore(path: path)
+        }
+        memory = FlowMemory()
+        self.recording = Recording(store: store, contracts: contracts, contractTiming: .first, then: [memory])
+    }
+
+    /// What the engine is given.
+    var sink: any FlowSink { recording.chain }
+
+    /// Returns once every record handed over before the call is kept, then ends the
+    /// subscriptions.
+    func finish() async throws {
+        try await recording.flush()
+        memory.finish()
+    }
+}
+
+/// The last stage of an in-process server's chain: every flow, and every WebSocket message,
+/// in memory for as long as the server runs, announced to whoever listens.
+final class FlowMemory: RecordingStage {
     private struct State {
         var flows: [Flow] = []
+        var messages: [UUID: [WebSocketMessage]] = [:]
         var listeners: [UUID: AsyncStream<Flow>.Continuation] = [:]
         var finished = false
     }
 
     private let state = Mutex(State())
-    private let queue = DispatchQueue(label: "kagami.kit.recording")
-    private let contracts: LiveContracts?
-    private let store: SQLiteFlowStore?
 
-    init(recording: FlowRecording, contracts: LiveContracts?) throws {
-        self.contracts = contracts
-        switch recording {
-        case .memory: store = nil
-        case .sessionFile(let path): store = try SQLiteFlowStore(path: path)
-        }
-    }
+    var isBehind: Bool { false }
 
-    func record(_ flow: Flow) {
-        queue.async { [self] in
-            var checked = flow
-            if let contracts { checked.violations = contracts.check(flow) }
-            store?.record(checked)
+    func handle(_ record: FlowRecord, next: @escaping @Sendable (FlowRecord) -> Void) {
+        switch record {
+        case .flow(let flow, _):
             let listeners = state.withLock { state in
-                state.flows.append(checked)
+                state.flows.append(flow)
                 return Array(state.listeners.values)
             }
-            for listener in listeners { listener.yield(checked) }
+            for listener in listeners { listener.yield(flow) }
+        case .messages(let messages, let flowID):
+            state.withLock { $0.messages[flowID, default: []].append(contentsOf: messages) }
         }
+        next(record)
     }
 
     var flows: [Flow] { state.withLock { $0.flows } }
+
+    /// The messages of a WebSocket flow so far, in the order they passed.
+    func messages(of flowID: UUID) -> [WebSocketMessage] {
+        state.withLock { $0.messages[flowID] ?? [] }
+    }
 
     /// Every flow recorded from now on; ends when the server shuts down.
     func subscribe() -> AsyncStream<Flow> {
@@ -71,10 +98,10 @@ final class FlowRecorder: FlowSink {
     func flows(count: Int, timeout: Duration) async throws -> [Flow] {
         let updates = subscribe()
         if flows.count >= count { return flows }
-        let recorder = self
+        let memory = self
         return try await withThrowingTaskGroup(of: [Flow]?.self) { group in
             group.addTask {
-                for await _ in updates where recorder.flows.count >= count { return recorder.flows }
+                for await _ in updates where memory.flows.count >= count { return memory.flows }
                 return nil
             }
             group.addTask {
@@ -83,22 +110,18 @@ final class FlowRecorder: FlowSink {
             }
             defer { group.cancelAll() }
             if let result = try await group.next(), let flows = result { return flows }
-            throw FlowWaitTimeout(expected: count, recorded: recorder.flows.count, timeout: timeout)
+            throw FlowWaitTimeout(expected: count, recorded: memory.flows.count, timeout: timeout)
         }
     }
 
-    /// Returns once every flow handed over before the call is kept, then ends the subscriptions.
-    func finish() async throws {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async { continuation.resume() }
-        }
+    /// Ends the subscriptions.
+    func finish() {
         let listeners = state.withLock { state in
             state.finished = true
             defer { state.listeners = [:] }
             return Array(state.listeners.values)
         }
         for listener in listeners { listener.finish() }
-        try await store?.flush()
     }
 }
 

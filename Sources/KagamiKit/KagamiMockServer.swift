@@ -45,14 +45,14 @@ public final class KagamiMockServer: Sendable {
 
     private static func start(
         port: Int, validatesRequests: Bool,
-        _ serve: (MockServer.Configuration, FlowRecorder) async throws -> MockServer
+        _ serve: (MockServer.Configuration, any FlowSink) async throws -> MockServer
     ) async throws -> KagamiMockServer {
         let recorder = try FlowRecorder(recording: .memory, contracts: nil)
         // A test's description doesn't change under it: no file watching, so no timer task.
         let configuration = MockServer.Configuration(port: port, validates: validatesRequests, reloadInterval: nil)
         let server: MockServer
         do {
-            server = try await serve(configuration, recorder)
+            server = try await serve(configuration, recorder.sink)
         } catch let error as MockServerError {
             throw KagamiSetupError(error.description)
         }
@@ -64,15 +64,15 @@ public final class KagamiMockServer: Sendable {
     }
 
     /// Every exchange the mock has answered, oldest first.
-    public var flows: [Flow] { recorder.flows }
+    public var flows: [Flow] { recorder.memory.flows }
 
     /// The exchanges answered from now on; the sequence ends when the mock shuts down.
-    public var newFlows: AsyncStream<Flow> { recorder.subscribe() }
+    public var newFlows: AsyncStream<Flow> { recorder.memory.subscribe() }
 
     /// Waits until at least `count` exchanges have been recorded; throws ``FlowWaitTimeout``
     /// after `timeout`.
     public func flows(count: Int, timeout: Duration = .seconds(10)) async throws -> [Flow] {
-        try await recorder.flows(count: count, timeout: timeout)
+        try await recorder.memory.flows(count: count, timeout: timeout)
     }
 
     /// Stops listening and ends ``newFlows`` sequences.

@@ -109,7 +109,7 @@ public final class KagamiProxyServer: Sendable {
                 responseTimeout: configuration.responseTimeout, upstreamAllowList: allowList,
                 clientIdleTimeout: configuration.clientIdleTimeout
             ),
-            sink: recorder,
+            sink: recorder.sink,
             rules: ActiveRules(pipeline)
         )
         let address = try await server.start()
@@ -125,17 +125,23 @@ public final class KagamiProxyServer: Sendable {
     public let proxyURL: URL
 
     /// Every flow recorded so far, oldest first, with its contract violations.
-    public var flows: [Flow] { recorder.flows }
+    public var flows: [Flow] { recorder.memory.flows }
 
     /// The flows recorded from now on, each once it has been checked against the descriptions.
     /// The sequence ends when the proxy shuts down.
-    public var newFlows: AsyncStream<Flow> { recorder.subscribe() }
+    public var newFlows: AsyncStream<Flow> { recorder.memory.subscribe() }
 
     /// Waits until at least `count` flows have been recorded; throws ``FlowWaitTimeout`` after
     /// `timeout`. A flow is recorded once its exchange has ended, which can be just after the
     /// client has its response.
     public func flows(count: Int, timeout: Duration = .seconds(10)) async throws -> [Flow] {
-        try await recorder.flows(count: count, timeout: timeout)
+        try await recorder.memory.flows(count: count, timeout: timeout)
+    }
+
+    /// The messages a WebSocket flow relayed so far, in the order they passed (pings and pongs
+    /// past the first few of each direction are counted in one message).
+    public func webSocketMessages(of flowID: UUID) -> [WebSocketMessage] {
+        recorder.memory.messages(of: flowID)
     }
 
     /// The rules in force.

@@ -4,6 +4,7 @@ import KagamiContract
 import KagamiContractCheck
 import KagamiDescription
 import KagamiFlow
+import KagamiOutput
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -308,9 +309,6 @@ private final class MockHandler: ChannelInboundHandler {
 
     /// `localhost:3000` → `localhost`; `[::1]:3000` → `::1`.
     private static func hostName(_ authority: String) -> String {
-        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
-            return String(authority[authority.index(after: authority.startIndex)..<close])
-        }
-        return authority.split(separator: ":").first.map(String.init) ?? authority
+        Authority.split(authority)?.host ?? authority
     }
 }

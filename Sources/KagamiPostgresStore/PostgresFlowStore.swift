@@ -1,6 +1,7 @@
 import DequeModule
 import Foundation
 import KagamiFlow
+import KagamiOutput
 import KagamiStore
 import Logging
 import PostgresNIO
@@ -321,6 +322,14 @@ public final class PostgresFlowStore: FlowStore {
     }
 
     // MARK: Writing
+
+    public func record(_ record: FlowRecord) {
+        switch record {
+        case .flow(let flow, let stored?): self.record(flow, stored: stored)
+        case .flow(let flow, nil): self.record(flow)
+        case .messages(let messages, let flowID): self.record(messages: messages, of: flowID)
+        }
+    }
 
     public func record(_ flow: Flow) {
         enqueue(.flow(flow), stored: nil)

@@ -101,6 +101,31 @@ final class Exchange {
     func disarmTimeout() {
         timeoutDeadline = nil
     }
+
+    /// The request body read so far, when the whole request was collected for a hook.
+    var collectedRequestBody: ByteBuffer? {
+        guard state.isRequestComplete else { return nil }
+        var body = ByteBuffer()
+        for case .body(.byteBuffer(var part)) in pendingParts { body.writeBuffer(&part) }
+        return body
+    }
+
+    /// The request as the client sent it, with its body when the whole request was collected:
+    /// what the rules decide on.
+    var collectedRequest: FlowRequest {
+        var request = clientRequest
+        if let body = collectedRequestBody { request.body = FlowBody(data: Data(body.readableBytesView)) }
+        return request
+    }
+
+    /// Throttling's latency, once per request, before it goes out or is answered locally (a
+    /// retry on a fresh connection adds none): nil when there is none to wait (again).
+    func takeThrottleLatency() -> TimeAmount? {
+        guard let profile = throttle, !throttleLatencyAdded else { return nil }
+        throttleLatencyAdded = true
+        recorder.addRuleApplications([RulePipeline.throttleApplication(profile)])
+        return profile.latencyMs > 0 ? TimeAmount(profile.latency) : nil
+    }
 }
 
 /// The last handler on a client connection. It reads requests, sends them to the server, relays
@@ -236,13 +261,14 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// wire. A request it completed is still answered, and the connection closes after the
     /// answer; but a client that gave up is not waited for long: when the answer hasn't begun
     /// within `clientHalfCloseTimeout`, the exchange ends as one the client left. With nothing
-    /// complete to answer, the connection closes now.
+    /// complete to answer, or an exchange held at a breakpoint (no answer begins before someone
+    /// decides), the connection closes now.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         guard let event = event as? ChannelEvent, event == .inputClosed else {
             context.fireUserInboundEventTriggered(event)
             return
         }
-        guard let exchange, exchange.state.isRequestComplete else {
+        guard let exchange, exchange.state.isRequestComplete, exchange.breakpoint.heldID == nil else {
             context.close(promise: nil)
             return
         }
@@ -350,7 +376,31 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         var position = index
         while position < hooks.count {
             guard !exchange.state.isFinished else { return }
-            if hooks[position].request(exchange, position: position, on: self) == .stop { return }
+            switch hooks[position].request(exchange) {
+            case .proceed:
+                break
+            case .send(let request):
+                send(request, in: exchange)
+            case .answer(let response):
+                answerLocally(exchange, with: response)
+                return
+            case .drop(let reason):
+                end(exchange)
+                settings.hooks.ended(exchange.recorder.finish(error: FlowError(.aborted, reason)))
+                context?.close(promise: nil)
+                return
+            case .holdAtBreakpoint:
+                holdRequest(exchange, position: position)
+                return
+            case .delay(let latency):
+                guard let context else { return }
+                pauseClientReads()
+                let after = position
+                context.eventLoop.assumeIsolated().scheduleTask(in: latency) { [weak self] in
+                    self?.continueRequest(exchange, after: after)
+                }
+                return
+            }
             position += 1
         }
         pauseClientReads()
@@ -363,49 +413,21 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         runRequestHooks(exchange, from: position + 1)
     }
 
-    /// Runs the request side of the rules; false when they answered or refused the request.
-    func applyRequestRules(_ exchange: Exchange) -> Bool {
-        guard let rules = exchange.rules else { return true }
-        var request = exchange.clientRequest
-        var heldBody: ByteBuffer?
-        if exchange.state.isRequestComplete {
-            var body = ByteBuffer()
-            for case .body(.byteBuffer(var part)) in exchange.pendingParts { body.writeBuffer(&part) }
-            request.body = FlowBody(data: Data(body.readableBytesView))
-            heldBody = body
+    /// Goes on with `request` instead of what was to be sent (a hook changed it): where it goes,
+    /// its head, and its body when the whole request was collected.
+    private func send(_ request: FlowRequest, in exchange: Exchange) {
+        let collectedBody = exchange.collectedRequestBody
+        if let collectedBody, request.body.data != Data(collectedBody.readableBytesView) {
+            exchange.pendingParts = request.body.keptCount == 0 ? [.end(nil)] : [.body(.byteBuffer(ByteBuffer(bytes: request.body.data))), .end(nil)]
         }
-        let verdict = rules.processRequest(request)
-        exchange.recorder.addRuleApplications(verdict.applications)
-        switch verdict.action {
-        case .forward(let forwarded):
-            if heldBody != nil, forwarded.body.data != request.body.data {
-                exchange.pendingParts = forwarded.body.keptCount == 0 ? [.end(nil)] : [.body(.byteBuffer(ByteBuffer(bytes: forwarded.body.data))), .end(nil)]
-            } else if heldBody == nil, forwarded == request {
-                return true
-            }
-            var headers = HTTPHeaders(forwarded.headers.pairs)
-            if heldBody != nil, headers.contains(name: "content-length") {
-                headers.replaceOrAdd(name: "Content-Length", value: String(forwarded.body.keptCount))
-            }
-            exchange.target = ProxyTarget(scheme: forwarded.scheme, host: forwarded.host, port: forwarded.port, path: forwarded.target)
-            exchange.upstreamHead = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: forwarded.method), uri: forwarded.target, headers: headers)
-            exchange.recorder.setRequest(forwarded, headers: headers)
-            for case .body(.byteBuffer(let part)) in exchange.pendingParts { exchange.recorder.requestBodyPart(part) }
-            return true
-        case .block(.dropConnection):
-            end(exchange)
-            settings.hooks.ended(exchange.recorder.finish(error: FlowError(.aborted, "blocked by the rules: connection dropped")))
-            context?.close(promise: nil)
-            return false
-        case .block(.forbidden):
-            answerLocally(exchange, with: RulePipeline.forbiddenResponse)
-            return false
-        case .respond(let local):
-            // A file that vanished since the rule matched: the real server answers.
-            guard let response = local.loaded() else { return true }
-            answerLocally(exchange, with: response)
-            return false
+        var headers = HTTPHeaders(request.headers.pairs)
+        if collectedBody != nil, headers.contains(name: "content-length") {
+            headers.replaceOrAdd(name: "Content-Length", value: String(request.body.keptCount))
         }
+        exchange.target = ProxyTarget(scheme: request.scheme, host: request.host, port: request.port, path: request.target)
+        exchange.upstreamHead = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: request.target, headers: headers)
+        exchange.recorder.setRequest(request, headers: headers)
+        for case .body(.byteBuffer(let part)) in exchange.pendingParts { exchange.recorder.requestBodyPart(part) }
     }
 
     /// Answers with a response the rules made (Map Local, 403), once the request is read.
@@ -415,7 +437,15 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             return
         }
         guard let context else { return }
-        if waitThrottleLatency(exchange, then: { [weak self] in self?.answerLocally(exchange, with: response) }) { return }
+        // Throttling's latency comes before a local answer too (the hooks stopped before it).
+        if let latency = exchange.takeThrottleLatency() {
+            pauseClientReads()
+            context.eventLoop.assumeIsolated().scheduleTask(in: latency) { [weak self] in
+                guard !exchange.state.isFinished else { return }
+                self?.answerLocally(exchange, with: response)
+            }
+            return
+        }
         end(exchange)
         let headers = HTTPHeaders(response.headers.pairs)
         let head = HTTPResponseHead(version: exchange.clientVersion, status: HTTPResponseStatus(code: response.status, reason: response.reason), headers: headers)
@@ -424,21 +454,6 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         exchange.recorder.responseBodyPart(body)
         let close = !exchange.clientKeepAlive || headers[canonicalForm: "connection"].contains("close")
         answer(head, body, close: close, recording: exchange.recorder.finish(error: nil), context: context, shaping: exchange.throttle)
-    }
-
-    /// Throttling's latency, once per request, before it goes out or is answered locally (a
-    /// retry on a fresh connection adds none). True when `resume` runs once it has passed.
-    func waitThrottleLatency(_ exchange: Exchange, then resume: @escaping () -> Void) -> Bool {
-        guard let profile = exchange.throttle, !exchange.throttleLatencyAdded, let context else { return false }
-        exchange.throttleLatencyAdded = true
-        exchange.recorder.addRuleApplications([RulePipeline.throttleApplication(profile)])
-        guard profile.latencyMs > 0 else { return false }
-        pauseClientReads()
-        context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(profile.latency)) {
-            guard !exchange.state.isFinished else { return }
-            resume()
-        }
-        return true
     }
 
     /// When the session store is behind the traffic, the request waits before it goes out
@@ -645,7 +660,15 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         var position = index
         while position < hooks.count {
             guard !exchange.state.isFinished else { return }
-            if hooks[position].response(exchange, position: position, on: self) == .stop { return }
+            switch hooks[position].response(exchange) {
+            case .proceed:
+                break
+            case .replace(let response):
+                replaceCollectedResponse(with: response, in: exchange)
+            case .holdAtBreakpoint:
+                holdResponse(exchange, position: position)
+                return
+            }
             position += 1
         }
         sendCollectedResponse(exchange, holdingBody: true)
@@ -689,20 +712,17 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         return length
     }
 
-    /// Runs the response side of the rules on the collected response.
-    func applyResponseRules(_ exchange: Exchange) {
-        guard let rules = exchange.rules, var (head, body) = exchange.collectedResponse else { return }
-        defer { exchange.collectedResponse = (head, body) }
-        var response = FlowResponse(head)
-        response.body = FlowBody(data: Data(body.readableBytesView))
-        let verdict = rules.processResponse(response, for: exchange.clientRequest)
-        exchange.recorder.addRuleApplications(verdict.applications)
-        head.apply(verdict.response)
-        if verdict.response.body.data != response.body.data {
-            body = ByteBuffer(bytes: verdict.response.body.data)
+    /// The collected response becomes `response` (a hook changed it): its status and headers,
+    /// and its body, framed by length, when that changed.
+    private func replaceCollectedResponse(with response: FlowResponse, in exchange: Exchange) {
+        guard var (head, body) = exchange.collectedResponse else { return }
+        head.apply(response)
+        if response.body.data != Data(body.readableBytesView) {
+            body = ByteBuffer(bytes: response.body.data)
             head.headers.remove(name: "transfer-encoding")
             head.headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))
         }
+        exchange.collectedResponse = (head, body)
     }
 
     func upstreamReadComplete() {

@@ -1,4 +1,5 @@
 import KagamiFlow
+import KagamiRules
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -105,6 +106,12 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
             refuse(recorder, target: target, error: refusal, context: context)
             return
         }
+        // Block List and Allow List see tunnels as they see requests, through the hooks.
+        if let verdict = settings.hooks.tunnel(ThrottleHandler.tunnelRequest(target)), case .block(let action) = verdict.action {
+            pendingTunnel = nil
+            block(recorder, action: action, applications: verdict.applications, context: context)
+            return
+        }
         if settings.identities != nil, origin == nil, settings.sslProxying.current.intercepts(host: target.host, port: target.port) {
             pendingTunnel = nil
             intercept(target: target, recorder: recorder, context: context)
@@ -144,12 +151,35 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// keeps the tunnel's record, and closes.
     private func refuse(_ recorder: FlowRecorder, target: ProxyTarget, error: any Error, context: ChannelHandlerContext) {
         let (status, flowError) = UpstreamFailure.classify(error, target: target, connectTimeout: settings.connectTimeout)
-        var recorder = recorder
         let (head, body) = ErrorPage.response(status: status, message: "Kagami: \(flowError.message)", version: .http1_1, close: true)
-        recorder.localResponse(status: status, headers: head.headers, body: body)
+        answerOnceKept(recorder, head: head, body: body, error: flowError, context: context)
+    }
+
+    /// Refuses the CONNECT as the rules say: 403 with the rules' page once the session keeps the
+    /// tunnel's record, or the connection dropped.
+    private func block(_ recorder: FlowRecorder, action: BlockAction, applications: [RuleApplication], context: ChannelHandlerContext) {
+        var recorder = recorder
+        recorder.addRuleApplications(applications)
+        switch action {
+        case .dropConnection:
+            settings.hooks.ended(recorder.finish(error: FlowError(.aborted, "blocked by the rules: connection dropped")))
+            context.close(promise: nil)
+        case .forbidden:
+            let forbidden = RulePipeline.forbiddenResponse
+            var head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: forbidden.status), headers: HTTPHeaders(forbidden.headers.pairs))
+            head.headers.replaceOrAdd(name: "Connection", value: "close")
+            answerOnceKept(recorder, head: head, body: ByteBuffer(bytes: forbidden.body.data), error: nil, context: context)
+        }
+    }
+
+    /// Answers the CONNECT with Kagami's own response once the session keeps the tunnel's
+    /// record (with `error`, when it failed), and closes.
+    private func answerOnceKept(_ recorder: FlowRecorder, head: HTTPResponseHead, body: ByteBuffer, error: FlowError?, context: ChannelHandlerContext) {
+        var recorder = recorder
+        recorder.localResponse(status: head.status, headers: head.headers, body: body)
         let eventLoop = context.eventLoop
         let written = NIOLoopBound((handler: self, context: context), eventLoop: eventLoop)
-        settings.hooks.ended(recorder.finish(error: flowError)) {
+        settings.hooks.ended(recorder.finish(error: error)) {
             eventLoop.execute {
                 let (handler, context) = written.value
                 handler.writeAndClose(head, body, context: context)

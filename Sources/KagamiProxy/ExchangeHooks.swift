@@ -4,33 +4,53 @@ import KagamiRules
 import NIOCore
 import NIOHTTP1
 
-/// What a hook decided at a point where it may stop the exchange.
-enum HookOutcome: Equatable {
-    /// The next hook goes on (after the last, the proxy does).
+/// What a hook decides about a request; the connection carries it out. After `proceed` and
+/// `send` the next hook goes on (after the last, the request goes to its server); a hold or a
+/// delay goes on from the hook after the one that asked for it.
+enum RequestDecision {
     case proceed
-    /// The hook answered or refused the request, or holds the exchange; one that holds it
-    /// goes on later from the hook after itself (`ClientConnectionHandler.continueRequest`,
-    /// `continueResponse`).
-    case stop
+    /// Go on with this request instead: rules changed what is sent, or where (its scheme, host
+    /// and port; `https` means TLS).
+    case send(FlowRequest)
+    /// The client gets this answer; no server is asked (Map Local, Block List's 403).
+    case answer(FlowResponse)
+    /// The client connection is closed without an answer; the reason is recorded.
+    case drop(String)
+    /// Held whole until the breakpoints decide (the admin API, or their auto-continue).
+    case holdAtBreakpoint
+    /// Go on after this long (throttling's latency).
+    case delay(TimeAmount)
 }
 
-/// Something that acts on exchanges at fixed points: the request head, the request, the
-/// response head, the response, an upgrade, its messages, and the end (finished or failed).
-/// The proxy runs one ordered list of them (`ExchangeHooks`) at each point; hooks keep what
-/// they need on the `Exchange`, so one hook value serves every connection.
+/// What a hook decides about a response collected whole, before it goes to the client.
+enum ResponseDecision {
+    case proceed
+    /// The client gets this response instead (status, headers and body; rules changed it).
+    case replace(FlowResponse)
+    /// Held whole until the breakpoints decide.
+    case holdAtBreakpoint
+}
+
+/// Something that acts on exchanges at fixed points: a tunnel, the request head, the request,
+/// the response head, the response, an upgrade, its messages, and the end (finished or failed).
+/// The proxy runs one ordered list of them (`ExchangeHooks`) at each point; a hook returns what
+/// should happen and the connection does it (no hook sees the connection). Hooks keep what they
+/// need on the `Exchange`, so one hook value serves every connection.
 protocol ExchangeHook: Sendable {
+    /// A CONNECT to `request`'s host and port, before its server connection opens (relayed or
+    /// intercepted): nil lets it go on, a verdict that blocks refuses it at the CONNECT.
+    func tunnel(_ request: FlowRequest) -> RequestVerdict?
     /// Request head read. True when the hook needs the whole request (body included) before
     /// the request can be decided.
     func requestHead(_ exchange: Exchange) -> Bool
-    /// The request, whole when some hook asked for its body. `position` is this hook's place
-    /// in the list, to go on from once a hold is over.
-    func request(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome
+    /// The request, whole when some hook asked for its body (`Exchange.collectedRequest`).
+    func request(_ exchange: Exchange) -> RequestDecision
     /// Response head received. True when the hook needs the whole response before it goes on.
     func needsWholeResponse(_ exchange: Exchange) -> Bool
     /// A response head about to stream to the client.
     func responseHead(_ exchange: Exchange, head: inout HTTPResponseHead)
     /// A response collected whole (`Exchange.collectedResponse`), before it goes to the client.
-    func response(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome
+    func response(_ exchange: Exchange) -> ResponseDecision
     /// The exchange switched protocols: `flow` is its handshake, so far.
     func upgraded(_ flow: Flow)
     /// The exchange switched to WebSocket: what this hook does with its messages; nil for nothing.
@@ -46,11 +66,12 @@ protocol ExchangeHook: Sendable {
 }
 
 extension ExchangeHook {
+    func tunnel(_ request: FlowRequest) -> RequestVerdict? { nil }
     func requestHead(_ exchange: Exchange) -> Bool { false }
-    func request(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome { .proceed }
+    func request(_ exchange: Exchange) -> RequestDecision { .proceed }
     func needsWholeResponse(_ exchange: Exchange) -> Bool { false }
     func responseHead(_ exchange: Exchange, head: inout HTTPResponseHead) {}
-    func response(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome { .proceed }
+    func response(_ exchange: Exchange) -> ResponseDecision { .proceed }
     func upgraded(_ flow: Flow) {}
     func messageTool(for exchange: Exchange, on eventLoop: any EventLoop) -> (any WebSocketMessageTool)? { nil }
     func messages(_ messages: [WebSocketMessage], of flowID: UUID) {}
@@ -67,6 +88,14 @@ struct ExchangeHooks: Sendable {
     /// leaves, and recording last, once the others have acted.
     static func standard(rules: ActiveRules, breakpoints: Breakpoints, sink: any FlowSink) -> ExchangeHooks {
         ExchangeHooks(list: [RuleHook(rules: rules), BreakpointHook(breakpoints: breakpoints), ThrottleHook(), RecordingHook(sink: sink)])
+    }
+
+    /// The first hook's verdict on a tunnel, in list order; nil when every hook lets it go on.
+    func tunnel(_ request: FlowRequest) -> RequestVerdict? {
+        for hook in list {
+            if let verdict = hook.tunnel(request) { return verdict }
+        }
+        return nil
     }
 
     /// Runs every hook's request-head step; true when any needs the whole request.
@@ -110,6 +139,10 @@ struct ExchangeHooks: Sendable {
 struct RuleHook: ExchangeHook {
     let rules: ActiveRules
 
+    func tunnel(_ request: FlowRequest) -> RequestVerdict? {
+        rules.current?.processTunnel(host: request.host, port: request.port)
+    }
+
     func requestHead(_ exchange: Exchange) -> Bool {
         guard let pipeline = rules.current else { return false }
         exchange.rules = pipeline
@@ -117,8 +150,22 @@ struct RuleHook: ExchangeHook {
         return pipeline.requestBodyNeeded(for: exchange.clientRequest)
     }
 
-    func request(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome {
-        connection.applyRequestRules(exchange) ? .proceed : .stop
+    func request(_ exchange: Exchange) -> RequestDecision {
+        guard let rules = exchange.rules else { return .proceed }
+        let request = exchange.collectedRequest
+        let verdict = rules.processRequest(request)
+        exchange.recorder.addRuleApplications(verdict.applications)
+        switch verdict.action {
+        case .forward(let forwarded):
+            return forwarded == request ? .proceed : .send(forwarded)
+        case .block(.dropConnection):
+            return .drop("blocked by the rules: connection dropped")
+        case .block(.forbidden):
+            return .answer(RulePipeline.forbiddenResponse)
+        case .respond(let local):
+            // A file that vanished since the rule matched: the real server answers.
+            return local.loaded().map { .answer($0) } ?? .proceed
+        }
     }
 
     func needsWholeResponse(_ exchange: Exchange) -> Bool {
@@ -132,9 +179,13 @@ struct RuleHook: ExchangeHook {
         head.apply(verdict.response)
     }
 
-    func response(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome {
-        connection.applyResponseRules(exchange)
-        return .proceed
+    func response(_ exchange: Exchange) -> ResponseDecision {
+        guard let rules = exchange.rules, let (head, body) = exchange.collectedResponse else { return .proceed }
+        var response = FlowResponse(head)
+        response.body = FlowBody(data: Data(body.readableBytesView))
+        let verdict = rules.processResponse(response, for: exchange.clientRequest)
+        exchange.recorder.addRuleApplications(verdict.applications)
+        return verdict.response == response ? .proceed : .replace(verdict.response)
     }
 
     func messageTool(for exchange: Exchange, on eventLoop: any EventLoop) -> (any WebSocketMessageTool)? {
@@ -151,21 +202,17 @@ struct BreakpointHook: ExchangeHook {
         return exchange.breakpoint.stopsAtRequest
     }
 
-    func request(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome {
+    func request(_ exchange: Exchange) -> RequestDecision {
         // Not when the body grew too large to hold: it streams on without stopping.
-        guard exchange.breakpoint.stopsAtRequest, exchange.state.isRequestComplete else { return .proceed }
-        connection.holdRequest(exchange, position: position)
-        return .stop
+        exchange.breakpoint.stopsAtRequest && exchange.state.isRequestComplete ? .holdAtBreakpoint : .proceed
     }
 
     func needsWholeResponse(_ exchange: Exchange) -> Bool {
         exchange.breakpoint.stopsAtResponse
     }
 
-    func response(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome {
-        guard exchange.breakpoint.stopsAtResponse else { return .proceed }
-        connection.holdResponse(exchange, position: position)
-        return .stop
+    func response(_ exchange: Exchange) -> ResponseDecision {
+        exchange.breakpoint.stopsAtResponse ? .holdAtBreakpoint : .proceed
     }
 
     /// Every WebSocket gets one: a message breakpoint set while it is open stops its messages too.
@@ -179,13 +226,8 @@ struct BreakpointHook: ExchangeHook {
 /// Throttling's latency, once per request, just before it leaves (the bandwidth is shaped on
 /// the server connection by `ThrottleHandler`).
 struct ThrottleHook: ExchangeHook {
-    func request(_ exchange: Exchange, position: Int, on connection: ClientConnectionHandler) -> HookOutcome {
-        // Most exchanges are not throttled: no closure for them.
-        guard exchange.throttle != nil, !exchange.throttleLatencyAdded else { return .proceed }
-        let waiting = connection.waitThrottleLatency(exchange) { [weak connection] in
-            connection?.continueRequest(exchange, after: position)
-        }
-        return waiting ? .stop : .proceed
+    func request(_ exchange: Exchange) -> RequestDecision {
+        exchange.takeThrottleLatency().map { .delay($0) } ?? .proceed
     }
 }
 
@@ -204,10 +246,6 @@ struct RecordingHook: ExchangeHook {
     }
 
     func ended(_ flow: Flow, stored: (@Sendable () -> Void)?) {
-        if let stored {
-            sink.record(flow, stored: stored)
-        } else {
-            sink.record(flow)
-        }
+        sink.record(.flow(flow, stored: stored))
     }
 }

@@ -133,11 +133,18 @@ final class HTTP2PrefaceSniffer: ChannelInboundHandler, RemovableChannelHandler 
 
     /// The client half-closed before saying which protocol it speaks: nothing to answer.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        context.closeOnInputClosed(event)
+    }
+}
+
+extension ChannelHandlerContext {
+    /// Closes the channel when `event` says the client shut its side; passes any other event on.
+    func closeOnInputClosed(_ event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
-            context.close(promise: nil)
-            return
+            close(promise: nil)
+        } else {
+            fireUserInboundEventTriggered(event)
         }
-        context.fireUserInboundEventTriggered(event)
     }
 }
 

@@ -151,10 +151,6 @@ final class StreamResetsCloser: ChannelInboundHandler {
 
     /// HTTP/2 has no half-closed connection: a client that shut its side is done.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let event = event as? ChannelEvent, event == .inputClosed {
-            context.close(promise: nil)
-            return
-        }
-        context.fireUserInboundEventTriggered(event)
+        context.closeOnInputClosed(event)
     }
 }

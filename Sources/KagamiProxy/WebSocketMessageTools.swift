@@ -3,6 +3,14 @@ import KagamiFlow
 import KagamiRules
 import NIOCore
 
+/// What a message tool did with a whole message.
+enum MessageToolOutcome: Equatable {
+    /// Changed in place, or left as it was: the next tool goes on.
+    case proceed
+    /// Held: `decided` is called later with what to send.
+    case stop
+}
+
 /// What a hook does with the data messages of one WebSocket connection (see `WebSocketRelay`).
 /// One per connection and hook, used on the connection's event loop.
 protocol WebSocketMessageTool: AnyObject {
@@ -12,7 +20,7 @@ protocol WebSocketMessageTool: AnyObject {
     /// A whole message kept back: changed in place (`.proceed`), or held (`.stop`), in which
     /// case `decided` is called later on the connection's event loop with what to send (nil:
     /// drop it).
-    func act(on message: inout WebSocketMessage, decided: @escaping @Sendable (WebSocketMessage?) -> Void) -> HookOutcome
+    func act(on message: inout WebSocketMessage, decided: @escaping @Sendable (WebSocketMessage?) -> Void) -> MessageToolOutcome
     /// The connection closed: let go of anything held.
     func connectionClosed()
 }
@@ -29,7 +37,7 @@ final class MessageRewriteTool: WebSocketMessageTool {
         opcode == .text && rewrites.covers(direction)
     }
 
-    func act(on message: inout WebSocketMessage, decided: @escaping @Sendable (WebSocketMessage?) -> Void) -> HookOutcome {
+    func act(on message: inout WebSocketMessage, decided: @escaping @Sendable (WebSocketMessage?) -> Void) -> MessageToolOutcome {
         guard let text = message.text, !message.isTruncated else { return .proceed }
         let (rewritten, applications) = rewrites.rewrite(text, going: message.direction)
         guard !applications.isEmpty else { return .proceed }
@@ -65,7 +73,7 @@ final class BreakpointMessageTool: WebSocketMessageTool {
         breakpoints.messageStops(for: handshake)?.covers(direction) ?? false
     }
 
-    func act(on message: inout WebSocketMessage, decided: @escaping @Sendable (WebSocketMessage?) -> Void) -> HookOutcome {
+    func act(on message: inout WebSocketMessage, decided: @escaping @Sendable (WebSocketMessage?) -> Void) -> MessageToolOutcome {
         guard let locations = breakpoints.messageStops(for: handshake)?.stops(message.opcode, text: message.text, going: message.direction),
               !locations.isEmpty else { return .proceed }
         let id = UUID()

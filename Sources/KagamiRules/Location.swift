@@ -121,6 +121,12 @@ public final class LocationMatcher: Sendable, Hashable {
         return host.matches(candidate)
     }
 
+    /// True when the location names a whole host: its path and query match anything (blank or
+    /// `*`), so it can be decided on a tunnel, whose requests are not seen.
+    public var coversWholeHost: Bool {
+        path.matchesEverything && query.matchesEverything
+    }
+
     /// The path left after the part the location's trailing `*` matched, or nil when the
     /// location's path has no trailing `*` (a blank path counts as `*`).
     public func remainingPath(of request: FlowRequest) -> String? {

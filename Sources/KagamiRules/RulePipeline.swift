@@ -156,6 +156,26 @@ public final class RulePipeline: Sendable {
         return RequestVerdict(action: .forward(forwarded), applications: applications)
     }
 
+    /// Block List and Allow List for a tunnel (a CONNECT to `host:port`), decided before any of
+    /// its bytes are read: nil lets it through. A Block List location blocks the tunnel when it
+    /// names the whole host (its path and query blank or `*`, its protocol blank, `*` or
+    /// `https`); one naming paths is left to the requests inside, when the tunnel is
+    /// intercepted. With an Allow List, a tunnel to a host and port none of its locations names
+    /// is refused.
+    public func processTunnel(host: String, port: Int) -> RequestVerdict? {
+        let request = FlowRequest(method: "CONNECT", scheme: "https", host: host, port: port, target: "/")
+        for index in blockList.indices where blockList[index].locations.contains(where: { $0.coversWholeHost && $0.matches(request) }) {
+            let entry = blockList[index]
+            let application = RuleApplication(name: "Block List '\(entry.rule.name)'", description: entry.rule.action.summary)
+            return RequestVerdict(action: .block(entry.rule.action), applications: [application])
+        }
+        if let first = allowList.first, !allowList.contains(where: { $0.locations.contains { $0.matches(host: host, port: port) } }) {
+            let application = RuleApplication(name: "Allow List '\(first.rule.name)'", description: "not on the allow list; \(first.rule.action.summary)")
+            return RequestVerdict(action: .block(first.rule.action), applications: [application])
+        }
+        return nil
+    }
+
     // MARK: Throttling
 
     public func throttleProfile(for request: FlowRequest) -> ThrottleProfile? {

@@ -1,11 +1,10 @@
 import Foundation
 import KagamiFlow
 
-/// Where captured exchanges live. The proxy hands finished flows to `record(_:)` from its
-/// event loops, so that call never blocks; everything else is for readers.
+/// Where captured exchanges live. The proxy hands records to `record(_:)` from its event
+/// loops, so that call never blocks (it queues them for writing; a flow with an id already
+/// stored replaces it); everything else is for readers.
 public protocol FlowStore: FlowSink {
-    /// Queues a flow for writing; a flow with an id already stored replaces it.
-    func record(_ flow: Flow)
     /// Replaces a stored flow's contract violations (the check finds them after the flow was
     /// recorded, off the proxy's path); after every `record(_:)` made before the call, and a
     /// no-op when no flow has that id.

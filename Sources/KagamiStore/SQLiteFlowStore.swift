@@ -2,6 +2,7 @@ import DequeModule
 import Foundation
 import GRDB
 import KagamiFlow
+import KagamiOutput
 import Synchronization
 
 #if canImport(Glibc)
@@ -231,6 +232,21 @@ public final class SQLiteFlowStore: FlowStore {
         return damage
     }
 
+    /// Whether the file at `path` is a session file: an SQLite database with the tables a store
+    /// makes. Found without writing anything, where opening it as a store would add those
+    /// tables to any SQLite database (an app's own, beside the sessions in a folder).
+    public static func holdsSession(at path: String) -> Bool {
+        guard !path.isEmpty, path != ":memory:", FileManager.default.fileExists(atPath: path) else { return false }
+        var configuration = Configuration()
+        configuration.readonly = true
+        do {
+            let database = try DatabaseQueue(path: path, configuration: configuration)
+            return try database.read { db in try db.tableExists("flow") && db.tableExists("body") }
+        } catch {
+            return false
+        }
+    }
+
     /// A new session file is readable by its owner only (captures hold credentials); SQLite
     /// gives its -wal and -shm files the same mode. An existing file is left as it is.
     static func createPrivately(_ path: String) throws {
@@ -322,6 +338,14 @@ public final class SQLiteFlowStore: FlowStore {
     }
 
     // MARK: Writing
+
+    public func record(_ record: FlowRecord) {
+        switch record {
+        case .flow(let flow, let stored?): self.record(flow, stored: stored)
+        case .flow(let flow, nil): self.record(flow)
+        case .messages(let messages, let flowID): self.record(messages: messages, of: flowID)
+        }
+    }
 
     public func record(_ flow: Flow) {
         withLargeBodiesLogged(redaction.apply(to: flow)) { flow, logged in enqueue(flow, logged: logged, stored: nil) }

@@ -1,5 +1,6 @@
 import Foundation
 import KagamiFlow
+import KagamiOutput
 import Synchronization
 
 #if canImport(Glibc)

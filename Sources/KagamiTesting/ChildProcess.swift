@@ -155,6 +155,30 @@ public final class ChildProcess: Sendable {
         exit.wait()
     }
 
+    /// The port a server started with `stdout: .pipe` announces as the last word of its first
+    /// line (`port 41234`), as the test servers in Tests/ do. The child is sent SIGTERM when
+    /// that line never comes or ends in something else.
+    public func announcedPort() throws -> Int {
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")), let output {
+            let chunk = output.availableData
+            if chunk.isEmpty { break }
+            line += chunk
+        }
+        let last = String(decoding: line, as: UTF8.self).split(separator: " ").last
+        guard let port = last.flatMap({ Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) else {
+            signal(SIGTERM)
+            throw NoPortAnnounced(pid: pid, firstLine: String(decoding: line, as: UTF8.self))
+        }
+        return port
+    }
+
+    public struct NoPortAnnounced: Error, CustomStringConvertible {
+        public var pid: pid_t
+        public var firstLine: String
+        public var description: String { "child process \(pid) did not say its port; its first line was \(firstLine.debugDescription)" }
+    }
+
     /// One thread per child, blocked in waitpid until the child ends.
     private final class ExitWatch: Sendable {
         private let state = Mutex<(status: Int32?, waiting: [@Sendable (Int32) -> Void])>((nil, []))

@@ -27,6 +27,26 @@ public enum FlowFixtures {
         )
     }
 
+    /// An exchange of a JSON API as a test of code comparing exchanges wants it: any method,
+    /// target, status, bodies (JSON when they are given as text), extra headers and duration.
+    public static func api(
+        _ target: String, method: String = "GET", host: String = "api.example.com", status: Int? = 200,
+        request: String? = nil, response: String? = nil, requestHeaders: [(String, String)] = [], responseHeaders: [(String, String)] = [],
+        duration: TimeInterval = 0.05, start: Date = Date(timeIntervalSince1970: 1_780_000_000)
+    ) -> Flow {
+        var sent = HeaderFields([("Host", host)] + requestHeaders)
+        if let request, !sent.contains("Content-Type") { sent.add("Content-Type", "application/json") }
+        var received = HeaderFields(responseHeaders)
+        if let response, !received.contains("Content-Type") { received.add("Content-Type", "application/json") }
+        return Flow(
+            mode: .forward,
+            request: FlowRequest(method: method, scheme: "http", host: host, port: 80, target: target, headers: sent, body: FlowBody(data: Data((request ?? "").utf8))),
+            response: status.map { FlowResponse(status: $0, reason: HTTPStatusPhrase.phrase(for: $0) ?? "", headers: received, body: FlowBody(data: Data((response ?? "").utf8))) },
+            timings: FlowTimings(start: start, firstByte: start.addingTimeInterval(duration * 0.8), end: start.addingTimeInterval(duration)),
+            error: status == nil ? FlowError(.timeout, "the server did not answer in time") : nil
+        )
+    }
+
     public static func postBinary(size: Int = 1024, start: Date = Date(timeIntervalSince1970: 1_780_000_001)) -> Flow {
         // Starts with bytes that are never UTF-8, so exports must treat it as binary.
         let bytes = Data((0..<size).map { UInt8(truncatingIfNeeded: 0xFF &- $0 &* 7) })

@@ -48,8 +48,8 @@ extension FlowAPI {
         }
         let flows = result.flows
         for flow in flows {
-            hub.record(flow)
-            if let messages = result.webSocketMessages[flow.id] { hub.record(messages: messages, of: flow.id) }
+            recorder.record(flow)
+            if let messages = result.webSocketMessages[flow.id] { recorder.record(messages: messages, of: flow.id) }
         }
         try await store.flush()
         return jsonResponse([

@@ -13,6 +13,8 @@ import KagamiStore
 struct FlowAPI: Sendable {
     let store: any FlowStore
     let hub: FlowHub
+    /// Where imported exchanges are recorded.
+    let recorder: any FlowSink
     /// The proxy's open WebSockets, for messages of Kagami's own; nil without a proxy.
     let webSockets: LiveWebSockets?
     /// The proxy's breakpoints, whose events ride on the event stream; nil without a proxy.

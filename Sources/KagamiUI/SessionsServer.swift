@@ -3,6 +3,7 @@ import Hummingbird
 import HTTPTypes
 import KagamiFlow
 import KagamiJSON
+import KagamiRecording
 import KagamiStore
 import NIOCore
 import Synchronization
@@ -135,8 +136,10 @@ public final class SessionsServer: Sendable {
             token: token, heartbeatInterval: self.configuration.heartbeatInterval)
         return try await views.view(of: name) { [catalog, page] in
             guard let store = try await catalog.open(session: name) else { return nil }
-            let hub = FlowHub(forwardingTo: store)
-            let routes = UIRoutes(configuration: configuration, store: store, hub: hub, page: page)
+            let hub = FlowHub()
+            let routes = UIRoutes(
+                configuration: configuration, store: store, hub: hub, recorder: Recording(store: store, hub: hub).chain, page: page,
+                comparable: .catalog(catalog, except: name))
             return SessionView(store: store, hub: hub, responder: buildRouter(routes, access: nil).buildResponder())
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import KagamiFlow
 import KagamiJSON
 import KagamiProxy
 import NIOCore
@@ -155,13 +156,8 @@ enum UIAccess {
 
     /// `127.0.0.1:8889`, `localhost`, `[::1]:8889`.
     static func isLoopbackAuthority(_ authority: String) -> Bool {
-        var host = Substring(authority)
-        if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
-            host = host[host.index(after: host.startIndex)..<close]
-        } else if let colon = host.lastIndex(of: ":") {
-            host = host[..<colon]
-        }
-        return isLoopback(String(host))
+        guard let (host, _) = Authority.split(authority) else { return false }
+        return isLoopback(host)
     }
 
     static let missingToken = APIError(

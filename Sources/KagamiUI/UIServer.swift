@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import KagamiContractCheck
 import KagamiFlow
+import KagamiRecording
 import KagamiStore
 import NIOCore
 import Synchronization
@@ -22,10 +23,12 @@ public final class UIServer: Sendable {
         public var token: String?
         /// Seconds between keep-alive comments on the event stream.
         public var heartbeatInterval: Double
+        /// How long wrong tokens from one address are remembered (past 20 in it, 429).
+        public var wrongTokenWindow: Duration
 
         public init(
             host: String = "127.0.0.1", port: Int = 8889, proxyAddress: String, sessionPath: String, version: String,
-            token: String? = nil, heartbeatInterval: Double = 15
+            token: String? = nil, heartbeatInterval: Double = 15, wrongTokenWindow: Duration = .seconds(60)
         ) {
             self.host = host
             self.port = port
@@ -34,6 +37,7 @@ public final class UIServer: Sendable {
             self.version = version
             self.token = token
             self.heartbeatInterval = heartbeatInterval
+            self.wrongTokenWindow = wrongTokenWindow
         }
     }
 
@@ -48,20 +52,24 @@ public final class UIServer: Sendable {
     /// Set by `stop()`: the server is cancelled, and what it logs about that is not news.
     private let stopping = StoppingFlag()
 
+    /// - Parameter recorder: where imported exchanges are recorded, the chain the proxy records
+    ///   into (by default one that keeps them in `store` and shows them on `hub`).
     public init(
-        configuration: Configuration, store: any FlowStore, hub: FlowHub, liveProxy: LiveProxy? = nil, rules: RulesControl? = nil,
-        contracts: LiveContracts? = nil
+        configuration: Configuration, store: any FlowStore, hub: FlowHub, recorder: (any FlowSink)? = nil, liveProxy: LiveProxy? = nil,
+        rules: RulesControl? = nil, contracts: LiveContracts? = nil
     ) throws {
         self.configuration = configuration
         token = configuration.token ?? AdminToken.make()
+        // A session file's neighbours are the sessions a diff can compare it with.
+        let sessionFile = (store as? SQLiteFlowStore).map(\.path).flatMap { $0.isEmpty || $0 == ":memory:" ? nil : $0 }
         routes = UIRoutes(
-            configuration: configuration, store: store, hub: hub, page: try WebPage.load(),
-            liveProxy: liveProxy, rules: rules, contracts: contracts)
+            configuration: configuration, store: store, hub: hub, recorder: recorder ?? Recording(store: store, hub: hub).chain, page: try WebPage.load(),
+            liveProxy: liveProxy, rules: rules, contracts: contracts, comparable: sessionFile.map(ComparableSessions.folder(of:)))
     }
 
     /// Starts listening and returns the port (useful with port 0).
     public func start() async throws -> Int {
-        let access = UIAccessMiddleware(token: token, loopbackOnly: UIAccess.isLoopback(configuration.host), guesses: TokenGuesses())
+        let access = UIAccessMiddleware(token: token, loopbackOnly: UIAccess.isLoopback(configuration.host), guesses: TokenGuesses(window: configuration.wrongTokenWindow))
         let router = buildRouter(routes, access: access)
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
         let app = buildApplication(
@@ -95,11 +103,15 @@ struct UIRoutes: Sendable {
     var configuration: UIServer.Configuration
     var store: any FlowStore
     var hub: FlowHub
+    /// Where imported exchanges go (the recording chain).
+    var recorder: any FlowSink
     var page: WebPage
     /// The proxy in this process, for breakpoints, WebSockets, repeats and the SSL Proxying list.
     var liveProxy: LiveProxy?
     var rules: RulesControl?
     var contracts: LiveContracts?
+    /// The sessions a diff can compare this one with; nil: parts of this one only.
+    var comparable: ComparableSessions? = nil
 }
 
 /// The page and the admin API over one session, behind `access` when given (`SessionsServer`
@@ -110,13 +122,14 @@ func buildRouter(_ routes: UIRoutes, access: UIAccessMiddleware?) -> Router<UIRe
     router.add(middleware: HummingbirdErrors())
     let proxy = routes.liveProxy
     FlowAPI(
-        store: routes.store, hub: routes.hub, webSockets: proxy?.webSockets, breakpoints: proxy?.breakpoints,
+        store: routes.store, hub: routes.hub, recorder: routes.recorder, webSockets: proxy?.webSockets, breakpoints: proxy?.breakpoints,
         configuration: routes.configuration
     ).register(on: router)
     BreakpointAPI(breakpoints: proxy?.breakpoints).register(on: router)
     ToolsAPI(store: routes.store, repeatRoute: proxy?.repeatRoute, mapLocalFolders: routes.rules?.mapLocalFolders).register(on: router)
     RulesAPI(control: routes.rules).register(on: router)
     DraftAPI(store: routes.store).register(on: router)
+    DiffAPI(store: routes.store, sessions: routes.comparable).register(on: router)
     ContractAPI(contracts: routes.contracts, store: routes.store).register(on: router)
     ComposeAPI(store: routes.store, hub: routes.hub, repeatRoute: proxy?.repeatRoute).register(on: router)
     SSLProxyingAPI(control: proxy?.sslProxying).register(on: router)

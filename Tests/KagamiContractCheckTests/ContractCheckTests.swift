@@ -2,7 +2,9 @@ import Foundation
 import KagamiContractCheck
 import KagamiDescription
 import KagamiFlow
+import KagamiRecording
 import KagamiJSON
+import Synchronization
 import KagamiTesting
 import Testing
 
@@ -266,26 +268,19 @@ import Testing
     }
 }
 
-/// Keeps what it is given.
-final class CollectingSink: FlowSink, @unchecked Sendable {
-    private let lock = NSLock()
-    private var kept: [Flow] = []
-    func record(_ flow: Flow) { lock.withLock { kept.append(flow) } }
-    var flows: [Flow] { lock.withLock { kept } }
-}
-
-@Suite struct ContractCheckSinkTests {
+@Suite struct ContractCheckStageTests {
     @Test func flowsGoOnFirstAndViolationsFollow() async throws {
         let contracts = try LiveContracts(arguments: [ContractCheckTests.contractArgument("notes.yaml")])
         let downstream = CollectingSink()
         let found = CollectingSink()
-        let sink = ContractCheckSink(forwardingTo: downstream, contracts: contracts) { found.record($0) }
+        let check = ContractCheckStage(contracts: contracts, timing: .alongside { found.record($0) })
+        let sink = RecordingChain([check, KeepingStage(in: downstream)])
         let wrongType = ContractCheckTests.flow("GET", "/v1/notes/3", status: 200, body: #"{"id":"three","title":"x"}"#)
         let fine = ContractCheckTests.flow("GET", "/v1/notes/1", status: 200, body: #"{"id":1,"title":"x"}"#)
         sink.record(wrongType)
         sink.record(fine)
         #expect(downstream.flows.map(\.violations.count) == [0, 0], "handed on at once, unchecked")
-        await sink.drain()
+        await check.drain()
         #expect(found.flows.map(\.id) == [wrongType.id])
         #expect(found.flows.first?.violations.map(\.instancePointer) == ["/id"])
         #expect(contracts.json["checked"] == 2)
@@ -295,12 +290,37 @@ final class CollectingSink: FlowSink, @unchecked Sendable {
         let contracts = try LiveContracts(arguments: [ContractCheckTests.contractArgument("notes.yaml")])
         let downstream = CollectingSink()
         // No room at all: every flow is handed on and counted as skipped, none is held.
-        let sink = ContractCheckSink(forwardingTo: downstream, contracts: contracts, maximumPending: 0) { _ in }
+        let check = ContractCheckStage(contracts: contracts, timing: .alongside { _ in }, maximumPending: 0)
+        let sink = RecordingChain([check, KeepingStage(in: downstream)])
         for _ in 0..<50 { sink.record(ContractCheckTests.flow("GET", "/v1/notes/3", status: 200, body: #"{"id":"three","title":"x"}"#)) }
-        await sink.drain()
+        await check.drain()
         #expect(downstream.flows.count == 50)
         #expect(contracts.json["checked"] == 0)
         #expect(contracts.json["skipped"] == 50)
+    }
+
+    /// Checked first, each flow goes on with its violations, and a socket's messages stay
+    /// behind their handshake; the flow's `stored` reaches the sink that keeps it.
+    @Test func checkedFirstEveryRecordGoesOnInOrder() async throws {
+        let contracts = try LiveContracts(arguments: [ContractCheckTests.contractArgument("notes.yaml")])
+        let downstream = CollectingSink()
+        let check = ContractCheckStage(contracts: contracts, timing: .before)
+        let sink = RecordingChain([check, KeepingStage(in: downstream)])
+        let wrongType = ContractCheckTests.flow("GET", "/v1/notes/3", status: 200, body: #"{"id":"three","title":"x"}"#)
+        let message = WebSocketMessage(direction: .send, time: Date(), opcode: .text, data: Data("hello".utf8), size: 5)
+        let stored = Mutex(false)
+        sink.record(wrongType) { stored.withLock { $0 = true } }
+        sink.record(messages: [message], of: wrongType.id)
+        await check.drain()
+        let records = downstream.records
+        #expect(records.count == 2)
+        guard records.count == 2, case .flow(let flow, _?) = records[0], case .messages(let messages, let of) = records[1] else {
+            Issue.record("expected the flow, then its messages: \(records)")
+            return
+        }
+        #expect(flow.violations.map(\.instancePointer) == ["/id"])
+        #expect(messages.map(\.text) == ["hello"] && of == wrongType.id)
+        #expect(stored.withLock { $0 }, "the sink that keeps the flow calls its stored")
     }
 }
 

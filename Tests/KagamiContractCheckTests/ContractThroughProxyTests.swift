@@ -3,6 +3,7 @@ import Foundation
 import KagamiCertificates
 import KagamiContractCheck
 import KagamiFlow
+import KagamiRecording
 import KagamiJSON
 import KagamiProxy
 import KagamiStore
@@ -56,7 +57,7 @@ struct ContractProxyHarness {
     let store: SQLiteFlowStore
     let hub: FlowHub
     let contracts: LiveContracts
-    let checkSink: ContractCheckSink
+    let recording: Recording
     let sessionPath: String
     var proxyURL: String { "http://127.0.0.1:\(proxyPort)" }
 
@@ -71,18 +72,15 @@ struct ContractProxyHarness {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let sessionPath = folder + "/session.sqlite"
         let store = try SQLiteFlowStore(path: sessionPath)
-        let hub = FlowHub(forwardingTo: store)
-        let checkSink = ContractCheckSink(forwardingTo: hub, contracts: contracts) { flow in
-            store.updateViolations(flow.violations, ofFlow: flow.id)
-            hub.announce(flow)
-        }
+        let hub = FlowHub()
+        let recording = Recording(store: store, hub: hub, contracts: contracts)
         var configuration = ProxyServer.Configuration(host: "127.0.0.1", port: 0, upstreamAllowList: .loopback)
         configuration.interception = tls?.interception
-        let proxy = try ProxyServer(configuration: configuration, sink: checkSink)
+        let proxy = try ProxyServer(configuration: configuration, sink: recording.chain)
         let address = try await proxy.start()
         let harness = ContractProxyHarness(
             origin: origin, proxy: proxy, proxyPort: address.port ?? 0, store: store, hub: hub, contracts: contracts,
-            checkSink: checkSink, sessionPath: sessionPath)
+            recording: recording, sessionPath: sessionPath)
         do {
             let result = try await body(harness)
             try await proxy.stop()
@@ -106,7 +104,7 @@ struct ContractProxyHarness {
             if try await store.count() >= count { break }
             try await Task.sleep(for: .milliseconds(10))
         }
-        await checkSink.drain()
+        await recording.contractCheck?.drain()
         try await store.flush()
         return try await store.allFlows(includeBodies: false)
     }

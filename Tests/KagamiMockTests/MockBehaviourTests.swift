@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import KagamiFlow
 import KagamiJSON
+import KagamiTesting
 @testable import KagamiMock
 import NIOConcurrencyHelpers
 import NIOCore
@@ -103,11 +104,6 @@ FORMAT: 1A
 
         []
 """
-
-private final class FlowCollector: FlowSink {
-    let flows = NIOLockedValueBox<[Flow]>([])
-    func record(_ flow: Flow) { flows.withLockedValue { $0.append(flow) } }
-}
 
 @Suite struct MockBehaviourTests {
     @Test func defaultLiteralBeatsVariableAndMSONBody() async throws {
@@ -237,12 +233,12 @@ private final class FlowCollector: FlowSink {
     }
 
     @Test func flowsAreRecordedIntoTheSink() async throws {
-        let collector = FlowCollector()
+        let collector = CollectingSink()
         let server = try await MockServer.start(text: notes, sink: collector)
         defer { Task { try await server.stop() } }
         _ = try await MockClient.curl("GET", server.url + "/notes/1?__code=404")
         _ = try await MockClient.curl("POST", server.url + "/notes", headers: ["Content-Type: application/json"], body: #"{"title":"A"}"#)
-        let flows = collector.flows.withLockedValue { $0 }
+        let flows = collector.flows
         #expect(flows.count == 2)
         #expect(flows.allSatisfy { $0.mode == .mock })
         #expect(flows.first?.request.target == "/notes/1?__code=404")

@@ -70,6 +70,52 @@ struct RulesThroughProxyTests {
         }
     }
 
+    /// A CONNECT goes through the same hooks as a request: a Block List location naming a whole
+    /// host refuses the tunnel at the CONNECT (403, or the connection dropped), one naming paths
+    /// leaves it alone, and an Allow List refuses tunnels to hosts it doesn't name.
+    @Test func blockAndAllowListsSeeTunnels() async throws {
+        try await Self.with("""
+            blockList:
+              - name: whole host
+                locations: [{host: localhost, port: ORIGIN_PORT}]
+                action: "403"
+              - name: paths only
+                locations: [{host: 127.0.0.1, path: /ads/*}]
+                action: drop
+            """) { h in
+            // curl -p: the request goes inside a CONNECT tunnel, relayed untouched.
+            let blocked = try await h.curl(["-p", "-w", "%{http_connect}", "-o", "/dev/null", "http://localhost:\(h.origin.port)/echo"])
+            #expect(blocked.status == 56, "CONNECT refused: \(blocked.stderr)")
+            #expect(blocked.stdoutText == "403")
+            let relayed = try await h.curl(["-p", "-w", "%{http_connect} %{http_code}", "-o", "/dev/null", "\(h.origin.baseURL)/ads/banner"])
+            #expect(relayed.stdoutText == "200 404", "a tunnel's requests are not seen unless intercepted: \(relayed.stderr)")
+            let flows = try await h.flows(count: 2)
+            let refused = try #require(flows.first { $0.request.host == "localhost" })
+            #expect(refused.mode == .tunnel)
+            #expect(refused.response?.status == 403)
+            #expect(refused.appliedRules.map(\.name) == ["Block List 'whole host'"])
+            #expect(h.origin.received.map(\.uri) == ["/ads/banner"])
+        }
+        try await Self.with("""
+            blockList:
+              - name: drop it
+                locations: [{host: localhost}]
+                action: drop
+            allowList:
+              - name: ours
+                locations: [{host: 127.0.0.1, path: /only/*}]
+            """) { h in
+            let dropped = try await h.curl(["-p", "-o", "/dev/null", "http://localhost:\(h.origin.port)/echo"])
+            #expect(dropped.status != 0)
+            let allowed = try await h.curl(["-p", "-w", "%{http_connect}", "-o", "/dev/null", "\(h.origin.baseURL)/echo"])
+            #expect(allowed.stdoutText == "200", "the Allow List names the host: the tunnel opens")
+            let flows = try await h.flows(count: 2)
+            let aborted = try #require(flows.first { $0.request.host == "localhost" })
+            #expect(aborted.error?.kind == .aborted)
+            #expect(aborted.appliedRules.map(\.name) == ["Block List 'drop it'"])
+        }
+    }
+
     @Test func rewriteChangesRequestAndResponse() async throws {
         try await Self.with("""
             rewrite:

@@ -5,6 +5,7 @@ import NIOEmbedded
 import NIOHTTP1
 import Synchronization
 import KagamiRules
+import KagamiTesting
 import Testing
 @testable import KagamiProxy
 
@@ -12,20 +13,10 @@ import Testing
 /// beside it: bytes pass unchanged whatever they are, messages reach the sink before the bytes
 /// are flushed on, and a peer breaking the protocol stops the capture, not the relay.
 @Suite struct WebSocketRelayTests {
-    /// Keeps what the recording hook hands it.
-    final class Sink: FlowSink {
-        let flows = Mutex<[Flow]>([])
-        let messages = Mutex<[WebSocketMessage]>([])
-        let behind = Mutex(false)
-        var isBehind: Bool { behind.withLock { $0 } }
-        func record(_ flow: Flow) { flows.withLock { $0.append(flow) } }
-        func record(messages: [WebSocketMessage], of flowID: UUID) { self.messages.withLock { $0 += messages } }
-    }
-
     struct Relay {
         let client = EmbeddedChannel()
         let server = EmbeddedChannel()
-        let sink = Sink()
+        let sink = CollectingSink()
         let clientReads = ReadCounter()
 
         init(extensions: String? = nil, breakpoints: Breakpoints? = nil) throws {
@@ -84,22 +75,22 @@ import Testing
     @Test func bytesPassUnchangedAndMessagesAreKeptBothWays() throws {
         let relay = try Relay()
         // The handshake flow was recorded when the connection switched.
-        #expect(relay.sink.flows.withLock { $0.count } == 1)
+        #expect(relay.sink.flows.count == 1)
         let hello = Self.frame(1, Array("hello".utf8), masked: true)
         // Split mid-frame: the first piece completes no message.
         #expect(try relay.pass(Array(hello.prefix(4)), from: relay.client) == Array(hello.prefix(4)))
-        #expect(relay.sink.messages.withLock { $0.isEmpty })
+        #expect(relay.sink.messages.isEmpty)
         #expect(try relay.pass(Array(hello.dropFirst(4)), from: relay.client) == Array(hello.dropFirst(4)))
         let echo = Self.frame(1, Array("hello".utf8), masked: false)
         #expect(try relay.pass(echo, from: relay.server) == echo)
         let close = Self.frame(8, [0x03, 0xE8], masked: true)
         #expect(try relay.pass(close, from: relay.client) == close)
-        let messages = relay.sink.messages.withLock { $0 }
+        let messages = relay.sink.messages
         #expect(messages.map(\.direction) == [.send, .receive, .send])
         #expect(messages.map(\.opcode) == [.text, .text, .close])
         #expect(messages.first?.text == "hello")
         try relay.closeClient()
-        let flows = relay.sink.flows.withLock { $0 }
+        let flows = relay.sink.flows
         #expect(flows.count == 2)
         #expect(flows.last?.id == flows.first?.id)
         #expect(flows.last?.timings.end != nil)
@@ -116,9 +107,9 @@ import Testing
         #expect(try relay.pass(fine, from: relay.client) == fine)
         let garbage: [UInt8] = [0xFF, 0xFF, 0x00, 0x13, 0x37]
         #expect(try relay.pass(garbage, from: relay.server) == garbage)
-        #expect(relay.sink.messages.withLock { $0.isEmpty })
+        #expect(relay.sink.messages.isEmpty)
         try relay.closeClient()
-        let error = try #require(relay.sink.flows.withLock { $0.last?.error })
+        let error = try #require(relay.sink.flows.last?.error)
         #expect(error.message == "WebSocket: the client broke RFC 6455: client frame not masked (at byte 2); messages after it were relayed but not captured")
     }
 
@@ -144,8 +135,8 @@ import Testing
         let relay = try Relay()
         _ = try relay.pass(Self.frame(2, [1, 2, 3], masked: true), from: relay.client)
         try relay.closeClient()
-        #expect(relay.sink.flows.withLock { $0.last?.error?.kind } == .connectionReset)
-        #expect(relay.sink.messages.withLock { $0.map(\.size) } == [3])
+        #expect(relay.sink.flows.last?.error?.kind == .connectionReset)
+        #expect(relay.sink.messages.map(\.size) == [3])
     }
 
     /// A message held at a breakpoint doesn't go on, nor does what the client sends after it
@@ -180,7 +171,7 @@ import Testing
         // Reading resumed.
         #expect(relay.clientReads.reads == reads + 1)
         #expect(Self.texts(try relay.pass(Self.frame(1, Array("go".utf8), masked: true), from: relay.client)) == ["go"])
-        let recorded = relay.sink.messages.withLock { $0 }.filter { $0.direction == .send }
+        let recorded = relay.sink.messages.filter { $0.direction == .send }
         #expect(recorded.compactMap(\.text) == ["first", "edited", "later", "go"])
         #expect(recorded[1].note?.contains("then edited") == true)
         try relay.closeClient()
@@ -206,7 +197,7 @@ import Testing
         #expect(breakpoints.held.count == 1)
         try relay.closeClient()
         #expect(breakpoints.held.isEmpty)
-        #expect(relay.sink.messages.withLock { $0.first?.note } == "held when the connection closed: never sent")
+        #expect(relay.sink.messages.first?.note == "held when the connection closed: never sent")
     }
 
     @Test func extensionsAreReadFromTheHandshake() {

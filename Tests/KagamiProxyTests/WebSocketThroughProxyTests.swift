@@ -40,17 +40,7 @@ final class PeerServer: Sendable {
 
     init(script: String, arguments: [String] = []) throws {
         process = try ChildProcess(try WebSocketPeer.python(), [script, "server"] + arguments, stdin: .pipe, stdout: .pipe)
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")), let output = process.output {
-            let chunk = output.availableData
-            if chunk.isEmpty { break }
-            line += chunk
-        }
-        guard let port = String(decoding: line, as: UTF8.self).split(separator: " ").last.flatMap({ Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) else {
-            process.signal(SIGTERM)
-            throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "\(script) did not say its port"])
-        }
-        self.port = port
+        port = try process.announcedPort()
     }
 
     /// The `websockets` echo server.
@@ -198,6 +188,47 @@ struct WebSocketThroughProxyTests {
             #expect(messages.map(\.direction) == [.send, .receive, .send, .receive])
             #expect(messages.first?.text == "absolute hello")
         }
+    }
+
+    /// An OpenAPI description of `GET /chat` answering `response` (a YAML line), written in
+    /// `folder`; its path.
+    static func chatDescription(in folder: URL, response: String) throws -> String {
+        let path = folder.appendingPathComponent("chat.yaml").path
+        try """
+            openapi: 3.0.3
+            info: {title: Chat, version: "1"}
+            paths:
+              /chat:
+                get:
+                  responses:
+                    \(response)
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// `kagami proxy --contract` records through the same chain as without it: the check is a
+    /// stage beside the store, and every message the socket relays is kept.
+    @Test(arguments: [false, true]) func theContractCheckKeepsEveryMessage(checked: Bool) async throws {
+        let server = try PeerServer.webSocketEcho()
+        defer { server.stop() }
+        let folder = try TemporaryFolder.make("ws-contract")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let description = try Self.chatDescription(in: folder, response: #""101": {description: Switching Protocols}"#)
+        let session = folder.appendingPathComponent("session.sqlite").path
+        let contract = checked ? ["--contract", "\(description)=http://127.0.0.1:\(server.port)"] : []
+        let kagami = try await KagamiProcess.start(
+            ["proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--reverse", "http://127.0.0.1:\(server.port)", "--session", session] + contract)
+        let run = try await WebSocketPeer.run([
+            "talk", "ws://127.0.0.1:\(kagami.port)/chat", "--send", "one", "--send", "two", "--send", "three",
+            "--expect", "one", "--expect", "two", "--expect", "three",
+        ])
+        kagami.stop()
+        #expect(run.status == 0, "\(run.report) \(run.stderr)")
+        let store = try SQLiteFlowStore(path: session)
+        let flows = try await store.allFlows(includeBodies: false)
+        let socket = try #require(flows.first { $0.isWebSocket }, "\(flows.map(\.request.target))")
+        let messages = try await store.messages(of: socket.id, offset: 0, limit: nil)
+        #expect(messages.filter { $0.opcode == .text }.map(\.text) == ["one", "two", "three", "one", "two", "three"])
     }
 
     /// A server that refuses the upgrade answers as usual; the client connection then closes,

@@ -1,26 +1,22 @@
 import Foundation
 import KagamiFlow
+import KagamiRecording
 import KagamiTesting
 import Synchronization
 import Testing
 
-/// Collects what the hub forwards, standing in for the store.
-final class CollectingSink: FlowSink {
-    let flows = Mutex<[Flow]>([])
-    func record(_ flow: Flow) { flows.withLock { $0.append(flow) } }
-}
-
 @Suite struct FlowHubTests {
     @Test func forwardsToTheStoreAndEverySubscriber() async throws {
         let store = CollectingSink()
-        let hub = FlowHub(forwardingTo: store)
+        let hub = FlowHub()
+        let chain = RecordingChain([KeepingStage(in: store), hub])
         let first = hub.subscribe()
         let second = hub.subscribe()
         let flow = FlowFixtures.getJSON()
-        hub.record(flow)
+        chain.record(flow)
         first.cancel()
         second.cancel()
-        #expect(store.flows.withLock { $0.map(\.id) } == [flow.id])
+        #expect(store.flows.map(\.id) == [flow.id])
         for subscription in [first, second] {
             var received: [Flow] = []
             for await delivery in subscription { if case .flow(let flow) = delivery { received.append(flow) } }
@@ -30,14 +26,14 @@ final class CollectingSink: FlowSink {
             #expect(received.first?.response?.body.size == flow.response?.body.size)
         }
         // The store got the bytes.
-        #expect(store.flows.withLock { $0.first?.response?.body.data } == flow.response?.body.data)
+        #expect(store.flows.first?.response?.body.data == flow.response?.body.data)
     }
 
     @Test func aSlowSubscriberLosesTheOldestAndIsToldHowMany() async throws {
         let hub = FlowHub()
         let slow = hub.subscribe(bufferLimit: 3)
         let flows = (0..<10).map { FlowFixtures.getJSON(url: "/items/\($0)") }
-        for flow in flows { hub.record(flow) }
+        for flow in flows { RecordingChain([hub]).record(flow) }
         slow.cancel()
         var received: [String] = []
         var missed = 0
@@ -60,6 +56,6 @@ final class CollectingSink: FlowSink {
         #expect(hub.subscriberCount == 1)
         subscription.cancel()
         #expect(hub.subscriberCount == 0)
-        hub.record(FlowFixtures.getJSON())
+        RecordingChain([hub]).record(FlowFixtures.getJSON())
     }
 }

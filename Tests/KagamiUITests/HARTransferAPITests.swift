@@ -25,8 +25,8 @@ import Testing
         defer { Task { await ui.stop() } }
         let first = FlowFixtures.getJSON(url: "/users/1")
         let second = FlowFixtures.getJSON(url: "/users/2", status: 404)
-        ui.hub.record(first)
-        ui.hub.record(second)
+        ui.recorder.record(first)
+        ui.recorder.record(second)
         let archive = try await exportedArchive(ui)
         let live = ui.hub.subscribe()
         let (status, answer) = try await post(ui, "/api/import.har", file: archive)
@@ -53,7 +53,7 @@ import Testing
     @Test func unreadableEntriesAreSkippedAndNamedAndAnArchiveOfNothingReadableIsRefused() async throws {
         let ui = try await RunningUI.start()
         defer { Task { await ui.stop() } }
-        ui.hub.record(FlowFixtures.getJSON())
+        ui.recorder.record(FlowFixtures.getJSON())
         let archive = try await exportedArchive(ui)
         guard case .object(var document) = try JSONValue(parsing: try Data(contentsOf: archive)),
               case .object(var log)? = document["log"], case .array(var entries)? = log["entries"],
@@ -95,7 +95,7 @@ import Testing
         let ui = try await RunningUI.start()
         defer { Task { await ui.stop() } }
         let flows = (1...3).map { FlowFixtures.getJSON(url: "/items/\($0)") }
-        for flow in flows { ui.hub.record(flow) }
+        for flow in flows { ui.recorder.record(flow) }
         let request = ui.directory.appendingPathComponent("ids.json")
         try Data(#"{"ids": ["\#(flows[2].id.uuidString)", "\#(flows[0].id.uuidString)"]}"#.utf8).write(to: request)
         let (status, archive) = try await post(ui, "/api/export.har", file: request)
@@ -120,8 +120,8 @@ import Testing
             RuleApplication(name: "Map Remote 'staging'", description: "mapped to http://staging.example.com/users/1"),
             RuleApplication(name: "Rewrite 'auth'", description: "response header added X-Debug: 1"),
         ]
-        ui.hub.record(flow)
-        ui.hub.record(FlowFixtures.getJSON(url: "/untouched"))
+        ui.recorder.record(flow)
+        ui.recorder.record(FlowFixtures.getJSON(url: "/untouched"))
         let list = try await ui.json("/api/flows")
         #expect(list["flows"]?[0]?["rules"] == ["Rewrite 'auth'", "Map Remote 'staging'"])
         #expect(list["flows"]?[1]?["rules"] == nil, "untouched exchanges carry no rules member")

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import KagamiFlow
+import KagamiRecording
 import KagamiJSON
 import KagamiProxy
 import KagamiRepeat
@@ -30,15 +31,16 @@ struct LiveSetup {
         let directory = try TemporaryFolder.make("tools")
         let origin = try await OriginServer.start()
         let store = try SQLiteFlowStore(path: directory.appendingPathComponent("session.sqlite").path)
-        let hub = FlowHub(forwardingTo: store)
+        let hub = FlowHub()
+        let recorder = Recording(store: store, hub: hub).chain
         let breakpoints = Breakpoints()
-        let proxy = try ProxyServer(configuration: .init(host: "127.0.0.1", port: 0, upstreamAllowList: .loopback), sink: hub, breakpoints: breakpoints)
+        let proxy = try ProxyServer(configuration: .init(host: "127.0.0.1", port: 0, upstreamAllowList: .loopback), sink: recorder, breakpoints: breakpoints)
         let proxyPort = try await proxy.start().port ?? 0
         // Map Local's folder, inside a stand-in for Kagami's own folder as by default.
         let mapLocalFolders = MapLocalFolders(base: directory.appendingPathComponent("home/map-local").path, excluding: [directory.appendingPathComponent("home").path])
         let ui = try UIServer(
             configuration: .init(host: "127.0.0.1", port: 0, proxyAddress: "http://127.0.0.1:\(proxyPort)", sessionPath: "session.sqlite", version: "test"),
-            store: store, hub: hub,
+            store: store, hub: hub, recorder: recorder,
             liveProxy: LiveProxy(proxy: proxy, repeatRoute: .forwardProxy(host: "127.0.0.1", port: proxyPort)),
             rules: RulesControl(
                 current: { proxy.rules.current?.rules ?? RuleSet() },

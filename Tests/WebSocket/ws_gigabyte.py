@@ -7,6 +7,8 @@ server: serves one connection on 127.0.0.1, port 0, prints "port N", exits after
 client PORT: connects to 127.0.0.1:PORT, prints the close code the server answered with.
 server --to-client: sends the gigabyte to the client instead, until the client goes away.
 client PORT --never-read SECONDS: opens the socket, then reads nothing for SECONDS and leaves.
+
+--size BYTES (on both ends) sends a message of that size instead of 2**30.
 """
 import base64
 import hashlib
@@ -15,7 +17,7 @@ import socket
 import struct
 import sys
 
-SIZE = 1 << 30
+SIZE = int(sys.argv[sys.argv.index("--size") + 1]) if "--size" in sys.argv else 1 << 30
 CHUNK = bytes(range(256)) * 4096  # 1 MiB
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC11B65"
 

@@ -92,6 +92,12 @@ export function connect() {
   };
 }
 
+/** Closes the event stream (the page is being left); `connect` opens it again. */
+export function disconnect() {
+  if (source) source.close();
+  source = null;
+}
+
 /**
  * Reads the list again: the newest page of the session (or of the server's answer to `query`,
  * the filter box's text) is shown at once, then older pages are put in front in the background
@@ -352,4 +358,19 @@ export async function saveResponseBody(id, path, overwrite = false) {
 /** An API description drafted from the session (POST /api/draft): `{format, text, operations, exchanges, skipped}`. */
 export async function draftDescription(options) {
   return sendJSON("POST", "api/draft", options);
+}
+
+/** The sessions the Diff view can compare this one with (GET /api/diff/sessions): names. */
+export async function diffSessions() {
+  return (await getJSON("api/diff/sessions")).sessions;
+}
+
+/** Two captures compared (POST /api/diff): the report as `kagami diff --format json` writes it. */
+export async function compareCaptures(request) {
+  return sendJSON("POST", "api/diff", request);
+}
+
+/** An exchange of this session (`session` null) or another, with both bodies as text. */
+export async function diffExchange(id, session) {
+  return getJSON(`api/diff/exchange?id=${encodeURIComponent(id)}${session ? `&session=${encodeURIComponent(session)}` : ""}`);
 }

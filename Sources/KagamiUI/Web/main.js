@@ -1,6 +1,6 @@
 // Starts the page: mounts the views on the store, wires the toolbar, opens the event stream.
 import { dispatch, state, subscribe } from "./store.js";
-import { applyFilter, clearSession, connect, exportHAR, importHAR, loadDetail, loadDevice, loadOlder, repeatFlow } from "./api.js";
+import { applyFilter, clearSession, connect, disconnect, exportHAR, importHAR, loadDetail, loadDevice, loadOlder, repeatFlow } from "./api.js";
 import { mountSequence } from "./sequence.js";
 import { mountStructure } from "./structure.js";
 import { mountInspector } from "./inspector.js";
@@ -8,6 +8,7 @@ import { mountRules } from "./rules.js";
 import { mountBreakpoints } from "./breakpoints.js";
 import { mountDraft } from "./draft.js";
 import { mountContractView } from "./contract.js";
+import { mountDiff } from "./diff.js";
 import { el } from "./format.js";
 import { mountMenu } from "./menu.js";
 import { blankCompose, mountCompose } from "./compose.js";
@@ -41,6 +42,7 @@ mountRules({ container: $("rules") });
 mountBreakpoints({ container: $("breakpoints"), dialog: $("held-dialog") });
 mountDraft({ after: $("export-selected") });
 mountContractView({ container: $("contract") });
+mountDiff({ container: $("diff") });
 function showTool(title, text, note) {
     $("tool-title").textContent = title;
     $("tool-text").value = text;
@@ -224,6 +226,11 @@ subscribe((action) => {
 });
 renderChrome();
 connect();
+// A page left for another may be kept in the browser's back-forward cache, its event stream
+// open: browsers give a host six connections, and kept pages would take them all. It lets go
+// of the stream when left, and reads the session again if it is shown once more.
+window.addEventListener("pagehide", () => disconnect());
+window.addEventListener("pageshow", (event) => { if (event.persisted) connect(); });
 loadDevice();
 
 // `/sessions/NAME/#flow=ID`, the link `kagami serve` gives each exchange, opens that exchange

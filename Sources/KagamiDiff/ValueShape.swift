@@ -1,0 +1,226 @@
+// What every sample of one place in a body (or message) had: types, members, elements, and
+// whether its value stayed the same. One per place and operation, whatever the number of
+// exchanges, so a capture of any size is summarised in bounded memory.
+import Foundation
+import KagamiInfer
+import KagamiJSON
+import OrderedCollections
+
+/// One value's samples merged. Like `SchemaSketch` (KagamiInfer) it merges every sample of a
+/// place, but it also keeps, for a diff, which exchange first showed each place and whether a
+/// scalar's value ever changed within the capture.
+struct ValueShape: Sendable {
+    /// Samples of this place, nulls included.
+    var seen = 0
+    /// The first exchange with a value here.
+    var firstID: UUID?
+    var nulls = 0
+    var booleans = 0
+    var numbers = 0
+    var strings = 0
+    var arrays = 0
+    var objects = 0
+    /// Arrays that had no element.
+    var emptyArrays = 0
+    var scalar = ScalarTally()
+    /// Object members by name; members whose names are ids (`{"4711": {…}}`) are one member `*`.
+    var members: OrderedDictionary<String, ValueShape> = [:]
+    /// Every element of every array merged (zero or one entry: a struct can't hold itself).
+    var items: [ValueShape] = []
+
+    enum Limits {
+        static let depth = SchemaSketch.Limits.depth
+        static let members = SchemaSketch.Limits.properties
+    }
+
+    /// The name a member is kept under: `*` for names that are values (ids, dates, emails).
+    static func memberName(_ key: String) -> String {
+        PathSegmentShape.of(key).isValue ? "*" : key
+    }
+
+    /// Adds one sample. `namedMembers`: member names are never ids (gRPC field numbers).
+    mutating func add(_ value: JSONValue, id: UUID, namedMembers: Bool = false) {
+        add(value, id: id, depth: 0, namedMembers: namedMembers)
+    }
+
+    private mutating func add(_ value: JSONValue, id: UUID, depth: Int, namedMembers: Bool) {
+        seen += 1
+        if firstID == nil { firstID = id }
+        guard depth < Limits.depth else { return }
+        switch value {
+        case .null:
+            nulls += 1
+            scalar.add("null", kind: .literal, id: id)
+        case .bool(let flag):
+            booleans += 1
+            scalar.add(flag ? "true" : "false", kind: .literal, id: id)
+        case .integer(let number):
+            numbers += 1
+            scalar.add(String(number), kind: .number, id: id)
+        case .number:
+            numbers += 1
+            scalar.add(value.serialized(), kind: .number, id: id)
+        case .string(let text):
+            strings += 1
+            scalar.add(text, kind: .string, id: id)
+        case .array(let elements):
+            arrays += 1
+            scalar.markVaried()
+            if elements.isEmpty { emptyArrays += 1 }
+            if items.isEmpty, !elements.isEmpty { items = [ValueShape()] }
+            for element in elements { items[0].add(element, id: id, depth: depth + 1, namedMembers: namedMembers) }
+        case .object(let object):
+            objects += 1
+            scalar.markVaried()
+            // A map keyed by ids holds its entries under one name; each counts once per object.
+            var counted: Set<String> = []
+            for (key, member) in object {
+                // A name kept already is a name, not an id: classifying every key of every
+                // object would cost more than the rest of the body.
+                let name = namedMembers || members[key] != nil ? key : Self.memberName(key)
+                if members[name] == nil {
+                    guard members.count < Limits.members else { continue }
+                    members[name] = ValueShape()
+                }
+                if name == "*", !namedMembers {
+                    members[name]?.addMapEntry(member, id: id, depth: depth + 1, first: counted.insert(name).inserted)
+                } else {
+                    members[name]?.add(member, id: id, depth: depth + 1, namedMembers: namedMembers)
+                }
+            }
+        }
+    }
+
+    /// One entry of an id-keyed map: its value is merged, but the member counts as present
+    /// once per object, so presence compares objects with objects.
+    private mutating func addMapEntry(_ value: JSONValue, id: UUID, depth: Int, first: Bool) {
+        let before = seen
+        add(value, id: id, depth: depth, namedMembers: false)
+        if !first { seen = before }
+    }
+
+    /// Adds what `other` saw, as if its samples had been added here after these.
+    mutating func merge(_ other: ValueShape) {
+        merge(other, depth: 0)
+    }
+
+    private mutating func merge(_ other: ValueShape, depth: Int) {
+        guard depth < Limits.depth else { return }
+        seen += other.seen
+        if firstID == nil { firstID = other.firstID }
+        nulls += other.nulls
+        booleans += other.booleans
+        numbers += other.numbers
+        strings += other.strings
+        arrays += other.arrays
+        objects += other.objects
+        emptyArrays += other.emptyArrays
+        scalar.merge(other.scalar)
+        for (name, member) in other.members {
+            if members[name] != nil {
+                members[name]?.merge(member, depth: depth + 1)
+            } else if members.count < Limits.members {
+                members[name] = member
+            }
+        }
+        if let theirs = other.items.first {
+            if items.isEmpty { items = [theirs] } else { items[0].merge(theirs, depth: depth + 1) }
+        }
+    }
+
+    /// The JSON types seen besides null, as JSON Schema names them (integers and fractions
+    /// are one `number`: which one a value happens to be is data, not shape).
+    var types: [String] {
+        var result: [String] = []
+        if objects > 0 { result.append("object") }
+        if arrays > 0 { result.append("array") }
+        if strings > 0 { result.append("string") }
+        if numbers > 0 { result.append("number") }
+        if booleans > 0 { result.append("boolean") }
+        return result
+    }
+
+    var typeText: String {
+        let names = types
+        return names.isEmpty ? "null" : names.joined(separator: " or ")
+    }
+}
+
+/// Whether one place's value stayed the same in every exchange of a capture, and what it was.
+struct ScalarTally: Sendable, Hashable {
+    enum Kind: Sendable {
+        /// A JSON string: shown quoted.
+        case string
+        /// A JSON number.
+        case number
+        /// `true`, `false`, `null`.
+        case literal
+        /// A header's or query parameter's text: shown as it is.
+        case text
+    }
+
+    /// The value as the report shows it (JSON text for body values), cut to 200 characters.
+    private(set) var text: String?
+    /// The first value looks like an id, a time or a token (`Volatility`): a change of it is
+    /// not news even when each capture had only one.
+    private(set) var looksVolatile = false
+    /// The whole value's hash and length, so long values compare whole without being kept.
+    private var digest = 0
+    private var length = 0
+    /// The first exchange with the value.
+    private(set) var firstID: UUID?
+    /// Two different values (or a container) were seen here.
+    private(set) var varies = false
+    private(set) var samples = 0
+
+    static let shownLength = 200
+
+    /// `value` is made only while the place has had one value: most places soon vary.
+    mutating func add(_ make: @autoclosure () -> String, kind: Kind, id: UUID) {
+        samples += 1
+        guard !varies else { return }
+        let value = make()
+        let hash = value.hashValue
+        let count = value.utf8.count
+        guard text != nil else {
+            text = Self.shown(value, quoted: kind == .string)
+            digest = hash
+            length = count
+            firstID = id
+            looksVolatile = Volatility.looksVolatile(value, kind: kind)
+            return
+        }
+        if hash != digest || count != length { varies = true }
+    }
+
+    mutating func markVaried() {
+        samples += 1
+        varies = true
+    }
+
+    mutating func merge(_ other: ScalarTally) {
+        samples += other.samples
+        guard !varies else { return }
+        if other.varies {
+            varies = true
+        } else if text == nil {
+            text = other.text
+            digest = other.digest
+            length = other.length
+            firstID = other.firstID
+            looksVolatile = other.looksVolatile
+        } else if other.text != nil, other.digest != digest || other.length != length {
+            varies = true
+        }
+    }
+
+    /// The same single value on both sides.
+    func sameValue(as other: ScalarTally) -> Bool {
+        digest == other.digest && length == other.length && text == other.text
+    }
+
+    private static func shown(_ value: String, quoted: Bool) -> String {
+        let cut = value.count > shownLength ? String(value.prefix(shownLength)) + "…" : value
+        return quoted ? JSONValue.string(cut).serialized() : cut
+    }
+}
