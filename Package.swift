@@ -50,15 +50,15 @@ let package = Package(
         .target(
             name: "KagamiOpenAPI",
             dependencies: [
-                "KagamiContract", "KagamiJSON", "KagamiYAML", "KagamiURITemplate", "KagamiFlow",
+                "KagamiContract", "KagamiJSON", "KagamiJSONSchema", "KagamiYAML", "KagamiURITemplate", "KagamiFlow",
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),
                 .product(name: "OpenAPIKit30", package: "OpenAPIKit"),
                 .product(name: "OpenAPIKitCompat", package: "OpenAPIKit"),
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
-        // YAML text to a node tree, bounded in size, nesting and expanded aliases.
-        .target(name: "KagamiYAML", dependencies: [.product(name: "Yams", package: "Yams")]),
+        // YAML text to a node tree or straight to JSON values, bounded in size, nesting and expanded aliases.
+        .target(name: "KagamiYAML", dependencies: ["KagamiJSON", .product(name: "Yams", package: "Yams")]),
         // One value per HTTP exchange, with no networking types: everything else speaks flows.
         .target(name: "KagamiFlow"),
         // What Kagami writes out: notices and answers on the console, every byte to a descriptor.
@@ -301,7 +301,10 @@ let package = Package(
         .testTarget(name: "KagamiJSONSchemaTests", dependencies: ["KagamiJSONSchema", "KagamiCLI", "KagamiTesting"]),
         .testTarget(
             name: "KagamiContractTests",
-            dependencies: ["KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiJSON", "KagamiJSONSchema", "KagamiCLI", "KagamiDescription", "KagamiTesting"],
+            dependencies: [
+                "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiJSON", "KagamiJSONSchema", "KagamiCLI", "KagamiDescription", "KagamiTesting",
+                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
+            ],
             exclude: ["Fuzz", "Fixtures", "check_openapi.py"]
         ),
         // A URLSession client the proxy tests run as a child process.

@@ -39,6 +39,8 @@ public struct OperationRoute: Sendable {
     public let pathTemplate: URITemplate
     /// Where the action is written in the description.
     public let sourceLocation: SourceLocation?
+    /// `pathTemplate`'s specificity, worked out once: sorting and routing compare it often.
+    let specificity: URITemplate.Specificity
     /// The action's position among the description's actions.
     public let documentOrder: Int
     /// Request body schemas, by index into `action.examples[i].requests[j]`.
@@ -118,21 +120,26 @@ public struct OperationRoutes: Sendable {
             for parameter in action.parameters {
                 if let schema = parameter.schema { parameterSchemas[parameter.name] = RouteSchema(schema) }
             }
+            let pathTemplate = template.pathTemplate
             routes.append(OperationRoute(
                 action: action, method: action.method.uppercased(), template: template,
-                pathTemplate: template.pathTemplate, sourceLocation: action.sourceLocation ?? resource.sourceLocation, documentOrder: routes.count,
+                pathTemplate: pathTemplate, sourceLocation: action.sourceLocation ?? resource.sourceLocation,
+                specificity: pathTemplate.specificity, documentOrder: routes.count,
                 requestSchemaSources: requestSchemas, responseSchemaSources: responseSchemas, parameterSchemaSources: parameterSchemas))
         }
         // Stable: among equally specific templates the earlier action wins.
         let ordered = routes.sorted { lhs, rhs in
-            let (l, r) = (lhs.pathTemplate.specificity, rhs.pathTemplate.specificity)
-            return l != r ? r < l : lhs.documentOrder < rhs.documentOrder
+            lhs.specificity != rhs.specificity ? rhs.specificity < lhs.specificity : lhs.documentOrder < rhs.documentOrder
         }
         self.contract = contract
         self.routes = ordered
         self.templateErrors = errors
         self.basePaths = Self.basePaths(of: contract.servers)
+        self.index = RouteIndex(ordered)
     }
+
+    /// Which routes a path can reach, by the literal segments their templates start with.
+    let index: RouteIndex
 
     /// The path parts of the description's servers (`/v1` of `https://api.example.com/v1`),
     /// longest first: requests arrive with them, the templates are written without.
@@ -168,15 +175,17 @@ public struct OperationRoutes: Sendable {
 
     private func lookupWithoutBase(method: String, target: URITemplate.Target) -> RouteLookup {
         var allowed: [String] = []
+        let candidates = index.candidates(for: target.path)
         // The most specific path that matches is the resource (`/pets/mine` before
         // `/pets/{id}`, as OpenAPI matches concrete paths first); only its methods answer.
         var resourceSpecificity: URITemplate.Specificity?
-        for route in routes {
+        for position in candidates {
+            let route = routes[position]
             // The path decides the route; query variables are checked by validation, not routing.
             guard let pathMatch = route.pathTemplate.match(target) else { continue }
-            if let resourceSpecificity, route.pathTemplate.specificity != resourceSpecificity { continue }
-            resourceSpecificity = route.pathTemplate.specificity
-            if route.method == method || (method == "HEAD" && route.method == "GET" && !hasRoute(method: "HEAD", at: target)) {
+            if let resourceSpecificity, route.specificity != resourceSpecificity { continue }
+            resourceSpecificity = route.specificity
+            if route.method == method || (method == "HEAD" && route.method == "GET" && !hasRoute(method: "HEAD", at: target, among: candidates)) {
                 return .matched(route, route.template.match(target) ?? pathMatch)
             }
             if !allowed.contains(route.method) { allowed.append(route.method) }
@@ -185,35 +194,129 @@ public struct OperationRoutes: Sendable {
         return .notFound(closest: closestRoutes(to: target.path))
     }
 
-    private func hasRoute(method: String, at target: URITemplate.Target) -> Bool {
-        routes.contains { $0.method == method && $0.pathTemplate.match(target) != nil }
+    private func hasRoute(method: String, at target: URITemplate.Target, among candidates: [Int]) -> Bool {
+        candidates.contains { routes[$0].method == method && routes[$0].pathTemplate.match(target) != nil }
     }
 
-    /// Up to three routes whose path template reads closest to `path`.
+    /// Up to three routes whose path template reads closest to `path` (by edit distance; the
+    /// more specific, then the earlier, of equally close ones), each `METHOD template` once.
     public func closestRoutes(to path: String) -> [String] {
-        let scored = routes.map { route in
-            (text: "\(route.method) \(route.pathTemplate.text)", distance: Self.editDistance(Array(path.utf8), Array(route.pathTemplate.text.utf8)))
+        let wanted = Array(path.utf8)
+        // The three closest so far, closest first. A route can only join them by being
+        // closer than the third, and no distance is below the difference in length, so most
+        // of a large description is passed over or given up on after a few rows.
+        var closest: [(distance: Int, text: String)] = []
+        for route in routes {
+            let template = Array(route.pathTemplate.text.utf8)
+            let bound = closest.count == 3 ? closest[2].distance : Int.max
+            guard abs(template.count - wanted.count) < bound,
+                  let distance = Self.editDistance(wanted, template, below: bound) else { continue }
+            let text = "\(route.method) \(route.pathTemplate.text)"
+            // The same operation written twice: its first place stands.
+            guard !closest.contains(where: { $0.text == text }) else { continue }
+            let place = closest.firstIndex { $0.distance > distance } ?? closest.count
+            closest.insert((distance, text), at: place)
+            if closest.count > 3 { closest.removeLast() }
         }
-        var seen = Set<String>()
-        return scored.enumerated()
-            .sorted { $0.element.distance != $1.element.distance ? $0.element.distance < $1.element.distance : $0.offset < $1.offset }
-            .map(\.element.text)
-            .filter { seen.insert($0).inserted }
-            .prefix(3).map { $0 }
+        return closest.map(\.text)
     }
 
-    static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
-        if a.isEmpty { return b.count }
+    /// The edit distance between `a` and `b` when it is below `bound`, else nil (given up on
+    /// as soon as every way through the table is at the bound).
+    static func editDistance(_ a: [UInt8], _ b: [UInt8], below bound: Int = .max) -> Int? {
+        if a.isEmpty { return b.count < bound ? b.count : nil }
         var previous = Array(0...b.count)
         var current = previous
         for i in 1...a.count {
             current[0] = i
+            var smallest = i
             for j in stride(from: 1, through: b.count, by: 1) {
                 let cost = a[i - 1] == b[j - 1] ? 0 : 1
                 current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+                smallest = min(smallest, current[j])
             }
+            if smallest >= bound { return nil }
             swap(&previous, &current)
         }
-        return previous[b.count]
+        return previous[b.count] < bound ? previous[b.count] : nil
+    }
+}
+
+/// Routes by the literal path segments their templates start with (`/v1/pets/{id}`: `v1`,
+/// `pets`), so that a request is matched against the routes that can reach its path rather
+/// than every route of a description of thousands. A path holding a byte that percent-encoding
+/// normalisation could change (`%`, a space, non-ASCII) is matched against every route, as are
+/// templates whose first segment holds anything but plain characters.
+struct RouteIndex: Sendable {
+    private struct Node: Sendable {
+        /// Positions in `nodes` of the nodes one literal segment further.
+        var children: [Substring: Int] = [:]
+        /// Positions in the routes, ascending.
+        var routes: [Int] = []
+    }
+
+    /// The root first.
+    private var nodes = [Node()]
+    private let count: Int
+
+    init(_ routes: [OperationRoute]) {
+        count = routes.count
+        for (position, route) in routes.enumerated() {
+            var node = 0
+            // Whole literal segments before the first expression; the last segment before it
+            // is partly a variable (`/items{?q}` is only `items` when the query is cut off,
+            // which `pathTemplate` does), so it is left out.
+            let text = route.pathTemplate.text
+            let literal = text.prefix { $0 != "{" }
+            var segments = literal.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+            if literal.count < text.count { segments = segments.dropLast() }
+            if !literal.hasPrefix("/") { segments = [] }
+            for segment in segments {
+                guard segment.utf8.allSatisfy(Self.isPlain) else { break }
+                if let child = nodes[node].children[segment] {
+                    node = child
+                } else {
+                    nodes.append(Node())
+                    nodes[node].children[segment] = nodes.count - 1
+                    node = nodes.count - 1
+                }
+            }
+            nodes[node].routes.append(position)
+        }
+    }
+
+    /// Positions of the routes that may match `path`, ascending.
+    func candidates(for path: String) -> [Int] {
+        guard path.hasPrefix("/"), path.utf8.allSatisfy({ $0 == UInt8(ascii: "/") || Self.isPlain($0) }) else {
+            return Array(0..<count)
+        }
+        var found = nodes[0].routes
+        var node = 0
+        var merged = false
+        for segment in path.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
+            guard let child = nodes[node].children[segment] else { break }
+            node = child
+            if !nodes[child].routes.isEmpty {
+                found += nodes[child].routes
+                merged = true
+            }
+        }
+        if merged { found.sort() }
+        return found
+    }
+
+    /// Bytes that percent-encoding normalisation leaves as they are (unreserved characters and
+    /// sub-delimiters, `:` and `@`), other than `/`.
+    static func isPlain(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "!"), UInt8(ascii: "$"),
+             UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"),
+             UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "@"):
+            true
+        default:
+            false
+        }
     }
 }

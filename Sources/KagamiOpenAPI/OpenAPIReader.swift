@@ -5,6 +5,7 @@ import Foundation
 import KagamiContract
 import KagamiURITemplate
 import KagamiJSON
+import enum KagamiJSONSchema.JSONPointer
 import OpenAPIKit
 import OpenAPIKit30
 import OpenAPIKitCompat
@@ -14,8 +15,12 @@ public enum OpenAPIReader {
     /// `$schema` noted on every schema read from an OpenAPI document.
     public static let schemaDialect = "https://json-schema.org/draft/2020-12/schema"
 
+    /// From how many paths a document's path items are decoded apart, on all cores.
+    public static let pathsDecodedApart = 200
+
     /// Reads a document. Never throws: problems become annotations with positions.
-    public static func parse(_ text: String, progress: ReadingProgress.Report? = nil) -> APIContract {
+    /// `minimumPathsApart`: from how many paths the path items are decoded apart.
+    public static func parse(_ text: String, minimumPathsApart: Int = pathsDecodedApart, progress: ReadingProgress.Report? = nil) -> APIContract {
         progress?(ReadingProgress(stage: "parsing"))
         let raw: JSONValue
         let locator: SourceLocator
@@ -37,10 +42,12 @@ public enum OpenAPIReader {
         let document: OpenAPIKit.OpenAPI.Document
         do {
             if format == .openAPI30 {
-                let legacy = try OpenAPIValueDecoder.decode(OpenAPIKit30.OpenAPI.Document.self, from: raw)
+                let legacy = try decodedApart(OpenAPIKit30.OpenAPI.Document.self, raw, minimumPaths: minimumPathsApart, progress: progress)
+                    ?? OpenAPIValueDecoder.decode(OpenAPIKit30.OpenAPI.Document.self, from: raw, progress: progress)
                 document = legacy.convert(to: .v3_1_0)
             } else {
-                document = try OpenAPIValueDecoder.decode(OpenAPIKit.OpenAPI.Document.self, from: raw)
+                document = try decodedApart(OpenAPIKit.OpenAPI.Document.self, raw, minimumPaths: minimumPathsApart, progress: progress)
+                    ?? OpenAPIValueDecoder.decode(OpenAPIKit.OpenAPI.Document.self, from: raw, progress: progress)
             }
         } catch {
             let described = OpenAPIKit.OpenAPI.Error(from: error)
@@ -53,6 +60,23 @@ public enum OpenAPIReader {
         builder.annotations = referenceProblems
         builder.progress = progress
         return builder.build()
+    }
+
+    /// A document with its path items decoded apart (`OpenAPIValueDecoder.decodeApart`), or
+    /// nil when it must be decoded whole: too few paths, a part that fails, or a security
+    /// requirement naming a scheme the components lack, which decoding it whole refuses.
+    static func decodedApart<Document: DocumentDecodedApart>(
+        _ type: Document.Type, _ raw: JSONValue, minimumPaths: Int, progress: ReadingProgress.Report?
+    ) -> Document? {
+        guard var (document, items) = OpenAPIValueDecoder.decodeApart(
+            type, paths: Document.PathEntry.self, from: raw, minimumPaths: minimumPaths, progress: progress) else { return nil }
+        var paths = OrderedDictionary<OpenAPIKit.OpenAPI.Path, Document.PathEntry>()
+        for (key, item) in items { paths[OpenAPIKit.OpenAPI.Path(rawValue: key)] = item }
+        items = []
+        // Iterated, not mapped: OpenAPIKit's ordered dictionary counts itself for each element it maps.
+        for (_, item) in paths where !document.namesKnownSchemes(item) { return nil }
+        document.paths = paths
+        return document
     }
 
     /// Every `$ref` inside the document that points nowhere, named, where it is written.
@@ -134,6 +158,30 @@ public enum OpenAPIReader {
     }
 }
 
+/// OpenAPIKit's 3.0 and 3.1 documents, as `OpenAPIReader.decodedApart` puts them together.
+protocol DocumentDecodedApart: Decodable {
+    associatedtype PathEntry: Decodable & Sendable
+    var paths: OrderedDictionary<OpenAPIKit.OpenAPI.Path, PathEntry> { get set }
+    /// Whether every security requirement of the path item names a scheme of the components.
+    func namesKnownSchemes(_ item: PathEntry) -> Bool
+}
+
+extension OpenAPIKit30.OpenAPI.Document: DocumentDecodedApart {
+    func namesKnownSchemes(_ item: OpenAPIKit30.OpenAPI.PathItem.Map.Value) -> Bool {
+        (components[item]?.endpoints ?? []).allSatisfy { endpoint in
+            (endpoint.operation.security ?? []).allSatisfy { $0.keys.allSatisfy { components[$0] != nil } }
+        }
+    }
+}
+
+extension OpenAPIKit.OpenAPI.Document: DocumentDecodedApart {
+    func namesKnownSchemes(_ item: OpenAPIKit.OpenAPI.PathItem.Map.Value) -> Bool {
+        (components[item]?.endpoints ?? []).allSatisfy { endpoint in
+            (endpoint.operation.security ?? []).allSatisfy { $0.keys.allSatisfy { components[$0] != nil } }
+        }
+    }
+}
+
 /// Builds the contract from a decoded document.
 struct OpenAPIContractBuilder {
     let document: OpenAPIKit.OpenAPI.Document
@@ -143,6 +191,8 @@ struct OpenAPIContractBuilder {
     var progress: ReadingProgress.Report?
     /// Component schemas as JSON, for inlining `$ref`s.
     let componentSchemas: JSONObject
+    /// Component schemas once inlined and references as JSON, each made once and shared.
+    private let madeSchemas = MadeSchemas()
 
     init(document: OpenAPIKit.OpenAPI.Document, format: ContractFormat, locator: SourceLocator) {
         self.document = document
@@ -194,15 +244,7 @@ struct OpenAPIContractBuilder {
         ]
         contract.servers = document.servers.map { Server(url: $0.urlTemplate.absoluteString, description: $0.description ?? "") }
         progress?(ReadingProgress(stage: "validating"))
-        do {
-            _ = try document.validate(strict: false)
-        } catch let collection as OpenAPIKit.ValidationErrorCollection {
-            for problem in collection.values {
-                annotations.append(Annotation(.warning, problem.reason, at: locator.location(of: problem.codingPath.map { $0.stringValue })))
-            }
-        } catch {
-            annotations.append(Annotation(.warning, String(describing: error), at: nil))
-        }
+        annotations += validationWarnings()
 
         var groups: [ResourceGroup] = []
         // Where each group and each group's resource for a path are in `groups`: a
@@ -326,13 +368,13 @@ struct OpenAPIContractBuilder {
             case .a(let context):
                 switch context.schema {
                 case .a(let reference): schema = resolved(["$ref": .string(reference.absoluteString)])
-                case .b(let value): schema = Self.json(value).map(resolved)
+                case .b(let value): schema = schemaJSON(value).map(resolved)
                 }
                 example = context.example.flatMap(Self.json).map(Self.plainText)
                     ?? context.examples?.first.flatMap { try? document.components.lookup($0.value) }?.value?.value.flatMap(Self.json).map(Self.plainText)
             case .b(let content):
                 let first = content.first.flatMap { try? document.components.lookup($0.value) }
-                schema = first?.schema.flatMap(Self.json).map(resolved)
+                schema = first?.schema.flatMap(schemaJSON).map(resolved)
             }
             let members = schema?["enum"]?.arrayValue?.map(Self.plainText) ?? []
             result.append(Parameter(
@@ -388,7 +430,7 @@ struct OpenAPIContractBuilder {
                 if case .a(let context) = header.schemaOrContent {
                     if let example = context.example.flatMap(Self.json) {
                         value = Self.plainText(example)
-                    } else if case .b(let schema) = context.schema, let json = Self.json(schema) {
+                    } else if case .b(let schema) = context.schema, let json = schemaJSON(schema) {
                         value = Self.plainText(JSONSchemaExample.example(for: resolved(json)))
                     }
                 }
@@ -421,11 +463,11 @@ struct OpenAPIContractBuilder {
     /// One payload per named example (or one when there are none): body, schema and headers.
     private func payloads(_ mediaType: String, _ content: OpenAPIKit.OpenAPI.Content, headers: [Header], at keyPath: [String]) -> [(String, MessagePayload)] {
         var base = MessagePayload(headers: [Header(name: "Content-Type", value: mediaType)] + headers, sourceLocation: locator.location(of: keyPath))
-        if let schema = content.schema, let json = Self.json(schema) {
+        if let schema = content.schema, let json = schemaJSON(schema) {
             base.schema = resolved(json)
             base.schemaSource = .schema
             base.schemaDialect = OpenAPIReader.schemaDialect
-            base.schemaPointer = (keyPath + ["schema"]).map { "/" + $0.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1") }.joined()
+            base.schemaPointer = JSONPointer.string(keyPath + ["schema"])
         }
         let isJSON = mediaType.hasSuffix("/json") || mediaType.hasSuffix("+json") || mediaType.contains("json;")
         func body(_ value: JSONValue) -> String {
@@ -469,13 +511,60 @@ struct OpenAPIContractBuilder {
     /// The schema with `#/components/schemas/…` references inlined. A reference back into a
     /// schema being inlined stays a `$ref` into `$defs`, which then holds that schema.
     func resolved(_ schema: JSONValue) -> JSONValue {
-        var definitions = JSONObject()
-        var result = inline(schema, stack: [], definitions: &definitions, depth: 0)
-        if !definitions.isEmpty, case .object(var members) = result {
-            members["$defs"] = .object(definitions)
+        var inlining = Inlining()
+        var result = inline(schema, stack: [], inlining: &inlining, depth: 0)
+        if !inlining.definitions.isEmpty, case .object(var members) = result {
+            members["$defs"] = .object(inlining.definitions)
             result = .object(members)
         }
         return result
+    }
+
+    /// What inlining one schema has gathered.
+    private struct Inlining {
+        /// Schemas referred to from inside themselves, by name.
+        var definitions = JSONObject()
+        /// The deepest level reached (inlining stops at 64).
+        var deepest = 0
+    }
+
+    /// Schemas made once for a whole description.
+    private final class MadeSchemas {
+        /// Component schemas inlined on their own, by name; nil for one that refers back to
+        /// itself somewhere (its `$defs` depend on where it is used).
+        var inlined: [String: (schema: JSONValue, deepest: Int)?] = [:]
+        /// Schemas that are a `$ref` (most of a large description's payloads), as JSON, by
+        /// the reference: encoding one costs a `JSONEncoder` and a parse.
+        var references: [String: (schema: OpenAPIKit.JSONSchema, json: JSONValue?)] = [:]
+    }
+
+    /// `Self.json(schema)`, made once for each reference the description uses.
+    func schemaJSON(_ schema: OpenAPIKit.JSONSchema) -> JSONValue? {
+        guard case .reference(let reference, _) = schema.value else { return Self.json(schema) }
+        if let made = madeSchemas.references[reference.absoluteString], made.schema == schema { return made.json }
+        let json = Self.json(schema)
+        madeSchemas.references[reference.absoluteString] = (schema, json)
+        return json
+    }
+
+    /// The component inlined as it would be `depth` levels down, made once: a component
+    /// that refers to no schema above it comes out the same wherever it is used, and as a
+    /// shared value (copied on write) a large description holds it once, not once per use.
+    private func sharedInlined(_ name: String, _ target: JSONValue, depth: Int) -> (schema: JSONValue, deepest: Int)? {
+        let known: (schema: JSONValue, deepest: Int)?
+        if let entry = madeSchemas.inlined[name] {
+            known = entry
+        } else {
+            // Not shared while it is being made: a schema it refers to that refers back to
+            // it is inlined in place, as it always was.
+            madeSchemas.inlined[name] = .some(nil)
+            var alone = Inlining()
+            let schema = inline(target, stack: [name], inlining: &alone, depth: 0)
+            known = alone.definitions.isEmpty && alone.deepest < 64 ? (schema, alone.deepest) : nil
+            madeSchemas.inlined[name] = .some(known)
+        }
+        guard let known, depth + known.deepest < 64 else { return nil }
+        return known
     }
 
     /// OpenAPI's numeric formats are ranges JSON Schema doesn't know: written as bounds, the
@@ -493,7 +582,8 @@ struct OpenAPIContractBuilder {
         if members["maximum"] == nil, members["exclusiveMaximum"]?.doubleValue == nil { members["maximum"] = bounds.1 }
     }
 
-    private func inline(_ value: JSONValue, stack: [String], definitions: inout JSONObject, depth: Int) -> JSONValue {
+    private func inline(_ value: JSONValue, stack: [String], inlining: inout Inlining, depth: Int) -> JSONValue {
+        inlining.deepest = max(inlining.deepest, depth)
         guard depth < 64 else { return value }
         switch value {
         case .object(var members):
@@ -501,26 +591,32 @@ struct OpenAPIContractBuilder {
                 let name = String(reference.dropFirst("#/components/schemas/".count))
                 guard let target = componentSchemas[name] else { return value }
                 if stack.contains(name) {
-                    if definitions[name] == nil {
-                        definitions[name] = [:]
-                        definitions[name] = inline(target, stack: [name], definitions: &definitions, depth: depth + 1)
+                    if inlining.definitions[name] == nil {
+                        inlining.definitions[name] = [:]
+                        inlining.definitions[name] = inline(target, stack: [name], inlining: &inlining, depth: depth + 1)
                     }
                     members["$ref"] = .string("#/$defs/\(name)")
                     return .object(members)
                 }
                 members.removeValue(forKey: "$ref")
-                let expanded = inline(target, stack: stack + [name], definitions: &definitions, depth: depth + 1)
+                let expanded: JSONValue
+                if let shared = sharedInlined(name, target, depth: depth + 1) {
+                    inlining.deepest = max(inlining.deepest, depth + 1 + shared.deepest)
+                    expanded = shared.schema
+                } else {
+                    expanded = inline(target, stack: stack + [name], inlining: &inlining, depth: depth + 1)
+                }
                 guard !members.isEmpty else { return expanded }
                 // Siblings of `$ref` (2020-12 allows them) stay beside the inlined schema.
                 return ["allOf": [expanded, .object(members)]]
             }
             for (key, member) in members {
-                members[key] = inline(member, stack: stack, definitions: &definitions, depth: depth + 1)
+                members[key] = inline(member, stack: stack, inlining: &inlining, depth: depth + 1)
             }
             Self.addFormatBounds(&members)
             return .object(members)
         case .array(let items):
-            return .array(items.map { inline($0, stack: stack, definitions: &definitions, depth: depth + 1) })
+            return .array(items.map { inline($0, stack: stack, inlining: &inlining, depth: depth + 1) })
         default:
             return value
         }

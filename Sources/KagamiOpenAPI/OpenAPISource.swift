@@ -24,9 +24,37 @@ enum OpenAPISource {
                 throw OpenAPISourceError(message: error.message, location: SourceLocation(line: error.line, column: error.column, offset: error.offset))
             }
         }
+        return try readYAML(text, lines: lines)
+    }
+
+    /// The YAML document, from libyaml's events (see YAMLValueReader), through Yams's node
+    /// tree where only that gives it exactly.
+    static func readYAML(_ text: String, lines: SourceLines) throws(OpenAPISourceError) -> (value: JSONValue, locator: SourceLocator) {
+        let limits = limits(for: text)
+        let values: YAMLDocument.Values
+        do {
+            values = try YAMLDocument.values(text, limits: limits, offset: { lines.offset(ofLine: $0, column: $1, near: $2) })
+        } catch {
+            throw OpenAPISourceError(message: "invalid YAML: \(error.message)", location: SourceLocation(line: error.line ?? 1, column: error.column ?? 1))
+        }
+        switch values {
+        case .document(let value, let positions):
+            return (value, SourceLocator(root: value, positions: positions, lines: lines))
+        case .empty:
+            throw OpenAPISourceError(message: "empty document", location: SourceLocation(line: 1, column: 1))
+        case .needsNodes:
+            return try readThroughNodes(text, lines: lines, limits: limits)
+        }
+    }
+
+    /// The YAML document read through Yams's node tree: what `YAMLDocument.values` leaves to it
+    /// (a key that is a mapping, an alias standing for more than the limits allow).
+    static func readThroughNodes(
+        _ text: String, lines: SourceLines, limits: YAMLDocument.Limits
+    ) throws(OpenAPISourceError) -> (value: JSONValue, locator: SourceLocator) {
         let node: Node?
         do {
-            node = try YAMLDocument.compose(text, limits: limits(for: text))
+            node = try YAMLDocument.compose(text, limits: limits)
         } catch {
             throw OpenAPISourceError(message: "invalid YAML: \(error.message)", location: SourceLocation(line: error.line ?? 1, column: error.column ?? 1))
         }
@@ -133,15 +161,22 @@ struct SourceLines {
     /// The byte offset of a YAML mark (line and column from 1, the column counting Unicode
     /// scalars as libyaml does); `fallback` when there is no mark.
     func offset(of mark: Mark?, near fallback: Int) -> Int {
-        guard let mark, mark.line >= 1, mark.line <= starts.count else { return fallback }
-        let lineStart = starts[mark.line - 1]
+        guard let mark else { return fallback }
+        return offset(ofLine: mark.line, column: mark.column, near: fallback)
+    }
+
+    /// The byte offset of a line and column from 1 (the column counting Unicode scalars);
+    /// `fallback` when the text has no such line.
+    func offset(ofLine line: Int, column: Int, near fallback: Int) -> Int {
+        guard line >= 1, line <= starts.count else { return fallback }
+        let lineStart = starts[line - 1]
         // Counts scalars by their first bytes (UTF-8 continuation bytes are 10xxxxxx).
         func offset(_ bytes: some Collection<UInt8>) -> Int {
             var offset = lineStart
             var scalars = 0
             for byte in bytes.dropFirst(lineStart) {
                 if byte & 0xC0 != 0x80 {
-                    if scalars == mark.column - 1 { break }
+                    if scalars == column - 1 { break }
                     scalars += 1
                 }
                 offset += 1

@@ -5,14 +5,82 @@
 // members are found by hashing, where Yams scans a mapping's keys for each one (quadratic in
 // a mapping of tens of thousands of paths), and neither the JSON text nor a second tree of
 // nodes is made.
+import Dispatch
 import Foundation
+import KagamiContract
 import KagamiJSON
 import OpenAPIKit
+import Synchronization
 import Yams
 
 enum OpenAPIValueDecoder {
-    static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
-        try ValueDecoder(value: value, codingPath: []).decode(type)
+    /// `progress` hears how many of the paths and component schemas have been decoded.
+    static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue, progress: ReadingProgress.Report? = nil) throws -> T {
+        let count = progress.map { DecodedCount(of: value, report: $0) }
+        return try ValueDecoder(value: value, codingPath: [], count: count).decode(type)
+    }
+
+    /// The document without its paths, and each path item decoded on its own, the items
+    /// shared out among the processor's cores: what decoding the whole document decodes,
+    /// path item by path item, in the document's order. Nil when any part fails to decode
+    /// (decoding the whole document then gives the error as OpenAPIKit words it), when the
+    /// document has no `paths` object, or when it has fewer than `minimumPaths`.
+    static func decodeApart<Document: Decodable, PathItem: Decodable & Sendable>(
+        _ document: Document.Type, paths pathItem: PathItem.Type, from value: JSONValue, minimumPaths: Int,
+        progress: ReadingProgress.Report? = nil
+    ) -> (document: Document, paths: [(key: String, item: PathItem)])? {
+        guard case .object(var members) = value, case .object(let paths) = members["paths"], paths.count >= minimumPaths else { return nil }
+        let count = progress.map { DecodedCount(of: value, report: $0) }
+        members["paths"] = .object([:])
+        guard let skeleton = try? ValueDecoder(value: .object(members), codingPath: [], count: count).decode(document) else { return nil }
+        // As decoding the whole `paths` object does: the names Yams keeps for anchors and tags left out.
+        let entries = paths.elements.filter { $0.key != "yamlAnchor" && $0.key != "yamlTag" }
+        let parts = min(ProcessInfo.processInfo.activeProcessorCount, 8, max(1, entries.count / 64))
+        let decoded = Mutex<[[(key: String, item: PathItem)]?]>(Array(repeating: nil, count: parts))
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            var items: [(key: String, item: PathItem)] = []
+            let range = (entries.count * part / parts)..<(entries.count * (part + 1) / parts)
+            items.reserveCapacity(range.count)
+            for (key, member) in entries[range] {
+                let codingPath: [CodingKey] = [ValueCodingKey.paths, ValueCodingKey(member: key)]
+                guard let item = try? ValueDecoder(value: member, codingPath: codingPath, count: nil).decode(pathItem) else { return }
+                items.append((key, item))
+                count?.advance()
+            }
+            decoded.withLock { $0[part] = items }
+        }
+        let items = decoded.withLock { $0 }
+        guard items.allSatisfy({ $0 != nil }) else { return nil }
+        return (skeleton, items.flatMap { $0 ?? [] })
+    }
+}
+
+/// Decoding is most of reading a large description: its progress is counted in the members
+/// of `paths` and `components.schemas` begun.
+private final class DecodedCount: Sendable {
+    let total: Int
+    let report: ReadingProgress.Report
+    private let done = Atomic(0)
+
+    init(of document: JSONValue, report: @escaping ReadingProgress.Report) {
+        total = (document["paths"]?.objectValue?.count ?? 0) + (document["components"]?["schemas"]?.objectValue?.count ?? 0)
+        self.report = report
+    }
+
+    /// Called as a member is reached at `codingPath`.
+    func reached(_ codingPath: [CodingKey]) {
+        let counted = switch codingPath.count {
+        case 1: codingPath[0].stringValue == "paths"
+        case 2: codingPath[1].stringValue == "schemas" && codingPath[0].stringValue == "components"
+        default: false
+        }
+        if counted { advance() }
+    }
+
+    /// One more path or component schema begun.
+    func advance() {
+        let done = done.add(1, ordering: .relaxed).newValue
+        if done <= total, done % 500 == 0 { report(ReadingProgress(stage: "decoding", done: done, total: total)) }
     }
 }
 
@@ -37,6 +105,12 @@ private struct ValueCodingKey: CodingKey {
     }
 
     static let `super` = ValueCodingKey(stringValue: "super") ?? ValueCodingKey(index: 0)
+    static let paths = ValueCodingKey(member: "paths")
+
+    init(member name: String) {
+        stringValue = name
+        intValue = nil
+    }
 }
 
 /// A mismatch worded as Yams words it (`reality` is the name of the node's kind).
@@ -48,6 +122,7 @@ private func typeMismatch(_ codingPath: [CodingKey], expectation: Any.Type, real
 private struct ValueDecoder: Decoder, SingleValueDecodingContainer {
     let value: JSONValue
     let codingPath: [CodingKey]
+    let count: DecodedCount?
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -67,7 +142,7 @@ private struct ValueDecoder: Decoder, SingleValueDecodingContainer {
     func singleValueContainer() throws -> SingleValueDecodingContainer { self }
 
     func decoder(for value: JSONValue, as key: CodingKey) -> ValueDecoder {
-        ValueDecoder(value: value, codingPath: codingPath + [key])
+        ValueDecoder(value: value, codingPath: codingPath + [key], count: count)
     }
 
     func decodeNil() -> Bool { value.isNull }
@@ -77,6 +152,7 @@ private struct ValueDecoder: Decoder, SingleValueDecodingContainer {
         // (the document's root too), trying one type after another at each value: made
         // directly, with what those tries find in Yams's nodes.
         if type == AnyCodable.self, let made = AnyCodable(Self.anyValue(value)) as? T { return made }
+        if type == [String: AnyCodable].self, let made = vendorExtensionCandidates() as? T { return made }
         guard let constructible = type as? ScalarConstructible.Type else { return try T(from: self) }
         let scalar = try self.scalar()
         guard let constructed = constructible.construct(from: scalar) else {
@@ -86,6 +162,22 @@ private struct ValueDecoder: Decoder, SingleValueDecodingContainer {
             throw typeMismatch(codingPath, expectation: type, reality: "\(Swift.type(of: constructed))")
         }
         return result
+    }
+
+    /// An object read as `[String: AnyCodable]`, which only `AnyCodable(from:)` asks for: that
+    /// is how OpenAPIKit finds an object's `x-` extensions (the document's root, each path
+    /// item, operation, response, schema…). It keeps the values of `x-` keys and looks only at
+    /// the names of the others (known keys are dropped, any other is an error naming it), so
+    /// those values are left out rather than made: made, they were every object's whole
+    /// subtree again at each level of nesting, the whole document at its root.
+    private func vendorExtensionCandidates() -> [String: AnyCodable]? {
+        guard case .object(let members) = value else { return nil }
+        var candidates: [String: AnyCodable] = [:]
+        candidates.reserveCapacity(members.count)
+        for (key, member) in members where key != "yamlAnchor" && key != "yamlTag" {
+            candidates[key] = key.lowercased().hasPrefix("x-") ? AnyCodable(Self.anyValue(member)) : AnyCodable(NSNull())
+        }
+        return candidates
     }
 
     /// What AnyCodable's decoding finds: null as NSNull, a Bool only from a boolean, an Int
@@ -154,6 +246,7 @@ private struct KeyedValueContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
             throw DecodingError.keyNotFound(key, DecodingError.Context(
                 codingPath: codingPath, debugDescription: "No value associated with key \(key) (\"\(key.stringValue)\")."))
         }
+        decoder.count?.reached(codingPath)
         return decoder.decoder(for: value, as: key)
     }
 }

@@ -126,8 +126,20 @@ import Testing
             _ = try DescriptionFile(path: binary.path)
             Issue.record("a binary file was read")
         } catch {
-            #expect(error.description.contains("not a text file"), "\(error)")
+            #expect(error.description.contains("not a text file (a NUL byte at offset 8)"), "\(error)")
         }
+        let latin1 = folder.appendingPathComponent("latin1.apib")
+        try Data("# API\n\nCaf".utf8 + [0xE9] + Data("\n".utf8)).write(to: latin1)
+        do {
+            _ = try DescriptionFile(path: latin1.path)
+            Issue.record("a file that is not UTF-8 was read")
+        } catch {
+            #expect(error.description.contains("it is not UTF-8 text"), "\(error)")
+        }
+        // A byte order mark is text: kept, as it was.
+        let marked = folder.appendingPathComponent("marked.apib")
+        try Data([0xEF, 0xBB, 0xBF] + Array("# API\n".utf8)).write(to: marked)
+        #expect(try DescriptionFile(path: marked.path).text == "\u{FEFF}# API\n")
         #expect(throws: ExitCode(2)) { try LintCommand.parse([folder.path]).run() }
     }
 }

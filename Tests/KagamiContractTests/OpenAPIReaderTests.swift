@@ -3,6 +3,7 @@ import KagamiContract
 import KagamiJSON
 import KagamiOpenAPI
 import KagamiTesting
+import Synchronization
 import Testing
 
 @Suite struct OpenAPIReaderTests {
@@ -75,6 +76,39 @@ import Testing
         #expect(notOpenAPI.errors.first?.message.contains("OpenAPI 3.0 or 3.1") == true)
         let missingInfo = OpenAPIReader.parse("openapi: 3.1.0\npaths: {}\n")
         #expect(!missingInfo.errors.isEmpty)
+    }
+
+    /// Path items decoded apart (as a large description's are) give the contract and the
+    /// problems decoding the whole document gives, a broken path or a security requirement
+    /// naming no scheme included.
+    @Test func pathItemsDecodedApartGiveTheSameContract() {
+        let petstore = Self.fixture("petstore-3.0.yaml")
+        let documents = [
+            petstore, Self.fixture("notes-3.1.json"),
+            petstore.replacingOccurrences(of: "operationId: showPet", with: "operationId: showPet\n      bogus: 1"),
+            petstore.replacingOccurrences(of: "operationId: showPet", with: "operationId: showPet\n      security: [{missing: []}]"),
+            petstore.replacingOccurrences(of: "operationId: showPet", with: "operationId: listPets"),
+        ]
+        #expect(documents.allSatisfy { !$0.isEmpty })
+        for (index, text) in documents.enumerated() {
+            let whole = OpenAPIReader.parse(text, minimumPathsApart: .max)
+            let apart = OpenAPIReader.parse(text, minimumPathsApart: 0)
+            #expect(apart == whole, "document \(index)")
+            #expect(index < 2 || !whole.annotations.isEmpty, "document \(index)")
+        }
+    }
+
+    /// A large description says how far decoding has got, counted in paths and component schemas.
+    @Test func decodingReportsItsProgress() {
+        let paths = (0..<700).map { "  /things/t\($0): {get: {responses: {'204': {description: none}}}}" }
+        let text = (["openapi: 3.1.0", "info: {title: many, version: '1'}", "paths:"] + paths
+            + ["components:", "  schemas:", "    Thing: {type: object}"]).joined(separator: "\n")
+        let reports = Mutex<[ReadingProgress]>([])
+        let contract = OpenAPIReader.parse(text) { progress in reports.withLock { $0.append(progress) } }
+        #expect(contract.actions.count == 700)
+        let decoding = reports.withLock { $0 }.filter { $0.stage == "decoding" }
+        #expect(decoding.contains { $0.done == 500 && $0.total == 701 }, "\(decoding)")
+        #expect(decoding.allSatisfy { $0.done <= $0.total })
     }
 
     /// A description whose aliases stand for a billion values is refused, not expanded.

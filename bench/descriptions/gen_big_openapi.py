@@ -322,6 +322,8 @@ def document(modules, version):
         # 3.1 has no `nullable`: the type says null instead.
         for item in paths.values():
             get = item.get("get")
+            if get is None:
+                continue
             props = get["responses"]["200"]["content"]["application/json"]["schema"].get("properties", {})
             if "next" in props:
                 props["next"] = {"type": ["string", "null"]}
