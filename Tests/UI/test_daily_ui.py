@@ -9,6 +9,7 @@ Usage: python Tests/UI/test_daily_ui.py [path/to/kagami]
 import json
 import os
 import plistlib
+import socket
 import ssl
 import subprocess
 import sys
@@ -363,6 +364,23 @@ class Suite(Page):
         status, flow = api(self.kagami.ui, "GET", f"/api/flows/{self.flow_id()}/response/body")
         assert status == 200 and flow == {"received": "a file from the disk"}, (status, flow)
 
+    def test_ipv6_hosts_are_written_in_brackets(self):
+        class V6(ThreadingHTTPServer):
+            address_family = socket.AF_INET6
+        server = V6(("::1", 0), origin.Handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            port = server.server_address[1]
+            curl(self.kagami.proxy, f"http://[::1]:{port}/v6/page")
+            self.fresh()
+            row = self.row("/v6/page")
+            assert f"[::1]:{port}" in row.text, row.text
+            self.select("/v6/page")
+            assert self.text_of("overview-url").startswith(f"http://[::1]:{port}/v6/page"), self.text_of("overview-url")
+        finally:
+            server.shutdown()
+            server.server_close()
+
     def test_raw_tab(self):
         curl(self.kagami.proxy, f"{self.base}/forms/raw", "-d", "name=Ada+Lovelace&lang=en")
         self.fresh()
@@ -535,7 +553,7 @@ class Suite(Page):
         tests = [self.test_columns_scheme_lock_and_hover, self.test_columns_resize_hide_and_remembered,
                  self.test_rules_column_and_applied_rules_name_the_side, self.test_filter_closes_an_exchange_it_hides,
                  self.test_placeholders_look_like_hints, self.test_row_menu_copies, self.test_row_menu_repeat_and_compose_from_this,
-                 self.test_row_menu_rules_open_prefilled, self.test_compose_sends_through_the_proxy, self.test_raw_tab,
+                 self.test_row_menu_rules_open_prefilled, self.test_compose_sends_through_the_proxy, self.test_raw_tab, self.test_ipv6_hosts_are_written_in_brackets,
                  self.test_ssl_proxying_panel_from_a_connect_row, self.test_device_setup_panel, self.test_body_viewers]
         only = os.environ.get("KAGAMI_UI_ONLY")
         if only:

@@ -3,6 +3,7 @@
 // anything else matches the URL or the method. `host:` and `path:` take part of the host or path,
 // or with `*`, `?` or `[` a pattern of all of it, as rules' locations do (FlowFilter in
 // Sources/KagamiStore/FlowQuery.swift answers the same words for the server's pages).
+import { authority } from "./format.js";
 
 export function parseFilter(text) {
   const tests = [];
@@ -118,7 +119,7 @@ const urlCache = new WeakMap();
 function urlText(f) {
   let text = urlCache.get(f);
   if (text === undefined) {
-    text = `${f.scheme}://${f.host}:${f.port}${f.path}${f.query != null ? "?" + f.query : ""}`.toLowerCase();
+    text = `${f.scheme}://${authority(f.host, f.port)}${f.path}${f.query != null ? "?" + f.query : ""}`.toLowerCase();
     urlCache.set(f, text);
   }
   return text;

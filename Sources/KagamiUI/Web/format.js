@@ -28,6 +28,20 @@ export function formatDuration(ms) {
 }
 
 /** Cuts long text for a cell or a line; the full text stays in the title. */
+/**
+ * `host:port` as a URL or a Host field writes it: an IPv6 address in brackets (always in a URL,
+ * `inURL`; otherwise when a port follows). No port: the host alone.
+ */
+export function authority(host, port = null, inURL = false) {
+  const name = host.includes(":") && (inURL || port != null) ? `[${host}]` : host;
+  return port == null ? name : `${name}:${port}`;
+}
+
+/** `host` or `host:port` (a port other than 443), as the SSL Proxying list takes it. */
+export function hostPattern(flow) {
+  return authority(flow.host, flow.port && flow.port !== 443 ? flow.port : null);
+}
+
 export function truncate(text, max = 300) {
   if (text == null) return "";
   return text.length > max ? text.slice(0, max - 1) + "…" : text;

@@ -3,7 +3,7 @@
 // its editor prefilled (Charles's "select an exchange, right-click, make the rule from it").
 import { dispatch, state, subscribe } from "./store.js";
 import { getJSON, loadBody, loadBreakpoints, loadCurl, loadRules, loadSSLProxying, repeatFlow } from "./api.js";
-import { el, truncate } from "./format.js";
+import { el, hostPattern, truncate } from "./format.js";
 import { copyText } from "./clipboard.js";
 import { responseText } from "./tools.js";
 import { COLUMNS, flowURL } from "./sequence.js";
@@ -171,7 +171,3 @@ export function mountMenu({ container, showTool, showRepeat, onSelect }) {
   return { open: (menu) => dispatch({ type: "menuOpened", menu }) };
 }
 
-/** `host` or `host:port` (a port other than 443), as the SSL Proxying list takes it. */
-export function hostPattern(flow) {
-  return flow.port && flow.port !== 443 ? `${flow.host}:${flow.port}` : flow.host;
-}

@@ -1,7 +1,7 @@
 // The Sequence view: one fixed-height row per exchange, and only the rows in sight exist in the
 // page, so 100,000 exchanges scroll like 100. New rows are appended without touching the rest.
 import { dispatch, state, subscribe } from "./store.js";
-import { el, formatDuration, formatSize, formatTime, statusClass, truncate } from "./format.js";
+import { authority, el, formatDuration, formatSize, formatTime, statusClass, truncate } from "./format.js";
 import { contractBadges } from "./contract.js";
 
 const ROW = 24;
@@ -144,7 +144,7 @@ export function mountSequence({ scroll, spacer, head, onSelect, onMenu }) {
     scheme.textContent = `${secure ? "🔒 " : ""}${flow.method === "CONNECT" ? "tunnel" : flow.scheme}`;
     scheme.title = flow.method === "CONNECT" ? (flow.tls ? "HTTPS tunnel, decrypted" : "HTTPS tunnel, relayed without decrypting") : secure ? "HTTPS" : "HTTP, not encrypted";
     scheme.classList.toggle("secure", secure);
-    host.textContent = flow.port && !defaultPort(flow) ? `${flow.host}:${flow.port}` : flow.host;
+    host.textContent = authority(flow.host, flow.port && !defaultPort(flow) ? flow.port : null);
     host.title = host.textContent;
     const fullPath = flow.path + (flow.query != null ? `?${flow.query}` : "");
     path.textContent = truncate(fullPath, 400);
@@ -219,9 +219,8 @@ export function mountSequence({ scroll, spacer, head, onSelect, onMenu }) {
 
 /** The exchange's full URL from its summary (a tunnel: `host:port`). */
 export function flowURL(flow) {
-  if (flow.method === "CONNECT") return `${flow.host}:${flow.port}`;
-  const port = flow.port && !defaultPort(flow) ? `:${flow.port}` : "";
-  return `${flow.scheme}://${flow.host.includes(":") ? `[${flow.host}]` : flow.host}${port}${flow.path}${flow.query != null ? `?${flow.query}` : ""}`;
+  if (flow.method === "CONNECT") return authority(flow.host, flow.port);
+  return `${flow.scheme}://${authority(flow.host, flow.port && !defaultPort(flow) ? flow.port : null, true)}${flow.path}${flow.query != null ? `?${flow.query}` : ""}`;
 }
 
 function defaultPort(flow) {

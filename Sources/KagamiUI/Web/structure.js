@@ -1,7 +1,7 @@
 // The Structure view: scheme+host, then each path segment, with the number of exchanges under
 // each node. Built incrementally as flows arrive; only opened nodes have their children drawn.
 import { state, subscribe } from "./store.js";
-import { el, formatTime, statusClass, truncate } from "./format.js";
+import { authority, el, formatTime, hostPattern, statusClass, truncate } from "./format.js";
 
 function makeNode(key, label) {
   return { key, label, count: 0, children: new Map(), flows: [] };
@@ -15,7 +15,7 @@ export function mountStructure({ container, onSelect, onMenu }) {
 
   function add(index) {
     const flow = state.flows[index];
-    const origin = `${flow.scheme}://${flow.host}${flow.port && !isDefault(flow) ? ":" + flow.port : ""}`;
+    const origin = `${flow.scheme}://${authority(flow.host, flow.port && !isDefault(flow) ? flow.port : null, true)}`;
     let node = child(root, origin, origin);
     node.count++;
     const segments = flow.method === "CONNECT" ? [] : flow.path.split("/").filter(Boolean);
@@ -59,14 +59,14 @@ export function mountStructure({ container, onSelect, onMenu }) {
       event.stopPropagation();
       const flow = state.flows[firstFlow(node)];
       if (!flow) return;
-      const origin = `${flow.scheme}://${flow.host}${flow.port && !isDefault(flow) ? ":" + flow.port : ""}`;
+      const origin = `${flow.scheme}://${authority(flow.host, flow.port && !isDefault(flow) ? flow.port : null, true)}`;
       const location = { host: flow.host };
       if (flow.scheme === "http" || flow.scheme === "https") location.protocol = flow.scheme;
       if (flow.port && !isDefault(flow)) location.port = flow.port;
       // A path node stands for everything under it.
       const segments = node.key.startsWith(origin) ? node.key.slice(origin.length) : "";
       if (segments) location.path = node.flows.length && node.children.size === 0 ? segments : `${segments}/*`;
-      onMenu({ x, y, node: { url: origin + (segments || "/"), location, hostPattern: flow.port && flow.port !== 443 ? `${flow.host}:${flow.port}` : flow.host } });
+      onMenu({ x, y, node: { url: origin + (segments || "/"), location, hostPattern: hostPattern(flow) } });
     };
     summary.addEventListener("contextmenu", (event) => nodeMenu(event, event.clientX, event.clientY));
     summary.append(el("button", { className: "node-menu", title: "Actions on this node", "aria-label": "Actions", onclick: (event) => { const r = event.currentTarget.getBoundingClientRect(); nodeMenu(event, r.left, r.bottom); } }, "⋯"));

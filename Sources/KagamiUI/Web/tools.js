@@ -1,4 +1,5 @@
 // Copy Response: the response as text (Copy cURL comes from the API).
+import { authority } from "./format.js";
 
 /** Status line, headers and the (decoded) body as text. */
 export function responseText(flow, body) {
@@ -37,7 +38,7 @@ export function rawMessage(flow, part, bytes) {
 
 function authorityOf(request) {
   const standard = (request.scheme === "https" && request.port === 443) || (request.scheme === "http" && request.port === 80);
-  return standard ? request.host : `${request.host}:${request.port}`;
+  return authority(request.host, standard ? null : request.port);
 }
 
 function bodyText(bytes) {
