@@ -1,24 +1,29 @@
 import ArgumentParser
 import Foundation
 import KagamiCertificates
+import KagamiFlow
 import KagamiMCP
+import KagamiOutput
+import KagamiProxy
 import KagamiPostgresStore
 import KagamiStore
 import KagamiUI
 
 /// `kagami mcp`: a session's exchanges, the contract check, infer and diff as Model Context
-/// Protocol tools for a coding agent, over standard input and output; with `--allow-write`,
-/// a running proxy's rules, repeat and breakpoints too (docs/MCP.md).
+/// Protocol tools for a coding agent, over standard input and output (or Streamable HTTP with
+/// `--http`); with `--allow-write`, a running proxy's rules, repeat and breakpoints too
+/// (docs/MCP.md).
 struct MCPCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mcp",
-        abstract: "Serve a session to a coding agent as Model Context Protocol tools and resources, over standard input and output.",
+        abstract: "Serve a session to a coding agent as Model Context Protocol tools and resources, over standard input and output or Streamable HTTP.",
         discussion: """
             An agent's configuration starts it (command "kagami", args ["mcp", "--session", FILE]). Without --session, the newest \
             session file in $KAGAMI_HOME/sessions is served. The tools search and read exchanges (credentials redacted), list contract \
             violations, the operations seen, draft a description, compare two captures and copy requests as curl. With --allow-write, \
             tools that change a running kagami proxy through its admin API (--proxy, with the installation's admin token) are served \
-            too: add, enable and remove rules, repeat an exchange, release a held breakpoint. See docs/MCP.md.
+            too: add, enable and remove rules, repeat an exchange, release a held breakpoint. --http serves Streamable HTTP at \
+            http://HOST:PORT/mcp instead. See docs/MCP.md.
             """
     )
 
@@ -29,6 +34,15 @@ struct MCPCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("proxy"), help: ArgumentHelp("The running proxy's web UI and admin API, for the write tools.", valueName: "url"))
     var proxy = "http://127.0.0.1:8889"
+
+    @Flag(help: "Serve Streamable HTTP on --host and --port instead of standard input and output.")
+    var http = false
+
+    @Option(help: "The address of --http. Anything but loopback wants the admin token ($KAGAMI_HOME/admin-token) from every client.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port of --http (0 picks a free one).")
+    var port = 8890
 
     func validate() throws {
         guard proxy.hasPrefix("http://") || proxy.hasPrefix("https://") else {
@@ -51,14 +65,33 @@ struct MCPCommand: AsyncParsableCommand {
             }
             admin = AdminAPI(baseURL: proxy, token: token)
         }
-        let server = try KagamiMCPServer(source: sessionSource, admin: admin, version: Kagami.configuration.version)
+        let version = Kagami.configuration.version
         do {
-            try await server.serveStandardIO()
+            if http {
+                try await serveHTTP(sessionSource, admin: admin)
+            } else {
+                try await KagamiMCPServer(source: sessionSource, admin: admin, version: version).serveStandardIO()
+            }
         } catch {
             await close()
             throw error
         }
         await close()
+    }
+
+    /// Streamable HTTP at `/mcp` until interrupted; beyond loopback every client must present
+    /// the installation's admin token.
+    private func serveHTTP(_ sessionSource: SessionSource, admin: AdminAPI?) async throws {
+        let token = UpstreamAllowList.isLoopback(host: host) ? nil : try AdminToken.installation()
+        let version = Kagami.configuration.version
+        let endpoint = StreamableHTTPEndpoint(host: host, port: port, token: token) {
+            try KagamiMCPServer(source: sessionSource, admin: admin, version: version)
+        }
+        let host = host
+        // Until SIGINT or SIGTERM (the application's service group handles both).
+        try await endpoint.run { port in
+            Console.output("kagami mcp: Streamable HTTP at http://\(Authority(host: host, port: port))/mcp\(token == nil ? "" : " (Authorization: Bearer, the token in \(AdminToken.path))")\n")
+        }
     }
 
     /// The session served, the others beside it, and how to let go of them.

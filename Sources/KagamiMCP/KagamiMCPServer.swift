@@ -46,10 +46,20 @@ public actor KagamiMCPServer {
 
     /// Serves `transport` until the client goes away.
     func run(_ transport: any Transport) async throws {
+        try await start(transport)
+        await server.waitUntilCompleted()
+        await stop()
+    }
+
+    /// Starts answering on `transport` (a Streamable HTTP session's).
+    func start(_ transport: any Transport) async throws {
         await register()
         try await server.start(transport: transport)
-        await server.waitUntilCompleted()
+    }
+
+    func stop() async {
         watch?.cancel()
+        watch = nil
         await server.stop()
     }
 

@@ -24,6 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamablehttp_client
 from mcp.shared.exceptions import McpError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -263,6 +264,40 @@ class Suite:
         rules = await call(session, "list_rules")
         assert rules["rules"]["mapLocal"] == [], rules
 
+    def test_streamable_http(self):
+        """`kagami mcp --http --port 0`: two clients, each its own MCP session, then SIGTERM."""
+        process = subprocess.Popen([self.binary, "mcp", "--http", "--port", "0", "--session", self.kagami.session],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=self.env)
+        try:
+            match = None
+            for _ in range(20):
+                line = process.stdout.readline()
+                if not line or (match := re.search(r"Streamable HTTP at (http://\S+/mcp)", line)):
+                    break
+            assert match, f"kagami mcp --http did not say where it listens (last line {line!r})"
+            threading.Thread(target=process.stdout.read, daemon=True).start()
+
+            async def client():
+                async with streamablehttp_client(match.group(1)) as (read, write, _):
+                    async with ClientSession(read, write) as session:
+                        await asyncio.wait_for(session.initialize(), 30)
+                        tools = {tool.name for tool in (await session.list_tools()).tools}
+                        assert "search_exchanges" in tools and not WRITE_TOOLS & tools, sorted(tools)
+                        page = await call(session, "search_exchanges", {"filter": "path:/users/*"})
+                        return [row["path"] for row in page["exchanges"]]
+
+            async def both():
+                return await asyncio.gather(client(), client())
+            first, second = asyncio.run(asyncio.wait_for(both(), 60))
+            assert first == second == ["/users/2", "/users/1"], (first, second)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                raise AssertionError("kagami mcp --http did not stop on SIGTERM")
+
     def run(self):
         tests = [
             ("read tools over a recorded session", self.test_read_tools, ()),
@@ -270,6 +305,15 @@ class Suite:
             ("resources", self.test_resources, ()),
             ("Map Local through the admin API", self.test_map_local_through_the_admin_api, ("--allow-write", "--proxy", self.kagami.ui)),
         ]
+        started = time.time()
+        try:
+            self.test_streamable_http()
+            self.passed += 1
+            print(f"ok: Streamable HTTP ({time.time() - started:.1f} s)")
+        except BaseException:  # noqa: BLE001
+            self.failed.append("Streamable HTTP")
+            print("FAILED: Streamable HTTP")
+            traceback.print_exc()
         for name, test, extra in tests:
             started = time.time()
             try:
