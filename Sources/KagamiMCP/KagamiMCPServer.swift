@@ -162,13 +162,15 @@ public actor KagamiMCPServer {
 
     /// Looks at the session's count every poll interval and announces a change, for a session
     /// another process is recording.
-    private func watchSession() {
+    private func watchSession() async {
         guard watch == nil else { return }
         let store = source.store
         let server = server
         let interval = pollInterval
+        // Counted before the subscription is answered: whatever arrives after it is announced.
+        var known = (try? await store.count()) ?? 0
+        guard watch == nil else { return }
         watch = Task {
-            var known = (try? await store.count()) ?? 0
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
                 guard let count = try? await store.count(), count != known else { continue }

@@ -118,6 +118,39 @@ import Testing
         #expect(operations.first?["statuses"] == ["200": 4, "500": 2])
     }
 
+    @Test func webSocketMessagesArePaged() async throws {
+        let (catalog, store) = try await Self.session(0, "messages")
+        defer { Task { await store.close() } }
+        let handshake = F.webSocket()
+        store.record(handshake)
+        store.record(messages: F.webSocketMessages(), of: handshake.id)
+        try await store.flush()
+        let id = JSONValue.string(handshake.id.uuidString)
+        let first = try await catalog.call("get_messages", arguments: ["id": id, "limit": 4])
+        #expect(first["messages"]?.arrayValue?.count == 4)
+        #expect(first["messages"]?[0]?["text"] == "hello 👋")
+        #expect(first["messages"]?[2]?["base64"] == .string(Data([0x00, 0xFF, 0x10]).base64EncodedString()))
+        #expect(first["nextOffset"] == 4)
+        let rest = try await catalog.call("get_messages", arguments: ["id": id, "offset": 4])
+        #expect(rest["messages"]?.arrayValue?.count == 2)
+        #expect(rest["nextOffset"] == .null)
+        let exchange = try await catalog.call("get_exchange", arguments: ["id": id])
+        #expect(exchange["messages"]?.arrayValue?.count == 6)
+        #expect(exchange["moreMessages"] == false)
+    }
+
+    @Test func twoFiltersOfTheSessionAreCompared() async throws {
+        let (catalog, store) = try await Self.session(10, "diff")
+        defer { Task { await store.close() } }
+        let report = try await catalog.call("diff_sessions", arguments: ["before": ["filter": "status:200"], "after": ["filter": "status:500"]])
+        let kinds = (report["findings"]?.arrayValue ?? []).compactMap { $0["kind"]?.stringValue }
+        #expect(kinds.contains("status"), "\(report.serialized())")
+        let same = await Self.refusal(catalog, "diff_sessions", ["before": [:], "after": [:]])
+        #expect(same?.field == "after")
+        let elsewhere = try? await catalog.call("diff_sessions", arguments: ["before": ["session": "other.sqlite"], "after": [:]])
+        #expect(elsewhere == nil)
+    }
+
     @Test func fieldNamesReadAsTheArgumentsAreWritten() {
         #expect(ToolCatalog.field("/after/filter") == "after.filter")
         #expect(ToolCatalog.field("/paths/2") == "paths[2]")

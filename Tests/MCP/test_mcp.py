@@ -22,7 +22,7 @@ import time
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamablehttp_client
 from mcp.shared.exceptions import McpError
@@ -138,6 +138,7 @@ class Suite:
         self.binary = binary
         self.passed = 0
         self.failed = []
+        self.notifications = []
         self.workdir = tempfile.mkdtemp(prefix="kagami-mcp-")
         home = os.path.join(self.workdir, "home")
         os.makedirs(home, mode=0o700)
@@ -160,9 +161,14 @@ class Suite:
 
     async def connected(self, test, *extra):
         async with self.server(*extra) as (read, write):
-            async with ClientSession(read, write) as session:
+            async with ClientSession(read, write, message_handler=self.on_message) as session:
                 await asyncio.wait_for(session.initialize(), 30)
                 await test(session)
+
+    async def on_message(self, message):
+        """Keeps what the server announces (resource updates)."""
+        if isinstance(message, types.ServerNotification):
+            self.notifications.append(message.root)
 
     async def test_read_tools(self, session):
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
@@ -239,6 +245,16 @@ class Suite:
         exchange = next(uri for uri in uris if uri.startswith("kagami://exchange/"))
         contents = (await session.read_resource(exchange)).contents
         assert json.loads(contents[0].text)["exchange"]["id"] == exchange.rsplit("/", 1)[-1]
+        # A live session: subscribed, the next exchange the proxy records is announced.
+        await session.subscribe_resource("kagami://session")
+        await asyncio.to_thread(curl, self.kagami.proxy, self.base + "/users/3")
+
+        async def announced():
+            return any(isinstance(n, types.ResourceUpdatedNotification) and str(n.params.uri) == "kagami://session"
+                       for n in self.notifications)
+        await eventually("the new exchange announced", announced)
+        session_now = json.loads((await session.read_resource("kagami://session")).contents[0].text)
+        assert session_now["newest"][0]["path"] == "/users/3", session_now["newest"][0]
 
     async def test_map_local_through_the_admin_api(self, session):
         tools = {tool.name for tool in (await session.list_tools()).tools}
