@@ -98,7 +98,7 @@ public actor KagamiMCPServer {
     static func describe(_ tool: KagamiTool) -> Tool {
         Tool(
             name: tool.name, title: tool.title, description: tool.summary, inputSchema: tool.input.mcpValue,
-            annotations: .init(title: tool.title, readOnlyHint: !tool.changesProxy || WriteTools.readOnly.contains(tool.name), openWorldHint: false),
+            annotations: .init(title: tool.title, readOnlyHint: !tool.needsAllowWrite || WriteTools.readOnly.contains(tool.name), openWorldHint: false),
             outputSchema: tool.output.mcpValue)
     }
 

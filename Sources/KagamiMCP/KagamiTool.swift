@@ -4,7 +4,7 @@ import KagamiJSONSchema
 
 /// One tool an MCP client can call: the JSON Schema its arguments must meet (checked before it
 /// runs, so a call outside it is refused naming the field), the shape of what it answers, and
-/// the work. Tools that change a running proxy are listed only with `--allow-write`.
+/// the work. Tools that use a running proxy (`needsAllowWrite`) are served only with `--allow-write`.
 public struct KagamiTool: Sendable {
     public var name: String
     public var title: String
@@ -13,11 +13,11 @@ public struct KagamiTool: Sendable {
     public var input: JSONValue
     /// The answer's JSON Schema (always an object).
     public var output: JSONValue
-    public var changesProxy: Bool
+    public var needsAllowWrite: Bool
     public var run: @Sendable (ToolArguments) async throws -> JSONValue
 
     public init(
-        name: String, title: String, summary: String, input: JSONValue, output: JSONValue, changesProxy: Bool = false,
+        name: String, title: String, summary: String, input: JSONValue, output: JSONValue, needsAllowWrite: Bool = false,
         run: @escaping @Sendable (ToolArguments) async throws -> JSONValue
     ) {
         self.name = name
@@ -25,7 +25,7 @@ public struct KagamiTool: Sendable {
         self.summary = summary
         self.input = input
         self.output = output
-        self.changesProxy = changesProxy
+        self.needsAllowWrite = needsAllowWrite
         self.run = run
     }
 }

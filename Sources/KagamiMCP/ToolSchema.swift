@@ -12,9 +12,9 @@ enum ToolSchema {
         return .object(object)
     }
 
-    static func string(_ description: String, oneOf values: [String]? = nil, nullable: Bool = false) -> JSONValue {
-        var object: JSONObject = ["type": nullable ? ["string", "null"] : "string", "description": .string(description)]
-        if let values { object["enum"] = .array(values.map(JSONValue.string) + (nullable ? [.null] : [])) }
+    static func string(_ description: String, oneOf values: [String]? = nil) -> JSONValue {
+        var object: JSONObject = ["type": "string", "description": .string(description)]
+        if let values { object["enum"] = .array(values.map(JSONValue.string)) }
         return .object(object)
     }
 

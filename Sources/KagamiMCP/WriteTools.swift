@@ -18,11 +18,10 @@ public struct AdminAPI: Sendable {
         self.token = token
     }
 
-    /// An answer the admin API refused, with its message and the field it names.
+    /// An answer the admin API refused, with its message.
     struct Refusal: Error {
         var status: Int
         var message: String
-        var field: String?
     }
 
     /// Sends `body` (JSON) to `path` and returns the JSON answer; a status over 299 is a
@@ -45,9 +44,7 @@ public struct AdminAPI: Sendable {
         let text = String(buffer: bytes)
         let answer = (try? JSONValue(parsing: text)) ?? .string(text)
         guard (200..<300).contains(Int(response.status.code)) else {
-            throw Refusal(
-                status: Int(response.status.code), message: answer["error"]?.stringValue ?? text,
-                field: answer["field"]?.stringValue)
+            throw Refusal(status: Int(response.status.code), message: answer["error"]?.stringValue ?? text)
         }
         return answer
     }
@@ -65,6 +62,9 @@ public enum WriteTools {
 
     public static func tools(_ admin: AdminAPI) -> [KagamiTool] {
         let kind = ToolSchema.string("The rule's kind, as a rules document names its list (docs/RULES.md).", oneOf: ruleKinds)
+        let addedKind = ToolSchema.string(
+            "The rule's kind, as a rules document names its list (docs/RULES.md), or breakpoints (the breakpoints document's list, docs/TOOLS.md).",
+            oneOf: ruleKinds + ["breakpoints"])
         let name = ToolSchema.string("The rule's name.")
         return [
             KagamiTool(
@@ -72,26 +72,26 @@ public enum WriteTools {
                 summary: "The running proxy's rules document (Block and Allow List, Map Local, Map Remote, Rewrite, No Caching, throttling), as GET /api/rules gives it.",
                 input: ToolSchema.object([:]),
                 output: ToolSchema.answer(["rules": ToolSchema.anyObject("The rules document.")]),
-                changesProxy: true,
+                needsAllowWrite: true,
                 run: { _ in
                     let rules = try await refusalsAsFailures { try await admin.send(.GET, "/api/rules") }
                     return ["rules": rules]
                 }),
             KagamiTool(
                 name: "add_rule", title: "Add a rule",
-                summary: "Adds a rule to the running proxy's rules, in force for the next request. `rule` is one entry of the kind's list in a rules document: Map Local {name, from: {protocol, host, port, path, query}, local: FILE}; Map Remote {name, from, to, preserveHost}; Block/Allow List {name, locations: [...], action: \"403\"|drop}; Rewrite {name, locations, rules: [...]}. Map Local files must lie in the proxy's Map Local folders.",
+                summary: "Adds a rule to the running proxy's rules, in force for the next request. `rule` is one entry of the kind's list in a rules document: Map Local {name, from: {protocol, host, port, path, query}, local: FILE}; Map Remote {name, from, to, preserveHost}; Block/Allow List {name, locations: [...], action: \"403\"|drop}; Rewrite {name, locations, rules: [...]}; a breakpoint {location: {host, path, ...}, request: true, response: false}. Map Local files must lie in the proxy's Map Local folders.",
                 input: ToolSchema.object([
-                    "kind": kind,
+                    "kind": addedKind,
                     "rule": ToolSchema.anyObject("The rule, as in a rules document."),
                 ], required: ["kind", "rule"]),
                 output: ToolSchema.answer(["kind": ["type": "string"], "index": ["type": "integer"], "rule": ToolSchema.anyObject("The rule as the proxy keeps it.")]),
-                changesProxy: true,
+                needsAllowWrite: true,
                 run: { arguments in
                     let kind = arguments.string("kind") ?? ""
                     let rule = JSONValue.object(arguments.object("rule") ?? [:])
                     let document = try await change(admin, kind: kind, field: "rule") { list in list.append(rule) }
                     let kept = document[kind]?.arrayValue ?? []
-                    log("added a \(kind) rule\(rule["name"]?.stringValue.map { " '\($0)'" } ?? "")")
+                    log("added \(kind == "breakpoints" ? "a breakpoint" : "a \(kind) rule")\(rule["name"]?.stringValue.map { " '\($0)'" } ?? "")")
                     return ["kind": .string(kind), "index": .integer(kept.count - 1), "rule": kept.last ?? rule]
                 }),
             KagamiTool(
@@ -99,7 +99,7 @@ public enum WriteTools {
                 summary: "Turns a rule of the running proxy on or off, by kind and name.",
                 input: ToolSchema.object(["kind": kind, "name": name, "enabled": ToolSchema.boolean("On or off.")], required: ["kind", "name", "enabled"]),
                 output: ToolSchema.answer(["kind": ["type": "string"], "name": ["type": "string"], "enabled": ["type": "boolean"]]),
-                changesProxy: true,
+                needsAllowWrite: true,
                 run: { arguments in
                     let kind = arguments.string("kind") ?? ""
                     let ruleName = arguments.string("name") ?? ""
@@ -118,7 +118,7 @@ public enum WriteTools {
                 summary: "Removes a rule from the running proxy's rules, by kind and name.",
                 input: ToolSchema.object(["kind": kind, "name": name], required: ["kind", "name"]),
                 output: ToolSchema.answer(["kind": ["type": "string"], "name": ["type": "string"], "removed": ["type": "boolean"]]),
-                changesProxy: true,
+                needsAllowWrite: true,
                 run: { arguments in
                     let kind = arguments.string("kind") ?? ""
                     let ruleName = arguments.string("name") ?? ""
@@ -136,7 +136,7 @@ public enum WriteTools {
                     "count": ToolSchema.integer("Times to send it.", minimum: 1, maximum: 100, default: 1),
                 ], required: ["id"]),
                 output: ToolSchema.answer(["result": ToolSchema.anyObject("What the admin API's repeat answered: the repeats' ids and statuses.")]),
-                changesProxy: true,
+                needsAllowWrite: true,
                 run: { arguments in
                     let id = try arguments.exchangeID()
                     let answer = try await refusalsAsFailures {
@@ -150,7 +150,7 @@ public enum WriteTools {
                 summary: "The exchanges the running proxy holds at a breakpoint, waiting for release_breakpoint.",
                 input: ToolSchema.object([:]),
                 output: ToolSchema.answer(["held": ToolSchema.anyObject("As GET /api/breakpoints/held gives it.")]),
-                changesProxy: true,
+                needsAllowWrite: true,
                 run: { _ in
                     let held = try await refusalsAsFailures { try await admin.send(.GET, "/api/breakpoints/held") }
                     return ["held": held]
@@ -159,13 +159,13 @@ public enum WriteTools {
                 name: "release_breakpoint", title: "Release a held exchange",
                 summary: "Lets an exchange held at a breakpoint go on: execute (with the edits given: request {method, url, headers, body} or response {status, headers, body}), abort (the client gets an error) or cancel (go on unedited).",
                 input: ToolSchema.object([
-                    "id": ToolSchema.id,
+                    "id": ToolSchema.string("The held exchange's id, as list_held gives it."),
                     "action": ToolSchema.string("What to do.", oneOf: ["execute", "abort", "cancel"]),
                     "request": ToolSchema.anyObject("Edits of a request held at its request."),
                     "response": ToolSchema.anyObject("Edits of a response held at its response."),
                 ], required: ["id", "action"]),
                 output: ToolSchema.answer(["result": ToolSchema.anyObject("What the admin API answered.")]),
-                changesProxy: true,
+                needsAllowWrite: true,
                 run: { arguments in
                     let id = try arguments.exchangeID()
                     var body: JSONObject = ["action": .string(arguments.string("action") ?? "cancel")]
@@ -180,18 +180,20 @@ public enum WriteTools {
         ]
     }
 
-    /// Reads the rules in force, changes the kind's list, and puts the document back; a
+    /// Reads the rules (or breakpoints) in force, changes the kind's list, and puts the document back; a
     /// document the proxy refuses is an argument error naming `field` and the proxy's reason.
     static func change(
         _ admin: AdminAPI, kind: String, field: String, _ edit: (inout [JSONValue]) throws -> Void
     ) async throws -> JSONValue {
-        let current = try await refusalsAsFailures { try await admin.send(.GET, "/api/rules") }
+        // Breakpoints are a document of their own beside the rules.
+        let path = kind == "breakpoints" ? "/api/breakpoints" : "/api/rules"
+        let current = try await refusalsAsFailures { try await admin.send(.GET, path) }
         guard case .object(var document) = current else { throw ToolFailure("the proxy's rules are not a JSON object") }
         var list = document[kind]?.arrayValue ?? []
         try edit(&list)
         document[kind] = .array(list)
         do {
-            return try await admin.send(.PUT, "/api/rules", body: .object(document))
+            return try await admin.send(.PUT, path, body: .object(document))
         } catch let refusal as AdminAPI.Refusal where refusal.status == 400 {
             throw ToolArgumentError(field: field, message: refusal.message)
         } catch let refusal as AdminAPI.Refusal {

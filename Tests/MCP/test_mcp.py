@@ -3,7 +3,9 @@ output. A real `kagami proxy` (loopback only, a contract check, a Map Local fold
 requests to an origin on 127.0.0.1 port 0; `kagami mcp` serves that session: its tools are
 listed, the session searched, an exchange read, the contract violations listed, arguments
 outside a tool's schema refused naming the field; without --allow-write no write tool is
-served, and with it a Map Local rule added through the proxy's admin API answers the next curl.
+served, and with it a Map Local rule added through the proxy's admin API answers the next curl
+and a breakpoint added holds the next exchange until it is released with an edit; and the same
+tools over Streamable HTTP (`kagami mcp --http`).
 Prints `mcp tests: N passed, M failed`; exits non-zero on any failure.
 
 Usage: python Tests/MCP/test_mcp.py [path/to/kagami]
@@ -256,7 +258,7 @@ class Suite:
         session_now = json.loads((await session.read_resource("kagami://session")).contents[0].text)
         assert session_now["newest"][0]["path"] == "/users/3", session_now["newest"][0]
 
-    async def test_map_local_through_the_admin_api(self, session):
+    async def test_rules_and_breakpoints_through_the_admin_api(self, session):
         tools = {tool.name for tool in (await session.list_tools()).tools}
         assert {"add_rule", "set_rule_enabled", "remove_rule", "repeat_exchange", "release_breakpoint"} <= tools, sorted(tools)
         local = os.path.join(self.kagami.maps, "user.json")
@@ -279,6 +281,18 @@ class Suite:
         assert removed["removed"] is True
         rules = await call(session, "list_rules")
         assert rules["rules"]["mapLocal"] == [], rules
+
+        # A breakpoint: the next request is held until released with an edited response.
+        await call(session, "add_rule", {"kind": "breakpoints", "rule": {"location": {"path": "/users/9"}, "request": False, "response": True}})
+        held_answer = asyncio.create_task(asyncio.to_thread(curl, self.kagami.proxy, self.base + "/users/9"))
+
+        async def held():
+            listed = await call(session, "list_held")
+            return listed["held"]["held"] or None
+        waiting = (await eventually("the exchange held at its response", held))[0]
+        assert waiting["phase"] == "response", waiting
+        await call(session, "release_breakpoint", {"id": waiting["id"], "action": "execute", "response": {"body": '{"id": 9, "name": "edited"}'}})
+        assert json.loads(await asyncio.wait_for(held_answer, 20)) == {"id": 9, "name": "edited"}
 
     def test_streamable_http(self):
         """`kagami mcp --http --port 0`: two clients, each its own MCP session, then SIGTERM."""
@@ -319,7 +333,7 @@ class Suite:
             ("read tools over a recorded session", self.test_read_tools, ()),
             ("arguments outside a tool's schema", self.test_arguments_outside_the_schema, ()),
             ("resources", self.test_resources, ()),
-            ("Map Local through the admin API", self.test_map_local_through_the_admin_api, ("--allow-write", "--proxy", self.kagami.ui)),
+            ("rules and breakpoints through the admin API", self.test_rules_and_breakpoints_through_the_admin_api, ("--allow-write", "--proxy", self.kagami.ui)),
         ]
         started = time.time()
         try:
