@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/modelcontextprotocol/swift-sdk", exact: "0.12.1"),
     ],
     targets: [
         // Plain JSON values with ordered objects; no Foundation types at the surface.
@@ -233,13 +234,29 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // `kagami mcp`: sessions, rules and the contract check as Model Context Protocol tools and
+        // resources for coding agents; reads sessions through the store, writes through the admin API.
+        .target(
+            name: "KagamiMCP",
+            dependencies: [
+                "KagamiFlow", "KagamiStore", "KagamiJSON", "KagamiContentCoding", "KagamiContractCheck", "KagamiDescription",
+                "KagamiCurl", "KagamiInfer", "KagamiDiff", "KagamiGRPC", "KagamiUI", "KagamiOutput", "KagamiJSONSchema",
+                .product(name: "MCP", package: "swift-sdk"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The commands; the executable only calls into this.
         .target(
             name: "KagamiCLI",
             dependencies: ["KagamiOutput",
                 "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
                 "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiContractCheck", "KagamiMock", "KagamiUI",
-                "KagamiRules", "KagamiRepeat", "KagamiInfer", "KagamiRecording", "KagamiDiff",
+                "KagamiRules", "KagamiRepeat", "KagamiInfer", "KagamiRecording", "KagamiDiff", "KagamiMCP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -274,6 +291,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
+        .testTarget(name: "KagamiMCPTests", dependencies: ["KagamiMCP", "KagamiFlow", "KagamiStore", "KagamiJSON", "KagamiTesting"]),
         .testTarget(name: "KagamiGRPCTests", dependencies: ["KagamiGRPC", "KagamiFlow", "KagamiTesting"]),
         .testTarget(
             name: "KagamiDiffTests",

@@ -49,6 +49,11 @@ timeout --kill-after=30 "${KAGAMI_TEST_TIMEOUT:-1500}" swift test --skip-build "
 if [ $# -eq 0 ]; then
     ./scripts/check-public-api.sh || status=1
 fi
+# `kagami mcp` driven by the official Python MCP client over standard input and output
+# (Tests/MCP: a real proxy records, the client reads and adds a rule; a few seconds).
+if [ $# -eq 0 ]; then
+    timeout --kill-after=15 300 .venv-tests/bin/python Tests/MCP/test_mcp.py "$(swift build --show-bin-path)/kagami" || status=1
+fi
 # The web UI in a real browser (skipped when only some Swift tests were asked for), run even
 # when a Swift test failed; the command fails if either did. Beside it, an app's own test suite
 # using Kagami in-process and a generated client (docs/LIBRARY.md), printed once done.

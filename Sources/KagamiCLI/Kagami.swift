@@ -26,6 +26,7 @@ public struct Kagami: AsyncParsableCommand {
             ConvertCommand.self,
             InferCommand.self,
             DiffCommand.self,
+            MCPCommand.self,
         ]
     )
 

@@ -11,16 +11,16 @@ import KagamiStore
 
 /// The sessions the UI can compare its own with: a session file's neighbours in its folder, or
 /// the other sessions of the store `kagami serve` shows.
-struct ComparableSessions: Sendable {
+public struct ComparableSessions: Sendable {
     /// Their names, this session's left out.
-    let names: @Sendable () async throws -> [String]
+    public let names: @Sendable () async throws -> [String]
     /// The session `name` for reading, or nil when there is none; the caller closes it.
-    let open: @Sendable (String) async throws -> (any FlowStore)?
+    public let open: @Sendable (String) async throws -> (any FlowStore)?
 
     /// The other session files (`*.sqlite` holding a session) in the folder of the session at
     /// `path`. Another SQLite database there is neither listed nor opened: opening it as a
     /// store would write a session's tables into it.
-    static func folder(of path: String) -> ComparableSessions {
+    public static func folder(of path: String) -> ComparableSessions {
         let folder = (path as NSString).deletingLastPathComponent
         let own = (path as NSString).lastPathComponent
         @Sendable func file(_ name: String) -> String? {
@@ -38,7 +38,7 @@ struct ComparableSessions: Sendable {
     }
 
     /// The store's other sessions.
-    static func catalog(_ catalog: any SessionCatalog, except own: String) -> ComparableSessions {
+    public static func catalog(_ catalog: any SessionCatalog, except own: String) -> ComparableSessions {
         ComparableSessions(
             names: { try await catalog.sessions().map(\.name).filter { $0 != own } },
             open: { name in name == own ? nil : try await catalog.open(session: name) })

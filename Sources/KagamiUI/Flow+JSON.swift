@@ -8,7 +8,7 @@ import KagamiJSON
 
 extension Flow {
     /// One row of the Sequence view.
-    var summaryJSON: JSONValue {
+    public var summaryJSON: JSONValue {
         var object: JSONObject = [:]
         object["id"] = .string(id.uuidString)
         object["time"] = .number(Self.milliseconds(timings.start))
@@ -38,7 +38,7 @@ extension Flow {
     }
 
     /// Everything the inspector shows, body bytes excepted (they load on demand).
-    var detailJSON: JSONValue {
+    public var detailJSON: JSONValue {
         guard case .object(var object) = summaryJSON else { return summaryJSON }
         object["url"] = .string(request.url)
         if let streamID { object["streamId"] = .integer(streamID) }

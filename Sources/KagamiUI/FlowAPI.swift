@@ -254,7 +254,7 @@ extension HTTPField.Name {
 
 extension WebSocketMessage {
     /// For the inspector's Messages tab.
-    var json: JSONValue {
+    public var json: JSONValue {
         var object: JSONObject = [
             "type": .string(direction.rawValue),
             "time": .number(time.timeIntervalSince1970),

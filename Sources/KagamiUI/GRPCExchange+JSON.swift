@@ -8,7 +8,7 @@ extension GRPCExchange {
     /// Bytes shown per message or field when they are not decoded.
     static let shownBytes = 4_096
 
-    var json: JSONValue {
+    public var json: JSONValue {
         [
             "status": status.map { status in
                 ["code": .integer(status.code), "name": .string(status.name), "message": status.message.map(JSONValue.string) ?? .null]
