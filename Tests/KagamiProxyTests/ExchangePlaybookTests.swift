@@ -237,6 +237,38 @@ import Testing
         #expect(midway.sink.flows.first?.error?.kind == .timeout)
     }
 
+    /// A throttled upload leaves slowly: the server's silence is timed once the request has
+    /// left, not from when it began (50,000 bytes at 100 kbps take 4 s, twice the timeout).
+    @Test func aThrottledRequestIsTimedOnceItHasLeft() throws {
+        let rules = try RulePipeline(try RuleSet(parsing: """
+            throttling:
+              enabled: true
+              profile: {name: Slow uplink, downloadKbps: 0, uploadKbps: 100}
+            """))
+        var timeouts = Playbook.Timeouts()
+        timeouts.response = .seconds(2)
+        let playbook = try Playbook(rules: rules, timeouts: timeouts)
+        defer { try? playbook.finish() }
+        let body = String(repeating: "x", count: 50_000)
+        try playbook.clientSends("POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: 50000\r\n\r\n" + body)
+        var sent = ""
+        for _ in 0..<30 {
+            playbook.advance(by: .milliseconds(100))
+            sent += try playbook.serverReceived()
+        }
+        #expect(sent.count < 50_000, "3 s in, the upload is still leaving")
+        for _ in 0..<15 {
+            playbook.advance(by: .milliseconds(100))
+            sent += try playbook.serverReceived()
+        }
+        #expect(sent.hasSuffix(body), "all of it left by 4.5 s")
+        #expect(try playbook.clientReceived().isEmpty, "no 504 while the request was leaving")
+        playbook.advance(by: .seconds(1))
+        try playbook.serverSends(Self.ok)
+        #expect(try playbook.clientReceived().hasPrefix("HTTP/1.1 200 OK"))
+        #expect(playbook.sink.flows.first?.error == nil)
+    }
+
     /// A connection that sends no complete request head in time is closed, after connecting
     /// and after its last exchange alike.
     @Test func anIdleClientIsClosed() throws {
