@@ -93,7 +93,7 @@ struct FlowRecorder {
     }
 
     mutating func responseHead(_ head: HTTPResponseHead) {
-        if flow.timings.firstByte == nil { flow.timings.firstByte = Date() }
+        firstByteArrived()
         flow.response = FlowResponse(
             status: Int(head.status.code),
             reason: head.status.reasonPhrase,

@@ -35,9 +35,9 @@ public enum FlowFixtures {
         duration: TimeInterval = 0.05, start: Date = Date(timeIntervalSince1970: 1_780_000_000)
     ) -> Flow {
         var sent = HeaderFields([("Host", host)] + requestHeaders)
-        if let request, !sent.contains("Content-Type") { sent.add("Content-Type", "application/json") }
+        if request != nil, !sent.contains("Content-Type") { sent.add("Content-Type", "application/json") }
         var received = HeaderFields(responseHeaders)
-        if let response, !received.contains("Content-Type") { received.add("Content-Type", "application/json") }
+        if response != nil, !received.contains("Content-Type") { received.add("Content-Type", "application/json") }
         return Flow(
             mode: .forward,
             request: FlowRequest(method: method, scheme: "http", host: host, port: 80, target: target, headers: sent, body: FlowBody(data: Data((request ?? "").utf8))),
