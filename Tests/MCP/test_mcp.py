@@ -30,6 +30,9 @@ from mcp.client.streamable_http import streamablehttp_client
 from mcp.shared.exceptions import McpError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The proxy as the browser suites start it (Tests/UI/test_ui.py).
+sys.path.insert(0, os.path.join(ROOT, "Tests", "UI"))
+from test_ui import Kagami  # noqa: E402
 
 # The origin's users have string ids; the description says integers: one violation each.
 DESCRIPTION = """openapi: 3.0.3
@@ -77,42 +80,20 @@ def curl(proxy, url, *extra):
     return result.stdout
 
 
-class Proxy:
-    """`kagami proxy` on port 0 with its web UI on port 0, recording into `session`."""
+class Proxy(Kagami):
+    """`kagami proxy` on port 0 with its web UI on port 0, recording into `session`, checking
+    against the users description and answering Map Local rules from `maps`."""
 
     def __init__(self, binary, workdir, env, base):
-        maps = os.path.join(workdir, "maps")
-        os.makedirs(maps)
+        self.maps = os.path.join(workdir, "maps")
+        os.makedirs(self.maps)
         description = os.path.join(workdir, "users.yaml")
         with open(description, "w") as file:
             file.write(DESCRIPTION)
-        self.session = os.path.join(workdir, "session.sqlite")
-        self.maps = maps
-        self.process = subprocess.Popen(
-            [binary, "proxy", "--port", "0", "--ui-port", "0", "--session", self.session, "--no-ssl-proxying",
-             "--upstream-allow", "loopback", "--map-local-root", maps, "--keep-rules-file", "--contract", f"{description}={base}"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-        self.proxy = self.ui = None
-        deadline = time.time() + 60
-        while time.time() < deadline and not (self.proxy and self.ui):
-            line = self.process.stdout.readline()
-            if not line:
-                raise RuntimeError(f"kagami proxy exited: {self.process.wait()}")
-            if m := re.search(r"listening on (http://[\d.]+:\d+)", line):
-                self.proxy = m.group(1)
-            if m := re.search(r"Web UI: (http://[\d.]+:\d+)/", line):
-                self.ui = m.group(1)
-        if not (self.proxy and self.ui):
-            raise RuntimeError("kagami proxy did not print its addresses")
-        threading.Thread(target=self.process.stdout.read, daemon=True).start()
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+        super().__init__(binary, workdir, env=env,
+                         extra=["--map-local-root", self.maps, "--keep-rules-file", "--contract", f"{description}={base}"])
+        # The admin API's address: the web UI's, without the page and its token.
+        self.admin = re.match(r"http://[^/]+", self.ui).group(0)
 
 
 async def call(session, name, arguments=None):
@@ -333,7 +314,7 @@ class Suite:
             ("read tools over a recorded session", self.test_read_tools, ()),
             ("arguments outside a tool's schema", self.test_arguments_outside_the_schema, ()),
             ("resources", self.test_resources, ()),
-            ("rules and breakpoints through the admin API", self.test_rules_and_breakpoints_through_the_admin_api, ("--allow-write", "--proxy", self.kagami.ui)),
+            ("rules and breakpoints through the admin API", self.test_rules_and_breakpoints_through_the_admin_api, ("--allow-write", "--proxy", self.kagami.admin)),
         ]
         started = time.time()
         try:

@@ -60,12 +60,13 @@ def api(ui, method, path, body=None):
 
 
 class Kagami:
-    def __init__(self, binary, workdir, rules=None, extra=(), ssl_proxying=False):
+    def __init__(self, binary, workdir, rules=None, extra=(), ssl_proxying=False, env=None):
+        self.session = os.path.join(workdir, "session.sqlite")
         self.process = subprocess.Popen(
-            [binary, "proxy", "--port", "0", "--ui-port", "0", "--session", os.path.join(workdir, "session.sqlite"),
+            [binary, "proxy", "--port", "0", "--ui-port", "0", "--session", self.session,
              *([] if ssl_proxying else ["--no-ssl-proxying"]), "--upstream-allow", "loopback",
              *(["--rules", rules] if rules else []), *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         self.proxy = self.ui = None
         deadline = time.time() + 60
         while time.time() < deadline and not (self.proxy and self.ui):
