@@ -165,8 +165,9 @@ let package = Package(
             name: "KagamiContractCheck",
             dependencies: ["KagamiContract", "KagamiDescription", "KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiURITemplate", "KagamiContentCoding"]
         ),
-        // The one recording chain (store, live views, contract check) every server is given.
-        .target(name: "KagamiRecording", dependencies: ["KagamiFlow", "KagamiStore", "KagamiContractCheck"]),
+        // The one recording chain (store, live views, contract check) every server is given, and
+        // the proxy built with it from its options.
+        .target(name: "KagamiRecording", dependencies: ["KagamiFlow", "KagamiStore", "KagamiContractCheck", "KagamiProxy"]),
         // The mock server and docs page served from a contract.
         .target(
             name: "KagamiMock",
@@ -330,7 +331,7 @@ let package = Package(
         .testTarget(
             name: "KagamiProxyTests",
             dependencies: [
-                "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "KagamiRules", "KagamiRepeat", "KagamiMock", "KagamiJSON", "KagamiGRPC", "KagamiKit", "url-session-probe", "CKagamiZlib",
+                "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "KagamiRules", "KagamiRepeat", "KagamiMock", "KagamiJSON", "KagamiGRPC", "KagamiKit", "KagamiRecording", "KagamiContractCheck", "url-session-probe", "CKagamiZlib",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

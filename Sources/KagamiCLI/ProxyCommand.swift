@@ -72,41 +72,30 @@ struct ProxyCommand: AsyncParsableCommand {
 
     @OptionGroup var ui: UIOptions
 
+    /// The options these flags say.
+    func options(interception: InterceptionConfiguration?) -> ProxyOptions {
+        ProxyOptions(
+            host: host, port: port, reverse: reverse, upstreamAllow: upstreamAllow, allowClients: allowClients,
+            contracts: contracts, bodyLimit: bodyLimit, responseTimeout: .seconds(responseTimeout),
+            interception: interception, notice: { message in Console.error(message + "\n") })
+    }
+
     func run() async throws {
-        let mode: ProxyServer.Mode
-        if let reverse {
-            do {
-                mode = .reverse(try ProxyTarget(absoluteURL: reverse))
-            } catch {
-                throw ValidationError("--reverse \(reverse): \(error)")
-            }
-        } else {
-            mode = .forward
-        }
         let interception = try https.interception()
+        let setup: ProxySetup
+        do {
+            setup = try ProxySetup(options(interception: interception))
+        } catch .contracts(let error) {
+            Console.error("kagami proxy: cannot check traffic against the description:\n\(error.description)\n")
+            throw ExitCode(2)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        let mode = setup.resolved.mode
+        let liveContracts = setup.contracts
         let mapLocalFolders = try RulesFile.mapLocalFolders(rulesFile: rules, roots: mapLocalRoots)
         let activeRules = ActiveRules(try rules.map { try RulesFile.load($0, mapLocalFolders: mapLocalFolders) })
         let breakpointSet = Breakpoints(try breakpoints.map(BreakpointsFile.load) ?? BreakpointSettings())
-        let liveContracts: LiveContracts?
-        do {
-            liveContracts = contracts.isEmpty ? nil : try LiveContracts(arguments: contracts)
-        } catch {
-            Console.error("kagami proxy: cannot check traffic against the description:\n\(error.description)\n")
-            throw ExitCode(2)
-        }
-        let allowList: UpstreamAllowList?
-        do {
-            allowList = upstreamAllow.isEmpty ? nil : try UpstreamAllowList(parsing: upstreamAllow)
-        } catch {
-            throw ValidationError("\(error)")
-        }
-        var allowedClients: [IPNetwork] = []
-        for text in allowClients {
-            guard let network = IPNetwork(text) else {
-                throw ValidationError("--allow-client \(text): not a network (192.168.1.0/24) or an IP address")
-            }
-            allowedClients.append(network)
-        }
         // Each client may need a descriptor for its server connection too: take what the system allows.
         ProxyServer.raiseDescriptorLimit()
         let redaction = try redactionOptions.asked(rules: activeRules.current?.rules.redaction)
@@ -116,26 +105,17 @@ struct ProxyCommand: AsyncParsableCommand {
         // The store keeps each flow, the web UI's live views show it, the contract check looks
         // at it beside the traffic (what it finds is added to the stored flow and announced).
         let hub = FlowHub()
-        let recording = Recording(store: store, hub: hub, contracts: liveContracts)
-        let server: ProxyServer
+        let proxy: RecordingProxy
         do {
-            server = try ProxyServer(
-                configuration: .init(
-                    host: host, port: port, mode: mode,
-                    responseTimeout: .seconds(responseTimeout), bodyCaptureLimit: bodyLimit,
-                    interception: interception, upstreamAllowList: allowList,
-                    notice: { message in Console.error(message + "\n") }, allowedClients: allowedClients
-                ),
-                sink: recording.chain,
-                rules: activeRules,
-                breakpoints: breakpointSet
-            )
+            proxy = try setup.build(store: store, hub: hub, rules: activeRules, breakpoints: breakpointSet)
         } catch {
+            await opened.abandon()
             throw ValidationError("\(error)")
         }
+        let server = proxy.server
         let boundPort: Int
         do {
-            boundPort = try await server.start().port ?? port
+            boundPort = try await proxy.start()
         } catch let error as ListenError {
             await opened.abandon()
             Console.error("kagami proxy: \(error)\n")
@@ -162,6 +142,7 @@ struct ProxyCommand: AsyncParsableCommand {
             banner += "Upstream: only \(allowed)\n"
         }
         if !["127.0.0.1", "::1", "localhost"].contains(host) {
+            let allowedClients = setup.resolved.allowedClients
             let networks = allowedClients.isEmpty ? "" : " and \(allowedClients.map(\.description).joined(separator: ", "))"
             banner += "Clients: this machine\(networks); any other device is held until you allow it in the web UI.\n"
         }
@@ -184,7 +165,7 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         let rulesControl = RulesFile.control(activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile, mapLocalFolders: mapLocalFolders)
         let uiServer = try await ui.start(
-            store: store, hub: hub, recorder: recording.chain, proxyAddress: listening, sessionPath: sessionPath,
+            store: store, hub: hub, recorder: proxy.recording.chain, proxyAddress: listening, sessionPath: sessionPath,
             liveProxy: LiveProxy(
                 proxy: server, repeatRoute: repeatRoute, sslProxyingFile: https.sslProxyingFile.map(SessionFile.expand),
                 certificatePath: interception?.authority.certificatePath),
@@ -197,10 +178,8 @@ struct ProxyCommand: AsyncParsableCommand {
         Console.output(banner)
 
         await SignalWaiter.waitForTermination()
-        try await server.stop()
+        try await proxy.stop()
         await uiServer?.server.stop()
-        liveContracts?.stopWatching()
-        try await recording.flush()
         let count = try await store.count()
         try await opened.close()
         Console.output("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(sessionPath)\n")

@@ -89,17 +89,15 @@ struct RepeatCommand: AsyncParsableCommand {
                 throw ValidationError("\(error)")
             }
         }
-        let server = try ProxyServer(
-            configuration: .init(host: "127.0.0.1", port: 0, interception: interception),
-            sink: Recording(store: store).chain,
-            rules: ActiveRules(try rules.map { try RulesFile.load($0) }))
-        let address = try await server.start()
+        let proxy = try ProxySetup(ProxyOptions(host: "127.0.0.1", port: 0, interception: interception))
+            .build(store: store, rules: ActiveRules(try rules.map { try RulesFile.load($0) }))
+        let port = try await proxy.start()
         do {
-            let summary = try await Self.run(RequestRepeater(route: .forwardProxy(host: "127.0.0.1", port: address.port ?? 0)), flow, plan)
-            try await server.stop()
+            let summary = try await Self.run(RequestRepeater(route: .forwardProxy(host: "127.0.0.1", port: port)), flow, plan)
+            try await proxy.stop()
             return summary
         } catch {
-            try? await server.stop()
+            try? await proxy.stop()
             throw error
         }
     }

@@ -2,7 +2,6 @@
 // (and in a session file when asked), checked against the descriptions first, and announced to
 // whoever listens.
 import Foundation
-import KagamiContractCheck
 import KagamiFlow
 import KagamiRecording
 import KagamiStore
@@ -16,31 +15,23 @@ public enum FlowRecording: Sendable, Hashable {
     case sessionFile(path: String)
 }
 
-/// What an in-process server records into: the one recording chain (the contract check first,
-/// so each flow is kept with its violations, then the session file when asked), ending in the
-/// server's memory.
+/// What an in-process server keeps: its memory, and the session file when asked. The proxy's
+/// chain is built with them by `ProxySetup` (the contract check first, so each flow is kept
+/// with its violations), the mock's by `recording()`.
 struct FlowRecorder: Sendable {
-    let recording: Recording
-    let memory: FlowMemory
+    let store: SQLiteFlowStore?
+    let memory = FlowMemory()
 
-    init(recording: FlowRecording, contracts: LiveContracts?) throws {
-        let store: SQLiteFlowStore?
+    init(recording: FlowRecording) throws {
         switch recording {
         case .memory: store = nil
         case .sessionFile(let path): store = try SQLiteFlowStore(path: path)
         }
-        memory = FlowMemory()
-        self.recording = Recording(store: store, contracts: contracts, contractTiming: .first, then: [memory])
     }
 
-    /// What the engine is given.
-    var sink: any FlowSink { recording.chain }
-
-    /// Returns once every record handed over before the call is kept, then ends the
-    /// subscriptions.
-    func finish() async throws {
-        try await recording.flush()
-        memory.finish()
+    /// The chain of a server without a proxy: the session file when asked, then the memory.
+    func recording() -> Recording {
+        Recording(store: store, contractTiming: .first, then: [memory])
     }
 }
 

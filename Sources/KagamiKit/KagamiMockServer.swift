@@ -4,6 +4,7 @@ import Foundation
 import KagamiDescription
 @_exported import KagamiFlow
 import KagamiMock
+import KagamiRecording
 
 /// A Kagami mock server running in this process: it answers requests with the examples of a
 /// description, and a 4xx naming the problem for requests the description doesn't allow.
@@ -17,13 +18,15 @@ public final class KagamiMockServer: Sendable {
     /// The port it listens on.
     public let port: Int
     private let server: MockServer
-    private let recorder: FlowRecorder
+    private let recording: Recording
+    private let memory: FlowMemory
 
-    private init(baseURL: URL, server: MockServer, recorder: FlowRecorder) {
+    private init(baseURL: URL, server: MockServer, recording: Recording, memory: FlowMemory) {
         self.baseURL = baseURL
         self.port = server.port
         self.server = server
-        self.recorder = recorder
+        self.recording = recording
+        self.memory = memory
     }
 
     /// Serves the description in the file at `path` (API Blueprint or OpenAPI, detected) on
@@ -47,12 +50,13 @@ public final class KagamiMockServer: Sendable {
         port: Int, validatesRequests: Bool,
         _ serve: (MockServer.Configuration, any FlowSink) async throws -> MockServer
     ) async throws -> KagamiMockServer {
-        let recorder = try FlowRecorder(recording: .memory, contracts: nil)
+        let recorder = try FlowRecorder(recording: .memory)
+        let recording = recorder.recording()
         // A test's description doesn't change under it: no file watching, so no timer task.
         let configuration = MockServer.Configuration(port: port, validates: validatesRequests, reloadInterval: nil)
         let server: MockServer
         do {
-            server = try await serve(configuration, recorder.sink)
+            server = try await serve(configuration, recording.chain)
         } catch let error as MockServerError {
             throw KagamiSetupError(error.description)
         }
@@ -60,25 +64,26 @@ public final class KagamiMockServer: Sendable {
             try await server.stop()
             throw KagamiSetupError("the mock listens on port \(server.port), which makes no http URL")
         }
-        return KagamiMockServer(baseURL: url, server: server, recorder: recorder)
+        return KagamiMockServer(baseURL: url, server: server, recording: recording, memory: recorder.memory)
     }
 
     /// Every exchange the mock has answered, oldest first.
-    public var flows: [Flow] { recorder.memory.flows }
+    public var flows: [Flow] { memory.flows }
 
     /// The exchanges answered from now on; the sequence ends when the mock shuts down.
-    public var newFlows: AsyncStream<Flow> { recorder.memory.subscribe() }
+    public var newFlows: AsyncStream<Flow> { memory.subscribe() }
 
     /// Waits until at least `count` exchanges have been recorded; throws ``FlowWaitTimeout``
     /// after `timeout`.
     public func flows(count: Int, timeout: Duration = .seconds(10)) async throws -> [Flow] {
-        try await recorder.memory.flows(count: count, timeout: timeout)
+        try await memory.flows(count: count, timeout: timeout)
     }
 
     /// Stops listening and ends ``newFlows`` sequences.
     public func shutdown() async throws {
         try await server.stop()
-        try await recorder.finish()
+        try await recording.flush()
+        memory.finish()
     }
 }
 

@@ -15,8 +15,8 @@ extension KagamiProxyServer {
         // The keys are CFNetwork's kCFNetworkProxiesHTTP* and kCFNetworkProxiesHTTPS* values,
         // spelled out because Linux has no CFNetwork to take the constants from.
         configuration.connectionProxyDictionary = [
-            "HTTPEnable": 1, "HTTPProxy": self.configuration.host, "HTTPPort": port,
-            "HTTPSEnable": 1, "HTTPSProxy": self.configuration.host, "HTTPSPort": port,
+            "HTTPEnable": 1, "HTTPProxy": self.configuration.proxy.host, "HTTPPort": port,
+            "HTTPSEnable": 1, "HTTPSProxy": self.configuration.proxy.host, "HTTPSPort": port,
         ]
         return configuration
     }

@@ -5,6 +5,7 @@ import KagamiCertificates
 import KagamiContractCheck
 @_exported import KagamiFlow
 import KagamiProxy
+import KagamiRecording
 @_exported import KagamiRules
 
 /// A Kagami proxy running in this process.
@@ -16,108 +17,96 @@ import KagamiProxy
 public final class KagamiProxyServer: Sendable {
     /// How the proxy is set up; every field has a default suited to a test.
     public struct Configuration: Sendable {
-        /// The address it listens on (loopback by default).
-        public var host: String
-        /// 0 picks a free port.
-        public var port: Int
-        /// Nil: a forward proxy (clients send absolute URLs and CONNECT). A URL such as
-        /// `http://127.0.0.1:8080`: a reverse proxy sending every request there.
-        public var reverseTarget: String?
-        /// The servers it may connect to, as `kagami proxy --upstream-allow` takes them
-        /// (`127.0.0.1`, `localhost:8080`, `10.0.0.0/8`, `*.staging.example`). Loopback only by
-        /// default, so a test never reaches the outside world by mistake.
-        public var upstreamAllow: [String]
+        /// The proxy's settings, the type `kagami proxy`'s flags fill: where it listens (port 0,
+        /// loopback), forward or reverse (`reverse`), the servers it may connect to (loopback
+        /// only by default, so a test never reaches the outside world by mistake), the
+        /// descriptions every flow is checked against (`contracts`), timeouts.
+        public var proxy: ProxyOptions
         /// The rules in force at start.
         public var rules: RuleSet
         /// Where relative Map Local paths in `rules` start, and the one folder Map Local answers
         /// from (never Kagami's own folder, `$KAGAMI_HOME`, whatever it holds).
         public var rulesDirectory: String
-        /// Descriptions (API Blueprint or OpenAPI) every flow is checked against, as
-        /// `kagami proxy --contract` takes them: `FILE` or `FILE=BASEURL`.
-        public var contracts: [String]
         /// Where the flows are kept.
         public var recording: FlowRecording
-        /// How long a server may stay silent once the request has been sent.
-        public var responseTimeout: Duration
-        /// How long a client connection may stay idle between requests.
-        public var clientIdleTimeout: Duration
+
+        /// The settings a test wants: a free loopback port, loopback servers only, a response
+        /// timeout of 30 s.
+        public static let inProcessOptions = ProxyOptions(
+            port: 0, upstreamAllow: ["127.0.0.0/8", "::1", "localhost"], responseTimeout: .seconds(30))
 
         public init(
-            host: String = "127.0.0.1", port: Int = 0, reverseTarget: String? = nil,
-            upstreamAllow: [String] = ["127.0.0.0/8", "::1", "localhost"],
-            rules: RuleSet = RuleSet(), rulesDirectory: String = FileManager.default.currentDirectoryPath,
-            contracts: [String] = [], recording: FlowRecording = .memory,
-            responseTimeout: Duration = .seconds(30), clientIdleTimeout: Duration = .seconds(60)
+            proxy: ProxyOptions = Configuration.inProcessOptions, rules: RuleSet = RuleSet(),
+            rulesDirectory: String = FileManager.default.currentDirectoryPath, recording: FlowRecording = .memory
         ) {
-            self.host = host
-            self.port = port
-            self.reverseTarget = reverseTarget
-            self.upstreamAllow = upstreamAllow
+            self.proxy = proxy
             self.rules = rules
             self.rulesDirectory = rulesDirectory
-            self.contracts = contracts
             self.recording = recording
-            self.responseTimeout = responseTimeout
-            self.clientIdleTimeout = clientIdleTimeout
+        }
+
+        /// - Parameters:
+        ///   - reverseTarget: a URL such as `http://127.0.0.1:8080` for a reverse proxy sending
+        ///     every request there; nil for a forward proxy.
+        ///   - upstreamAllow: the servers it may connect to, as `kagami proxy --upstream-allow`
+        ///     takes them (`127.0.0.1`, `localhost:8080`, `10.0.0.0/8`, `*.staging.example`).
+        ///   - contracts: descriptions (API Blueprint or OpenAPI) every flow is checked against,
+        ///     as `kagami proxy --contract` takes them: `FILE` or `FILE=BASEURL`.
+        public init(
+            host: String = "127.0.0.1", port: Int = 0, reverseTarget: String? = nil,
+            upstreamAllow: [String] = Configuration.inProcessOptions.upstreamAllow,
+            rules: RuleSet = RuleSet(), rulesDirectory: String = FileManager.default.currentDirectoryPath,
+            contracts: [String] = [], recording: FlowRecording = .memory,
+            responseTimeout: Duration = Configuration.inProcessOptions.responseTimeout,
+            clientIdleTimeout: Duration = Configuration.inProcessOptions.clientIdleTimeout
+        ) {
+            var proxy = Configuration.inProcessOptions
+            proxy.host = host
+            proxy.port = port
+            proxy.reverse = reverseTarget
+            proxy.upstreamAllow = upstreamAllow
+            proxy.contracts = contracts
+            proxy.responseTimeout = responseTimeout
+            proxy.clientIdleTimeout = clientIdleTimeout
+            self.init(proxy: proxy, rules: rules, rulesDirectory: rulesDirectory, recording: recording)
         }
     }
 
     public let configuration: Configuration
     /// The port it listens on.
     public let port: Int
-    private let server: ProxyServer
-    private let recorder: FlowRecorder
+    private let proxy: RecordingProxy
+    private let memory: FlowMemory
+    private var server: ProxyServer { proxy.server }
 
-    private init(configuration: Configuration, port: Int, proxyURL: URL, server: ProxyServer, recorder: FlowRecorder) {
+    private init(configuration: Configuration, port: Int, proxyURL: URL, proxy: RecordingProxy, memory: FlowMemory) {
         self.configuration = configuration
         self.port = port
         self.proxyURL = proxyURL
-        self.server = server
-        self.recorder = recorder
+        self.proxy = proxy
+        self.memory = memory
     }
 
     /// Starts a proxy; throws ``KagamiSetupError`` when a setting, a rule or a description
     /// can't be used.
     public static func start(configuration: Configuration = Configuration()) async throws -> KagamiProxyServer {
-        let mode: ProxyServer.Mode
-        if let target = configuration.reverseTarget {
-            do {
-                mode = .reverse(try ProxyTarget(absoluteURL: target))
-            } catch {
-                throw KagamiSetupError("reverse target \(target): \(error)")
-            }
-        } else {
-            mode = .forward
-        }
-        let allowList: UpstreamAllowList
+        let setup: ProxySetup
         do {
-            allowList = try UpstreamAllowList(parsing: configuration.upstreamAllow, source: "upstreamAllow")
-        } catch {
-            throw KagamiSetupError("\(error)")
-        }
-        let pipeline = try Self.pipeline(configuration.rules, folder: configuration.rulesDirectory)
-        let contracts: LiveContracts?
-        do {
-            contracts = configuration.contracts.isEmpty ? nil : try LiveContracts(arguments: configuration.contracts)
+            setup = try ProxySetup(configuration.proxy)
         } catch {
             throw KagamiSetupError(error.description)
         }
-        let recorder = try FlowRecorder(recording: configuration.recording, contracts: contracts)
-        let server = try ProxyServer(
-            configuration: .init(
-                host: configuration.host, port: configuration.port, mode: mode,
-                responseTimeout: configuration.responseTimeout, upstreamAllowList: allowList,
-                clientIdleTimeout: configuration.clientIdleTimeout
-            ),
-            sink: recorder.sink,
-            rules: ActiveRules(pipeline)
-        )
-        let address = try await server.start()
-        guard let port = address.port, let url = httpURL(host: configuration.host, port: port) else {
-            try await server.stop()
-            throw KagamiSetupError("the proxy listens on \(address), which makes no http URL")
+        let pipeline = try Self.pipeline(configuration.rules, folder: configuration.rulesDirectory)
+        let recorder = try FlowRecorder(recording: configuration.recording)
+        let proxy = try setup.build(
+            store: recorder.store, contractTiming: .first, then: [recorder.memory], rules: ActiveRules(pipeline))
+        let port = try await proxy.start()
+        let host = configuration.proxy.host
+        guard let url = httpURL(host: host, port: port) else {
+            try await proxy.stop()
+            throw KagamiSetupError("the proxy listens on \(host) port \(port), which makes no http URL")
         }
-        return KagamiProxyServer(configuration: configuration, port: port, proxyURL: url, server: server, recorder: recorder)
+        return KagamiProxyServer(configuration: configuration, port: port, proxyURL: url, proxy: proxy, memory: recorder.memory)
     }
 
     /// `http://HOST:PORT`: the proxy URL to give a client (`HTTP_PROXY`, curl `-x`,
@@ -125,23 +114,23 @@ public final class KagamiProxyServer: Sendable {
     public let proxyURL: URL
 
     /// Every flow recorded so far, oldest first, with its contract violations.
-    public var flows: [Flow] { recorder.memory.flows }
+    public var flows: [Flow] { memory.flows }
 
     /// The flows recorded from now on, each once it has been checked against the descriptions.
     /// The sequence ends when the proxy shuts down.
-    public var newFlows: AsyncStream<Flow> { recorder.memory.subscribe() }
+    public var newFlows: AsyncStream<Flow> { memory.subscribe() }
 
     /// Waits until at least `count` flows have been recorded; throws ``FlowWaitTimeout`` after
     /// `timeout`. A flow is recorded once its exchange has ended, which can be just after the
     /// client has its response.
     public func flows(count: Int, timeout: Duration = .seconds(10)) async throws -> [Flow] {
-        try await recorder.memory.flows(count: count, timeout: timeout)
+        try await memory.flows(count: count, timeout: timeout)
     }
 
     /// The messages a WebSocket flow relayed so far, in the order they passed (pings and pongs
     /// past the first few of each direction are counted in one message).
     public func webSocketMessages(of flowID: UUID) -> [WebSocketMessage] {
-        recorder.memory.messages(of: flowID)
+        memory.messages(of: flowID)
     }
 
     /// The rules in force.
@@ -167,8 +156,8 @@ public final class KagamiProxyServer: Sendable {
     /// Stops accepting clients, waits for the flows already handed over to be kept (and
     /// written to the session file), and ends ``newFlows`` sequences.
     public func shutdown() async throws {
-        try await server.stop()
-        try await recorder.finish()
+        try await proxy.stop()
+        memory.finish()
     }
 
     private static func pipeline(_ rules: RuleSet, folder: String) throws -> RulePipeline? {

@@ -73,8 +73,8 @@ extension KagamiProxyServer {
     /// A transport through this proxy: calls to the client's server URL are recorded here. A
     /// reverse proxy is the server itself: give the client `proxyURL` as its server URL then.
     public var clientTransport: KagamiClientTransport {
-        configuration.reverseTarget == nil
-            ? KagamiClientTransport(proxy: (host: configuration.host, port: port))
+        configuration.proxy.reverse == nil
+            ? KagamiClientTransport(proxy: (host: configuration.proxy.host, port: port))
             : KagamiClientTransport()
     }
 }

@@ -6,8 +6,9 @@ import NIOHTTP2
 import NIOPosix
 import KagamiRules
 
-/// Settings every client connection shares.
-struct ConnectionSettings: Sendable {
+/// What every client connection of one proxy shares: its `ProxyOptions` read and in event-loop
+/// time, and the live objects (rules, breakpoints, hooks, the upstream gate, limits).
+struct ConnectionContext: Sendable {
     var mode: ProxyServer.Mode
     var captureLimit: Int
     var connectTimeout: TimeAmount
@@ -137,7 +138,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    let settings: ConnectionSettings
+    let settings: ConnectionContext
     let pool: any UpstreamSource
     private(set) var context: ChannelHandlerContext?
     private(set) var exchange: Exchange?
@@ -159,7 +160,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// Why the client closed the stream, when it reset it.
     private var streamReset: HTTP2ErrorCode?
 
-    init(settings: ConnectionSettings, pool: any UpstreamSource, origin: InterceptedOrigin? = nil, streamResets: StreamResets? = nil) {
+    init(settings: ConnectionContext, pool: any UpstreamSource, origin: InterceptedOrigin? = nil, streamResets: StreamResets? = nil) {
         self.settings = settings
         self.pool = pool
         self.origin = origin

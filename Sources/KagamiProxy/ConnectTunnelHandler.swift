@@ -15,7 +15,7 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let settings: ConnectionSettings
+    private let settings: ConnectionContext
     private let pool: any UpstreamSource
     /// Set on connections that arrived through an intercepted CONNECT (no interception inside).
     private let origin: InterceptedOrigin?
@@ -25,7 +25,7 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var clientAddress: String?
     private var context: ChannelHandlerContext?
 
-    init(settings: ConnectionSettings, pool: any UpstreamSource, origin: InterceptedOrigin?) {
+    init(settings: ConnectionContext, pool: any UpstreamSource, origin: InterceptedOrigin?) {
         self.settings = settings
         self.pool = pool
         self.origin = origin

@@ -19,7 +19,7 @@ enum HTTP2ClientSide {
     /// multiplexer, and per stream the codec and an exchange handler.
     static func configure(
         _ pipeline: ChannelPipeline.SynchronousOperations, channel: any Channel,
-        settings: ConnectionSettings, pool: any UpstreamSource, origin: InterceptedOrigin?
+        settings: ConnectionContext, pool: any UpstreamSource, origin: InterceptedOrigin?
     ) throws {
         // Streams come and go on it: never closed to make room for another client.
         settings.connections.busy(channel)
@@ -76,12 +76,12 @@ final class HTTP2PrefaceSniffer: ChannelInboundHandler, RemovableChannelHandler 
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
-    private let settings: ConnectionSettings
+    private let settings: ConnectionContext
     private let pool: any UpstreamSource
     private let origin: InterceptedOrigin?
     private var buffered: ByteBuffer?
 
-    init(settings: ConnectionSettings, pool: any UpstreamSource, origin: InterceptedOrigin?) {
+    init(settings: ConnectionContext, pool: any UpstreamSource, origin: InterceptedOrigin?) {
         self.settings = settings
         self.pool = pool
         self.origin = origin

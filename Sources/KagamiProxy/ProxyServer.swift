@@ -22,67 +22,6 @@ public final class ProxyServer: Sendable {
         }
     }
 
-    public struct Configuration: Sendable {
-        public var host: String
-        /// 0 picks a free port; `start()` returns the one bound.
-        public var port: Int
-        public var mode: Mode
-        public var connectTimeout: Duration
-        /// How long a server may stay silent once the request has been sent.
-        public var responseTimeout: Duration
-        /// How long an unused keep-alive connection to a server is kept.
-        public var idleConnectionTimeout: Duration
-        public var maximumIdleConnectionsPerServer: Int
-        /// Bytes of each body kept in the session; the rest is counted, not kept.
-        public var bodyCaptureLimit: Int
-        /// HTTPS interception; nil relays every CONNECT untouched.
-        public var interception: InterceptionConfiguration?
-        /// The servers the proxy may connect to; nil allows any, unless `KAGAMI_UPSTREAM_ALLOW`
-        /// gives a list.
-        public var upstreamAllowList: UpstreamAllowList?
-        /// How long a client connection may go without sending a complete request head, after it
-        /// connects or after its last exchange: idle keep-alive connections, slow or incomplete
-        /// heads ("slowloris", HTTP/0.9, bare line breaks) are closed then.
-        public var clientIdleTimeout: Duration
-        /// How long an exchange waits for the server's answer to begin once its client has closed
-        /// its side (a half-close and a close look the same on the wire: `shutdown(SHUT_WR)`
-        /// after the request is answered, a client that gave up is not waited for long).
-        public var clientHalfCloseTimeout: Duration
-        /// Client connections open at once; more are refused until some close. nil: half of the
-        /// process's open-file limit.
-        public var maximumClientConnections: Int?
-        /// Where the proxy says what a user should know (refused connections); nil is silent.
-        public var notice: (@Sendable (String) -> Void)?
-        /// The client networks served beside this machine (loopback, always); other addresses
-        /// are held until allowed (`clientAccess`).
-        public var allowedClients: [IPNetwork]
-
-        public init(
-            host: String = "127.0.0.1", port: Int = 8888, mode: Mode = .forward,
-            connectTimeout: Duration = .seconds(10), responseTimeout: Duration = .seconds(60),
-            idleConnectionTimeout: Duration = .seconds(60), maximumIdleConnectionsPerServer: Int = 64,
-            bodyCaptureLimit: Int = 10 * 1024 * 1024, interception: InterceptionConfiguration? = nil,
-            upstreamAllowList: UpstreamAllowList? = nil, clientIdleTimeout: Duration = .seconds(60), clientHalfCloseTimeout: Duration = .seconds(10),
-            maximumClientConnections: Int? = nil, notice: (@Sendable (String) -> Void)? = nil, allowedClients: [IPNetwork] = []
-        ) {
-            self.host = host
-            self.port = port
-            self.mode = mode
-            self.connectTimeout = connectTimeout
-            self.responseTimeout = responseTimeout
-            self.idleConnectionTimeout = idleConnectionTimeout
-            self.maximumIdleConnectionsPerServer = maximumIdleConnectionsPerServer
-            self.bodyCaptureLimit = bodyCaptureLimit
-            self.interception = interception
-            self.upstreamAllowList = upstreamAllowList
-            self.clientIdleTimeout = clientIdleTimeout
-            self.clientHalfCloseTimeout = clientHalfCloseTimeout
-            self.maximumClientConnections = maximumClientConnections
-            self.notice = notice
-            self.allowedClients = allowedClients
-        }
-    }
-
     enum HandlerName {
         static let decoder = "kagami.http.decoder"
         static let encoder = "kagami.http.encoder"
@@ -90,7 +29,9 @@ public final class ProxyServer: Sendable {
         static let errors = "kagami.http.errors"
     }
 
-    public let configuration: Configuration
+    public let options: ProxyOptions
+    /// Forward or reverse, as `options.reverse` says.
+    public let mode: Mode
     /// The rules in force; replace them at any time.
     public let rules: ActiveRules
     /// The breakpoints in force and the exchanges they hold.
@@ -115,28 +56,31 @@ public final class ProxyServer: Sendable {
     private let gate: UpstreamGate
     private let connectionLimit = NIOLockedValueBox<ClientConnectionLimit?>(nil)
 
-    /// Throws when interception is set up with unusable trust anchors or CA, or when
-    /// `KAGAMI_UPSTREAM_ALLOW` can't be read.
-    public init(configuration: Configuration, sink: any FlowSink, rules: ActiveRules = ActiveRules(), breakpoints: Breakpoints = Breakpoints(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
-        self.configuration = configuration
+    /// Throws `ProxyOptionsError` when an option can't be read (a reverse target, the allow
+    /// list, `KAGAMI_UPSTREAM_ALLOW`, a client network), and when interception is set up with
+    /// unusable trust anchors or CA.
+    public init(options: ProxyOptions, sink: any FlowSink, rules: ActiveRules = ActiveRules(), breakpoints: Breakpoints = Breakpoints(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
+        let resolved = try options.resolved()
+        self.options = options
+        self.mode = resolved.mode
         self.rules = rules
         self.breakpoints = breakpoints
-        self.sslProxying = LiveSSLProxying(configuration.interception?.sslProxying ?? SSLProxyingList())
-        clientAccess = ClientAccess(allowing: configuration.allowedClients)
+        self.sslProxying = LiveSSLProxying(options.interception?.sslProxying ?? SSLProxyingList())
+        clientAccess = ClientAccess(allowing: resolved.allowedClients)
         self.group = group
         self.sink = sink
-        gate = UpstreamGate(allowList: try configuration.upstreamAllowList ?? UpstreamAllowList.fromEnvironment())
+        gate = UpstreamGate(allowList: resolved.upstreamAllowList)
         var upstreamTLS: UpstreamTLS?
-        if let interception = configuration.interception {
+        if let interception = options.interception {
             identities = try InterceptionIdentities(authority: interception.authority)
             upstreamTLS = try UpstreamTLS(additionalTrustRootFiles: interception.additionalTrustRootFiles, insecure: interception.insecureUpstream)
         } else {
             identities = nil
         }
         let poolConfiguration = UpstreamPool.Configuration(
-            connectTimeout: TimeAmount(configuration.connectTimeout),
-            idleTimeout: TimeAmount(configuration.idleConnectionTimeout),
-            maximumIdlePerServer: configuration.maximumIdleConnectionsPerServer,
+            connectTimeout: TimeAmount(options.connectTimeout),
+            idleTimeout: TimeAmount(options.idleConnectionTimeout),
+            maximumIdlePerServer: options.maximumIdleConnectionsPerServer,
             decoderLimits: NIOHTTPDecoderLimitConfiguration(),
             tls: upstreamTLS,
             gate: gate
@@ -153,18 +97,18 @@ public final class ProxyServer: Sendable {
     @discardableResult
     public func start() async throws -> SocketAddress {
         let limit = ClientConnectionLimit(
-            maximum: configuration.maximumClientConnections ?? ClientConnectionLimit.fromDescriptorLimit(), notice: configuration.notice)
+            maximum: options.maximumClientConnections ?? ClientConnectionLimit.fromDescriptorLimit(), notice: options.notice)
         connectionLimit.withLockedValue { $0 = limit }
-        let settings = ConnectionSettings(
-            mode: configuration.mode,
-            captureLimit: configuration.bodyCaptureLimit,
-            connectTimeout: TimeAmount(configuration.connectTimeout),
-            responseTimeout: TimeAmount(configuration.responseTimeout),
-            clientIdleTimeout: TimeAmount(configuration.clientIdleTimeout),
-            clientHalfCloseTimeout: TimeAmount(configuration.clientHalfCloseTimeout),
+        let settings = ConnectionContext(
+            mode: mode,
+            captureLimit: options.bodyLimit,
+            connectTimeout: TimeAmount(options.connectTimeout),
+            responseTimeout: TimeAmount(options.responseTimeout),
+            clientIdleTimeout: TimeAmount(options.clientIdleTimeout),
+            clientHalfCloseTimeout: TimeAmount(options.clientHalfCloseTimeout),
             identities: identities,
             sslProxying: sslProxying,
-            upstreamVerificationDisabled: configuration.interception?.insecureUpstream ?? false,
+            upstreamVerificationDisabled: options.interception?.insecureUpstream ?? false,
             rules: rules,
             breakpoints: breakpoints,
             gate: gate,
@@ -206,9 +150,9 @@ public final class ProxyServer: Sendable {
             }
         let channel: any Channel
         do {
-            channel = try await bound.bind(host: configuration.host, port: configuration.port).get()
+            channel = try await bound.bind(host: options.host, port: options.port).get()
         } catch {
-            throw ListenError(host: configuration.host, port: configuration.port, error)
+            throw ListenError(host: options.host, port: options.port, error)
         }
         listener.withLockedValue { $0 = channel }
         guard let address = channel.localAddress else {
@@ -220,13 +164,13 @@ public final class ProxyServer: Sendable {
 
     /// The HTTP/1.1 handlers of a client connection: on accept, and again inside an
     /// intercepted tunnel (after TLS when ALPN did not choose h2, or plain HTTP).
-    static func addHTTPHandlers(_ pipeline: ChannelPipeline.SynchronousOperations, settings: ConnectionSettings, pool: any UpstreamSource, origin: InterceptedOrigin?) throws {
+    static func addHTTPHandlers(_ pipeline: ChannelPipeline.SynchronousOperations, settings: ConnectionContext, pool: any UpstreamSource, origin: InterceptedOrigin?) throws {
         // A client that opens with the HTTP/2 preface (h2c, prior knowledge) gets HTTP/2; the
         // others HTTP/1.1, added once their first bytes are read.
         try pipeline.addHandler(HTTP2PrefaceSniffer(settings: settings, pool: pool, origin: origin))
     }
 
-    static func addHTTP1Handlers(_ pipeline: ChannelPipeline.SynchronousOperations, settings: ConnectionSettings, pool: any UpstreamSource, origin: InterceptedOrigin?) throws {
+    static func addHTTP1Handlers(_ pipeline: ChannelPipeline.SynchronousOperations, settings: ConnectionContext, pool: any UpstreamSource, origin: InterceptedOrigin?) throws {
         try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)), name: HandlerName.decoder)
         try pipeline.addHandler(ProxyResponseEncoder(), name: HandlerName.encoder)
         try pipeline.addHandler(HTTPServerPipelineHandler(), name: HandlerName.serverPipeline)

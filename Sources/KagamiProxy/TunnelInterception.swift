@@ -32,13 +32,13 @@ final class TunnelProtocolSniffer: ChannelInboundHandler, RemovableChannelHandle
     typealias OutboundOut = ByteBuffer
 
     private let target: ProxyTarget
-    private let settings: ConnectionSettings
+    private let settings: ConnectionContext
     private let pool: any UpstreamSource
     private let recordFailure: (FlowError) -> Void
     private var buffered: ByteBuffer?
     private var context: ChannelHandlerContext?
 
-    init(target: ProxyTarget, settings: ConnectionSettings, pool: any UpstreamSource, recordFailure: @escaping (FlowError) -> Void) {
+    init(target: ProxyTarget, settings: ConnectionContext, pool: any UpstreamSource, recordFailure: @escaping (FlowError) -> Void) {
         self.target = target
         self.settings = settings
         self.pool = pool

@@ -79,7 +79,7 @@ final class WebSocketRelay {
     }
 
     /// The relay of the WebSocket an exchange switched to, with the hooks' message tools.
-    convenience init?(exchange: Exchange, response: HTTPResponseHead, settings: ConnectionSettings, eventLoop: any EventLoop) {
+    convenience init?(exchange: Exchange, response: HTTPResponseHead, settings: ConnectionContext, eventLoop: any EventLoop) {
         self.init(
             recorder: exchange.recorder, response: response, hooks: settings.hooks,
             tools: settings.hooks.messageTools(for: exchange, on: eventLoop),

@@ -67,16 +67,20 @@ struct ContractProxyHarness {
     ) async throws -> T {
         let origin = try await ScriptedOrigin.start(tls: tls?.origin, script: NotesOrigin.script(gzippedNote: try NotesOrigin.gzipped(NotesOrigin.noteJSON)))
         let host = tls == nil ? "127.0.0.1" : "localhost"
-        let contracts = try LiveContracts(arguments: ["\(ContractCheckTests.fixture(description))=\(origin.scheme)://\(host):\(origin.port)/v1"])
         let folder = NSTemporaryDirectory() + "kagami-contract-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let sessionPath = folder + "/session.sqlite"
         let store = try SQLiteFlowStore(path: sessionPath)
         let hub = FlowHub()
-        let recording = Recording(store: store, hub: hub, contracts: contracts)
-        var configuration = ProxyServer.Configuration(host: "127.0.0.1", port: 0, upstreamAllowList: .loopback)
-        configuration.interception = tls?.interception
-        let proxy = try ProxyServer(configuration: configuration, sink: recording.chain)
+        // Built as `kagami proxy --contract` builds it: one options value, one builder.
+        let options = ProxyOptions(
+            host: "127.0.0.1", port: 0, upstreamAllow: ["loopback"],
+            contracts: ["\(ContractCheckTests.fixture(description))=\(origin.scheme)://\(host):\(origin.port)/v1"],
+            interception: tls?.interception)
+        let built = try ProxySetup(options).build(store: store, hub: hub)
+        let proxy = built.server
+        let recording = built.recording
+        let contracts = try #require(built.contracts)
         let address = try await proxy.start()
         let harness = ContractProxyHarness(
             origin: origin, proxy: proxy, proxyPort: address.port ?? 0, store: store, hub: hub, contracts: contracts,

@@ -60,7 +60,7 @@ struct ForwardProxyTests {
     }
 
     @Test func emptyAndLargeBodiesKeepEveryByte() async throws {
-        try await ProxyHarness.with(configure: { $0.bodyCaptureLimit = 1 << 20 }) { h in
+        try await ProxyHarness.with(configure: { $0.bodyLimit = 1 << 20 }) { h in
             let (path, data) = try randomFile(size: 5 << 20)
             let upload = try await h.curl(["--data-binary", "@\(path)", "-H", "Content-Type: application/octet-stream", "\(h.origin.baseURL)/echo"])
             #expect(upload.status == 0, "\(upload.stderr)")

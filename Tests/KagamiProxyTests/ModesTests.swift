@@ -152,7 +152,7 @@ struct DurabilityTests {
         let origin = try await OriginServer.start()
         let sink = CollectingSink()
         sink.behind.withLock { $0 = true }
-        let proxy = try ProxyServer(configuration: .init(host: "127.0.0.1", port: 0, mode: .forward, upstreamAllowList: .loopback), sink: sink)
+        let proxy = try ProxyServer(options: ProxyOptions(host: "127.0.0.1", port: 0, upstreamAllow: ["loopback"]), sink: sink)
         let port = try await proxy.start().port ?? 0
         let opened = Task {
             try await Task.sleep(for: .milliseconds(600))

@@ -36,7 +36,7 @@ final class Playbook {
         self.rules = ActiveRules(rules)
         self.breakpoints = Breakpoints(breakpoints)
         servers = PlaybookServers(loop: loop)
-        let settings = ConnectionSettings(
+        let settings = ConnectionContext(
             mode: mode, captureLimit: 1 << 20, connectTimeout: .seconds(10), responseTimeout: timeouts.response,
             clientIdleTimeout: timeouts.clientIdle, clientHalfCloseTimeout: timeouts.clientHalfClose, identities: nil,
             sslProxying: LiveSSLProxying(), upstreamVerificationDisabled: false, rules: self.rules, breakpoints: self.breakpoints,

@@ -21,15 +21,16 @@ struct ProxyHarness {
         mode: ((OriginServer) -> ProxyServer.Mode)? = nil,
         rules: ActiveRules = ActiveRules(),
         breakpoints: Breakpoints = Breakpoints(),
-        configure: (inout ProxyServer.Configuration) -> Void = { _ in },
+        configure: (inout ProxyOptions) -> Void = { _ in },
         _ body: (ProxyHarness) async throws -> T
     ) async throws -> T {
         let origin = try await OriginServer.start()
         let sessionPath = temporaryPath("session.sqlite")
         let store = try SQLiteFlowStore(path: sessionPath)
-        var configuration = ProxyServer.Configuration(host: "127.0.0.1", port: 0, mode: mode?(origin) ?? .forward, upstreamAllowList: .loopback)
-        configure(&configuration)
-        let proxy = try ProxyServer(configuration: configuration, sink: store, rules: rules, breakpoints: breakpoints)
+        var options = ProxyOptions(host: "127.0.0.1", port: 0, upstreamAllow: ["loopback"])
+        if case .reverse(let target)? = mode?(origin) { options.reverse = target.description }
+        configure(&options)
+        let proxy = try ProxyServer(options: options, sink: store, rules: rules, breakpoints: breakpoints)
         let address = try await proxy.start()
         let harness = ProxyHarness(origin: origin, proxy: proxy, store: store, sessionPath: sessionPath, proxyPort: address.port ?? 0)
         do {

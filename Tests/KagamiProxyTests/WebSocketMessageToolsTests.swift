@@ -32,7 +32,7 @@ struct WebSocketMessageToolsTests {
     }
 
     static func talk(through proxy: ProxyHarness, to server: PeerServer, send: [String], expect: [String], compression: Bool = true) async throws -> [String: Any] {
-        let forward = proxy.proxy.configuration.mode == .forward
+        let forward = proxy.proxy.mode == .forward
         var arguments = ["talk", "ws://127.0.0.1:\(forward ? server.port : proxy.proxyPort)/chat"]
         if forward { arguments += ["--proxy", proxy.proxyURL] }
         for text in send { arguments += ["--send", text] }

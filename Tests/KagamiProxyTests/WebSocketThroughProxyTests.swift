@@ -121,7 +121,7 @@ struct WebSocketThroughProxyTests {
         let limit = 1 << 20
         try await ProxyHarness.with(configure: {
             $0.interception = InterceptionConfiguration(authority: ca)
-            $0.bodyCaptureLimit = limit
+            $0.bodyLimit = limit
         }) { proxy in
             let run = try await WebSocketPeer.run(["client", "ws://127.0.0.1:\(server.port)/chat", "--proxy", proxy.proxyURL, "--big", String(Self.big)])
             Self.expectClientPassed(run)
@@ -135,7 +135,7 @@ struct WebSocketThroughProxyTests {
         let limit = 10 << 20
         try await ProxyHarness.with(
             mode: { _ in .reverse(ProxyTarget(scheme: "http", host: "127.0.0.1", port: server.port, path: "/")) },
-            configure: { $0.bodyCaptureLimit = limit }
+            configure: { $0.bodyLimit = limit }
         ) { proxy in
             let run = try await WebSocketPeer.run(["client", "ws://127.0.0.1:\(proxy.proxyPort)/chat", "--big", String(Self.big)])
             Self.expectClientPassed(run)
@@ -154,7 +154,7 @@ struct WebSocketThroughProxyTests {
         let limit = 1 << 20
         try await ProxyHarness.with(configure: {
             $0.interception = InterceptionConfiguration(authority: ca, additionalTrustRootFiles: [originCA.caPath])
-            $0.bodyCaptureLimit = limit
+            $0.bodyLimit = limit
         }) { proxy in
             let run = try await WebSocketPeer.run([
                 "client", "wss://127.0.0.1:\(server.port)/chat", "--proxy", proxy.proxyURL, "--ca", ca.certificatePath, "--big", String(Self.big),

@@ -34,7 +34,7 @@ struct LiveSetup {
         let hub = FlowHub()
         let recorder = Recording(store: store, hub: hub).chain
         let breakpoints = Breakpoints()
-        let proxy = try ProxyServer(configuration: .init(host: "127.0.0.1", port: 0, upstreamAllowList: .loopback), sink: recorder, breakpoints: breakpoints)
+        let proxy = try ProxyServer(options: ProxyOptions(host: "127.0.0.1", port: 0, upstreamAllow: ["loopback"]), sink: recorder, breakpoints: breakpoints)
         let proxyPort = try await proxy.start().port ?? 0
         // Map Local's folder, inside a stand-in for Kagami's own folder as by default.
         let mapLocalFolders = MapLocalFolders(base: directory.appendingPathComponent("home/map-local").path, excluding: [directory.appendingPathComponent("home").path])
