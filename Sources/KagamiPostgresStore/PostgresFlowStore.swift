@@ -64,7 +64,6 @@ public final class PostgresFlowStore: FlowStore {
     private var logger: Logger { Self.logger }
     /// PostgresNIO's own logging stays off; the store reports what matters itself.
     static let logger = Logger(label: "kagami.store.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
-    private let decoder: JSONDecoder
 
     /// Body bytes that may wait for the writer; past this, flows are kept without body bytes
     /// (sizes kept, marked truncated) until it catches up.
@@ -179,10 +178,6 @@ public final class PostgresFlowStore: FlowStore {
         self.writeTimeout = writeTimeout
         self.redaction = redaction
         self.spoolPrefix = WriteSpool.prefix(session: session.name, location: location)
-        let decoder = JSONDecoder()
-        // Dates as seconds since 2001, as `Flow.storedJSON()` writes them: exact round trips.
-        decoder.dateDecodingStrategy = .deferredToDate
-        self.decoder = decoder
     }
 
     deinit {
@@ -1097,7 +1092,7 @@ public final class PostgresFlowStore: FlowStore {
 
     private func decodeFlow(_ metadata: Data, id: UUID) throws -> Flow {
         do {
-            return try decoder.decode(Flow.self, from: metadata)
+            return try Flow(storedJSON: metadata)
         } catch {
             throw FlowStoreError("flow \(id) in session \(session.name) has unreadable metadata: \(error)")
         }

@@ -46,7 +46,6 @@ public final class SQLiteFlowStore: FlowStore {
     private let database: DatabasePool
     let writeQueue = DispatchQueue(label: "kagami.store.writer")
     private let pending = Mutex(PendingWrites())
-    private let decoder = JSONDecoder()
     /// Where flows whose client waits go first (nil for an in-memory session, or one another
     /// process records into).
     private let journal: SessionJournal?
@@ -167,8 +166,6 @@ public final class SQLiteFlowStore: FlowStore {
         } catch {
             throw FlowStoreError("cannot open session file \(path): \(error)")
         }
-        // Dates as seconds since 2001, as `Flow.storedJSON()` writes them: exact round trips.
-        decoder.dateDecodingStrategy = .deferredToDate
         // A session another live process records into is read as it is: its journal is that
         // process's to replay, and flows recorded here wait for their commit instead.
         if path.isEmpty || path == ":memory:" {
@@ -607,7 +604,7 @@ public final class SQLiteFlowStore: FlowStore {
             do {
                 try self.database.write { db in
                     guard let row = try FlowRow.filter(FlowRow.Columns.id == id.uuidString).fetchOne(db) else { return }
-                    var flow = try self.decoder.decode(Flow.self, from: row.metadata)
+                    var flow = try Flow(storedJSON: row.metadata)
                     flow.violations = violations
                     try db.cachedStatement(sql: "UPDATE flow SET metadata = ? WHERE id = ?").execute(arguments: [flow.storedJSON(), id.uuidString])
                 }
@@ -789,7 +786,7 @@ public final class SQLiteFlowStore: FlowStore {
     private func flow(from row: FlowRow, bodies: Bool, _ db: Database) throws -> Flow {
         var flow: Flow
         do {
-            flow = try decoder.decode(Flow.self, from: row.metadata)
+            flow = try Flow(storedJSON: row.metadata)
         } catch {
             throw FlowStoreError("flow \(row.id) in \(path) has unreadable metadata: \(error)")
         }

@@ -288,12 +288,6 @@ final class SessionJournal: Sendable {
     /// Reads records out of a journal's bytes, and past those that are not whole.
     private struct Reader {
         let bytes: [UInt8]
-        let decoder: JSONDecoder = {
-            let decoder = JSONDecoder()
-            // Dates as `Flow.storedJSON()` writes them.
-            decoder.dateDecodingStrategy = .deferredToDate
-            return decoder
-        }()
 
         func contents() -> Contents {
             let tag = Array(bytes.prefix(4))
@@ -467,7 +461,7 @@ final class SessionJournal: Sendable {
         // MARK: Fields
 
         func flow(_ metadata: Data) -> Flow? {
-            try? decoder.decode(Flow.self, from: metadata)
+            try? Flow(storedJSON: metadata)
         }
 
         func uint64(at offset: Int) -> UInt64? {

@@ -1,7 +1,7 @@
 import Foundation
 import KagamiFlow
 import KagamiJSON
-import KagamiStore
+@testable import KagamiStore
 import KagamiTesting
 import Synchronization
 import Testing
@@ -69,6 +69,29 @@ struct FlowStoreTests {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .deferredToDate
         #expect(try decoder.decode(Flow.self, from: flow.storedJSON()) == flow.withoutBodyBytes)
+        // The hand reader reads both writers' documents as JSONDecoder does.
+        #expect(try Flow(pullingStoredJSON: flow.storedJSON()) == flow.withoutBodyBytes)
+        #expect(try Flow(pullingStoredJSON: try foundation.encode(flow.withoutBodyBytes)) == flow.withoutBodyBytes)
+    }
+
+    @Test func storedJSONOfOlderSessionsReadsAsJSONDecoderReadsIt() throws {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .deferredToDate
+        let request = #""request":{"method":"GET","scheme":"http","host":"a.test","port":80,"target":"/","version":"HTTP/1.1","headers":{"fields":[{"name":"Host","value":"a.test"}]},"body":{"data":"aGk=","size":2,"isTruncated":false}}"#
+        let documents = [
+            // Before appliedRules, repeatOf and streamID; a body's bytes in the metadata (base64).
+            #"{"id":"0190A6B0-0000-7000-8000-000000000001","mode":"forward",\#(request),"timings":{"start":752000000.25},"violations":[]}"#,
+            // A violation in the first shape: free-text location, no kind.
+            #"{"id":"0190A6B0-0000-7000-8000-000000000002","mode":"reverse",\#(request),"response":{"status":200,"reason":"OK","version":"HTTP/1.1","headers":{"fields":[]},"body":{"data":"","size":0,"isTruncated":true}},"timings":{"start":752000000,"end":752000001.5},"violations":[{"location":"request body /id","message":"expected string"}],"appliedRules":[{"name":"Rewrite 'a'","description":"changed"}]}"#,
+            // Escapes, unicode and null members.
+            #"{"id":"0190A6B0-0000-7000-8000-000000000003","mode":"tunnel","clientAddress":null,\#(request),"timings":{"start":1e3},"error":{"kind":"timeout","message":"tab\there \u00e9 \ud83d\ude00"},"violations":[]}"#,
+        ]
+        for document in documents {
+            let expected = try decoder.decode(Flow.self, from: Data(document.utf8))
+            #expect(try Flow(pullingStoredJSON: Data(document.utf8)) == expected, "\(document)")
+        }
+        // What neither reads is an error, not an empty flow.
+        #expect(throws: (any Error).self) { try Flow(storedJSON: Data(#"{"id":"x","mode":"forward"}"#.utf8)) }
     }
 
     @Test(arguments: StoreDriver.allCases)
