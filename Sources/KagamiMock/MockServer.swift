@@ -5,6 +5,7 @@ import KagamiContractCheck
 import KagamiDescription
 import KagamiFlow
 import KagamiOutput
+import KagamiScenarios
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -34,13 +35,19 @@ public final class MockServer: Sendable {
         public var cors: Bool
         /// How often the description file's modification time is checked; nil turns reloading off.
         public var reloadInterval: Duration?
+        /// Recorded exchanges answered before the description (`--session`, `--har`).
+        public var recorded: RecordedTraffic?
 
-        public init(host: String = "127.0.0.1", port: Int = 0, validates: Bool = true, cors: Bool = false, reloadInterval: Duration? = .milliseconds(300)) {
+        public init(
+            host: String = "127.0.0.1", port: Int = 0, validates: Bool = true, cors: Bool = false, reloadInterval: Duration? = .milliseconds(300),
+            recorded: RecordedTraffic? = nil
+        ) {
             self.host = host
             self.port = port
             self.validates = validates
             self.cors = cors
             self.reloadInterval = reloadInterval
+            self.recorded = recorded
         }
     }
 
@@ -53,6 +60,7 @@ public final class MockServer: Sendable {
 
     private let channel: any Channel
     private let state: NIOLockedValueBox<MockState>
+    private let recorded: RecordedAnswers?
     private let watcher: NIOLockedValueBox<Task<Void, Never>?>
     public let configuration: Configuration
     public let port: Int
@@ -84,6 +92,14 @@ public final class MockServer: Sendable {
         return server
     }
 
+    /// Serves recorded traffic alone (`configuration.recorded`): what it doesn't hold is a 404
+    /// naming the closest recorded requests.
+    public static func start(recorded: RecordedTraffic, configuration: Configuration = Configuration(), sink: (any FlowSink)? = nil) async throws -> MockServer {
+        var configuration = configuration
+        configuration.recorded = recorded
+        return try await start(state: .recordingOnly(validates: configuration.validates), configuration: configuration, sink: sink)
+    }
+
     /// Serves a description given as text; the format is detected when nil.
     public static func start(
         text: String, format: DescriptionFile.Format? = nil, configuration: Configuration = Configuration(), sink: (any FlowSink)? = nil
@@ -92,7 +108,12 @@ public final class MockServer: Sendable {
     }
 
     private static func start(file: DescriptionFile, configuration: Configuration, sink: (any FlowSink)?) async throws -> MockServer {
-        let state = NIOLockedValueBox(try MockState.make(file: file, validates: configuration.validates).get())
+        try await start(state: MockState.make(file: file, validates: configuration.validates).get(), configuration: configuration, sink: sink)
+    }
+
+    private static func start(state first: MockState, configuration: Configuration, sink: (any FlowSink)?) async throws -> MockServer {
+        let state = NIOLockedValueBox(first)
+        let recorded = configuration.recorded.map(RecordedAnswers.init)
         let host = configuration.host
         let cors = configuration.cors
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -103,17 +124,18 @@ public final class MockServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
-                        MockHandler(state: state, cors: cors, sink: sink, host: host))
+                        MockHandler(state: state, recorded: recorded, cors: cors, sink: sink, host: host))
                 }
             }
             .bind(host: configuration.host, port: configuration.port)
             .get()
-        return MockServer(channel: channel, state: state, configuration: configuration)
+        return MockServer(channel: channel, state: state, recorded: recorded, configuration: configuration)
     }
 
-    private init(channel: any Channel, state: NIOLockedValueBox<MockState>, configuration: Configuration) {
+    private init(channel: any Channel, state: NIOLockedValueBox<MockState>, recorded: RecordedAnswers?, configuration: Configuration) {
         self.channel = channel
         self.state = state
+        self.recorded = recorded
         self.watcher = NIOLockedValueBox(nil)
         self.configuration = configuration
         self.port = channel.localAddress?.port ?? configuration.port
@@ -126,7 +148,7 @@ public final class MockServer: Sendable {
 
     /// Answers one request without the network, as the server would.
     public func respond(to request: MockRequest) -> MockResponse {
-        state.withLockedValue { $0 }.answer(request, cors: configuration.cors)
+        state.withLockedValue { $0 }.answer(request, recorded: recorded, cors: configuration.cors)
     }
 
     /// Re-reads the description now; the errors (with line numbers) when it is broken, in which
@@ -180,22 +202,30 @@ struct MockState: Sendable {
     let responder: MockResponder
     /// The description defines `GET /` itself, so the docs page lives only at `/__docs`.
     let ownsRoot: Bool
+    /// False when a recording is served alone: no docs page, and what the recording doesn't
+    /// hold is not looked up in an empty description.
+    let describes: Bool
 
     /// The state for `file`, or its errors (the reader's and unparseable templates).
     static func make(file: DescriptionFile, validates: Bool) -> Result<MockState, MockServerError> {
         let routes = OperationRoutes(contract: file.contract)
         let errors = file.problems(routes: routes, onlyErrors: true)
         guard errors.isEmpty else { return .failure(.invalidDescription(errors)) }
-        return .success(MockState(routes: routes, validates: validates))
+        return .success(MockState(routes: routes, validates: validates, describes: true))
     }
 
-    private init(routes: OperationRoutes, validates: Bool) {
+    static func recordingOnly(validates: Bool) -> MockState {
+        MockState(routes: OperationRoutes(contract: APIContract(format: .openAPI31, name: "Recorded traffic")), validates: validates, describes: false)
+    }
+
+    private init(routes: OperationRoutes, validates: Bool, describes: Bool) {
         self.routes = routes
+        self.describes = describes
         responder = MockResponder(routes: routes, validates: validates)
         ownsRoot = routes.routes.contains { $0.method == "GET" && $0.pathTemplate.match(path: "/", query: nil) != nil }
     }
 
-    func answer(_ request: MockRequest, cors: Bool) -> MockResponse {
+    func answer(_ request: MockRequest, recorded: RecordedAnswers?, cors: Bool) -> MockResponse {
         let method = request.method.uppercased()
         if cors, method == "OPTIONS", let requested = request.header("Access-Control-Request-Method") {
             return MockResponse(status: 204, headers: Self.corsHeaders(for: request) + [
@@ -205,8 +235,21 @@ struct MockState: Sendable {
             ])
         }
         var response: MockResponse
+        var closestRecorded: [String] = []
+        if let recorded {
+            switch recorded.reply(to: request) {
+            case .recorded(let answer):
+                response = RecordedAnswers.response(answer)
+                if cors { response.headers += Self.corsHeaders(for: request) + [("Access-Control-Expose-Headers", "*")] }
+                return response
+            case .unmatched(let closest):
+                closestRecorded = closest
+            }
+        }
         let path = request.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        if (method == "GET" || method == "HEAD"), path == "/__docs" || (path == "/" && !ownsRoot) {
+        if !describes {
+            response = RecordedAnswers.unmatched(request, closest: closestRecorded)
+        } else if (method == "GET" || method == "HEAD"), path == "/__docs" || (path == "/" && !ownsRoot) {
             // The curl lines use the address the client reached the mock at.
             let page = DocsPage.render(routes.contract, baseURL: "http://" + (request.header("Host") ?? "127.0.0.1"))
             response = MockResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: Array(page.utf8))
@@ -230,6 +273,7 @@ private final class MockHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let state: NIOLockedValueBox<MockState>
+    private let recorded: RecordedAnswers?
     private let cors: Bool
     private let sink: (any FlowSink)?
     private let host: String
@@ -237,8 +281,9 @@ private final class MockHandler: ChannelInboundHandler {
     private var body = ByteBuffer()
     private var started = Date()
 
-    init(state: NIOLockedValueBox<MockState>, cors: Bool, sink: (any FlowSink)?, host: String) {
+    init(state: NIOLockedValueBox<MockState>, recorded: RecordedAnswers?, cors: Bool, sink: (any FlowSink)?, host: String) {
         self.state = state
+        self.recorded = recorded
         self.cors = cors
         self.sink = sink
         self.host = host
@@ -262,7 +307,7 @@ private final class MockHandler: ChannelInboundHandler {
                 method: head.method.rawValue, target: head.uri,
                 headers: head.headers.map { ($0.name, $0.value) }, body: Array(body.readableBytesView))
             let current = state.withLockedValue { $0 }
-            let response = current.answer(request, cors: cors)
+            let response = current.answer(request, recorded: recorded, cors: cors)
             write(response, for: head, context: context)
             if let sink { sink.record(flow(request, response, head: head, context: context)) }
         }
