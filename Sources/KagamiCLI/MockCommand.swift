@@ -35,6 +35,11 @@ struct MockCommand: AsyncParsableCommand {
     @Flag(name: .customLong("match-body"), help: "The request body must match the recorded one too (JSON compared structurally).")
     var matchBody = false
 
+    @Option(help: ArgumentHelp(
+        "A server that answers what neither the recording nor the description does (http://host:port[/base]), instead of a 404.",
+        valueName: "url"))
+    var fallback: String?
+
     @Option(help: "Address to listen on.")
     var host = "127.0.0.1"
 
@@ -50,6 +55,16 @@ struct MockCommand: AsyncParsableCommand {
     @OptionGroup var destination: SessionOptions
 
     func run() async throws {
+        if let fallback {
+            do {
+                let url = try AbsoluteURL(parsing: fallback)
+                guard url.scheme == "http" || url.scheme == "https", !url.target.contains("?") else {
+                    throw ValidationError("--fallback \(fallback): give an http:// or https:// URL without a query")
+                }
+            } catch let error as AbsoluteURL.ParseError {
+                throw ValidationError("--fallback \(fallback): \(error)")
+            }
+        }
         let replayed = try await recordedTraffic()
         guard file != nil || replayed != nil else { throw Self.nothingToServe }
         // A replayed session stays as recorded; the mock's own exchanges go to a new session.
@@ -57,7 +72,7 @@ struct MockCommand: AsyncParsableCommand {
         let recording = try await RecordingStore.open(store: destination.storeURL, session: recordInto)
         let store = recording.store
         let server: MockServer
-        let configuration = MockServer.Configuration(host: host, port: port, validates: !noValidate, cors: cors, recorded: replayed?.traffic)
+        let configuration = MockServer.Configuration(host: host, port: port, validates: !noValidate, cors: cors, recorded: replayed?.traffic, fallback: fallback)
         if let file {
             let display = ReadingDisplay.forTerminal(file: file)
             do {
@@ -83,6 +98,7 @@ struct MockCommand: AsyncParsableCommand {
             let count = replayed.traffic.exchangeCount
             lines.append("Replaying: \(replayed.source) (\(count) exchange\(count == 1 ? "" : "s"))")
         }
+        if let fallback { lines.append("Fallback: \(fallback)") }
         lines.append("Session: \(recording.description)")
         let banner = lines.joined(separator: "\n") + "\n\n"
         // Unbuffered, so a script or test reading the pipe sees the port at once.

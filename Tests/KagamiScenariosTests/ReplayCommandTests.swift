@@ -106,6 +106,28 @@ import Testing
         #expect(other.status == 404)
     }
 
+    @Test func unmatchedRequestGoesToTheFallbackServer() async throws {
+        let folder = try TemporaryFolder.make("replay-fallback").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let recorded = try await Self.record(into: folder)
+        let live = try await OriginServer.start()
+        defer { Task { try await live.stop() } }
+        let mock = try await KagamiProcess.start(
+            ["mock", "--port", "0", "--session", recorded.session, "--fallback", live.baseURL], environment: Self.environment(home: folder + "/home"))
+        defer { mock.stop() }
+        let url = "http://127.0.0.1:\(mock.port)"
+        #expect(try await Self.curl([url + "/echo?a=1&b=2"]).body == recorded.firstEcho)
+        #expect(live.received.isEmpty)
+        let fresh = try await Self.curl(["-H", "X-Call: live", "--data", "hello", url + "/echo/profile?x=1"])
+        #expect(fresh.status == 200)
+        let echoed = try JSONValue(parsing: fresh.body)
+        #expect(echoed["uri"] == "/echo/profile?x=1" && echoed["method"] == "POST" && echoed["bodySize"] == 5)
+        #expect(live.received.map(\.uri) == ["/echo/profile?x=1"])
+        // The server's own 404 comes back as it is.
+        let gone = try await Self.curl([url + "/status/410"])
+        #expect(gone.status == 410 && gone.body == "status 410\n")
+    }
+
     @Test func harFromMitmproxyAndChromiumIsAnsweredBack() async throws {
         let folder = try TemporaryFolder.make("replay-har").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
