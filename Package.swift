@@ -168,11 +168,15 @@ let package = Package(
         // The one recording chain (store, live views, contract check) every server is given, and
         // the proxy built with it from its options.
         .target(name: "KagamiRecording", dependencies: ["KagamiFlow", "KagamiStore", "KagamiContractCheck", "KagamiProxy"]),
+        // Scenarios: recorded traffic answered back as a mock. Pure: flows in, answers out.
+        .target(name: "KagamiScenarios", dependencies: ["KagamiFlow", "KagamiJSON", "KagamiURITemplate", "KagamiContentCoding"]),
         // The mock server and docs page served from a contract.
         .target(
             name: "KagamiMock",
             dependencies: ["KagamiOutput",
                 "KagamiContract", "KagamiContractCheck", "KagamiDescription", "KagamiJSON", "KagamiJSONSchema", "KagamiURITemplate", "KagamiFlow",
+                "KagamiScenarios",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -357,10 +361,11 @@ let package = Package(
             ],
             exclude: ["Fixtures", "check_junit.py"]
         ),
+        .testTarget(name: "KagamiScenariosTests", dependencies: ["KagamiScenarios", "KagamiFlow", "KagamiTesting", "KagamiStore", "KagamiJSON", "KagamiContentCoding"]),
         .testTarget(
             name: "KagamiMockTests",
             dependencies: [
-                "KagamiMock", "KagamiContractCheck", "KagamiDescription", "KagamiContract", "KagamiJSON", "KagamiFlow", "KagamiTesting", "KagamiURITemplate",
+                "KagamiMock", "KagamiContractCheck", "KagamiDescription", "KagamiContract", "KagamiJSON", "KagamiFlow", "KagamiTesting", "KagamiURITemplate", "KagamiScenarios",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -5,16 +5,40 @@ import KagamiFlow
 import KagamiMock
 import KagamiOutput
 import KagamiRecording
+import KagamiScenarios
+import KagamiStore
 
 struct MockCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mock",
-        abstract: "Serve an API description (API Blueprint or OpenAPI) as a mock server, with its docs page at /__docs.",
-        discussion: "Every exchange is recorded into the session: --session FILE, by default a new file under ~/.kagami/sessions; with --store URL, a session of that database (--session NAME, by default named after the time)."
+        abstract: "Serve an API description (API Blueprint or OpenAPI), or recorded traffic, as a mock server.",
+        discussion: """
+        A description is served with its docs page at /__docs. Recorded traffic (--session FILE naming an existing session \
+        file, or --har FILE) is answered back: requests are matched by method, path and query (with --match-header and \
+        --match-body, headers and the body too), repeated calls answer in recorded order and then repeat the last, and \
+        recordings take precedence over the description. Every exchange is recorded into the session: --session FILE \
+        when it did not exist, else a new file under ~/.kagami/sessions (a replayed recording is never written to); with \
+        --store URL, a session of that database (--session NAME, by default named after the time).
+        """
     )
 
-    @Argument(help: "The description file (.apib, .md, .yaml, .yml, .json).")
-    var file: String
+    @Argument(help: "The description file (.apib, .md, .yaml, .yml, .json); optional with recorded traffic.")
+    var file: String?
+
+    @Option(help: ArgumentHelp("An HTTP Archive (HAR 1.2) whose exchanges are answered back.", valueName: "file"))
+    var har: String?
+
+    @Option(name: .customLong("match-header"), help: ArgumentHelp(
+        "A request header whose value must match the recorded one too (repeatable).", valueName: "name"))
+    var matchHeaders: [String] = []
+
+    @Flag(name: .customLong("match-body"), help: "The request body must match the recorded one too (JSON compared structurally).")
+    var matchBody = false
+
+    @Option(help: ArgumentHelp(
+        "A server that answers what neither the recording nor the description does (http://host:port[/base]), instead of a 404.",
+        valueName: "url"))
+    var fallback: String?
 
     @Option(help: "Address to listen on.")
     var host = "127.0.0.1"
@@ -31,26 +55,52 @@ struct MockCommand: AsyncParsableCommand {
     @OptionGroup var destination: SessionOptions
 
     func run() async throws {
-        let recording = try await RecordingStore.open(store: destination.storeURL, session: destination.session)
+        if let fallback {
+            do {
+                let url = try AbsoluteURL(parsing: fallback)
+                guard url.scheme == "http" || url.scheme == "https", !url.target.contains("?") else {
+                    throw ValidationError("--fallback \(fallback): give an http:// or https:// URL without a query")
+                }
+            } catch let error as AbsoluteURL.ParseError {
+                throw ValidationError("--fallback \(fallback): \(error)")
+            }
+        }
+        let replayed = try await recordedTraffic()
+        guard file != nil || replayed != nil else { throw Self.nothingToServe }
+        // A replayed session stays as recorded; the mock's own exchanges go to a new session.
+        let recordInto = replayed?.source == destination.session ? nil : destination.session
+        let recording = try await RecordingStore.open(store: destination.storeURL, session: recordInto)
         let store = recording.store
         let server: MockServer
-        let display = ReadingDisplay.forTerminal(file: file)
-        do {
-            defer { display?.finish() }
-            server = try await MockServer.start(
-                path: file,
-                configuration: .init(host: host, port: port, validates: !noValidate, cors: cors),
-                sink: Recording(store: store).chain, progress: display?.report)
-        } catch let error as MockServerError {
-            Console.error("\(file): \(error)\n")
-            throw ExitCode(2)
+        let configuration = MockServer.Configuration(host: host, port: port, validates: !noValidate, cors: cors, recorded: replayed?.traffic, fallback: fallback)
+        if let file {
+            let display = ReadingDisplay.forTerminal(file: file)
+            do {
+                defer { display?.finish() }
+                server = try await MockServer.start(path: file, configuration: configuration, sink: Recording(store: store).chain, progress: display?.report)
+            } catch let error as MockServerError {
+                Console.error("\(file): \(error)\n")
+                throw ExitCode(2)
+            }
+        } else if let replayed {
+            server = try await MockServer.start(recorded: replayed.traffic, configuration: configuration, sink: Recording(store: store).chain)
+        } else {
+            throw Self.nothingToServe
         }
-        let banner = """
-        Kagami mock of \(file) (\(server.contract.actions.count) actions) listening on \(server.url)
-        Docs: \(server.url)/__docs
-        Session: \(recording.description)
-
-        """
+        var lines: [String] = []
+        if let file {
+            lines.append("Kagami mock of \(file) (\(server.contract.actions.count) actions) listening on \(server.url)")
+            lines.append("Docs: \(server.url)/__docs")
+        } else {
+            lines.append("Kagami mock listening on \(server.url)")
+        }
+        if let replayed {
+            let count = replayed.traffic.exchangeCount
+            lines.append("Replaying: \(replayed.source) (\(count) exchange\(count == 1 ? "" : "s"))")
+        }
+        if let fallback { lines.append("Fallback: \(fallback)") }
+        lines.append("Session: \(recording.description)")
+        let banner = lines.joined(separator: "\n") + "\n\n"
         // Unbuffered, so a script or test reading the pipe sees the port at once.
         Console.output(banner)
         await SignalWaiter.waitForTermination()
@@ -59,6 +109,41 @@ struct MockCommand: AsyncParsableCommand {
         let count = try await store.count()
         try await recording.close()
         Console.output("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(recording.description)\n")
+    }
+
+    private static let nothingToServe = ValidationError(
+        "give a description file, an existing session file (--session FILE) or --har FILE to serve")
+
+    /// The recording named by `--har`, or by `--session` when that session file exists.
+    private func recordedTraffic() async throws -> (traffic: RecordedTraffic, source: String)? {
+        let matching = RecordedMatching(headers: matchHeaders, body: matchBody)
+        let flows: [Flow]
+        let source: String
+        if let har {
+            if destination.session.map({ FileManager.default.fileExists(atPath: SessionFile.expand($0)) }) == true, destination.storeURL == nil {
+                throw ValidationError("give one recording: --har FILE or an existing --session FILE, not both")
+            }
+            do {
+                flows = try HARFile.read(har, command: "mock").flows
+            } catch {
+                Console.error("kagami mock: \(error)\n")
+                throw ExitCode(2)
+            }
+            source = har
+        } else if destination.storeURL == nil, let session = destination.session, FileManager.default.fileExists(atPath: SessionFile.expand(session)) {
+            let store = try SessionFile.open(session)
+            flows = try await store.allFlows()
+            await store.close()
+            source = session
+        } else {
+            return nil
+        }
+        do {
+            return (try RecordedTraffic(flows: flows, matching: matching, source: source), source)
+        } catch {
+            Console.error("kagami mock: \(error)\n")
+            throw ExitCode(2)
+        }
     }
 }
 

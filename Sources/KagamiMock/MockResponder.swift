@@ -11,23 +11,25 @@ struct MockResponder: Sendable {
     let routes: OperationRoutes
     let validates: Bool
 
-    func respond(to request: MockRequest) -> MockResponse {
+    /// The answer, and whether the request's path is one the description has (a path it
+    /// lacks is what `--fallback` takes).
+    func respond(to request: MockRequest) -> (response: MockResponse, routed: Bool) {
         let target = URITemplate.Target(request.target)
         switch routes.lookup(method: request.method.uppercased(), target: target) {
         case .notFound(let closest):
-            return .problem(
+            return (.problem(
                 status: 404, type: "urn:kagami:mock:no-route", title: "Not Found",
                 detail: "No action of the description matches \(request.method) \(target.path).",
-                extra: ["closestRoutes": .array(closest.map(JSONValue.string))])
+                extra: ["closestRoutes": .array(closest.map(JSONValue.string))]), false)
         case .methodNotAllowed(let allowed):
             var response = MockResponse.problem(
                 status: 405, type: "urn:kagami:mock:method-not-allowed", title: "Method Not Allowed",
                 detail: "\(target.path) answers \(allowed.joined(separator: ", ")), not \(request.method).",
                 extra: ["allowed": .array(allowed.map(JSONValue.string))])
             response.headers.append(("Allow", allowed.joined(separator: ", ")))
-            return response
+            return (response, true)
         case .matched(let route, let match):
-            return respond(to: request, route: route, match: match, target: target)
+            return (respond(to: request, route: route, match: match, target: target), true)
         }
     }
 

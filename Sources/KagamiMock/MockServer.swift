@@ -5,6 +5,7 @@ import KagamiContractCheck
 import KagamiDescription
 import KagamiFlow
 import KagamiOutput
+import KagamiScenarios
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -34,13 +35,23 @@ public final class MockServer: Sendable {
         public var cors: Bool
         /// How often the description file's modification time is checked; nil turns reloading off.
         public var reloadInterval: Duration?
+        /// Recorded exchanges answered before the description (`--session`, `--har`).
+        public var recorded: RecordedTraffic?
+        /// Where a request goes that neither the recording nor the description answers
+        /// (`--fallback URL`: scheme, authority and an optional base path); nil answers 404.
+        public var fallback: String?
 
-        public init(host: String = "127.0.0.1", port: Int = 0, validates: Bool = true, cors: Bool = false, reloadInterval: Duration? = .milliseconds(300)) {
+        public init(
+            host: String = "127.0.0.1", port: Int = 0, validates: Bool = true, cors: Bool = false, reloadInterval: Duration? = .milliseconds(300),
+            recorded: RecordedTraffic? = nil, fallback: String? = nil
+        ) {
+            self.fallback = fallback
             self.host = host
             self.port = port
             self.validates = validates
             self.cors = cors
             self.reloadInterval = reloadInterval
+            self.recorded = recorded
         }
     }
 
@@ -53,6 +64,8 @@ public final class MockServer: Sendable {
 
     private let channel: any Channel
     private let state: NIOLockedValueBox<MockState>
+    private let recorded: RecordedAnswers?
+    private let fallback: MockFallback?
     private let watcher: NIOLockedValueBox<Task<Void, Never>?>
     public let configuration: Configuration
     public let port: Int
@@ -84,6 +97,14 @@ public final class MockServer: Sendable {
         return server
     }
 
+    /// Serves recorded traffic alone (`configuration.recorded`): what it doesn't hold is a 404
+    /// naming the closest recorded requests.
+    public static func start(recorded: RecordedTraffic, configuration: Configuration = Configuration(), sink: (any FlowSink)? = nil) async throws -> MockServer {
+        var configuration = configuration
+        configuration.recorded = recorded
+        return try await start(state: .recordingOnly(validates: configuration.validates), configuration: configuration, sink: sink)
+    }
+
     /// Serves a description given as text; the format is detected when nil.
     public static func start(
         text: String, format: DescriptionFile.Format? = nil, configuration: Configuration = Configuration(), sink: (any FlowSink)? = nil
@@ -92,7 +113,13 @@ public final class MockServer: Sendable {
     }
 
     private static func start(file: DescriptionFile, configuration: Configuration, sink: (any FlowSink)?) async throws -> MockServer {
-        let state = NIOLockedValueBox(try MockState.make(file: file, validates: configuration.validates).get())
+        try await start(state: MockState.make(file: file, validates: configuration.validates).get(), configuration: configuration, sink: sink)
+    }
+
+    private static func start(state first: MockState, configuration: Configuration, sink: (any FlowSink)?) async throws -> MockServer {
+        let state = NIOLockedValueBox(first)
+        let recorded = configuration.recorded.map(RecordedAnswers.init)
+        let fallback = configuration.fallback.map(MockFallback.init(base:))
         let host = configuration.host
         let cors = configuration.cors
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -103,17 +130,19 @@ public final class MockServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
-                        MockHandler(state: state, cors: cors, sink: sink, host: host))
+                        MockHandler(state: state, recorded: recorded, fallback: fallback, cors: cors, sink: sink, host: host))
                 }
             }
             .bind(host: configuration.host, port: configuration.port)
             .get()
-        return MockServer(channel: channel, state: state, configuration: configuration)
+        return MockServer(channel: channel, state: state, recorded: recorded, fallback: fallback, configuration: configuration)
     }
 
-    private init(channel: any Channel, state: NIOLockedValueBox<MockState>, configuration: Configuration) {
+    private init(channel: any Channel, state: NIOLockedValueBox<MockState>, recorded: RecordedAnswers?, fallback: MockFallback?, configuration: Configuration) {
         self.channel = channel
         self.state = state
+        self.recorded = recorded
+        self.fallback = fallback
         self.watcher = NIOLockedValueBox(nil)
         self.configuration = configuration
         self.port = channel.localAddress?.port ?? configuration.port
@@ -122,11 +151,13 @@ public final class MockServer: Sendable {
     public func stop() async throws {
         watcher.withLockedValue { $0?.cancel() }
         try await channel.close()
+        await fallback?.shutdown()
     }
 
-    /// Answers one request without the network, as the server would.
+    /// Answers one request without the network, as the server would (a request for the
+    /// fallback gets the 404 it would get without one).
     public func respond(to request: MockRequest) -> MockResponse {
-        state.withLockedValue { $0 }.answer(request, cors: configuration.cors)
+        state.withLockedValue { $0 }.answer(request, recorded: recorded, cors: configuration.cors).response
     }
 
     /// Re-reads the description now; the errors (with line numbers) when it is broken, in which
@@ -180,44 +211,70 @@ struct MockState: Sendable {
     let responder: MockResponder
     /// The description defines `GET /` itself, so the docs page lives only at `/__docs`.
     let ownsRoot: Bool
+    /// False when a recording is served alone: no docs page, and what the recording doesn't
+    /// hold is not looked up in an empty description.
+    let describes: Bool
 
     /// The state for `file`, or its errors (the reader's and unparseable templates).
     static func make(file: DescriptionFile, validates: Bool) -> Result<MockState, MockServerError> {
         let routes = OperationRoutes(contract: file.contract)
         let errors = file.problems(routes: routes, onlyErrors: true)
         guard errors.isEmpty else { return .failure(.invalidDescription(errors)) }
-        return .success(MockState(routes: routes, validates: validates))
+        return .success(MockState(routes: routes, validates: validates, describes: true))
     }
 
-    private init(routes: OperationRoutes, validates: Bool) {
+    static func recordingOnly(validates: Bool) -> MockState {
+        MockState(routes: OperationRoutes(contract: APIContract(format: .openAPI31, name: "Recorded traffic")), validates: validates, describes: false)
+    }
+
+    private init(routes: OperationRoutes, validates: Bool, describes: Bool) {
         self.routes = routes
+        self.describes = describes
         responder = MockResponder(routes: routes, validates: validates)
         ownsRoot = routes.routes.contains { $0.method == "GET" && $0.pathTemplate.match(path: "/", query: nil) != nil }
     }
 
-    func answer(_ request: MockRequest, cors: Bool) -> MockResponse {
+    /// The answer, and whether nothing recorded or described matched (what `--fallback` takes).
+    func answer(_ request: MockRequest, recorded: RecordedAnswers?, cors: Bool) -> (response: MockResponse, unmatched: Bool) {
         let method = request.method.uppercased()
         if cors, method == "OPTIONS", let requested = request.header("Access-Control-Request-Method") {
-            return MockResponse(status: 204, headers: Self.corsHeaders(for: request) + [
+            return (MockResponse(status: 204, headers: Self.corsHeaders(for: request) + [
                 ("Access-Control-Allow-Methods", requested),
                 ("Access-Control-Allow-Headers", request.header("Access-Control-Request-Headers") ?? "*"),
                 ("Access-Control-Max-Age", "86400"),
-            ])
+            ]), false)
         }
         var response: MockResponse
+        var closestRecorded: [String] = []
+        if let recorded {
+            switch recorded.reply(to: request) {
+            case .recorded(let answer):
+                response = RecordedAnswers.response(answer)
+                if cors { response.headers += Self.corsHeaders(for: request) + [("Access-Control-Expose-Headers", "*")] }
+                return (response, false)
+            case .unmatched(let closest):
+                closestRecorded = closest
+            }
+        }
         let path = request.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        if (method == "GET" || method == "HEAD"), path == "/__docs" || (path == "/" && !ownsRoot) {
+        var unmatched = false
+        if !describes {
+            response = RecordedAnswers.unmatched(request, closest: closestRecorded)
+            unmatched = true
+        } else if (method == "GET" || method == "HEAD"), path == "/__docs" || (path == "/" && !ownsRoot) {
             // The curl lines use the address the client reached the mock at.
             let page = DocsPage.render(routes.contract, baseURL: "http://" + (request.header("Host") ?? "127.0.0.1"))
             response = MockResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: Array(page.utf8))
         } else {
-            response = responder.respond(to: request)
+            let answer = responder.respond(to: request)
+            response = answer.response
+            unmatched = !answer.routed
         }
         if cors { response.headers += Self.corsHeaders(for: request) + [("Access-Control-Expose-Headers", "*")] }
-        return response
+        return (response, unmatched)
     }
 
-    private static func corsHeaders(for request: MockRequest) -> [(name: String, value: String)] {
+    static func corsHeaders(for request: MockRequest) -> [(name: String, value: String)] {
         if let origin = request.header("Origin") {
             return [("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Credentials", "true"), ("Vary", "Origin")]
         }
@@ -230,6 +287,8 @@ private final class MockHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let state: NIOLockedValueBox<MockState>
+    private let recorded: RecordedAnswers?
+    private let fallback: MockFallback?
     private let cors: Bool
     private let sink: (any FlowSink)?
     private let host: String
@@ -237,8 +296,10 @@ private final class MockHandler: ChannelInboundHandler {
     private var body = ByteBuffer()
     private var started = Date()
 
-    init(state: NIOLockedValueBox<MockState>, cors: Bool, sink: (any FlowSink)?, host: String) {
+    init(state: NIOLockedValueBox<MockState>, recorded: RecordedAnswers?, fallback: MockFallback?, cors: Bool, sink: (any FlowSink)?, host: String) {
         self.state = state
+        self.recorded = recorded
+        self.fallback = fallback
         self.cors = cors
         self.sink = sink
         self.host = host
@@ -262,10 +323,30 @@ private final class MockHandler: ChannelInboundHandler {
                 method: head.method.rawValue, target: head.uri,
                 headers: head.headers.map { ($0.name, $0.value) }, body: Array(body.readableBytesView))
             let current = state.withLockedValue { $0 }
-            let response = current.answer(request, cors: cors)
-            write(response, for: head, context: context)
-            if let sink { sink.record(flow(request, response, head: head, context: context)) }
+            let answer = current.answer(request, recorded: recorded, cors: cors)
+            guard answer.unmatched, let fallback else {
+                finish(request, answer.response, head: head, context: context)
+                return
+            }
+            // The server's answer arrives later on this loop; the pipeline handler holds the
+            // connection's next request until this one's response has ended.
+            let cors = cors
+            let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+            let forwarded = context.eventLoop.makePromise(of: MockResponse.self)
+            forwarded.completeWithTask {
+                var response = await fallback.forward(request)
+                if cors { response.headers += MockState.corsHeaders(for: request) + [("Access-Control-Expose-Headers", "*")] }
+                return response
+            }
+            forwarded.futureResult.whenSuccess { response in
+                bound.value.handler.finish(request, response, head: head, context: bound.value.context)
+            }
         }
+    }
+
+    private func finish(_ request: MockRequest, _ response: MockResponse, head: HTTPRequestHead, context: ChannelHandlerContext) {
+        write(response, for: head, context: context)
+        if let sink { sink.record(flow(request, response, head: head, context: context)) }
     }
 
     private func write(_ response: MockResponse, for head: HTTPRequestHead, context: ChannelHandlerContext) {
