@@ -45,6 +45,9 @@ struct MockCommand: AsyncParsableCommand {
             Console.error("\(file): \(error)\n")
             throw ExitCode(2)
         }
+        for line in DescriptionFile.examplesUsedAsWritten(in: server.contract, path: file, "served as written") {
+            Console.error(line + "\n")
+        }
         let banner = """
         Kagami mock of \(file) (\(server.contract.actions.count) actions) listening on \(server.url)
         Docs: \(server.url)/__docs
