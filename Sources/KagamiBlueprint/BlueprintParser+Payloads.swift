@@ -44,7 +44,7 @@ extension BlueprintDocumentReader {
                     annotations.append(Annotation(.warning, "message-body asset is expected to be a pre-formatted code block, every of its line indented by exactly 8 spaces or 2 tabs", at: location))
                 }
                 draft.body = text
-                checkJSONBody(text, of: draft, firstLine: nested.firstLine, strip: nested.strip)
+                checkJSONBody(text, of: draft, firstLine: nested.firstLine, strip: nested.strip, codeBlock: nested.indented)
             }
             for child in level.items {
                 annotations.append(Annotation(.warning, "ignoring unrecognized block", at: source.location(line: child.line)))
@@ -52,11 +52,11 @@ extension BlueprintDocumentReader {
             return draft
         }
         draft.description = source.block(level.leading, strip: item.indent + 4).trimmedNewlines
-        var bodyAt: (firstLine: Int, strip: Int)?
+        var bodyAt: (firstLine: Int, strip: Int, codeBlock: Bool)?
         defer {
             // After the headers: a `Content-Type` header declares JSON as well as the parentheses.
             if let bodyAt, let body = draft.body {
-                checkJSONBody(body, of: draft, firstLine: bodyAt.firstLine, strip: bodyAt.strip)
+                checkJSONBody(body, of: draft, firstLine: bodyAt.firstLine, strip: bodyAt.strip, codeBlock: bodyAt.codeBlock)
             }
         }
         for child in level.items {
@@ -83,7 +83,7 @@ extension BlueprintDocumentReader {
                 }
                 if !nested.text.isEmpty {
                     draft.body = nested.text
-                    bodyAt = (nested.firstLine, nested.strip)
+                    bodyAt = (nested.firstLine, nested.strip, nested.indented)
                 }
             case "schema":
                 let nested = source.nestedText(of: child)
@@ -99,9 +99,11 @@ extension BlueprintDocumentReader {
         return draft
     }
 
-    /// A body declared JSON that does not parse is an error where the JSON goes wrong: the
-    /// mock would serve it and clients would fail on it.
-    mutating func checkJSONBody(_ body: String, of draft: PayloadDraft, firstLine: Int, strip: Int) {
+    /// A body declared JSON that does not parse is an error where the JSON goes wrong (clients
+    /// would fail on it), confined to its example: the mock serves it as written and convert
+    /// keeps it. A body that is no proper code block (lines indented unevenly: drafter warns
+    /// and keeps the text) gets a warning.
+    mutating func checkJSONBody(_ body: String, of draft: PayloadDraft, firstLine: Int, strip: Int, codeBlock: Bool) {
         let contentType = draft.headers.last { $0.name.lowercased() == "content-type" }?.value.lowercased() ?? ""
         let essence = contentType.split(separator: ";").first.map { $0.trimmedBlanks } ?? ""
         guard essence.hasSuffix("/json") || essence.hasSuffix("+json") else { return }
@@ -112,9 +114,11 @@ extension BlueprintDocumentReader {
             // (a placeholder, sections indented too far) is a warning, as drafter keeps it.
             let first = body.utf8.first { $0 != 0x20 && $0 != 0x0A && $0 != 0x09 && $0 != 0x0D }
             let looksLikeJSON = first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
-            annotations.append(Annotation(
-                looksLikeJSON ? .error : .warning, "the body is declared \(essence) but is not valid JSON: \(error.message)",
-                at: source.location(inBlockAt: firstLine, strip: strip, line: error.line, column: error.column)))
+            var annotation = Annotation(
+                looksLikeJSON && codeBlock ? .error : .warning, "the body is declared \(essence) but is not valid JSON: \(error.message)",
+                at: source.location(inBlockAt: firstLine, strip: strip, line: error.line, column: error.column))
+            annotation.keepsDocumentUsable = true
+            annotations.append(annotation)
         }
     }
 

@@ -103,6 +103,19 @@ struct BlueprintDocumentReader {
 
     // MARK: Document
 
+    /// drafter refuses a document with a tab in it (at the first one); Kagami reads a tab as
+    /// indentation to the next multiple of 4 columns, so the document stays usable.
+    mutating func noteFirstTab() {
+        guard let offset = source.bytes.firstIndex(of: 0x09),
+              let index = source.lines.lastIndex(where: { $0.start <= offset }) else { return }
+        let line = source.lines[index]
+        var annotation = Annotation(
+            .error, "the use of tab(s) '\\t' in source data isn't supported by API Blueprint tools (drafter, Apiary); indent with spaces",
+            at: SourceLocation(line: index + 1, column: offset - line.start + 1, offset: offset, length: 1))
+        annotation.keepsDocumentUsable = true
+        annotations.append(annotation)
+    }
+
     mutating func read() -> APIContract {
         var contract = APIContract(format: .apiBlueprint)
         let (metadataEnd, metadata) = readMetadata()
@@ -193,6 +206,7 @@ struct BlueprintDocumentReader {
                 example: renderer.render(element, stack: [name]), schema: renderer.schemaDocument(for: element, stack: [name]),
                 sourceLocation: element.location)
         }
+        noteFirstTab()
         contract.annotations = (annotations + mson.annotations + renderer.annotations).sorted {
             ($0.sourceLocation?.offset ?? 0) < ($1.sourceLocation?.offset ?? 0)
         }
@@ -360,7 +374,7 @@ struct BlueprintDocumentReader {
         mson.read(level: ListLevel(leading: body.lowerBound..<body.lowerBound, items: level.items), itemIndent: -4, into: &holder, depth: 0)
         switch title {
         case "sample", "default":
-            var section = MSONValueSection(text: nil, members: holder.members)
+            var section = MSONValueSection(text: nil, members: holder.members, location: location)
             if holder.members.isEmpty {
                 // drafter keeps the paragraph's line break and adds one.
                 let text = source.block(level.leading, strip: 0)

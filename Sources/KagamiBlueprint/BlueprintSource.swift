@@ -148,15 +148,16 @@ extension BlueprintSource {
     }
 
     /// The text nested under `item` before its first child item: a code block (indented 8
-    /// columns past the item's marker) or plain text. `indented` tells which.
+    /// columns past the item's marker) or plain text. `indented` tells whether every line of
+    /// it is indented that far (a block whose later lines fall back is text drafter warns about).
     /// `firstLine` and `strip` say where the text starts in the document and how many columns
     /// of indentation each line lost, to place problems found inside it.
     func nestedText(of item: ListItem) -> (text: String, indented: Bool, firstLine: Int, strip: Int) {
         let level = children(of: item)
         guard let first = level.leading.first(where: { !lines[$0].isBlank }) else { return ("", true, item.line, 0) }
         let codeIndent = item.indent + 8
-        let indented = lines[first].indent >= codeIndent
-        let strip = indented ? codeIndent : lines[first].indent
+        let strip = lines[first].indent >= codeIndent ? codeIndent : lines[first].indent
+        let indented = level.leading.allSatisfy { lines[$0].isBlank || lines[$0].indent >= codeIndent }
         return (block(level.leading, strip: strip), indented, first, strip)
     }
 

@@ -18,6 +18,8 @@ struct MSONTypeAttributes: OptionSet, Hashable {
 struct MSONValueSection {
     var text: String?
     var members: [MSONMember]
+    /// Where the section is written (its list item or header).
+    var location: SourceLocation?
 }
 
 /// One element: a property, an array item, an enum member, a named type or an attributes root.
@@ -25,6 +27,8 @@ struct MSONElement {
     var name: String?
     /// `*name*`: any property name matches (rendered with the name, schema'd as a pattern).
     var nameIsVariable = false
+    /// `*rel (Custom String)*`: the type the variable name's sample is of.
+    var nameType: String?
     /// The whole text before the attributes, for items and members (which have no name).
     var literal: String?
     /// The text after `:` for properties, or the literal for items.
@@ -108,7 +112,9 @@ struct MSONSignature {
                 headEnd = open
             }
         }
-        if attributes.isEmpty, let (open, close) = Self.trailingTextGroup(bytes, end: headEnd) {
+        // A group inside `*…*` types a variable property name (`*rel (string)*: v`).
+        if attributes.isEmpty, let (open, close) = Self.trailingTextGroup(bytes, end: headEnd),
+           bytes[0..<open].filter({ $0 == UInt8(ascii: "*") }).count % 2 == 0 {
             // `- e: 1 (enum) C:1`: drafter reads the type definition and drops the text after
             // it; only when the group holds nothing but base types and attributes, so a value
             // with parentheses in it stays a value.
@@ -228,7 +234,15 @@ struct MSONReader {
         element.literal = literal.isEmpty ? nil : literal
         if let rawName = signature.name, signature.value != nil || !rawName.isEmpty {
             if let inner = MSONSignature.emphasised(rawName) {
-                element.name = MSONSignature.unescape(inner)
+                // `*rel (Custom String)*`: a sample name typed by a string type; `*(Link)*`:
+                // no sample, the type's value (if any) names it.
+                let variable = MSONSignature(inner)
+                if let type = variable.attributes.first, variable.attributes.count == 1 {
+                    element.name = MSONSignature.unescape(variable.identifier)
+                    element.nameType = MSONSignature.unescape(type)
+                } else {
+                    element.name = MSONSignature.unescape(inner)
+                }
                 element.nameIsVariable = true
             } else {
                 element.name = MSONSignature.unescape(rawName)
@@ -347,15 +361,23 @@ struct MSONReader {
     /// `optionsOfOneOf`: the level lists One Of options, where a `Properties` group is one
     /// option among the others rather than the end of a block description.
     mutating func read(level: ListLevel, itemIndent: Int, into element: inout MSONElement, depth: Int, optionsOfOneOf: Bool = false) {
+        var described = false
         if !level.leading.isEmpty {
             let text = source.block(level.leading, strip: itemIndent + 4).trimmedNewlines
             if !text.isEmpty { element.description += element.description.isEmpty ? text : "\n" + text }
+            described = !text.isEmpty
         }
         // With an explicit `Items`/`Members`/`Properties` section, list items before it are
         // part of the description.
         let sectionIndex = optionsOfOneOf ? nil : level.items.lastIndex { ["items", "members", "properties"].contains($0.text.lowercased()) }
+        // A primitive type has no members: after its description, a list is more description.
+        let primitive = element.typeName.flatMap { MSONKind(typeName: $0) }?.isPrimitive == true && described
         for (index, item) in level.items.enumerated() {
             if let sectionIndex, index < sectionIndex, !Self.isSectionKeyword(item.text) { continue }
+            if primitive, !Self.isSectionKeyword(item.text) {
+                element.description += "\n- " + item.text
+                continue
+            }
             read(item: item, into: &element, depth: depth)
         }
     }
@@ -371,7 +393,8 @@ struct MSONReader {
             annotations.append(Annotation(.error, "MSON nested deeper than \(Self.maximumDepth) levels", at: location))
             return
         }
-        let keyword = item.text.lowercased()
+        // Keywords are read case-insensitively with any run of blanks between words (`One  Of`).
+        let keyword = item.text.lowercased().split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
         switch keyword {
         case "members", "items", "properties":
             element.members.append(.group(members(under: item, depth: depth + 1)))
@@ -388,7 +411,7 @@ struct MSONReader {
             let word = keyword.hasPrefix("sample") ? "sample" : "default"
             let rest = item.text.dropFirst(word.count).trimmedBlanks
             if rest.isEmpty || rest.hasPrefix(":") {
-                var section = MSONValueSection(text: nil, members: [])
+                var section = MSONValueSection(text: nil, members: [], location: location)
                 let inline = rest.dropFirst().trimmedBlanks
                 if !inline.isEmpty {
                     section.text = inline
@@ -399,6 +422,11 @@ struct MSONReader {
                         let text = source.nestedText(of: item).text.trimmedNewlines
                         if !text.isEmpty { section.text = text }
                     }
+                }
+                if word == "default", section.text == nil, section.members.isEmpty {
+                    // drafter: a `Default` with nothing in it is noted and ignored.
+                    annotations.append(Annotation(.warning, "no value(s) specified", at: location))
+                    return
                 }
                 if word == "sample" { element.samples.append(section) } else { element.defaults.append(section) }
                 return
@@ -438,7 +466,16 @@ struct MSONReader {
                 defaults += MSONSignature.splitList(value, respectingBrackets: false).count
             }
             if defaults > 1 {
-                annotations.append(Annotation(.warning, "multiple definitions of 'default' value", at: element.location))
+                // drafter places the warning on the `Default` sections: on each one when each
+                // gives one value inline, else on the first.
+                let places = element.defaults.compactMap(\.location)
+                if element.defaults.count > 1, element.defaults.allSatisfy({ $0.text != nil }), places.count == element.defaults.count {
+                    for place in places {
+                        annotations.append(Annotation(.warning, "multiple definitions of 'default' value", at: place))
+                    }
+                } else {
+                    annotations.append(Annotation(.warning, "multiple definitions of 'default' value", at: places.first ?? element.location))
+                }
             }
         }
         if let type = element.typeName, ["string", "number", "boolean"].contains(type), element.hasElementMembers {

@@ -202,6 +202,11 @@ struct MSONRenderer {
                     warn("mixin type may not include a type of a primitive sub-type", at: location)
                     continue
                 }
+                if kind(of: element) == .array, !named.hasElementMembers {
+                    // An array type given by its samples alone: its sample is what it adds.
+                    result.append(member)
+                    continue
+                }
                 result.append(.group(expandedMembers(of: named, stack: stack + [name])))
             case .group(let inner):
                 var holder = MSONElement(location: element.location)
@@ -220,7 +225,8 @@ struct MSONRenderer {
         guard stack.count < Self.maximumNesting else { return nil }
         if let value = element.value { return value }
         if let text = element.samples.first?.text { return text }
-        if let text = element.defaults.first?.text { return text }
+        // With several `Default` sections the last one counts (drafter warns about the others).
+        if let text = element.defaults.last?.text { return text }
         if let type = element.typeName, let named = namedType(type), !stack.contains(type), MSONKind(typeName: type) == nil {
             return valueText(of: named, stack: stack + [type])
         }
@@ -283,7 +289,8 @@ struct MSONRenderer {
             if let text { return boolean(text, at: element.location) }
             return attributes(of: element).contains(.nullable) ? .null : .bool(false)
         case .object:
-            if let sample = element.samples.first(where: { !$0.members.isEmpty }) {
+            // drafter shows an object's own properties; its samples only stand in for none.
+            if !element.hasElementMembers, let sample = element.samples.first(where: { !$0.members.isEmpty }) {
                 return renderObject(members: sample.members, stack: stack)
             }
             if element.value != nil, element.hasElementMembers || element.typeName != nil {
@@ -337,7 +344,14 @@ struct MSONRenderer {
         for member in members {
             switch member {
             case .element(let child):
-                guard let name = child.name, !name.isEmpty else {
+                var name = child.name ?? ""
+                if name.isEmpty, child.nameIsVariable, let type = child.nameType {
+                    // `*(Link)*`: the named string type's sample or default names the property;
+                    // without one there is no name to show.
+                    guard let sample = namedType(type).flatMap({ valueText(of: $0) }) else { continue }
+                    name = MSONSignature.unescape(sample)
+                }
+                guard !name.isEmpty else {
                     warn("no identifier specified", at: child.location)
                     continue
                 }
@@ -347,8 +361,12 @@ struct MSONRenderer {
                 renderProperties(inner, into: &object, stack: stack)
             case .oneOf(let options, _):
                 if let first = options.first { renderProperties([first], into: &object, stack: stack) }
-            case .include:
-                continue
+            case .include(let name, _):
+                // Written in a sample (members are expanded before): its properties in place.
+                guard let named = namedType(name), !stack.contains(name) else { continue }
+                if case .object(let included) = render(named, stack: stack + [name]) {
+                    for (key, value) in included { object[key] = value }
+                }
             }
         }
     }
@@ -383,13 +401,14 @@ struct MSONRenderer {
             }
         }
         if let value = element.rawValue ?? element.value { return .array(leading + literalItems(value)) }
-        if let fallback = element.defaults.first {
+        if let fallback = element.defaults.last {
             if !fallback.members.isEmpty { return .array(renderItems(fallback.members, nestedType: itemType, stack: stack)) }
             if let text = fallback.text { return .array(literalItems(text)) }
         }
         var items = renderItems(expandedMembers(of: element, stack: outer), nestedType: itemType, stack: stack)
         if items.isEmpty {
-            for type in nestedTypes where MSONKind(typeName: type) == nil {
+            // A generic type's own `*T*` is bound where the type is used: nothing to render.
+            for type in nestedTypes where MSONKind(typeName: type) == nil && !Self.isTypeVariable(type) {
                 if namedType(type) == nil {
                     warn("Undefined named type '\(type)' referenced in type definition", at: element.location)
                 } else {
@@ -433,8 +452,10 @@ struct MSONRenderer {
                 items.append(contentsOf: renderItems(inner, nestedType: nestedType, stack: stack))
             case .oneOf(let options, _):
                 if let first = options.first { items.append(contentsOf: renderItems([first], nestedType: nestedType, stack: stack)) }
-            case .include:
-                continue
+            case .include(let name, _):
+                // Written in a sample, or an array type known by its samples: its items in place.
+                guard let named = namedType(name), !stack.contains(name) else { continue }
+                if case .array(let included) = render(named, stack: stack + [name]) { items.append(contentsOf: included) }
             }
         }
         return items
@@ -500,7 +521,7 @@ struct MSONRenderer {
         if let inline, element.attributes.contains(.default) || element.attributes.contains(.sample) {
             return typed(inline)
         }
-        for section in element.samples + element.defaults {
+        for section in element.samples + element.defaults.reversed() {
             if let text = section.text { return typed(text) }
             if case .element(let child)? = section.members.first { return typed(child.asItem(nestedType: nil).value ?? "") }
         }
@@ -581,12 +602,13 @@ struct MSONRenderer {
         for member in members {
             switch member {
             case .element(let child):
-                guard let name = child.name, !name.isEmpty else { continue }
-                let schema = JSONValue.object(self.schema(child, fixed: fixed, stack: stack))
                 if child.nameIsVariable {
-                    patterns["(?:)"] = schema
+                    // Any name: the sample name is no key of its own.
+                    patterns["(?:)"] = .object(self.schema(child, fixed: fixed, stack: stack))
                     continue
                 }
+                guard let name = child.name, !name.isEmpty else { continue }
+                let schema = JSONValue.object(self.schema(child, fixed: fixed, stack: stack))
                 properties[name] = schema
                 let optional = child.attributes.contains(.optional)
                 // `required, optional` together: drafter warns and optional wins.
@@ -615,8 +637,9 @@ struct MSONRenderer {
                 }
                 // drafter writes `oneOf`, which no object with the properties of one option
                 // satisfies (options without `required` all match): `anyOf` lets the
-                // description's own examples through.
-                allOf.append(["anyOf": .array(alternatives)])
+                // description's own examples through. An empty One Of allows anything (an
+                // empty `anyOf` is no valid schema).
+                if !alternatives.isEmpty { allOf.append(["anyOf": .array(alternatives)]) }
             case .include:
                 continue
             }
@@ -682,6 +705,12 @@ struct MSONRenderer {
         var complex: [JSONValue] = []
         for member in enumMembers(element, stack: outer) {
             let kind = member.typeName == nil && !member.hasElementMembers ? memberKind : self.kind(of: member, asValue: true)
+            if kind.isPrimitive, member.valueIsSample {
+                // `- *5* (number)`: a sample of a type, not a value of its own.
+                let type = JSONValue.object(["type": .string(kind.rawValue)])
+                if !complex.contains(where: { $0.isJSONEqual(to: type) }) { complex.append(type) }
+                continue
+            }
             switch kind {
             case .string, .number, .boolean:
                 values.append(renderPrimitive(member, kind: kind))
@@ -814,8 +843,8 @@ extension MSONElement {
         bound.typeName = typeName.map(bind)
         bound.nestedTypes = nestedTypes.map(bind)
         bound.members = bindMembers(members)
-        bound.samples = samples.map { MSONValueSection(text: $0.text, members: bindMembers($0.members)) }
-        bound.defaults = defaults.map { MSONValueSection(text: $0.text, members: bindMembers($0.members)) }
+        bound.samples = samples.map { MSONValueSection(text: $0.text, members: bindMembers($0.members), location: $0.location) }
+        bound.defaults = defaults.map { MSONValueSection(text: $0.text, members: bindMembers($0.members), location: $0.location) }
         return bound
     }
 }

@@ -43,6 +43,7 @@ struct ConvertCommand: ParsableCommand {
             Console.error(errors.joined(separator: "\n") + "\n")
             throw ExitCode(1)
         }
+        for line in description.examplesUsedAsWritten("kept as written") { Console.error(line + "\n") }
         var notes: [String] = []
         let text: String
         switch to {

@@ -10,8 +10,9 @@ struct LintCommand: ParsableCommand {
         abstract: "Check an API Blueprint or OpenAPI description; print warnings and errors.",
         discussion: """
         Each problem is printed once as FILE:LINE:COLUMN: warning|error: MESSAGE, sorted by line. \
-        The errors are exactly what keeps `kagami mock` from serving the file. Exits 1 when there \
-        are errors, 2 when the file cannot be read.
+        The errors keep `kagami mock` from serving the file, except those confined to one example \
+        (an invalid body: the mock serves it as written). Exits 1 when there are errors, 2 when \
+        the file cannot be read.
         """
     )
 

@@ -87,6 +87,11 @@ struct MockCommand: AsyncParsableCommand {
         } else {
             throw Self.nothingToServe
         }
+        if let file {
+            for line in DescriptionFile.examplesUsedAsWritten(in: server.contract, path: file, "served as written") {
+                Console.error(line + "\n")
+            }
+        }
         var lines: [String] = []
         if let file {
             lines.append("Kagami mock of \(file) (\(server.contract.actions.count) actions) listening on \(server.url)")

@@ -35,6 +35,13 @@ public struct Annotation: Sendable, Hashable, Codable {
     public var severity: Severity
     public var message: String
     public var sourceLocation: SourceLocation?
+    /// An error the description stays usable with (an example body that is not what its media
+    /// type says, a tab): lint reports it, the mock serves the description and convert keeps
+    /// the text as written.
+    public var keepsDocumentUsable: Bool?
+
+    /// Errors that keep a tool from using the description (those confined to an example don't).
+    public var blocksUse: Bool { severity == .error && keepsDocumentUsable != true }
 
     public init(_ severity: Severity, _ message: String, at location: SourceLocation?) {
         self.severity = severity

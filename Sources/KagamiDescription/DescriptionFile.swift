@@ -77,6 +77,20 @@ public struct DescriptionFile: Sendable {
         }
     }
 
+    /// Errors confined to one example (an invalid body), as warnings saying the example is
+    /// used as written: what the mock and convert print before going on.
+    public func examplesUsedAsWritten(_ use: String) -> [String] {
+        Self.examplesUsedAsWritten(in: contract, path: path, use)
+    }
+
+    public static func examplesUsedAsWritten(in contract: APIContract, path: String, _ use: String) -> [String] {
+        contract.annotations.filter { $0.severity == .error && !$0.blocksUse }.map { annotation in
+            let line = annotation.sourceLocation?.line ?? 1
+            let column = annotation.sourceLocation?.column ?? 1
+            return "\(path):\(line):\(column): warning: \(annotation.message) (\(use))"
+        }
+    }
+
     /// By extension (`.json`, `.yaml`, `.yml`), else by an `openapi` field near the top.
     public static func isOpenAPI(path: String, text: String) -> Bool {
         let lowered = path.lowercased()
@@ -88,11 +102,12 @@ public struct DescriptionFile: Sendable {
 
     /// `file:line:col: severity: message`, the form editors and CI logs understand.
     /// Sorted by position, each once. `adding`: problems found beyond the reader's (a URI
-    /// template the router cannot compile).
+    /// template the router cannot compile). `onlyErrors`: the errors that keep a tool from
+    /// using the description (not those confined to one example).
     public func diagnostics(onlyErrors: Bool = false, adding extra: [Annotation] = []) -> [String] {
         var seen: Set<String> = []
         return (contract.annotations + extra)
-            .filter { !onlyErrors || $0.severity == .error }
+            .filter { !onlyErrors || $0.blocksUse }
             .enumerated()
             .sorted { lhs, rhs in
                 let (l, r) = (lhs.element.sourceLocation, rhs.element.sourceLocation)

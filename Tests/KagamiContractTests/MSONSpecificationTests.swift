@@ -10,7 +10,9 @@ import Testing
 /// - `example`: the rendered example value; `exampleKeys` (at `examplePath`): its keys in order
 /// - `accepts` / `rejects`: values the generated schema must accept / refuse
 /// - `errors`: whether the description has errors (default false)
-/// - `warnings`: texts that must be among the warnings (default: no warnings at all)
+/// - `warnings`: texts that must be among the warnings (default: no warnings at all); an entry
+///   `{"text": …, "line": N}` must be found on that line of the `.apib`
+/// - `errorsAt`: `{"text": …, "line": N}` entries that must be among the errors
 @Suite struct MSONSpecificationTests {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/mson-spec")
 
@@ -24,13 +26,24 @@ import Testing
             problems.append("errors: expected \(wantsErrors), got \(contract.errors.map(\.message))")
         }
         let warnings = contract.warnings.map(\.message)
-        if let wanted = expected["warnings"]?.arrayValue?.compactMap(\.stringValue) {
-            for text in wanted where !warnings.contains(where: { $0.contains(text) }) {
-                problems.append("missing warning \"\(text)\" among \(warnings)")
+        /// Each wanted annotation (a text, or a text and a line) among `found`.
+        func check(_ wanted: [JSONValue], in found: [Annotation], kind: String) {
+            let placed = found.map { "\($0.sourceLocation?.line ?? 0): \($0.message)" }
+            for entry in wanted {
+                let text = entry.stringValue ?? entry["text"]?.stringValue ?? ""
+                let line = entry["line"]?.intValue
+                let matched = found.contains { annotation in
+                    annotation.message.contains(text) && (line == nil || annotation.sourceLocation?.line == line)
+                }
+                if !matched { problems.append("missing \(kind) \"\(text)\"\(line.map { " on line \($0)" } ?? "") among \(placed)") }
             }
+        }
+        if let wanted = expected["warnings"]?.arrayValue {
+            check(wanted, in: contract.warnings, kind: "warning")
         } else if !warnings.isEmpty, !wantsErrors {
             problems.append("unexpected warnings \(warnings)")
         }
+        check(expected["errorsAt"]?.arrayValue ?? [], in: contract.errors, kind: "error")
         guard !wantsErrors else { return problems }
         let typeName = expected["type"]?.stringValue ?? "Fixture"
         guard let structure = contract.dataStructures.first(where: { $0.name == typeName }) else {
@@ -73,7 +86,7 @@ import Testing
         }
         print("mson specification fixtures: \(names.count - failures.count) passed, \(failures.count) failed")
         for failure in failures { print("  FAIL \(failure)") }
-        #expect(names.count >= 30)
+        #expect(names.count >= 45)
         #expect(failures.isEmpty)
     }
 }
