@@ -3,6 +3,7 @@ import Foundation
 import KagamiCertificates
 import KagamiContractCheck
 import KagamiFlow
+import KagamiGRPC
 import KagamiJSON
 import KagamiOutput
 import KagamiProxy
@@ -72,6 +73,8 @@ struct ProxyCommand: AsyncParsableCommand {
 
     @OptionGroup var ui: UIOptions
 
+    @OptionGroup var grpc: GRPCSchemaOptions
+
     func run() async throws {
         let mode: ProxyServer.Mode
         if let reverse {
@@ -87,6 +90,7 @@ struct ProxyCommand: AsyncParsableCommand {
         let mapLocalFolders = try RulesFile.mapLocalFolders(rulesFile: rules, roots: mapLocalRoots)
         let activeRules = ActiveRules(try rules.map { try RulesFile.load($0, mapLocalFolders: mapLocalFolders) })
         let breakpointSet = Breakpoints(try breakpoints.map(BreakpointsFile.load) ?? BreakpointSettings())
+        let grpcSchema = try grpc.schema()
         let liveContracts: LiveContracts?
         do {
             liveContracts = contracts.isEmpty ? nil : try LiveContracts(arguments: contracts)
@@ -188,7 +192,8 @@ struct ProxyCommand: AsyncParsableCommand {
             liveProxy: LiveProxy(
                 proxy: server, repeatRoute: repeatRoute, sslProxyingFile: https.sslProxyingFile.map(SessionFile.expand),
                 certificatePath: interception?.authority.certificatePath),
-            rules: rulesControl, contracts: liveContracts)
+            rules: rulesControl, contracts: liveContracts, grpcSchemas: GRPCSchemas(given: grpcSchema))
+        banner += grpc.describe(grpcSchema) ?? ""
         if let uiServer {
             server.protectListener(port: uiServer.port)
             banner += ui.describe(uiServer)

@@ -130,12 +130,20 @@ struct FlowAPI: Sendable {
         return jsonResponse(["flowId": .string(uuid.uuidString), "direction": .string(message.direction.rawValue), "size": .integer(message.data.count)])
     }
 
-    /// A gRPC call's messages, decoded without a `.proto`, and its status; 404 when the
+    /// A gRPC call's messages, read with the method's types when a schema (given, or the
+    /// server's reflection) has it, else without a `.proto`, and its status; 404 when the
     /// exchange is not a gRPC call.
     func grpc(id: String?) async throws -> Response {
         let flow = try await store.flow(named: id)
-        guard let exchange = GRPCExchange(flow: flow, responseTrailers: flow.response?.trailers) else {
+        guard GRPCExchange.isGRPC(contentType: flow.request.headers["content-type"]) else {
             throw APIError(.notFound, "exchange \(flow.id) is not a gRPC call (its request is not application/grpc)")
+        }
+        let schema = await configuration.grpcSchemas?.schema(for: flow)
+        guard var exchange = GRPCExchange(flow: flow, responseTrailers: flow.response?.trailers, schema: schema) else {
+            throw APIError(.notFound, "exchange \(flow.id) is not a gRPC call (its request is not application/grpc)")
+        }
+        if exchange.method == nil, case .failed(let reason)? = await configuration.grpcSchemas?.reflected(for: flow) {
+            exchange.schemaNote = reason
         }
         return jsonResponse(exchange.json)
     }
