@@ -75,6 +75,9 @@ struct ProxyCommand: AsyncParsableCommand {
 
     @OptionGroup var grpc: GRPCSchemaOptions
 
+    @Flag(name: .customLong("no-grpc-reflection"), help: "Don't ask gRPC servers for their schema by server reflection when the given schema lacks a call's service.")
+    var noGrpcReflection = false
+
     func run() async throws {
         let mode: ProxyServer.Mode
         if let reverse {
@@ -192,7 +195,7 @@ struct ProxyCommand: AsyncParsableCommand {
             liveProxy: LiveProxy(
                 proxy: server, repeatRoute: repeatRoute, sslProxyingFile: https.sslProxyingFile.map(SessionFile.expand),
                 certificatePath: interception?.authority.certificatePath),
-            rules: rulesControl, contracts: liveContracts, grpcSchemas: GRPCSchemas(given: grpcSchema))
+            rules: rulesControl, contracts: liveContracts, grpcSchemas: grpc.schemas(given: grpcSchema, proxy: server, reflection: !noGrpcReflection))
         banner += grpc.describe(grpcSchema) ?? ""
         if let uiServer {
             server.protectListener(port: uiServer.port)

@@ -1,5 +1,6 @@
 import Foundation
 import KagamiFlow
+import KagamiJSON
 import Synchronization
 
 /// The schemas of one session's gRPC calls: the one given on the command line (`--proto-path`,
@@ -57,5 +58,28 @@ public final class GRPCSchemas: Sendable {
             return task
         }
         return await task.value
+    }
+
+    /// A HAR entry's `_grpc`: the call's method and each message in the proto3 JSON mapping
+    /// (null for one that doesn't fit its type); nil when the flow is not a gRPC call or no
+    /// schema has its method.
+    public func archiveFields(of flow: Flow) async -> JSONValue? {
+        guard GRPCExchange.isGRPC(contentType: flow.request.headers["content-type"]), let schema = await schema(for: flow),
+            let exchange = GRPCExchange(flow: flow, responseTrailers: flow.response?.trailers, schema: schema), let method = exchange.method
+        else { return nil }
+        return [
+            "method": method.json,
+            "request": .array(exchange.typedMessages(exchange.request)),
+            "response": .array(exchange.typedMessages(exchange.response)),
+        ]
+    }
+
+    /// `archiveFields` of each flow that has them, by id.
+    public func archiveFields(of flows: [Flow]) async -> [UUID: JSONValue] {
+        var fields: [UUID: JSONValue] = [:]
+        for flow in flows {
+            if let value = await archiveFields(of: flow) { fields[flow.id] = value }
+        }
+        return fields
     }
 }

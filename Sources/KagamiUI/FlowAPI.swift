@@ -220,6 +220,7 @@ struct FlowAPI: Sendable {
         try await store.flush()
         let store = self.store
         let version = configuration.version
+        let schemas = configuration.grpcSchemas
         return Response(
             status: .ok,
             headers: [
@@ -231,8 +232,9 @@ struct FlowAPI: Sendable {
                 try await body.write(ByteBuffer(bytes: writer.opening))
                 try await store.forEachFlow(includeBodies: true) { flows in
                     let messages = try await store.webSocketMessages(of: flows)
+                    let grpc = await schemas?.archiveFields(of: flows) ?? [:]
                     var text = Data()
-                    for flow in flows { text += writer.entry(flow, webSocketMessages: messages[flow.id]) }
+                    for flow in flows { text += writer.entry(flow, webSocketMessages: messages[flow.id], grpc: grpc[flow.id]) }
                     try await body.write(ByteBuffer(bytes: text))
                 }
                 try await body.write(ByteBuffer(bytes: writer.closing()))
