@@ -832,7 +832,7 @@ class Suite(Page):
                  self.test_export_selected_rows, self.test_dark_theme, self.test_rule_badges_and_applied_rules, self.test_import_har,
                  self.test_rules_panel_changes_the_next_response, self.test_breakpoints_edit_what_the_client_receives,
                  self.test_repeat_and_repeat_advanced, self.test_websocket_messages_tab,
-                 self.test_websocket_message_breakpoint_and_inject, self.test_grpc_tab,
+                 self.test_websocket_message_breakpoint_and_inject, self.test_grpc_tab, self.test_grpc_tab_with_schema,
                  self.test_ten_thousand_exchanges, self.test_disconnected_banner]
         only = os.environ.get("KAGAMI_UI_ONLY")
         tests = [from_fresh(test) for test in tests if not only or only in test.__name__]
