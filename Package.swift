@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/modelcontextprotocol/swift-sdk", exact: "0.12.1"),
+        .package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"),
     ],
     targets: [
         // Plain JSON values with ordered objects; no Foundation types at the surface.
@@ -188,8 +189,12 @@ let package = Package(
         // Content-Encoding undone (gzip, deflate) for display and export.
         .target(name: "KagamiContentCoding", dependencies: ["CKagamiZlib"]),
         // gRPC calls read back from flows: length-prefixed messages, Protocol Buffers decoded
-        // without a .proto, the status from the trailers.
-        .target(name: "KagamiGRPC", dependencies: ["KagamiFlow", "KagamiContentCoding"]),
+        // with the names and types of a schema (descriptor sets, .proto files through protoc)
+        // or without one, the status from the trailers.
+        .target(
+            name: "KagamiGRPC",
+            dependencies: ["KagamiFlow", "KagamiContentCoding", "KagamiJSON", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+        ),
         // The web UI and its JSON admin API (Hummingbird), with the page shipped as resources.
         .target(
             name: "KagamiUI",
@@ -261,7 +266,7 @@ let package = Package(
             dependencies: ["KagamiOutput",
                 "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
                 "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiContractCheck", "KagamiMock", "KagamiUI",
-                "KagamiRules", "KagamiRepeat", "KagamiInfer", "KagamiRecording", "KagamiDiff", "KagamiMCP",
+                "KagamiRules", "KagamiRepeat", "KagamiInfer", "KagamiRecording", "KagamiDiff", "KagamiMCP", "KagamiGRPC",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -297,7 +302,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "KagamiMCPTests", dependencies: ["KagamiMCP", "KagamiFlow", "KagamiStore", "KagamiJSON", "KagamiTesting"]),
-        .testTarget(name: "KagamiGRPCTests", dependencies: ["KagamiGRPC", "KagamiFlow", "KagamiTesting"]),
+        .testTarget(name: "KagamiGRPCTests", dependencies: ["KagamiGRPC", "KagamiFlow", "KagamiJSON", "KagamiTesting"]),
         .testTarget(
             name: "KagamiDiffTests",
             dependencies: ["KagamiDiff", "KagamiFlow", "KagamiJSON", "KagamiContractCheck", "KagamiDescription", "KagamiStore", "KagamiTesting", "kagami"]

@@ -14,6 +14,8 @@ dpkg -s libsqlite3-dev >/dev/null 2>&1 || need_apt+=(libsqlite3-dev)
 dpkg -s zlib1g-dev >/dev/null 2>&1 || need_apt+=(zlib1g-dev)
 # nginx with http2 is an origin of the HTTP/2 tests (and of the browser's h2 page).
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
+# protoc compiles the gRPC tests' .proto files (and kagami proxy --proto-path).
+command -v protoc >/dev/null 2>&1 || need_apt+=(protobuf-compiler)
 # The store suite runs against a throwaway PostgreSQL server as well as SQLite.
 if [ -z "${KAGAMI_TEST_POSTGRES_URL:-}" ] && ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
     need_apt+=(postgresql)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KagamiFlow
+import KagamiGRPC
 import KagamiHAR
 import KagamiStore
 
@@ -25,6 +26,9 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "Write to this file instead of standard output.")
     var output: String?
 
+    /// With a schema, gRPC calls carry their messages with names and types (`_grpc`).
+    @OptionGroup var grpc: GRPCSchemaOptions
+
     @Option(help: "Export at most this many exchanges, the oldest first.")
     var limit: Int?
 
@@ -41,6 +45,8 @@ struct ExportCommand: AsyncParsableCommand {
             }
             selected.append(id)
         }
+        let schema = try grpc.schema()
+        let schemas = schema.isEmpty ? nil : GRPCSchemas(given: schema)
         let reading = try await source.openForReading()
         let store = reading.store
         let destination = try ExportDestination(path: output.map(SessionFile.expand))
@@ -52,14 +58,15 @@ struct ExportCommand: AsyncParsableCommand {
             if selected.isEmpty {
                 try await store.forEachFlow(includeBodies: true, limit: limit) { flows in
                     let messages = try await store.webSocketMessages(of: flows)
-                    for flow in flows { try destination.write(writer.entry(flow, webSocketMessages: messages[flow.id])) }
+                    for flow in flows { try destination.write(writer.entry(flow, webSocketMessages: messages[flow.id], grpc: await schemas?.archiveFields(of: flow))) }
                 }
             } else {
                 for id in selected.prefix(limit ?? selected.count) {
                     guard let flow = try await store.flow(id: id) else {
                         throw ValidationError("no exchange \(id.uuidString) in \(reading.description)")
                     }
-                    try destination.write(writer.entry(flow, webSocketMessages: try await store.webSocketMessages(of: [flow])[flow.id]))
+                    try destination.write(writer.entry(
+                        flow, webSocketMessages: try await store.webSocketMessages(of: [flow])[flow.id], grpc: await schemas?.archiveFields(of: flow)))
                 }
             }
             try destination.write(writer.closing())

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KagamiFlow
+import KagamiGRPC
 import KagamiStore
 
 struct FlowsCommand: AsyncParsableCommand {
@@ -14,6 +15,9 @@ struct FlowsCommand: AsyncParsableCommand {
     @Flag(help: "Show each exchange's id first (for curl, repeat and export).")
     var ids = false
 
+    /// With a schema, each gRPC call's messages follow its line, with their names and types.
+    @OptionGroup var grpc: GRPCSchemaOptions
+
     func validate() throws {
         _ = try source.requiredSession()
     }
@@ -24,9 +28,12 @@ struct FlowsCommand: AsyncParsableCommand {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "yyyy-MM-dd HH:mm:ss.SSS"
+        let schema = try grpc.schema()
         let output = try ExportDestination(path: nil)
-        try await store.forEachFlow(includeBodies: false, pageSize: 2_000) { flows in
-            let lines = flows.map { FlowLine.format($0, dateFormatter: formatter, withID: ids) + "\n" }.joined()
+        try await store.forEachFlow(includeBodies: !schema.isEmpty, pageSize: schema.isEmpty ? 2_000 : 200) { flows in
+            let lines = flows.map { flow in
+                FlowLine.format(flow, dateFormatter: formatter, withID: ids) + "\n" + (schema.isEmpty ? "" : GRPCSchemaOptions.messageLines(flow, schema: schema))
+            }.joined()
             try output.write(Data(lines.utf8))
         }
         try output.close()

@@ -3,6 +3,7 @@ import Foundation
 import KagamiCertificates
 import KagamiContractCheck
 import KagamiFlow
+import KagamiGRPC
 import KagamiJSON
 import KagamiOutput
 import KagamiProxy
@@ -72,6 +73,11 @@ struct ProxyCommand: AsyncParsableCommand {
 
     @OptionGroup var ui: UIOptions
 
+    @OptionGroup var grpc: GRPCSchemaOptions
+
+    @Flag(name: .customLong("no-grpc-reflection"), help: "Don't ask gRPC servers for their schema by server reflection when the given schema lacks a call's service.")
+    var noGrpcReflection = false
+
     /// The options these flags say.
     func options(interception: InterceptionConfiguration?) -> ProxyOptions {
         ProxyOptions(
@@ -96,6 +102,7 @@ struct ProxyCommand: AsyncParsableCommand {
         let mapLocalFolders = try RulesFile.mapLocalFolders(rulesFile: rules, roots: mapLocalRoots)
         let activeRules = ActiveRules(try rules.map { try RulesFile.load($0, mapLocalFolders: mapLocalFolders) })
         let breakpointSet = Breakpoints(try breakpoints.map(BreakpointsFile.load) ?? BreakpointSettings())
+        let grpcSchema = try grpc.schema()
         // Each client may need a descriptor for its server connection too: take what the system allows.
         ProxyServer.raiseDescriptorLimit()
         let redaction = try redactionOptions.asked(rules: activeRules.current?.rules.redaction)
@@ -169,7 +176,8 @@ struct ProxyCommand: AsyncParsableCommand {
             liveProxy: LiveProxy(
                 proxy: server, repeatRoute: repeatRoute, sslProxyingFile: https.sslProxyingFile.map(SessionFile.expand),
                 certificatePath: interception?.authority.certificatePath),
-            rules: rulesControl, contracts: liveContracts)
+            rules: rulesControl, contracts: liveContracts, grpcSchemas: grpc.schemas(given: grpcSchema, proxy: server, reflection: !noGrpcReflection))
+        banner += grpc.describe(grpcSchema) ?? ""
         if let uiServer {
             server.protectListener(port: uiServer.port)
             banner += ui.describe(uiServer)

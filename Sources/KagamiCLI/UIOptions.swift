@@ -1,6 +1,7 @@
 import ArgumentParser
 import KagamiContractCheck
 import KagamiFlow
+import KagamiGRPC
 import KagamiStore
 import KagamiUI
 
@@ -22,14 +23,16 @@ struct UIOptions: ParsableArguments {
 
     func start(
         store: any FlowStore, hub: FlowHub, recorder: any FlowSink, proxyAddress: String, sessionPath: String, liveProxy: LiveProxy? = nil,
-        rules: RulesControl? = nil, contracts: LiveContracts? = nil
+        rules: RulesControl? = nil, contracts: LiveContracts? = nil, grpcSchemas: GRPCSchemas? = nil
     ) async throws -> Running? {
         guard !noUi else { return nil }
+        var configuration = UIServer.Configuration(
+            host: uiHost, port: uiPort, proxyAddress: proxyAddress, sessionPath: sessionPath,
+            version: Kagami.configuration.version, token: try AdminToken.installation()
+        )
+        configuration.grpcSchemas = grpcSchemas
         let server = try UIServer(
-            configuration: .init(
-                host: uiHost, port: uiPort, proxyAddress: proxyAddress, sessionPath: sessionPath,
-                version: Kagami.configuration.version, token: try AdminToken.installation()
-            ),
+            configuration: configuration,
             store: store, hub: hub, recorder: recorder, liveProxy: liveProxy, rules: rules, contracts: contracts
         )
         do {

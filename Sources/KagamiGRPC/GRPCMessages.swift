@@ -3,9 +3,9 @@ import KagamiContentCoding
 import KagamiFlow
 
 /// A gRPC exchange read back from its flow: the length-prefixed messages of each side
-/// (gRPC over HTTP/2, `application/grpc[+proto]`), decoded as Protocol Buffers without a
-/// `.proto`, and the call's status from the trailers (or from the headers of a
-/// trailers-only answer).
+/// (gRPC over HTTP/2, `application/grpc[+proto]`), decoded as Protocol Buffers with the
+/// method's types when a schema has the method (else without a `.proto`), and the call's
+/// status from the trailers (or from the headers of a trailers-only answer).
 public struct GRPCExchange: Sendable, Hashable {
     public struct Message: Sendable, Hashable {
         /// Position in its stream, from 0.
@@ -18,6 +18,9 @@ public struct GRPCExchange: Sendable, Hashable {
         public var payload: Data
         /// The payload read as Protocol Buffers, or why it could not be.
         public var fields: Result<[ProtobufWire.Field], ProtobufWire.Failure>?
+        /// The payload read as its method's message type, or why it does not fit that type;
+        /// nil without a schema for the method.
+        public var typed: Result<TypedMessage, ProtobufWire.Failure>?
         /// Why the payload is shown as it arrived (an unknown `grpc-encoding`, say).
         public var note: String?
     }
@@ -27,6 +30,13 @@ public struct GRPCExchange: Sendable, Hashable {
         /// What was wrong with the framing: a prefix cut short, or a body the capture limit
         /// cut (`isTruncated`), named with the byte where it happened.
         public var problem: String?
+
+        /// Reads every message that arrived readable (not compressed in an unknown way) as `type`.
+        mutating func read(as type: String, with schema: ProtobufSchema) {
+            for index in messages.indices where messages[index].fields != nil {
+                messages[index].typed = schema.decode(messages[index].payload, as: type)
+            }
+        }
     }
 
     public struct Status: Sendable, Hashable {
@@ -44,6 +54,10 @@ public struct GRPCExchange: Sendable, Hashable {
     public var request: Side
     public var response: Side?
     public var status: Status?
+    /// The method the path names, when a schema has it.
+    public var method: ProtobufSchema.Method?
+    /// Why no schema read the messages (the server's reflection failed, say).
+    public var schemaNote: String?
 
     /// Whether a content type is gRPC (`application/grpc`, `application/grpc+proto`,
     /// `application/grpc+json`…), not gRPC-Web.
@@ -55,13 +69,20 @@ public struct GRPCExchange: Sendable, Hashable {
     }
 
     /// `nil` when the flow is not a gRPC call.
-    public init?(flow: Flow, responseTrailers: HeaderFields? = nil) {
+    /// `nil` when the flow is not a gRPC call. With a `schema` that has the method, each
+    /// message is also read as the method's input or output type.
+    public init?(flow: Flow, responseTrailers: HeaderFields? = nil, schema: ProtobufSchema? = nil) {
         guard Self.isGRPC(contentType: flow.request.headers["content-type"]) else { return nil }
         let protobuf = !(flow.request.headers["content-type"]?.lowercased().contains("+json") ?? false)
+        method = schema?.method(path: flow.request.path)
         request = Self.side(flow.request.body, encoding: flow.request.headers["grpc-encoding"], protobuf: protobuf)
         if let response = flow.response {
             self.response = Self.side(response.body, encoding: response.headers["grpc-encoding"], protobuf: protobuf)
             status = Self.status(trailers: responseTrailers, headers: response.headers)
+        }
+        if let schema, let method, protobuf {
+            request.read(as: method.inputType, with: schema)
+            response?.read(as: method.outputType, with: schema)
         }
     }
 
@@ -106,7 +127,7 @@ public struct GRPCExchange: Sendable, Hashable {
                 }
             }
             let fields = decodable && protobuf ? ProtobufWire.decode(payload) : nil
-            messages.append(Message(index: messages.count, compressed: flag == 1, length: length, payload: payload, fields: fields, note: note))
+            messages.append(Message(index: messages.count, compressed: flag == 1, length: length, payload: payload, fields: fields, typed: nil, note: note))
             index = start + length
         }
         if body.isTruncated {

@@ -9,18 +9,23 @@ import KagamiJSON
 public enum HARExport {
     /// `webSocketMessages`: the messages of WebSocket flows, by flow id, exported as Chrome
     /// DevTools does (`_resourceType: "websocket"`, `_webSocketMessages`).
-    public static func archive(_ flows: [Flow], webSocketMessages: [UUID: [WebSocketMessage]] = [:], creatorVersion: String) -> JSONValue {
+    /// `grpc`: gRPC calls' messages read with their schema, by flow id (`_grpc`).
+    public static func archive(_ flows: [Flow], webSocketMessages: [UUID: [WebSocketMessage]] = [:], grpc: [UUID: JSONValue] = [:], creatorVersion: String) -> JSONValue {
         var log = HARLogFields()
         for flow in flows { log.add(flow) }
         var object = log.object(creatorVersion: creatorVersion)
-        object["entries"] = .array(flows.map { entry($0, webSocketMessages: webSocketMessages[$0.id]) })
+        object["entries"] = .array(flows.map { entry($0, webSocketMessages: webSocketMessages[$0.id], grpc: grpc[$0.id]) })
         return ["log": .object(object)]
     }
 
     /// One entry: what Kagami derives from the flow, then any fields an imported archive
     /// carried that the flow doesn't reproduce.
-    public static func entry(_ flow: Flow, webSocketMessages: [WebSocketMessage]? = nil) -> JSONValue {
+    public static func entry(_ flow: Flow, webSocketMessages: [WebSocketMessage]? = nil, grpc: JSONValue? = nil) -> JSONValue {
         var entry = derivedEntry(flow)
+        if let grpc, case .object(var object) = entry {
+            object["_grpc"] = grpc
+            entry = .object(object)
+        }
         if flow.isWebSocket, case .object(var object) = entry {
             object["_resourceType"] = "websocket"
             object["_webSocketMessages"] = .array((webSocketMessages ?? []).map(webSocketMessage))

@@ -47,11 +47,11 @@ public struct HARStreamWriter {
     /// The archive's text before its first entry.
     public let opening = Data("{\n  \"log\": {\n    \"entries\": [".utf8)
 
-    /// The text of the next entry.
-    public mutating func entry(_ flow: Flow, webSocketMessages: [WebSocketMessage]? = nil) -> Data {
+    /// The text of the next entry; `grpc`: the call's messages read with its schema (`_grpc`).
+    public mutating func entry(_ flow: Flow, webSocketMessages: [WebSocketMessage]? = nil, grpc: JSONValue? = nil) -> Data {
         log.add(flow)
         var text = Data((entries == 0 ? "\n      " : ",\n      ").utf8)
-        Self.append(HARExport.entry(flow, webSocketMessages: webSocketMessages).serialized([.prettyPrinted]), indentedBy: 6, to: &text)
+        Self.append(HARExport.entry(flow, webSocketMessages: webSocketMessages, grpc: grpc).serialized([.prettyPrinted]), indentedBy: 6, to: &text)
         entries += 1
         return text
     }

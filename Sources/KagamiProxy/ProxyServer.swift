@@ -46,14 +46,14 @@ public final class ProxyServer: Sendable {
     public let clientAccess: ClientAccess
     /// HTTPS interception is set up (a CA to issue certificates from).
     public var intercepts: Bool { identities != nil }
-    private let group: any EventLoopGroup
+    let group: any EventLoopGroup
     private let sink: any FlowSink
     /// One pool per event loop, made on first use on that loop.
     private let pools: [ObjectIdentifier: NIOLoopBoundBox<UpstreamPool?>]
-    private let poolConfiguration: UpstreamPool.Configuration
+    let poolConfiguration: UpstreamPool.Configuration
     private let identities: InterceptionIdentities?
     private let listener = NIOLockedValueBox<(any Channel)?>(nil)
-    private let gate: UpstreamGate
+    let gate: UpstreamGate
     private let connectionLimit = NIOLockedValueBox<ClientConnectionLimit?>(nil)
 
     /// Throws `ProxyOptionsError` when an option can't be read (a reverse target, the allow

@@ -2,6 +2,7 @@
 import Foundation
 import Hummingbird
 import KagamiFlow
+import KagamiGRPC
 import KagamiHAR
 import KagamiJSON
 
@@ -97,7 +98,9 @@ extension FlowAPI {
             guard let flow = try await store.flow(id: id) else { throw APIError.missing(id.uuidString) }
             flows.append(flow)
         }
-        let archive = HARExport.archive(flows, webSocketMessages: try await store.webSocketMessages(of: flows), creatorVersion: configuration.version)
+        let archive = HARExport.archive(
+            flows, webSocketMessages: try await store.webSocketMessages(of: flows), grpc: await configuration.grpcSchemas?.archiveFields(of: flows) ?? [:],
+            creatorVersion: configuration.version)
         return Response(
             status: .ok,
             headers: [

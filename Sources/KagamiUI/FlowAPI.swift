@@ -130,12 +130,20 @@ struct FlowAPI: Sendable {
         return jsonResponse(["flowId": .string(uuid.uuidString), "direction": .string(message.direction.rawValue), "size": .integer(message.data.count)])
     }
 
-    /// A gRPC call's messages, decoded without a `.proto`, and its status; 404 when the
+    /// A gRPC call's messages, read with the method's types when a schema (given, or the
+    /// server's reflection) has it, else without a `.proto`, and its status; 404 when the
     /// exchange is not a gRPC call.
     func grpc(id: String?) async throws -> Response {
         let flow = try await store.flow(named: id)
-        guard let exchange = GRPCExchange(flow: flow, responseTrailers: flow.response?.trailers) else {
+        guard GRPCExchange.isGRPC(contentType: flow.request.headers["content-type"]) else {
             throw APIError(.notFound, "exchange \(flow.id) is not a gRPC call (its request is not application/grpc)")
+        }
+        let schema = await configuration.grpcSchemas?.schema(for: flow)
+        guard var exchange = GRPCExchange(flow: flow, responseTrailers: flow.response?.trailers, schema: schema) else {
+            throw APIError(.notFound, "exchange \(flow.id) is not a gRPC call (its request is not application/grpc)")
+        }
+        if exchange.method == nil, case .failed(let reason)? = await configuration.grpcSchemas?.reflected(for: flow) {
+            exchange.schemaNote = reason
         }
         return jsonResponse(exchange.json)
     }
@@ -212,6 +220,7 @@ struct FlowAPI: Sendable {
         try await store.flush()
         let store = self.store
         let version = configuration.version
+        let schemas = configuration.grpcSchemas
         return Response(
             status: .ok,
             headers: [
@@ -223,8 +232,9 @@ struct FlowAPI: Sendable {
                 try await body.write(ByteBuffer(bytes: writer.opening))
                 try await store.forEachFlow(includeBodies: true) { flows in
                     let messages = try await store.webSocketMessages(of: flows)
+                    let grpc = await schemas?.archiveFields(of: flows) ?? [:]
                     var text = Data()
-                    for flow in flows { text += writer.entry(flow, webSocketMessages: messages[flow.id]) }
+                    for flow in flows { text += writer.entry(flow, webSocketMessages: messages[flow.id], grpc: grpc[flow.id]) }
                     try await body.write(ByteBuffer(bytes: text))
                 }
                 try await body.write(ByteBuffer(bytes: writer.closing()))

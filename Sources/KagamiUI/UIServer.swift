@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import KagamiContractCheck
 import KagamiFlow
+import KagamiGRPC
 import KagamiRecording
 import KagamiStore
 import NIOCore
@@ -25,6 +26,8 @@ public final class UIServer: Sendable {
         public var heartbeatInterval: Double
         /// How long wrong tokens from one address are remembered (past 20 in it, 429).
         public var wrongTokenWindow: Duration
+        /// What gRPC messages are read with (names and types); nil reads them without a schema.
+        public var grpcSchemas: GRPCSchemas?
 
         public init(
             host: String = "127.0.0.1", port: Int = 8889, proxyAddress: String, sessionPath: String, version: String,

@@ -601,6 +601,41 @@ class Suite(Page):
             reading.stop()
             self.driver.get(self.kagami.ui)
 
+    def test_grpc_tab_with_schema(self):
+        # grpcio's shop client through a proxy given the shop's .proto folder (compiled by protoc):
+        # the tab shows the method with its types and each message with names, enums by name,
+        # well-known types as JSON, as the client itself decoded them.
+        shop = os.path.join(ROOT, "Tests", "GRPC", "grpc_shop.py")
+        server = subprocess.Popen([sys.executable, shop, "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        workdir = tempfile.mkdtemp(prefix="kagami-grpc-schema-ui-")
+        reading = Kagami(self.binary, workdir, ssl_proxying=True, extra=["--proto-path", os.path.join(ROOT, "Tests", "GRPC", "proto")])
+        try:
+            self.driver.get(reading.ui)
+            port = int(server.stdout.readline().split()[1])
+            done = subprocess.run([sys.executable, shop, "call", "--target", f"127.0.0.1:{port}", "--proxy", reading.proxy],
+                                  capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+            report = json.loads(done.stdout.strip().splitlines()[-1])
+            self.select_row("/kagami.shop.Shop/GetOrder")
+            self.tab("grpc")
+            self.until(lambda: "kagami.shop.Order" in self.driver.find_element(By.ID, "grpc-method").text, "the method with its types")
+            method = self.driver.find_element(By.ID, "grpc-method").text
+            assert method == "kagami.shop.Shop/GetOrder(kagami.shop.OrderRequest) → kagami.shop.Order", method
+            response = self.driver.find_element(By.CSS_SELECTOR, "#grpc-response .grpc-json").text
+            assert json.loads(response) == report["getOrder"][0], (response, report)
+            assert '"colour": "GREEN"' in response and '"added": "2023-11-14T22:13:20.500Z"' in response, response
+            self.shot("inspector-grpc-schema")
+            # The admin API gives the same to scripts.
+            flows = api(reading.ui, "GET", "/api/flows")[1]
+            get = next(f for f in flows["flows"] if f["path"].endswith("/GetOrder"))
+            status, call = api(reading.ui, "GET", f"/api/flows/{get['id']}/grpc")
+            assert status == 200 and call["response"]["messages"][0]["json"] == report["getOrder"][0], call
+        finally:
+            server.stdin.close()
+            server.wait(timeout=30)
+            reading.stop()
+            self.driver.get(self.kagami.ui)
+
     def test_websocket_messages_tab(self):
         # A websockets echo server, and a handshake plus frames sent through the proxy by a
         # client that keeps the socket open until told to go on.
@@ -797,7 +832,7 @@ class Suite(Page):
                  self.test_export_selected_rows, self.test_dark_theme, self.test_rule_badges_and_applied_rules, self.test_import_har,
                  self.test_rules_panel_changes_the_next_response, self.test_breakpoints_edit_what_the_client_receives,
                  self.test_repeat_and_repeat_advanced, self.test_websocket_messages_tab,
-                 self.test_websocket_message_breakpoint_and_inject, self.test_grpc_tab,
+                 self.test_websocket_message_breakpoint_and_inject, self.test_grpc_tab, self.test_grpc_tab_with_schema,
                  self.test_ten_thousand_exchanges, self.test_disconnected_banner]
         only = os.environ.get("KAGAMI_UI_ONLY")
         tests = [from_fresh(test) for test in tests if not only or only in test.__name__]

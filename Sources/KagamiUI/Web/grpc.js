@@ -1,5 +1,7 @@
-// The gRPC tab: a call's messages on each side, decoded as Protocol Buffers without a .proto
-// (field numbers and wire types, as protoc --decode_raw shows them), and its status.
+// The gRPC tab: a call's messages on each side, read with the method's types when Kagami has
+// its schema (--proto-path, --proto-descriptor, server reflection), shown in the proto3 JSON
+// mapping with the fields the type doesn't declare; else decoded as Protocol Buffers without a
+// .proto (field numbers and wire types, as protoc --decode_raw shows them); and its status.
 import { getJSON } from "./api.js";
 import { el, truncate } from "./format.js";
 
@@ -41,6 +43,20 @@ function sideSection(title, side, id) {
     const label = `Message ${message.index + 1}: ${message.length} bytes${message.compressed ? ", compressed" : ""}`;
     parts.push(el("h4", {}, label));
     if (message.note) parts.push(el("p", { className: "note" }, message.note));
+    if (message.json !== undefined) {
+      parts.push(el("p", { className: "grpc-type" }, message.type));
+      parts.push(el("pre", { className: "grpc-json" }, truncate(JSON.stringify(message.json, null, 2), 200000)));
+      if (message.unknownFields) {
+        parts.push(el("p", { className: "note" }, "Fields its type does not declare:"));
+        parts.push(el("table", { className: "grpc-fields grpc-unknown" }, el("tbody", {},
+          ...message.unknownFields.flatMap((field) => fieldRows([field], 0).map((row) => {
+            if (field.path) row.firstChild.textContent = `${field.path}: ${row.firstChild.textContent}`;
+            return row;
+          })))));
+      }
+      continue;
+    }
+    if (message.typeError) parts.push(el("p", { className: "error-text grpc-type-error" }, message.typeError));
     if (message.fields) {
       parts.push(message.fields.length
         ? el("table", { className: "grpc-fields" }, el("tbody", {}, ...fieldRows(message.fields, 0)))
@@ -60,7 +76,10 @@ export function grpcPanel(flow) {
       ? el("p", { id: "grpc-status", className: call.status.code === 0 ? "" : "error-text" },
         `${call.status.name} (${call.status.code})${call.status.message ? `: ${call.status.message}` : ""}`)
       : el("p", { id: "grpc-status", className: "note" }, "No status (the call did not end, or its trailers were not seen).");
-    holder.replaceChildren(el("section", {}, el("h3", {}, "Status"), status),
+    const method = call.method
+      ? el("p", { id: "grpc-method" }, `${call.method.service}/${call.method.name}(${call.method.clientStreaming ? "stream " : ""}${call.method.inputType}) → ${call.method.serverStreaming ? "stream " : ""}${call.method.outputType}`)
+      : el("p", { id: "grpc-method", className: "note" }, call.schemaNote ?? "No schema has this method: messages are decoded without a .proto.");
+    holder.replaceChildren(el("section", {}, el("h3", {}, "Status"), status, method),
       sideSection("Request", call.request, "grpc-request"), sideSection("Response", call.response, "grpc-response"));
   }, (error) => holder.replaceChildren(el("p", { className: "error-text" }, `Could not read the call: ${error.message}`)));
   return [holder];

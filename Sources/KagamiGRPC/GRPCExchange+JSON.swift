@@ -1,9 +1,9 @@
 import Foundation
-import KagamiGRPC
 import KagamiJSON
 
-/// The inspector's gRPC view as JSON: each side's messages with their decoded fields, and the
-/// call's status. 64-bit values travel as strings, which JavaScript numbers can't hold whole.
+/// The gRPC view as JSON (the inspector's tab, the HAR's `_grpc`, `kagami flows`): each side's
+/// messages with their decoded fields, read with the method's types when a schema has it, and
+/// the call's status. 64-bit values travel as strings, which JavaScript numbers can't hold whole.
 extension GRPCExchange {
     /// Bytes shown per message or field when they are not decoded.
     static let shownBytes = 4_096
@@ -13,8 +13,28 @@ extension GRPCExchange {
             "status": status.map { status in
                 ["code": .integer(status.code), "name": .string(status.name), "message": status.message.map(JSONValue.string) ?? .null]
             } ?? .null,
+            "method": method?.json ?? .null,
+            "schemaNote": schemaNote.map(JSONValue.string) ?? .null,
             "request": request.json,
             "response": response?.json ?? .null,
+        ]
+    }
+
+    /// Each message's proto3 JSON alone (nil where a message has no type or does not fit it),
+    /// for `kagami flows` and the HAR.
+    public func typedMessages(_ side: Side?) -> [JSONValue] {
+        (side?.messages ?? []).map { message in
+            if case .success(let typed)? = message.typed { typed.json } else { .null }
+        }
+    }
+}
+
+extension ProtobufSchema.Method {
+    public var json: JSONValue {
+        [
+            "path": .string(path), "service": .string(service), "name": .string(name),
+            "inputType": .string(inputType), "outputType": .string(outputType),
+            "clientStreaming": .bool(clientStreaming), "serverStreaming": .bool(serverStreaming),
         ]
     }
 }
@@ -33,6 +53,22 @@ extension GRPCExchange.Message {
             "length": .integer(length),
         ]
         if let note { object["note"] = .string(note) }
+        switch typed {
+        case .success(let message)?:
+            object["type"] = .string(message.type)
+            object["json"] = message.json
+            if !message.unknownFields.isEmpty {
+                object["unknownFields"] = .array(message.unknownFields.map { unknown in
+                    guard case .object(var field) = unknown.field.json else { return unknown.field.json }
+                    field["path"] = .string(unknown.path)
+                    return .object(field)
+                })
+            }
+        case .failure(let failure)?:
+            object["typeError"] = .string("does not fit its type \(failure)")
+        case nil:
+            break
+        }
         switch fields {
         case .success(let fields)?:
             object["fields"] = .array(fields.map(\.json))
@@ -58,7 +94,7 @@ extension GRPCExchange.Message {
 }
 
 extension ProtobufWire.Field {
-    var json: JSONValue {
+    public var json: JSONValue {
         var object: JSONObject = ["number": .integer(number), "wireType": .string(value.wireTypeName)]
         switch value {
         case .varint(let bits):

@@ -1,0 +1,74 @@
+import Foundation
+
+/// `.proto` files compiled by `protoc` (Debian's `protobuf-compiler`) into a descriptor set, and
+/// the schemas Kagami is given on its command line.
+public enum ProtoFiles {
+    /// Every `.proto` under `directory` (recursively), as paths relative to it, sorted.
+    public static func list(in directory: String) throws(ProtobufSchema.Failure) -> [String] {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder), isFolder.boolValue else {
+            throw ProtobufSchema.Failure("--proto-path \(directory) is not a folder")
+        }
+        let root = URL(fileURLWithPath: directory).standardizedFileURL
+        let found = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".proto") } ?? []
+        guard !found.isEmpty else { throw ProtobufSchema.Failure("--proto-path \(directory) holds no .proto file") }
+        return found.sorted()
+    }
+
+    /// The descriptor set of every `.proto` under `directory`, with the files they import
+    /// (`--include_imports`), made by `protoc`; its own message (file:line:column: error) when a
+    /// file does not compile.
+    public static func compile(directory: String, protoc: String? = nil) throws(ProtobufSchema.Failure) -> Data {
+        let files = try list(in: directory)
+        guard let executable = protoc ?? findProtoc() else {
+            throw ProtobufSchema.Failure("--proto-path needs protoc (Debian's protobuf-compiler package); or give a descriptor set with --proto-descriptor")
+        }
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("kagami-\(UUID().uuidString).pb")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["--include_imports", "--descriptor_set_out=\(output.path)", "--proto_path=\(directory)"] + files
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            throw ProtobufSchema.Failure("could not run \(executable): \(error)")
+        }
+        let message = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            let text = String(decoding: message, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw ProtobufSchema.Failure("protoc could not compile the .proto files in \(directory):\n\(text)")
+        }
+        do {
+            return try Data(contentsOf: output)
+        } catch {
+            throw ProtobufSchema.Failure("protoc wrote no descriptor set: \(error)")
+        }
+    }
+
+    static func findProtoc() -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/protoc" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// The schema of `--proto-descriptor` files and `--proto-path` folders together.
+    public static func schema(descriptors: [String], folders: [String]) throws(ProtobufSchema.Failure) -> ProtobufSchema {
+        var schema = ProtobufSchema()
+        for path in descriptors {
+            let data: Data
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                throw ProtobufSchema.Failure("--proto-descriptor \(path) could not be read: \(error.localizedDescription)")
+            }
+            schema = schema.merging(try ProtobufSchema(descriptorSet: data, source: "--proto-descriptor \(path)"))
+        }
+        for folder in folders {
+            schema = schema.merging(try ProtobufSchema(descriptorSet: try compile(directory: folder), source: "protoc's output for \(folder)"))
+        }
+        return schema
+    }
+}

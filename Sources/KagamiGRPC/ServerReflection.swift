@@ -1,0 +1,102 @@
+import Foundation
+import KagamiFlow
+
+/// gRPC server reflection (`grpc.reflection.v1` and the older `v1alpha`, whose messages are the
+/// same): one `file_containing_symbol` request for a service, answered with the files that
+/// define it and everything they import, as serialized `FileDescriptorProto`s.
+public enum ServerReflection {
+    /// The two services' method paths, tried in this order (an older server has v1alpha only).
+    public static let paths = [
+        "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+    ]
+
+    /// What a reflection call gave back: the response body and the call's status.
+    public struct Answer: Sendable {
+        public var body: Data
+        public var status: GRPCExchange.Status?
+
+        public init(body: Data, status: GRPCExchange.Status?) {
+            self.body = body
+            self.status = status
+        }
+    }
+
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Sends one request body (`path`, body) to the server and returns its answer.
+    public typealias Send = @Sendable (_ path: String, _ body: Data) async throws -> Answer
+
+    /// The files defining `service`, asked through `send`: v1 first, v1alpha when the server
+    /// doesn't have v1 (UNIMPLEMENTED).
+    public static func files(defining service: String, send: Send) async throws -> [Data] {
+        var reasons: [String] = []
+        for path in paths {
+            let answer = try await send(path, framedRequest(fileContainingSymbol: service))
+            if let status = answer.status, status.code != 0 {
+                reasons.append("\(path.split(separator: "/").first ?? ""): \(status.name)\(status.message.map { " \($0)" } ?? "")")
+                if status.code == 12 { continue }
+                throw Failure(description: reasons.joined(separator: "; "))
+            }
+            return try files(inAnswer: answer.body)
+        }
+        throw Failure(description: "no server reflection (\(reasons.joined(separator: "; ")))")
+    }
+
+    /// A `ServerReflectionRequest` with `file_containing_symbol` (field 4), length-prefixed.
+    public static func framedRequest(fileContainingSymbol symbol: String) -> Data {
+        var message = Data([0x22])
+        message.append(varint(UInt64(symbol.utf8.count)))
+        message.append(Data(symbol.utf8))
+        return Data([0, UInt8(message.count >> 24 & 0xFF), UInt8(message.count >> 16 & 0xFF), UInt8(message.count >> 8 & 0xFF), UInt8(message.count & 0xFF)]) + message
+    }
+
+    static func varint(_ value: UInt64) -> Data {
+        var value = value
+        var bytes = Data()
+        while value >= 0x80 {
+            bytes.append(UInt8(value & 0x7F) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
+        return bytes
+    }
+
+    /// The serialized files of the first `ServerReflectionResponse` in a response body: its
+    /// `file_descriptor_response` (field 4, files in its field 1), or its `error_response`
+    /// (field 7: code 1, message 2) as the failure.
+    public static func files(inAnswer body: Data) throws -> [Data] {
+        let side = GRPCExchange.side(FlowBody(data: body), encoding: nil, protobuf: false)
+        if let problem = side.problem { throw Failure(description: "the reflection answer is not gRPC framing: \(problem)") }
+        guard let first = side.messages.first else { throw Failure(description: "the reflection answer has no message") }
+        let bytes = [UInt8](first.payload)
+        var reader = TypedReader(schema: ProtobufSchema(), reader: ProtobufWire.Reader(bytes: bytes, budget: ProtobufWire.maximumFields))
+        do {
+            for field in try reader.rawFields(end: bytes.count) {
+                guard case .bytes(let range) = field.value else { continue }
+                reader.reader.index = range.lowerBound
+                let inner = try reader.rawFields(end: range.upperBound)
+                if field.number == 4 {
+                    return inner.compactMap { item in
+                        if item.number == 1, case .bytes(let file) = item.value { Data(bytes[file]) } else { nil }
+                    }
+                }
+                if field.number == 7 {
+                    var code: UInt64 = 0
+                    var message = ""
+                    for item in inner {
+                        if item.number == 1, case .varint(let value) = item.value { code = value }
+                        if item.number == 2, case .bytes(let text) = item.value { message = String(decoding: bytes[text], as: UTF8.self) }
+                    }
+                    let name = GRPCExchange.statusNames[Int(code)] ?? "status \(code)"
+                    throw Failure(description: "\(name)\(message.isEmpty ? "" : ": \(message)")")
+                }
+            }
+        } catch let failure as ProtobufWire.Failure {
+            throw Failure(description: "the reflection answer is not a ServerReflectionResponse \(failure)")
+        }
+        throw Failure(description: "the reflection answer has neither files nor an error")
+    }
+}
