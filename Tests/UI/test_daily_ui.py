@@ -178,6 +178,44 @@ class Suite(Page):
         self.filter("/filtered/")
         assert not self.driver.find_element(By.ID, "inspector").is_displayed()
 
+    def test_grpc_status_in_the_list_and_the_filter(self):
+        # grpcio's client and server (h2c inside a CONNECT tunnel the proxy reads): one call
+        # that succeeds, one the server fails with NOT_FOUND in an HTTP 200.
+        peer = os.path.join(os.path.dirname(__file__), "..", "GRPC", "grpc_peer.py")
+        server = subprocess.Popen([sys.executable, peer, "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            port = int(server.stdout.readline().split()[1])
+            done = subprocess.run([sys.executable, peer, "call", "--target", f"127.0.0.1:{port}", "--proxy", self.kagami.proxy,
+                                   "--only", "unary,fail"], capture_output=True, text=True, timeout=60)
+            report = json.loads(done.stdout.strip().splitlines()[-1])
+            assert report["fail"]["code"] == "NOT_FOUND", (report, done.stderr)
+        finally:
+            server.stdin.close()
+            server.wait(timeout=30)
+        curl(self.kagami.proxy, f"{self.base}/not-grpc/grpc-status")
+        self.fresh()
+        status = lambda part: self.row(part).find_element(By.CSS_SELECTOR, ".c-status")
+        failed = status("/kagami.test.Echo/Fail")
+        assert failed.text == "NOT_FOUND" and "grpc-failed" in failed.get_attribute("class"), (failed.text, failed.get_attribute("class"))
+        assert failed.get_attribute("title") == "HTTP 200, gRPC NOT_FOUND (5)", failed.get_attribute("title")
+        unary = status("/kagami.test.Echo/Unary")
+        assert unary.text == "200" and "s2" in unary.get_attribute("class"), unary.text
+        paths = lambda: sorted(self.js("return [...document.querySelectorAll('#sequence-spacer .row:not([hidden]) .c-path')].map(c => c.textContent)"))
+        for words, expected in (
+            ("grpc", ["/kagami.test.Echo/Fail", "/kagami.test.Echo/Unary"]),
+            ("grpc.status:5", ["/kagami.test.Echo/Fail"]),
+            ("grpc.status:not_found", ["/kagami.test.Echo/Fail"]),
+            ("grpc -grpc.status:0", ["/kagami.test.Echo/Fail"]),
+            ("grpc.method:Echo/Unary", ["/kagami.test.Echo/Unary"]),
+            ("grpc.method:kagami.test.Echo/*", ["/kagami.test.Echo/Fail", "/kagami.test.Echo/Unary"]),
+            ("-grpc grpc-status", ["/not-grpc/grpc-status"]),
+        ):
+            self.filter(words)
+            self.until(lambda: paths() == expected, lambda: f"{words!r} shows {paths()}, not {expected}")
+            if words == "grpc":
+                self.shot("sequence-grpc-status")
+        self.filter("")
+
     def test_placeholders_look_like_hints(self):
         self.fresh()
         self.driver.find_element(By.ID, "view-rules").click()
@@ -552,6 +590,7 @@ class Suite(Page):
     def run(self):
         tests = [self.test_columns_scheme_lock_and_hover, self.test_columns_resize_hide_and_remembered,
                  self.test_rules_column_and_applied_rules_name_the_side, self.test_filter_closes_an_exchange_it_hides,
+                 self.test_grpc_status_in_the_list_and_the_filter,
                  self.test_placeholders_look_like_hints, self.test_row_menu_copies, self.test_row_menu_repeat_and_compose_from_this,
                  self.test_row_menu_rules_open_prefilled, self.test_compose_sends_through_the_proxy, self.test_raw_tab, self.test_ipv6_hosts_are_written_in_brackets,
                  self.test_ssl_proxying_panel_from_a_connect_row, self.test_device_setup_panel, self.test_body_viewers]

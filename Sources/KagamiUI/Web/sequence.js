@@ -138,8 +138,11 @@ export function mountSequence({ scroll, spacer, head, onSelect, onMenu }) {
     const [time, method, status, scheme, host, path, type, size, duration, rules] = row.cells;
     time.textContent = formatTime(flow.time);
     method.textContent = flow.method;
-    status.textContent = flow.status ?? (flow.error ? "failed" : "…");
-    status.className = `c-status ${statusClass(flow.status)}`;
+    // A gRPC call that failed is an HTTP 200 whose grpc-status says so: both are shown.
+    const grpcFailed = flow.grpcStatus && flow.grpcStatus.code !== 0;
+    status.textContent = grpcFailed ? flow.grpcStatus.name : flow.status ?? (flow.error ? "failed" : "…");
+    status.className = `c-status ${grpcFailed ? "grpc-failed" : statusClass(flow.status)}`;
+    status.title = flow.grpcStatus ? `HTTP ${flow.status}, gRPC ${flow.grpcStatus.name} (${flow.grpcStatus.code})` : "";
     const secure = flow.scheme === "https" || flow.scheme === "wss" || flow.method === "CONNECT";
     scheme.textContent = `${secure ? "🔒 " : ""}${flow.method === "CONNECT" ? "tunnel" : flow.scheme}`;
     scheme.title = flow.method === "CONNECT" ? (flow.tls ? "HTTPS tunnel, decrypted" : "HTTPS tunnel, relayed without decrypting") : secure ? "HTTPS" : "HTTP, not encrypted";
