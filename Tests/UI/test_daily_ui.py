@@ -436,6 +436,20 @@ class Suite(Page):
         self.driver.find_element(By.ID, "raw-response-copy").click()
         assert self.copied(1) == response
 
+    def test_ssl_proxying_panel_says_whether_its_file_exists(self):
+        self.fresh()
+        os.remove(self.ssl_file)
+        self.driver.find_element(By.ID, "view-ssl").click()
+        expected = f"Will be saved to {self.ssl_file} (not written yet); a change applies to the next CONNECT."
+        self.until(lambda: self.text_of("ssl-file") == expected, lambda: f"the panel says the file is not written: {self.text_of('ssl-file')!r}")
+        self.shot("ssl-proxying-no-file")
+        self.type_into(self.driver.find_element(By.ID, "ssl-exclude"), "*.apple.com")
+        self.driver.find_element(By.ID, "ssl-save").click()
+        self.until(lambda: self.text_of("ssl-state") == "In force", "saved")
+        assert self.text_of("ssl-file") == f"Saved to {self.ssl_file}; a change applies to the next CONNECT.", self.text_of("ssl-file")
+        with open(self.ssl_file) as file:
+            assert json.load(file) == {"include": [], "exclude": ["*.apple.com"]}
+
     def test_ssl_proxying_panel_from_a_connect_row(self):
         url = f"https://127.0.0.1:{self.tls_port}/secure/page"
         assert curl(self.kagami.proxy, url, "-k") == "hello from /secure/page\n"
@@ -593,7 +607,7 @@ class Suite(Page):
                  self.test_grpc_status_in_the_list_and_the_filter,
                  self.test_placeholders_look_like_hints, self.test_row_menu_copies, self.test_row_menu_repeat_and_compose_from_this,
                  self.test_row_menu_rules_open_prefilled, self.test_compose_sends_through_the_proxy, self.test_raw_tab, self.test_ipv6_hosts_are_written_in_brackets,
-                 self.test_ssl_proxying_panel_from_a_connect_row, self.test_device_setup_panel, self.test_body_viewers]
+                 self.test_ssl_proxying_panel_from_a_connect_row, self.test_ssl_proxying_panel_says_whether_its_file_exists, self.test_device_setup_panel, self.test_body_viewers]
         only = os.environ.get("KAGAMI_UI_ONLY")
         if only:
             tests = [t for t in tests if only in t.__name__]
