@@ -15,6 +15,7 @@ extension Flow {
         object["mode"] = .string(mode.rawValue)
         object["method"] = .string(request.method)
         object["scheme"] = .string(request.scheme)
+        object["version"] = .string(request.version)
         object["host"] = .string(request.host)
         object["port"] = .integer(request.port)
         object["path"] = .string(request.method == "CONNECT" ? request.target : request.path)
