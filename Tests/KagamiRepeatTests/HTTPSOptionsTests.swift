@@ -33,3 +33,13 @@ import Testing
         #expect(options.upstreamTrust.insecureUpstream)
     }
 }
+
+/// `kagami template expand --vars FILE` reads a pipe to its end, not by its size.
+@Suite struct TemplateVariablesTests {
+    @Test func variablesComeFromStandardInput() async throws {
+        let result = try await CommandLineClient(try CommandLineClient.kagamiPath())
+            .run(["template", "expand", "/users/{id}{?fields}", "--vars", "/dev/stdin"], stdin: Data(#"{"id": 42, "fields": "name"}"#.utf8))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdoutText == "/users/42?fields=name\n")
+    }
+}
