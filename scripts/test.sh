@@ -56,6 +56,11 @@ fi
 if [ $# -eq 0 ]; then
     timeout --kill-after=15 300 .venv-tests/bin/python Tests/MCP/test_mcp.py "$(swift build --show-bin-path)/kagami" || status=1
 fi
+# The install check: the debug build packaged by scripts/package.sh, its .deb unpacked into a
+# temporary folder, and the kagami there run (version, man page, completions, proxy, web UI).
+if [ $# -eq 0 ]; then
+    timeout --kill-after=15 300 ./scripts/test-package.sh || status=1
+fi
 # The web UI in a real browser (skipped when only some Swift tests were asked for), run even
 # when a Swift test failed; the command fails if either did. Beside it, an app's own test suite
 # using Kagami in-process and a generated client (docs/LIBRARY.md), printed once done.

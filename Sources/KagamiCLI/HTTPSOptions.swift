@@ -24,11 +24,7 @@ struct HTTPSOptions: ParsableArguments {
         valueName: "file"))
     var sslProxyingFile: String?
 
-    @Option(name: .customLong("upstream-ca"), help: "Also trust this CA (PEM) for servers' certificates; repeatable.")
-    var upstreamCA: [String] = []
-
-    @Flag(help: "Do not check servers' certificates (recorded on every exchange it affects).")
-    var insecureUpstream = false
+    @OptionGroup var upstreamTrust: UpstreamTrustOptions
 
     func interception() throws -> InterceptionConfiguration? {
         guard !noSslProxying else { return nil }
@@ -51,15 +47,20 @@ struct HTTPSOptions: ParsableArguments {
         return InterceptionConfiguration(
             authority: authority,
             sslProxying: list,
-            additionalTrustRootFiles: upstreamCA.map(SessionFile.expand),
-            insecureUpstream: insecureUpstream
+            additionalTrustRootFiles: upstreamTrust.trustRootFiles,
+            insecureUpstream: upstreamTrust.insecureUpstream
         )
     }
 
-    func describeList() -> String {
-        if let file = sslProxyingFile { return "the hosts listed in \(file)" }
-        var text = sslInclude.isEmpty ? "all hosts" : sslInclude.joined(separator: ", ")
-        if !sslExclude.isEmpty { text += " except \(sslExclude.joined(separator: ", "))" }
+    /// What the list in force decrypts, and where it is kept: `all hosts except *.apple.com
+    /// (list kept in FILE)`.
+    func describe(_ list: SSLProxyingList) -> String {
+        var text = list.include.isEmpty ? "all hosts" : list.include.map(\.hostAndPort).joined(separator: ", ")
+        if !list.exclude.isEmpty { text += " except \(list.exclude.map(\.hostAndPort).joined(separator: ", "))" }
+        if let file = sslProxyingFile.map(SessionFile.expand) {
+            let kept = FileManager.default.fileExists(atPath: file) ? "read from" : "written to"
+            text += " (list \(kept) \(file)\(kept == "written to" ? " when changed in the web UI" : ""))"
+        }
         return text
     }
 }

@@ -138,7 +138,7 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         banner += "Session: \(sessionPath)\n"
         if let interception {
-            banner += "HTTPS: intercepting \(https.describeList()) with the CA \(interception.authority.certificatePath) (get it from http://kagami.ssl/ through the proxy)\n"
+            banner += "HTTPS: intercepting \(https.describe(interception.sslProxying)) with the CA \(interception.authority.certificatePath) (get it from http://kagami.ssl/ through the proxy)\n"
             if interception.insecureUpstream {
                 banner += "Warning: servers' certificates are not checked (--insecure-upstream).\n"
             }

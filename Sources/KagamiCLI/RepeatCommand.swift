@@ -16,7 +16,9 @@ struct RepeatCommand: AsyncParsableCommand {
         discussion: """
             Without --proxy, the repeats go through a proxy started for the run (with --rules, if \
             given) that records into the same session. With --proxy, they go through that running \
-            Kagami proxy, which records them in its own session. Each repeat is stored as a repeat of ID.
+            Kagami proxy, which records them in its own session. Each repeat is stored as a repeat of ID. \
+            An exchange recorded in HTTP/2 is repeated in HTTP/2. Exits non-zero when any send failed \
+            (no answer, or the proxy could not reach the server).
             """
     )
 
@@ -43,8 +45,14 @@ struct RepeatCommand: AsyncParsableCommand {
     @Option(help: "Folder holding Kagami's CA, for the proxy started for the run (https needs it to talk TLS to servers).")
     var caDir: String = CertificateAuthority.defaultDirectory
 
+    /// For the proxy started for the run; a running proxy (--proxy) has its own.
+    @OptionGroup var upstreamTrust: UpstreamTrustOptions
+
     func validate() throws {
         _ = try source.requiredSession()
+        if proxy != nil, !upstreamTrust.upstreamCA.isEmpty || upstreamTrust.insecureUpstream {
+            throw ValidationError("--upstream-ca and --insecure-upstream are for the proxy started for the run; the proxy given with --proxy checks servers by its own options")
+        }
     }
 
     func run() async throws {
@@ -76,7 +84,7 @@ struct RepeatCommand: AsyncParsableCommand {
         }
         try await session.close()
         print(summary.text)
-        if summary.failures == summary.sends.count { throw ExitCode.failure }
+        if summary.failures > 0 { throw ExitCode.failure }
     }
 
     /// Runs a proxy on a free loopback port that records into the session, for this run only.
@@ -84,7 +92,9 @@ struct RepeatCommand: AsyncParsableCommand {
         var interception: InterceptionConfiguration?
         if https {
             do {
-                interception = InterceptionConfiguration(authority: try CertificateAuthority.loadOrCreate(directory: SessionFile.expand(caDir)))
+                interception = InterceptionConfiguration(
+                    authority: try CertificateAuthority.loadOrCreate(directory: SessionFile.expand(caDir)),
+                    additionalTrustRootFiles: upstreamTrust.trustRootFiles, insecureUpstream: upstreamTrust.insecureUpstream)
             } catch {
                 throw ValidationError("\(error)")
             }

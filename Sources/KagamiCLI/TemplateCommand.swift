@@ -63,7 +63,8 @@ struct TemplateCommand: ParsableCommand {
     }
 
     static func readVariables(_ path: String) throws -> [String: URITemplate.Value] {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        // Read to the end rather than by the file's size, so a pipe works too (`--vars /dev/stdin`).
+        guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() ?? Data() else {
             printError("error: cannot read \(path)")
             throw ExitCode(2)
         }

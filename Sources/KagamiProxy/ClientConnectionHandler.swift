@@ -844,7 +844,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     func respondWithError(_ exchange: Exchange, status: HTTPResponseStatus, error: FlowError) {
         guard let context else { return }
         let close = !end(exchange) || !exchange.clientKeepAlive
-        let (head, body) = ErrorPage.response(status: status, message: "Kagami: \(error.message)", version: exchange.clientVersion, close: close)
+        let (head, body) = ErrorPage.response(status: status, message: "Kagami: \(error.message)", version: exchange.clientVersion, close: close, error: error.kind)
         exchange.recorder.localResponse(status: status, headers: head.headers, body: body)
         answer(head, body, close: close, recording: exchange.recorder.finish(error: error), context: context)
     }

@@ -151,7 +151,7 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// keeps the tunnel's record, and closes.
     private func refuse(_ recorder: FlowRecorder, target: ProxyTarget, error: any Error, context: ChannelHandlerContext) {
         let (status, flowError) = UpstreamFailure.classify(error, target: target, connectTimeout: settings.connectTimeout)
-        let (head, body) = ErrorPage.response(status: status, message: "Kagami: \(flowError.message)", version: .http1_1, close: true)
+        let (head, body) = ErrorPage.response(status: status, message: "Kagami: \(flowError.message)", version: .http1_1, close: true, error: flowError.kind)
         answerOnceKept(recorder, head: head, body: body, error: flowError, context: context)
     }
 

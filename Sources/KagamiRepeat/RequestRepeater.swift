@@ -2,6 +2,7 @@ import Foundation
 import KagamiFlow
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import Synchronization
 
@@ -10,7 +11,11 @@ import Synchronization
 /// means every repeat runs the same rule pipeline (and breakpoints) as live traffic and is
 /// recorded like it; the `X-Kagami-Repeat-Of` header it carries is taken off by the proxy and
 /// stored as the new exchange's `repeatOf`. Requests go in absolute form, https ones too (the
-/// proxy makes the TLS connection to the server itself), each on a connection of its own.
+/// proxy makes the TLS connection to the server itself), each on a connection of its own: in
+/// HTTP/2 (h2c with prior knowledge, the URL in `:path`) when the exchange was HTTP/2, so the
+/// proxy speaks HTTP/2 to the server too, else in HTTP/1.1. An answer the proxy made itself
+/// because it could not reach the server (it carries `Proxy-Status` with an `error`,
+/// RFC 9209) is a failed send, not a status.
 public struct RequestRepeater: Sendable {
     public struct Plan: Sendable, Hashable {
         public var count: Int
@@ -82,6 +87,8 @@ public struct RequestRepeater: Sendable {
     struct Outgoing: Sendable {
         var head: HTTPRequestHead
         var body: ByteBuffer?
+        /// Sent on an HTTP/2 stream instead of an HTTP/1.1 connection.
+        var http2 = false
     }
 
     private func send(_ outgoing: Outgoing) async -> RepeatSummary.Send {
@@ -106,7 +113,14 @@ public struct RequestRepeater: Sendable {
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    if outgoing.http2 {
+                        // The proxy opens no streams of its own: any it opened would be closed.
+                        _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+                            mode: .client, connectionConfiguration: .init(), streamConfiguration: .init()
+                        ) { pushed in pushed.close() }
+                    } else {
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    }
                 }
             }
             .connect(host: host, port: port)
@@ -115,15 +129,30 @@ public struct RequestRepeater: Sendable {
         let result: Int
         do {
             try await channel.eventLoop.submit {
-                let reader = ResponseReader(promise: promise, isHead: outgoing.head.method == .HEAD)
-                try channel.pipeline.syncOperations.addHandler(reader)
                 let timer = channel.eventLoop.scheduleTask(in: timeout) {
                     promise.fail(RepeatSendError("no complete response within \(timeout.nanoseconds / 1_000_000_000) s"))
                 }
                 promise.futureResult.whenComplete { _ in timer.cancel() }
-                channel.write(HTTPClientRequestPart.head(outgoing.head), promise: nil)
-                if let body = outgoing.body { channel.write(HTTPClientRequestPart.body(.byteBuffer(body)), promise: nil) }
-                channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+                guard outgoing.http2 else {
+                    try channel.pipeline.syncOperations.addHandler(ResponseReader(promise: promise))
+                    Self.write(outgoing, to: channel)
+                    return
+                }
+                let multiplexer = try channel.pipeline.syncOperations.handler(type: NIOHTTP2Handler.self).syncMultiplexer()
+                let stream = channel.eventLoop.makePromise(of: (any Channel).self)
+                multiplexer.createStreamChannel(promise: stream) { stream in
+                    stream.eventLoop.makeCompletedFuture {
+                        // The connection to the proxy is clear text; the URL in `:path` names the server.
+                        try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .http))
+                        try stream.pipeline.syncOperations.addHandler(ResponseReader(promise: promise))
+                    }
+                }
+                stream.futureResult.whenComplete { opened in
+                    switch opened {
+                    case .success(let stream): Self.write(outgoing, to: stream)
+                    case .failure(let error): promise.fail(error)
+                    }
+                }
             }.get()
             result = try await promise.futureResult.get()
         } catch {
@@ -132,6 +161,12 @@ public struct RequestRepeater: Sendable {
         }
         try? await channel.close()
         return result
+    }
+
+    private static func write(_ outgoing: Outgoing, to channel: any Channel) {
+        channel.write(HTTPClientRequestPart.head(outgoing.head), promise: nil)
+        if let body = outgoing.body { channel.write(HTTPClientRequestPart.body(.byteBuffer(body)), promise: nil) }
+        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
     }
 
     /// Framing headers are written afresh for the stored body.
@@ -157,18 +192,23 @@ public struct RequestRepeater: Sendable {
         if hasBody { headers.add(name: "Content-Length", value: String(request.body.keptCount)) }
         headers.add(name: Flow.repeatHeaderName, value: id.uuidString)
         let head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: uri, headers: headers)
-        return Outgoing(head: head, body: request.body.keptCount == 0 ? nil : ByteBuffer(bytes: request.body.data))
+        return Outgoing(
+            head: head, body: request.body.keptCount == 0 ? nil : ByteBuffer(bytes: request.body.data),
+            http2: request.version.hasPrefix("HTTP/2"))
     }
 }
 
-/// Reads one response to its end and reports its status.
+/// Reads one response to its end and reports its status, or the proxy's error when the proxy
+/// answered in the server's place.
 private final class ResponseReader: ChannelInboundHandler {
     typealias InboundIn = HTTPClientResponsePart
     private let promise: EventLoopPromise<Int>
     private var status: Int?
+    /// The body of an answer the proxy made because the server could not be reached: its message.
+    private var proxyError: ByteBuffer?
     private var done = false
 
-    init(promise: EventLoopPromise<Int>, isHead: Bool) {
+    init(promise: EventLoopPromise<Int>) {
         self.promise = promise
     }
 
@@ -177,12 +217,25 @@ private final class ResponseReader: ChannelInboundHandler {
         case .head(let head):
             // 1xx answers come before the real one.
             if head.status.code >= 200 || head.status.code == 101 { status = Int(head.status.code) }
-        case .body:
-            break
+            if Self.reportsProxyError(head.headers) { proxyError = ByteBuffer() }
+        case .body(var bytes):
+            proxyError?.writeBuffer(&bytes)
         case .end:
             guard let status else { return }
             done = true
-            promise.succeed(status)
+            if let proxyError {
+                let message = String(buffer: proxyError).trimmingCharacters(in: .whitespacesAndNewlines)
+                promise.fail(RepeatSendError("the proxy answered \(status): \(message.isEmpty ? "(no message)" : message)"))
+            } else {
+                promise.succeed(status)
+            }
+        }
+    }
+
+    /// `Proxy-Status: kagami; error=tls_protocol_error` (RFC 9209): some proxy on the way failed.
+    static func reportsProxyError(_ headers: HTTPHeaders) -> Bool {
+        headers["proxy-status"].contains { value in
+            value.split(separator: ";").dropFirst().contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix("error=") }
         }
     }
 

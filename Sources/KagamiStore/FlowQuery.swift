@@ -65,8 +65,8 @@ extension FlowStore {
 /// `[` a `WildcardPattern` of all of it, as rules' locations), `method:`, `status:` (`404`,
 /// `4xx`, `4`, `none`) and `has:error` qualify a word, a leading `-` negates it, and any other
 /// word is part of the URL or the method. Words about what only a flow's whole record says (`type:`, `contract:`,
-/// `has:rule`...) are not applied by the store: they are listed in `unapplied`, for the caller to
-/// apply to the flows it gets.
+/// `has:rule`, `grpc`, `grpc.status:`, `grpc.method:`...) are not applied by the store: they are
+/// listed in `unapplied`, for the caller to apply to the flows it gets.
 public struct FlowFilter: Sendable, Equatable {
     public enum Term: Sendable, Equatable {
         /// The host matches this (ignoring case).
@@ -118,9 +118,12 @@ public struct FlowFilter: Sendable, Equatable {
                 case "method": term = .method(value)
                 case "status": term = Self.status(value)
                 case "has" where value == "error": term = .failed
-                case "type", "contract", "has": term = nil
+                case "type", "contract", "has", "grpc.status", "grpc.method": term = nil
                 default: term = .text(word.lowercased())
                 }
+            } else if word.lowercased() == "grpc" {
+                // Whether an exchange is a gRPC call is in its request headers, not in a column.
+                term = nil
             } else {
                 term = .text(word.lowercased())
             }

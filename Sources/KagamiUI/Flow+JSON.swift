@@ -15,6 +15,7 @@ extension Flow {
         object["mode"] = .string(mode.rawValue)
         object["method"] = .string(request.method)
         object["scheme"] = .string(request.scheme)
+        object["version"] = .string(request.version)
         object["host"] = .string(request.host)
         object["port"] = .integer(request.port)
         object["path"] = .string(request.method == "CONNECT" ? request.target : request.path)
@@ -34,6 +35,13 @@ extension Flow {
             object["contract"] = .string(disagreements.contains { $0.severity == .error } ? "error" : "warning")
         }
         if let repeatOf { object["repeatOf"] = .string(repeatOf.uuidString) }
+        if GRPCExchange.isGRPC(contentType: request.headers["content-type"]) {
+            object["grpc"] = .bool(true)
+            // A failed call is an HTTP 200 whose grpc-status says otherwise: the list shows both.
+            if let response, let status = GRPCExchange.status(trailers: response.trailers, headers: response.headers) {
+                object["grpcStatus"] = ["code": .integer(status.code), "name": .string(status.name)]
+            }
+        }
         return .object(object)
     }
 

@@ -73,6 +73,8 @@ struct SSLProxyingAPI: Sendable {
         var object = control.current().json.objectValue ?? [:]
         object["intercepting"] = .bool(control.intercepting)
         object["file"] = control.file.map(JSONValue.string) ?? .null
+        // Before the first save the file may not exist yet: the panel says so.
+        object["fileExists"] = .bool(control.file.map { FileManager.default.fileExists(atPath: $0) } ?? false)
         return jsonResponse(.object(object))
     }
 

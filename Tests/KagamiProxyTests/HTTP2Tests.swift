@@ -2,6 +2,7 @@ import Foundation
 import KagamiCertificates
 import KagamiFlow
 @testable import KagamiProxy
+import KagamiRepeat
 import KagamiTesting
 import Testing
 
@@ -150,6 +151,36 @@ struct HTTP2EndToEndTests {
             #expect(flow.response?.version == "HTTP/2.0")
             #expect(flow.tls?.alpn == "h2")
             #expect(flow.response?.headers.values(for: "set-cookie") == ["a=1", "b=2"])
+        }
+    }
+
+    /// Repeat of an exchange recorded in HTTP/2 goes in HTTP/2 on both legs again.
+    @Test func aRepeatOfAnHTTP2ExchangeIsHTTP2() async throws {
+        let originCA = try TestCertificates.make()
+        let pem = try originCA.serverIdentity(for: "127.0.0.1").writePEM(to: originCA.directory)
+        let server = try PeerServer(script: Self.script, arguments: ["--cert", pem.certificate, "--key", pem.key])
+        defer { server.stop() }
+        let ca = try CertificateAuthority.create(directory: NSTemporaryDirectory() + "kagami-ca-" + UUID().uuidString)
+        try await ProxyHarness.with(configure: {
+            $0.interception = InterceptionConfiguration(authority: ca, additionalTrustRootFiles: [originCA.caPath])
+        }) { proxy in
+            let recorded = FlowRequest(
+                method: "POST", scheme: "https", host: "127.0.0.1", port: server.port, target: "/items?again=1", version: "HTTP/2.0",
+                headers: HeaderFields([("content-type", "text/plain"), ("content-length", "5")]), body: FlowBody(data: Data("hello".utf8)))
+            let id = UUID()
+            let summary = try await RequestRepeater(route: .forwardProxy(host: "127.0.0.1", port: proxy.proxyPort)).run(recorded, of: id, plan: .init(count: 2))
+            #expect(summary.failures == 0, "\(summary.text)")
+            #expect(summary.countsByStatus.map(\.status) == [200])
+            let repeats = try await proxy.flows(count: 2).filter { $0.repeatOf == id }
+            #expect(repeats.count == 2)
+            for flow in repeats {
+                #expect(flow.request.version == "HTTP/2.0")
+                #expect(flow.response?.version == "HTTP/2.0")
+                let body = try #require(try JSONSerialization.jsonObject(with: flow.response?.body.data ?? Data()) as? [String: Any])
+                #expect(body["version"] as? String == "2")
+                #expect(body["path"] as? String == "/items?again=1")
+                #expect(body["bodySHA256"] as? String == OriginServer.sha256Hex(Data("hello".utf8)))
+            }
         }
     }
 

@@ -46,6 +46,50 @@ import Testing
         }
     }
 
+    /// An https exchange from a server whose certificate a private CA signed: refused (and the
+    /// command fails) until that CA is trusted with --upstream-ca, or checking is turned off.
+    @Test func repeatOfHTTPSTrustsTheUpstreamCAItIsGivenAndFailsWithoutIt() async throws {
+        let originCA = try TestCertificates.make()
+        let origin = try await OriginServer.start(tls: originCA.serverIdentity(for: "127.0.0.1"))
+        defer { Task { try? await origin.stop() } }
+        let path = try TemporaryFolder.path("repeat-https", "session.sqlite")
+        let store = try SQLiteFlowStore(path: path)
+        let flow = Flow(
+            mode: .forward,
+            request: FlowRequest(
+                method: "GET", scheme: "https", host: "127.0.0.1", port: origin.port, target: "/echo?tls=1",
+                headers: HeaderFields([("Host", "127.0.0.1:\(origin.port)")])),
+            response: FlowResponse(status: 200),
+            timings: FlowTimings(start: Date(), end: Date()))
+        store.record(flow)
+        try await store.flush()
+        let caDir = try TemporaryFolder.make("repeat-https-ca").path
+        let base = ["--session", path, flow.id.uuidString, "--ca-dir", caDir]
+
+        do {
+            try await RepeatCommand.parse(base).run()
+            Issue.record("a repeat the proxy could not deliver exited 0")
+        } catch let exit as ExitCode {
+            #expect(exit == .failure)
+        }
+        #expect(origin.received.isEmpty)
+        try await RepeatCommand.parse(base + ["--upstream-ca", originCA.caPath]).run()
+        #expect(origin.received.count == 1)
+        try await RepeatCommand.parse(base + ["--insecure-upstream"]).run()
+        #expect(origin.received.count == 2)
+
+        let repeats = try await SQLiteFlowStore(path: path).repeats(of: flow.id).sorted { $0.timings.start < $1.timings.start }
+        #expect(repeats.map { $0.response?.status } == [502, 200, 200])
+        #expect(repeats.first?.error?.kind == .tlsFailure)
+        #expect(repeats.first?.response?.headers.values(for: "Proxy-Status") == ["kagami; error=tls_protocol_error"])
+        #expect(repeats.last?.tls?.upstreamVerificationDisabled == true)
+
+        // A running proxy checks servers by its own options: refused before anything is sent.
+        #expect(throws: (any Error).self) {
+            try RepeatCommand.parse(base + ["--proxy", "http://127.0.0.1:9", "--insecure-upstream"])
+        }
+    }
+
     @Test func repeatRefusesBadOptionsAndUnknownExchanges() async throws {
         let origin = try await OriginServer.start()
         defer { Task { try? await origin.stop() } }

@@ -96,6 +96,14 @@ struct FlowQueryTests {
         await shutDown(store)
     }
 
+    /// Whether an exchange is gRPC and its grpc-status are in its headers and trailers, not in
+    /// the store's columns: those words are left to the caller, and text stays text.
+    @Test func grpcWordsAreLeftForTheCallerToApply() {
+        let filter = FlowFilter(parsing: "GRPC -grpc.status:0 grpc.method:Greeter/* host:api grpcx")
+        #expect(filter.unapplied == ["GRPC", "-grpc.status:0", "grpc.method:Greeter/*"])
+        #expect(filter.conditions.map(\.term) == [.host(WildcardPattern("*api*", caseInsensitive: true)), .text("grpcx")])
+    }
+
     /// `host:` and `path:` with `*`, `?` or `[` are patterns of the whole host or path, with
     /// `WildcardPattern`'s meaning; without, a part of it, as before.
     @Test func hostAndPathWordsAreWildcardPatternsWhenTheyHaveWildcards() {

@@ -120,10 +120,10 @@ class Suite(Page):
     def test_columns_scheme_lock_and_hover(self):
         curl(self.kagami.proxy, f"{self.base}/columns/plain?x=1")
         self.fresh()
-        head = self.js("return [...document.querySelectorAll('#sequence-head .head-cell')].map(c => c.textContent)")
+        head = self.js("return [...document.querySelectorAll('#sequence-head .head-cell')].filter(c => c.offsetParent).map(c => c.textContent)")
         assert head == ["Time", "Method", "Status", "Scheme", "Host", "Path", "Type", "Size", "Duration", "Rules"], head
         row = self.row("/columns/plain")
-        assert "http" in self.rows()[0] and "🔒" not in self.rows()[0], self.rows()
+        assert "http" in self.rows()[0] and not row.find_elements(By.CSS_SELECTOR, ".c-scheme svg.icon-lock"), self.rows()
         assert row.get_attribute("title") == f"GET {self.base}/columns/plain?x=1", row.get_attribute("title")
         assert row.find_element(By.CSS_SELECTOR, ".c-path").get_attribute("title") == f"{self.base}/columns/plain?x=1"
         # No header is cut short, with or without the inspector.
@@ -155,6 +155,45 @@ class Suite(Page):
         assert self.js("return document.querySelector('#sequence-head .c-type').offsetParent") is None
         assert json.loads(self.js("return localStorage.getItem('kagami.columns')"))["hidden"] == ["type"]
 
+    def test_inspector_split_version_column_and_svg_icons(self):
+        curl(self.kagami.proxy, f"{self.base}/layout/split")
+        self.fresh()
+        self.select("/layout/split")
+        inspector_width = lambda: self.js("return document.getElementById('inspector').getBoundingClientRect().width")
+        list_width = lambda: self.js("return document.getElementById('list-pane').getBoundingClientRect().width")
+        before = inspector_width()
+        handle = self.driver.find_element(By.ID, "splitter")
+        assert handle.is_displayed()
+        ActionChains(self.driver).click_and_hold(handle).move_by_offset(250, 0).release().perform()
+        self.until(lambda: abs(inspector_width() - (before - 250)) <= 4, lambda: f"inspector dragged from {before} to {inspector_width()}")
+        assert list_width() > 900, list_width()
+        # Host and Path are no longer cut to a few characters beside the inspector.
+        host = self.driver.find_element(By.CSS_SELECTOR, "#sequence-spacer .row.selected .c-host")
+        assert self.js("return arguments[0].scrollWidth <= arguments[0].clientWidth", host), host.text
+        # The inspector's tabs are one row.
+        tops = self.js("return [...document.querySelectorAll('#inspector .tabs > button')].map(b => Math.round(b.getBoundingClientRect().top))")
+        assert len(set(tops)) == 1, tops
+        # The HTTP version is an optional column, off until chosen, then remembered.
+        assert self.js("return document.querySelector('#sequence-head .c-version').offsetParent") is None
+        self.driver.find_element(By.ID, "columns-button").click()
+        self.until(lambda: self.driver.find_elements(By.ID, "column-version"), "column menu")
+        self.driver.find_element(By.ID, "column-version").click()
+        self.until(lambda: self.js("return document.querySelector('#sequence-spacer .row.selected .c-version').textContent") == "1.1", "the version column shows 1.1")
+        # Icons are SVG drawn with the text's colour, not emoji that need an emoji font.
+        assert self.driver.find_elements(By.CSS_SELECTOR, "#columns-button svg.icon-menu")
+        assert self.driver.find_elements(By.CSS_SELECTOR, "#context-menu svg.icon-check")
+        self.driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+        emoji = self.js("return [...document.body.innerText].filter(c => c.codePointAt(0) >= 0x1F000).join('')")
+        assert emoji == "", emoji
+        self.shot("inspector-split-version-column")
+        # Remembered by this browser.
+        self.driver.refresh()
+        self.until(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#sequence-head .c-version"), "page again")
+        self.until(lambda: self.js("return document.querySelector('#sequence-head .c-version').offsetParent") is not None, "version column kept")
+        self.select("/layout/split")
+        assert abs(inspector_width() - (before - 250)) <= 4, (inspector_width(), before)
+        assert int(float(self.js("return localStorage.getItem('kagami.inspectorWidth')"))) == round(inspector_width())
+
     def test_rules_column_and_applied_rules_name_the_side(self):
         headers = curl(self.kagami.proxy, f"{self.base}/ruled/page", "-D", "-", "-o", os.devnull)
         assert "X-Tagged: yes" in headers, headers
@@ -177,6 +216,44 @@ class Suite(Page):
         self.until(lambda: not self.driver.find_element(By.ID, "inspector").is_displayed(), "the inspector closes")
         self.filter("/filtered/")
         assert not self.driver.find_element(By.ID, "inspector").is_displayed()
+
+    def test_grpc_status_in_the_list_and_the_filter(self):
+        # grpcio's client and server (h2c inside a CONNECT tunnel the proxy reads): one call
+        # that succeeds, one the server fails with NOT_FOUND in an HTTP 200.
+        peer = os.path.join(os.path.dirname(__file__), "..", "GRPC", "grpc_peer.py")
+        server = subprocess.Popen([sys.executable, peer, "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            port = int(server.stdout.readline().split()[1])
+            done = subprocess.run([sys.executable, peer, "call", "--target", f"127.0.0.1:{port}", "--proxy", self.kagami.proxy,
+                                   "--only", "unary,fail"], capture_output=True, text=True, timeout=60)
+            report = json.loads(done.stdout.strip().splitlines()[-1])
+            assert report["fail"]["code"] == "NOT_FOUND", (report, done.stderr)
+        finally:
+            server.stdin.close()
+            server.wait(timeout=30)
+        curl(self.kagami.proxy, f"{self.base}/not-grpc/grpc-status")
+        self.fresh()
+        status = lambda part: self.row(part).find_element(By.CSS_SELECTOR, ".c-status")
+        failed = status("/kagami.test.Echo/Fail")
+        assert failed.text == "NOT_FOUND" and "grpc-failed" in failed.get_attribute("class"), (failed.text, failed.get_attribute("class"))
+        assert failed.get_attribute("title") == "HTTP 200, gRPC NOT_FOUND (5)", failed.get_attribute("title")
+        unary = status("/kagami.test.Echo/Unary")
+        assert unary.text == "200" and "s2" in unary.get_attribute("class"), unary.text
+        paths = lambda: sorted(self.js("return [...document.querySelectorAll('#sequence-spacer .row:not([hidden]) .c-path')].map(c => c.textContent)"))
+        for words, expected in (
+            ("grpc", ["/kagami.test.Echo/Fail", "/kagami.test.Echo/Unary"]),
+            ("grpc.status:5", ["/kagami.test.Echo/Fail"]),
+            ("grpc.status:not_found", ["/kagami.test.Echo/Fail"]),
+            ("grpc -grpc.status:0", ["/kagami.test.Echo/Fail"]),
+            ("grpc.method:Echo/Unary", ["/kagami.test.Echo/Unary"]),
+            ("grpc.method:kagami.test.Echo/*", ["/kagami.test.Echo/Fail", "/kagami.test.Echo/Unary"]),
+            ("-grpc grpc-status", ["/not-grpc/grpc-status"]),
+        ):
+            self.filter(words)
+            self.until(lambda: paths() == expected, lambda: f"{words!r} shows {paths()}, not {expected}")
+            if words == "grpc":
+                self.shot("sequence-grpc-status")
+        self.filter("")
 
     def test_placeholders_look_like_hints(self):
         self.fresh()
@@ -398,13 +475,27 @@ class Suite(Page):
         self.driver.find_element(By.ID, "raw-response-copy").click()
         assert self.copied(1) == response
 
+    def test_ssl_proxying_panel_says_whether_its_file_exists(self):
+        self.fresh()
+        os.remove(self.ssl_file)
+        self.driver.find_element(By.ID, "view-ssl").click()
+        expected = f"Will be saved to {self.ssl_file} (not written yet); a change applies to the next CONNECT."
+        self.until(lambda: self.text_of("ssl-file") == expected, lambda: f"the panel says the file is not written: {self.text_of('ssl-file')!r}")
+        self.shot("ssl-proxying-no-file")
+        self.type_into(self.driver.find_element(By.ID, "ssl-exclude"), "*.apple.com")
+        self.driver.find_element(By.ID, "ssl-save").click()
+        self.until(lambda: self.text_of("ssl-state") == "In force", "saved")
+        assert self.text_of("ssl-file") == f"Saved to {self.ssl_file}; a change applies to the next CONNECT.", self.text_of("ssl-file")
+        with open(self.ssl_file) as file:
+            assert json.load(file) == {"include": [], "exclude": ["*.apple.com"]}
+
     def test_ssl_proxying_panel_from_a_connect_row(self):
         url = f"https://127.0.0.1:{self.tls_port}/secure/page"
         assert curl(self.kagami.proxy, url, "-k") == "hello from /secure/page\n"
         self.fresh()
         # Excluded: one CONNECT row, relayed without decrypting.
         tunnel = self.row(f"127.0.0.1:{self.tls_port} method:CONNECT")
-        assert "🔒 tunnel" in self.rows()[0], self.rows()
+        assert "tunnel" in self.rows()[0] and tunnel.find_elements(By.CSS_SELECTOR, ".c-scheme svg.icon-lock"), self.rows()
         self.menu(tunnel, "menu-ssl-include")
         panel = self.driver.find_element(By.ID, "ssl")
         self.until(lambda: panel.is_displayed() and self.driver.find_elements(By.ID, "ssl-include"), "the SSL Proxying panel")
@@ -425,7 +516,8 @@ class Suite(Page):
         self.driver.find_element(By.ID, "view-sequence").click()
         self.select("again=1")
         row = self.rows()[0]
-        assert "🔒 https" in row and "/secure/page?again=1" in row, row
+        assert "https" in row and "/secure/page?again=1" in row, row
+        assert self.driver.find_elements(By.CSS_SELECTOR, "#sequence-spacer .row.selected .c-scheme svg.icon-lock"), "the lock beside https"
         self.until(lambda: "Server certificate checked" in self.driver.find_element(By.ID, "inspector").text, "TLS details")
         label = self.js("return [...document.querySelectorAll('#inspector td')].find(td => td.textContent === 'Server certificate checked')")
         # Wrapped (if at all) between words, never inside one.
@@ -552,9 +644,10 @@ class Suite(Page):
     def run(self):
         tests = [self.test_columns_scheme_lock_and_hover, self.test_columns_resize_hide_and_remembered,
                  self.test_rules_column_and_applied_rules_name_the_side, self.test_filter_closes_an_exchange_it_hides,
+                 self.test_grpc_status_in_the_list_and_the_filter, self.test_inspector_split_version_column_and_svg_icons,
                  self.test_placeholders_look_like_hints, self.test_row_menu_copies, self.test_row_menu_repeat_and_compose_from_this,
                  self.test_row_menu_rules_open_prefilled, self.test_compose_sends_through_the_proxy, self.test_raw_tab, self.test_ipv6_hosts_are_written_in_brackets,
-                 self.test_ssl_proxying_panel_from_a_connect_row, self.test_device_setup_panel, self.test_body_viewers]
+                 self.test_ssl_proxying_panel_from_a_connect_row, self.test_ssl_proxying_panel_says_whether_its_file_exists, self.test_device_setup_panel, self.test_body_viewers]
         only = os.environ.get("KAGAMI_UI_ONLY")
         if only:
             tests = [t for t in tests if only in t.__name__]

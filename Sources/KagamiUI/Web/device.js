@@ -71,7 +71,7 @@ export function mountDevice({ container }) {
       el("section", { className: "rule-section", id: "device-android" },
         el("div", { className: "section-head" }, el("h3", {}, "Android")),
         el("ol", {},
-          el("li", {}, "Settings → Network & internet → Wi-Fi → the network → ✎ (or long press → Modify) → Advanced options → Proxy: Manual. Hostname: ", el("code", {}, server), ", Port: ", el("code", {}, port), "."),
+          el("li", {}, "Settings → Network & internet → Wi-Fi → the network → the pencil (edit) button (or long press → Modify) → Advanced options → Proxy: Manual. Hostname: ", el("code", {}, server), ", Port: ", el("code", {}, port), "."),
           el("li", {}, "Open ", el("code", {}, caURL), " in the browser and download the certificate."),
           el("li", {}, "Settings → Security → Encryption & credentials → Install a certificate → CA certificate → choose the downloaded file."),
           el("li", {}, "Apps targeting Android 7 or later trust user CAs only when their network security configuration says so (", el("code", {}, "<certificates src=\"user\"/>"), " in a debug build)."))),

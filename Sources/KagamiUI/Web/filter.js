@@ -1,6 +1,7 @@
 // The filter box: words narrow the list, all must hold. `host:` `path:` `method:` `status:` `type:`
-// `has:` `contract:` (violations, errors, warnings) qualify a word; a leading `-` negates it;
-// anything else matches the URL or the method. `host:` and `path:` take part of the host or path,
+// `has:` `contract:` (violations, errors, warnings) `grpc.status:` (a code or its name)
+// `grpc.method:` (part of `Service/Method`, or a pattern of it) qualify a word; `grpc` alone is
+// every gRPC call; a leading `-` negates a word; anything else matches the URL or the method. `host:` and `path:` take part of the host or path,
 // or with `*`, `?` or `[` a pattern of all of it, as rules' locations do (FlowFilter in
 // Sources/KagamiStore/FlowQuery.swift answers the same words for the server's pages).
 import { authority } from "./format.js";
@@ -15,6 +16,10 @@ export function parseFilter(text) {
     const text = colon > 0 ? word.slice(colon + 1) : word;
     const value = text.toLowerCase();
     let test;
+    if (!key && value === "grpc") {
+      tests.push(negate ? (f) => !f.grpc : (f) => f.grpc === true);
+      continue;
+    }
     switch (key) {
       case "host": {
         const matches = locationTest(value);
@@ -29,6 +34,12 @@ export function parseFilter(text) {
       case "method": test = (f) => f.method.toLowerCase() === value; break;
       case "status": test = statusTest(value); break;
       case "type": test = (f) => (f.type || "").includes(value); break;
+      case "grpc.status": test = grpcStatusTest(value); break;
+      case "grpc.method": {
+        const matches = locationTest(text);
+        test = (f) => f.grpc === true && matches(f.path.replace(/^\//, ""));
+        break;
+      }
       case "contract":
         if (value === "violations" || value === "violation") test = (f) => (f.violations || 0) > 0;
         else if (value === "errors" || value === "error") test = (f) => f.contract === "error";
@@ -113,6 +124,12 @@ function statusTest(value) {
   const match = /^([1-5])(?:xx)?$/.exec(value);
   if (match) return (f) => f.status != null && Math.floor(f.status / 100) === Number(match[1]);
   return (f) => String(f.status) === value;
+}
+
+/** `5`, `not_found` (either case): a gRPC call whose grpc-status is that. */
+function grpcStatusTest(value) {
+  if (/^\d+$/.test(value)) return (f) => f.grpcStatus != null && f.grpcStatus.code === Number(value);
+  return (f) => f.grpcStatus != null && f.grpcStatus.name.toLowerCase() === value;
 }
 
 const urlCache = new WeakMap();

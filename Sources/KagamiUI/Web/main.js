@@ -14,6 +14,7 @@ import { mountMenu } from "./menu.js";
 import { blankCompose, mountCompose } from "./compose.js";
 import { mountSSLProxying } from "./ssl.js";
 import { mountDevice } from "./device.js";
+import { mountSplitter } from "./splitter.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -36,6 +37,7 @@ mountSequence({ scroll: $("sequence-scroll"), spacer: $("sequence-spacer"), head
 mountStructure({ container: $("structure"), onSelect: select, onMenu: openMenu });
 mountSSLProxying({ container: $("ssl") });
 mountDevice({ container: $("device") });
+mountSplitter({ handle: $("splitter"), inspector: $("inspector"), workspace: document.querySelector(".workspace") });
 mountCompose({ dialog: $("compose-dialog"), onSelect: select });
 $("compose").addEventListener("click", () => dispatch({ type: "composeOpened", draft: blankCompose() }));
 mountRules({ container: $("rules") });

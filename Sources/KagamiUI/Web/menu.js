@@ -1,13 +1,14 @@
 // The context menu of a Sequence row, a Structure node and the list's header (right-click, or
-// the ⋯ and ☰ buttons): copy, repeat, compose, and rules made from the exchange, each opening
+// the "more" and columns buttons): copy, repeat, compose, and rules made from the exchange, each opening
 // its editor prefilled (Charles's "select an exchange, right-click, make the rule from it").
 import { dispatch, state, subscribe } from "./store.js";
 import { getJSON, loadBody, loadBreakpoints, loadCurl, loadRules, loadSSLProxying, repeatFlow } from "./api.js";
 import { el, hostPattern, truncate } from "./format.js";
 import { copyText } from "./clipboard.js";
 import { responseText } from "./tools.js";
-import { COLUMNS, flowURL } from "./sequence.js";
+import { COLUMNS, columnShown, flowURL } from "./sequence.js";
 import { composeDraft } from "./compose.js";
+import { icon } from "./icons.js";
 
 /** The location a rule made from this exchange matches: its scheme, host, port and path. */
 export function locationOf(flow) {
@@ -30,7 +31,7 @@ export function mountMenu({ container, showTool, showRepeat, onSelect }) {
       type: "button", role: item.checked != null ? "menuitemcheckbox" : "menuitem", id: item.id, disabled: !!item.disabled, title: item.title || "",
       ...(item.checked != null ? { "aria-checked": String(item.checked) } : {}),
       onclick: () => { if (!item.keepOpen) close(); item.run(); },
-    }, item.checked != null ? (item.checked ? "✓ " : "   ") : "", item.label)));
+    }, item.checked != null ? el("span", { className: "menu-check" }, item.checked ? icon("check") : null) : "", item.label)));
     // Kept inside the window.
     const width = container.offsetWidth, height = container.offsetHeight;
     container.style.left = `${Math.max(4, Math.min(menu.x, innerWidth - width - 4))}px`;
@@ -39,7 +40,8 @@ export function mountMenu({ container, showTool, showRepeat, onSelect }) {
   }
 
   function columnItems() {
-    return [...COLUMNS.map(({ id, label }) => ({ id: `column-${id}`, label, checked: !state.columns.hidden.includes(id), keepOpen: true, run: () => dispatch({ type: "columnToggled", column: id }) })),
+    return [...COLUMNS.map((column) => ({ id: `column-${column.id}`, label: column.label, checked: columnShown(column), keepOpen: true,
+      run: () => dispatch({ type: "columnToggled", column: column.id, optional: column.optional === true }) })),
       "-", { id: "columns-reset", label: "Reset columns", run: () => dispatch({ type: "columnsReset" }) }];
   }
 

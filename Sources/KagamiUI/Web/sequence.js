@@ -3,17 +3,20 @@
 import { dispatch, state, subscribe } from "./store.js";
 import { authority, el, formatDuration, formatSize, formatTime, statusClass, truncate } from "./format.js";
 import { contractBadges } from "./contract.js";
+import { icon } from "./icons.js";
 
 const ROW = 24;
 const OVERSCAN = 8;
 
 // The columns, in order: default width (px; the path takes what is left), the narrowest a drag
-// may make it, and whether it gives way first when the list is narrow (the inspector is open).
+// may make it, whether it gives way first when the list is narrow (the inspector is open), and
+// whether it is optional (hidden until chosen in the columns menu).
 export const COLUMNS = [
   { id: "time", label: "Time", width: 96, min: 60 },
   { id: "method", label: "Method", width: 70, min: 44 },
   { id: "status", label: "Status", width: 60, min: 40 },
   { id: "scheme", label: "Scheme", width: 74, min: 40 },
+  { id: "version", label: "Version", width: 76, min: 44, optional: true },
   { id: "host", label: "Host", width: 180, min: 60, shrinks: true },
   { id: "path", label: "Path", width: null, min: 80, shrinks: true },
   { id: "type", label: "Type", width: 130, min: 50, shrinks: true },
@@ -22,11 +25,17 @@ export const COLUMNS = [
   { id: "rules", label: "Rules", width: 170, min: 50 },
 ];
 
+/** Whether a column is shown: an optional one when chosen, any other unless hidden. */
+export function columnShown({ id, optional }) {
+  return optional ? state.columns.shown.includes(id) : !state.columns.hidden.includes(id);
+}
+
 /** The CSS that sizes and hides columns as the store says (header and rows alike). */
 function columnStyle() {
-  const { widths, hidden } = state.columns;
-  return COLUMNS.map(({ id, width, min, shrinks }) => {
-    if (hidden.includes(id)) return `#sequence .c-${id} { display: none; }`;
+  const { widths } = state.columns;
+  return COLUMNS.map((column) => {
+    const { id, width, min, shrinks } = column;
+    if (!columnShown(column)) return `#sequence .c-${id} { display: none; }`;
     const chosen = widths[id] ?? width;
     if (chosen == null) return `#sequence .c-${id} { flex: 1 1 0; min-width: ${min}px; }`;
     return `#sequence .c-${id} { flex: 0 ${shrinks && widths[id] == null ? 1 : 0} ${chosen}px; min-width: ${shrinks && widths[id] == null ? min : chosen}px; }`;
@@ -50,7 +59,7 @@ function mountHeader(head, openMenu) {
     });
     return cell;
   });
-  const more = el("button", { id: "columns-button", className: "c-more", title: "Show or hide columns", "aria-label": "Columns", onclick: (event) => openMenu(event) }, "☰");
+  const more = el("button", { id: "columns-button", className: "c-more", title: "Show or hide columns", "aria-label": "Columns", onclick: (event) => openMenu(event) }, icon("menu"));
   head.replaceChildren(...cells, more);
   head.addEventListener("contextmenu", (event) => { event.preventDefault(); openMenu(event); });
   const apply = () => { style.textContent = columnStyle(); };
@@ -106,7 +115,7 @@ export function mountSequence({ scroll, spacer, head, onSelect, onMenu }) {
 
   function makeRow() {
     const cells = COLUMNS.map(({ id }) => el("span", { className: `c-${id}` }));
-    const more = el("button", { className: "c-more row-menu", title: "Actions on this exchange", "aria-label": "Actions", tabIndex: -1 }, "⋯");
+    const more = el("button", { className: "c-more row-menu", title: "Actions on this exchange", "aria-label": "Actions", tabIndex: -1 }, icon("more"));
     const node = el("div", { className: "row", role: "row" }, ...cells, more);
     const row = { node, cells, flow: null };
     const menu = (event, x, y) => {
@@ -135,15 +144,20 @@ export function mountSequence({ scroll, spacer, head, onSelect, onMenu }) {
   function fill(row, flow) {
     row.flow = flow;
     row.node.dataset.id = flow.id;
-    const [time, method, status, scheme, host, path, type, size, duration, rules] = row.cells;
+    const [time, method, status, scheme, version, host, path, type, size, duration, rules] = row.cells;
     time.textContent = formatTime(flow.time);
     method.textContent = flow.method;
-    status.textContent = flow.status ?? (flow.error ? "failed" : "…");
-    status.className = `c-status ${statusClass(flow.status)}`;
+    // A gRPC call that failed is an HTTP 200 whose grpc-status says so: both are shown.
+    const grpcFailed = flow.grpcStatus && flow.grpcStatus.code !== 0;
+    status.textContent = grpcFailed ? flow.grpcStatus.name : flow.status ?? (flow.error ? "failed" : "…");
+    status.className = `c-status ${grpcFailed ? "grpc-failed" : statusClass(flow.status)}`;
+    status.title = flow.grpcStatus ? `HTTP ${flow.status}, gRPC ${flow.grpcStatus.name} (${flow.grpcStatus.code})` : "";
     const secure = flow.scheme === "https" || flow.scheme === "wss" || flow.method === "CONNECT";
-    scheme.textContent = `${secure ? "🔒 " : ""}${flow.method === "CONNECT" ? "tunnel" : flow.scheme}`;
+    scheme.replaceChildren(...(secure ? [icon("lock"), " "] : []), flow.method === "CONNECT" ? "tunnel" : flow.scheme);
     scheme.title = flow.method === "CONNECT" ? (flow.tls ? "HTTPS tunnel, decrypted" : "HTTPS tunnel, relayed without decrypting") : secure ? "HTTPS" : "HTTP, not encrypted";
     scheme.classList.toggle("secure", secure);
+    version.textContent = flow.version ? flow.version.replace(/^HTTP\//, "").replace(/\.0$/, "") : "";
+    version.title = flow.version || "";
     host.textContent = authority(flow.host, flow.port && !defaultPort(flow) ? flow.port : null);
     host.title = host.textContent;
     const fullPath = flow.path + (flow.query != null ? `?${flow.query}` : "");

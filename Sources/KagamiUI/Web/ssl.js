@@ -36,7 +36,8 @@ export function mountSSLProxying({ container }) {
     const notes = [
       el("p", { className: "note", id: "ssl-summary" }, decrypted),
       draft.intercepting ? null : el("p", { className: "panel-error", id: "ssl-off" }, "HTTPS interception is off (kagami proxy --no-ssl-proxying): every CONNECT is relayed untouched whatever this list says. Start Kagami without that option to decrypt the hosts listed here."),
-      el("p", { className: "note", id: "ssl-file" }, draft.file ? `Saved to ${draft.file}; a change applies to the next CONNECT.`
+      el("p", { className: "note", id: "ssl-file" }, draft.file ? (draft.fileExists ? `Saved to ${draft.file}; a change applies to the next CONNECT.`
+        : `Will be saved to ${draft.file} (not written yet); a change applies to the next CONNECT.`)
         : "A change applies to the next CONNECT; it lasts until Kagami stops (start it with --ssl-proxying-file FILE to keep the list)."),
       ssl.error ? el("div", { id: "ssl-error", className: "panel-error", role: "alert" }, ssl.error.error) : null,
     ];

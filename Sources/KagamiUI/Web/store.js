@@ -105,8 +105,8 @@ function readBound() {
 function readColumns() {
   try {
     const saved = JSON.parse(localStorage.getItem("kagami.columns") || "{}");
-    return { widths: saved.widths || {}, hidden: saved.hidden || [] };
-  } catch { return { widths: {}, hidden: [] }; }
+    return { widths: saved.widths || {}, hidden: saved.hidden || [], shown: saved.shown || [] };
+  } catch { return { widths: {}, hidden: [], shown: [] }; }
 }
 
 function saveColumns() {
@@ -243,13 +243,15 @@ function reduce(action) {
       break;
     case "columnResized": state.columns = { ...state.columns, widths: { ...state.columns.widths, [action.column]: action.width } }; saveColumns(); break;
     case "columnToggled": {
-      const hidden = new Set(state.columns.hidden);
-      if (hidden.has(action.column)) hidden.delete(action.column); else hidden.add(action.column);
-      state.columns = { ...state.columns, hidden: [...hidden] };
+      // An optional column (hidden until asked for) is listed in `shown`, any other in `hidden`.
+      const key = action.optional ? "shown" : "hidden";
+      const names = new Set(state.columns[key]);
+      if (names.has(action.column)) names.delete(action.column); else names.add(action.column);
+      state.columns = { ...state.columns, [key]: [...names] };
       saveColumns();
       break;
     }
-    case "columnsReset": state.columns = { widths: {}, hidden: [] }; saveColumns(); break;
+    case "columnsReset": state.columns = { widths: {}, hidden: [], shown: [] }; saveColumns(); break;
     case "menuOpened": state.menu = action.menu; break;
     case "menuClosed": state.menu = null; break;
     case "sslLoaded":

@@ -2,6 +2,7 @@
 // each node. Built incrementally as flows arrive; only opened nodes have their children drawn.
 import { state, subscribe } from "./store.js";
 import { authority, el, formatTime, hostPattern, statusClass, truncate } from "./format.js";
+import { icon } from "./icons.js";
 
 function makeNode(key, label) {
   return { key, label, count: 0, children: new Map(), flows: [] };
@@ -69,7 +70,7 @@ export function mountStructure({ container, onSelect, onMenu }) {
       onMenu({ x, y, node: { url: origin + (segments || "/"), location, hostPattern: hostPattern(flow) } });
     };
     summary.addEventListener("contextmenu", (event) => nodeMenu(event, event.clientX, event.clientY));
-    summary.append(el("button", { className: "node-menu", title: "Actions on this node", "aria-label": "Actions", onclick: (event) => { const r = event.currentTarget.getBoundingClientRect(); nodeMenu(event, r.left, r.bottom); } }, "⋯"));
+    summary.append(el("button", { className: "node-menu", title: "Actions on this node", "aria-label": "Actions", onclick: (event) => { const r = event.currentTarget.getBoundingClientRect(); nodeMenu(event, r.left, r.bottom); } }, icon("more")));
     const fill = () => {
       for (const next of node.children.values()) details.append(renderNode(next));
       for (const index of node.flows.slice(-500)) {

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The install check: packages the debug build the tests already made (scripts/package.sh
+# --from-debug), unpacks the .deb into an empty folder as dpkg would install it, and runs the
+# kagami found there: --version, its man page and completions, and `kagami proxy` on port 0
+# relaying curl to an origin on 127.0.0.1 and serving the web UI from the packaged files.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+work="$(mktemp -d)"
+proxy_pid=""
+origin_pid=""
+cleanup() {
+    [ -n "$proxy_pid" ] && kill "$proxy_pid" 2>/dev/null && wait "$proxy_pid" 2>/dev/null
+    [ -n "$origin_pid" ] && kill "$origin_pid" 2>/dev/null && wait "$origin_pid" 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "package test: $*" >&2; exit 1; }
+
+scripts/package.sh --from-debug --out "$work/dist" >/dev/null 2>"$work/package.log" || { cat "$work/package.log" >&2; fail "scripts/package.sh failed"; }
+deb="$(ls "$work"/dist/*.deb)"
+tar -tzf "$work"/dist/*.tar.gz >"$work/archive.txt"
+grep -q '/lib/kagami/kagami_KagamiUI.resources/Web/index.html$' "$work/archive.txt" || fail "the archive has no web UI"
+dpkg-deb -f "$deb" Package | grep -qx kagami || fail "the .deb is not package kagami"
+dpkg -x "$deb" "$work/root"
+usr="$work/root/usr"
+
+version="$("$usr/bin/kagami" --version)"
+[ "$version" = "$(dpkg-deb -f "$deb" Version)" ] || fail "kagami --version says $version, the .deb $(dpkg-deb -f "$deb" Version)"
+[ -f "$usr/lib/kagami/kagami_KagamiUI.resources/Web/index.html" ] || fail "no web UI beside the binary"
+zcat "$usr/share/man/man1/kagami.1.gz" | grep -q '^\.SH KAGAMI PROXY' || fail "the man page has no kagami proxy section"
+grep -q 'repeat' "$usr/share/bash-completion/completions/kagami" || fail "bash completion has no subcommands"
+[ -s "$usr/share/zsh/vendor-completions/_kagami" ] && [ -s "$usr/share/fish/vendor_completions.d/kagami.fish" ] || fail "zsh or fish completion missing"
+
+# An origin on 127.0.0.1, port 0.
+mkdir -p "$work/site" && echo "installed kagami relays this" > "$work/site/page.txt"
+python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$work/site" >"$work/origin.log" 2>&1 &
+origin_pid=$!
+for _ in $(seq 100); do grep -q 'port [0-9]' "$work/origin.log" && break; sleep 0.1; done
+origin_port="$(sed -n 's/.* port \([0-9]*\) .*/\1/p' "$work/origin.log" | head -1)"
+[ -n "$origin_port" ] || fail "the origin did not start"
+
+KAGAMI_HOME="$work/home" "$usr/bin/kagami" proxy --port 0 --ui-port 0 --no-ssl-proxying --session "$work/session.sqlite" >"$work/proxy.log" 2>&1 &
+proxy_pid=$!
+for _ in $(seq 200); do grep -q 'token=' "$work/proxy.log" && break; kill -0 "$proxy_pid" 2>/dev/null || break; sleep 0.1; done
+proxy="$(grep -o 'listening on http://127\.0\.0\.1:[0-9]*' "$work/proxy.log" | head -1 | sed 's/listening on //')"
+ui="$(grep -o 'http://127\.0\.0\.1:[0-9]*/?token=[0-9a-f]*' "$work/proxy.log" | head -1)"
+[ -n "$proxy" ] && [ -n "$ui" ] || { cat "$work/proxy.log" >&2; fail "kagami proxy did not start"; }
+body="$(curl -s --max-time 10 -x "$proxy" "http://127.0.0.1:$origin_port/page.txt")"
+[ "$body" = "installed kagami relays this" ] || fail "through the proxy: $body"
+curl -s --max-time 10 "$ui" | grep -q '<title>' || fail "the web UI did not answer with its page"
+echo "package test: kagami $version from the .deb ($(du -h "$deb" | cut -f1)): --version, man page, completions, proxy and web UI pass"
