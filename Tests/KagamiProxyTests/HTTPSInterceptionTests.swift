@@ -216,6 +216,9 @@ struct HTTPSInterceptionTests {
         try await HTTPSHarness.with { h in
             var configuration = HTTPClient.Configuration()
             configuration.proxy = .server(host: "127.0.0.1", port: h.proxy.proxyPort)
+            // The connect phase spans the CONNECT and both TLS handshakes: on a 2-core machine
+            // running every suite at once, AsyncHTTPClient's 10 s default was seen running out.
+            configuration.timeout.connect = .seconds(30)
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.additionalTrustRoots = [.file(h.kagamiCA.certificatePath)]
             configuration.tlsConfiguration = tls
