@@ -126,7 +126,9 @@ struct HTTP2EndToEndTests {
         return (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:]
     }
 
-    @Test func h2OnBothLegsChosenByALPN() async throws {
+    /// The h2 peer as an HTTPS origin with a CA of its own, behind a proxy intercepting with
+    /// another (which trusts the origin's).
+    static func withInterceptedH2Origin(_ body: (ProxyHarness, PeerServer, CertificateAuthority) async throws -> Void) async throws {
         let originCA = try TestCertificates.make()
         let pem = try originCA.serverIdentity(for: "127.0.0.1").writePEM(to: originCA.directory)
         let server = try PeerServer(script: Self.script, arguments: ["--cert", pem.certificate, "--key", pem.key])
@@ -134,7 +136,11 @@ struct HTTP2EndToEndTests {
         let ca = try CertificateAuthority.create(directory: NSTemporaryDirectory() + "kagami-ca-" + UUID().uuidString)
         try await ProxyHarness.with(configure: {
             $0.interception = InterceptionConfiguration(authority: ca, additionalTrustRootFiles: [originCA.caPath])
-        }) { proxy in
+        }) { proxy in try await body(proxy, server, ca) }
+    }
+
+    @Test func h2OnBothLegsChosenByALPN() async throws {
+        try await Self.withInterceptedH2Origin { proxy, server, ca in
             let report = try await Self.client([
                 "--url", "https://127.0.0.1:\(server.port)/items?x=1", "--proxy", proxy.proxyURL, "--cacert", ca.certificatePath, "--data", "70000",
             ])
@@ -156,14 +162,7 @@ struct HTTP2EndToEndTests {
 
     /// Repeat of an exchange recorded in HTTP/2 goes in HTTP/2 on both legs again.
     @Test func aRepeatOfAnHTTP2ExchangeIsHTTP2() async throws {
-        let originCA = try TestCertificates.make()
-        let pem = try originCA.serverIdentity(for: "127.0.0.1").writePEM(to: originCA.directory)
-        let server = try PeerServer(script: Self.script, arguments: ["--cert", pem.certificate, "--key", pem.key])
-        defer { server.stop() }
-        let ca = try CertificateAuthority.create(directory: NSTemporaryDirectory() + "kagami-ca-" + UUID().uuidString)
-        try await ProxyHarness.with(configure: {
-            $0.interception = InterceptionConfiguration(authority: ca, additionalTrustRootFiles: [originCA.caPath])
-        }) { proxy in
+        try await Self.withInterceptedH2Origin { proxy, server, _ in
             let recorded = FlowRequest(
                 method: "POST", scheme: "https", host: "127.0.0.1", port: server.port, target: "/items?again=1", version: "HTTP/2.0",
                 headers: HeaderFields([("content-type", "text/plain"), ("content-length", "5")]), body: FlowBody(data: Data("hello".utf8)))
