@@ -9,10 +9,18 @@ cd "$(dirname "$0")/.."
 work="$(mktemp -d)"
 proxy_pid=""
 origin_pid=""
+# Stops the proxy and the origin and keeps the script's own status: `wait` on a process just
+# killed says 143, which must not become the test's result.
 cleanup() {
-    [ -n "$proxy_pid" ] && kill "$proxy_pid" 2>/dev/null && wait "$proxy_pid" 2>/dev/null
-    [ -n "$origin_pid" ] && kill "$origin_pid" 2>/dev/null && wait "$origin_pid" 2>/dev/null
+    local status=$?
+    for pid in "$proxy_pid" "$origin_pid"; do
+        if [ -n "$pid" ]; then
+            kill "$pid" 2>/dev/null || true
+            wait "$pid" 2>/dev/null || true
+        fi
+    done
     rm -rf "$work"
+    exit "$status"
 }
 trap cleanup EXIT
 fail() { echo "package test: $*" >&2; exit 1; }
