@@ -35,7 +35,10 @@ status=0
 suite() {
     local started=$SECONDS result=0
     timeout --kill-after=15 600 "$@" || result=$?
-    echo "browser suite ${*: -2:1}: $((SECONDS - started)) s"
+    local line
+    line="browser suite ${*: -2:1}: $([ $result -eq 0 ] && echo pass || echo "FAIL (exit $result)") in $((SECONDS - started)) s"
+    echo "$line"
+    echo "$line" >>"$logs/summary"
     return $result
 }
 # Two lanes of suites side by side, about two minutes each: every suite starts its own Kagami,
@@ -52,6 +55,7 @@ lane() {
     return $result
 }
 logs=$(mktemp -d)
+: >"$logs/summary"
 trap 'rm -rf "$logs"' EXIT
 lane test_ui.py test_scale_ui.py test_chromium_protocols.py >"$logs/first" 2>&1 &
 first=$!
@@ -63,4 +67,7 @@ wait $first || status=1
 cat "$logs/first"
 wait $second || status=1
 cat "$logs/second"
+# Every suite's result once more, last, so the end of the output says which one failed.
+echo
+cat "$logs/summary"
 exit $status

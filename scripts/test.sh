@@ -43,35 +43,41 @@ fi
 
 swift build --build-tests
 status=0
+# Every part's result, printed last so the end of the output says which part failed.
+results=()
+part() {
+    local name=$1 started=$SECONDS result=0
+    shift
+    "$@" || result=$?
+    results+=("$name: $([ $result -eq 0 ] && echo pass || echo "FAIL (exit $result)") in $((SECONDS - started)) s")
+    [ $result -eq 0 ] || status=1
+}
 # A crash prints one backtrace of every thread, without registers or images, and a run that
 # hangs is stopped: timeout signals its whole process group, servers the tests started too.
 export SWIFT_BACKTRACE="${SWIFT_BACKTRACE:-enable=yes,interactive=no,threads=all,registers=none,images=none}"
-timeout --kill-after=30 "${KAGAMI_TEST_TIMEOUT:-1500}" swift test --skip-build "$@" || status=1
-# KagamiKit's public API stays free of SwiftNIO types (docs/LIBRARY.md).
+part "swift test" timeout --kill-after=30 "${KAGAMI_TEST_TIMEOUT:-1500}" swift test --skip-build "$@"
 if [ $# -eq 0 ]; then
-    ./scripts/check-public-api.sh || status=1
-fi
-# `kagami mcp` driven by the official Python MCP client over standard input and output
-# (Tests/MCP: a real proxy records, the client reads and adds a rule; a few seconds).
-if [ $# -eq 0 ]; then
-    timeout --kill-after=15 300 .venv-tests/bin/python Tests/MCP/test_mcp.py "$(swift build --show-bin-path)/kagami" || status=1
-fi
-# The install check: the debug build packaged by scripts/package.sh, its .deb unpacked into a
-# temporary folder, and the kagami there run (version, man page, completions, proxy, web UI).
-if [ $# -eq 0 ]; then
-    timeout --kill-after=15 300 ./scripts/test-package.sh || status=1
-fi
-# The web UI in a real browser (skipped when only some Swift tests were asked for), run even
-# when a Swift test failed; the command fails if either did. Beside it, an app's own test suite
-# using Kagami in-process and a generated client (docs/LIBRARY.md), printed once done.
-if [ $# -eq 0 ]; then
+    # KagamiKit's public API stays free of SwiftNIO types (docs/LIBRARY.md).
+    part "public API" ./scripts/check-public-api.sh
+    # `kagami mcp` driven by the official Python MCP client over standard input and output
+    # (Tests/MCP: a real proxy records, the client reads and adds a rule; a few seconds).
+    part "MCP" timeout --kill-after=15 300 .venv-tests/bin/python Tests/MCP/test_mcp.py "$(swift build --show-bin-path)/kagami"
+    # The install check: the debug build packaged by scripts/package.sh, its .deb unpacked into a
+    # temporary folder, and the kagami there run (version, man page, completions, proxy, web UI).
+    part "package" timeout --kill-after=15 300 ./scripts/test-package.sh
+    # The web UI in a real browser, run even when a Swift test failed; the command fails if
+    # either did. Beside it, an app's own test suite using Kagami in-process and a generated
+    # client (docs/LIBRARY.md), printed once done.
     kagami="$(swift build --show-bin-path)/kagami"
     examples_log=$(mktemp)
     ./scripts/test-examples.sh >"$examples_log" 2>&1 &
     examples=$!
-    ./scripts/test-ui.sh "$kagami" || status=1
-    wait $examples || status=1
+    part "browser" ./scripts/test-ui.sh "$kagami"
+    part "examples" wait $examples
     cat "$examples_log"
     rm -f "$examples_log"
 fi
+echo
+echo "scripts/test.sh:"
+printf '  %s\n' "${results[@]}"
 exit $status
