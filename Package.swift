@@ -78,7 +78,7 @@ let package = Package(
         .target(
             name: "KagamiProxy",
             dependencies: [
-                "KagamiFlow", "KagamiCertificates", "KagamiRules", "CKagamiZlib",
+                "KagamiFlow", "KagamiCertificates", "KagamiRules", "KagamiControl", "CKagamiZlib",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -95,6 +95,10 @@ let package = Package(
             name: "KagamiRules",
             dependencies: ["KagamiFlow", "KagamiJSON", "KagamiYAML", "KagamiContentCoding", .product(name: "Yams", package: "Yams")]
         ),
+        // What is decided about a running proxy without touching the network, shared by the engine
+        // and the admin API: who may use it, where it may connect, the SSL Proxying list,
+        // breakpoints and held exchanges, the WebSockets a message can be sent into.
+        .target(name: "KagamiControl", dependencies: ["KagamiFlow", "KagamiRules"]),
         // Times the rule pipeline on a typical request (bench/rules/run.sh).
         .executableTarget(name: "rules-bench", dependencies: ["KagamiRules", "KagamiFlow"], path: "bench/rules/Sources"),
         // The inference accuracy benchmark's request generator and scorer (bench/infer/run.sh).
@@ -169,7 +173,10 @@ let package = Package(
         ),
         // The one recording chain (store, live views, contract check) every server is given, and
         // the proxy built with it from its options.
-        .target(name: "KagamiRecording", dependencies: ["KagamiFlow", "KagamiStore", "KagamiContractCheck", "KagamiProxy"]),
+        .target(name: "KagamiRecording", dependencies: ["KagamiFlow", "KagamiStore", "KagamiContractCheck"]),
+        // The proxy built with that chain from its options, for `kagami proxy`, `kagami repeat`
+        // and KagamiKit alike.
+        .target(name: "KagamiRecordingProxy", dependencies: ["KagamiFlow", "KagamiStore", "KagamiContractCheck", "KagamiRecording", "KagamiProxy"]),
         // Scenarios: recorded traffic answered back as a mock. Pure: flows in, answers out.
         .target(name: "KagamiScenarios", dependencies: ["KagamiFlow", "KagamiJSON", "KagamiURITemplate", "KagamiContentCoding"]),
         // The mock server and docs page served from a contract.
@@ -201,7 +208,7 @@ let package = Package(
             name: "KagamiUI",
             dependencies: [
                 "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiContentCoding", "KagamiContractCheck", "KagamiRecording",
-                "KagamiProxy", "KagamiCertificates", "KagamiRules", "KagamiCurl", "KagamiRepeat", "KagamiInfer", "KagamiGRPC", "KagamiDiff",
+                "KagamiControl", "KagamiCertificates", "KagamiRules", "KagamiCurl", "KagamiRepeat", "KagamiInfer", "KagamiGRPC", "KagamiDiff",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -229,7 +236,7 @@ let package = Package(
             name: "KagamiKit",
             dependencies: [
                 "KagamiFlow", "KagamiRules", "KagamiProxy", "KagamiMock", "KagamiStore", "KagamiContractCheck", "KagamiDescription", "KagamiCertificates",
-                "KagamiRecording", "KagamiDiff",
+                "KagamiRecording", "KagamiRecordingProxy", "KagamiDiff",
             ]
         ),
         // A swift-openapi-runtime transport: a generated client pointed at an in-process mock or
@@ -267,7 +274,8 @@ let package = Package(
             dependencies: ["KagamiOutput",
                 "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
                 "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiContractCheck", "KagamiMock", "KagamiUI",
-                "KagamiRules", "KagamiRepeat", "KagamiInfer", "KagamiRecording", "KagamiDiff", "KagamiMCP", "KagamiGRPC",
+                "KagamiRules", "KagamiRepeat", "KagamiInfer", "KagamiRecording", "KagamiDiff", "KagamiMCP", "KagamiGRPC", "KagamiControl",
+                "KagamiRecordingProxy",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -321,6 +329,7 @@ let package = Package(
             name: "KagamiUITests",
             dependencies: [
                 "KagamiUI", "KagamiFlow", "KagamiStore", "KagamiTesting", "KagamiJSON", "KagamiProxy", "KagamiRules", "KagamiRepeat", "KagamiRecording",
+                "KagamiControl", "KagamiRecordingProxy", "KagamiCLI",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -342,6 +351,7 @@ let package = Package(
             name: "KagamiProxyTests",
             dependencies: [
                 "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "KagamiRules", "KagamiRepeat", "KagamiMock", "KagamiJSON", "KagamiGRPC", "KagamiKit", "KagamiRecording", "KagamiContractCheck", "url-session-probe", "CKagamiZlib",
+                "KagamiControl", "KagamiRecordingProxy",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -361,7 +371,7 @@ let package = Package(
             name: "KagamiContractCheckTests",
             dependencies: [
                 "KagamiContractCheck", "KagamiDescription", "KagamiContract", "KagamiFlow", "KagamiJSON", "KagamiProxy", "KagamiStore", "KagamiRecording",
-                "KagamiTesting", "KagamiHAR", "KagamiUI", "KagamiCertificates", "kagami",
+                "KagamiTesting", "KagamiHAR", "KagamiUI", "KagamiCertificates", "kagami", "KagamiRecordingProxy",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

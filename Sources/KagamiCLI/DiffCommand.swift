@@ -149,12 +149,13 @@ struct DiffCommand: AsyncParsableCommand {
         let labels = (Self.label(names[0], [filter, beforeFilter]), Self.label(names.count > 1 ? names[1] : names[0], [filter, afterFilter]))
         let diff: CaptureDiff
         do {
-            async let before = first.summary(filter: filters.0, options: options)
-            async let after = second.summary(filter: filters.1, options: options)
-            diff = try CaptureDiff(before: try await before, after: try await after)
-        } catch let error as DiffInputError {
+            let options = options
+            diff = try await CaptureDiff.comparing(
+                { try await first.summary(filter: filters.0, options: options) }, { try await second.summary(filter: filters.1, options: options) },
+                labels: labels)
+        } catch let refusal as DiffRefusal {
             await Self.close(first, second, same: names.count == 1)
-            throw unusable(Self.describe(error, labels: labels))
+            throw unusable(refusal.description)
         } catch {
             await Self.close(first, second, same: names.count == 1)
             throw unusable("\(error)")
@@ -198,17 +199,6 @@ struct DiffCommand: AsyncParsableCommand {
     static func label(_ name: String, _ filters: [String?]) -> String {
         let words = filters.compactMap { $0 }.filter { !$0.allSatisfy(\.isWhitespace) }.joined(separator: " ")
         return words.isEmpty ? name : "\(name) (\(words))"
-    }
-
-    /// The captures' errors in their own names.
-    static func describe(_ error: DiffInputError, labels: (String, String)) -> String {
-        switch error {
-        case .empty(let side):
-            let label = side.contains("before") ? labels.0 : labels.1
-            return "\(label) has no exchanges to compare\(label.hasSuffix(")") ? " (none match the filter)" : "")"
-        case .nothingInCommon:
-            return "\(labels.0) and \(labels.1): \(error.description)"
-        }
     }
 
     /// Unusable input: the reason on standard error, exit status 2.

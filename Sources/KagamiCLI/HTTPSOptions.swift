@@ -2,6 +2,7 @@
 import ArgumentParser
 import Foundation
 import KagamiCertificates
+import KagamiControl
 import KagamiProxy
 import KagamiRules
 

@@ -4,6 +4,7 @@ import KagamiCertificates
 import KagamiFlow
 import KagamiMCP
 import KagamiOutput
+import KagamiControl
 import KagamiProxy
 import KagamiPostgresStore
 import KagamiStore

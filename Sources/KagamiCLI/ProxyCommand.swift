@@ -6,8 +6,10 @@ import KagamiFlow
 import KagamiGRPC
 import KagamiJSON
 import KagamiOutput
+import KagamiControl
 import KagamiProxy
 import KagamiRecording
+import KagamiRecordingProxy
 import KagamiRepeat
 import KagamiRules
 import KagamiStore

@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import KagamiCertificates
 import KagamiJSON
+import KagamiControl
 import KagamiProxy
 import KagamiRules
 import KagamiUI

@@ -2,10 +2,12 @@ import ArgumentParser
 import Foundation
 import KagamiCertificates
 import KagamiFlow
+import KagamiControl
 import KagamiProxy
 import KagamiRepeat
 import KagamiRules
 import KagamiRecording
+import KagamiRecordingProxy
 import KagamiStore
 
 /// `kagami repeat --session FILE ID` (or `--store URL --session NAME ID`): Repeat and Repeat Advanced.

@@ -190,3 +190,40 @@ public enum DiffInputError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
+
+/// Two captures not compared, in words that name them by their labels (`v1.sqlite`,
+/// `this session (path:/v2/*)`): what `kagami diff`, the web UI's Diff view and the MCP tool say.
+public struct DiffRefusal: Error, Sendable, CustomStringConvertible {
+    public var reason: DiffInputError
+    public var description: String
+
+    public init(_ reason: DiffInputError, labels: (before: String, after: String)) {
+        self.reason = reason
+        switch reason {
+        case .empty(let side):
+            let label = side.contains("before") ? labels.before : labels.after
+            description = "\(label) has no exchanges to compare\(label.hasSuffix(")") ? " (none match the filter)" : "")"
+        case .nothingInCommon:
+            description = "\(labels.before) and \(labels.after): \(reason.description)"
+        }
+    }
+}
+
+extension CaptureDiff {
+    /// Two captures summarised side by side (both read at once), then compared; throws
+    /// `DiffRefusal` when either is empty or they have nothing in common, and what reading
+    /// them throws.
+    public static func comparing(
+        _ before: @escaping @Sendable () async throws -> CaptureSummary, _ after: @escaping @Sendable () async throws -> CaptureSummary,
+        labels: (before: String, after: String)
+    ) async throws -> CaptureDiff {
+        async let old = before()
+        async let new = after()
+        let (first, second) = try await (old, new)
+        do {
+            return try CaptureDiff(before: first, after: second)
+        } catch {
+            throw DiffRefusal(error, labels: labels)
+        }
+    }
+}

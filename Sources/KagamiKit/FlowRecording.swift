@@ -4,6 +4,7 @@
 import Foundation
 import KagamiFlow
 import KagamiRecording
+import KagamiRecordingProxy
 import KagamiStore
 import Synchronization
 

@@ -6,6 +6,7 @@ import KagamiContractCheck
 @_exported import KagamiFlow
 import KagamiProxy
 import KagamiRecording
+import KagamiRecordingProxy
 @_exported import KagamiRules
 
 /// A Kagami proxy running in this process.

@@ -345,14 +345,12 @@ struct SessionReader: Sendable {
         try await store.flush()
         let diff: CaptureDiff
         do {
-            async let old = summary(before, options: options)
-            async let new = summary(after, options: options)
-            diff = try CaptureDiff(before: try await old, after: try await new)
-        } catch let error as DiffInputError {
-            switch error {
-            case .empty(let which): throw ToolFailure("\(which.contains("before") ? before.label : after.label) has no exchanges to compare")
-            case .nothingInCommon: throw ToolFailure("\(before.label) and \(after.label): \(error.description)")
-            }
+            let options = options
+            diff = try await CaptureDiff.comparing(
+                { try await self.summary(before, options: options) }, { try await self.summary(after, options: options) },
+                labels: (before.label, after.label))
+        } catch let refusal as DiffRefusal {
+            throw ToolFailure(refusal.description)
         }
         return DiffReport(diff, beforeLabel: before.label, afterLabel: after.label).json()
     }

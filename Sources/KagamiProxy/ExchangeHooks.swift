@@ -1,3 +1,4 @@
+import KagamiControl
 import Foundation
 import KagamiFlow
 import KagamiRules

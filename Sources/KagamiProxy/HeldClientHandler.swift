@@ -1,3 +1,4 @@
+import KagamiControl
 import NIOCore
 import NIOHTTP1
 
@@ -51,7 +52,7 @@ final class HeldClientHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             self.head = head
-            access.held(context.channel.remoteAddress, sent: "\(head.method) \(head.uri) \(head.version)")
+            access.held(context.channel.remoteAddress.flatMap(IPAddressBytes.init), sent: "\(head.method) \(head.uri) \(head.version)")
         case .body:
             break
         case .end:

@@ -1,3 +1,4 @@
+import KagamiControl
 import NIOConcurrencyHelpers
 import NIOCore
 

@@ -1,3 +1,4 @@
+import KagamiControl
 import KagamiFlow
 import NIOCore
 import NIOHTTP1

@@ -1,3 +1,4 @@
+import KagamiControl
 import KagamiFlow
 
 /// How a proxy is set up: the one type `kagami proxy`'s flags fill and KagamiKit's

@@ -1,3 +1,4 @@
+import KagamiControl
 import KagamiFlow
 import NIOConcurrencyHelpers
 import NIOCore
@@ -132,7 +133,7 @@ public final class ProxyServer: Sendable {
                 guard budget.admit(channel.remoteAddress), limit.admit(channel) else {
                     return channel.close()
                 }
-                let decision = access.decide(channel.remoteAddress)
+                let decision = access.decide(channel.remoteAddress.flatMap(IPAddressBytes.init))
                 return channel.eventLoop.makeCompletedFuture {
                     guard decision == .allowed else {
                         try HeldClientHandler.addHandlers(channel.pipeline.syncOperations, decision: decision, access: access)

@@ -1,3 +1,4 @@
+import KagamiControl
 import KagamiFlow
 import NIOConcurrencyHelpers
 import NIOCore

@@ -1,3 +1,4 @@
+import KagamiControl
 import NIOCore
 import NIOSSL
 import NIOTLS

@@ -1,3 +1,4 @@
+import KagamiControl
 import Foundation
 import KagamiFlow
 import KagamiRules
@@ -304,7 +305,7 @@ extension WebSocketMessage {
 
 /// The WebSocket connections open through a proxy, by flow id, for the admin API to inject
 /// messages into.
-public final class LiveWebSockets: Sendable {
+public final class LiveWebSockets: WebSocketSending {
     typealias Injector = @Sendable (WebSocketMessage) -> EventLoopFuture<Void>
     private let sockets = NIOLockedValueBox<[UUID: Injector]>([:])
 
@@ -331,18 +332,6 @@ public final class LiveWebSockets: Sendable {
     }
 }
 
-public enum WebSocketInjectionError: Error, Sendable, CustomStringConvertible {
-    case notOpen(UUID)
-    case closed(WebSocketMessage.Direction)
-
-    public var description: String {
-        switch self {
-        case .notOpen(let id): "flow \(id.uuidString) is not an open WebSocket (it may have closed)"
-        case .closed(.send): "the client closed its side of the WebSocket: nothing more can go to the server"
-        case .closed(.receive): "the server closed its side of the WebSocket: nothing more can go to the client"
-        }
-    }
-}
 
 /// The `Sec-WebSocket-Extensions` the server accepted (RFC 7692 for permessage-deflate).
 struct WebSocketExtensions {

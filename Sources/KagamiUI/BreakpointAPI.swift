@@ -3,7 +3,7 @@ import Foundation
 import Hummingbird
 import KagamiFlow
 import KagamiJSON
-import KagamiProxy
+import KagamiControl
 import KagamiRules
 import Synchronization
 

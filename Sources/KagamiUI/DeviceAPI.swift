@@ -2,7 +2,7 @@
 import Foundation
 import Hummingbird
 import KagamiJSON
-import KagamiProxy
+import KagamiControl
 import NIOCore
 
 /// `GET /api/device`: the proxy's address as a device on the network reaches it.

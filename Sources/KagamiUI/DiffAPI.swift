@@ -95,17 +95,16 @@ struct DiffAPI: Sendable {
         try await store.flush()
         let diff: CaptureDiff
         do {
-            async let old = summary(before, options: options)
-            async let new = summary(after, options: options)
-            diff = try CaptureDiff(before: try await old, after: try await new)
-        } catch let error as DiffInputError {
-            switch error {
-            case .empty(let which):
-                let label = which.contains("before") ? before.label : after.label
-                throw APIError(.unprocessableContent, "\(label) has no exchanges to compare", details: ["reason": "empty"])
-            case .nothingInCommon:
-                throw APIError(.unprocessableContent, error.description, details: ["reason": "nothingInCommon"])
+            let options = options
+            diff = try await CaptureDiff.comparing(
+                { try await self.summary(before, options: options) }, { try await self.summary(after, options: options) },
+                labels: (before.label, after.label))
+        } catch let refusal as DiffRefusal {
+            let reason = switch refusal.reason {
+            case .empty: "empty"
+            case .nothingInCommon: "nothingInCommon"
             }
+            throw APIError(.unprocessableContent, refusal.description, details: ["reason": .string(reason)])
         }
         var answer = DiffReport(diff, beforeLabel: before.label, afterLabel: after.label).json()
         if case .object(var object) = answer {

@@ -6,7 +6,7 @@ import KagamiGRPC
 import KagamiContentCoding
 import KagamiHAR
 import KagamiJSON
-import KagamiProxy
+import KagamiControl
 import KagamiStore
 
 /// The JSON admin API under `/api`; the page uses nothing else, and scripts can use it too.
@@ -16,7 +16,7 @@ struct FlowAPI: Sendable {
     /// Where imported exchanges are recorded.
     let recorder: any FlowSink
     /// The proxy's open WebSockets, for messages of Kagami's own; nil without a proxy.
-    let webSockets: LiveWebSockets?
+    let webSockets: (any WebSocketSending)?
     /// The proxy's breakpoints, whose events ride on the event stream; nil without a proxy.
     let breakpoints: Breakpoints?
     /// What `/api/status` reports, the HAR creator's version, the event stream's heartbeat.

@@ -2,7 +2,7 @@
 import Foundation
 import Hummingbird
 import KagamiJSON
-import KagamiProxy
+import KagamiControl
 import KagamiRules
 
 /// How the admin API reaches the proxy's SSL Proxying list.

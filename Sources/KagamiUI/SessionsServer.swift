@@ -152,9 +152,13 @@ public final class SessionsServer: Sendable {
             case .committed(let committed):
                 guard let view = await views.opened(committed.session) else { continue }
                 for id in committed.flowIDs {
-                    if let flow = try? await view.store.flow(id: id) {
-                        view.hub.announce(flow)
+                    // A flow that can't be read now (the store reconnecting after an outage) is
+                    // not lost to the pages: they are told to read the session again.
+                    guard let flow = try? await view.store.flow(id: id) else {
+                        view.hub.announceMissed()
+                        break
                     }
+                    view.hub.announce(flow)
                 }
             case .resumed:
                 for view in await views.allOpened() {

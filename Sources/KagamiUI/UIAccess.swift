@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import KagamiFlow
 import KagamiJSON
-import KagamiProxy
+import KagamiControl
 import NIOCore
 import Synchronization
 

@@ -4,6 +4,7 @@ import KagamiCertificates
 import KagamiContractCheck
 import KagamiFlow
 import KagamiRecording
+import KagamiRecordingProxy
 import KagamiJSON
 import KagamiProxy
 import KagamiStore

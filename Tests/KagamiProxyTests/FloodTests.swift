@@ -1,5 +1,6 @@
 import Foundation
 import KagamiFlow
+import KagamiControl
 import KagamiProxy
 import KagamiStore
 import KagamiTesting

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import Testing
 
+import KagamiControl
 @testable import KagamiProxy
 
 /// The recorder keeps body bytes up to the capture limit, counts the rest, and takes a

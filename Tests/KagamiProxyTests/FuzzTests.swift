@@ -1,4 +1,5 @@
 import Foundation
+import KagamiControl
 @testable import KagamiProxy
 import KagamiRules
 import KagamiTesting

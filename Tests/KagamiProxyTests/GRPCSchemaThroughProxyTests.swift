@@ -2,6 +2,7 @@ import Foundation
 import KagamiFlow
 import KagamiGRPC
 import KagamiJSON
+import KagamiControl
 @testable import KagamiProxy
 import KagamiTesting
 import Testing

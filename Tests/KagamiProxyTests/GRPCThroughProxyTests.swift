@@ -1,6 +1,7 @@
 import Foundation
 import KagamiFlow
 import KagamiGRPC
+import KagamiControl
 @testable import KagamiProxy
 import KagamiTesting
 import Testing

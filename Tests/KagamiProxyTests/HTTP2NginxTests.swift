@@ -1,6 +1,7 @@
 import Foundation
 import KagamiCertificates
 import KagamiFlow
+import KagamiControl
 import KagamiProxy
 import KagamiTesting
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import KagamiCertificates
 import KagamiFlow
+import KagamiControl
 @testable import KagamiProxy
 import KagamiRepeat
 import KagamiTesting

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import KagamiCertificates
 import KagamiFlow
+import KagamiControl
 @testable import KagamiProxy
 import KagamiRules
 import KagamiTesting

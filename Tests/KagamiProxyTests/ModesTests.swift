@@ -1,6 +1,7 @@
 import Foundation
 import KagamiFlow
 import KagamiPostgresStore
+import KagamiControl
 import KagamiProxy
 import KagamiStore
 import KagamiTesting

@@ -5,6 +5,7 @@ import KagamiTesting
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
+import KagamiControl
 @testable import KagamiProxy
 
 /// One client connection of the proxy driven with bytes: what the client sends, what each

@@ -1,6 +1,8 @@
 import KagamiContractCheck
+import KagamiControl
 import KagamiProxy
 import KagamiRecording
+import KagamiRecordingProxy
 import Testing
 
 /// The one options type and its one reader: what `kagami proxy`'s flags and KagamiKit fill is

@@ -1,5 +1,6 @@
 import Foundation
 import KagamiFlow
+import KagamiControl
 @testable import KagamiProxy
 import KagamiTesting
 import NIOCore

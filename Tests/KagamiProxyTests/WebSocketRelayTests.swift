@@ -7,6 +7,7 @@ import Synchronization
 import KagamiRules
 import KagamiTesting
 import Testing
+import KagamiControl
 @testable import KagamiProxy
 
 /// The relay of an upgraded connection on two embedded channels, with the WebSocket capture

@@ -56,7 +56,7 @@ import Testing
         #expect(!SQLiteFlowStore.holdsSession(at: database) && !FileManager.default.fileExists(atPath: database + "-flows"))
         let (empty, refusal) = try await Self.post(ui, ["before": ["filter": "host:nowhere.example"], "after": [:]])
         #expect(empty == "422" && refusal["reason"] == "empty", "\(refusal)")
-        #expect(refusal["error"] == "this session (host:nowhere.example) has no exchanges to compare")
+        #expect(refusal["error"] == "this session (host:nowhere.example) has no exchanges to compare (none match the filter)")
         let (chosen, answer2) = try await Self.post(ui, ["before": ["ids": [.string(new.id.uuidString)]], "after": ["ids": [.string(UUID().uuidString)]]])
         #expect(chosen == "404" && answer2["error"]?.stringValue?.hasPrefix("no exchange ") == true, "\(answer2)")
     }

@@ -3,11 +3,13 @@ import Foundation
 import KagamiFlow
 import KagamiRecording
 import KagamiJSON
+import KagamiControl
 import KagamiProxy
 import KagamiRepeat
 import KagamiRules
 import KagamiStore
 import KagamiTesting
+@testable import KagamiCLI
 import KagamiUI
 import NIOCore
 import NIOHTTP1

@@ -283,7 +283,9 @@ struct RunningUI {
         #expect(withCookie.stdoutText == "200")
         let wrong = try await ui.anonymousCurl(["-o", "/dev/null", "-w", "%{http_code}", ui.url("/api/flows?token=nope")])
         #expect(wrong.stdoutText == "401")
-        let wrongBearer = try await ui.anonymousCurl(["-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(token.dropLast())0", ui.url("/api/flows")])
+        // One character changed (a token ending in 0 gets a 1 there, any other a 0).
+        let wrongToken = token.dropLast() + (token.hasSuffix("0") ? "1" : "0")
+        let wrongBearer = try await ui.anonymousCurl(["-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(wrongToken)", ui.url("/api/flows")])
         #expect(wrongBearer.stdoutText == "401")
     }
 

@@ -50,6 +50,7 @@ function abortReading() {
 
 let source = null;
 let retryDelay = 1000;
+let resyncDelay = 1000; // before reading the session again after a failed read
 let syncing = null; // flows received live while the newest page is read
 let reading = 0; // the read in progress: a newer one (another filter, a reconnect) makes it stop
 let requested = ""; // the filter text of that read
@@ -114,10 +115,17 @@ async function resync(query = requested) {
   try {
     page = await readPage(FIRST_PAGE, null, query);
   } catch (error) {
-    if (read === reading) { syncing = null; dispatch({ type: "error", message: `Could not read the session: ${error.message}` }); }
+    if (read !== reading || error.name === "AbortError") return;
+    // The session's store may be away for a moment (a shared database restarting): the read is
+    // tried again, less and less often, until it succeeds or a newer read takes its place.
+    syncing = null;
+    dispatch({ type: "readFailed", message: `Could not read the session: ${error.message} (trying again in ${resyncDelay / 1000} s)` });
+    setTimeout(() => { if (read === reading) resync(query); }, resyncDelay);
+    resyncDelay = Math.min(resyncDelay * 2, 8000);
     return;
   }
   if (read !== reading) return;
+  resyncDelay = 1000;
   const live = syncing;
   syncing = null;
   dispatch({ type: "flowsLoaded", flows: page.flows.reverse(), live, total: page.total, older: page.next, query, unapplied: page.unapplied,

@@ -50,6 +50,7 @@ export const state = {
   heldOpen: null, // the held id the editor shows
   heldHidden: false, // the editor was put away ("Later") until the next exchange is held
   heldError: null, // { id, field, message } from the last refused decision
+  readFailing: false, // the shown error is a failed read of the session, cleared once a read succeeds
   // The Sequence list's columns: widths (px) the user dragged and columns hidden, kept per browser.
   columns: readColumns(),
   // The SSL Proxying list: `saved` is what the proxy has, `draft` what the panel shows.
@@ -208,6 +209,7 @@ function reduce(action) {
       appendFlows(action.flows, state.rowFilter);
       appendFlows(action.live || []);
       state.loading = false;
+      if (state.readFailing) { state.readFailing = false; state.error = null; }
       if (state.selectedId && !state.byId.has(state.selectedId)) { state.selectedId = null; state.detail = null; }
       break;
     case "olderLoaded":
@@ -373,6 +375,8 @@ function reduce(action) {
     case "heldShown": state.heldShown = action.id; break;
     case "repeatOpened": state.repeatTarget = action.flow; break;
     case "error": state.error = action.message; state.notice = null; break;
+    // The session could not be read; it is read again (api.js), and a read that succeeds clears this.
+    case "readFailed": state.error = action.message; state.notice = null; state.readFailing = true; state.loading = false; break;
     case "notice": state.notice = action.message; state.error = null; break;
     case "bannerClosed": state.notice = null; state.error = null; break;
   }

@@ -1,6 +1,5 @@
 import Foundation
-import NIOConcurrencyHelpers
-import NIOCore
+import Synchronization
 
 /// Who may use the proxy (Charles's Access Control): this machine (loopback) always, the
 /// networks the user allowed (`--allow-client`), and addresses allowed while it runs. Any other
@@ -32,21 +31,22 @@ public final class ClientAccess: Sendable {
     }
 
     /// Addresses kept as pending or denied at most; the oldest is forgotten past it.
-    static let maximumRemembered = 256
+    package static let maximumRemembered = 256
 
     private let networks: [IPNetwork]
-    private let state = NIOLockedValueBox<(allowed: Set<IPAddressBytes>, pending: [IPAddressBytes: Client], denied: [IPAddressBytes: Client])>(([], [:], [:]))
+    private let state = Mutex<(allowed: Set<IPAddressBytes>, pending: [IPAddressBytes: Client], denied: [IPAddressBytes: Client])>(([], [:], [:]))
 
     public init(allowing networks: [IPNetwork] = []) {
         self.networks = networks
     }
 
-    /// What a connection from `peer` gets; a new address not allowed is remembered as pending.
-    func decide(_ peer: SocketAddress?) -> Decision {
-        guard let peer, let address = IPAddressBytes(peer) else { return .allowed }  // a Unix socket: this machine
+    /// What a connection from `address` gets; a new address not allowed is remembered as pending.
+    /// No address (a Unix socket) is this machine.
+    package func decide(_ address: IPAddressBytes?) -> Decision {
+        guard let address else { return .allowed }
         if address.isLoopback || networks.contains(where: { $0.contains(address) }) { return .allowed }
         let now = Date()
-        return state.withLockedValue { state in
+        return state.withLock { state in
             if state.allowed.contains(address) { return .allowed }
             if var client = state.denied[address] {
                 client.lastSeen = now
@@ -64,9 +64,9 @@ public final class ClientAccess: Sendable {
     }
 
     /// Notes the request line a held client sent.
-    func held(_ peer: SocketAddress?, sent requestLine: String) {
-        guard let peer, let address = IPAddressBytes(peer) else { return }
-        state.withLockedValue { state in
+    package func held(_ address: IPAddressBytes?, sent requestLine: String) {
+        guard let address else { return }
+        state.withLock { state in
             if state.pending[address] != nil { state.pending[address]?.lastRequest = String(requestLine.prefix(300)) }
             if state.denied[address] != nil { state.denied[address]?.lastRequest = String(requestLine.prefix(300)) }
         }
@@ -84,7 +84,7 @@ public final class ClientAccess: Sendable {
     /// Allows or denies `address` from now on (its next connection), or forgets what was decided.
     public func change(_ text: String, to change: Change) throws(UnknownAddress) {
         guard let address = IPAddressBytes(text) else { throw UnknownAddress(address: text) }
-        state.withLockedValue { state in
+        state.withLock { state in
             let known = state.pending.removeValue(forKey: address) ?? state.denied.removeValue(forKey: address)
             state.allowed.remove(address)
             let now = Date()
@@ -101,7 +101,7 @@ public final class ClientAccess: Sendable {
     }
 
     public var current: State {
-        state.withLockedValue { state in
+        state.withLock { state in
             State(
                 networks: networks,
                 allowed: state.allowed.map(\.text).sorted(),

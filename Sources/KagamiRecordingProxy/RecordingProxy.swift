@@ -2,7 +2,9 @@
 // and KagamiKit alike.
 import KagamiContractCheck
 import KagamiFlow
+import KagamiControl
 import KagamiProxy
+import KagamiRecording
 import KagamiStore
 
 /// `ProxyOptions` read whole before anything is opened or bound: the text options (reverse

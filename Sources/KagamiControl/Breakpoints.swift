@@ -1,15 +1,15 @@
 import Foundation
 import KagamiFlow
 import KagamiRules
-import NIOConcurrencyHelpers
+import Synchronization
 
 /// The breakpoints in force and the exchanges they hold. An exchange that hits a breakpoint
 /// waits on its own connection (nothing blocks: its handler simply doesn't go on) until
 /// `resolve` is called, its auto-continue time passes, or its client goes away.
 public final class Breakpoints: Sendable {
-    private let state: NIOLockedValueBox<State>
+    private let state: Mutex<State>
 
-    struct State {
+    private struct State {
         var settings: BreakpointSettings
         var held: [UUID: Entry] = [:]
         var order: [UUID] = []
@@ -17,37 +17,37 @@ public final class Breakpoints: Sendable {
         var nextListener: UInt64 = 0
     }
 
-    struct Entry {
+    private struct Entry {
         var exchange: HeldExchange
         /// Hands the decision to the exchange's event loop.
         var resume: @Sendable (BreakpointResolution) -> Void
     }
 
     public init(_ settings: BreakpointSettings = BreakpointSettings()) {
-        state = NIOLockedValueBox(State(settings: settings))
+        state = Mutex(State(settings: settings))
     }
 
     public var settings: BreakpointSettings {
-        state.withLockedValue { $0.settings }
+        state.withLock { $0.settings }
     }
 
     /// Takes effect with the next exchange; exchanges already held stay held.
     public func replace(with settings: BreakpointSettings) {
-        state.withLockedValue { $0.settings = settings }
+        state.withLock { $0.settings = settings }
     }
 
     /// The exchanges waiting for a decision, oldest first.
     public var held: [HeldExchange] {
-        state.withLockedValue { state in state.order.compactMap { state.held[$0]?.exchange } }
+        state.withLock { state in state.order.compactMap { state.held[$0]?.exchange } }
     }
 
     public func held(id: UUID) -> HeldExchange? {
-        state.withLockedValue { $0.held[id]?.exchange }
+        state.withLock { $0.held[id]?.exchange }
     }
 
     /// Lets a held exchange go on (`execute`, `cancel`) or fails it (`abort`).
     public func resolve(_ id: UUID, with resolution: BreakpointResolution) throws(BreakpointError) {
-        let taken = state.withLockedValue { state -> Result<Entry, BreakpointError> in
+        let taken = state.withLock { state -> Result<Entry, BreakpointError> in
             guard let entry = state.held[id] else { return .failure(.notHeld(id)) }
             switch (entry.exchange.phase, resolution) {
             case (.request, .executeResponse), (.request, .executeMessage): return .failure(.wrongPhase(id, expected: .request))
@@ -67,34 +67,34 @@ public final class Breakpoints: Sendable {
     /// Live `held` and `released` events, for the web UI's event stream.
     public func events(bufferLimit: Int = 256) -> AsyncStream<BreakpointEvent> {
         let (stream, continuation) = AsyncStream<BreakpointEvent>.makeStream(bufferingPolicy: .bufferingNewest(max(1, bufferLimit)))
-        let id = state.withLockedValue { state -> UInt64 in
+        let id = state.withLock { state -> UInt64 in
             state.nextListener += 1
             state.listeners[state.nextListener] = continuation
             return state.nextListener
         }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLockedValue { $0.listeners.removeValue(forKey: id) }
+            _ = self?.state.withLock { $0.listeners.removeValue(forKey: id) }
         }
         return stream
     }
 
     // MARK: Engine side
 
-    func stops(for request: FlowRequest) -> BreakpointStops? {
-        state.withLockedValue { $0.settings.stops(for: request) }
+    package func stops(for request: FlowRequest) -> BreakpointStops? {
+        state.withLock { $0.settings.stops(for: request) }
     }
 
     /// The message breakpoints over a WebSocket whose handshake was `request`, as they stand now.
-    func messageStops(for request: FlowRequest) -> MessageBreakpoints? {
-        state.withLockedValue { $0.settings.messageStops(for: request) }
+    package func messageStops(for request: FlowRequest) -> MessageBreakpoints? {
+        state.withLock { $0.settings.messageStops(for: request) }
     }
 
-    var autoContinueSeconds: Double? {
-        state.withLockedValue { $0.settings.autoContinueSeconds }
+    package var autoContinueSeconds: Double? {
+        state.withLock { $0.settings.autoContinueSeconds }
     }
 
-    func hold(_ exchange: HeldExchange, resume: @escaping @Sendable (BreakpointResolution) -> Void) {
-        state.withLockedValue { state in
+    package func hold(_ exchange: HeldExchange, resume: @escaping @Sendable (BreakpointResolution) -> Void) {
+        state.withLock { state in
             state.held[exchange.id] = Entry(exchange: exchange, resume: resume)
             state.order.append(exchange.id)
         }
@@ -102,8 +102,8 @@ public final class Breakpoints: Sendable {
     }
 
     /// The auto-continue time passed: the exchange goes on unchanged.
-    func autoContinue(_ id: UUID) {
-        let entry = state.withLockedValue { state -> Entry? in
+    package func autoContinue(_ id: UUID) {
+        let entry = state.withLock { state -> Entry? in
             guard let entry = state.held.removeValue(forKey: id) else { return nil }
             state.order.removeAll { $0 == id }
             return entry
@@ -114,8 +114,8 @@ public final class Breakpoints: Sendable {
     }
 
     /// Forgets a held exchange without resuming it: its client went away.
-    func release(_ id: UUID) {
-        let flowID = state.withLockedValue { state -> UUID? in
+    package func release(_ id: UUID) {
+        let flowID = state.withLock { state -> UUID? in
             guard let entry = state.held.removeValue(forKey: id) else { return nil }
             state.order.removeAll { $0 == id }
             return entry.exchange.flowID
@@ -124,7 +124,7 @@ public final class Breakpoints: Sendable {
     }
 
     private func publish(_ event: BreakpointEvent) {
-        let listeners = state.withLockedValue { Array($0.listeners.values) }
+        let listeners = state.withLock { Array($0.listeners.values) }
         for listener in listeners { listener.yield(event) }
     }
 }
@@ -149,6 +149,20 @@ public struct HeldExchange: Sendable, Hashable, Identifiable {
     public var message: WebSocketMessage?
     /// The breakpoint locations that matched.
     public var locations: [Location]
+
+    package init(
+        id: UUID, flowID: UUID, phase: Phase, heldAt: Date, request: FlowRequest, response: FlowResponse? = nil,
+        message: WebSocketMessage? = nil, locations: [Location]
+    ) {
+        self.id = id
+        self.flowID = flowID
+        self.phase = phase
+        self.heldAt = heldAt
+        self.request = request
+        self.response = response
+        self.message = message
+        self.locations = locations
+    }
 }
 
 /// What to do with a held exchange.
@@ -169,7 +183,7 @@ public enum BreakpointResolution: Sendable, Hashable {
     public var name: String { names.action }
 
     /// How the exchange's list of what acted on it says it.
-    var outcome: String { names.outcome }
+    package var outcome: String { names.outcome }
 
     private var names: (action: String, outcome: String) {
         switch self {

@@ -87,7 +87,7 @@ public struct UpstreamAllowList: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// What connecting to `host` takes, decided before anything is looked up.
-    enum Decision: Equatable {
+    package enum Decision: Equatable {
         /// An allowed IP literal: connect to it as it is.
         case address(IPAddressBytes)
         /// `localhost` and names under `.localhost` (RFC 6761): loopback, without a lookup.
@@ -97,7 +97,7 @@ public struct UpstreamAllowList: Sendable, Hashable, CustomStringConvertible {
         case refused(String)
     }
 
-    func decision(for host: String) -> Decision {
+    package func decision(for host: String) -> Decision {
         if let address = IPAddressBytes(host) {
             return permits(address) ? .address(address) : .refused("\(host) is outside the upstream allow list (\(self))")
         }
@@ -111,11 +111,11 @@ public struct UpstreamAllowList: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether an address a name resolved to may be used: inside a listed network, or anything
     /// when only names are listed.
-    func permitsResolved(_ address: IPAddressBytes) -> Bool {
+    package func permitsResolved(_ address: IPAddressBytes) -> Bool {
         hasNetworks ? permits(address) : true
     }
 
-    func permits(_ address: IPAddressBytes) -> Bool {
+    package func permits(_ address: IPAddressBytes) -> Bool {
         entries.contains { entry in
             if case .network(let network) = entry { return network.contains(address) }
             return false
@@ -158,7 +158,7 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     public let bytes: [UInt8]
     public let prefixLength: Int
 
-    init(bytes: [UInt8], prefixLength: Int) {
+    package init(bytes: [UInt8], prefixLength: Int) {
         self.bytes = bytes
         self.prefixLength = prefixLength
     }
@@ -181,7 +181,7 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
         return prefixLength == bytes.count * 8 ? address : "\(address)/\(prefixLength)"
     }
 
-    func contains(_ address: IPAddressBytes) -> Bool {
+    package func contains(_ address: IPAddressBytes) -> Bool {
         guard address.bytes.count == bytes.count else { return false }
         var remaining = prefixLength
         for (mine, theirs) in zip(bytes, address.bytes) where remaining > 0 {
@@ -196,13 +196,13 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
 
 /// The bytes of an IPv4 (4) or IPv6 (16) address; an IPv4-mapped IPv6 address counts as the
 /// IPv4 address it carries, so `::ffff:10.0.0.1` is judged as `10.0.0.1`.
-struct IPAddressBytes: Hashable {
-    let bytes: [UInt8]
+package struct IPAddressBytes: Hashable {
+    package let bytes: [UInt8]
 
-    static let loopbackV4 = IPAddressBytes(bytes: [127, 0, 0, 1])
-    static let loopbackV6 = IPAddressBytes(bytes: Array(repeating: 0, count: 15) + [1])
+    package static let loopbackV4 = IPAddressBytes(bytes: [127, 0, 0, 1])
+    package static let loopbackV6 = IPAddressBytes(bytes: Array(repeating: 0, count: 15) + [1])
 
-    init(bytes: [UInt8]) {
+    package init(bytes: [UInt8]) {
         if bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
             self.bytes = Array(bytes[12...])
         } else {
@@ -212,7 +212,7 @@ struct IPAddressBytes: Hashable {
 
     /// Only the strict textual forms (dotted quad, RFC 4291 text, optionally in brackets):
     /// `127.1` or `0x7f.0.0.1` are names here, never addresses.
-    init?(_ text: String) {
+    package init?(_ text: String) {
         var text = Substring(text)
         if text.hasPrefix("["), text.hasSuffix("]") { text = text.dropFirst().dropLast() }
         var v4 = in_addr()
@@ -226,9 +226,9 @@ struct IPAddressBytes: Hashable {
         }
     }
 
-    var isLoopback: Bool { UpstreamAllowList.loopback.permits(self) }
+    package var isLoopback: Bool { UpstreamAllowList.loopback.permits(self) }
 
-    var text: String {
+    package var text: String {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         var copy = bytes
         let family = bytes.count == 4 ? AF_INET : AF_INET6
