@@ -43,7 +43,9 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
         let server = try SessionsServer(
-            configuration: .init(host: host, port: port, version: Kagami.configuration.version, token: token ?? AdminToken.installation()),
+            configuration: .init(
+                host: host, port: port, version: Kagami.configuration.version, token: token ?? AdminToken.installation(),
+                notice: { Console.error($0 + "\n") }),
             catalog: catalog)
         let bound: Int
         do {

@@ -79,28 +79,47 @@ public final class PostgresSessionCatalog: SessionCatalog {
     }
 
     /// Follows the writers' notifications on a connection of its own, reconnecting (with
-    /// backoff) when it is lost, and saying `resumed` once it listens again; ends when the
-    /// stream's consumer goes away.
+    /// backoff) when it is lost, saying `interrupted` once when it is and `resumed` once it
+    /// listens again; ends when the stream's consumer goes away.
     public func writerActivity() -> AsyncStream<WriterActivity> {
         let (stream, continuation) = AsyncStream<WriterActivity>.makeStream(bufferingPolicy: .bufferingNewest(4_096))
         let task = Task {
             var attempts = 0
             var listened = false
+            var interrupted = false
             while !Task.isCancelled {
+                var reason = "the connection ended"
                 do {
                     let connection = try await PostgresConnection.connect(
                         configuration: try location.connectionConfiguration(), id: 2, logger: logger)
                     attempts = 0
                     defer { Task { try? await connection.close() } }
                     let notifications = try await connection.listen(Self.channel)
-                    if listened { continuation.yield(.resumed) }
+                    if listened && interrupted { continuation.yield(.resumed) }
                     listened = true
-                    for try await notification in notifications {
-                        guard let committed = await committed(notification.payload) else { continue }
-                        continuation.yield(.committed(committed))
+                    interrupted = false
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            for try await notification in notifications {
+                                guard let committed = await self.committed(notification.payload) else { continue }
+                                continuation.yield(.committed(committed))
+                            }
+                        }
+                        // A connection that is gone without its notifications ending (a server
+                        // stopped mid-read) is noticed here, so following starts again.
+                        group.addTask {
+                            while !connection.isClosed { try await Task.sleep(for: .seconds(1)) }
+                        }
+                        try await group.next()
+                        group.cancelAll()
                     }
                 } catch {
                     attempts += 1
+                    reason = PostgresFlowStore.describe(error)
+                }
+                if listened && !interrupted && !Task.isCancelled {
+                    interrupted = true
+                    continuation.yield(.interrupted(reason))
                 }
                 try? await Task.sleep(for: PostgresFlowStore.backoff(max(attempts, 1)))
             }

@@ -567,11 +567,12 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             : FlowError(.timeout, "no response from \(exchange.target.authority) within \(within)")
         exchange.upstream?.handler.delegate = nil
         exchange.upstream?.channel.close(promise: nil)
-        if exchange.state.hasResponseStarted {
+        switch exchange.state.responseTimedOut() {
+        case .closeClient:
             end(exchange)
             settings.hooks.ended(exchange.recorder.finish(error: error))
             context?.close(promise: nil)
-        } else {
+        case .answerGatewayTimeout:
             respondWithError(exchange, status: .gatewayTimeout, error: error)
         }
     }
@@ -743,9 +744,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     private func upstreamLost(_ error: any Error) {
         guard let exchange else { return }
-        switch exchange.state.upstreamLost() {
+        let attempt = exchange.upstream.map {
+            ExchangeStateMachine.ServerAttempt(reusedConnection: $0.isReused, requestKept: exchange.replayable != nil, retries: exchange.retries)
+        }
+        switch exchange.state.upstreamLost(Self.loss(error), attempt: attempt) {
+        case .retryOnFreshConnection:
+            retryOnFreshConnection(exchange, after: error)
         case .failBeforeResponse:
-            if retryOnFreshConnection(exchange, after: error) { return }
             exchange.upstream = nil
             failBeforeResponse(exchange, error: error)
         case .failDuringResponse:
@@ -756,15 +761,21 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
     }
 
-    /// A reused keep-alive connection the server had already dropped: send the request again on
-    /// a new connection, when nothing of the response came back and all of the request is kept.
-    private func retryOnFreshConnection(_ exchange: Exchange, after error: any Error) -> Bool {
-        guard let upstream = exchange.upstream, upstream.isReused, !exchange.state.hasResponseStarted,
-              let sent = exchange.replayable, exchange.retries < 2 else { return false }
+    /// The server closed the connection (what a keep-alive connection it dropped while idle
+    /// looks like), or something else failed.
+    private static func loss(_ error: any Error) -> ExchangeStateMachine.ConnectionLoss {
         switch error {
-        case ChannelError.eof, ChannelError.ioOnClosedChannel, ChannelError.alreadyClosed: break
-        case let io as IOError where io.errnoCode == ECONNRESET || io.errnoCode == EPIPE: break
-        default: return false
+        case ChannelError.eof, ChannelError.ioOnClosedChannel, ChannelError.alreadyClosed: .closedByServer
+        case let io as IOError where io.errnoCode == ECONNRESET || io.errnoCode == EPIPE: .closedByServer
+        default: .failed
+        }
+    }
+
+    /// Sends the kept request again on a new connection (the pooled one was found dropped).
+    private func retryOnFreshConnection(_ exchange: Exchange, after error: any Error) {
+        guard let upstream = exchange.upstream, let sent = exchange.replayable else {
+            exchange.upstream = nil
+            return failBeforeResponse(exchange, error: error)
         }
         upstream.handler.delegate = nil
         upstream.channel.close(promise: nil)
@@ -775,22 +786,22 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         exchange.replayable = []
         exchange.replayableBytes = 0
         connectUpstream(exchange)
-        return true
     }
 
     func finish(_ exchange: Exchange, trailers: HTTPHeaders?) {
         guard let context else { return }
-        let requestComplete = end(exchange)
+        // Decided before `end`, which leaves the exchange finished.
+        let ending = exchange.state.finishResponse(serverKeepsAlive: exchange.upstreamKeepAlive, clientKeepsAlive: exchange.clientKeepAlive)
+        end(exchange)
         if let upstream = exchange.upstream {
             upstream.handler.delegate = nil
-            // A server that did not switch may still have stopped parsing at the upgrade request.
-            if requestComplete && exchange.upstreamKeepAlive && !exchange.state.requestsUpgrade {
+            if ending.reuseServerConnection {
                 pool.release(upstream)
             } else {
                 upstream.channel.close(promise: nil)
             }
         }
-        let closeAfter = !exchange.clientKeepAlive || !requestComplete
+        let closeAfter = ending.closeClient
         // The response's end goes out once the exchange is kept in the session: a client that
         // saw an exchange complete finds it there even if Kagami is killed right after. The
         // session commits in groups, so this costs a client at most one group's write.

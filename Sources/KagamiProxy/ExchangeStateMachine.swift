@@ -255,8 +255,49 @@ struct ExchangeStateMachine: Equatable {
         return complete
     }
 
+    /// What happens to both connections when an exchange ends with the server's whole response.
+    struct Ending: Equatable {
+        /// The server connection goes back to the pool for the next exchange; otherwise it is closed.
+        var reuseServerConnection: Bool
+        /// The client connection is closed once the response's end is written.
+        var closeClient: Bool
+    }
+
+    /// Ends the exchange after the server's response ended: the server connection is reused only
+    /// when the request was all sent, the server keeps it alive and no upgrade was asked for (a
+    /// server that did not switch may have stopped parsing at the upgrade request); the client's
+    /// is closed when it asked to, or when the rest of its request is still unread.
+    mutating func finishResponse(serverKeepsAlive: Bool, clientKeepsAlive: Bool) -> Ending {
+        let complete = finish()
+        return Ending(reuseServerConnection: complete && serverKeepsAlive && !requestsUpgrade, closeClient: !clientKeepsAlive || !complete)
+    }
+
+    /// How the server connection went away, as read from the error: the server closed it (end of
+    /// file, reset, broken pipe: what a keep-alive connection it dropped while idle looks like), or
+    /// something else failed.
+    enum ConnectionLoss: Equatable {
+        case closedByServer
+        case failed
+    }
+
+    /// The server connection the exchange was using, and what sending the request again takes.
+    struct ServerAttempt: Equatable {
+        /// The connection was pooled from an earlier exchange (the server may have dropped it).
+        var reusedConnection: Bool
+        /// All of the request sent so far is kept, so it can be sent again.
+        var requestKept: Bool
+        /// Times the request was sent again already.
+        var retries: Int
+    }
+
+    /// Times a request is sent again on a fresh connection after a pooled one was found dropped.
+    static let maximumRetries = 2
+
     enum ConnectionLossAction: Equatable {
-        /// Nothing went to the client yet: answer with an error page (or retry elsewhere).
+        /// A pooled connection the server had dropped, before any of the response came back: send
+        /// the kept request again on a new connection.
+        case retryOnFreshConnection
+        /// Nothing went to the client yet: answer with an error page.
         case failBeforeResponse
         /// The status line is out: record the error and close the client connection.
         case failDuringResponse
@@ -265,11 +306,29 @@ struct ExchangeStateMachine: Equatable {
     }
 
     /// The server connection failed or closed under the exchange.
-    func upstreamLost() -> ConnectionLossAction {
+    func upstreamLost(_ loss: ConnectionLoss = .failed, attempt: ServerAttempt? = nil) -> ConnectionLossAction {
         switch state {
         case .finished, .heldAtResponseBreakpoint, .heldAtRequestBreakpoint, .upgraded: .ignore
         case .streamingResponse, .switchingProtocols: .failDuringResponse
-        default: .failBeforeResponse
+        case .streamingRequest, .collectingRequest, .awaitingResponse:
+            if loss == .closedByServer, let attempt, attempt.reusedConnection, attempt.requestKept, attempt.retries < Self.maximumRetries {
+                .retryOnFreshConnection
+            } else {
+                .failBeforeResponse
+            }
+        case .discardingRequest, .collectingResponse: .failBeforeResponse
         }
+    }
+
+    /// What the response timeout means where the exchange stands.
+    enum TimeoutAction: Equatable {
+        /// No response head went to the client: answer 504.
+        case answerGatewayTimeout
+        /// The status line is out: record the error and close the client connection.
+        case closeClient
+    }
+
+    func responseTimedOut() -> TimeoutAction {
+        hasResponseStarted ? .closeClient : .answerGatewayTimeout
     }
 }

@@ -44,6 +44,9 @@ public struct SessionListing: Sendable, Hashable {
 public enum WriterActivity: Sendable, Hashable {
     /// Flows a writer has just committed.
     case committed(CommittedFlows)
+    /// Following the writers stopped (the connection it needs was lost, the server is
+    /// restarting), for this reason; it is tried again until it resumes.
+    case interrupted(String)
     /// Following the writers was interrupted and has resumed (the connection it needs was lost,
     /// the server restarted): flows committed meanwhile, into any session, were not announced.
     case resumed

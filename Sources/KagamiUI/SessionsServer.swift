@@ -21,13 +21,19 @@ public final class SessionsServer: Sendable {
         /// The server's own token (every right); nil makes one up for this server.
         public var token: String?
         public var heartbeatInterval: Double
+        /// Where the server says what happens to it (following the writers stopped, resumed).
+        public var notice: (@Sendable (String) -> Void)?
 
-        public init(host: String = "127.0.0.1", port: Int = 8890, version: String, token: String? = nil, heartbeatInterval: Double = 15) {
+        public init(
+            host: String = "127.0.0.1", port: Int = 8890, version: String, token: String? = nil, heartbeatInterval: Double = 15,
+            notice: (@Sendable (String) -> Void)? = nil
+        ) {
             self.host = host
             self.port = port
             self.version = version
             self.token = token
             self.heartbeatInterval = heartbeatInterval
+            self.notice = notice
         }
     }
 
@@ -160,7 +166,10 @@ public final class SessionsServer: Sendable {
                     }
                     view.hub.announce(flow)
                 }
+            case .interrupted(let reason):
+                configuration.notice?("kagami serve: stopped following the writers (\(reason)); trying again")
             case .resumed:
+                configuration.notice?("kagami serve: following the writers again; open pages read their sessions again")
                 for view in await views.allOpened() {
                     view.hub.announceMissed()
                 }

@@ -139,6 +139,60 @@ import Testing
         #expect(!HTTPRequestHead(version: .http1_1, method: .GET, uri: "/", headers: headers).requestsUpgrade)
     }
 
+    /// A pooled connection found dropped is retried only while nothing of the response came
+    /// back, the whole request is kept, the server closed it (not another failure), and at most
+    /// twice.
+    @Test func aDroppedPooledConnectionIsRetriedOnlyWhileNothingCameBack() {
+        let pooled = Machine.ServerAttempt(reusedConnection: true, requestKept: true, retries: 0)
+        var machine = Machine(requestsUpgrade: false)
+        #expect(machine.upstreamLost(.closedByServer, attempt: pooled) == .retryOnFreshConnection)
+        _ = step(&machine) { $0.requestEndReceived() }
+        #expect(machine.state == .awaitingResponse)
+        #expect(machine.upstreamLost(.closedByServer, attempt: pooled) == .retryOnFreshConnection)
+        #expect(machine.upstreamLost(.failed, attempt: pooled) == .failBeforeResponse)
+        #expect(machine.upstreamLost(.closedByServer, attempt: nil) == .failBeforeResponse)
+        #expect(machine.upstreamLost(.closedByServer, attempt: .init(reusedConnection: false, requestKept: true, retries: 0)) == .failBeforeResponse)
+        #expect(machine.upstreamLost(.closedByServer, attempt: .init(reusedConnection: true, requestKept: false, retries: 0)) == .failBeforeResponse)
+        #expect(machine.upstreamLost(.closedByServer, attempt: .init(reusedConnection: true, requestKept: true, retries: Machine.maximumRetries)) == .failBeforeResponse)
+        // A response head came back (kept whole for a rule): sending the request again could
+        // repeat what the server already did.
+        #expect(step(&machine) { $0.responseHeadReceived(status: 200, collect: true) } == .collect)
+        #expect(machine.upstreamLost(.closedByServer, attempt: pooled) == .failBeforeResponse)
+        machine.startStreamingResponse()
+        #expect(machine.upstreamLost(.closedByServer, attempt: pooled) == .failDuringResponse)
+    }
+
+    /// Both connections at the end of a response: the server's is reused only after a whole
+    /// request, kept alive and with no upgrade asked for; the client's is closed when it asked or
+    /// its request is still unread.
+    @Test(arguments: [
+        (true, false, true, true, true, false),
+        (true, false, false, true, false, false),
+        (true, false, true, false, true, true),
+        (true, true, true, true, false, false),
+        (false, false, true, true, false, true),
+    ])
+    func theEndOfAResponseDecidesBothConnections(
+        requestComplete: Bool, upgrade: Bool, serverKeepsAlive: Bool, clientKeepsAlive: Bool, reuse: Bool, closeClient: Bool
+    ) {
+        var machine = Machine(requestsUpgrade: upgrade)
+        if requestComplete { _ = step(&machine) { $0.requestEndReceived() } }
+        _ = step(&machine) { $0.responseHeadReceived(status: 200, collect: false) }
+        let ending = step(&machine) { $0.finishResponse(serverKeepsAlive: serverKeepsAlive, clientKeepsAlive: clientKeepsAlive) }
+        #expect(ending == Machine.Ending(reuseServerConnection: reuse, closeClient: closeClient))
+        #expect(machine.isFinished)
+    }
+
+    @Test func aResponseTimeoutAnswers504UntilTheStatusLineIsOut() {
+        var machine = Machine(requestsUpgrade: false)
+        _ = step(&machine) { $0.requestEndReceived() }
+        #expect(machine.responseTimedOut() == .answerGatewayTimeout)
+        _ = step(&machine) { $0.responseHeadReceived(status: 200, collect: true) }
+        #expect(machine.responseTimedOut() == .answerGatewayTimeout)
+        machine.startStreamingResponse()
+        #expect(machine.responseTimedOut() == .closeClient)
+    }
+
     /// The 101 goes to the client as the server framed it: no Transfer-Encoding, no `0\r\n\r\n`.
     @Test func switchingProtocolsResponseGetsNoFraming() throws {
         let channel = EmbeddedChannel()

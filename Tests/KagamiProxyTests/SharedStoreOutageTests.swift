@@ -137,6 +137,7 @@ extension SharedStoreOutageTests {
                 for await activity in catalog.writerActivity() {
                     switch activity {
                     case .committed(let committed): seen.append("committed \(committed.session)")
+                    case .interrupted: seen.append("interrupted")
                     case .resumed: seen.append("resumed")
                     }
                 }
@@ -159,6 +160,9 @@ extension SharedStoreOutageTests {
             try await cluster.resume()
             try await until { $0.contains("resumed") }
             #expect(seen.entries.contains("resumed"))
+            // Said once when following stopped, before it resumed.
+            #expect(seen.entries.filter { $0 == "interrupted" }.count == 1)
+            #expect(seen.entries.firstIndex(of: "interrupted").map { $0 < (seen.entries.firstIndex(of: "resumed") ?? 0) } == true)
             let resumedAt = seen.entries.count
             writer.record(FlowFixtures.getJSON(url: "/after"))
             try await writer.flush()

@@ -195,6 +195,10 @@ class Suite:
              "--store", self.cluster.url, "--session", self.names[key]],
             r"listening on (http://[\d.]+:\d+)", self.environment, self.log(key))
 
+    def serve_log(self):
+        with open(os.path.join(self.workdir, "serve.log")) as file:
+            return file.read()
+
     def log(self, key):
         return os.path.join(self.workdir, f"proxy-{key}.log")
 
@@ -310,7 +314,8 @@ class Suite:
         assert len(stored) == len(set(stored)), "no exchange stored twice"
         # The page shows what the database holds.
         self.until(lambda: self.count_in_page(key)[0] == len(stored),
-                   lambda: f"{key}'s page shows {len(stored)} exchanges, not {self.count_in_page(key)[1]!r}")
+                   lambda: f"{key}'s page shows {len(stored)} exchanges, not {self.count_in_page(key)[1]!r}; "
+                           f"kagami serve said: {self.serve_log()[-1500:]!r}")
 
     def test_database_restart_mid_run_loses_nothing(self):
         key = "B"
@@ -345,7 +350,10 @@ class Suite:
                    lambda: f"the spool is removed once written: {os.listdir(spools)}")
         # serve follows the writers again: the page holds every exchange, and new ones arrive live.
         self.until(lambda: self.count_in_page(key)[0] == len(stored),
-                   lambda: f"{key}'s page shows {len(stored)} exchanges, not {self.count_in_page(key)[1]!r}")
+                   lambda: f"{key}'s page shows {len(stored)} exchanges, not {self.count_in_page(key)[1]!r}; "
+                           f"kagami serve said: {self.serve_log()[-1500:]!r}")
+        # serve said it lost the writers and follows them again.
+        assert "stopped following the writers" in self.serve_log() and "following the writers again" in self.serve_log(), self.serve_log()
         curl(self.addresses[key], f"{self.base}/after-restart")
         self.until(lambda: self.count_in_page(key)[0] == len(stored) + 1 and any("/after-restart" in row for row in self.rows(key)),
                    lambda: f"{key}'s page live after the restart: {self.count_in_page(key)[1]!r}")
