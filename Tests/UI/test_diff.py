@@ -154,7 +154,7 @@ class Suite(Page):
         search = self.until(lambda: self.js(row, "/search"), lambda: f"the /search row drawn, not {self.rows()}")
         config.click()
         self.js("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true, ctrlKey: true}))", search)
-        self.until(lambda: "(2)" in self.driver.find_element(By.ID, "export-selected").text, "two rows chosen")
+        self.until(lambda: "(2)" in self.driver.find_element(By.ID, "export-selected").get_attribute("textContent"), "two rows chosen")
         self.driver.find_element(By.ID, "view-diff").click()
         self.until(lambda: self.js("return document.querySelectorAll('#diff-before-session option').length") == 2, "the sessions listed")
         Select(self.driver.find_element(By.ID, "diff-before-session")).select_by_value("")

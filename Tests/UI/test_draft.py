@@ -50,6 +50,7 @@ def main():
 
         def test_drafts_the_session_as_openapi():
             fresh()
+            driver.find_element(By.CSS_SELECTOR, "#session-menu > summary").click()
             driver.find_element(By.ID, "draft-description").click()
             wait.until(lambda d: "/items/{itemId}" in text())
             assert text().startswith('openapi: "3.1.0"'), text()[:200]
@@ -63,6 +64,7 @@ def main():
 
         def test_blueprint_and_a_path_hint_draft_again():
             fresh()
+            driver.find_element(By.CSS_SELECTOR, "#session-menu > summary").click()
             driver.find_element(By.ID, "draft-description").click()
             wait.until(lambda d: "/items/{itemId}" in text())
             Select(driver.find_element(By.ID, "draft-format")).select_by_value("apib")
@@ -85,7 +87,8 @@ def main():
             item = next(row for row in rows if "/items/101" in row.text)
             users.click()
             driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true, ctrlKey: true}))", item)
-            wait.until(lambda d: "(2)" in d.find_element(By.ID, "export-selected").text)
+            wait.until(lambda d: "(2)" in d.find_element(By.ID, "export-selected").get_attribute("textContent"))
+            driver.find_element(By.CSS_SELECTOR, "#session-menu > summary").click()
             driver.find_element(By.ID, "draft-description").click()
             wait.until(lambda d: "from 2 exchanges" in d.find_element(By.ID, "draft-note").text)
             assert "/api/users.json" in text() and "/items/" in text() and "/repos/" not in text(), text()

@@ -160,6 +160,15 @@ class Suite(Page):
         assert "http://kagami.ssl/" in text, "empty state links the CA page"
         self.until(lambda: "listens on this machine only" in self.driver.find_element(By.ID, "empty").text, "the empty state says a device can't reach it yet")
         self.until(lambda: "Live" in self.driver.find_element(By.ID, "connection").text, "connected")
+        # At 1440 px the toolbar is one row, and the list's column header is at the top, the
+        # empty state under it.
+        centres = self.js("""return [...document.querySelectorAll('header.toolbar > *')].filter(e => e.offsetParent)
+                             .map(e => { const r = e.getBoundingClientRect(); return r.top + r.height / 2; })""")
+        assert self.js("return window.innerWidth") >= 1440 and max(centres) - min(centres) < 8, f"toolbar in one row: {centres}"
+        head = self.js("return document.getElementById('sequence-head').getBoundingClientRect().top")
+        empty = self.js("return document.getElementById('empty').getBoundingClientRect().top")
+        bar = self.js("return document.querySelector('header.toolbar').getBoundingClientRect().bottom")
+        assert abs(head - bar) < 4 and empty > head, f"column header under the toolbar ({head} vs {bar}), empty state under it ({empty})"
         self.shot("empty")
 
     def test_rows_appear_live(self):
@@ -284,9 +293,10 @@ class Suite(Page):
             return self.driver.find_element(By.CSS_SELECTOR, f'#sequence-spacer .row[data-position="{position}"]')
         row(1).click()
         ActionChains(self.driver).key_down(Keys.CONTROL).click(row(3)).key_up(Keys.CONTROL).perform()
-        self.until(lambda: self.driver.find_element(By.ID, "export-selected").text == "Export selected (2)", "two rows chosen")
+        self.until(lambda: self.driver.find_element(By.ID, "export-selected").get_attribute("textContent") == "Export selected (2)", "two rows chosen")
+        assert self.driver.find_element(By.CSS_SELECTOR, "#session-menu > summary").text == "Session (2)"
         ActionChains(self.driver).key_down(Keys.SHIFT).click(row(5)).key_up(Keys.SHIFT).perform()
-        self.until(lambda: self.driver.find_element(By.ID, "export-selected").text == "Export selected (3)", "Shift-click takes the range")
+        self.until(lambda: self.driver.find_element(By.ID, "export-selected").get_attribute("textContent") == "Export selected (3)", "Shift-click takes the range")
         expected = [row(p).get_attribute("data-id") for p in (3, 4, 5)]
         assert len(self.driver.find_elements(By.CSS_SELECTOR, "#sequence-spacer .row.marked")) == 3
         self.shot("export-selected")
@@ -294,8 +304,11 @@ class Suite(Page):
         self.js("""window.exportBodies = []; const original = window.fetch;
                    window.fetch = (url, init) => { if (String(url).includes('export.har') && init && init.method === 'POST') window.exportBodies.push(init.body);
                                                    return original(url, init); };""")
+        self.driver.find_element(By.CSS_SELECTOR, "#session-menu > summary").click()
+        self.shot("session-menu")
         self.driver.find_element(By.ID, "export-selected").click()
         self.until(lambda: self.js("return window.exportBodies.length") == 1, "export requested")
+        assert not self.js("return document.getElementById('session-menu').open"), "the menu closes once an action is chosen"
         asked = json.loads(self.js("return window.exportBodies[0]"))["ids"]
         assert asked == expected, (asked, expected)
         connection = http.client.HTTPConnection(self.kagami.ui.split("//")[1].split("/")[0], timeout=10)
@@ -304,7 +317,7 @@ class Suite(Page):
         har = json.loads(connection.getresponse().read())
         assert len(har["log"]["entries"]) == 3, len(har["log"]["entries"])
         row(1).click()
-        self.until(lambda: self.driver.find_element(By.ID, "export-selected").text == "Export selected", "a plain click chooses one row")
+        self.until(lambda: self.driver.find_element(By.ID, "export-selected").get_attribute("textContent") == "Export selected", "a plain click chooses one row")
 
     def test_dark_theme(self):
         self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})

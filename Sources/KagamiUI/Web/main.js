@@ -43,6 +43,23 @@ $("compose").addEventListener("click", () => dispatch({ type: "composeOpened", d
 mountRules({ container: $("rules") });
 mountBreakpoints({ container: $("breakpoints"), dialog: $("held-dialog") });
 mountDraft({ after: $("export-selected") });
+
+// The Session menu closes once one of its actions is chosen (the import once its file is),
+// on a click elsewhere and on Escape.
+const sessionMenu = $("session-menu");
+sessionMenu.addEventListener("click", (event) => {
+  if (event.target.closest(".toolbar-menu-items button, .toolbar-menu-items a")) sessionMenu.open = false;
+});
+$("import-file").addEventListener("change", () => { sessionMenu.open = false; });
+document.addEventListener("click", (event) => {
+  if (sessionMenu.open && !sessionMenu.contains(event.target)) sessionMenu.open = false;
+});
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && sessionMenu.open) {
+    sessionMenu.open = false;
+    sessionMenu.querySelector("summary").focus();
+  }
+});
 mountContractView({ container: $("contract") });
 mountDiff({ container: $("diff") });
 function showTool(title, text, note) {
@@ -143,6 +160,8 @@ function renderChrome() {
   $("export-shown").disabled = visible.length === 0;
   $("export-selected").disabled = state.marked.size === 0;
   $("export-selected").textContent = state.marked.size > 1 ? `Export selected (${state.marked.size})` : "Export selected";
+  // The menu's button says a choice is made, for its exports and the draft.
+  sessionMenu.querySelector("summary").textContent = state.marked.size > 1 ? `Session (${state.marked.size})` : "Session";
   $("pause").textContent = paused ? `Resume${held.length ? ` (${held.length} waiting)` : ""}` : "Pause";
   $("pause").setAttribute("aria-pressed", String(paused));
   const heldCount = state.heldExchanges.length;
