@@ -6,6 +6,7 @@
 // operation, `$ref`s to other files, …), or one OpenAPIKit or its validations would find fault
 // with, is left to `OpenAPIContractBuilder`, which words the problem: a description comes out
 // the same either way.
+import Dispatch
 import Foundation
 import KagamiContract
 import KagamiJSON
@@ -13,6 +14,7 @@ import enum KagamiJSONSchema.JSONPointer
 import OpenAPIKit
 import OpenAPIKit30
 import OpenAPIKitCompat
+import Synchronization
 
 /// Why `OpenAPIValuesReader` left a document to OpenAPIKit: what it met, and where.
 struct ValuesReaderRefusal: Error, CustomStringConvertible {
@@ -31,7 +33,7 @@ struct OpenAPIValuesReader {
     private var annotations: [Annotation] = []
     private var operationIds: Set<String> = []
 
-    private static let methods = ["get", "post", "patch", "put", "delete", "head", "options", "trace"]
+    static let methods = ["get", "post", "patch", "put", "delete", "head", "options", "trace"]
 
     /// The contract, or why the document is left to OpenAPIKit. `annotations` come first
     /// among the contract's (the reference problems found in the text).
@@ -84,6 +86,7 @@ struct OpenAPIValuesReader {
         let made = try forms.prepare(Array(componentSchemas.values), at: ["components", "schemas"])
         for (name, form) in zip(componentSchemas.keys, made) { schemas[name] = form }
         inliner = ComponentSchemaInliner(componentSchemas: schemas)
+        forms.prepareInlineSchemas(of: paths, components: components)
 
         progress?(ReadingProgress(stage: "validating"))
         let skeletonBuilder = OpenAPIContractBuilder(document: skeleton, format: format, locator: locator)
@@ -474,25 +477,75 @@ final class SchemaForms {
     }
 
     /// The forms of these schemas, decoded together as the component schemas of a document.
+    /// The forms of these schemas: those not made yet are decoded together as the component
+    /// schemas of documents of a thousand each, on all cores.
     func prepare(_ values: [JSONValue], at keyPath: [String]) throws(ValuesReaderRefusal) -> [JSONValue] {
+        var seen: Set<JSONValue> = []
+        let pending = values.filter { schemas[$0] == nil && seen.insert($0).inserted }
+        let batch = 1000
+        let parts = (pending.count + batch - 1) / batch
+        let made = Mutex<[[JSONValue]?]>(Array(repeating: nil, count: parts))
+        let format = format
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            let range = (part * batch)..<min((part + 1) * batch, pending.count)
+            var members = JSONObject()
+            for index in range { members["s\(index)"] = pending[index] }
+            guard let decoded = try? Self.decoded(members, format: format) else { return }
+            let forms = range.compactMap { decoded["s\($0)"] }
+            guard forms.count == range.count else { return }
+            made.withLock { $0[part] = forms }
+        }
+        for (part, forms) in made.withLock({ $0 }).enumerated() {
+            guard let forms else { throw ValuesReaderRefusal(reason: "a schema OpenAPIKit refuses", path: keyPath) }
+            for (offset, form) in forms.enumerated() { schemas[pending[part * batch + offset]] = form }
+        }
         var forms: [JSONValue] = []
         forms.reserveCapacity(values.count)
-        let batch = 1000
-        for start in stride(from: 0, to: values.count, by: batch) {
-            let part = values[start..<min(start + batch, values.count)]
-            var members = JSONObject()
-            for (index, value) in part.enumerated() where schemas[value] == nil { members["s\(index)"] = value }
-            let made = try decoded(members, at: keyPath)
-            for (index, value) in part.enumerated() {
-                if let form = made["s\(index)"] { schemas[value] = form }
-                guard let form = schemas[value] else { throw ValuesReaderRefusal(reason: "a schema OpenAPIKit doesn't give back", path: keyPath) }
-                forms.append(form)
-            }
+        for value in values {
+            guard let form = schemas[value] else { throw ValuesReaderRefusal(reason: "a schema OpenAPIKit doesn't give back", path: keyPath) }
+            forms.append(form)
         }
         return forms
     }
 
-    private func decoded(_ members: JSONObject, at keyPath: [String]) throws(ValuesReaderRefusal) -> [String: JSONValue] {
+    /// Every schema written inline in the paths (and in the parameters, request bodies,
+    /// responses and headers they refer to), put in form together before the paths are read.
+    func prepareInlineSchemas(of paths: JSONObject, components: JSONObject) {
+        var found: [JSONValue] = []
+        func schema(_ value: JSONValue?) {
+            guard let value, value.objectValue?["$ref"] == nil else { return }
+            found.append(value)
+        }
+        func parameters(_ value: JSONValue?) {
+            for entry in value?.arrayValue ?? [] { schema(entry["schema"]) }
+        }
+        func content(_ value: JSONValue?) {
+            for (_, entry) in value?.objectValue ?? [:] { schema(entry["schema"]) }
+        }
+        for (_, item) in paths {
+            parameters(item["parameters"])
+            for method in OpenAPIValuesReader.methods {
+                guard let operation = item[method] else { continue }
+                parameters(operation["parameters"])
+                content(operation["requestBody"]?["content"])
+                for (_, response) in operation["responses"]?.objectValue ?? [:] {
+                    content(response["content"])
+                    for (_, header) in response["headers"]?.objectValue ?? [:] { schema(header["schema"]) }
+                }
+            }
+        }
+        for (_, parameter) in components["parameters"]?.objectValue ?? [:] { schema(parameter["schema"]) }
+        for (_, body) in components["requestBodies"]?.objectValue ?? [:] { content(body["content"]) }
+        for (_, response) in components["responses"]?.objectValue ?? [:] {
+            content(response["content"])
+            for (_, header) in response["headers"]?.objectValue ?? [:] { schema(header["schema"]) }
+        }
+        for (_, header) in components["headers"]?.objectValue ?? [:] { schema(header["schema"]) }
+        // One that OpenAPIKit refuses is met again as the paths are read, and refused there.
+        _ = try? prepare(found, at: ["paths"])
+    }
+
+    private static func decoded(_ members: JSONObject, format: ContractFormat) throws -> [String: JSONValue] {
         guard !members.isEmpty else { return [:] }
         let document: JSONValue = [
             "openapi": .string(format == .openAPI30 ? "3.0.3" : "3.1.0"),
@@ -501,22 +554,13 @@ final class SchemaForms {
             "components": ["schemas": .object(members)],
         ]
         let schemas: OrderedDictionary<OpenAPIKit.OpenAPI.ComponentKey, OpenAPIKit.JSONSchema>
-        do {
-            if format == .openAPI30 {
-                schemas = try OpenAPIValueDecoder.decode(OpenAPIKit30.OpenAPI.Document.self, from: document).convert(to: .v3_1_0).components.schemas
-            } else {
-                schemas = try OpenAPIValueDecoder.decode(OpenAPIKit.OpenAPI.Document.self, from: document).components.schemas
-            }
-        } catch {
-            throw ValuesReaderRefusal(reason: "a schema OpenAPIKit refuses", path: keyPath)
+        if format == .openAPI30 {
+            schemas = try OpenAPIValueDecoder.decode(OpenAPIKit30.OpenAPI.Document.self, from: document).convert(to: .v3_1_0).components.schemas
+        } else {
+            schemas = try OpenAPIValueDecoder.decode(OpenAPIKit.OpenAPI.Document.self, from: document).components.schemas
         }
         var result: [String: JSONValue] = [:]
-        for (key, schema) in schemas {
-            guard let json = OpenAPIContractBuilder.json(schema) else {
-                throw ValuesReaderRefusal(reason: "a schema OpenAPIKit doesn't give back", path: keyPath)
-            }
-            result[key.rawValue] = json
-        }
+        for (key, schema) in schemas { result[key.rawValue] = OpenAPIContractBuilder.json(schema) }
         return result
     }
 
