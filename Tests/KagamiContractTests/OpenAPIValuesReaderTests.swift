@@ -82,7 +82,7 @@ import Testing
         for path in fixtures {
             let text = Self.file(path)
             #expect(!text.isEmpty, "\(path)")
-            Self.expectSameBothWays(text, path, readFromValues: nil)
+            Self.expectSameBothWays(text, path, readFromValues: true)
         }
         Self.expectSameBothWays(OpenAPIValidationTests.document, "validation rules", readFromValues: false)
     }
