@@ -18,9 +18,22 @@ public enum OpenAPIReader {
     /// From how many paths a document's path items are decoded apart, on all cores.
     public static let pathsDecodedApart = 200
 
+    /// How a document's paths are read.
+    public enum PathReading: Sendable {
+        /// Straight from the values (`OpenAPIValuesReader`), through OpenAPIKit when that
+        /// reader leaves the document to it.
+        case fromValues
+        /// Through OpenAPIKit's model of the whole document.
+        case throughOpenAPIKit
+    }
+
     /// Reads a document. Never throws: problems become annotations with positions.
-    /// `minimumPathsApart`: from how many paths the path items are decoded apart.
-    public static func parse(_ text: String, minimumPathsApart: Int = pathsDecodedApart, progress: ReadingProgress.Report? = nil) -> APIContract {
+    /// `minimumPathsApart`: from how many paths the path items are decoded apart when the
+    /// document is read through OpenAPIKit.
+    public static func parse(
+        _ text: String, minimumPathsApart: Int = pathsDecodedApart, reading: PathReading = .fromValues,
+        progress: ReadingProgress.Report? = nil
+    ) -> APIContract {
         progress?(ReadingProgress(stage: "parsing"))
         let raw: JSONValue
         let locator: SourceLocator
@@ -36,6 +49,10 @@ public enum OpenAPIReader {
             return failed(format, "expected an OpenAPI 3.0 or 3.1 document, found \(found)", at: locator.location(of: ["openapi"]))
         }
         let referenceProblems = Self.referenceProblems(in: raw, locator: locator)
+        if reading == .fromValues, case .success(let contract) = OpenAPIValuesReader.contract(
+            from: raw, format: format, locator: locator, annotations: referenceProblems, progress: progress) {
+            return contract
+        }
         progress?(ReadingProgress(stage: "decoding"))
         // Decoded from the values as Yams decodes their JSON text: mappings keep document
         // order (Foundation's JSONDecoder doesn't).
@@ -189,10 +206,9 @@ struct OpenAPIContractBuilder {
     let locator: SourceLocator
     var annotations: [Annotation] = []
     var progress: ReadingProgress.Report?
-    /// Component schemas as JSON, for inlining `$ref`s.
-    let componentSchemas: JSONObject
-    /// Component schemas once inlined and references as JSON, each made once and shared.
-    private let madeSchemas = MadeSchemas()
+    /// Component schemas as JSON, inlined where they are referred to.
+    let inliner: ComponentSchemaInliner
+    private let madeReferences = MadeReferences()
 
     init(document: OpenAPIKit.OpenAPI.Document, format: ContractFormat, locator: SourceLocator) {
         self.document = document
@@ -202,7 +218,7 @@ struct OpenAPIContractBuilder {
         for (key, schema) in document.components.schemas {
             schemas[key.rawValue] = Self.json(schema) ?? [:]
         }
-        componentSchemas = schemas
+        inliner = ComponentSchemaInliner(componentSchemas: schemas)
     }
 
     static func json(_ value: some Encodable) -> JSONValue? {
@@ -234,7 +250,8 @@ struct OpenAPIContractBuilder {
         }
     }
 
-    mutating func build() -> APIContract {
+    /// The contract with what the document says of itself: name, description, version, servers.
+    static func heading(of document: OpenAPIKit.OpenAPI.Document, format: ContractFormat) -> APIContract {
         var contract = APIContract(format: format)
         contract.name = document.info.title
         contract.description = document.info.description ?? ""
@@ -243,6 +260,11 @@ struct OpenAPIContractBuilder {
             MetadataEntry(name: "version", value: document.info.version),
         ]
         contract.servers = document.servers.map { Server(url: $0.urlTemplate.absoluteString, description: $0.description ?? "") }
+        return contract
+    }
+
+    mutating func build() -> APIContract {
+        var contract = Self.heading(of: document, format: format)
         progress?(ReadingProgress(stage: "validating"))
         annotations += validationWarnings()
 
@@ -310,8 +332,8 @@ struct OpenAPIContractBuilder {
             }
         }
         contract.groups = groups
-        progress?(ReadingProgress(stage: "schemas", total: componentSchemas.count))
-        contract.dataStructures = componentSchemas.map { name, schema in
+        progress?(ReadingProgress(stage: "schemas", total: inliner.componentSchemas.count))
+        contract.dataStructures = inliner.componentSchemas.map { name, schema in
             let resolved = resolved(schema)
             return DataStructure(
                 name: name, description: schema["description"]?.stringValue ?? "",
@@ -453,6 +475,14 @@ struct OpenAPIContractBuilder {
         return example
     }
 
+    /// An example value as the body of a message of this media type: a string as it is
+    /// unless the type is JSON, anything else as pretty-printed JSON.
+    static func body(_ value: JSONValue, mediaType: String) -> String {
+        let isJSON = mediaType.hasSuffix("/json") || mediaType.hasSuffix("+json") || mediaType.contains("json;")
+        if !isJSON, case .string(let text) = value { return text }
+        return value.serialized(.prettyPrinted)
+    }
+
     /// `200` → 200, `2XX` → 200, `default` → 0.
     static func statusCode(_ raw: String) -> Int {
         if let code = Int(raw) { return code }
@@ -469,11 +499,7 @@ struct OpenAPIContractBuilder {
             base.schemaDialect = OpenAPIReader.schemaDialect
             base.schemaPointer = JSONPointer.string(keyPath + ["schema"])
         }
-        let isJSON = mediaType.hasSuffix("/json") || mediaType.hasSuffix("+json") || mediaType.contains("json;")
-        func body(_ value: JSONValue) -> String {
-            if !isJSON, case .string(let text) = value { return text }
-            return value.serialized(.prettyPrinted)
-        }
+        func body(_ value: JSONValue) -> String { Self.body(value, mediaType: mediaType) }
         var result: [(String, MessagePayload)] = []
         // OpenAPIKit also fills `example` from `examples`; named examples win.
         if content.examples?.isEmpty ?? true, let example = content.example.flatMap(Self.json) {
@@ -508,117 +534,20 @@ struct OpenAPIContractBuilder {
 
     // MARK: Schemas
 
-    /// The schema with `#/components/schemas/…` references inlined. A reference back into a
-    /// schema being inlined stays a `$ref` into `$defs`, which then holds that schema.
-    func resolved(_ schema: JSONValue) -> JSONValue {
-        var inlining = Inlining()
-        var result = inline(schema, stack: [], inlining: &inlining, depth: 0)
-        if !inlining.definitions.isEmpty, case .object(var members) = result {
-            members["$defs"] = .object(inlining.definitions)
-            result = .object(members)
-        }
-        return result
-    }
+    func resolved(_ schema: JSONValue) -> JSONValue { inliner.resolved(schema) }
 
-    /// What inlining one schema has gathered.
-    private struct Inlining {
-        /// Schemas referred to from inside themselves, by name.
-        var definitions = JSONObject()
-        /// The deepest level reached (inlining stops at 64).
-        var deepest = 0
-    }
-
-    /// Schemas made once for a whole description.
-    private final class MadeSchemas {
-        /// Component schemas inlined on their own, by name; nil for one that refers back to
-        /// itself somewhere (its `$defs` depend on where it is used).
-        var inlined: [String: (schema: JSONValue, deepest: Int)?] = [:]
-        /// Schemas that are a `$ref` (most of a large description's payloads), as JSON, by
-        /// the reference: encoding one costs a `JSONEncoder` and a parse.
+    /// Schemas that are a `$ref` (most of a large description's payloads), as JSON, by the
+    /// reference: encoding one costs a `JSONEncoder` and a parse.
+    private final class MadeReferences {
         var references: [String: (schema: OpenAPIKit.JSONSchema, json: JSONValue?)] = [:]
     }
 
     /// `Self.json(schema)`, made once for each reference the description uses.
     func schemaJSON(_ schema: OpenAPIKit.JSONSchema) -> JSONValue? {
         guard case .reference(let reference, _) = schema.value else { return Self.json(schema) }
-        if let made = madeSchemas.references[reference.absoluteString], made.schema == schema { return made.json }
+        if let made = madeReferences.references[reference.absoluteString], made.schema == schema { return made.json }
         let json = Self.json(schema)
-        madeSchemas.references[reference.absoluteString] = (schema, json)
+        madeReferences.references[reference.absoluteString] = (schema, json)
         return json
-    }
-
-    /// The component inlined as it would be `depth` levels down, made once: a component
-    /// that refers to no schema above it comes out the same wherever it is used, and as a
-    /// shared value (copied on write) a large description holds it once, not once per use.
-    private func sharedInlined(_ name: String, _ target: JSONValue, depth: Int) -> (schema: JSONValue, deepest: Int)? {
-        let known: (schema: JSONValue, deepest: Int)?
-        if let entry = madeSchemas.inlined[name] {
-            known = entry
-        } else {
-            // Not shared while it is being made: a schema it refers to that refers back to
-            // it is inlined in place, as it always was.
-            madeSchemas.inlined[name] = .some(nil)
-            var alone = Inlining()
-            let schema = inline(target, stack: [name], inlining: &alone, depth: 0)
-            known = alone.definitions.isEmpty && alone.deepest < 64 ? (schema, alone.deepest) : nil
-            madeSchemas.inlined[name] = .some(known)
-        }
-        guard let known, depth + known.deepest < 64 else { return nil }
-        return known
-    }
-
-    /// OpenAPI's numeric formats are ranges JSON Schema doesn't know: written as bounds, the
-    /// validator enforces them (integer bounds exactly, so 2^63 is outside int64).
-    static func addFormatBounds(_ members: inout JSONObject) {
-        guard let format = members["format"]?.stringValue else { return }
-        let bounds: (JSONValue, JSONValue)
-        switch format {
-        case "int32": bounds = (.integer(Int(Int32.min)), .integer(Int(Int32.max)))
-        case "int64": bounds = (.integer(Int.min), .integer(Int.max))
-        case "float": bounds = (.number(-Double(Float.greatestFiniteMagnitude)), .number(Double(Float.greatestFiniteMagnitude)))
-        default: return
-        }
-        if members["minimum"] == nil, members["exclusiveMinimum"]?.doubleValue == nil { members["minimum"] = bounds.0 }
-        if members["maximum"] == nil, members["exclusiveMaximum"]?.doubleValue == nil { members["maximum"] = bounds.1 }
-    }
-
-    private func inline(_ value: JSONValue, stack: [String], inlining: inout Inlining, depth: Int) -> JSONValue {
-        inlining.deepest = max(inlining.deepest, depth)
-        guard depth < 64 else { return value }
-        switch value {
-        case .object(var members):
-            if let reference = members["$ref"]?.stringValue, reference.hasPrefix("#/components/schemas/") {
-                let name = String(reference.dropFirst("#/components/schemas/".count))
-                guard let target = componentSchemas[name] else { return value }
-                if stack.contains(name) {
-                    if inlining.definitions[name] == nil {
-                        inlining.definitions[name] = [:]
-                        inlining.definitions[name] = inline(target, stack: [name], inlining: &inlining, depth: depth + 1)
-                    }
-                    members["$ref"] = .string("#/$defs/\(name)")
-                    return .object(members)
-                }
-                members.removeValue(forKey: "$ref")
-                let expanded: JSONValue
-                if let shared = sharedInlined(name, target, depth: depth + 1) {
-                    inlining.deepest = max(inlining.deepest, depth + 1 + shared.deepest)
-                    expanded = shared.schema
-                } else {
-                    expanded = inline(target, stack: stack + [name], inlining: &inlining, depth: depth + 1)
-                }
-                guard !members.isEmpty else { return expanded }
-                // Siblings of `$ref` (2020-12 allows them) stay beside the inlined schema.
-                return ["allOf": [expanded, .object(members)]]
-            }
-            for (key, member) in members {
-                members[key] = inline(member, stack: stack, inlining: &inlining, depth: depth + 1)
-            }
-            Self.addFormatBounds(&members)
-            return .object(members)
-        case .array(let items):
-            return .array(items.map { inline($0, stack: stack, inlining: &inlining, depth: depth + 1) })
-        default:
-            return value
-        }
     }
 }

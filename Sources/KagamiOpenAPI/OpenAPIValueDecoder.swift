@@ -14,6 +14,11 @@ import Synchronization
 import Yams
 
 enum OpenAPIValueDecoder {
+    /// The value as OpenAPIKit decodes an example or an extension: `AnyCodable`.
+    static func anyCodable(_ value: JSONValue) -> AnyCodable {
+        AnyCodable(ValueDecoder.anyValue(value))
+    }
+
     /// `progress` hears how many of the paths and component schemas have been decoded.
     static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue, progress: ReadingProgress.Report? = nil) throws -> T {
         let count = progress.map { DecodedCount(of: value, report: $0) }
@@ -183,7 +188,7 @@ private struct ValueDecoder: Decoder, SingleValueDecodingContainer {
     /// What AnyCodable's decoding finds: null as NSNull, a Bool only from a boolean, an Int
     /// from an integer, a Double from any other number (a quoted string is neither), arrays
     /// and objects member by member (without the keys Yams keeps for anchors and tags).
-    private static func anyValue(_ value: JSONValue) -> any Sendable {
+    static func anyValue(_ value: JSONValue) -> any Sendable {
         switch value {
         case .null: return NSNull()
         case .bool(let bool): return bool

@@ -98,17 +98,20 @@ import Testing
         }
     }
 
-    /// A large description says how far decoding has got, counted in paths and component schemas.
-    @Test func decodingReportsItsProgress() {
+    /// A large description says how far reading has got, counted in paths (and, through
+    /// OpenAPIKit, in paths and component schemas decoded).
+    @Test(arguments: [OpenAPIReader.PathReading.fromValues, .throughOpenAPIKit])
+    func readingReportsItsProgress(reading: OpenAPIReader.PathReading) {
         let paths = (0..<700).map { "  /things/t\($0): {get: {responses: {'204': {description: none}}}}" }
         let text = (["openapi: 3.1.0", "info: {title: many, version: '1'}", "paths:"] + paths
             + ["components:", "  schemas:", "    Thing: {type: object}"]).joined(separator: "\n")
         let reports = Mutex<[ReadingProgress]>([])
-        let contract = OpenAPIReader.parse(text) { progress in reports.withLock { $0.append(progress) } }
+        let contract = OpenAPIReader.parse(text, reading: reading) { progress in reports.withLock { $0.append(progress) } }
         #expect(contract.actions.count == 700)
-        let decoding = reports.withLock { $0 }.filter { $0.stage == "decoding" }
-        #expect(decoding.contains { $0.done == 500 && $0.total == 701 }, "\(decoding)")
-        #expect(decoding.allSatisfy { $0.done <= $0.total })
+        let counted = reports.withLock { $0 }.filter { $0.stage == (reading == .fromValues ? "operations" : "decoding") }
+        let total = reading == .fromValues ? 700 : 701
+        #expect(counted.contains { $0.done == 500 && $0.total == total }, "\(counted)")
+        #expect(counted.allSatisfy { $0.done <= $0.total })
     }
 
     /// A description whose aliases stand for a billion values is refused, not expanded.

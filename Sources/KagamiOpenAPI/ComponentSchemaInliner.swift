@@ -1,0 +1,115 @@
+// `$ref`s to `#/components/schemas/…` inlined into the schemas a contract carries, so the
+// validator and the example generator need no document beside them.
+import KagamiJSON
+
+struct ComponentSchemaInliner {
+    /// The component schemas in their JSON Schema 2020-12 form, by name.
+    let componentSchemas: JSONObject
+    /// Component schemas once inlined, each made once and shared.
+    private let inlinedComponents = InlinedComponents()
+
+    init(componentSchemas: JSONObject) {
+        self.componentSchemas = componentSchemas
+    }
+
+    /// Component schemas inlined on their own, by name; nil for one that refers back to
+    /// itself somewhere (its `$defs` depend on where it is used).
+    private final class InlinedComponents {
+        var schemas: [String: (schema: JSONValue, deepest: Int)?] = [:]
+    }
+
+    /// The schema with `#/components/schemas/…` references inlined. A reference back into a
+    /// schema being inlined stays a `$ref` into `$defs`, which then holds that schema.
+    func resolved(_ schema: JSONValue) -> JSONValue {
+        var inlining = Inlining()
+        var result = inline(schema, stack: [], inlining: &inlining, depth: 0)
+        if !inlining.definitions.isEmpty, case .object(var members) = result {
+            members["$defs"] = .object(inlining.definitions)
+            result = .object(members)
+        }
+        return result
+    }
+
+    /// What inlining one schema has gathered.
+    private struct Inlining {
+        /// Schemas referred to from inside themselves, by name.
+        var definitions = JSONObject()
+        /// The deepest level reached (inlining stops at 64).
+        var deepest = 0
+    }
+
+    /// The component inlined as it would be `depth` levels down, made once: a component
+    /// that refers to no schema above it comes out the same wherever it is used, and as a
+    /// shared value (copied on write) a large description holds it once, not once per use.
+    private func sharedInlined(_ name: String, _ target: JSONValue, depth: Int) -> (schema: JSONValue, deepest: Int)? {
+        let known: (schema: JSONValue, deepest: Int)?
+        if let entry = inlinedComponents.schemas[name] {
+            known = entry
+        } else {
+            // Not shared while it is being made: a schema it refers to that refers back to
+            // it is inlined in place, as it always was.
+            inlinedComponents.schemas[name] = .some(nil)
+            var alone = Inlining()
+            let schema = inline(target, stack: [name], inlining: &alone, depth: 0)
+            known = alone.definitions.isEmpty && alone.deepest < 64 ? (schema, alone.deepest) : nil
+            inlinedComponents.schemas[name] = .some(known)
+        }
+        guard let known, depth + known.deepest < 64 else { return nil }
+        return known
+    }
+
+    /// OpenAPI's numeric formats are ranges JSON Schema doesn't know: written as bounds, the
+    /// validator enforces them (integer bounds exactly, so 2^63 is outside int64).
+    static func addFormatBounds(_ members: inout JSONObject) {
+        guard let format = members["format"]?.stringValue else { return }
+        let bounds: (JSONValue, JSONValue)
+        switch format {
+        case "int32": bounds = (.integer(Int(Int32.min)), .integer(Int(Int32.max)))
+        case "int64": bounds = (.integer(Int.min), .integer(Int.max))
+        case "float": bounds = (.number(-Double(Float.greatestFiniteMagnitude)), .number(Double(Float.greatestFiniteMagnitude)))
+        default: return
+        }
+        if members["minimum"] == nil, members["exclusiveMinimum"]?.doubleValue == nil { members["minimum"] = bounds.0 }
+        if members["maximum"] == nil, members["exclusiveMaximum"]?.doubleValue == nil { members["maximum"] = bounds.1 }
+    }
+
+    private func inline(_ value: JSONValue, stack: [String], inlining: inout Inlining, depth: Int) -> JSONValue {
+        inlining.deepest = max(inlining.deepest, depth)
+        guard depth < 64 else { return value }
+        switch value {
+        case .object(var members):
+            if let reference = members["$ref"]?.stringValue, reference.hasPrefix("#/components/schemas/") {
+                let name = String(reference.dropFirst("#/components/schemas/".count))
+                guard let target = componentSchemas[name] else { return value }
+                if stack.contains(name) {
+                    if inlining.definitions[name] == nil {
+                        inlining.definitions[name] = [:]
+                        inlining.definitions[name] = inline(target, stack: [name], inlining: &inlining, depth: depth + 1)
+                    }
+                    members["$ref"] = .string("#/$defs/\(name)")
+                    return .object(members)
+                }
+                members.removeValue(forKey: "$ref")
+                let expanded: JSONValue
+                if let shared = sharedInlined(name, target, depth: depth + 1) {
+                    inlining.deepest = max(inlining.deepest, depth + 1 + shared.deepest)
+                    expanded = shared.schema
+                } else {
+                    expanded = inline(target, stack: stack + [name], inlining: &inlining, depth: depth + 1)
+                }
+                guard !members.isEmpty else { return expanded }
+                // Siblings of `$ref` (2020-12 allows them) stay beside the inlined schema.
+                return ["allOf": [expanded, .object(members)]]
+            }
+            for (key, member) in members {
+                members[key] = inline(member, stack: stack, inlining: &inlining, depth: depth + 1)
+            }
+            Self.addFormatBounds(&members)
+            return .object(members)
+        case .array(let items):
+            return .array(items.map { inline($0, stack: stack, inlining: &inlining, depth: depth + 1) })
+        default:
+            return value
+        }
+    }
+}
