@@ -34,8 +34,8 @@ public enum JSONSchemaExample {
     static func formatSample(_ format: String, variant: Int) -> String? {
         let n = variant % 10
         switch format {
-        case "date-time": return "2024-01-0\(n + 1)T00:00:00Z"
-        case "date": return "2024-01-0\(n + 1)"
+        case "date-time": return "1970-01-0\(n + 1)T00:00:00Z"
+        case "date": return "1970-01-0\(n + 1)"
         case "time": return "12:00:0\(n)Z"
         case "email", "idn-email": return "user\(variant == 0 ? "" : String(variant))@example.com"
         case "hostname", "idn-hostname": return variant == 0 ? "example.com" : "host\(variant).example.com"
