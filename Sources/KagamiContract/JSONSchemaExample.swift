@@ -180,6 +180,20 @@ struct ExampleWriter {
             }
             return value(for: .object(merge(merged)), pointer: nil, depth: depth + 1, variant: variant)
         }
+        // if/then/else: a value for each outcome, kept when the whole schema takes it.
+        if object["if"] != nil, object["then"] != nil || object["else"] != nil {
+            var rest = object
+            let outcomes = [rest.removeValue(forKey: "then"), rest.removeValue(forKey: "else")]
+            rest["if"] = nil
+            var last: JSONValue?
+            for outcome in outcomes {
+                guard let outcome, let branch = resolved(outcome) else { continue }
+                guard let candidate = value(for: .object(merge([rest, branch])), pointer: nil, depth: depth + 1, variant: variant) else { continue }
+                last = candidate
+                if accepts(candidate, at: pointer) { return candidate }
+            }
+            if let last { return last }
+        }
         var types: [String]
         switch object["type"] {
         case .string(let type)?: types = [type]
