@@ -5,6 +5,7 @@
 // enums, oneOf/anyOf branches, several types) each candidate is checked with the validator.
 import KagamiJSON
 import KagamiJSONSchema
+import Synchronization
 
 public enum JSONSchemaExample {
     /// `$schema` noted on schemas derived from an example body.
@@ -18,9 +19,45 @@ public enum JSONSchemaExample {
     /// direction, `readOnly` properties are left out of requests and `writeOnly` ones out of
     /// responses.
     public static func example(for schema: JSONValue, direction: JSONSchema.Direction? = nil) -> JSONValue {
+        // A large description inlines the same component in thousands of payloads.
+        let key = ExampleKey(schema: schema, direction: direction)
+        if let known = written.withLock({ $0[key] }) { return known }
+        let value = write(schema, direction: direction)
+        written.withLock { cache in
+            if cache.count >= 2048 { cache.removeAll() }
+            cache[key] = value
+        }
+        return value
+    }
+
+    struct ExampleKey: Hashable {
+        var schema: JSONValue
+        var direction: JSONSchema.Direction?
+    }
+
+    private static let written = Mutex<[ExampleKey: JSONValue]>([:])
+
+    /// Subschemas compiled to check candidates, shared by every generation (the same property
+    /// schemas recur across a description).
+    private static let checkers = Mutex<[ExampleKey: JSONSchema?]>([:])
+
+    static func checker(_ schema: JSONValue, direction: JSONSchema.Direction?) -> JSONSchema? {
+        let key = ExampleKey(schema: schema, direction: direction)
+        if let known = checkers.withLock({ $0[key] }) { return known }
+        let compiled = try? JSONSchema(compiling: schema, options: .init(assertsFormat: true, direction: direction))
+        checkers.withLock { cache in
+            if cache.count >= 4096 { cache.removeAll() }
+            cache[key] = .some(compiled)
+        }
+        return compiled
+    }
+
+    private static func write(_ schema: JSONValue, direction: JSONSchema.Direction?) -> JSONValue {
         var writer = ExampleWriter(root: schema, direction: direction)
         let value = writer.value(for: schema, pointer: "", depth: 0, variant: 0) ?? .null
-        if writer.accepts(value, at: "") { return value }
+        // Values built without a choice or a merge are valid by construction; the rest are
+        // checked whole (the check costs a compilation, and readers write thousands).
+        if !writer.uncertain || writer.accepts(value, at: "") { return value }
         // Rare conflicts between keywords: other variants before giving up.
         for variant in 1...3 {
             if let other = writer.value(for: schema, pointer: "", depth: 0, variant: variant), writer.accepts(other, at: "") {
@@ -92,6 +129,16 @@ struct ExampleWriter {
     private var compiled: [String: JSONSchema?] = [:]
     /// How often each `$ref` target is open on the current path: a second entry is cut off.
     private var openReferences: [String: Int] = [:]
+    /// Whether the value written may break the schema: something was merged, chosen between
+    /// branches, or written from keywords this writer does not follow.
+    private(set) var uncertain = false
+
+    /// Keywords written around, not from: their presence makes the value uncertain.
+    static let unfollowedKeywords: Set<String> = [
+        "not", "dependentSchemas", "dependencies", "unevaluatedProperties", "unevaluatedItems", "propertyNames",
+        "minContains", "maxContains", "contains", "uniqueItems", "$dynamicRef", "minProperties", "maxProperties",
+        "dependentRequired", "patternProperties",
+    ]
 
     init(root: JSONValue, direction: JSONSchema.Direction?) {
         self.root = root
@@ -103,11 +150,30 @@ struct ExampleWriter {
     mutating func accepts(_ value: JSONValue, at pointer: String?) -> Bool {
         guard let pointer else { return true }
         if compiled[pointer] == nil {
-            compiled[pointer] = .some(try? JSONSchema(
-                compiling: root, at: pointer, options: .init(assertsFormat: true, direction: direction)))
+            let options = JSONSchema.Options(assertsFormat: true, direction: direction)
+            // A subschema without references compiles alone (with the root's dialect), without
+            // the rest of the document.
+            if let tokens = JSONPointer.tokens(pointer), case .object(var alone)? = JSONPointer.resolve(tokens, in: root),
+               !Self.refers(.object(alone)) {
+                if let dialect = root["$schema"], alone["$schema"] == nil { alone["$schema"] = dialect }
+                compiled[pointer] = .some(JSONSchemaExample.checker(.object(alone), direction: direction))
+            } else {
+                compiled[pointer] = .some(try? JSONSchema(compiling: root, at: pointer, options: options))
+            }
         }
         guard let schema = compiled[pointer] ?? nil else { return true }
         return schema.isValid(value)
+    }
+
+    /// Whether `schema` holds a reference anywhere.
+    static func refers(_ schema: JSONValue) -> Bool {
+        switch schema {
+        case .object(let members):
+            if members["$ref"] != nil || members["$dynamicRef"] != nil || members["$recursiveRef"] != nil { return true }
+            return members.values.contains(where: refers)
+        case .array(let items): return items.contains(where: refers)
+        default: return false
+        }
     }
 
     /// A value for `schema` found at `pointer` in the root (nil for a schema merged while
@@ -130,8 +196,11 @@ struct ExampleWriter {
                 return value(for: target.schema, pointer: target.pointer, depth: depth + 1, variant: variant)
             }
             guard case .object(let referenced) = target.schema else { return value(for: target.schema, pointer: target.pointer, depth: depth + 1, variant: variant) }
+            uncertain = true
             return value(for: .object(merge([referenced, object])), pointer: nil, depth: depth + 1, variant: variant)
         }
+        if !uncertain, object.keys.contains(where: Self.unfollowedKeywords.contains) { uncertain = true }
+        if case .string? = object["$ref"] {} else if object["$ref"] != nil { uncertain = true }
         // What the document offers, when it is valid here.
         var offered: [JSONValue] = []
         if let value = object["example"] { offered.append(value) }
@@ -148,6 +217,7 @@ struct ExampleWriter {
         for keyword in ["oneOf", "anyOf"] {
             guard let branches = object[keyword]?.arrayValue, !branches.isEmpty else { continue }
             object[keyword] = nil
+            uncertain = true
             // Branches that are not only `null` first.
             let order = branches.indices.sorted { isNull(branches[$0]) ? false : isNull(branches[$1]) }
             var last: JSONValue?
@@ -173,6 +243,7 @@ struct ExampleWriter {
         // without it, so merging ends.
         if let parts = object["allOf"]?.arrayValue, !parts.isEmpty {
             object["allOf"] = nil
+            uncertain = true
             var merged: [JSONObject] = [object]
             for part in parts {
                 guard let resolved = self.resolved(part) else { return nil }
@@ -182,6 +253,7 @@ struct ExampleWriter {
         }
         // if/then/else: a value for each outcome, kept when the whole schema takes it.
         if object["if"] != nil, object["then"] != nil || object["else"] != nil {
+            uncertain = true
             var rest = object
             let outcomes = [rest.removeValue(forKey: "then"), rest.removeValue(forKey: "else")]
             rest["if"] = nil
@@ -383,6 +455,7 @@ struct ExampleWriter {
         }
         let additional = object["additionalProperties"]
         for key in required where members[key] == nil {
+            uncertain = true
             if let schema = properties[key] {
                 if isHidden(schema) { continue }
                 return nil
@@ -468,7 +541,7 @@ struct ExampleWriter {
         return .array(items)
     }
 
-    private func string(_ object: JSONObject, variant: Int) -> String? {
+    private mutating func string(_ object: JSONObject, variant: Int) -> String? {
         let minimum = object["minLength"]?.intValue ?? 0
         let maximum = max(minimum, object["maxLength"]?.intValue ?? Int.max)
         let pattern = object["pattern"]?.stringValue
@@ -499,10 +572,11 @@ struct ExampleWriter {
             if let format, JSONSchema.string(candidate, hasFormat: format) == false { continue }
             return candidate
         }
+        uncertain = true
         return fallback ?? candidates.first
     }
 
-    private func number(_ object: JSONObject, integer: Bool, variant: Int) -> JSONValue {
+    private mutating func number(_ object: JSONObject, integer: Bool, variant: Int) -> JSONValue {
         var lower = object["minimum"]?.doubleValue ?? -.infinity
         var upper = object["maximum"]?.doubleValue ?? .infinity
         var lowerOpen = false, upperOpen = false
@@ -560,6 +634,7 @@ struct ExampleWriter {
         } else {
             chosen = upperOpen ? (lower.isFinite ? max(upper - 1, (lower + upper) / 2) : upper - 1) : upper
         }
+        if !fits(chosen) { uncertain = true }
         if decimals > 0 {
             let scale = (0..<decimals).reduce(1.0) { value, _ in value * 10 }
             chosen = (chosen * scale).rounded() / scale
