@@ -45,7 +45,7 @@ let package = Package(
         // JSON Schema (draft 4 and 2020-12) compiled once, validated many times.
         .target(name: "KagamiJSONSchema", dependencies: ["KagamiJSON"]),
         // One neutral contract model for every description format.
-        .target(name: "KagamiContract", dependencies: ["KagamiJSON"]),
+        .target(name: "KagamiContract", dependencies: ["KagamiJSON", "KagamiJSONSchema"]),
         // API Blueprint 1A with MSON into the contract model.
         .target(name: "KagamiBlueprint", dependencies: ["KagamiContract", "KagamiJSON"]),
         // OpenAPI 3.0/3.1 (JSON and YAML) into the contract model.

@@ -49,6 +49,9 @@ struct MockCommand: AsyncParsableCommand {
     @Flag(help: "Answer invalid requests too, without checking parameters and bodies.")
     var noValidate = false
 
+    @Flag(help: "Accept any value for a format (date-time, date, time, email, uuid, uri, ipv4, ipv6, hostname, int32, int64…); by default a value must be valid for its format.")
+    var noAssertFormat = false
+
     @Flag(help: "Allow browser clients from any origin (CORS), answering preflights.")
     var cors = false
 
@@ -72,7 +75,7 @@ struct MockCommand: AsyncParsableCommand {
         let recording = try await RecordingStore.open(store: destination.storeURL, session: recordInto)
         let store = recording.store
         let server: MockServer
-        let configuration = MockServer.Configuration(host: host, port: port, validates: !noValidate, cors: cors, recorded: replayed?.traffic, fallback: fallback)
+        let configuration = MockServer.Configuration(host: host, port: port, validates: !noValidate, cors: cors, recorded: replayed?.traffic, fallback: fallback, assertsFormat: !noAssertFormat)
         if let file {
             let display = ReadingDisplay.forTerminal(file: file)
             do {

@@ -73,6 +73,9 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(name: .customLong("contract"), help: "Check every exchange against this API description (API Blueprint or OpenAPI), as FILE or FILE=BASEURL when the file doesn't say where the API is served; repeatable. See docs/CONTRACT-CHECK.md.")
     var contracts: [String] = []
 
+    @Flag(help: "With --contract: accept any value for a format (date-time, date, time, email, uuid, uri, ipv4, ipv6, hostname, int32, int64…); by default a value must be valid for its format.")
+    var noAssertFormat = false
+
     @OptionGroup var ui: UIOptions
 
     @OptionGroup var grpc: GRPCSchemaOptions
@@ -82,10 +85,12 @@ struct ProxyCommand: AsyncParsableCommand {
 
     /// The options these flags say.
     func options(interception: InterceptionConfiguration?) -> ProxyOptions {
-        ProxyOptions(
+        var options = ProxyOptions(
             host: host, port: port, reverse: reverse, upstreamAllow: upstreamAllow, allowClients: allowClients,
             contracts: contracts, bodyLimit: bodyLimit, responseTimeout: .seconds(responseTimeout),
             interception: interception, notice: { message in Console.error(message + "\n") })
+        options.assertsFormat = !noAssertFormat
+        return options
     }
 
     func run() async throws {

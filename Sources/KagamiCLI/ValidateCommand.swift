@@ -31,6 +31,9 @@ struct ValidateCommand: AsyncParsableCommand {
     @Option(name: .customLong("contract"), help: "API description (API Blueprint or OpenAPI), as FILE or FILE=BASEURL; repeatable.")
     var contracts: [String] = []
 
+    @Flag(help: "Accept any value for a format (date-time, date, time, email, uuid, uri, ipv4, ipv6, hostname, int32, int64…); by default a value must be valid for its format.")
+    var noAssertFormat = false
+
     @OptionGroup var source: SessionOptions
 
     @Option(help: "HTTP Archive (HAR 1.2) to check, from Kagami or another tool.")
@@ -55,7 +58,7 @@ struct ValidateCommand: AsyncParsableCommand {
         var checks: [ContractCheck] = []
         for argument in contracts {
             do {
-                checks.append(try ContractCheck.load(argument))
+                checks.append(try ContractCheck.load(argument, assertsFormat: !noAssertFormat))
             } catch {
                 throw unreadable(error.description)
             }

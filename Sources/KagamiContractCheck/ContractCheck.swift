@@ -105,8 +105,9 @@ public struct ContractCheck: Sendable {
     /// Reads `file`; a description with errors (or a template that doesn't parse) is refused
     /// with its lint lines. `baseURL` (`FILE=URL` on the command line) replaces the
     /// description's own servers.
-    public init(file: DescriptionFile, baseURL: String? = nil) throws(ContractCheckError) {
-        let routes = OperationRoutes(contract: file.contract)
+    /// `assertsFormat` false accepts any value for a format (`--no-assert-format`).
+    public init(file: DescriptionFile, baseURL: String? = nil, assertsFormat: Bool = true) throws(ContractCheckError) {
+        let routes = OperationRoutes(contract: file.contract, assertsFormat: assertsFormat)
         let errors = file.problems(routes: routes, onlyErrors: true)
         guard errors.isEmpty else { throw ContractCheckError(errors) }
         var bases: [BaseURL] = []
@@ -126,7 +127,7 @@ public struct ContractCheck: Sendable {
     }
 
     /// Reads the description in `path` (`FILE` or `FILE=BASEURL`).
-    public static func load(_ argument: String) throws(ContractCheckError) -> ContractCheck {
+    public static func load(_ argument: String, assertsFormat: Bool = true) throws(ContractCheckError) -> ContractCheck {
         let (path, baseURL) = Self.split(argument)
         let file: DescriptionFile
         do {
@@ -134,7 +135,7 @@ public struct ContractCheck: Sendable {
         } catch {
             throw ContractCheckError([error.description])
         }
-        return try ContractCheck(file: file, baseURL: baseURL)
+        return try ContractCheck(file: file, baseURL: baseURL, assertsFormat: assertsFormat)
     }
 
     /// `notes.apib=http://127.0.0.1:3000/v1` → the file and the URL; a bare path has no URL.

@@ -32,14 +32,17 @@ public final class LiveContracts: Sendable {
     }
 
     private let state: Mutex<State>
+    private let assertsFormat: Bool
     private let watcher = Mutex<Task<Void, Never>?>(nil)
 
     /// Reads every description; the first that can't be used throws its lint lines.
-    public init(arguments: [String]) throws(ContractCheckError) {
+    /// `assertsFormat` false accepts any value for a format (`--no-assert-format`).
+    public init(arguments: [String], assertsFormat: Bool = true) throws(ContractCheckError) {
+        self.assertsFormat = assertsFormat
         var entries: [Entry] = []
         for argument in arguments {
             let (path, baseURL) = ContractCheck.split(argument)
-            let check = try ContractCheck.load(argument)
+            let check = try ContractCheck.load(argument, assertsFormat: assertsFormat)
             entries.append(Entry(
                 argument: argument, path: path, baseURL: baseURL, check: check, coverage: ContractCoverage(check),
                 modified: Self.modificationDate(path)))
@@ -80,7 +83,7 @@ public final class LiveContracts: Sendable {
             guard now != modified else { continue }
             let outcome: Result<ContractCheck, ContractCheckError>
             do {
-                outcome = .success(try ContractCheck.load(argument))
+                outcome = .success(try ContractCheck.load(argument, assertsFormat: assertsFormat))
             } catch {
                 outcome = .failure(error)
             }

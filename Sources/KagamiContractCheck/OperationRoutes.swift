@@ -13,17 +13,20 @@ import Synchronization
 /// eagerly.
 final class RouteSchema: Sendable {
     private let source: JSONValue
+    /// Formats asserted, and which message the schema describes (for readOnly/writeOnly).
+    private let options: JSONSchema.Options
     /// nil until compiled; then the outcome, itself nil when the schema does not compile.
     private let compiled = Mutex<JSONSchema??>(nil)
 
-    init(_ source: JSONValue) {
+    init(_ source: JSONValue, options: JSONSchema.Options) {
         self.source = source
+        self.options = options
     }
 
     var schema: JSONSchema? {
         compiled.withLock { compiled in
             if let outcome = compiled { return outcome }
-            let outcome = try? JSONSchema(compiling: source)
+            let outcome = try? JSONSchema(compiling: source, options: options)
             compiled = .some(outcome)
             return outcome
         }
@@ -97,7 +100,11 @@ public struct OperationRoutes: Sendable {
     /// Actions whose template does not parse, with where the template is written.
     public let templateErrors: [Annotation]
 
-    public init(contract: APIContract) {
+    /// `assertsFormat`: formats with a precise definition (date-time, email, uuid, int32…) are
+    /// checked in bodies and parameters (`--no-assert-format` turns it off).
+    public init(contract: APIContract, assertsFormat: Bool = true) {
+        let requestOptions = JSONSchema.Options(assertsFormat: assertsFormat, direction: .request)
+        let responseOptions = JSONSchema.Options(assertsFormat: assertsFormat, direction: .response)
         var routes: [OperationRoute] = []
         var errors: [Annotation] = []
         for (resource, action) in contract.resources.flatMap({ resource in resource.actions.map { (resource, $0) } }) {
@@ -111,14 +118,14 @@ public struct OperationRoutes: Sendable {
                 continue
             }
             let requestSchemas = action.examples.map { example in
-                example.requests.map { request in request.payload.schema.map(RouteSchema.init) }
+                example.requests.map { request in request.payload.schema.map { RouteSchema($0, options: requestOptions) } }
             }
             let responseSchemas = action.examples.map { example in
-                example.responses.map { response in response.payload.schema.map(RouteSchema.init) }
+                example.responses.map { response in response.payload.schema.map { RouteSchema($0, options: responseOptions) } }
             }
             var parameterSchemas: [String: RouteSchema] = [:]
             for parameter in action.parameters {
-                if let schema = parameter.schema { parameterSchemas[parameter.name] = RouteSchema(schema) }
+                if let schema = parameter.schema { parameterSchemas[parameter.name] = RouteSchema(schema, options: requestOptions) }
             }
             let pathTemplate = template.pathTemplate
             routes.append(OperationRoute(

@@ -1,5 +1,5 @@
-// Checks a request against its operation: parameters (path, query, header), content type and
-// body schema. The mock server refuses what this finds; the contract check reports it.
+// Checks a request against its operation: parameters (path, query, header, cookie), content
+// type and body schema (JSON bodies, and form bodies field by field). The mock server refuses what this finds; the contract check reports it.
 import Foundation
 import KagamiContract
 import KagamiFlow
@@ -37,7 +37,8 @@ public enum RequestCheck {
                 location = .header
                 values = request.headers[parameter.name].map { [$0] } ?? []
             case .cookie:
-                continue
+                location = .cookie
+                values = request.headers.cookies.filter { $0.name == parameter.name }.map(\.value)
             }
             // A deepObject parameter arrives as `name[key]=value` pairs: present, and not one
             // value the schema could be checked against.
@@ -107,7 +108,22 @@ public enum RequestCheck {
             }
         }
         guard !schemas.isEmpty else { return violations }
-        // Schemas describe JSON bodies; a body sent as another media type (text/plain in a
+        if let sent, sent == "application/x-www-form-urlencoded" || sent == "multipart/form-data" {
+            if request.body.isTruncated {
+                return violations + [ContractViolation.notChecked(operation: operation, side: .request, size: request.body.size)]
+            }
+            // The schemas written for this media type; a form is read field by field along them.
+            let forms = schemas.filter { $0.payload.mediaType.map(MediaType.essence) == sent }
+            guard let first = forms.first else { return violations }
+            guard let form = formObject(request, mediaType: sent, schema: first.payload.schema) else {
+                return violations + [ContractViolation(
+                    kind: .notJSON, operation: operation, side: .request, location: .body,
+                    expected: "a multipart/form-data body with the Content-Type's boundary", actual: "no part",
+                    message: "the body is not multipart/form-data with the boundary its Content-Type names")]
+            }
+            return violations + SchemaFinding.bestOf(forms, body: form, operation: operation, side: .request)
+        }
+        // Other schemas describe JSON bodies; a body sent as another media type (text/plain in a
         // description that also shows a JSON request) is checked by its Content-Type alone.
         if let sent, !sent.contains("json") { return violations }
         if request.body.isTruncated {
@@ -117,6 +133,56 @@ public enum RequestCheck {
             return violations + [ContractViolation.notJSON(request.body.data, contentEncoding: request.headers["Content-Encoding"], operation: operation, side: .request)]
         }
         return violations + SchemaFinding.bestOf(schemas, body: body, operation: operation, side: .request)
+    }
+
+    /// A form body as the object its schema describes (OpenAPI 3.1 section 4.8.14.3): each
+    /// field's text read as its property's type says, a repeated field or an array property
+    /// as an array, a part sent as JSON (or for an object property) parsed as JSON, and a file
+    /// part as its text. Nil for a multipart body without the boundary its Content-Type names.
+    static func formObject(_ request: FlowRequest, mediaType: String, schema: JSONValue?) -> JSONValue? {
+        let fields: [FormField]
+        if mediaType == "multipart/form-data" {
+            guard let parts = FormFields.multipart(request.body.data, contentType: request.headers["Content-Type"] ?? "") else { return nil }
+            fields = parts
+        } else {
+            fields = FormFields.urlEncoded(String(decoding: request.body.data, as: UTF8.self))
+        }
+        let properties = schema?["properties"]?.objectValue ?? [:]
+        var object = JSONObject()
+        for field in fields {
+            let property = properties[field.name]
+            let text = field.text ?? ""
+            var value: JSONValue
+            let wantsJSON = field.contentType.map(MediaType.isJSON) ?? false
+            if wantsJSON || Self.types(of: property).contains("object"), let parsed = try? JSONValue(parsing: text) {
+                value = parsed
+            } else if isArray(property) {
+                value = coerce(text, for: property?["items"])
+            } else {
+                value = coerce(text, for: property)
+            }
+            if isArray(property) {
+                if case .array(let items)? = object[field.name] {
+                    value = .array(items + [value])
+                } else if case .array = value, wantsJSON {
+                    // A JSON array sent whole.
+                } else {
+                    value = .array([value])
+                }
+            } else if let earlier = object[field.name] {
+                value = .array((earlier.arrayValue ?? [earlier]) + [value])
+            }
+            object[field.name] = value
+        }
+        return .object(object)
+    }
+
+    private static func types(of schema: JSONValue?) -> [String] {
+        switch schema?["type"] {
+        case .string(let type)?: return [type]
+        case .array(let list)?: return list.compactMap(\.stringValue)
+        default: return []
+        }
     }
 
     public static func text(of value: URITemplate.Value) -> String {

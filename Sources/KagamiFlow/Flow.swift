@@ -414,6 +414,7 @@ public struct ContractViolation: Sendable, Hashable, Codable {
         case header
         case query
         case path
+        case cookie
         case body
     }
 

@@ -6,13 +6,7 @@ import KagamiJSON
 enum HARCookie {
     /// Each `name=value` pair of every Cookie header.
     static func requestCookies(_ headers: HeaderFields) -> [JSONValue] {
-        headers.values(for: "Cookie").flatMap { $0.split(separator: ";") }.compactMap { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = parts[0].trimmingCharacters(in: .whitespaces)
-            guard !name.isEmpty else { return nil }
-            let value = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
-            return ["name": .string(name), "value": .string(value)]
-        }
+        headers.cookies.map { ["name": .string($0.name), "value": .string($0.value)] }
     }
 
     /// One cookie per Set-Cookie header, with the attributes HAR names (and sameSite, which

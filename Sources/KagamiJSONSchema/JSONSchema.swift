@@ -20,23 +20,33 @@ public struct JSONSchema: Sendable {
         }
     }
 
+    /// Which message an instance is: OpenAPI's `readOnly` properties are not required in
+    /// requests, and its `writeOnly` properties are not required in responses.
+    public enum Direction: Sendable {
+        case request, response
+    }
+
     public struct Options: Sendable {
         /// Forces the dialect; without it `$schema` decides, and 2020-12 when that is absent.
         public var draft: Draft?
         /// Makes `format` an assertion (date-time, date, time, email, hostname, ipv4, ipv6,
-        /// uri, uri-reference, uuid, regex); by default it is only an annotation.
+        /// uri, uri-reference, uuid, regex, and OpenAPI's int32 and int64 on numbers); by
+        /// default it is only an annotation.
         public var assertsFormat: Bool
+        /// The message instances are, for `readOnly`/`writeOnly`; nil: both kinds required.
+        public var direction: Direction?
         /// The URI the schema was retrieved from; relative `$id`s and `$ref`s resolve against it.
         public var baseURI: String?
         /// Serves documents for `$ref`s outside the schema. No network access happens without it.
         public var resolver: (any JSONSchemaResolver)?
 
         public init(
-            draft: Draft? = nil, assertsFormat: Bool = false, baseURI: String? = nil,
+            draft: Draft? = nil, assertsFormat: Bool = false, direction: Direction? = nil, baseURI: String? = nil,
             resolver: (any JSONSchemaResolver)? = nil
         ) {
             self.draft = draft
             self.assertsFormat = assertsFormat
+            self.direction = direction
             self.baseURI = baseURI
             self.resolver = resolver
         }
@@ -58,6 +68,12 @@ public struct JSONSchema: Sendable {
 
     /// The dialect the root schema was compiled as.
     public var draft: Draft { program.draft }
+
+    /// Whether `text` is a valid `format` named `name`, for the formats Kagami asserts; nil for
+    /// any other name.
+    public static func string(_ text: String, hasFormat name: String, draft: Draft = .draft2020_12) -> Bool? {
+        StringFormat(rawValue: name)?.accepts(text, draft: draft)
+    }
 
     /// Validates `instance` and collects every violation.
     public func validate(_ instance: JSONValue) -> JSONSchemaValidationResult {

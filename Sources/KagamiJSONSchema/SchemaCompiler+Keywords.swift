@@ -20,6 +20,12 @@ struct KeywordCompilation {
 
     private var isDraft4: Bool { dialect.draft == .draft4 }
 
+    /// OpenAPI's integer formats (its Format Registry): whole numbers in these ranges.
+    static let integerFormats: [String: ClosedRange<Int64>] = [
+        "int32": Int64(Int32.min)...Int64(Int32.max),
+        "int64": Int64.min...Int64.max,
+    ]
+
     mutating func compile() throws(JSONSchemaCompileError) -> [CompiledKeyword] {
         if isDraft4, let reference = object["$ref"] {
             // Draft 4: a `$ref` object is only the reference; siblings are ignored.
@@ -41,6 +47,9 @@ struct KeywordCompilation {
         if compiler.options.assertsFormat || dialect.vocabularies.contains(.formatAssertion),
            case .string(let name)? = object["format"], let format = StringFormat(rawValue: name) {
             add("format", .format(format, dialect.draft))
+        }
+        if compiler.options.assertsFormat, case .string(let name)? = object["format"], let range = Self.integerFormats[name] {
+            add("format", .integerFormat(name, range))
         }
         if isDraft4 || dialect.vocabularies.contains(.applicator) {
             try compileApplicators()
@@ -104,7 +113,14 @@ struct KeywordCompilation {
         if let properties = try count("minProperties") { add("minProperties", .minProperties(properties)) }
         if let properties = try count("maxProperties") { add("maxProperties", .maxProperties(properties)) }
         if let value = object["required"] {
-            add("required", .required(try names(value, at: ["required"])))
+            var required = try names(value, at: ["required"])
+            // OpenAPI: a required readOnly property is required in responses only, a required
+            // writeOnly property in requests only.
+            if let direction = compiler.options.direction, let properties = object["properties"]?.objectValue {
+                let exempt = direction == .request ? "readOnly" : "writeOnly"
+                required.removeAll { properties[$0]?[exempt]?.boolValue == true }
+            }
+            add("required", .required(required))
         }
         if !isDraft4, let value = object["dependentRequired"] {
             guard case .object(let members) = value else { throw failure("dependentRequired", "must be an object") }

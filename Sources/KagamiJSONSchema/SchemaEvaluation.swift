@@ -300,6 +300,17 @@ struct SchemaEvaluation {
                 report(keyword.name, "\(instance) is \(exclusive ? "not less than" : "greater than") the \(exclusive ? "exclusive " : "")maximum \(Self.formatted(limit))")
             }
             return false
+        case .integerFormat(let name, let range):
+            let fits: Bool
+            switch instance {
+            case .integer(let value): fits = range.contains(Int64(value))
+            case .number(let value):
+                fits = value.rounded() == value && value >= Double(range.lowerBound) && value <= Double(range.upperBound)
+            default: fits = true
+            }
+            if fits { return true }
+            if collect { report(keyword.name, "\(instance) is not a valid \(name)") }
+            return false
         default:
             return true  // not a keyword for this type (sorted at compile time)
         }

@@ -66,7 +66,7 @@ final class SchemaNode: Sendable {
             switch keyword.check {
             case .ref, .dynamicRef, .type, .enumeration, .constant, .allOf, .anyOf, .oneOf, .not, .conditional:
                 general.append(keyword)
-            case .multipleOf, .minimum, .maximum:
+            case .multipleOf, .minimum, .maximum, .integerFormat:
                 number.append(keyword)
             case .minLength, .maxLength, .pattern, .format:
                 string.append(keyword)
@@ -121,6 +121,8 @@ enum SchemaCheck: Sendable {
     case multipleOf(NumberDivisor)
     case minimum(NumericLimit, exclusive: Bool)
     case maximum(NumericLimit, exclusive: Bool)
+    /// OpenAPI's `int32`/`int64`: a whole number in the format's range.
+    case integerFormat(String, ClosedRange<Int64>)
     // Strings
     case minLength(Int)
     case maxLength(Int)

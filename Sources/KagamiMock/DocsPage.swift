@@ -3,6 +3,7 @@ import KagamiFlow
 import KagamiContract
 import KagamiContractCheck
 import KagamiJSON
+import KagamiJSONSchema
 
 public enum DocsPage {
     /// The whole page; `baseURL` goes into the curl lines (the mock's own URL when served by it).
@@ -87,22 +88,22 @@ public enum DocsPage {
         for example in action.examples {
             if !example.name.isEmpty { html += "<h5>Example: \(MarkupText.escaped(example.name))</h5>" }
             for request in example.requests {
-                html += "<div class=\"message request\"><h6>Request\(request.name.isEmpty ? "" : " " + MarkupText.escaped(request.name))</h6>\(payload(request.payload))</div>"
+                html += "<div class=\"message request\"><h6>Request\(request.name.isEmpty ? "" : " " + MarkupText.escaped(request.name))</h6>\(payload(request.payload, .request))</div>"
             }
             for response in example.responses {
                 let title = "Response \(response.status == 0 ? "default" : String(response.status))\(response.name.isEmpty ? "" : " " + MarkupText.escaped(response.name))"
-                html += "<div class=\"message response\"><h6>\(title)</h6>\(payload(response.payload))</div>"
+                html += "<div class=\"message response\"><h6>\(title)</h6>\(payload(response.payload, .response))</div>"
             }
         }
         return html + "</article>"
     }
 
-    private static func payload(_ payload: MessagePayload) -> String {
+    private static func payload(_ payload: MessagePayload, _ direction: JSONSchema.Direction) -> String {
         var html = paragraphs(payload.description)
         if !payload.headers.isEmpty {
             html += "<pre class=\"headers\">" + payload.headers.map { "\(MarkupText.escaped($0.name)): \(MarkupText.escaped($0.value))" }.joined(separator: "\n") + "</pre>"
         }
-        if let body = payload.body, !body.isEmpty {
+        if let body = payload.body(for: direction), !body.isEmpty {
             if let json = try? JSONValue(parsing: body) {
                 html += "<pre class=\"body json\">\(highlighted(json.serialized(.prettyPrinted)))</pre>"
             } else {
@@ -124,7 +125,7 @@ public enum DocsPage {
         for header in request?.payload.headers ?? [] where header.name.caseInsensitiveCompare("Content-Length") != .orderedSame {
             parts += ["-H", shellQuoted("\(header.name): \(header.value)")]
         }
-        if let body = request?.payload.body, !body.isEmpty {
+        if let body = request?.payload.body(for: .request), !body.isEmpty {
             let compact = (try? JSONValue(parsing: body)).map { $0.serialized() } ?? body
             parts += ["--data", shellQuoted(compact)]
         }
@@ -168,7 +169,7 @@ public enum DocsPage {
 
     private static func schemaExample(_ schema: JSONValue?) -> String? {
         guard let schema else { return nil }
-        switch JSONSchemaExample.example(for: schema) {
+        switch JSONSchemaExample.example(for: schema, direction: .request) {
         case .string(let text): return text
         case .null, .array, .object: return nil
         case let other: return other.serialized()

@@ -88,9 +88,9 @@ struct MockResponder: Sendable {
         var headers = response.payload.headers
             .filter { $0.name.caseInsensitiveCompare("Content-Length") != .orderedSame }
             .map { (name: $0.name, value: $0.value) }
-        var text = response.payload.body
+        var text = response.payload.body(for: .response)
         if text == nil, let schema = response.payload.schema {
-            text = JSONSchemaExample.example(for: schema).serialized(.prettyPrinted)
+            text = JSONSchemaExample.example(for: schema, direction: .response).serialized(.prettyPrinted)
             if !headers.contains(where: { $0.name.caseInsensitiveCompare("Content-Type") == .orderedSame }) {
                 headers.append(("Content-Type", "application/json"))
             }

@@ -31,6 +31,9 @@ public final class MockServer: Sendable {
         public var port: Int
         /// Check requests against parameters and body schemas (`--no-validate` turns it off).
         public var validates: Bool
+        /// Check `format`s with a precise definition (date-time, email, uuid, int32…) in what
+        /// requests carry (`--no-assert-format` turns it off).
+        public var assertsFormat: Bool
         /// Answer CORS preflights and add `Access-Control-Allow-*` headers.
         public var cors: Bool
         /// How often the description file's modification time is checked; nil turns reloading off.
@@ -43,9 +46,10 @@ public final class MockServer: Sendable {
 
         public init(
             host: String = "127.0.0.1", port: Int = 0, validates: Bool = true, cors: Bool = false, reloadInterval: Duration? = .milliseconds(300),
-            recorded: RecordedTraffic? = nil, fallback: String? = nil
+            recorded: RecordedTraffic? = nil, fallback: String? = nil, assertsFormat: Bool = true
         ) {
             self.fallback = fallback
+            self.assertsFormat = assertsFormat
             self.host = host
             self.port = port
             self.validates = validates
@@ -113,7 +117,7 @@ public final class MockServer: Sendable {
     }
 
     private static func start(file: DescriptionFile, configuration: Configuration, sink: (any FlowSink)?) async throws -> MockServer {
-        try await start(state: MockState.make(file: file, validates: configuration.validates).get(), configuration: configuration, sink: sink)
+        try await start(state: MockState.make(file: file, validates: configuration.validates, assertsFormat: configuration.assertsFormat).get(), configuration: configuration, sink: sink)
     }
 
     private static func start(state first: MockState, configuration: Configuration, sink: (any FlowSink)?) async throws -> MockServer {
@@ -170,7 +174,7 @@ public final class MockServer: Sendable {
         } catch {
             return [error.description]
         }
-        switch MockState.make(file: file, validates: configuration.validates) {
+        switch MockState.make(file: file, validates: configuration.validates, assertsFormat: configuration.assertsFormat) {
         case .success(let fresh):
             state.withLockedValue { $0 = fresh }
             return []
@@ -216,8 +220,8 @@ struct MockState: Sendable {
     let describes: Bool
 
     /// The state for `file`, or its errors (the reader's and unparseable templates).
-    static func make(file: DescriptionFile, validates: Bool) -> Result<MockState, MockServerError> {
-        let routes = OperationRoutes(contract: file.contract)
+    static func make(file: DescriptionFile, validates: Bool, assertsFormat: Bool) -> Result<MockState, MockServerError> {
+        let routes = OperationRoutes(contract: file.contract, assertsFormat: assertsFormat)
         let errors = file.problems(routes: routes, onlyErrors: true)
         guard errors.isEmpty else { return .failure(.invalidDescription(errors)) }
         return .success(MockState(routes: routes, validates: validates, describes: true))

@@ -24,6 +24,9 @@ public struct ProxyOptions: Sendable {
     /// Descriptions (API Blueprint or OpenAPI) every exchange is checked against, as
     /// `FILE` or `FILE=BASEURL`; read by the recording proxy that builds the contract check.
     public var contracts: [String]
+    /// Whether the contract check holds values to their `format` (date-time, email, uuid,
+    /// int32…); `--no-assert-format` turns it off.
+    public var assertsFormat: Bool = true
     /// Bytes of each body kept in the session; the rest is counted, not kept.
     public var bodyLimit: Int
     public var connectTimeout: Duration

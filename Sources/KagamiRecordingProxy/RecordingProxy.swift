@@ -24,7 +24,7 @@ public struct ProxySetup: Sendable {
             throw .option(error)
         }
         do {
-            contracts = options.contracts.isEmpty ? nil : try LiveContracts(arguments: options.contracts)
+            contracts = options.contracts.isEmpty ? nil : try LiveContracts(arguments: options.contracts, assertsFormat: options.assertsFormat)
         } catch {
             throw .contracts(error)
         }

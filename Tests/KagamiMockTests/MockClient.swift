@@ -16,8 +16,9 @@ struct CurlAnswer {
 }
 
 enum MockClient {
-    static func curl(_ method: String, _ url: String, headers: [String] = [], body: String? = nil) async throws -> CurlAnswer {
-        var arguments = ["-s", "-i", "--max-time", "60", "-X", method]
+    /// `options`: more of curl's options, such as `-F name=value` form fields.
+    static func curl(_ method: String, _ url: String, headers: [String] = [], body: String? = nil, options: [String] = []) async throws -> CurlAnswer {
+        var arguments = ["-s", "-i", "--max-time", "60", "-X", method] + options
         if method == "HEAD" { arguments = ["-s", "-I", "--max-time", "60"] }
         for header in headers { arguments += ["-H", header] }
         if let body { arguments += ["--data-binary", body] }
