@@ -78,7 +78,7 @@ let package = Package(
         .target(
             name: "KagamiProxy",
             dependencies: [
-                "KagamiFlow", "KagamiCertificates", "KagamiRules", "CKagamiZlib",
+                "KagamiFlow", "KagamiCertificates", "KagamiRules", "KagamiScenarios", "CKagamiZlib",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -169,9 +169,14 @@ let package = Package(
         ),
         // The one recording chain (store, live views, contract check) every server is given, and
         // the proxy built with it from its options.
-        .target(name: "KagamiRecording", dependencies: ["KagamiFlow", "KagamiStore", "KagamiContractCheck", "KagamiProxy"]),
-        // Scenarios: recorded traffic answered back as a mock. Pure: flows in, answers out.
-        .target(name: "KagamiScenarios", dependencies: ["KagamiFlow", "KagamiJSON", "KagamiURITemplate", "KagamiContentCoding"]),
+        .target(name: "KagamiRecording", dependencies: ["KagamiFlow", "KagamiStore", "KagamiContractCheck", "KagamiProxy", "KagamiScenarios"]),
+        // Scenarios: operations put into their empty, loading, error or offline state, and recorded
+        // traffic answered back as a mock. Pure: flows in, answers out (the switch is behind a lock).
+        .target(
+            name: "KagamiScenarios",
+            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiURITemplate", "KagamiContentCoding", "KagamiRules",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
+        ),
         // The mock server and docs page served from a contract.
         .target(
             name: "KagamiMock",
@@ -201,7 +206,7 @@ let package = Package(
             name: "KagamiUI",
             dependencies: [
                 "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiContentCoding", "KagamiContractCheck", "KagamiRecording",
-                "KagamiProxy", "KagamiCertificates", "KagamiRules", "KagamiCurl", "KagamiRepeat", "KagamiInfer", "KagamiGRPC", "KagamiDiff",
+                "KagamiProxy", "KagamiCertificates", "KagamiRules", "KagamiScenarios", "KagamiCurl", "KagamiRepeat", "KagamiInfer", "KagamiGRPC", "KagamiDiff",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -267,7 +272,7 @@ let package = Package(
             dependencies: ["KagamiOutput",
                 "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
                 "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiContractCheck", "KagamiMock", "KagamiUI",
-                "KagamiRules", "KagamiRepeat", "KagamiInfer", "KagamiRecording", "KagamiDiff", "KagamiMCP", "KagamiGRPC",
+                "KagamiRules", "KagamiScenarios", "KagamiRepeat", "KagamiInfer", "KagamiRecording", "KagamiDiff", "KagamiMCP", "KagamiGRPC",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -341,7 +346,7 @@ let package = Package(
         .testTarget(
             name: "KagamiProxyTests",
             dependencies: [
-                "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "KagamiRules", "KagamiRepeat", "KagamiMock", "KagamiJSON", "KagamiGRPC", "KagamiKit", "KagamiRecording", "KagamiContractCheck", "url-session-probe", "CKagamiZlib",
+                "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "KagamiRules", "KagamiScenarios", "KagamiRepeat", "KagamiMock", "KagamiJSON", "KagamiGRPC", "KagamiKit", "KagamiRecording", "KagamiContractCheck", "url-session-probe", "CKagamiZlib",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -367,7 +372,7 @@ let package = Package(
             ],
             exclude: ["Fixtures", "check_junit.py"]
         ),
-        .testTarget(name: "KagamiScenariosTests", dependencies: ["KagamiScenarios", "KagamiFlow", "KagamiTesting", "KagamiStore", "KagamiJSON", "KagamiContentCoding"]),
+        .testTarget(name: "KagamiScenariosTests", dependencies: ["KagamiScenarios", "KagamiFlow", "KagamiTesting", "KagamiStore", "KagamiJSON", "KagamiContentCoding", "KagamiRules"]),
         .testTarget(
             name: "KagamiMockTests",
             dependencies: [

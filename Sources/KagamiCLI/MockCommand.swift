@@ -54,6 +54,8 @@ struct MockCommand: AsyncParsableCommand {
 
     @OptionGroup var destination: SessionOptions
 
+    @OptionGroup var scenarioOptions: ScenarioOptions
+
     func run() async throws {
         if let fallback {
             do {
@@ -72,7 +74,9 @@ struct MockCommand: AsyncParsableCommand {
         let recording = try await RecordingStore.open(store: destination.storeURL, session: recordInto)
         let store = recording.store
         let server: MockServer
-        let configuration = MockServer.Configuration(host: host, port: port, validates: !noValidate, cors: cors, recorded: replayed?.traffic, fallback: fallback)
+        let scenarios = try scenarioOptions.active()
+        let configuration = MockServer.Configuration(
+            host: host, port: port, validates: !noValidate, cors: cors, recorded: replayed?.traffic, fallback: fallback, scenarios: scenarios)
         if let file {
             let display = ReadingDisplay.forTerminal(file: file)
             do {
@@ -104,6 +108,7 @@ struct MockCommand: AsyncParsableCommand {
             lines.append("Replaying: \(replayed.source) (\(count) exchange\(count == 1 ? "" : "s"))")
         }
         if let fallback { lines.append("Fallback: \(fallback)") }
+        if let scenario = scenarioOptions.describe(scenarios) { lines.append(String(scenario.dropLast())) }
         lines.append("Session: \(recording.description)")
         let banner = lines.joined(separator: "\n") + "\n\n"
         // Unbuffered, so a script or test reading the pipe sees the port at once.

@@ -10,6 +10,7 @@ import KagamiProxy
 import KagamiRecording
 import KagamiRepeat
 import KagamiRules
+import KagamiScenarios
 import KagamiStore
 import KagamiUI
 
@@ -71,6 +72,8 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(name: .customLong("contract"), help: "Check every exchange against this API description (API Blueprint or OpenAPI), as FILE or FILE=BASEURL when the file doesn't say where the API is served; repeatable. See docs/CONTRACT-CHECK.md.")
     var contracts: [String] = []
 
+    @OptionGroup var scenarioOptions: ScenarioOptions
+
     @OptionGroup var ui: UIOptions
 
     @OptionGroup var grpc: GRPCSchemaOptions
@@ -102,6 +105,7 @@ struct ProxyCommand: AsyncParsableCommand {
         let mapLocalFolders = try RulesFile.mapLocalFolders(rulesFile: rules, roots: mapLocalRoots)
         let activeRules = ActiveRules(try rules.map { try RulesFile.load($0, mapLocalFolders: mapLocalFolders) })
         let breakpointSet = Breakpoints(try breakpoints.map(BreakpointsFile.load) ?? BreakpointSettings())
+        let scenarios = try scenarioOptions.active()
         let grpcSchema = try grpc.schema()
         // Each client may need a descriptor for its server connection too: take what the system allows.
         ProxyServer.raiseDescriptorLimit()
@@ -114,7 +118,7 @@ struct ProxyCommand: AsyncParsableCommand {
         let hub = FlowHub()
         let proxy: RecordingProxy
         do {
-            proxy = try setup.build(store: store, hub: hub, rules: activeRules, breakpoints: breakpointSet)
+            proxy = try setup.build(store: store, hub: hub, rules: activeRules, breakpoints: breakpointSet, scenarios: scenarios)
         } catch {
             await opened.abandon()
             throw ValidationError("\(error)")
@@ -178,6 +182,7 @@ struct ProxyCommand: AsyncParsableCommand {
                 certificatePath: interception?.authority.certificatePath),
             rules: rulesControl, contracts: liveContracts, grpcSchemas: grpc.schemas(given: grpcSchema, proxy: server, reflection: !noGrpcReflection))
         banner += grpc.describe(grpcSchema) ?? ""
+        banner += scenarioOptions.describe(scenarios) ?? ""
         if let uiServer {
             server.protectListener(port: uiServer.port)
             banner += ui.describe(uiServer)
