@@ -139,6 +139,6 @@ struct ScenarioReloadCommand: AsyncParsableCommand {
     @OptionGroup var admin: AdminAPIOptions
 
     func run() async throws {
-        Console.output(AdminAPIOptions.listing(try await admin.send(.POST, "/api/scenarios/reload")))
+        Console.output(AdminAPIOptions.listing(try await admin.send(.POST, "/api/scenarios/reload", body: [:])))
     }
 }
