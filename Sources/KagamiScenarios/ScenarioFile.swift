@@ -54,9 +54,10 @@ public struct ScenarioFile: Sendable, Hashable {
 struct ScenarioDocument: Decodable {
     var scenarios: [ScenarioEntry]
 
-    enum CodingKeys: String, CodingKey { case scenarios }
+    enum CodingKeys: String, CodingKey, CaseIterable { case scenarios }
 
     init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         scenarios = try container.decode([ScenarioEntry].self, forKey: .scenarios)
         var seen: Set<String> = []
@@ -74,9 +75,10 @@ struct ScenarioDocument: Decodable {
 struct ScenarioEntry: Decodable {
     var scenario: Scenario
 
-    enum CodingKeys: String, CodingKey { case name, states }
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, states }
 
     init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let name = try container.decode(String.self, forKey: .name)
         if name.isEmpty || name.contains(where: { $0.isWhitespace || $0 == "/" }) {
@@ -91,13 +93,15 @@ struct ScenarioEntry: Decodable {
 struct StateEntry: Decodable {
     var rule: OperationStateRule
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case operation, host, location, method, state, seconds, status, body, contentType, offline
     }
 
     static let states = ["as-is", "empty", "loading", "error", "offline"]
 
     init(from decoder: any Decoder) throws {
+        // A typo such as `stat:` must not leave an operation silently as-is.
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let selector: OperationSelector
         if let operation = try container.decodeIfPresent(String.self, forKey: .operation) {
