@@ -78,7 +78,7 @@ let package = Package(
         .target(
             name: "KagamiProxy",
             dependencies: [
-                "KagamiFlow", "KagamiCertificates", "KagamiRules", "KagamiControl", "CKagamiZlib",
+                "KagamiFlow", "KagamiCertificates", "KagamiRules", "KagamiControl", "KagamiScenarios", "CKagamiZlib",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -176,9 +176,17 @@ let package = Package(
         .target(name: "KagamiRecording", dependencies: ["KagamiFlow", "KagamiStore", "KagamiContractCheck"]),
         // The proxy built with that chain from its options, for `kagami proxy`, `kagami repeat`
         // and KagamiKit alike.
-        .target(name: "KagamiRecordingProxy", dependencies: ["KagamiFlow", "KagamiStore", "KagamiContractCheck", "KagamiRecording", "KagamiProxy"]),
-        // Scenarios: recorded traffic answered back as a mock. Pure: flows in, answers out.
-        .target(name: "KagamiScenarios", dependencies: ["KagamiFlow", "KagamiJSON", "KagamiURITemplate", "KagamiContentCoding"]),
+        .target(
+            name: "KagamiRecordingProxy",
+            dependencies: ["KagamiFlow", "KagamiStore", "KagamiContractCheck", "KagamiRecording", "KagamiProxy", "KagamiScenarios"]
+        ),
+        // Scenarios: operations put into their empty, loading, error or offline state, and recorded
+        // traffic answered back as a mock. Pure: flows in, answers out (the switch is behind a lock).
+        .target(
+            name: "KagamiScenarios",
+            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiURITemplate", "KagamiContentCoding", "KagamiRules",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
+        ),
         // The mock server and docs page served from a contract.
         .target(
             name: "KagamiMock",
@@ -208,7 +216,7 @@ let package = Package(
             name: "KagamiUI",
             dependencies: [
                 "KagamiFlow", "KagamiStore", "KagamiHAR", "KagamiJSON", "KagamiContentCoding", "KagamiContractCheck", "KagamiRecording",
-                "KagamiControl", "KagamiCertificates", "KagamiRules", "KagamiCurl", "KagamiRepeat", "KagamiInfer", "KagamiGRPC", "KagamiDiff",
+                "KagamiControl", "KagamiCertificates", "KagamiRules", "KagamiScenarios", "KagamiCurl", "KagamiRepeat", "KagamiInfer", "KagamiGRPC", "KagamiDiff",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -274,7 +282,7 @@ let package = Package(
             dependencies: ["KagamiOutput",
                 "KagamiJSON", "KagamiFlow", "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiHAR", "KagamiCertificates", "KagamiCurl", "KagamiURITemplate", "KagamiJSONSchema",
                 "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiDescription", "KagamiContractCheck", "KagamiMock", "KagamiUI",
-                "KagamiRules", "KagamiRepeat", "KagamiInfer", "KagamiRecording", "KagamiDiff", "KagamiMCP", "KagamiGRPC", "KagamiControl",
+                "KagamiRules", "KagamiScenarios", "KagamiRepeat", "KagamiInfer", "KagamiRecording", "KagamiDiff", "KagamiMCP", "KagamiGRPC", "KagamiControl",
                 "KagamiRecordingProxy",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -350,7 +358,7 @@ let package = Package(
         .testTarget(
             name: "KagamiProxyTests",
             dependencies: [
-                "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "KagamiRules", "KagamiRepeat", "KagamiMock", "KagamiJSON", "KagamiGRPC", "KagamiKit", "KagamiRecording", "KagamiContractCheck", "url-session-probe", "CKagamiZlib",
+                "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "KagamiRules", "KagamiScenarios", "KagamiRepeat", "KagamiMock", "KagamiJSON", "KagamiGRPC", "KagamiKit", "KagamiRecording", "KagamiContractCheck", "url-session-probe", "CKagamiZlib",
                 "KagamiControl", "KagamiRecordingProxy",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -377,7 +385,7 @@ let package = Package(
             ],
             exclude: ["Fixtures", "check_junit.py"]
         ),
-        .testTarget(name: "KagamiScenariosTests", dependencies: ["KagamiScenarios", "KagamiFlow", "KagamiTesting", "KagamiStore", "KagamiJSON", "KagamiContentCoding"]),
+        .testTarget(name: "KagamiScenariosTests", dependencies: ["KagamiScenarios", "KagamiFlow", "KagamiTesting", "KagamiStore", "KagamiJSON", "KagamiContentCoding", "KagamiRules"]),
         .testTarget(
             name: "KagamiMockTests",
             dependencies: [

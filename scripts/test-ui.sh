@@ -61,7 +61,7 @@ lane test_ui.py test_scale_ui.py test_chromium_protocols.py >"$logs/first" 2>&1 
 first=$!
 # The team suite: two proxies and `kagami serve` sharing a PostgreSQL server (scripts/test.sh's,
 # or a throwaway one).
-lane test_daily_ui.py test_mock_docs.py test_contract_ui.py test_draft.py test_diff.py test_team.py >"$logs/second" 2>&1 &
+lane test_daily_ui.py test_mock_docs.py test_contract_ui.py test_draft.py test_diff.py test_scenarios.py test_team.py >"$logs/second" 2>&1 &
 second=$!
 wait $first || status=1
 cat "$logs/first"

@@ -27,6 +27,7 @@ public struct Kagami: AsyncParsableCommand {
             InferCommand.self,
             DiffCommand.self,
             MCPCommand.self,
+            ScenarioCommand.self,
         ]
     )
 

@@ -12,7 +12,7 @@ extension LiveProxy {
         self.init(
             breakpoints: proxy.breakpoints, webSockets: proxy.webSockets, repeatRoute: repeatRoute,
             sslProxying: SSLProxyingControl(proxy: proxy, file: sslProxyingFile), certificatePath: certificatePath,
-            clients: proxy.clientAccess)
+            clients: proxy.clientAccess, scenarios: proxy.scenarios)
     }
 }
 

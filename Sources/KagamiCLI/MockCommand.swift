@@ -57,6 +57,8 @@ struct MockCommand: AsyncParsableCommand {
 
     @OptionGroup var destination: SessionOptions
 
+    @OptionGroup var scenarioOptions: ScenarioOptions
+
     func run() async throws {
         if let fallback {
             do {
@@ -75,7 +77,10 @@ struct MockCommand: AsyncParsableCommand {
         let recording = try await RecordingStore.open(store: destination.storeURL, session: recordInto)
         let store = recording.store
         let server: MockServer
-        let configuration = MockServer.Configuration(host: host, port: port, validates: !noValidate, cors: cors, recorded: replayed?.traffic, fallback: fallback, assertsFormat: !noAssertFormat)
+        let scenarios = try scenarioOptions.active()
+        let configuration = MockServer.Configuration(
+            host: host, port: port, validates: !noValidate, cors: cors, recorded: replayed?.traffic, fallback: fallback,
+            assertsFormat: !noAssertFormat, scenarios: scenarios)
         if let file {
             let display = ReadingDisplay.forTerminal(file: file)
             do {
@@ -107,6 +112,7 @@ struct MockCommand: AsyncParsableCommand {
             lines.append("Replaying: \(replayed.source) (\(count) exchange\(count == 1 ? "" : "s"))")
         }
         if let fallback { lines.append("Fallback: \(fallback)") }
+        if let scenario = scenarioOptions.describe(scenarios) { lines.append(String(scenario.dropLast())) }
         lines.append("Session: \(recording.description)")
         let banner = lines.joined(separator: "\n") + "\n\n"
         // Unbuffered, so a script or test reading the pipe sees the port at once.

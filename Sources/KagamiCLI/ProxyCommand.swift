@@ -12,6 +12,7 @@ import KagamiRecording
 import KagamiRecordingProxy
 import KagamiRepeat
 import KagamiRules
+import KagamiScenarios
 import KagamiStore
 import KagamiUI
 
@@ -75,6 +76,7 @@ struct ProxyCommand: AsyncParsableCommand {
 
     @Flag(help: "With --contract: accept any value for a format (date-time, date, time, email, uuid, uri, ipv4, ipv6, hostname, int32, int64…); by default a value must be valid for its format.")
     var noAssertFormat = false
+    @OptionGroup var scenarioOptions: ScenarioOptions
 
     @OptionGroup var ui: UIOptions
 
@@ -109,6 +111,7 @@ struct ProxyCommand: AsyncParsableCommand {
         let mapLocalFolders = try RulesFile.mapLocalFolders(rulesFile: rules, roots: mapLocalRoots)
         let activeRules = ActiveRules(try rules.map { try RulesFile.load($0, mapLocalFolders: mapLocalFolders) })
         let breakpointSet = Breakpoints(try breakpoints.map(BreakpointsFile.load) ?? BreakpointSettings())
+        let scenarios = try scenarioOptions.active()
         let grpcSchema = try grpc.schema()
         // Each client may need a descriptor for its server connection too: take what the system allows.
         ProxyServer.raiseDescriptorLimit()
@@ -121,7 +124,7 @@ struct ProxyCommand: AsyncParsableCommand {
         let hub = FlowHub()
         let proxy: RecordingProxy
         do {
-            proxy = try setup.build(store: store, hub: hub, rules: activeRules, breakpoints: breakpointSet)
+            proxy = try setup.build(store: store, hub: hub, rules: activeRules, breakpoints: breakpointSet, scenarios: scenarios)
         } catch {
             await opened.abandon()
             throw ValidationError("\(error)")
@@ -185,6 +188,7 @@ struct ProxyCommand: AsyncParsableCommand {
                 certificatePath: interception?.authority.certificatePath),
             rules: rulesControl, contracts: liveContracts, grpcSchemas: grpc.schemas(given: grpcSchema, proxy: server, reflection: !noGrpcReflection))
         banner += grpc.describe(grpcSchema) ?? ""
+        banner += scenarioOptions.describe(scenarios) ?? ""
         if let uiServer {
             server.protectListener(port: uiServer.port)
             banner += ui.describe(uiServer)

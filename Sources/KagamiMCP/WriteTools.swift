@@ -19,14 +19,16 @@ public struct AdminAPI: Sendable {
     }
 
     /// An answer the admin API refused, with its message.
-    struct Refusal: Error {
-        var status: Int
-        var message: String
+    public struct Refusal: Error, CustomStringConvertible {
+        public var status: Int
+        public var message: String
+
+        public var description: String { message }
     }
 
     /// Sends `body` (JSON) to `path` and returns the JSON answer; a status over 299 is a
     /// `Refusal` carrying the API's own message.
-    func send(_ method: HTTPMethod, _ path: String, body: JSONValue? = nil) async throws -> JSONValue {
+    public func send(_ method: HTTPMethod, _ path: String, body: JSONValue? = nil) async throws -> JSONValue {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(token)")

@@ -22,10 +22,11 @@ public struct MockRequest: Sendable {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 
-    /// The request as the flow model holds it, for the shared request check.
+    /// The request as the flow model holds it, for the shared request check and the
+    /// scenario's operations (the host is the one the client named in `Host`).
     var flowRequest: FlowRequest {
         FlowRequest(
-            method: method, scheme: "http", host: "", port: 0, target: target,
+            method: method, scheme: "http", host: header("Host").map { Authority.split($0)?.host ?? $0 } ?? "", port: 0, target: target,
             headers: HeaderFields(headers), body: FlowBody(data: Data(body)))
     }
 }
@@ -44,6 +45,19 @@ public struct MockResponse: Sendable {
 
     public func header(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// A response of the flow model (a scenario's answer); the mock frames the body itself.
+    init(_ response: FlowResponse) {
+        status = response.status
+        headers = response.headers.fields
+            .filter { $0.name.caseInsensitiveCompare("Content-Length") != .orderedSame }
+            .map { ($0.name, $0.value) }
+        body = Array(response.body.data)
+    }
+
+    var flowResponse: FlowResponse {
+        FlowResponse(status: status, headers: HeaderFields(headers), body: FlowBody(data: Data(body)))
     }
 
     /// An RFC 9457 problem document.

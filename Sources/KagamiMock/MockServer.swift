@@ -43,13 +43,18 @@ public final class MockServer: Sendable {
         /// Where a request goes that neither the recording nor the description answers
         /// (`--fallback URL`: scheme, authority and an optional base path); nil answers 404.
         public var fallback: String?
+        /// The scenario in force: operations in their empty, loading, error or offline state
+        /// (`--scenarios FILE --scenario NAME`), switched while the mock runs.
+        public var scenarios: ActiveScenario
 
         public init(
             host: String = "127.0.0.1", port: Int = 0, validates: Bool = true, cors: Bool = false, reloadInterval: Duration? = .milliseconds(300),
-            recorded: RecordedTraffic? = nil, fallback: String? = nil, assertsFormat: Bool = true
+            recorded: RecordedTraffic? = nil, fallback: String? = nil, assertsFormat: Bool = true,
+            scenarios: ActiveScenario = ActiveScenario()
         ) {
             self.fallback = fallback
             self.assertsFormat = assertsFormat
+            self.scenarios = scenarios
             self.host = host
             self.port = port
             self.validates = validates
@@ -134,7 +139,8 @@ public final class MockServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
-                        MockHandler(state: state, recorded: recorded, fallback: fallback, cors: cors, sink: sink, host: host))
+                        MockHandler(
+                            state: state, recorded: recorded, fallback: fallback, cors: cors, scenarios: configuration.scenarios, sink: sink, host: host))
                 }
             }
             .bind(host: configuration.host, port: configuration.port)
@@ -158,10 +164,28 @@ public final class MockServer: Sendable {
         await fallback?.shutdown()
     }
 
-    /// Answers one request without the network, as the server would (a request for the
-    /// fallback gets the 404 it would get without one).
-    public func respond(to request: MockRequest) -> MockResponse {
-        state.withLockedValue { $0 }.answer(request, recorded: recorded, cors: configuration.cors).response
+    /// The scenario in force; switch it at any time.
+    public var scenarios: ActiveScenario { configuration.scenarios }
+
+    /// Answers one request without the network, as the server would: from the recording, the
+    /// description or the fallback, in the scenario's error or empty state when one is in force
+    /// (a loading or offline state is the connection's, so not applied here).
+    public func respond(to request: MockRequest) async -> MockResponse {
+        let scenarioState = configuration.scenarios.state(for: request.flowRequest)
+        if case .error(let status, let body, let contentType)? = scenarioState?.rule.state, let scenarioState {
+            return MockResponse(ScenarioAnswers.error(
+                status: status, body: body, contentType: contentType, scenario: scenarioState.scenario, request: request.flowRequest))
+        }
+        let answer = state.withLockedValue { $0 }.answer(request, recorded: recorded, cors: configuration.cors)
+        var response = answer.response
+        if answer.unmatched, let fallback {
+            response = await fallback.forward(request)
+            if configuration.cors { response.headers += MockState.corsHeaders(for: request) + [("Access-Control-Expose-Headers", "*")] }
+        }
+        if case .empty? = scenarioState?.rule.state {
+            response = MockResponse(ScenarioAnswers.emptied(response.flowResponse))
+        }
+        return response
     }
 
     /// Re-reads the description now; the errors (with line numbers) when it is broken, in which
@@ -294,14 +318,22 @@ private final class MockHandler: ChannelInboundHandler {
     private let recorded: RecordedAnswers?
     private let fallback: MockFallback?
     private let cors: Bool
+    private let scenarios: ActiveScenario
     private let sink: (any FlowSink)?
     private let host: String
     private var head: HTTPRequestHead?
+    /// How the scenario in force touched the request being answered (the pipeline handler
+    /// gives this handler one request at a time).
+    private var scenarioMark: RuleApplication?
     private var body = ByteBuffer()
     private var started = Date()
 
-    init(state: NIOLockedValueBox<MockState>, recorded: RecordedAnswers?, fallback: MockFallback?, cors: Bool, sink: (any FlowSink)?, host: String) {
+    init(
+        state: NIOLockedValueBox<MockState>, recorded: RecordedAnswers?, fallback: MockFallback?, cors: Bool, scenarios: ActiveScenario,
+        sink: (any FlowSink)?, host: String
+    ) {
         self.state = state
+        self.scenarios = scenarios
         self.recorded = recorded
         self.fallback = fallback
         self.cors = cors
@@ -326,26 +358,83 @@ private final class MockHandler: ChannelInboundHandler {
             let request = MockRequest(
                 method: head.method.rawValue, target: head.uri,
                 headers: head.headers.map { ($0.name, $0.value) }, body: Array(body.readableBytesView))
-            let current = state.withLockedValue { $0 }
-            let answer = current.answer(request, recorded: recorded, cors: cors)
-            guard answer.unmatched, let fallback else {
-                finish(request, answer.response, head: head, context: context)
+            guard let (scenario, rule) = scenarios.state(for: request.flowRequest) else {
+                scenarioMark = nil
+                answer(request, head: head, state: nil, context: context)
                 return
             }
-            // The server's answer arrives later on this loop; the pipeline handler holds the
-            // connection's next request until this one's response has ended.
-            let cors = cors
-            let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
-            let forwarded = context.eventLoop.makePromise(of: MockResponse.self)
-            forwarded.completeWithTask {
-                var response = await fallback.forward(request)
-                if cors { response.headers += MockState.corsHeaders(for: request) + [("Access-Control-Expose-Headers", "*")] }
-                return response
-            }
-            forwarded.futureResult.whenSuccess { response in
-                bound.value.handler.finish(request, response, head: head, context: bound.value.context)
+            scenarioMark = ActiveScenario.mark(scenario: scenario, rule: rule)
+            switch rule.state {
+            case .asIs, .empty, .offline(.resetMidBody):
+                answer(request, head: head, state: rule.state, context: context)
+            case .loading(let hold?):
+                let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+                context.eventLoop.scheduleTask(in: TimeAmount(hold)) {
+                    bound.value.handler.answer(request, head: head, state: rule.state, context: bound.value.context)
+                }
+            case .loading(nil):
+                // Never answered: the client waits until it gives up.
+                break
+            case .error(let status, let body, let contentType):
+                let response = MockResponse(ScenarioAnswers.error(
+                    status: status, body: body, contentType: contentType, scenario: scenario, request: request.flowRequest))
+                finish(request, response, head: head, context: context)
+            case .offline(.reset):
+                Self.reset(context.channel)
+            case .offline(.closed):
+                context.close(promise: nil)
             }
         }
+    }
+
+    /// The answer from the recording, the description or the fallback, in `state` (empty: its
+    /// collections emptied; reset mid-body: cut off).
+    private func answer(_ request: MockRequest, head: HTTPRequestHead, state scenarioState: OperationState?, context: ChannelHandlerContext) {
+        let current = state.withLockedValue { $0 }
+        let answer = current.answer(request, recorded: recorded, cors: cors)
+        guard answer.unmatched, let fallback else {
+            deliver(request, answer.response, head: head, state: scenarioState, context: context)
+            return
+        }
+        // The server's answer arrives later on this loop; the pipeline handler holds the
+        // connection's next request until this one's response has ended.
+        let cors = cors
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        let forwarded = context.eventLoop.makePromise(of: MockResponse.self)
+        forwarded.completeWithTask {
+            var response = await fallback.forward(request)
+            if cors { response.headers += MockState.corsHeaders(for: request) + [("Access-Control-Expose-Headers", "*")] }
+            return response
+        }
+        forwarded.futureResult.whenSuccess { response in
+            bound.value.handler.deliver(request, response, head: head, state: scenarioState, context: bound.value.context)
+        }
+    }
+
+    private func deliver(_ request: MockRequest, _ response: MockResponse, head: HTTPRequestHead, state: OperationState?, context: ChannelHandlerContext) {
+        switch state {
+        case .empty?:
+            finish(request, MockResponse(ScenarioAnswers.emptied(response.flowResponse)), head: head, context: context)
+        case .offline(.resetMidBody)?:
+            var headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
+            headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: HTTPResponseStatus(statusCode: response.status), headers: headers))), promise: nil)
+            var half = context.channel.allocator.buffer(capacity: response.body.count / 2)
+            half.writeBytes(response.body.prefix(response.body.count / 2))
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(half))), promise: nil)
+            Self.reset(context.channel)
+        default:
+            finish(request, response, head: head, context: context)
+        }
+    }
+
+    /// Closes with a TCP reset (SO_LINGER 0), as a server that vanished does.
+    private static func reset(_ channel: any Channel) {
+        guard let socket = channel as? any SocketOptionProvider else {
+            channel.close(promise: nil)
+            return
+        }
+        socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
     }
 
     private func finish(_ request: MockRequest, _ response: MockResponse, head: HTTPRequestHead, context: ChannelHandlerContext) {
@@ -389,7 +478,8 @@ private final class MockHandler: ChannelInboundHandler {
                 status: response.status, reason: HTTPResponseStatus(statusCode: response.status).reasonPhrase, version: version,
                 headers: HeaderFields(response.headers.map { ($0.name, $0.value) } + [("Content-Length", String(response.body.count))]),
                 body: FlowBody(data: Data(response.body))),
-            timings: FlowTimings(start: started, requestSent: started, firstByte: Date(), end: Date()))
+            timings: FlowTimings(start: started, requestSent: started, firstByte: Date(), end: Date()),
+            appliedRules: scenarioMark.map { [$0] } ?? [])
     }
 
     /// `localhost:3000` → `localhost`; `[::1]:3000` → `::1`.

@@ -16,7 +16,7 @@ final class RecordedAnswers: Sendable {
 
     func reply(to request: MockRequest) -> RecordedTraffic.Reply {
         traffic.withLockedValue {
-            $0.reply(method: request.method, target: request.target, headers: HeaderFields(request.headers), body: request.body)
+            $0.reply(method: request.method, target: request.target, headers: HeaderFields(request.headers), body: request.body, host: request.flowRequest.host)
         }
     }
 

@@ -6,6 +6,7 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import KagamiRules
+import KagamiScenarios
 
 /// What every client connection of one proxy shares: its `ProxyOptions` read and in event-loop
 /// time, and the live objects (rules, breakpoints, hooks, the upstream gate, limits).
@@ -66,6 +67,10 @@ final class Exchange {
     var finalBodyPart: ByteBuffer?
     static let maximumHeldBody = 32 << 20
     var breakpoint = ExchangeBreakpoint()
+    /// The state the scenario in force put this exchange's operation in (`ScenarioHook`).
+    var scenarioState: OperationState?
+    /// The scenario, named in an error state's own answer.
+    var scenarioName: String?
     /// The throttling profile shaping this exchange, and whether its latency was added yet.
     var throttle: ThrottleProfile?
     var throttleLatencyAdded = false
@@ -398,6 +403,14 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 settings.hooks.ended(exchange.recorder.finish(error: FlowError(.aborted, reason)))
                 context?.close(promise: nil)
                 return
+            case .reset(let reason):
+                end(exchange)
+                settings.hooks.ended(exchange.recorder.finish(error: FlowError(.connectionReset, reason)))
+                resetClientConnection()
+                return
+            case .wait:
+                pauseClientReads()
+                return
             case .holdAtBreakpoint:
                 holdRequest(exchange, position: position)
                 return
@@ -672,11 +685,46 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             case .holdAtBreakpoint:
                 holdResponse(exchange, position: position)
                 return
+            case .resetMidBody(let reason):
+                resetMidBody(exchange, reason: reason)
+                return
             }
             position += 1
         }
         sendCollectedResponse(exchange, holdingBody: true)
         finish(exchange, trailers: exchange.collectedTrailers)
+    }
+
+    /// The collected response's head and the first half of its body, then a reset: an app sees
+    /// the connection lost while the body is arriving.
+    private func resetMidBody(_ exchange: Exchange, reason: String) {
+        guard let context, let (head, body) = exchange.collectedResponse else { return }
+        exchange.collectedResponse = nil
+        if let upstream = exchange.upstream {
+            upstream.handler.delegate = nil
+            upstream.channel.close(promise: nil)
+            exchange.upstream = nil
+        }
+        let half = body.getSlice(at: body.readerIndex, length: body.readableBytes / 2) ?? ByteBuffer()
+        exchange.recorder.responseHead(head)
+        exchange.recorder.responseBodyPart(half)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(half))), promise: nil)
+        end(exchange)
+        settings.hooks.ended(exchange.recorder.finish(error: FlowError(.connectionReset, reason)))
+        resetClientConnection()
+    }
+
+    /// Closes the client connection with a TCP reset (SO_LINGER 0) rather than a FIN; on an
+    /// HTTP/2 stream, closing sends RST_STREAM and the connection stays.
+    private func resetClientConnection() {
+        guard let context else { return }
+        guard !isStream, let socket = context.channel as? any SocketOptionProvider else {
+            context.close(promise: nil)
+            return
+        }
+        let channel = context.channel
+        socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
     }
 
     /// A hook that held the response (a breakpoint) lets it go on.

@@ -2,6 +2,7 @@ import KagamiControl
 import Foundation
 import KagamiFlow
 import KagamiRules
+import KagamiScenarios
 import NIOCore
 import NIOHTTP1
 
@@ -17,6 +18,11 @@ enum RequestDecision {
     case answer(FlowResponse)
     /// The client connection is closed without an answer; the reason is recorded.
     case drop(String)
+    /// The client connection is reset (TCP RST; a stream gets RST_STREAM) without an answer.
+    case reset(String)
+    /// The request never goes on: the client waits until it gives up (a scenario's endless
+    /// loading).
+    case wait
     /// Held whole until the breakpoints decide (the admin API, or their auto-continue).
     case holdAtBreakpoint
     /// Go on after this long (throttling's latency).
@@ -30,6 +36,8 @@ enum ResponseDecision {
     case replace(FlowResponse)
     /// Held whole until the breakpoints decide.
     case holdAtBreakpoint
+    /// The head and the first half of the body go to the client, then its connection is reset.
+    case resetMidBody(String)
 }
 
 /// Something that acts on exchanges at fixed points: a tunnel, the request head, the request,
@@ -84,11 +92,14 @@ extension ExchangeHook {
 struct ExchangeHooks: Sendable {
     let list: [any ExchangeHook]
 
-    /// Rules first (they may change or answer the request, and choose the throttling),
-    /// breakpoints on what the rules made of it, throttling's latency just before the request
-    /// leaves, and recording last, once the others have acted.
-    static func standard(rules: ActiveRules, breakpoints: Breakpoints, sink: any FlowSink) -> ExchangeHooks {
-        ExchangeHooks(list: [RuleHook(rules: rules), BreakpointHook(breakpoints: breakpoints), ThrottleHook(), RecordingHook(sink: sink)])
+    /// Rules first (they may change or answer the request, and choose the throttling), the
+    /// scenario's state for the operation, breakpoints on what the rules made of it,
+    /// throttling's latency just before the request leaves, and recording last, once the
+    /// others have acted.
+    static func standard(rules: ActiveRules, scenarios: ActiveScenario, breakpoints: Breakpoints, sink: any FlowSink) -> ExchangeHooks {
+        ExchangeHooks(list: [
+            RuleHook(rules: rules), ScenarioHook(scenarios: scenarios), BreakpointHook(breakpoints: breakpoints), ThrottleHook(), RecordingHook(sink: sink),
+        ])
     }
 
     /// The first hook's verdict on a tunnel, in list order; nil when every hook lets it go on.
@@ -191,6 +202,60 @@ struct RuleHook: ExchangeHook {
 
     func messageTool(for exchange: Exchange, on eventLoop: any EventLoop) -> (any WebSocketMessageTool)? {
         exchange.rules?.messageRewrites(for: exchange.clientRequest).map(MessageRewriteTool.init)
+    }
+}
+
+/// The scenario in force (`ActiveScenario`): the operation's state, chosen when its request
+/// head arrives (as the client sent it) and marked on the exchange.
+struct ScenarioHook: ExchangeHook {
+    let scenarios: ActiveScenario
+
+    func requestHead(_ exchange: Exchange) -> Bool {
+        guard let (scenario, rule) = scenarios.state(for: exchange.clientRequest) else { return false }
+        exchange.scenarioState = rule.state
+        exchange.recorder.addRuleApplications([ActiveScenario.mark(scenario: scenario, rule: rule)])
+        if case .error(_, _, _) = rule.state { exchange.scenarioName = scenario }
+        return false
+    }
+
+    func request(_ exchange: Exchange) -> RequestDecision {
+        switch exchange.scenarioState {
+        case nil, .asIs?, .empty?, .offline(.resetMidBody)?:
+            return .proceed
+        case .loading(let hold?)?:
+            return .delay(TimeAmount(hold))
+        case .loading(nil)?:
+            return .wait
+        case .error(let status, let body, let contentType)?:
+            return .answer(ScenarioAnswers.error(
+                status: status, body: body, contentType: contentType, scenario: exchange.scenarioName ?? "", request: exchange.clientRequest))
+        case .offline(.reset)?:
+            return .reset("scenario: offline (connection reset)")
+        case .offline(.closed)?:
+            return .drop("scenario: offline (connection closed without an answer)")
+        }
+    }
+
+    func needsWholeResponse(_ exchange: Exchange) -> Bool {
+        switch exchange.scenarioState {
+        case .empty?, .offline(.resetMidBody)?: true
+        default: false
+        }
+    }
+
+    func response(_ exchange: Exchange) -> ResponseDecision {
+        guard let (head, body) = exchange.collectedResponse else { return .proceed }
+        switch exchange.scenarioState {
+        case .empty?:
+            var response = FlowResponse(head)
+            response.body = FlowBody(data: Data(body.readableBytesView))
+            let emptied = ScenarioAnswers.emptied(response)
+            return emptied == response ? .proceed : .replace(emptied)
+        case .offline(.resetMidBody)?:
+            return .resetMidBody("scenario: offline (connection reset mid-body)")
+        default:
+            return .proceed
+        }
     }
 }
 

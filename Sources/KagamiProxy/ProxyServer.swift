@@ -1,5 +1,6 @@
 import KagamiControl
 import KagamiFlow
+import KagamiScenarios
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -37,6 +38,8 @@ public final class ProxyServer: Sendable {
     public let rules: ActiveRules
     /// The breakpoints in force and the exchanges they hold.
     public let breakpoints: Breakpoints
+    /// The scenario in force: operations in their empty, loading, error or offline state.
+    public let scenarios: ActiveScenario
     /// The WebSockets open through the proxy, to inject messages into.
     public let webSockets = LiveWebSockets()
     /// The hosts whose CONNECT tunnels are decrypted, replaceable while running (the admin
@@ -60,12 +63,15 @@ public final class ProxyServer: Sendable {
     /// Throws `ProxyOptionsError` when an option can't be read (a reverse target, the allow
     /// list, `KAGAMI_UPSTREAM_ALLOW`, a client network), and when interception is set up with
     /// unusable trust anchors or CA.
-    public init(options: ProxyOptions, sink: any FlowSink, rules: ActiveRules = ActiveRules(), breakpoints: Breakpoints = Breakpoints(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
+    public init(options: ProxyOptions, sink: any FlowSink, rules: ActiveRules = ActiveRules(), breakpoints: Breakpoints = Breakpoints(),
+        scenarios: ActiveScenario = ActiveScenario(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) throws {
         let resolved = try options.resolved()
         self.options = options
         self.mode = resolved.mode
         self.rules = rules
         self.breakpoints = breakpoints
+        self.scenarios = scenarios
         self.sslProxying = LiveSSLProxying(options.interception?.sslProxying ?? SSLProxyingList())
         clientAccess = ClientAccess(allowing: resolved.allowedClients)
         self.group = group
@@ -113,7 +119,7 @@ public final class ProxyServer: Sendable {
             rules: rules,
             breakpoints: breakpoints,
             gate: gate,
-            hooks: .standard(rules: rules, breakpoints: breakpoints, sink: sink),
+            hooks: .standard(rules: rules, scenarios: scenarios, breakpoints: breakpoints, sink: sink),
             webSockets: webSockets,
             budget: ClientBudget(),
             connections: limit

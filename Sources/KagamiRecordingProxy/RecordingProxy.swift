@@ -5,6 +5,7 @@ import KagamiFlow
 import KagamiControl
 import KagamiProxy
 import KagamiRecording
+import KagamiScenarios
 import KagamiStore
 
 /// `ProxyOptions` read whole before anything is opened or bound: the text options (reverse
@@ -35,10 +36,11 @@ public struct ProxySetup: Sendable {
     /// handing it every record; not yet listening (`RecordingProxy.start()`).
     public func build(
         store: (any FlowStore)?, hub: FlowHub? = nil, contractTiming: Recording.ContractTiming = .alongside,
-        then: [any RecordingStage] = [], rules: ActiveRules = ActiveRules(), breakpoints: Breakpoints = Breakpoints()
+        then: [any RecordingStage] = [], rules: ActiveRules = ActiveRules(), breakpoints: Breakpoints = Breakpoints(),
+        scenarios: ActiveScenario = ActiveScenario()
     ) throws -> RecordingProxy {
         let recording = Recording(store: store, hub: hub, contracts: contracts, contractTiming: contractTiming, then: then)
-        let server = try ProxyServer(options: options, sink: recording.chain, rules: rules, breakpoints: breakpoints)
+        let server = try ProxyServer(options: options, sink: recording.chain, rules: rules, breakpoints: breakpoints, scenarios: scenarios)
         return RecordingProxy(server: server, recording: recording, contracts: contracts)
     }
 }

@@ -1,4 +1,4 @@
-// Decoding conventions every rule type follows: absent fields take their defaults, and a key
+// Decoding conventions every rule type (and scenario file) follows: absent fields take their defaults, and a key
 // the type doesn't know is an error (a typo such as `hots:` must not silently match everything).
 
 struct AnyCodingKey: CodingKey {
@@ -12,7 +12,8 @@ struct AnyCodingKey: CodingKey {
 }
 
 extension Decoder {
-    func rejectUnknownKeys<Key: CodingKey & CaseIterable>(_ keys: Key.Type) throws {
+    /// Refuses a key `Key` doesn't list, naming it and the ones expected.
+    public func rejectUnknownKeys<Key: CodingKey & CaseIterable>(_ keys: Key.Type) throws {
         let container = try container(keyedBy: AnyCodingKey.self)
         let known = Set(Key.allCases.map(\.stringValue))
         for key in container.allKeys where !known.contains(key.stringValue) {

@@ -1,4 +1,4 @@
-// Reads rules documents with positions: YAML through Yams's node marks; JSON checked by
+// Reads rules documents (and scenario files, which share their shape of errors) with positions: YAML through Yams's node marks; JSON checked by
 // KagamiJSON's strict parser first, then read as YAML (which JSON is) for the marks.
 import Foundation
 import KagamiJSON
@@ -33,12 +33,14 @@ public struct RuleDocumentError: Error, Sendable, Hashable, CustomStringConverti
     }
 }
 
-enum RuleDocumentReader {
+public enum RuleDocumentReader {
     /// Far beyond any rules document, and small enough that hostile input (deep nesting, a
     /// "billion laughs" of aliases) is refused before it costs.
     static let limits = YAMLDocument.Limits(maximumBytes: 16 << 20, maximumNodes: 1_000_000, maximumDepth: 64)
 
-    static func decode<T: Decodable>(_ type: T.Type, from text: String, file: String) throws(RuleDocumentError) -> T {
+    /// `text` as a `T`: a document that doesn't parse or decode is refused with the file, line,
+    /// column and field of the first problem.
+    public static func decode<T: Decodable>(_ type: T.Type, from text: String, file: String) throws(RuleDocumentError) -> T {
         let trimmed = text.drop { $0.isWhitespace }
         if trimmed.first == "{" || trimmed.first == "[" {
             do {

@@ -60,6 +60,8 @@ public struct RecordedTraffic: Sendable {
 
     public let matching: RecordedMatching
     private var calls: [CallKey: Call] = [:]
+    /// The recorded hosts (lower case), in the order they first appear.
+    private var hosts: [String] = []
     /// Distinct recorded requests in recorded order, for the closest-match list.
     private var requests: [(key: CallKey, line: String)] = []
 
@@ -70,8 +72,12 @@ public struct RecordedTraffic: Sendable {
         self.matching = matching
         for flow in flows where !flow.isWebSocket {
             guard let response = flow.response, flow.error == nil else { continue }
-            let key = CallKey(method: flow.request.method, target: flow.request.target, headers: flow.request.headers, body: Array(flow.request.body.data), matching: matching)
+            let host = flow.request.host.lowercased()
+            let key = CallKey(
+                host: host, method: flow.request.method, target: flow.request.target, headers: flow.request.headers, body: Array(flow.request.body.data),
+                matching: matching)
             let answer = Self.answer(flow.id, response)
+            if !hosts.contains(host) { hosts.append(host) }
             if calls[key] == nil {
                 let line = "\(flow.request.method.uppercased()) \(Self.originForm(flow.request.target))"
                 calls[key] = Call(request: line, answers: [])
@@ -86,16 +92,22 @@ public struct RecordedTraffic: Sendable {
     public var exchangeCount: Int { calls.values.reduce(0) { $0 + $1.answers.count } }
 
     /// The answer to a request: the next recorded answer of its call, the last one once all
-    /// were given.
-    public mutating func reply(method: String, target: String, headers: HeaderFields, body: [UInt8]) -> Reply {
-        let key = CallKey(method: method, target: target, headers: headers, body: body, matching: matching)
-        guard var call = calls[key] else {
-            return .unmatched(closest: closest(to: key, limit: 3))
+    /// were given. A request whose `host` (its Host's name) is a recorded host is answered from
+    /// that host's exchanges only; any other (the mock's own address) from the first recorded
+    /// host that has the call.
+    public mutating func reply(method: String, target: String, headers: HeaderFields, body: [UInt8], host: String? = nil) -> Reply {
+        let asked = host?.lowercased()
+        let candidates = asked.map { hosts.contains($0) ? [$0] : hosts } ?? hosts
+        for candidate in candidates {
+            let key = CallKey(host: candidate, method: method, target: target, headers: headers, body: body, matching: matching)
+            guard var call = calls[key] else { continue }
+            let answer = call.answers[min(call.next, call.answers.count - 1)]
+            call.next += 1
+            calls[key] = call
+            return .recorded(answer)
         }
-        let answer = call.answers[min(call.next, call.answers.count - 1)]
-        call.next += 1
-        calls[key] = call
-        return .recorded(answer)
+        let key = CallKey(host: candidates.first ?? "", method: method, target: target, headers: headers, body: body, matching: matching)
+        return .unmatched(closest: closest(to: key, limit: 3))
     }
 
     /// Recorded requests ranked by how much of the request they share: method, then the path's
@@ -104,9 +116,12 @@ public struct RecordedTraffic: Sendable {
         let scored = requests.enumerated().map { index, entry in
             (score: entry.key.likeness(to: key), index: index, line: entry.line)
         }
+        // The same call recorded on two hosts is one line.
+        var seen: Set<String> = []
         return scored
             .filter { $0.score > 0 }
             .sorted { $0.score != $1.score ? $0.score > $1.score : $0.index < $1.index }
+            .filter { seen.insert($0.line).inserted }
             .prefix(limit)
             .map(\.line)
     }
@@ -137,6 +152,8 @@ public struct RecordedTraffic: Sendable {
 
 /// A request reduced to what `RecordedMatching` compares.
 struct CallKey: Hashable, Sendable {
+    /// Lower case; a recorded exchange's host, or the recorded host a request is looked up on.
+    var host: String
     var method: String
     var segments: [String]
     /// Query pairs sorted, so their order doesn't count.
@@ -144,7 +161,8 @@ struct CallKey: Hashable, Sendable {
     var headers: [String]
     var body: String?
 
-    init(method: String, target: String, headers: HeaderFields, body: [UInt8], matching: RecordedMatching) {
+    init(host: String, method: String, target: String, headers: HeaderFields, body: [UInt8], matching: RecordedMatching) {
+        self.host = host
         self.method = method.uppercased()
         let parsed = URITemplate.Target(RecordedTraffic.originForm(target))
         segments = parsed.path.split(separator: "/", omittingEmptySubsequences: false).map { Self.decoded(String($0)) }

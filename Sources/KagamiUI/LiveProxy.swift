@@ -1,6 +1,7 @@
 import Foundation
 import KagamiControl
 import KagamiRepeat
+import KagamiScenarios
 
 /// What the admin API can act on in a proxy running in the same process: its breakpoints, its
 /// open WebSockets, the way into it that repeated and composed requests take, and its SSL
@@ -15,12 +16,15 @@ public struct LiveProxy: Sendable {
     public var certificatePath: String?
     /// Who may use the proxy, for the device setup panel to allow or deny waiting devices.
     public var clients: ClientAccess?
+    /// The scenario in force, switched from the Scenarios panel and `kagami scenario`.
+    public var scenarios: ActiveScenario?
 
     public init(
         breakpoints: Breakpoints, webSockets: any WebSocketSending, repeatRoute: RequestRepeater.Route,
         sslProxying: SSLProxyingControl? = nil, certificatePath: String? = nil,
-        clients: ClientAccess? = nil
+        clients: ClientAccess? = nil, scenarios: ActiveScenario? = nil
     ) {
+        self.scenarios = scenarios
         self.breakpoints = breakpoints
         self.webSockets = webSockets
         self.repeatRoute = repeatRoute

@@ -131,6 +131,7 @@ func buildRouter(_ routes: UIRoutes, access: UIAccessMiddleware?) -> Router<UIRe
     BreakpointAPI(breakpoints: proxy?.breakpoints).register(on: router)
     ToolsAPI(store: routes.store, repeatRoute: proxy?.repeatRoute, mapLocalFolders: routes.rules?.mapLocalFolders).register(on: router)
     RulesAPI(control: routes.rules).register(on: router)
+    ScenarioAPI(scenarios: proxy?.scenarios).register(on: router)
     DraftAPI(store: routes.store).register(on: router)
     DiffAPI(store: routes.store, sessions: routes.comparable).register(on: router)
     ContractAPI(contracts: routes.contracts, store: routes.store).register(on: router)

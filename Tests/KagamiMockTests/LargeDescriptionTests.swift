@@ -118,20 +118,20 @@ import Testing
         defer { Task { try? await server.stop() } }
         #expect(server.contract.actions.count == 4 * Self.modules)
         for module in [0, Self.modules / 2, Self.modules - 1] {
-            let item = server.respond(to: MockRequest(method: "GET", target: "/m\(module)/items/abc"))
+            let item = await server.respond(to: MockRequest(method: "GET", target: "/m\(module)/items/abc"))
             #expect(item.status == 200)
             let body = try JSONValue(parsing: item.body)
             #expect(body["name"]?.stringValue == "item-\(module)")
             // The request body is checked against the component schema, compiled when first used.
-            let invalid = server.respond(to: MockRequest(
+            let invalid = await server.respond(to: MockRequest(
                 method: "POST", target: "/m\(module)/items", headers: [("Content-Type", "application/json")], body: Array(#"{"name": 1}"#.utf8)))
             #expect(invalid.status == 422)
-            let created = server.respond(to: MockRequest(
+            let created = await server.respond(to: MockRequest(
                 method: "POST", target: "/m\(module)/items", headers: [("Content-Type", "application/json")],
                 body: Array(#"{"name": "a", "price": {"amount": 1, "currency": "EUR"}, "amount": 1, "currency": "EUR"}"#.utf8)))
             #expect(created.status == 201)
-            #expect(server.respond(to: MockRequest(method: "DELETE", target: "/m\(module)/items/abc")).status == 204)
+            #expect(await server.respond(to: MockRequest(method: "DELETE", target: "/m\(module)/items/abc")).status == 204)
         }
-        #expect(server.respond(to: MockRequest(method: "GET", target: "/m\(Self.modules)/items")).status == 404)
+        #expect(await server.respond(to: MockRequest(method: "GET", target: "/m\(Self.modules)/items")).status == 404)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import KagamiFlow
 import KagamiRules
+import KagamiScenarios
 import KagamiTesting
 import NIOCore
 import NIOEmbedded
@@ -21,6 +22,7 @@ final class Playbook {
     let sink = CollectingSink()
     let rules: ActiveRules
     let breakpoints: Breakpoints
+    let scenarios: ActiveScenario
 
     struct Timeouts {
         var response: TimeAmount = .seconds(60)
@@ -32,16 +34,18 @@ final class Playbook {
     /// leaves the test: the servers are `servers`' channels.
     init(
         mode: ProxyServer.Mode = .reverse(ProxyTarget(scheme: "http", host: "origin.test", port: 80, path: "/")),
-        rules: RulePipeline? = nil, breakpoints: BreakpointSettings = BreakpointSettings(), timeouts: Timeouts = Timeouts()
+        rules: RulePipeline? = nil, breakpoints: BreakpointSettings = BreakpointSettings(), scenarios: ActiveScenario = ActiveScenario(),
+        timeouts: Timeouts = Timeouts()
     ) throws {
         self.rules = ActiveRules(rules)
+        self.scenarios = scenarios
         self.breakpoints = Breakpoints(breakpoints)
         servers = PlaybookServers(loop: loop)
         let settings = ConnectionContext(
             mode: mode, captureLimit: 1 << 20, connectTimeout: .seconds(10), responseTimeout: timeouts.response,
             clientIdleTimeout: timeouts.clientIdle, clientHalfCloseTimeout: timeouts.clientHalfClose, identities: nil,
             sslProxying: LiveSSLProxying(), upstreamVerificationDisabled: false, rules: self.rules, breakpoints: self.breakpoints,
-            gate: UpstreamGate(allowList: nil), hooks: .standard(rules: self.rules, breakpoints: self.breakpoints, sink: sink),
+            gate: UpstreamGate(allowList: nil), hooks: .standard(rules: self.rules, scenarios: self.scenarios, breakpoints: self.breakpoints, sink: sink),
             webSockets: LiveWebSockets(), budget: ClientBudget(), connections: ClientConnectionLimit(maximum: 16, notice: nil))
         client = EmbeddedChannel(loop: loop)
         try ProxyServer.addHTTP1Handlers(client.pipeline.syncOperations, settings: settings, pool: servers, origin: nil)

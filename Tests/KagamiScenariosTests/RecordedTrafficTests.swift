@@ -16,6 +16,24 @@ import Testing
         traffic.reply(method: "GET", target: target, headers: HeaderFields(headers), body: [])
     }
 
+    @Test func aRecordedHostNamedByTheRequestAnswersFromItsOwnExchanges() throws {
+        var traffic = try RecordedTraffic(flows: [
+            FlowFixtures.api("/config", host: "api.example.com", response: #"{"api":1}"#),
+            FlowFixtures.api("/config", host: "cdn.example.com", response: #"{"cdn":1}"#),
+            FlowFixtures.api("/assets", host: "cdn.example.com", response: #"{"assets":[]}"#),
+        ], source: "s.sqlite")
+        let get = { (traffic: inout RecordedTraffic, target: String, host: String?) in
+            Self.body(traffic.reply(method: "GET", target: target, headers: HeaderFields(), body: [], host: host))
+        }
+        #expect(get(&traffic, "/config", "CDN.example.com") == #"{"cdn":1}"#)
+        #expect(get(&traffic, "/config", "api.example.com") == #"{"api":1}"#)
+        // The mock's own address is no recorded host: the first recorded host with the call answers.
+        #expect(get(&traffic, "/config", "127.0.0.1") == #"{"api":1}"#)
+        #expect(get(&traffic, "/assets", "127.0.0.1") == #"{"assets":[]}"#)
+        #expect(get(&traffic, "/assets", "api.example.com") == nil)
+        #expect(traffic.reply(method: "GET", target: "/confi", headers: HeaderFields(), body: [], host: nil) == .unmatched(closest: ["GET /config", "GET /assets"]))
+    }
+
     @Test func repeatedCallsAnswerInRecordedOrderThenRepeatTheLast() throws {
         var traffic = try RecordedTraffic(flows: [
             FlowFixtures.api("/feed?page=1&size=2", response: #"{"items":[1]}"#),

@@ -312,6 +312,23 @@ export async function repeatFlow(id, plan) {
 }
 
 /** The SSL Proxying list in force, into the store. */
+export async function loadScenarios() {
+  try {
+    dispatch({ type: "scenariosLoaded", document: await getJSON("api/scenarios") });
+  } catch (error) {
+    dispatch({ type: "scenariosLoaded", error: `Could not read the scenarios: ${error.message}` });
+  }
+}
+
+/** Puts the scenario `name` in force, or none when null; the next requests get its states. */
+export async function useScenario(name) {
+  try {
+    dispatch({ type: "scenariosLoaded", document: await sendJSON("PUT", "api/scenarios/active", { active: name }) });
+  } catch (error) {
+    dispatch({ type: "scenariosLoaded", error: error.message });
+  }
+}
+
 export async function loadSSLProxying() {
   try {
     dispatch({ type: "sslLoaded", document: await getJSON("api/ssl-proxying") });

@@ -13,6 +13,7 @@ import { el } from "./format.js";
 import { mountMenu } from "./menu.js";
 import { blankCompose, mountCompose } from "./compose.js";
 import { mountSSLProxying } from "./ssl.js";
+import { mountScenarios } from "./scenarios.js";
 import { mountDevice } from "./device.js";
 import { mountSplitter } from "./splitter.js";
 
@@ -36,6 +37,7 @@ const openMenu = (menu) => dispatch({ type: "menuOpened", menu });
 mountSequence({ scroll: $("sequence-scroll"), spacer: $("sequence-spacer"), head: $("sequence-head"), onSelect: select, onMenu: openMenu });
 mountStructure({ container: $("structure"), onSelect: select, onMenu: openMenu });
 mountSSLProxying({ container: $("ssl") });
+mountScenarios({ container: $("scenarios"), badge: $("scenario-active") });
 mountDevice({ container: $("device") });
 mountSplitter({ handle: $("splitter"), inspector: $("inspector"), workspace: document.querySelector(".workspace") });
 mountCompose({ dialog: $("compose-dialog"), onSelect: select });
@@ -175,6 +177,7 @@ function renderChrome() {
   $("rules").hidden = view !== "rules";
   $("breakpoints").hidden = view !== "breakpoints";
   $("ssl").hidden = view !== "ssl";
+  $("scenarios").hidden = view !== "scenarios";
   $("device").hidden = view !== "device";
   document.body.dataset.view = view;
   const listView = view === "sequence" || view === "structure";

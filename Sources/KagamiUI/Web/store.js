@@ -55,6 +55,8 @@ export const state = {
   columns: readColumns(),
   // The SSL Proxying list: `saved` is what the proxy has, `draft` what the panel shows.
   ssl: { saved: null, draft: null, dirty: false, saving: false, error: null, loadError: null },
+  // GET /api/scenarios: the file's scenarios and the one in force; error: why a read or switch failed.
+  scenarios: { document: null, error: null },
   device: null, // what GET /api/device says: addresses, port, CA page
   compose: null, // the Compose editor's values while it is open
   mapLocalSources: {}, // Map Local rule index (in the draft) -> the exchange it was made from
@@ -256,6 +258,9 @@ function reduce(action) {
     case "columnsReset": state.columns = { widths: {}, hidden: [], shown: [] }; saveColumns(); break;
     case "menuOpened": state.menu = action.menu; break;
     case "menuClosed": state.menu = null; break;
+    case "scenariosLoaded":
+      state.scenarios = { document: action.document || state.scenarios.document, error: action.error || null };
+      break;
     case "sslLoaded":
       state.ssl = { ...state.ssl, saved: action.document, draft: clone(action.document), dirty: false, saving: false, error: null, loadError: action.error || null };
       break;

@@ -1,0 +1,164 @@
+// A scenario file (YAML or JSON, meant for git): named sets of operation states.
+import Foundation
+import KagamiRules
+
+/// The scenarios a file holds, in the file's order.
+///
+/// ```yaml
+/// scenarios:
+///   - name: empty-feed
+///     states:
+///       - operation: GET /feed
+///         state: empty
+///   - name: checkout-fails
+///     states:
+///       - operation: POST /checkout
+///         state: error
+///         status: 503
+/// ```
+public struct ScenarioFile: Sendable, Hashable {
+    /// The file's name, as errors and the admin API give it.
+    public var name: String
+    public var scenarios: [Scenario]
+
+    public init(name: String, scenarios: [Scenario]) {
+        self.name = name
+        self.scenarios = scenarios
+    }
+
+    public func scenario(named name: String) -> Scenario? {
+        scenarios.first { $0.name == name }
+    }
+
+    /// Reads a scenario document; `file` names it in errors (`scenarios.yaml:7:9:
+    /// scenarios[1].states[0].state: unknown state "broken"`).
+    public init(parsing text: String, file: String = "scenarios") throws(RuleDocumentError) {
+        let document = try RuleDocumentReader.decode(ScenarioDocument.self, from: text, file: file)
+        self.init(name: file, scenarios: document.scenarios.map(\.scenario))
+    }
+
+    public init(contentsOf path: String) throws(RuleDocumentError) {
+        let name = (path as NSString).lastPathComponent
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw RuleDocumentError(file: name, line: nil, column: nil, field: "", message: "can't read \(path)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw RuleDocumentError(file: name, line: nil, column: nil, field: "", message: "not UTF-8 text")
+        }
+        try self.init(parsing: text, file: name)
+    }
+}
+
+/// The document as written; each part refuses what it can't read, so the reader's error points
+/// at the field.
+struct ScenarioDocument: Decodable {
+    var scenarios: [ScenarioEntry]
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case scenarios }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        scenarios = try container.decode([ScenarioEntry].self, forKey: .scenarios)
+        var seen: Set<String> = []
+        var list = try container.nestedUnkeyedContainer(forKey: .scenarios)
+        for entry in scenarios {
+            let element = try list.nestedContainer(keyedBy: ScenarioEntry.CodingKeys.self)
+            if !seen.insert(entry.scenario.name).inserted {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .name, in: element, debugDescription: "a second scenario named \"\(entry.scenario.name)\"")
+            }
+        }
+    }
+}
+
+struct ScenarioEntry: Decodable {
+    var scenario: Scenario
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, states }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let name = try container.decode(String.self, forKey: .name)
+        if name.isEmpty || name.contains(where: { $0.isWhitespace || $0 == "/" }) {
+            throw DecodingError.dataCorruptedError(
+                forKey: .name, in: container, debugDescription: "a scenario's name is one word without spaces or \"/\", not \"\(name)\"")
+        }
+        let states = try container.decode([StateEntry].self, forKey: .states)
+        scenario = Scenario(name: name, rules: states.map(\.rule))
+    }
+}
+
+struct StateEntry: Decodable {
+    var rule: OperationStateRule
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case operation, host, location, method, state, seconds, status, body, contentType, offline
+    }
+
+    static let states = ["as-is", "empty", "loading", "error", "offline"]
+
+    init(from decoder: any Decoder) throws {
+        // A typo such as `stat:` must not leave an operation silently as-is.
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let selector: OperationSelector
+        if let operation = try container.decodeIfPresent(String.self, forKey: .operation) {
+            if container.contains(.location) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .location, in: container, debugDescription: "give an operation or a location, not both")
+            }
+            do {
+                selector = try OperationSelector(operation: operation, host: container.decodeIfPresent(String.self, forKey: .host))
+            } catch let error as OperationSelectorError {
+                throw DecodingError.dataCorruptedError(forKey: .operation, in: container, debugDescription: error.description)
+            }
+        } else if let location = try container.decodeIfPresent(Location.self, forKey: .location) {
+            selector = OperationSelector(location: location, method: try container.decodeIfPresent(String.self, forKey: .method))
+        } else {
+            throw DecodingError.keyNotFound(
+                CodingKeys.operation, DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "an operation or a location"))
+        }
+        let word = try container.decode(String.self, forKey: .state)
+        let state: OperationState
+        switch word {
+        case "as-is":
+            state = .asIs
+        case "empty":
+            state = .empty
+        case "loading":
+            if let seconds = try container.decodeIfPresent(Double.self, forKey: .seconds) {
+                guard seconds >= 0, seconds <= 86_400 else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .seconds, in: container, debugDescription: "seconds is between 0 and 86400, not \(seconds)")
+                }
+                state = .loading(.milliseconds(Int64((seconds * 1000).rounded())))
+            } else {
+                state = .loading(nil)
+            }
+        case "error":
+            let status = try container.decodeIfPresent(Int.self, forKey: .status) ?? 500
+            guard (400...599).contains(status) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .status, in: container, debugDescription: "an error's status is from 400 to 599, not \(status)")
+            }
+            state = .error(
+                status: status, body: try container.decodeIfPresent(String.self, forKey: .body),
+                contentType: try container.decodeIfPresent(String.self, forKey: .contentType))
+        case "offline":
+            let kindWord = try container.decodeIfPresent(String.self, forKey: .offline) ?? OfflineKind.reset.rawValue
+            guard let kind = OfflineKind(rawValue: kindWord) else {
+                let kinds = OfflineKind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+                throw DecodingError.dataCorruptedError(
+                    forKey: .offline, in: container, debugDescription: "unknown way to be offline \"\(kindWord)\" (one of \(kinds))")
+            }
+            state = .offline(kind)
+        default:
+            let known = Self.states.map { "\"\($0)\"" }.joined(separator: ", ")
+            throw DecodingError.dataCorruptedError(
+                forKey: .state, in: container, debugDescription: "unknown state \"\(word)\" (one of \(known))")
+        }
+        rule = OperationStateRule(selector: selector, state: state)
+    }
+}

@@ -1,0 +1,133 @@
+// Scenario files read with positioned errors; which state a request gets; the error and empty answers.
+import Foundation
+import KagamiFlow
+import KagamiJSON
+import KagamiRules
+import KagamiScenarios
+import Testing
+
+@Suite struct ScenarioFileTests {
+    static let text = """
+        scenarios:
+          - name: empty-feed
+            states:
+              - operation: GET /feed
+                state: empty
+              - operation: GET /users/{id}
+                host: api.example.com
+                state: loading
+                seconds: 2.5
+          - name: checkout-fails
+            states:
+              - operation: POST /checkout
+                state: error
+                status: 503
+              - location: {host: "*.example.com", path: "/search*"}
+                state: offline
+                offline: reset-mid-body
+              - operation: GET /spinner
+                state: loading
+        """
+
+    static func request(_ method: String, _ target: String, host: String = "api.example.com") -> FlowRequest {
+        FlowRequest(method: method, scheme: "http", host: host, port: 80, target: target)
+    }
+
+    @Test func readsNamedScenariosAndPicksTheFirstMatchingState() throws {
+        let file = try ScenarioFile(parsing: Self.text, file: "scenarios.yaml")
+        #expect(file.scenarios.map(\.name) == ["empty-feed", "checkout-fails"])
+        let feed = try #require(file.scenario(named: "empty-feed"))
+        #expect(feed.state(for: Self.request("GET", "/feed?page=2"))?.state == .empty)
+        #expect(feed.state(for: Self.request("POST", "/feed")) == nil)
+        #expect(feed.state(for: Self.request("GET", "/users/7"))?.state == .loading(.milliseconds(2500)))
+        // The host is part of the operation when given; a proxy's absolute-form target too.
+        #expect(feed.state(for: Self.request("GET", "/users/7", host: "other.test")) == nil)
+        #expect(feed.state(for: Self.request("GET", "http://api.example.com/users/7"))?.state == .loading(.milliseconds(2500)))
+        let checkout = try #require(file.scenario(named: "checkout-fails"))
+        #expect(checkout.state(for: Self.request("POST", "/checkout"))?.state == .error(status: 503, body: nil, contentType: nil))
+        #expect(checkout.state(for: Self.request("GET", "/search?q=a", host: "www.example.com"))?.state == .offline(.resetMidBody))
+        #expect(checkout.state(for: Self.request("GET", "/search", host: "example.org")) == nil)
+        #expect(checkout.state(for: Self.request("GET", "/spinner"))?.state == .loading(nil))
+    }
+
+    @Test(arguments: [
+        ("scenarios:\n  - name: a\n    states:\n      - operation: GET /feed\n        state: broken\n",
+         "scenarios.yaml:5:9: scenarios[0].states[0].state: unknown state \"broken\" (one of \"as-is\", \"empty\", \"loading\", \"error\", \"offline\")"),
+        ("scenarios:\n  - name: a\n    states:\n      - operation: /feed\n        state: empty\n",
+         "scenarios.yaml:4:9: scenarios[0].states[0].operation: \"/feed\" is not an operation: write a method and a path template, e.g. \"GET /users/{id}\""),
+        ("scenarios:\n  - name: a\n    states:\n      - operation: GET /feed\n        state: error\n        status: 200\n",
+         "scenarios.yaml:6:9: scenarios[0].states[0].status: an error's status is from 400 to 599, not 200"),
+        ("scenarios:\n  - name: a\n    states: []\n  - name: a\n    states: []\n",
+         "scenarios.yaml:4:5: scenarios[1].name: a second scenario named \"a\""),
+        ("scenarios:\n  - name: a\n    states:\n      - operation: GET /feed\n        state: offline\n        offline: unplugged\n",
+         "scenarios.yaml:6:9: scenarios[0].states[0].offline: unknown way to be offline \"unplugged\" (one of \"reset\", \"reset-mid-body\", \"closed\")"),
+        ("scenarios:\n  - name: a\n    states:\n      - operation: GET /feed\n        state: error\n        stauts: 503\n",
+         "scenarios.yaml:6:9: scenarios[0].states[0].stauts: unknown field \"stauts\" (expected one of: operation, host, location, method, state, seconds, status, body, contentType, offline)"),
+    ])
+    func refusesWhatItCannotReadNamingTheFileLineAndField(text: String, expected: String) {
+        #expect(throws: RuleDocumentError.self) { try ScenarioFile(parsing: text, file: "scenarios.yaml") }
+        do {
+            _ = try ScenarioFile(parsing: text, file: "scenarios.yaml")
+        } catch {
+            #expect(error.description == expected)
+        }
+    }
+
+    @Test func switchingKeepsTheScenarioInForceWhenTheNameIsUnknown() throws {
+        let active = try ActiveScenario(file: try ScenarioFile(parsing: Self.text, file: "scenarios.yaml"), active: "empty-feed")
+        #expect(active.state(for: Self.request("GET", "/feed"))?.scenario == "empty-feed")
+        #expect(throws: ScenarioSwitchError.unknownScenario("nope", known: ["empty-feed", "checkout-fails"])) { try active.use("nope") }
+        #expect(active.current?.name == "empty-feed")
+        try active.use("checkout-fails")
+        #expect(active.state(for: Self.request("GET", "/feed")) == nil)
+        active.off()
+        #expect(active.state(for: Self.request("POST", "/checkout")) == nil)
+    }
+
+    @Test func reloadKeepsTheScenarioInForceWhenTheFileBreaks() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("scenario-reload-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("scenarios.yaml").path
+        try Self.text.write(toFile: path, atomically: true, encoding: .utf8)
+        let active = try ActiveScenario(path: path, active: "checkout-fails")
+        try "scenarios:\n  - name: checkout-fails\n    states:\n      - operation: POST /checkout\n        state: nap\n".write(toFile: path, atomically: true, encoding: .utf8)
+        do {
+            try active.reload()
+            Issue.record("a broken file reloaded")
+        } catch {
+            #expect(error.description.hasPrefix("scenarios.yaml:5:9: scenarios[0].states[0].state: unknown state \"nap\""))
+        }
+        #expect(active.state(for: Self.request("POST", "/checkout"))?.rule.state == .error(status: 503, body: nil, contentType: nil))
+        try "scenarios:\n  - name: checkout-fails\n    states:\n      - operation: POST /checkout\n        state: error\n        status: 502\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try active.reload()
+        #expect(active.state(for: Self.request("POST", "/checkout"))?.rule.state == .error(status: 502, body: nil, contentType: nil))
+    }
+
+    @Test func emptiedAnswersKeepTheirShapeWithEveryListEmpty() throws {
+        let response = FlowResponse(
+            status: 200, headers: HeaderFields([("Content-Type", "application/json"), ("Content-Length", "58")]),
+            body: FlowBody(data: Data(#"{"items":[{"id":1,"tags":["a"]}],"page":{"next":"b","ids":[1]},"total":1}"#.utf8)))
+        let emptied = ScenarioAnswers.emptied(response)
+        #expect(String(decoding: emptied.body.data, as: UTF8.self) == #"{"items":[],"page":{"next":"b","ids":[]},"total":1}"#)
+        #expect(emptied.headers["Content-Length"] == String(emptied.body.data.count))
+        // A top-level list is emptied; a body that is not JSON becomes an empty 204; an error stays.
+        let list = ScenarioAnswers.emptied(FlowResponse(status: 200, body: FlowBody(data: Data("[1,2]".utf8))))
+        #expect(String(decoding: list.body.data, as: UTF8.self) == "[]")
+        let page = ScenarioAnswers.emptied(FlowResponse(status: 200, headers: HeaderFields([("Content-Type", "text/html")]), body: FlowBody(data: Data("<ul><li>a</li></ul>".utf8))))
+        #expect(page.status == 204 && page.body.data.isEmpty && page.headers["Content-Type"] == nil)
+        let failed = FlowResponse(status: 500, body: FlowBody(data: Data("[1]".utf8)))
+        #expect(ScenarioAnswers.emptied(failed) == failed)
+    }
+
+    @Test func errorAnswersAreProblemDocumentsNamingTheScenario() throws {
+        let answer = ScenarioAnswers.error(status: 503, body: nil, contentType: nil, scenario: "checkout-fails", request: Self.request("POST", "http://api.example.com/checkout?x=1"))
+        #expect(answer.status == 503 && answer.reason == "Service Unavailable")
+        #expect(answer.headers["Content-Type"] == "application/problem+json")
+        let problem = try JSONValue(parsing: Array(answer.body.data))
+        #expect(problem["status"] == 503)
+        #expect(problem["detail"] == "Scenario checkout-fails puts POST /checkout in its error state.")
+        let own = ScenarioAnswers.error(status: 429, body: #"{"message":"slow down"}"#, contentType: nil, scenario: "s", request: Self.request("GET", "/"))
+        #expect(own.headers["Content-Type"] == "application/json" && String(decoding: own.body.data, as: UTF8.self) == #"{"message":"slow down"}"#)
+    }
+}

@@ -1,0 +1,113 @@
+"""Browser test of the web UI's Scenarios panel: a real `kagami proxy --scenarios FILE`, the
+scenario in force named in the toolbar, switched from the panel, and each switch seen by curl on
+the very next request through the proxy. Prints `scenarios ui tests: N passed, M failed`; exits
+non-zero on any failure.
+
+Usage: python Tests/UI/test_scenarios.py [path/to/kagami]
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+sys.path.insert(0, os.path.dirname(__file__))
+import origin  # noqa: E402
+from test_ui import ROOT, SHOTS, Kagami, api, browser  # noqa: E402
+
+SCENARIOS = """
+scenarios:
+  - name: empty-users
+    states:
+      - operation: GET /api/users.json
+        state: empty
+  - name: users-fail
+    states:
+      - operation: GET /api/users.json
+        state: error
+        status: 503
+"""
+
+
+def fetch(proxy, url):
+    """The status and body curl gets through the proxy."""
+    result = subprocess.run(["curl", "-s", "-x", proxy, "--max-time", "10", "-w", "\n%{http_code}", url],
+                            capture_output=True, text=True, timeout=20)
+    body, _, status = result.stdout.rpartition("\n")
+    return int(status or 0), body
+
+
+def main():
+    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "debug", "kagami")
+    workdir = tempfile.mkdtemp(prefix="kagami-scenarios-ui-")
+    scenarios = os.path.join(workdir, "scenarios.yaml")
+    with open(scenarios, "w") as f:
+        f.write(SCENARIOS)
+    server = origin.start()
+    users = f"http://127.0.0.1:{server.server_address[1]}/api/users.json"
+    kagami = Kagami(binary, workdir, extra=["--scenarios", scenarios, "--scenario", "empty-users"])
+    driver = browser()
+    wait = WebDriverWait(driver, 20)
+    passed, failed = 0, []
+
+    def badge():
+        element = driver.find_element(By.ID, "scenario-active")
+        return "" if element.get_attribute("hidden") is not None else element.text
+
+    def test_switching_from_the_panel_acts_on_the_next_request():
+        driver.get(kagami.ui)
+        # The toolbar names the scenario in force from the start.
+        wait.until(lambda d: badge() == "empty-users")
+        status, body = fetch(kagami.proxy, users)
+        assert status == 200 and json.loads(body) == {"users": [], "total": 2}, (status, body)
+
+        driver.find_element(By.ID, "view-scenarios").click()
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#scenarios section[data-scenario='users-fail'] button"))
+        rows = driver.find_elements(By.CSS_SELECTOR, "#scenarios section[data-scenario='users-fail'] tr")
+        assert [row.text for row in rows] == ["GET /api/users.json error 503"], [row.text for row in rows]
+        driver.find_element(By.CSS_SELECTOR, "#scenarios section[data-scenario='users-fail'] button").click()
+        wait.until(lambda d: d.find_element(By.ID, "scenarios-state").text == "In force: users-fail")
+        assert badge() == "users-fail"
+        status, body = fetch(kagami.proxy, users)
+        assert status == 503 and "Scenario users-fail puts GET /api/users.json in its error state." in body, (status, body)
+        os.makedirs(SHOTS, exist_ok=True)
+        driver.save_screenshot(os.path.join(SHOTS, "scenarios-panel.png"))
+
+        driver.find_element(By.ID, "scenario-off").click()
+        wait.until(lambda d: d.find_element(By.ID, "scenarios-state").text == "No scenario in force")
+        assert badge() == ""
+        status, body = fetch(kagami.proxy, users)
+        assert status == 200 and len(json.loads(body)["users"]) == 2, (status, body)
+        code, answer = api(kagami.ui, "GET", "/api/scenarios")
+        assert code == 200 and answer["active"] is None, answer
+
+    tests = [test_switching_from_the_panel_acts_on_the_next_request]
+    only = os.environ.get("KAGAMI_UI_ONLY")
+    try:
+        for test in tests:
+            if only and only not in test.__name__:
+                continue
+            try:
+                test()
+                passed += 1
+                print(f"PASS {test.__name__}")
+            except Exception:
+                failed.append(test.__name__)
+                print(f"FAIL {test.__name__}")
+                traceback.print_exc()
+    finally:
+        driver.quit()
+        kagami.stop()
+        server.shutdown()
+        shutil.rmtree(workdir, ignore_errors=True)
+    print(f"scenarios ui tests: {passed} passed, {len(failed)} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
