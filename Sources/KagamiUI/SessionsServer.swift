@@ -158,9 +158,10 @@ public final class SessionsServer: Sendable {
             case .committed(let committed):
                 guard let view = await views.opened(committed.session) else { continue }
                 for id in committed.flowIDs {
-                    // A flow that can't be read now (the store reconnecting after an outage) is
-                    // not lost to the pages: they are told to read the session again.
-                    guard let flow = try? await view.store.flow(id: id) else {
+                    // A flow that can't be read now, or not within a few seconds (the store
+                    // waiting for its database to come back), is not lost to the pages: they are
+                    // told to read the session again, and following goes on meanwhile.
+                    guard let flow = await Self.flow(id, of: view.store, within: .seconds(3)) else {
                         view.hub.announceMissed()
                         break
                     }
@@ -173,6 +174,23 @@ public final class SessionsServer: Sendable {
                 for view in await views.allOpened() {
                     view.hub.announceMissed()
                 }
+            }
+        }
+    }
+
+    /// Flow `id` of `store`, or nil when it isn't there, can't be read, or isn't read within
+    /// `limit`: the read is then left to end on its own, without being waited for.
+    static func flow(_ id: UUID, of store: any FlowStore, within limit: Duration) async -> Flow? {
+        let first = FirstAnswer<Flow?>()
+        return await withCheckedContinuation { continuation in
+            first.set(continuation)
+            let reading = Task {
+                first.resume(with: try? await store.flow(id: id))
+            }
+            Task {
+                try? await Task.sleep(for: limit)
+                first.resume(with: nil)
+                reading.cancel()
             }
         }
     }
@@ -274,5 +292,22 @@ extension SessionListing {
             "flows": .integer(flowCount),
             "latest": lastFlowAt.map { .string(ISO8601DateFormatter().string(from: $0)) } ?? .null,
         ]
+    }
+}
+
+/// A continuation resumed by whichever of several racing tasks answers first; later answers are
+/// dropped.
+final class FirstAnswer<Value: Sendable>: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Value, Never>?>(nil)
+
+    func set(_ continuation: CheckedContinuation<Value, Never>) {
+        self.continuation.withLock { $0 = continuation }
+    }
+
+    func resume(with value: Value) {
+        continuation.withLock { continuation in
+            continuation?.resume(returning: value)
+            continuation = nil
+        }
     }
 }
