@@ -181,11 +181,11 @@ let package = Package(
             dependencies: ["KagamiFlow", "KagamiStore", "KagamiContractCheck", "KagamiRecording", "KagamiProxy", "KagamiScenarios"]
         ),
         // Scenarios: operations put into their empty, loading, error or offline state, and recorded
-        // traffic answered back as a mock. Pure: flows in, answers out (the switch is behind a lock).
+        // traffic answered back as a mock. Pure, no networking: flows in, answers out (the switch is
+        // behind a lock).
         .target(
             name: "KagamiScenarios",
-            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiURITemplate", "KagamiContentCoding", "KagamiRules",
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
+            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiURITemplate", "KagamiContentCoding", "KagamiRules"]
         ),
         // The mock server and docs page served from a contract.
         .target(

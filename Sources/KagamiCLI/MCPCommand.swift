@@ -55,16 +55,7 @@ struct MCPCommand: AsyncParsableCommand {
         let (sessionSource, close) = try await open()
         var admin: AdminAPI?
         if allowWrite {
-            let token: String?
-            do {
-                token = try AdminToken.read()
-            } catch {
-                throw ValidationError("\(error)")
-            }
-            guard let token else {
-                throw ValidationError("--allow-write: no admin token at \(AdminToken.path) yet; start kagami proxy once (it makes one)")
-            }
-            admin = AdminAPI(baseURL: proxy, token: token)
+            admin = try AdminAPI.installation(at: proxy, option: "--allow-write")
         }
         let version = Kagami.configuration.version
         do {

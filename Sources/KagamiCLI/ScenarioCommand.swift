@@ -57,16 +57,7 @@ struct AdminAPIOptions: ParsableArguments {
     var proxy = "http://127.0.0.1:8889"
 
     func api() throws -> AdminAPI {
-        let token: String?
-        do {
-            token = try AdminToken.read()
-        } catch {
-            throw ValidationError("\(error)")
-        }
-        guard let token else {
-            throw ValidationError("no admin token at \(AdminToken.path) yet; start kagami proxy once (it makes one)")
-        }
-        return AdminAPI(baseURL: proxy, token: token)
+        try AdminAPI.installation(at: proxy)
     }
 
     /// The admin API's answer, or its refusal as the command's error.
@@ -140,5 +131,22 @@ struct ScenarioReloadCommand: AsyncParsableCommand {
 
     func run() async throws {
         Console.output(AdminAPIOptions.listing(try await admin.send(.POST, "/api/scenarios/reload", body: [:])))
+    }
+}
+
+extension AdminAPI {
+    /// The admin API of the proxy at `baseURL`, with this installation's token; refused, its
+    /// message starting with `option` when given, while there is no token yet.
+    static func installation(at baseURL: String, option: String? = nil) throws -> AdminAPI {
+        let token: String?
+        do {
+            token = try AdminToken.read()
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        guard let token else {
+            throw ValidationError("\(option.map { "\($0): " } ?? "")no admin token at \(AdminToken.path) yet; start kagami proxy once (it makes one)")
+        }
+        return AdminAPI(baseURL: baseURL, token: token)
     }
 }

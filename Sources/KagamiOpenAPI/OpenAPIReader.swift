@@ -334,11 +334,7 @@ struct OpenAPIContractBuilder {
         contract.groups = groups
         progress?(ReadingProgress(stage: "schemas", total: inliner.componentSchemas.count))
         contract.dataStructures = inliner.componentSchemas.map { name, schema in
-            let resolved = resolved(schema)
-            return DataStructure(
-                name: name, description: schema["description"]?.stringValue ?? "",
-                example: JSONSchemaExample.example(for: resolved), schema: resolved,
-                sourceLocation: locator.location(of: ["components", "schemas", name]))
+            DataStructure(component: name, schema: schema, resolved: resolved(schema), locator: locator)
         }
         contract.annotations = annotations
         return contract
@@ -549,5 +545,16 @@ struct OpenAPIContractBuilder {
         let json = Self.json(schema)
         madeReferences.references[reference.absoluteString] = (schema, json)
         return json
+    }
+}
+
+extension DataStructure {
+    /// Component schema `name` as a data structure: `resolved` is `schema` with its references
+    /// inlined; the example is written from it.
+    init(component name: String, schema: JSONValue, resolved: JSONValue, locator: SourceLocator) {
+        self.init(
+            name: name, description: schema["description"]?.stringValue ?? "",
+            example: JSONSchemaExample.example(for: resolved), schema: resolved,
+            sourceLocation: locator.location(of: ["components", "schemas", name]))
     }
 }

@@ -133,11 +133,7 @@ struct OpenAPIValuesReader {
         contract.groups = groups
         progress?(ReadingProgress(stage: "schemas", total: schemas.count))
         contract.dataStructures = schemas.map { name, schema in
-            let resolved = inliner.resolved(schema)
-            return DataStructure(
-                name: name, description: schema["description"]?.stringValue ?? "",
-                example: JSONSchemaExample.example(for: resolved), schema: resolved,
-                sourceLocation: locator.location(of: ["components", "schemas", name]))
+            DataStructure(component: name, schema: schema, resolved: inliner.resolved(schema), locator: locator)
         }
         contract.annotations = annotations
         return contract

@@ -2,7 +2,7 @@
 import Foundation
 import KagamiFlow
 import KagamiRules
-import NIOConcurrencyHelpers
+import Synchronization
 
 public enum ScenarioSwitchError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No scenario file was given (`--scenarios FILE`).
@@ -33,11 +33,11 @@ public final class ActiveScenario: Sendable {
         public var active: Scenario?
     }
 
-    private let box: NIOLockedValueBox<Snapshot>
+    private let box: Mutex<Snapshot>
 
     /// No scenario file: every operation as-is until one is loaded.
     public init() {
-        box = NIOLockedValueBox(Snapshot())
+        box = Mutex(Snapshot())
     }
 
     /// The file at `path`, with `active` in force (nil: none yet).
@@ -59,17 +59,17 @@ public final class ActiveScenario: Sendable {
             }
             snapshot.active = scenario
         }
-        box = NIOLockedValueBox(snapshot)
+        box = Mutex(snapshot)
     }
 
-    public var snapshot: Snapshot { box.withLockedValue { $0 } }
+    public var snapshot: Snapshot { box.withLock { $0 } }
 
-    public var current: Scenario? { box.withLockedValue { $0.active } }
+    public var current: Scenario? { box.withLock { $0.active } }
 
     /// Puts the file's scenario `name` in force; an unknown name leaves the one in force.
     @discardableResult
     public func use(_ name: String) throws(ScenarioSwitchError) -> Scenario {
-        let result: Result<Scenario, ScenarioSwitchError> = box.withLockedValue { snapshot in
+        let result: Result<Scenario, ScenarioSwitchError> = box.withLock { snapshot in
             guard let file = snapshot.file else { return .failure(.noScenarioFile) }
             guard let scenario = file.scenario(named: name) else {
                 return .failure(.unknownScenario(name, known: file.scenarios.map(\.name)))
@@ -82,7 +82,7 @@ public final class ActiveScenario: Sendable {
 
     /// Every operation as-is again.
     public func off() {
-        box.withLockedValue { $0.active = nil }
+        box.withLock { $0.active = nil }
     }
 
     /// Reads the file again (it changed in git, or by hand). The scenario in force is the new
@@ -96,7 +96,7 @@ public final class ActiveScenario: Sendable {
         } catch {
             throw .unreadable(error)
         }
-        let failure: ScenarioSwitchError? = box.withLockedValue { snapshot in
+        let failure: ScenarioSwitchError? = box.withLock { snapshot in
             var fresh = snapshot
             fresh.file = file
             if let name = snapshot.active?.name {
