@@ -111,14 +111,8 @@ public enum ProtobufWire {
                 case 5:
                     found.append(Field(number: fieldNumber, value: .fixed32(UInt32(try fixed(4, limit: limit)))))
                 case 2:
-                    let lengthOffset = index
-                    let length = try varint(limit: limit)
-                    guard length <= UInt64(limit - index) else {
-                        throw Failure(offset: lengthOffset, reason: "field \(fieldNumber) declares \(length) bytes, \(limit - index) remain")
-                    }
-                    let start = index
-                    index += Int(length)
-                    found.append(Field(number: fieldNumber, value: lengthDelimited(start..<index, depth: depth)))
+                    let bytes = try lengthDelimitedBytes(limit: limit, field: "field \(fieldNumber)")
+                    found.append(Field(number: fieldNumber, value: lengthDelimited(bytes, depth: depth)))
                 case 3:
                     guard depth < ProtobufWire.maximumDepth else {
                         throw Failure(offset: tagOffset, reason: "groups nested deeper than \(ProtobufWire.maximumDepth)")
@@ -138,6 +132,19 @@ public enum ProtobufWire {
                 throw Failure(offset: index, reason: "group \(group) is not closed")
             }
             return found
+        }
+
+        /// The bytes of a length-delimited value (its length read first), skipped over; a length
+        /// past `limit` is refused at the length, naming `field`.
+        mutating func lengthDelimitedBytes(limit: Int, field: @autoclosure () -> String) throws(Failure) -> Range<Int> {
+            let lengthOffset = index
+            let length = try varint(limit: limit)
+            guard length <= UInt64(limit - index) else {
+                throw Failure(offset: lengthOffset, reason: "\(field()) declares \(length) bytes, \(limit - index) remain")
+            }
+            let start = index
+            index += Int(length)
+            return start..<index
         }
 
         /// Text when printable, else a message when the bytes parse as one, else bytes.

@@ -198,14 +198,7 @@ struct TypedReader {
         case 1: return .fixed64(try reader.fixed(8, limit: end))
         case 5: return .fixed32(UInt32(try reader.fixed(4, limit: end)))
         case 2:
-            let lengthOffset = reader.index
-            let length = try reader.varint(limit: end)
-            guard length <= UInt64(end - reader.index) else {
-                throw Failure(offset: lengthOffset, reason: "field \(field.name) (\(field.number)) declares \(length) bytes, \(end - reader.index) remain")
-            }
-            let start = reader.index
-            reader.index += Int(length)
-            return .bytes(start..<reader.index)
+            return .bytes(try reader.lengthDelimitedBytes(limit: end, field: "field \(field.name) (\(field.number))"))
         default:
             throw Failure(offset: tagOffset, reason: "field \(field.name) (\(field.number)) has wire type \(wireType), which a \(ProtobufSchema.scalarName(field.type)) field does not use")
         }
@@ -219,14 +212,7 @@ struct TypedReader {
         case 1: value = .fixed64(try reader.fixed(8, limit: end))
         case 5: value = .fixed32(UInt32(try reader.fixed(4, limit: end)))
         case 2:
-            let lengthOffset = reader.index
-            let length = try reader.varint(limit: end)
-            guard length <= UInt64(end - reader.index) else {
-                throw Failure(offset: lengthOffset, reason: "field \(number) declares \(length) bytes, \(end - reader.index) remain")
-            }
-            let start = reader.index
-            reader.index += Int(length)
-            value = reader.lengthDelimited(start..<reader.index, depth: depth)
+            value = reader.lengthDelimited(try reader.lengthDelimitedBytes(limit: end, field: "field \(number)"), depth: depth)
         case 3:
             value = .group(try reader.fields(depth: depth + 1, group: number, end: end))
         default:

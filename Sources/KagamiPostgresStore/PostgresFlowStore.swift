@@ -698,31 +698,9 @@ public final class PostgresFlowStore: FlowStore {
         // A silent server, or a transaction slower than the timeout: closing the connection
         // ends the transaction's wait on the server's side. The transaction's own task is not
         // waited for: a query on a closed connection doesn't always end.
-        guard try await Self.finishes(transaction, within: writeTimeout) else {
+        guard try await TimeLimit.outcome(of: transaction, within: writeTimeout) != nil else {
             try? await connection.close()
             throw ServerAway(reason: "no answer within \(writeTimeout)")
-        }
-    }
-
-    /// True when `work` ends (or throws its error) within `timeout`; false when the time is up
-    /// first, without waiting for `work` any longer.
-    static func finishes(_ work: Task<Void, any Error>, within timeout: Duration) async throws -> Bool {
-        let outcome = RaceOutcome()
-        return try await withCheckedThrowingContinuation { continuation in
-            outcome.set(continuation)
-            let timer = Task {
-                try? await Task.sleep(for: timeout)
-                outcome.resume(with: .success(false))
-            }
-            Task {
-                do {
-                    try await work.value
-                    outcome.resume(with: .success(true))
-                } catch {
-                    outcome.resume(with: .failure(error))
-                }
-                timer.cancel()
-            }
         }
     }
 
@@ -1144,22 +1122,5 @@ public final class PostgresFlowStore: FlowStore {
             return "the server's TLS certificate does not name the host of the URL, as sslmode=verify-full requires (\(text))"
         }
         return nil
-    }
-}
-
-/// The first of two racers to finish resumes the continuation; the other is ignored.
-private final class RaceOutcome: Sendable {
-    private let continuation = Mutex<CheckedContinuation<Bool, any Error>?>(nil)
-
-    func set(_ continuation: CheckedContinuation<Bool, any Error>) {
-        self.continuation.withLock { $0 = continuation }
-    }
-
-    func resume(with result: Result<Bool, any Error>) {
-        let waiting = continuation.withLock { state -> CheckedContinuation<Bool, any Error>? in
-            defer { state = nil }
-            return state
-        }
-        waiting?.resume(with: result)
     }
 }

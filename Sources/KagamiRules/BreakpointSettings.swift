@@ -46,11 +46,8 @@ public struct BreakpointSettings: Sendable, Hashable, Codable {
     }
 
     public init(contentsOf path: String) throws(RuleDocumentError) {
-        let name = (path as NSString).lastPathComponent
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-            throw RuleDocumentError(file: name, line: nil, column: nil, field: "", message: "can't read \(path) as UTF-8 text")
-        }
-        try self.init(parsing: text, file: name)
+        let document = try RuleDocumentReader.text(contentsOf: path)
+        try self.init(parsing: document.text, file: document.file)
     }
 
     /// Where `request` stops, merged over every enabled breakpoint that matches it; nil when

@@ -38,6 +38,19 @@ public enum RuleDocumentReader {
     /// "billion laughs" of aliases) is refused before it costs.
     static let limits = YAMLDocument.Limits(maximumBytes: 16 << 20, maximumNodes: 1_000_000, maximumDepth: 64)
 
+    /// The text of the document at `path`, and the name errors give it (the file's name); a file
+    /// that can't be read, or isn't UTF-8, is refused saying so.
+    public static func text(contentsOf path: String) throws(RuleDocumentError) -> (text: String, file: String) {
+        let name = (path as NSString).lastPathComponent
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw RuleDocumentError(file: name, line: nil, column: nil, field: "", message: "can't read \(path)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw RuleDocumentError(file: name, line: nil, column: nil, field: "", message: "not UTF-8 text")
+        }
+        return (text, name)
+    }
+
     /// `text` as a `T`: a document that doesn't parse or decode is refused with the file, line,
     /// column and field of the first problem.
     public static func decode<T: Decodable>(_ type: T.Type, from text: String, file: String) throws(RuleDocumentError) -> T {

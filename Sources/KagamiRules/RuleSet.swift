@@ -54,14 +54,8 @@ public struct RuleSet: Sendable, Hashable, Codable {
 
     /// Reads a rules file; its directory is where relative Map Local paths start.
     public init(contentsOf path: String) throws(RuleDocumentError) {
-        let name = (path as NSString).lastPathComponent
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw RuleDocumentError(file: name, line: nil, column: nil, field: "", message: "can't read \(path)")
-        }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw RuleDocumentError(file: name, line: nil, column: nil, field: "", message: "not UTF-8 text")
-        }
-        try self.init(parsing: text, file: name)
+        let document = try RuleDocumentReader.text(contentsOf: path)
+        try self.init(parsing: document.text, file: document.file)
     }
 
     /// The document as JSON, for the admin API and for saving.

@@ -38,14 +38,8 @@ public struct ScenarioFile: Sendable, Hashable {
     }
 
     public init(contentsOf path: String) throws(RuleDocumentError) {
-        let name = (path as NSString).lastPathComponent
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw RuleDocumentError(file: name, line: nil, column: nil, field: "", message: "can't read \(path)")
-        }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw RuleDocumentError(file: name, line: nil, column: nil, field: "", message: "not UTF-8 text")
-        }
-        try self.init(parsing: text, file: name)
+        let document = try RuleDocumentReader.text(contentsOf: path)
+        try self.init(parsing: document.text, file: document.file)
     }
 }
 

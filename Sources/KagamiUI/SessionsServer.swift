@@ -179,20 +179,14 @@ public final class SessionsServer: Sendable {
     }
 
     /// Flow `id` of `store`, or nil when it isn't there, can't be read, or isn't read within
-    /// `limit`: the read is then left to end on its own, without being waited for.
+    /// `limit` (the read is then cancelled, not waited for).
     static func flow(_ id: UUID, of store: any FlowStore, within limit: Duration) async -> Flow? {
-        let first = FirstAnswer<Flow?>()
-        return await withCheckedContinuation { continuation in
-            first.set(continuation)
-            let reading = Task {
-                first.resume(with: try? await store.flow(id: id))
-            }
-            Task {
-                try? await Task.sleep(for: limit)
-                first.resume(with: nil)
-                reading.cancel()
-            }
+        let reading = Task { try await store.flow(id: id) }
+        guard case let flow?? = try? await TimeLimit.outcome(of: reading, within: limit) else {
+            reading.cancel()
+            return nil
         }
+        return flow
     }
 
     func listing() async throws -> Response {
@@ -292,22 +286,5 @@ extension SessionListing {
             "flows": .integer(flowCount),
             "latest": lastFlowAt.map { .string(ISO8601DateFormatter().string(from: $0)) } ?? .null,
         ]
-    }
-}
-
-/// A continuation resumed by whichever of several racing tasks answers first; later answers are
-/// dropped.
-final class FirstAnswer<Value: Sendable>: Sendable {
-    private let continuation = Mutex<CheckedContinuation<Value, Never>?>(nil)
-
-    func set(_ continuation: CheckedContinuation<Value, Never>) {
-        self.continuation.withLock { $0 = continuation }
-    }
-
-    func resume(with value: Value) {
-        continuation.withLock { continuation in
-            continuation?.resume(returning: value)
-            continuation = nil
-        }
     }
 }
