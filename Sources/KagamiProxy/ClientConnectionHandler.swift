@@ -306,13 +306,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             }
             return
         }
-        let requestRead = end(exchange)
-        var headers = HTTPHeaders(response.headers.pairs)
-        let close = !requestRead || !exchange.clientKeepAlive || headers[canonicalForm: "connection"].contains("close")
-        // The rest of an unread request (a body the client was to send after a 100) ends the
-        // connection: said in the answer, as RFC 9110 §10.1.1 asks.
-        if !requestRead, exchange.clientVersion.major == 1 { headers.replaceOrAdd(name: "Connection", value: "close") }
-        let head = HTTPResponseHead(version: exchange.clientVersion, status: HTTPResponseStatus(code: response.status, reason: response.reason), headers: headers)
+        let (head, close) = exchange.localAnswerHead(response, requestRead: end(exchange))
         let body = ByteBuffer(bytes: response.body.data)
         exchange.recorder.responseHead(head)
         exchange.recorder.responseBodyPart(body)
@@ -439,16 +433,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 exchange.collectedResponse = (head, context.channel.allocator.buffer(capacity: 0))
                 exchange.upstreamKeepAlive = head.isKeepAlive
             case .relay:
-                // Recorded as the server sent it (after the rules), framed for the client.
                 exchange.recorder.setTLS(tlsInfo(for: exchange))
                 settings.hooks.responseHead(exchange, head: &head)
-                exchange.recorder.responseHead(head)
-                let framing = ResponseFraming(relaying: head, to: exchange.upstreamHead, clientVersion: exchange.clientVersion)
-                exchange.upstreamKeepAlive = framing.serverKeepsAlive
-                if !framing.clientKeepsAlive { exchange.clientKeepAlive = false }
-                exchange.responseBody.remaining = framing.declaredLength
-                exchange.trailersOnlyStatus = framing.trailersOnlyStatus
-                context.write(wrapOutboundOut(.head(framing.head)), promise: nil)
+                context.write(wrapOutboundOut(.head(exchange.relaying(head))), promise: nil)
             case .upgrade:
                 // Sent as is: no framing, no rules (the handshake's headers are the protocol's).
                 exchange.recorder.setTLS(tlsInfo(for: exchange))

@@ -98,6 +98,36 @@ final class Exchange {
     }
 }
 
+// MARK: What goes to the client
+
+extension Exchange {
+    /// The head of an answer Kagami gives itself (Map Local, Block List's 403, a scenario's
+    /// error), and whether the connection closes after it: when the client doesn't keep it
+    /// alive, the answer says `Connection: close`, or the request was not read to its end —
+    /// the rest of an unread request (a body the client was to send after a 100) ends the
+    /// connection, said in the answer as RFC 9110 §10.1.1 asks.
+    func localAnswerHead(_ response: FlowResponse, requestRead: Bool) -> (head: HTTPResponseHead, close: Bool) {
+        var headers = HTTPHeaders(response.headers.pairs)
+        let close = !requestRead || !clientKeepAlive || headers[canonicalForm: "connection"].contains("close")
+        if !requestRead, clientVersion.major == 1 { headers.replaceOrAdd(name: "Connection", value: "close") }
+        let head = HTTPResponseHead(version: clientVersion, status: HTTPResponseStatus(code: response.status, reason: response.reason), headers: headers)
+        return (head, close)
+    }
+
+    /// A server's response head about to stream to the client (after the hooks): recorded as
+    /// the server sent it, and returned framed for the client (`ResponseFraming`); what the
+    /// framing says about both connections and the body's length is kept for the exchange's end.
+    func relaying(_ head: HTTPResponseHead) -> HTTPResponseHead {
+        recorder.responseHead(head)
+        let framing = ResponseFraming(relaying: head, to: upstreamHead, clientVersion: clientVersion)
+        upstreamKeepAlive = framing.serverKeepsAlive
+        if !framing.clientKeepsAlive { clientKeepAlive = false }
+        responseBody.remaining = framing.declaredLength
+        trailersOnlyStatus = framing.trailersOnlyStatus
+        return framing.head
+    }
+}
+
 // MARK: What hooks and breakpoints make of an exchange
 
 extension Exchange {

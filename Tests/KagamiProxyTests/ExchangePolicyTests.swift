@@ -152,6 +152,38 @@ import Testing
         #expect(ExchangeHooks(list: [replace, seen, Decides()]).runResponse(exchange, from: 2) == .send)
     }
 
+    // MARK: What goes to the client
+
+    @Test func aLocalAnswerToAnUnreadRequestSaysItClosesTheConnection() {
+        let answer = FlowResponse(status: 200, reason: "OK", headers: HeaderFields([("Content-Length", "2")]), body: FlowBody(data: Data("ok".utf8)))
+        let read = exchange().localAnswerHead(answer, requestRead: true)
+        #expect(!read.close)
+        #expect(!read.head.headers.contains(name: "connection"))
+        #expect(read.head.status == .ok)
+        let unread = exchange().localAnswerHead(answer, requestRead: false)
+        #expect(unread.close)
+        #expect(unread.head.headers["connection"] == ["close"])
+        let closing = FlowResponse(status: 403, reason: "Forbidden", headers: HeaderFields([("Connection", "close")]))
+        #expect(exchange().localAnswerHead(closing, requestRead: true).close)
+        let custom = FlowResponse(status: 503, reason: "Down For Maintenance")
+        #expect(exchange().localAnswerHead(custom, requestRead: true).head.status.reasonPhrase == "Down For Maintenance")
+    }
+
+    @Test func aRelayedHeadSetsWhatTheExchangesEndNeeds() {
+        let exchange = exchange()
+        let sent = exchange.relaying(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "5", "Connection": "close"]))
+        #expect(sent.headers["content-length"] == ["5"])
+        // The server's close is passed on: the client's connection ends with this exchange too.
+        #expect(!exchange.upstreamKeepAlive)
+        #expect(!exchange.clientKeepAlive)
+        #expect(exchange.responseBody.remaining == 5)
+        #expect(exchange.recorder.flow.response?.status == 200)
+        let kept = self.exchange()
+        _ = kept.relaying(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Transfer-Encoding": "chunked"]))
+        #expect(kept.upstreamKeepAlive && kept.clientKeepAlive)
+        #expect(kept.responseBody.remaining == nil)
+    }
+
     // MARK: Sending again, holding the last part
 
     @Test func aSmallRequestIsKeptToSendAgainAndABigOneIsNot() {
