@@ -87,31 +87,13 @@ extension ClientConnectionHandler {
 
     private func resume(_ exchange: Exchange, id: UUID, with resolution: BreakpointResolution) {
         guard !exchange.state.isFinished, exchange.breakpoint.heldID == id, context != nil else { return }
-        exchange.state.resumeFromRequestBreakpoint()
-        exchange.breakpoint.heldID = nil
         exchange.breakpoint.autoContinue?.cancel()
-        let phase = exchange.breakpoint.phase
-        let waited = exchange.breakpoint.heldSince.map { Date().timeIntervalSince($0) } ?? 0
-        exchange.recorder.held(phase, for: waited)
-        let locations = exchange.breakpoint.stops?.locations.map(\.displayString).joined(separator: ", ") ?? ""
-        exchange.recorder.addRuleApplications([RuleApplication(
-            name: "Breakpoint \(locations)",
-            description: "\(phase.rawValue) held \(String(format: "%.1f", waited)) s, then \(resolution.outcome)")])
-        let position = exchange.breakpoint.hookPosition
-        switch (phase, resolution) {
-        case (_, .abort):
-            exchange.collectedResponse = nil
-            respondWithError(exchange, status: .badGateway, error: FlowError(.aborted, "aborted at a \(phase.rawValue) breakpoint"))
-        case (.request, .executeRequest(let edited)):
-            exchange.useEdited(edited)
+        switch exchange.resolve(resolution, at: Date()) {
+        case .fail(let error):
+            respondWithError(exchange, status: .badGateway, error: error)
+        case .continueRequest(let position):
             continueRequest(exchange, after: position)
-        case (.request, _):
-            continueRequest(exchange, after: position)
-        case (.response, .executeResponse(let edited)):
-            exchange.useEdited(edited)
-            continueResponse(exchange, after: position)
-        case (.response, _), (.message, _):
-            if exchange.clientVersion.minor == 0 { exchange.collectedResponse?.head.version = .http1_0 }
+        case .continueResponse(let position):
             continueResponse(exchange, after: position)
         }
     }

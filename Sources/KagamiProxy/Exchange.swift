@@ -238,6 +238,49 @@ extension Exchange {
     }
 }
 
+/// Where an exchange held at a breakpoint goes once decided.
+enum BreakpointStep: Equatable {
+    /// Aborted: the client gets an error page and the exchange is stored with this error.
+    case fail(FlowError)
+    /// The request hooks after the one at this position go on.
+    case continueRequest(after: Int)
+    /// The response hooks after the one at this position go on.
+    case continueResponse(after: Int)
+}
+
+extension Exchange {
+    /// The breakpoints decided about this held exchange at `now`: the edit is applied, how long
+    /// it was held and what was decided are recorded, and where it goes on is returned.
+    func resolve(_ resolution: BreakpointResolution, at now: Date) -> BreakpointStep {
+        state.resumeFromRequestBreakpoint()
+        breakpoint.heldID = nil
+        let phase = breakpoint.phase
+        let waited = breakpoint.heldSince.map { now.timeIntervalSince($0) } ?? 0
+        recorder.held(phase, for: waited)
+        let locations = breakpoint.stops?.locations.map(\.displayString).joined(separator: ", ") ?? ""
+        recorder.addRuleApplications([RuleApplication(
+            name: "Breakpoint \(locations)",
+            description: "\(phase.rawValue) held \(String(format: "%.1f", waited)) s, then \(resolution.outcome)")])
+        let position = breakpoint.hookPosition
+        switch (phase, resolution) {
+        case (_, .abort):
+            collectedResponse = nil
+            return .fail(FlowError(.aborted, "aborted at a \(phase.rawValue) breakpoint"))
+        case (.request, .executeRequest(let edited)):
+            useEdited(edited)
+            return .continueRequest(after: position)
+        case (.request, _):
+            return .continueRequest(after: position)
+        case (.response, .executeResponse(let edited)):
+            useEdited(edited)
+            return .continueResponse(after: position)
+        case (.response, _), (.message, _):
+            if clientVersion.minor == 0 { collectedResponse?.head.version = .http1_0 }
+            return .continueResponse(after: position)
+        }
+    }
+}
+
 /// What was sent to the server so far, kept while it is small enough to send again on a fresh
 /// connection when a reused one turns out to be closed (RFC 9110 §9.2.2).
 struct RequestReplay {

@@ -152,6 +152,48 @@ import Testing
         #expect(ExchangeHooks(list: [replace, seen, Decides()]).runResponse(exchange, from: 2) == .send)
     }
 
+    // MARK: Breakpoint decisions
+
+    func heldRequest(at since: Date, position: Int) -> Exchange {
+        let exchange = exchange()
+        exchange.state.collectRequest()
+        _ = exchange.state.requestEndReceived()
+        exchange.pendingParts = [.end(nil)]
+        exchange.state.holdAtRequestBreakpoint()
+        exchange.breakpoint.heldID = UUID()
+        exchange.breakpoint.heldSince = since
+        exchange.breakpoint.hookPosition = position
+        exchange.breakpoint.phase = .request
+        return exchange
+    }
+
+    @Test func anEditedRequestGoesOnFromTheHookAfterTheBreakpointWithTheTimeHeld() {
+        let since = Date(timeIntervalSince1970: 1_000)
+        let exchange = heldRequest(at: since, position: 2)
+        var edited = exchange.recorder.flow.request
+        edited.port = 9001
+        edited.target = "/edited"
+        edited.body = FlowBody(data: Data("{}".utf8))
+        #expect(exchange.resolve(.executeRequest(edited), at: since.addingTimeInterval(3)) == .continueRequest(after: 2))
+        #expect(exchange.target.port == 9001)
+        #expect(exchange.upstreamHead.uri == "/edited")
+        #expect(exchange.upstreamHead.headers["content-length"] == ["2"])
+        #expect(exchange.upstreamHead.headers["host"] == ["127.0.0.1:9001"])
+        #expect(exchange.recorder.flow.timings.heldAtRequest == 3)
+        #expect(exchange.recorder.flow.appliedRules.last?.description == "request held 3.0 s, then executed with edits")
+        #expect(exchange.breakpoint.heldID == nil)
+        #expect(exchange.state.state == .awaitingResponse)
+    }
+
+    @Test func anAbortFailsTheExchangeAndACancelGoesOnUnchanged() {
+        let since = Date(timeIntervalSince1970: 1_000)
+        let aborted = heldRequest(at: since, position: 1)
+        #expect(aborted.resolve(.abort, at: since) == .fail(FlowError(.aborted, "aborted at a request breakpoint")))
+        let cancelled = heldRequest(at: since, position: 1)
+        #expect(cancelled.resolve(.cancel, at: since) == .continueRequest(after: 1))
+        #expect(cancelled.upstreamHead.uri == "/a")
+    }
+
     // MARK: What goes to the client
 
     @Test func aLocalAnswerToAnUnreadRequestSaysItClosesTheConnection() {
