@@ -41,15 +41,24 @@ final class Playbook {
         self.scenarios = scenarios
         self.breakpoints = Breakpoints(breakpoints)
         servers = PlaybookServers(loop: loop)
-        let settings = ConnectionContext(
-            mode: mode, captureLimit: 1 << 20, connectTimeout: .seconds(10), responseTimeout: timeouts.response,
-            clientIdleTimeout: timeouts.clientIdle, clientHalfCloseTimeout: timeouts.clientHalfClose, identities: nil,
-            sslProxying: LiveSSLProxying(), upstreamVerificationDisabled: false, rules: self.rules, breakpoints: self.breakpoints,
-            gate: UpstreamGate(allowList: nil), hooks: .standard(rules: self.rules, scenarios: self.scenarios, breakpoints: self.breakpoints, sink: sink),
-            webSockets: LiveWebSockets(), budget: ClientBudget(), connections: ClientConnectionLimit(maximum: 16, notice: nil))
+        let settings = Self.context(mode: mode, rules: self.rules, breakpoints: self.breakpoints, scenarios: scenarios, sink: sink, timeouts: timeouts)
         client = EmbeddedChannel(loop: loop)
         try ProxyServer.addHTTP1Handlers(client.pipeline.syncOperations, settings: settings, pool: servers, origin: nil)
         try client.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 50_000)).wait()
+    }
+
+    /// What every connection of a playbook's proxy shares: the standard hooks recording into
+    /// `sink`, nothing verified, no interception.
+    static func context(
+        mode: ProxyServer.Mode, rules: ActiveRules, breakpoints: Breakpoints, scenarios: ActiveScenario, sink: CollectingSink,
+        timeouts: Timeouts, budget: ClientBudget = ClientBudget()
+    ) -> ConnectionContext {
+        ConnectionContext(
+            mode: mode, captureLimit: 1 << 20, connectTimeout: .seconds(10), responseTimeout: timeouts.response,
+            clientIdleTimeout: timeouts.clientIdle, clientHalfCloseTimeout: timeouts.clientHalfClose, identities: nil,
+            sslProxying: LiveSSLProxying(), upstreamVerificationDisabled: false, rules: rules, breakpoints: breakpoints,
+            gate: UpstreamGate(allowList: nil), hooks: .standard(rules: rules, scenarios: scenarios, breakpoints: breakpoints, sink: sink),
+            webSockets: LiveWebSockets(), budget: budget, connections: ClientConnectionLimit(maximum: 16, notice: nil))
     }
 
     /// The client sends these bytes (CRLFs and all).
