@@ -47,9 +47,16 @@ struct GRPCThroughProxyTests {
             let fail = try #require(byMethod["Fail"])
             #expect(fail.response?.headers["grpc-status"] == "5")
             #expect(GRPCExchange(flow: fail)?.status?.message == "no note 7 — gone")
-            // The client gave up on the slow call: recorded with what happened.
-            let slow = try #require(byMethod["Slow"]?.error)
-            #expect(slow.message.hasPrefix("the client reset the stream (RST_STREAM CANCEL)"), "\(slow.message)")
+            // The client gave up on the slow call: recorded with what happened. The deadline
+            // (grpc-timeout) is the server's too, so either the client's reset or the server's
+            // own DEADLINE_EXCEEDED reaches the proxy first: on a busy machine it can be either.
+            let slow = try #require(byMethod["Slow"])
+            if let error = slow.error {
+                #expect(error.message.hasPrefix("the client reset the stream (RST_STREAM CANCEL)"), "\(error.message)")
+            } else {
+                let status = slow.response?.trailers?["grpc-status"] ?? slow.response?.headers["grpc-status"]
+                #expect(status == "4", "neither the client's reset nor the server's DEADLINE_EXCEEDED: \(String(describing: slow.response))")
+            }
             #expect(byMethod["Bidi"]?.response?.body.size ?? 0 > 100_000)
         }
     }
