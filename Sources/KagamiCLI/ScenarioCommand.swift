@@ -1,5 +1,5 @@
-// `kagami scenario list|use NAME|off|reload`: the scenario in force in a running proxy, switched
-// through its admin API; and `--scenarios FILE --scenario NAME` for `kagami proxy` and `mock`.
+// `kagami scenario list|use NAME|off|reload`: the scenario in force in a running proxy or mock,
+// switched through its admin API; and `--scenarios FILE --scenario NAME` for `kagami proxy` and `mock`.
 import ArgumentParser
 import Foundation
 import KagamiJSON
@@ -12,7 +12,7 @@ import NIOHTTP1
 /// The scenario file a proxy or mock starts with, and the scenario in force from the start.
 struct ScenarioOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
-        "Scenario file (YAML or JSON): named sets of operations in their empty, loading, error or offline state. See docs/SCENARIOS.md.",
+        "Scenario file (YAML or JSON): named sets of operations in their empty, loading, error, offline or slow state. See docs/SCENARIOS.md.",
         valueName: "file"))
     var scenarios: String?
 
@@ -42,18 +42,20 @@ struct ScenarioOptions: ParsableArguments {
 struct ScenarioCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scenario",
-        abstract: "List the scenarios of a running proxy, or switch the one in force.",
+        abstract: "List the scenarios of a running proxy or mock, or switch the one in force.",
         discussion: """
-        Talks to the proxy's admin API (its web UI port) with the installation's admin token. \
-        A scenario puts operations in their empty, loading, error or offline state; see docs/SCENARIOS.md.
+        Talks to the proxy's admin API (its web UI port, --proxy URL) or to a mock's (the admin API it prints, --mock URL) \
+        with the installation's admin token. \
+        A scenario puts operations in their empty, loading, error, offline or slow state; see docs/SCENARIOS.md.
         """,
         subcommands: [ScenarioListCommand.self, ScenarioUseCommand.self, ScenarioOffCommand.self, ScenarioReloadCommand.self]
     )
 }
 
-/// Where the running proxy's admin API is.
+/// Where the running proxy's or mock's admin API is.
 struct AdminAPIOptions: ParsableArguments {
-    @Option(name: .customLong("proxy"), help: ArgumentHelp("The running proxy's web UI and admin API.", valueName: "url"))
+    @Option(name: [.customLong("proxy"), .customLong("mock")], help: ArgumentHelp(
+        "The running proxy's web UI and admin API, or the admin API a mock prints at start (kagami mock --scenarios).", valueName: "url"))
     var proxy = "http://127.0.0.1:8889"
 
     func api() throws -> AdminAPI {
@@ -76,7 +78,7 @@ struct AdminAPIOptions: ParsableArguments {
     /// The scenarios, one a line, the one in force marked with `*`.
     static func listing(_ answer: JSONValue) -> String {
         guard case .array(let scenarios)? = answer["scenarios"], !scenarios.isEmpty else {
-            return "No scenario file is loaded (start kagami proxy with --scenarios FILE).\n"
+            return "No scenario file is loaded (start kagami proxy or kagami mock with --scenarios FILE).\n"
         }
         let active = answer["active"]?.stringValue
         var text = ""
