@@ -88,10 +88,10 @@ struct StateEntry: Decodable {
     var rule: OperationStateRule
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case operation, host, location, method, state, seconds, status, body, contentType, offline
+        case operation, host, location, method, state, seconds, status, body, contentType, offline, profile
     }
 
-    static let states = ["as-is", "empty", "loading", "error", "offline"]
+    static let states = ["as-is", "empty", "loading", "error", "offline", "slow"]
 
     init(from decoder: any Decoder) throws {
         // A typo such as `stat:` must not leave an operation silently as-is.
@@ -148,11 +148,32 @@ struct StateEntry: Decodable {
                     forKey: .offline, in: container, debugDescription: "unknown way to be offline \"\(kindWord)\" (one of \(kinds))")
             }
             state = .offline(kind)
+        case "slow":
+            state = .slow(try Self.profile(in: container))
         default:
             let known = Self.states.map { "\"\($0)\"" }.joined(separator: ", ")
             throw DecodingError.dataCorruptedError(
                 forKey: .state, in: container, debugDescription: "unknown state \"\(word)\" (one of \(known))")
         }
         rule = OperationStateRule(selector: selector, state: state)
+    }
+
+    /// `profile: 3G` (a throttling preset, by name) or `profile: {downloadKbps: 64, uploadKbps:
+    /// 32, latencyMs: 300}` (the fields of a throttling profile, as the rules write one).
+    static func profile(in container: KeyedDecodingContainer<CodingKeys>) throws -> ThrottleProfile {
+        let presets = ThrottleProfile.builtInPresets.map { "\"\($0.name)\"" }.joined(separator: ", ")
+        guard container.contains(.profile) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .state, in: container,
+                debugDescription: "a slow state names its network in profile: a preset (\(presets)) or {downloadKbps, uploadKbps, latencyMs}")
+        }
+        if let name = try? container.decode(String.self, forKey: .profile) {
+            guard let preset = ThrottleProfile.builtInPresets.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .profile, in: container, debugDescription: "unknown throttling preset \"\(name)\" (one of \(presets))")
+            }
+            return preset
+        }
+        return try container.decode(ThrottleProfile.self, forKey: .profile)
     }
 }

@@ -52,7 +52,7 @@ import Testing
 
     @Test(arguments: [
         ("scenarios:\n  - name: a\n    states:\n      - operation: GET /feed\n        state: broken\n",
-         "scenarios.yaml:5:9: scenarios[0].states[0].state: unknown state \"broken\" (one of \"as-is\", \"empty\", \"loading\", \"error\", \"offline\")"),
+         "scenarios.yaml:5:9: scenarios[0].states[0].state: unknown state \"broken\" (one of \"as-is\", \"empty\", \"loading\", \"error\", \"offline\", \"slow\")"),
         ("scenarios:\n  - name: a\n    states:\n      - operation: /feed\n        state: empty\n",
          "scenarios.yaml:4:9: scenarios[0].states[0].operation: \"/feed\" is not an operation: write a method and a path template, e.g. \"GET /users/{id}\""),
         ("scenarios:\n  - name: a\n    states:\n      - operation: GET /feed\n        state: error\n        status: 200\n",
@@ -62,7 +62,11 @@ import Testing
         ("scenarios:\n  - name: a\n    states:\n      - operation: GET /feed\n        state: offline\n        offline: unplugged\n",
          "scenarios.yaml:6:9: scenarios[0].states[0].offline: unknown way to be offline \"unplugged\" (one of \"reset\", \"reset-mid-body\", \"closed\")"),
         ("scenarios:\n  - name: a\n    states:\n      - operation: GET /feed\n        state: error\n        stauts: 503\n",
-         "scenarios.yaml:6:9: scenarios[0].states[0].stauts: unknown field \"stauts\" (expected one of: operation, host, location, method, state, seconds, status, body, contentType, offline)"),
+         "scenarios.yaml:6:9: scenarios[0].states[0].stauts: unknown field \"stauts\" (expected one of: operation, host, location, method, state, seconds, status, body, contentType, offline, profile)"),
+        ("scenarios:\n  - name: a\n    states:\n      - operation: GET /feed\n        state: slow\n        profile: 5G\n",
+         "scenarios.yaml:6:9: scenarios[0].states[0].profile: unknown throttling preset \"5G\" (one of " + ThrottleProfile.builtInPresets.map { "\"\($0.name)\"" }.joined(separator: ", ") + ")"),
+        ("scenarios:\n  - name: a\n    states:\n      - operation: GET /feed\n        state: slow\n        profile: {downloadKbps: -1, uploadKbps: 8}\n",
+         "scenarios.yaml:6:19: scenarios[0].states[0].profile.downloadKbps: expected 0 (no limit) or more"),
     ])
     func refusesWhatItCannotReadNamingTheFileLineAndField(text: String, expected: String) {
         #expect(throws: RuleDocumentError.self) { try ScenarioFile(parsing: text, file: "scenarios.yaml") }
@@ -71,6 +75,50 @@ import Testing
         } catch {
             #expect(error.description == expected)
         }
+    }
+
+    @Test func aSlowStateNamesAPresetOrAProfileOfItsOwn() throws {
+        let file = try ScenarioFile(parsing: """
+            scenarios:
+              - name: slow
+                states:
+                  - {operation: GET /feed, state: slow, profile: 3g}
+                  - operation: GET /photos/{id}
+                    state: slow
+                    profile: {downloadKbps: 64, uploadKbps: 32, latencyMs: 300}
+            """, file: "scenarios.yaml")
+        let slow = try #require(file.scenario(named: "slow"))
+        let feed = try #require(slow.state(for: Self.request("GET", "/feed")))
+        #expect(feed.state == .slow(try #require(ThrottleProfile.builtInPresets.first { $0.name == "3G" })))
+        #expect(feed.state.summary == "slow (3G)")
+        let photo = try #require(slow.state(for: Self.request("GET", "/photos/7")))
+        #expect(photo.state == .slow(ThrottleProfile(name: "Custom", downloadKbps: 64, uploadKbps: 32, latencyMs: 300)))
+        #expect(photo.state.summary == "slow (64 kbps down, 32 kbps up, 300 ms)")
+        // Without a network to imitate, the error says what to write.
+        #expect {
+            try ScenarioFile(parsing: "scenarios:\n  - name: a\n    states:\n      - operation: GET /feed\n        state: slow\n", file: "scenarios.yaml")
+        } throws: { error in
+            "\(error)".hasPrefix("scenarios.yaml:5:9: scenarios[0].states[0].state: a slow state names its network in profile: a preset (\"100% Loss\", \"3G\"")
+        }
+    }
+
+    @Test func withScenarioPutsBackTheOneBefore() async throws {
+        let active = try ActiveScenario(file: try ScenarioFile(parsing: Self.text, file: "scenarios.yaml"), active: "empty-feed")
+        let inside = try await active.with("checkout-fails") { active.current?.name }
+        #expect(inside == "checkout-fails" && active.current?.name == "empty-feed")
+        active.off()
+        await #expect(throws: ScenarioSwitchError.self) { try await active.with("nope") {} }
+        #expect(active.current == nil)
+    }
+
+    @Test func marksNameTheScenarioOperationAndState() throws {
+        let file = try ScenarioFile(parsing: Self.text, file: "scenarios.yaml")
+        let rule = try #require(file.scenario(named: "checkout-fails")?.state(for: Self.request("POST", "/checkout")))
+        let mark = ActiveScenario.mark(scenario: "checkout-fails", rule: rule)
+        #expect(mark == RuleApplication(name: "Scenario 'checkout-fails'", description: "POST /checkout: error 503"))
+        let read = try #require(mark.scenarioMark)
+        #expect(read.scenario == "checkout-fails" && read.operation == "POST /checkout" && read.state == "error 503")
+        #expect(RuleApplication(name: "Map Local 'user'", description: "answered from user.json").scenarioMark == nil)
     }
 
     @Test func switchingKeepsTheScenarioInForceWhenTheNameIsUnknown() throws {

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 
 from selenium.webdriver.common.by import By
@@ -31,6 +32,11 @@ scenarios:
       - operation: GET /api/users.json
         state: error
         status: 503
+  - name: users-slow
+    states:
+      - operation: GET /api/users.json
+        state: slow
+        profile: 3G
 """
 
 
@@ -85,6 +91,16 @@ def main():
         assert status == 200 and len(json.loads(body)["users"]) == 2, (status, body)
         code, answer = api(kagami.ui, "GET", "/api/scenarios")
         assert code == 200 and answer["active"] is None, answer
+
+        # A slow state: the profile named in the panel, the real answer after its latency.
+        rows = driver.find_elements(By.CSS_SELECTOR, "#scenarios section[data-scenario='users-slow'] tr")
+        assert [row.text for row in rows] == ["GET /api/users.json slow (3G)"], [row.text for row in rows]
+        driver.find_element(By.CSS_SELECTOR, "#scenarios section[data-scenario='users-slow'] button").click()
+        wait.until(lambda d: d.find_element(By.ID, "scenarios-state").text == "In force: users-slow")
+        started = time.monotonic()
+        status, body = fetch(kagami.proxy, users)
+        assert status == 200 and len(json.loads(body)["users"]) == 2, (status, body)
+        assert time.monotonic() - started >= 0.2, "answered before the 3G profile's 200 ms latency"
 
     tests = [test_switching_from_the_panel_acts_on_the_next_request]
     only = os.environ.get("KAGAMI_UI_ONLY")
