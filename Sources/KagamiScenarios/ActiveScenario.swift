@@ -85,6 +85,24 @@ public final class ActiveScenario: Sendable {
         box.withLock { $0.active = nil }
     }
 
+    /// Runs `body` with the scenario `name` in force, then puts back the one in force before
+    /// (or none), however `body` ends. An unknown name throws before `body` runs.
+    public func with<Result>(
+        _ name: String, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Result
+    ) async throws -> Result {
+        let before = current?.name
+        try use(name)
+        defer {
+            if let before {
+                // It is gone only when the file was reloaded without it meanwhile.
+                do { try use(before) } catch { off() }
+            } else {
+                off()
+            }
+        }
+        return try await body()
+    }
+
     /// Reads the file again (it changed in git, or by hand). The scenario in force is the new
     /// version of the same name; when the file doesn't read, or no longer has that name, nothing
     /// changes and the error says why.
@@ -120,6 +138,6 @@ public final class ActiveScenario: Sendable {
 
     /// How an exchange a scenario touched is marked in the session and the UI.
     public static func mark(scenario: String, rule: OperationStateRule) -> RuleApplication {
-        RuleApplication(name: "Scenario '\(scenario)'", description: "\(rule.selector.displayString): \(rule.state.summary)")
+        .scenario(scenario, operation: rule.selector.displayString, state: rule.state.summary)
     }
 }
