@@ -30,40 +30,15 @@ extension ClientConnectionHandler {
     func holdRequest(_ exchange: Exchange, position: Int) {
         pauseClientReads()
         exchange.breakpoint.hookPosition = position
-        var body = ByteBuffer()
-        for case .body(.byteBuffer(var part)) in exchange.pendingParts { body.writeBuffer(&part) }
-        // Recorded afresh, as the rules may or may not have recorded it already.
-        let request = FlowRequest(
-            method: exchange.upstreamHead.method.rawValue, scheme: exchange.target.scheme, host: exchange.target.host,
-            port: exchange.target.port, target: exchange.upstreamHead.uri, version: exchange.recorder.flow.request.version,
-            headers: HeaderFields(exchange.upstreamHead.headers),
-            body: FlowBody(data: Data(body.readableBytesView)))
-        exchange.recorder.setRequest(request, headers: exchange.upstreamHead.headers)
-        exchange.recorder.requestBodyPart(body)
+        let request = exchange.requestToHold()
         exchange.state.holdAtRequestBreakpoint()
         hold(exchange, phase: .request, request: request, response: nil)
-    }
-
-    /// A request body too large to hold whole (for a breakpoint or a Rewrite Body rule) goes
-    /// on streaming: without stopping, and without the body rewrite, so an upload of any size
-    /// passes in bounded memory.
-    func heldRequestBodyGrew(_ exchange: Exchange, by count: Int) {
-        exchange.breakpoint.requestBytes += count
-        guard exchange.breakpoint.requestBytes > Exchange.maximumHeldBody else { return }
-        let stopping = exchange.breakpoint.stopsAtRequest
-        exchange.breakpoint.stops?.request = false
-        exchange.state.stopCollectingRequest()
-        exchange.recorder.addRuleApplications([RuleApplication(
-            name: stopping ? "Breakpoint" : "Rewrite",
-            description: "request body over \(Exchange.maximumHeldBody >> 20) MB: passed on \(stopping ? "without stopping" : "unchanged")")])
-        for case .body(.byteBuffer(let part)) in exchange.pendingParts { exchange.recorder.requestBodyPart(part) }
-        runRequestHooks(exchange, from: 0)
     }
 
     /// The whole response has arrived and the rules ran: the server connection is let go
     /// while the client waits.
     func holdResponse(_ exchange: Exchange, position: Int) {
-        guard let (head, body) = exchange.collectedResponse else { return }
+        guard let response = exchange.collectedFlowResponse else { return }
         exchange.breakpoint.hookPosition = position
         exchange.state.holdAtResponseBreakpoint()
         exchange.disarmTimeout()
@@ -76,8 +51,6 @@ extension ClientConnectionHandler {
             }
             exchange.upstream = nil
         }
-        var response = FlowResponse(head)
-        response.body = FlowBody(data: Data(body.readableBytesView))
         hold(exchange, phase: .response, request: exchange.recorder.requestSoFar, response: response)
     }
 
@@ -130,50 +103,16 @@ extension ClientConnectionHandler {
             exchange.collectedResponse = nil
             respondWithError(exchange, status: .badGateway, error: FlowError(.aborted, "aborted at a \(phase.rawValue) breakpoint"))
         case (.request, .executeRequest(let edited)):
-            useEditedRequest(edited, in: exchange)
+            exchange.useEdited(edited)
             continueRequest(exchange, after: position)
         case (.request, _):
             continueRequest(exchange, after: position)
         case (.response, .executeResponse(let edited)):
-            useEditedResponse(edited, in: exchange)
+            exchange.useEdited(edited)
             continueResponse(exchange, after: position)
         case (.response, _), (.message, _):
             if exchange.clientVersion.minor == 0 { exchange.collectedResponse?.head.version = .http1_0 }
             continueResponse(exchange, after: position)
         }
-    }
-
-    private func useEditedRequest(_ request: FlowRequest, in exchange: Exchange) {
-        var headers = HTTPHeaders(request.headers.pairs)
-        let body = request.body.data
-        headers.remove(name: "transfer-encoding")
-        if !body.isEmpty || headers.contains(name: "content-length") {
-            headers.replaceOrAdd(name: "Content-Length", value: String(body.count))
-        }
-        let previous = exchange.target
-        let target = ProxyTarget(scheme: request.scheme, host: request.host, port: request.port, path: request.target)
-        // The Host header follows an edited URL unless it was edited too.
-        if target.hostHeader != previous.hostHeader, headers["host"].first == previous.hostHeader {
-            headers.replaceOrAdd(name: "Host", value: target.hostHeader)
-        }
-        exchange.target = target
-        exchange.upstreamHead = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: request.target, headers: headers)
-        let buffer = ByteBuffer(bytes: body)
-        exchange.pendingParts = body.isEmpty ? [.end(nil)] : [.body(.byteBuffer(buffer)), .end(nil)]
-        exchange.recorder.setRequest(request, headers: headers)
-        exchange.recorder.requestBodyPart(buffer)
-    }
-
-    /// The response as edited at the breakpoint replaces the held one (trailers included).
-    private func useEditedResponse(_ edited: FlowResponse, in exchange: Exchange) {
-        guard var (head, _) = exchange.collectedResponse else { return }
-        head.status = HTTPResponseStatus(code: edited.status, reason: edited.reason)
-        head.headers = HTTPHeaders(edited.headers.pairs)
-        head.headers.remove(name: "transfer-encoding")
-        let body = ByteBuffer(bytes: edited.body.data)
-        head.headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))
-        if exchange.clientVersion.minor == 0 { head.version = .http1_0 }
-        exchange.collectedResponse = (head, body)
-        exchange.collectedTrailers = nil
     }
 }

@@ -39,102 +39,6 @@ struct ConnectionContext: Sendable {
     var connections: ClientConnectionLimit
 }
 
-/// One exchange in progress on a client connection.
-final class Exchange {
-    var recorder: FlowRecorder
-    /// Where the request goes and what is sent: rules (Map Remote, Rewrite) may change both.
-    var target: ProxyTarget
-    var upstreamHead: HTTPRequestHead
-    /// The request as the client sent it: what rule locations match.
-    let clientRequest: FlowRequest
-    /// The rules this exchange runs under (fixed when it starts).
-    var rules: RulePipeline?
-    /// Where the exchange stands; every event goes through it.
-    var state: ExchangeStateMachine
-    /// An answer decided before the request was fully read: sent once it is.
-    var localAnswer: FlowResponse?
-    /// A response collected whole for a Rewrite Body rule or a breakpoint, and its trailers.
-    var collectedResponse: (head: HTTPResponseHead, body: ByteBuffer)?
-    var collectedTrailers: HTTPHeaders?
-    /// The `grpc-*` fields of an HTTP/2 answer that had no body and no trailers of its own.
-    var trailersOnlyStatus: HTTPHeaders?
-    /// The 101 sent on, until the connection switches.
-    var switchingHead: HTTPResponseHead?
-    /// Bytes of a Content-Length response body still to come, while it streams.
-    var responseBodyRemaining: Int?
-    /// The part that completes a response's body: it goes to the client only once the exchange
-    /// is kept in the session, so a client never sees an exchange complete that a crash loses.
-    var finalBodyPart: ByteBuffer?
-    static let maximumHeldBody = 32 << 20
-    var breakpoint = ExchangeBreakpoint()
-    /// The state the scenario in force put this exchange's operation in (`ScenarioHook`).
-    var scenarioState: OperationState?
-    /// The scenario, named in an error state's own answer.
-    var scenarioName: String?
-    /// The throttling profile shaping this exchange, and whether its latency was added yet.
-    var throttle: ThrottleProfile?
-    var throttleLatencyAdded = false
-    let clientVersion: HTTPVersion
-    var upstream: UpstreamConnection?
-    /// Request parts that arrived before the server connection was ready.
-    var pendingParts: [HTTPClientRequestPart] = []
-    var clientKeepAlive: Bool
-    var upstreamKeepAlive = true
-    /// When the server's silence ends the exchange; nil while it is not timed. The connection's
-    /// response timer reads it.
-    var timeoutDeadline: NIODeadline?
-    /// Whether that silence is the server not reading the request (rather than not answering).
-    var timeoutStalled = false
-    /// What was sent to the server so far, kept while it is small enough to send again if a
-    /// reused connection turns out to be closed; nil once it is not.
-    var replayable: [HTTPClientRequestPart]? = []
-    var replayableBytes = 0
-    var retries = 0
-    static let maximumReplayableBytes = 1 << 20
-
-    init(recorder: FlowRecorder, target: ProxyTarget, upstreamHead: HTTPRequestHead, clientHead: HTTPRequestHead) {
-        self.recorder = recorder
-        self.target = target
-        self.upstreamHead = upstreamHead
-        self.clientRequest = recorder.flow.request
-        self.clientVersion = clientHead.version
-        // After a request asking to switch protocols the client's decoder reads no further
-        // request: unless the server switches, the connection ends with this exchange.
-        self.clientKeepAlive = clientHead.isKeepAlive && !clientHead.requestsUpgrade
-        self.state = ExchangeStateMachine(requestsUpgrade: clientHead.requestsUpgrade, expectsContinue: clientHead.expectsContinue)
-    }
-
-    /// The server's silence no longer counts.
-    func disarmTimeout() {
-        timeoutDeadline = nil
-    }
-
-    /// The request body read so far, when the whole request was collected for a hook.
-    var collectedRequestBody: ByteBuffer? {
-        guard state.isRequestComplete else { return nil }
-        var body = ByteBuffer()
-        for case .body(.byteBuffer(var part)) in pendingParts { body.writeBuffer(&part) }
-        return body
-    }
-
-    /// The request as the client sent it, with its body when the whole request was collected:
-    /// what the rules decide on.
-    var collectedRequest: FlowRequest {
-        var request = clientRequest
-        if let body = collectedRequestBody { request.body = FlowBody(data: Data(body.readableBytesView)) }
-        return request
-    }
-
-    /// Throttling's latency, once per request, before it goes out or is answered locally (a
-    /// retry on a fresh connection adds none): nil when there is none to wait (again).
-    func takeThrottleLatency() -> TimeAmount? {
-        guard let profile = throttle, !throttleLatencyAdded else { return nil }
-        throttleLatencyAdded = true
-        recorder.addRuleApplications([RulePipeline.throttleApplication(profile)])
-        return profile.latencyMs > 0 ? TimeAmount(profile.latency) : nil
-    }
-}
-
 /// The last handler on a client connection. It reads requests, sends them to the server, relays
 /// the response back, and records each exchange; where each exchange stands is its
 /// `ExchangeStateMachine`, which decides what every event leads to. CONNECT is taken before it
@@ -216,7 +120,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 send(.body(.byteBuffer(buffer)), in: exchange)
             case .collect:
                 exchange.pendingParts.append(.body(.byteBuffer(buffer)))
-                heldRequestBodyGrew(exchange, by: buffer.readableBytes)
+                if exchange.collectedRequestGrew(by: buffer.readableBytes) { runRequestHooks(exchange, from: 0) }
             case .discard:
                 break
             }
@@ -308,52 +212,17 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private func beginExchange(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         idleSince = nil
         if !isStream { settings.connections.busy(context.channel) }
-        let target: ProxyTarget
-        var headers = head.headers
-        HopByHopFields.remove(from: &headers, keepingUpgrade: head.requestsUpgrade, keepingTrailers: head.version.major == 2)
-        if head.version.major == 2 {
-            // HTTP/2 may split Cookie into one field per pair; HTTP/1.1 has one (RFC 9113 §8.2.3).
-            let cookies = headers[canonicalForm: "cookie"]
-            if cookies.count > 1 { headers.replaceOrAdd(name: "cookie", value: cookies.joined(separator: "; ")) }
+        let target: ProxyTarget, upstreamHead: HTTPRequestHead, repeatOf: UUID?
+        switch RequestRoute(head, mode: settings.mode, origin: origin) {
+        case .server(let server, let sentHead, let repeatID):
+            (target, upstreamHead, repeatOf) = (server, sentHead, repeatID)
+        case .certificatePage:
+            serveCertificatePage(head)
+            return
+        case .refuse(let status, let message):
+            respondWithoutUpstream(head, status: status, message: message)
+            return
         }
-        let repeatOf = RepeatMark.take(from: &headers)
-        switch settings.mode {
-        case .forward where origin != nil:
-            guard let origin else { return }
-            if head.uri.hasPrefix("/") || head.uri == "*" {
-                target = ProxyTarget(scheme: origin.scheme, host: origin.host, port: origin.port, path: head.uri)
-            } else if let absolute = try? ProxyTarget(absoluteURL: head.uri) {
-                target = absolute
-            } else {
-                respondWithoutUpstream(head, status: .badRequest, message: "Kagami: invalid request target \"\(head.uri)\"")
-                return
-            }
-        case .forward:
-            do {
-                target = try ProxyTarget(absoluteURL: head.uri)
-            } catch {
-                respondWithoutUpstream(head, status: .badRequest, message: "Kagami is an HTTP proxy: send requests in absolute form (http://host/path). \(error)")
-                return
-            }
-            if target.host.lowercased() == CertificatePage.host {
-                serveCertificatePage(head)
-                return
-            }
-            // A repeat (kagami repeat) may ask for https in absolute form: Kagami talks TLS itself.
-            guard target.scheme == "http" || repeatOf != nil else {
-                respondWithoutUpstream(head, status: .notImplemented, message: "https:// URLs must be sent through a CONNECT tunnel")
-                return
-            }
-            headers.remove(name: "proxy-authorization")
-            // The target names the server; a Host that disagrees is replaced (RFC 9112 §3.2.2).
-            headers.replaceOrAdd(name: "Host", value: target.hostHeader)
-        case .reverse(let upstream):
-            let base = upstream.path.hasSuffix("/") ? String(upstream.path.dropLast()) : upstream.path
-            target = ProxyTarget(scheme: upstream.scheme, host: upstream.host, port: upstream.port, path: base + (head.uri.hasPrefix("/") ? head.uri : "/" + head.uri))
-            // As Charles's reverse proxies do unless told to preserve it: the server sees its own name.
-            headers.replaceOrAdd(name: "Host", value: target.hostHeader)
-        }
-        let upstreamHead = HTTPRequestHead(version: .http1_1, method: head.method, uri: target.path, headers: headers)
         var recorder = FlowRecorder(
             mode: settings.mode.flowMode, clientAddress: clientAddress, target: target, head: upstreamHead,
             captureLimit: settings.captureLimit
@@ -383,73 +252,42 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         runRequestHooks(exchange, from: 0)
     }
 
-    /// The request hooks from `index` on; once all let the request go, it goes to the server
-    /// (and the client's reads wait until the server connection takes it).
+    /// The request hooks from `index` on (`ExchangeHooks.runRequest`), and what they leave it
+    /// to: once all let the request go, it goes to the server (and the client's reads wait
+    /// until the server connection takes it).
     func runRequestHooks(_ exchange: Exchange, from index: Int) {
-        let hooks = settings.hooks.list
-        var position = index
-        while position < hooks.count {
-            guard !exchange.state.isFinished else { return }
-            switch hooks[position].request(exchange) {
-            case .proceed:
-                break
-            case .send(let request):
-                send(request, in: exchange)
-            case .answer(let response):
-                answerLocally(exchange, with: response)
-                return
-            case .drop(let reason):
-                end(exchange)
-                settings.hooks.ended(exchange.recorder.finish(error: FlowError(.aborted, reason)))
-                context?.close(promise: nil)
-                return
-            case .reset(let reason):
-                end(exchange)
-                settings.hooks.ended(exchange.recorder.finish(error: FlowError(.connectionReset, reason)))
-                resetClientConnection()
-                return
-            case .wait:
-                pauseClientReads()
-                return
-            case .holdAtBreakpoint:
-                holdRequest(exchange, position: position)
-                return
-            case .delay(let latency):
-                guard let context else { return }
-                pauseClientReads()
-                let after = position
-                context.eventLoop.assumeIsolated().scheduleTask(in: latency) { [weak self] in
-                    self?.continueRequest(exchange, after: after)
-                }
-                return
+        guard !exchange.state.isFinished else { return }
+        switch settings.hooks.runRequest(exchange, from: index) {
+        case .connect:
+            pauseClientReads()
+            connectUpstream(exchange)
+        case .answer(let response):
+            answerLocally(exchange, with: response)
+        case .drop(let reason):
+            end(exchange)
+            settings.hooks.ended(exchange.recorder.finish(error: FlowError(.aborted, reason)))
+            context?.close(promise: nil)
+        case .reset(let reason):
+            end(exchange)
+            settings.hooks.ended(exchange.recorder.finish(error: FlowError(.connectionReset, reason)))
+            resetClientConnection()
+        case .wait:
+            pauseClientReads()
+        case .holdAtBreakpoint(let position):
+            holdRequest(exchange, position: position)
+        case .delay(let latency, let position):
+            guard let context else { return }
+            pauseClientReads()
+            context.eventLoop.assumeIsolated().scheduleTask(in: latency) { [weak self] in
+                self?.continueRequest(exchange, after: position)
             }
-            position += 1
         }
-        pauseClientReads()
-        connectUpstream(exchange)
     }
 
     /// A hook that held the request (a breakpoint, throttling's latency) lets it go on.
     func continueRequest(_ exchange: Exchange, after position: Int) {
         guard !exchange.state.isFinished else { return }
         runRequestHooks(exchange, from: position + 1)
-    }
-
-    /// Goes on with `request` instead of what was to be sent (a hook changed it): where it goes,
-    /// its head, and its body when the whole request was collected.
-    private func send(_ request: FlowRequest, in exchange: Exchange) {
-        let collectedBody = exchange.collectedRequestBody
-        if let collectedBody, request.body.data != Data(collectedBody.readableBytesView) {
-            exchange.pendingParts = request.body.keptCount == 0 ? [.end(nil)] : [.body(.byteBuffer(ByteBuffer(bytes: request.body.data))), .end(nil)]
-        }
-        var headers = HTTPHeaders(request.headers.pairs)
-        if collectedBody != nil, headers.contains(name: "content-length") {
-            headers.replaceOrAdd(name: "Content-Length", value: String(request.body.keptCount))
-        }
-        exchange.target = ProxyTarget(scheme: request.scheme, host: request.host, port: request.port, path: request.target)
-        exchange.upstreamHead = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: request.target, headers: headers)
-        exchange.recorder.setRequest(request, headers: headers)
-        for case .body(.byteBuffer(let part)) in exchange.pendingParts { exchange.recorder.requestBodyPart(part) }
     }
 
     /// Answers with a response the rules made (Map Local, 403), once the request is read.
@@ -468,13 +306,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             }
             return
         }
-        let requestRead = end(exchange)
-        var headers = HTTPHeaders(response.headers.pairs)
-        let close = !requestRead || !exchange.clientKeepAlive || headers[canonicalForm: "connection"].contains("close")
-        // The rest of an unread request (a body the client was to send after a 100) ends the
-        // connection: said in the answer, as RFC 9110 §10.1.1 asks.
-        if !requestRead, exchange.clientVersion.major == 1 { headers.replaceOrAdd(name: "Connection", value: "close") }
-        let head = HTTPResponseHead(version: exchange.clientVersion, status: HTTPResponseStatus(code: response.status, reason: response.reason), headers: headers)
+        let (head, close) = exchange.localAnswerHead(response, requestRead: end(exchange))
         let body = ByteBuffer(bytes: response.body.data)
         exchange.recorder.responseHead(head)
         exchange.recorder.responseBodyPart(body)
@@ -533,14 +365,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             exchange.pendingParts.append(part)
             return
         }
-        if exchange.replayable != nil {
-            if case .body(.byteBuffer(let buffer)) = part { exchange.replayableBytes += buffer.readableBytes }
-            if exchange.replayableBytes > Exchange.maximumReplayableBytes {
-                exchange.replayable = nil
-            } else {
-                exchange.replayable?.append(part)
-            }
-        }
+        exchange.replay.sent(part)
         if case .end = part {
             let promise = upstream.channel.eventLoop.makePromise(of: Void.self)
             // (Held until the write completes or the connection closes.)
@@ -608,16 +433,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 exchange.collectedResponse = (head, context.channel.allocator.buffer(capacity: 0))
                 exchange.upstreamKeepAlive = head.isKeepAlive
             case .relay:
-                // Recorded as the server sent it (after the rules), framed for the client.
                 exchange.recorder.setTLS(tlsInfo(for: exchange))
                 settings.hooks.responseHead(exchange, head: &head)
-                exchange.recorder.responseHead(head)
-                let framing = ResponseFraming(relaying: head, to: exchange.upstreamHead, clientVersion: exchange.clientVersion)
-                exchange.upstreamKeepAlive = framing.serverKeepsAlive
-                if !framing.clientKeepsAlive { exchange.clientKeepAlive = false }
-                exchange.responseBodyRemaining = framing.declaredLength
-                exchange.trailersOnlyStatus = framing.trailersOnlyStatus
-                context.write(wrapOutboundOut(.head(framing.head)), promise: nil)
+                context.write(wrapOutboundOut(.head(exchange.relaying(head))), promise: nil)
             case .upgrade:
                 // Sent as is: no framing, no rules (the handshake's headers are the protocol's).
                 exchange.recorder.setTLS(tlsInfo(for: exchange))
@@ -638,12 +456,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 }
             case .relay:
                 exchange.recorder.responseBodyPart(buffer)
-                if let remaining = exchange.responseBodyRemaining {
-                    exchange.responseBodyRemaining = remaining - buffer.readableBytes
-                    if remaining <= buffer.readableBytes {
-                        exchange.finalBodyPart = buffer
-                        break
-                    }
+                if exchange.responseBody.received(buffer.readableBytes) == .holdAsLast {
+                    exchange.finalBodyPart = buffer
+                    break
                 }
                 context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
                 if !context.channel.isWritable {
@@ -670,29 +485,20 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
     }
 
-    /// The response hooks from `index` on, over the collected response; once all let it go,
-    /// it goes to the client and the exchange finishes.
+    /// The response hooks from `index` on, over the collected response
+    /// (`ExchangeHooks.runResponse`); once all let it go, it goes to the client and the
+    /// exchange finishes.
     func runResponseHooks(_ exchange: Exchange, from index: Int) {
-        let hooks = settings.hooks.list
-        var position = index
-        while position < hooks.count {
-            guard !exchange.state.isFinished else { return }
-            switch hooks[position].response(exchange) {
-            case .proceed:
-                break
-            case .replace(let response):
-                replaceCollectedResponse(with: response, in: exchange)
-            case .holdAtBreakpoint:
-                holdResponse(exchange, position: position)
-                return
-            case .resetMidBody(let reason):
-                resetMidBody(exchange, reason: reason)
-                return
-            }
-            position += 1
+        guard !exchange.state.isFinished else { return }
+        switch settings.hooks.runResponse(exchange, from: index) {
+        case .send:
+            sendCollectedResponse(exchange, holdingBody: true)
+            finish(exchange, trailers: exchange.collectedTrailers)
+        case .holdAtBreakpoint(let position):
+            holdResponse(exchange, position: position)
+        case .resetMidBody(let reason):
+            resetMidBody(exchange, reason: reason)
         }
-        sendCollectedResponse(exchange, holdingBody: true)
-        finish(exchange, trailers: exchange.collectedTrailers)
     }
 
     /// The collected response's head and the first half of its body, then a reset: an app sees
@@ -755,19 +561,6 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
     }
 
-    /// The collected response becomes `response` (a hook changed it): its status and headers,
-    /// and its body, framed by length, when that changed.
-    private func replaceCollectedResponse(with response: FlowResponse, in exchange: Exchange) {
-        guard var (head, body) = exchange.collectedResponse else { return }
-        head.apply(response)
-        if response.body.data != Data(body.readableBytesView) {
-            body = ByteBuffer(bytes: response.body.data)
-            head.headers.remove(name: "transfer-encoding")
-            head.headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))
-        }
-        exchange.collectedResponse = (head, body)
-    }
-
     func upstreamReadComplete() {
         context?.flush()
     }
@@ -793,7 +586,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private func upstreamLost(_ error: any Error) {
         guard let exchange else { return }
         let attempt = exchange.upstream.map {
-            ExchangeStateMachine.ServerAttempt(reusedConnection: $0.isReused, requestKept: exchange.replayable != nil, retries: exchange.retries)
+            ExchangeStateMachine.ServerAttempt(reusedConnection: $0.isReused, requestKept: exchange.replay.isKept, retries: exchange.replay.retries)
         }
         switch exchange.state.upstreamLost(Self.loss(error), attempt: attempt) {
         case .retryOnFreshConnection:
@@ -821,7 +614,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     /// Sends the kept request again on a new connection (the pooled one was found dropped).
     private func retryOnFreshConnection(_ exchange: Exchange, after error: any Error) {
-        guard let upstream = exchange.upstream, let sent = exchange.replayable else {
+        guard let upstream = exchange.upstream, let sent = exchange.replay.takeForRetry() else {
             exchange.upstream = nil
             return failBeforeResponse(exchange, error: error)
         }
@@ -829,10 +622,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         upstream.channel.close(promise: nil)
         exchange.disarmTimeout()
         exchange.upstream = nil
-        exchange.retries += 1
         exchange.pendingParts = sent + exchange.pendingParts
-        exchange.replayable = []
-        exchange.replayableBytes = 0
         connectUpstream(exchange)
     }
 

@@ -29,6 +29,30 @@ enum RequestDecision {
     case delay(TimeAmount)
 }
 
+/// Where the request hooks leave a request (`ExchangeHooks.runRequest`); the connection
+/// carries it out.
+enum RequestOutcome: Equatable {
+    /// Every hook let it go: it goes to its server.
+    case connect
+    case answer(FlowResponse)
+    case drop(String)
+    case reset(String)
+    case wait
+    /// Held by the hook at `position`; the hooks after it go on once the breakpoints decide.
+    case holdAtBreakpoint(position: Int)
+    /// Paused by the hook at `position`; the hooks after it go on after this long.
+    case delay(TimeAmount, position: Int)
+}
+
+/// Where the response hooks leave a collected response (`ExchangeHooks.runResponse`).
+enum ResponseOutcome: Equatable {
+    /// Every hook let it go (some may have changed it): it goes to the client.
+    case send
+    /// Held by the hook at `position`; the hooks after it go on once the breakpoints decide.
+    case holdAtBreakpoint(position: Int)
+    case resetMidBody(String)
+}
+
 /// What a hook decides about a response collected whole, before it goes to the client.
 enum ResponseDecision {
     case proceed
@@ -108,6 +132,37 @@ struct ExchangeHooks: Sendable {
             if let verdict = hook.tunnel(request) { return verdict }
         }
         return nil
+    }
+
+    /// The hooks from `index` on over the request, in order, until one stops it: a hook's
+    /// changed request is what the next one sees.
+    func runRequest(_ exchange: Exchange, from index: Int) -> RequestOutcome {
+        for position in list.indices where position >= index {
+            switch list[position].request(exchange) {
+            case .proceed: break
+            case .send(let request): exchange.goOn(with: request)
+            case .answer(let response): return .answer(response)
+            case .drop(let reason): return .drop(reason)
+            case .reset(let reason): return .reset(reason)
+            case .wait: return .wait
+            case .holdAtBreakpoint: return .holdAtBreakpoint(position: position)
+            case .delay(let latency): return .delay(latency, position: position)
+            }
+        }
+        return .connect
+    }
+
+    /// The hooks from `index` on over the collected response, in order, until one stops it.
+    func runResponse(_ exchange: Exchange, from index: Int) -> ResponseOutcome {
+        for position in list.indices where position >= index {
+            switch list[position].response(exchange) {
+            case .proceed: break
+            case .replace(let response): exchange.replaceCollectedResponse(with: response)
+            case .holdAtBreakpoint: return .holdAtBreakpoint(position: position)
+            case .resetMidBody(let reason): return .resetMidBody(reason)
+            }
+        }
+        return .send
     }
 
     /// Runs every hook's request-head step; true when any needs the whole request.
