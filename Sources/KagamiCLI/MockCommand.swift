@@ -83,7 +83,7 @@ struct MockCommand: AsyncParsableCommand {
         let recording = try await RecordingStore.open(store: destination.storeURL, session: recordInto)
         let store = recording.store
         let server: MockServer
-        let scenarios = try scenarioOptions.active()
+        let scenarios = try await scenarioOptions.active()
         let configuration = MockServer.Configuration(
             host: host, port: port, validates: !noValidate, cors: cors, recorded: replayed?.traffic, fallback: fallback,
             assertsFormat: !noAssertFormat, scenarios: scenarios)

@@ -12,22 +12,37 @@ import NIOHTTP1
 /// The scenario file a proxy or mock starts with, and the scenario in force from the start.
 struct ScenarioOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
-        "Scenario file (YAML or JSON): named sets of operations in their empty, loading, error, offline or slow state. See docs/SCENARIOS.md.",
+        "Scenario file (YAML or JSON): named sets of operations in their empty, loading, error, offline, slow or recorded state. See docs/SCENARIOS.md.",
         valueName: "file"))
     var scenarios: String?
 
     @Option(help: ArgumentHelp("The scenario of --scenarios in force from the start (switch it later with kagami scenario use).", valueName: "name"))
     var scenario: String?
 
-    func active() throws -> ActiveScenario {
+    func active() async throws -> ActiveScenario {
         guard let scenarios else {
             if scenario != nil { throw ValidationError("--scenario needs the file that defines it: --scenarios FILE") }
             return ActiveScenario()
         }
         do {
-            return try ActiveScenario(path: SessionFile.expand(scenarios), active: scenario)
+            return try await ActiveScenario.load(path: SessionFile.expand(scenarios), active: scenario, reader: Self.readRecording)
         } catch {
             throw ValidationError(error.description)
+        }
+    }
+
+    /// A recorded state's recording: an HTTP Archive (`.har`) or a session file.
+    static let readRecording: RecordingReader = { path in
+        let expanded = SessionFile.expand(path)
+        if expanded.lowercased().hasSuffix(".har") { return try HARFile.read(expanded, command: "scenario").flows }
+        let store = try SessionFile.open(expanded)
+        do {
+            let flows = try await store.allFlows()
+            await store.close()
+            return flows
+        } catch {
+            await store.close()
+            throw error
         }
     }
 
@@ -46,7 +61,7 @@ struct ScenarioCommand: AsyncParsableCommand {
         discussion: """
         Talks to the proxy's admin API (its web UI port, --proxy URL) or to a mock's (the admin API it prints, --mock URL) \
         with the installation's admin token. \
-        A scenario puts operations in their empty, loading, error, offline or slow state; see docs/SCENARIOS.md.
+        A scenario puts operations in their empty, loading, error, offline, slow or recorded state; see docs/SCENARIOS.md.
         """,
         subcommands: [ScenarioListCommand.self, ScenarioUseCommand.self, ScenarioOffCommand.self, ScenarioReloadCommand.self]
     )

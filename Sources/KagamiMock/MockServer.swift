@@ -44,7 +44,7 @@ public final class MockServer: Sendable {
         /// Where a request goes that neither the recording nor the description answers
         /// (`--fallback URL`: scheme, authority and an optional base path); nil answers 404.
         public var fallback: String?
-        /// The scenario in force: operations in their empty, loading, error, offline or slow state
+        /// The scenario in force: operations in their empty, loading, error, offline, slow or recorded state
         /// (`--scenarios FILE --scenario NAME`), switched while the mock runs.
         public var scenarios: ActiveScenario
 
@@ -176,6 +176,9 @@ public final class MockServer: Sendable {
         if case .error(let status, let body, let contentType)? = scenarioState?.rule.state, let scenarioState {
             return MockResponse(ScenarioAnswers.error(
                 status: status, body: body, contentType: contentType, scenario: scenarioState.scenario, request: request.flowRequest))
+        }
+        if case .recorded(let replay)? = scenarioState?.rule.state, let response = replay.reply(to: request.flowRequest) {
+            return MockResponse(response)
         }
         let answer = state.withLockedValue { $0 }.answer(request, recorded: recorded, cors: configuration.cors)
         var response = answer.response
@@ -376,6 +379,14 @@ private final class MockHandler: ChannelInboundHandler {
             case .loading(nil):
                 // Never answered: the client waits until it gives up.
                 break
+            case .recorded(let replay):
+                if let response = replay.reply(to: request.flowRequest) {
+                    finish(request, MockResponse(response), head: head, context: context)
+                } else {
+                    // The call was there when the request was looked up: answered as-is.
+                    scenarioMark = nil
+                    answer(request, head: head, state: nil, context: context)
+                }
             case .slow(let profile):
                 // The latency once, then the body at the profile's bandwidth (`deliver`).
                 let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)

@@ -293,6 +293,9 @@ struct ScenarioHook: ExchangeHook {
             return .reset("scenario: offline (connection reset)")
         case .offline(.closed)?:
             return .drop("scenario: offline (connection closed without an answer)")
+        case .recorded(let replay)?:
+            // The recording had the call when the head arrived (`ActiveScenario.state(for:)`).
+            return replay.reply(to: exchange.clientRequest).map(RequestDecision.answer) ?? .proceed
         }
     }
 

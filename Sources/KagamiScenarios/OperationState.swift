@@ -32,6 +32,9 @@ public enum OperationState: Sendable, Hashable {
     /// The real answer over a slow network: the profile's latency once, then its bandwidth
     /// (a throttling preset such as `3G`, or a profile of its own).
     case slow(ThrottleProfile)
+    /// Answered from a recording (a session file or a HAR): its calls in recorded order, then
+    /// the last again; a request the recording doesn't have goes on as-is.
+    case recorded(RecordedReplay)
 
     /// The word a scenario file and the admin API use.
     public var name: String {
@@ -42,6 +45,7 @@ public enum OperationState: Sendable, Hashable {
         case .error: "error"
         case .offline: "offline"
         case .slow: "slow"
+        case .recorded: "recorded"
         }
     }
 
@@ -54,6 +58,7 @@ public enum OperationState: Sendable, Hashable {
         case .error(let status, _, _): "error \(status)"
         case .offline(let kind): "offline (\(kind.rawValue))"
         case .slow(let profile): "slow (\(Self.describe(profile)))"
+        case .recorded(let replay): "recorded (\(replay))"
         }
     }
 

@@ -30,6 +30,13 @@ public struct ScenarioFile: Sendable, Hashable {
         scenarios.first { $0.name == name }
     }
 
+    /// The recordings the file's recorded states answer from, in the file's order.
+    public var recordings: [RecordedReplay] {
+        scenarios.flatMap(\.rules).compactMap { rule in
+            if case .recorded(let replay) = rule.state { replay } else { nil }
+        }
+    }
+
     /// Reads a scenario document; `file` names it in errors (`scenarios.yaml:7:9:
     /// scenarios[1].states[0].state: unknown state "broken"`).
     public init(parsing text: String, file: String = "scenarios") throws(RuleDocumentError) {
@@ -88,10 +95,10 @@ struct StateEntry: Decodable {
     var rule: OperationStateRule
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case operation, host, location, method, state, seconds, status, body, contentType, offline, profile
+        case operation, host, location, method, state, seconds, status, body, contentType, offline, profile, recording
     }
 
-    static let states = ["as-is", "empty", "loading", "error", "offline", "slow"]
+    static let states = ["as-is", "empty", "loading", "error", "offline", "slow", "recorded"]
 
     init(from decoder: any Decoder) throws {
         // A typo such as `stat:` must not leave an operation silently as-is.
@@ -150,6 +157,13 @@ struct StateEntry: Decodable {
             state = .offline(kind)
         case "slow":
             state = .slow(try Self.profile(in: container))
+        case "recorded":
+            let source = try container.decode(String.self, forKey: .recording)
+            guard !source.isEmpty else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .recording, in: container, debugDescription: "a recorded state names its recording: a session file or a .har")
+            }
+            state = .recorded(RecordedReplay(source: source, field: RuleDocumentReader.fieldName(container.codingPath + [CodingKeys.recording as any CodingKey])))
         default:
             let known = Self.states.map { "\"\($0)\"" }.joined(separator: ", ")
             throw DecodingError.dataCorruptedError(

@@ -254,4 +254,71 @@ import Testing
         #expect(profile?["_appliedRules"]?[0]?["name"] == "Scenario 'broken'" && profile?["_appliedRules"]?[0]?["description"] == "GET /echo/profile: error 503")
 
     }
+
+    /// A HAR (as a browser or `kagami export` writes one) with `GET /echo/feed` answered twice.
+    static func feedArchive(host: String) -> String {
+        func entry(_ body: String) -> String {
+            let text = body.replacingOccurrences(of: "\"", with: "\\\"")
+            return """
+                {"startedDateTime": "2026-11-28T10:00:00.000Z", "time": 1,
+                 "request": {"method": "GET", "url": "http://\(host)/echo/feed", "httpVersion": "HTTP/1.1", "headers": [], "queryString": [],
+                             "cookies": [], "headersSize": -1, "bodySize": 0},
+                 "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1",
+                              "headers": [{"name": "Content-Type", "value": "application/json"}], "cookies": [],
+                              "content": {"size": \(body.utf8.count), "mimeType": "application/json", "text": "\(text)"},
+                              "redirectURL": "", "headersSize": -1, "bodySize": \(body.utf8.count)},
+                 "cache": {}, "timings": {"send": 0, "wait": 1, "receive": 0}}
+                """
+        }
+        return """
+            {"log": {"version": "1.2", "creator": {"name": "test", "version": "1"},
+                     "entries": [\(entry(#"{"items":["first"]}"#)), \(entry(#"{"items":["first","second"]}"#))]}}
+            """
+    }
+
+    @Test func recordedStateAnswersFromARecordingThroughTheProxyAndTheMock() async throws {
+        let folder = try TemporaryFolder.make("scenario-recorded").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let origin = try await OriginServer.start()
+        defer { Task { try await origin.stop() } }
+        try FileManager.default.createDirectory(atPath: folder + "/runs", withIntermediateDirectories: true)
+        try Self.feedArchive(host: "127.0.0.1:\(origin.port)").write(toFile: folder + "/runs/feed.har", atomically: true, encoding: .utf8)
+        let file = folder + "/scenarios.yaml"
+        try """
+            scenarios:
+              - name: replayed
+                states:
+                  - operation: GET /echo/feed
+                    state: recorded
+                    recording: runs/feed.har
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let environment = Self.environment(home: folder + "/home")
+        let proxy = try await KagamiProcess.start(
+            ["proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--session", folder + "/p.sqlite", "--scenarios", file, "--scenario", "replayed"],
+            environment: environment)
+        let via = ["-x", "http://127.0.0.1:\(proxy.port)"]
+        // Recorded order, then the last again; the server is not asked.
+        var bodies: [String] = []
+        for _ in 0..<3 { bodies.append(try await Self.curl(via + [origin.baseURL + "/echo/feed"]).body) }
+        #expect(bodies == [#"{"items":["first"]}"#, #"{"items":["first","second"]}"#, #"{"items":["first","second"]}"#])
+        #expect(origin.received.filter { $0.uri.hasSuffix("/echo/feed") }.isEmpty)
+        // A call the recording hasn't goes on to the server, unmarked.
+        let other = try await Self.curl(via + [origin.baseURL + "/echo/feed?page=2"])
+        let echoed = try JSONValue(parsing: other.body)
+        #expect(other.status == 200 && echoed["uri"] == "/echo/feed?page=2")
+        proxy.stop()
+        let kagami = try CommandLineClient.kagami()
+        let har = try await kagami.run(["export", "--session", folder + "/p.sqlite", "--format", "har"], environment: environment)
+        let marks = (try JSONValue(parsing: har.stdoutText)["log"]?["entries"]?.arrayValue ?? []).map { $0["_scenario"]?["state"] }
+        #expect(marks == [.string("recorded (feed.har)"), .string("recorded (feed.har)"), .string("recorded (feed.har)"), nil], "\(marks)")
+
+        // The mock answers the call from the recording too, before its description.
+        let description = folder + "/api.yaml"
+        try Self.description.write(toFile: description, atomically: true, encoding: .utf8)
+        let mock = try await KagamiProcess.start(
+            ["mock", description, "--port", "0", "--session", folder + "/m.sqlite", "--scenarios", file, "--scenario", "replayed"], environment: environment)
+        defer { mock.stop() }
+        let replayed = try await Self.curl(["-D", "-", "http://127.0.0.1:\(mock.port)/echo/feed"])
+        #expect(replayed.status == 200 && replayed.body.contains("X-Kagami-Recorded: ") && replayed.body.hasSuffix(#"{"items":["first"]}"#), "\(replayed.body)")
+    }
 }
