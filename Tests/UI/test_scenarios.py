@@ -14,6 +14,7 @@ import tempfile
 import time
 import traceback
 
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -92,11 +93,13 @@ def main():
         code, answer = api(kagami.ui, "GET", "/api/scenarios")
         assert code == 200 and answer["active"] is None, answer
 
-        # A slow state: the profile named in the panel, the real answer after its latency.
-        rows = driver.find_elements(By.CSS_SELECTOR, "#scenarios section[data-scenario='users-slow'] tr")
-        assert [row.text for row in rows] == ["GET /api/users.json slow (3G)"], [row.text for row in rows]
-        driver.find_element(By.CSS_SELECTOR, "#scenarios section[data-scenario='users-slow'] button").click()
-        wait.until(lambda d: d.find_element(By.ID, "scenarios-state").text == "In force: users-slow")
+        # A slow state: the profile named in the panel, the real answer after its latency. The
+        # panel is drawn again after each switch: its elements are looked up afresh.
+        settled = WebDriverWait(driver, 20, ignored_exceptions=[StaleElementReferenceException])
+        section = "#scenarios section[data-scenario='users-slow']"
+        settled.until(lambda d: [row.text for row in d.find_elements(By.CSS_SELECTOR, section + " tr")] == ["GET /api/users.json slow (3G)"])
+        settled.until(lambda d: d.find_element(By.CSS_SELECTOR, section + " button").click() is None)
+        settled.until(lambda d: d.find_element(By.ID, "scenarios-state").text == "In force: users-slow")
         started = time.monotonic()
         status, body = fetch(kagami.proxy, users)
         assert status == 200 and len(json.loads(body)["users"]) == 2, (status, body)
