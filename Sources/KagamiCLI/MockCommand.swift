@@ -7,6 +7,7 @@ import KagamiOutput
 import KagamiRecording
 import KagamiScenarios
 import KagamiStore
+import KagamiUI
 
 struct MockCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -59,6 +60,11 @@ struct MockCommand: AsyncParsableCommand {
 
     @OptionGroup var scenarioOptions: ScenarioOptions
 
+    @Option(name: .customLong("admin-port"), help: ArgumentHelp(
+        "With --scenarios: the port of the mock's admin API on 127.0.0.1, where kagami scenario --mock switches the scenario (the mock's port + 1 by default; 0 picks a free one).",
+        valueName: "port"))
+    var adminPort: Int?
+
     func run() async throws {
         if let fallback {
             do {
@@ -77,7 +83,7 @@ struct MockCommand: AsyncParsableCommand {
         let recording = try await RecordingStore.open(store: destination.storeURL, session: recordInto)
         let store = recording.store
         let server: MockServer
-        let scenarios = try scenarioOptions.active()
+        let scenarios = try await scenarioOptions.active()
         let configuration = MockServer.Configuration(
             host: host, port: port, validates: !noValidate, cors: cors, recorded: replayed?.traffic, fallback: fallback,
             assertsFormat: !noAssertFormat, scenarios: scenarios)
@@ -113,16 +119,44 @@ struct MockCommand: AsyncParsableCommand {
         }
         if let fallback { lines.append("Fallback: \(fallback)") }
         if let scenario = scenarioOptions.describe(scenarios) { lines.append(String(scenario.dropLast())) }
+        let admin: (server: MockAdminServer, port: Int)?
+        do {
+            admin = try await startAdminAPI(scenarios, mockPort: server.port)
+        } catch {
+            try await server.stop()
+            try await recording.close()
+            throw error
+        }
+        if let admin {
+            lines.append("Admin API: http://127.0.0.1:\(admin.port) (kagami scenario use NAME --mock http://127.0.0.1:\(admin.port))")
+        }
         lines.append("Session: \(recording.description)")
         let banner = lines.joined(separator: "\n") + "\n\n"
         // Unbuffered, so a script or test reading the pipe sees the port at once.
         Console.output(banner)
         await SignalWaiter.waitForTermination()
+        await admin?.server.stop()
         try await server.stop()
         try await store.flush()
         let count = try await store.count()
         try await recording.close()
         Console.output("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(recording.description)\n")
+    }
+
+    /// The admin API `kagami scenario --mock` talks to, when there are scenarios to switch:
+    /// loopback only, with the installation's token, as the proxy's.
+    private func startAdminAPI(_ scenarios: ActiveScenario, mockPort: Int) async throws -> (server: MockAdminServer, port: Int)? {
+        guard scenarioOptions.scenarios != nil else {
+            if adminPort != nil { throw ValidationError("--admin-port serves the scenarios of --scenarios FILE; give the file") }
+            return nil
+        }
+        let port = adminPort ?? (port == 0 ? 0 : mockPort + 1)
+        let admin = MockAdminServer(scenarios: scenarios, token: try AdminToken.installation(), port: port)
+        do {
+            return (admin, try await admin.start())
+        } catch {
+            throw ValidationError("the admin API could not listen on 127.0.0.1:\(port) (\(error)); give another --admin-port, or 0 for a free one")
+        }
     }
 
     private static let nothingToServe = ValidationError(

@@ -111,7 +111,7 @@ struct ProxyCommand: AsyncParsableCommand {
         let mapLocalFolders = try RulesFile.mapLocalFolders(rulesFile: rules, roots: mapLocalRoots)
         let activeRules = ActiveRules(try rules.map { try RulesFile.load($0, mapLocalFolders: mapLocalFolders) })
         let breakpointSet = Breakpoints(try breakpoints.map(BreakpointsFile.load) ?? BreakpointSettings())
-        let scenarios = try scenarioOptions.active()
+        let scenarios = try await scenarioOptions.active()
         let grpcSchema = try grpc.schema()
         // Each client may need a descriptor for its server connection too: take what the system allows.
         ProxyServer.raiseDescriptorLimit()

@@ -1,5 +1,5 @@
-// `kagami scenario list|use NAME|off|reload`: the scenario in force in a running proxy, switched
-// through its admin API; and `--scenarios FILE --scenario NAME` for `kagami proxy` and `mock`.
+// `kagami scenario list|use NAME|off|reload`: the scenario in force in a running proxy or mock,
+// switched through its admin API; and `--scenarios FILE --scenario NAME` for `kagami proxy` and `mock`.
 import ArgumentParser
 import Foundation
 import KagamiJSON
@@ -12,22 +12,37 @@ import NIOHTTP1
 /// The scenario file a proxy or mock starts with, and the scenario in force from the start.
 struct ScenarioOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
-        "Scenario file (YAML or JSON): named sets of operations in their empty, loading, error or offline state. See docs/SCENARIOS.md.",
+        "Scenario file (YAML or JSON): named sets of operations in their empty, loading, error, offline, slow or recorded state. See docs/SCENARIOS.md.",
         valueName: "file"))
     var scenarios: String?
 
     @Option(help: ArgumentHelp("The scenario of --scenarios in force from the start (switch it later with kagami scenario use).", valueName: "name"))
     var scenario: String?
 
-    func active() throws -> ActiveScenario {
+    func active() async throws -> ActiveScenario {
         guard let scenarios else {
             if scenario != nil { throw ValidationError("--scenario needs the file that defines it: --scenarios FILE") }
             return ActiveScenario()
         }
         do {
-            return try ActiveScenario(path: SessionFile.expand(scenarios), active: scenario)
+            return try await ActiveScenario.load(path: SessionFile.expand(scenarios), active: scenario, reader: Self.readRecording)
         } catch {
             throw ValidationError(error.description)
+        }
+    }
+
+    /// A recorded state's recording: an HTTP Archive (`.har`) or a session file.
+    static let readRecording: RecordingReader = { path in
+        let expanded = SessionFile.expand(path)
+        if expanded.lowercased().hasSuffix(".har") { return try HARFile.read(expanded, command: "scenario").flows }
+        let store = try SessionFile.open(expanded)
+        do {
+            let flows = try await store.allFlows()
+            await store.close()
+            return flows
+        } catch {
+            await store.close()
+            throw error
         }
     }
 
@@ -42,18 +57,20 @@ struct ScenarioOptions: ParsableArguments {
 struct ScenarioCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scenario",
-        abstract: "List the scenarios of a running proxy, or switch the one in force.",
+        abstract: "List the scenarios of a running proxy or mock, or switch the one in force.",
         discussion: """
-        Talks to the proxy's admin API (its web UI port) with the installation's admin token. \
-        A scenario puts operations in their empty, loading, error or offline state; see docs/SCENARIOS.md.
+        Talks to the proxy's admin API (its web UI port, --proxy URL) or to a mock's (the admin API it prints, --mock URL) \
+        with the installation's admin token. \
+        A scenario puts operations in their empty, loading, error, offline, slow or recorded state; see docs/SCENARIOS.md.
         """,
         subcommands: [ScenarioListCommand.self, ScenarioUseCommand.self, ScenarioOffCommand.self, ScenarioReloadCommand.self]
     )
 }
 
-/// Where the running proxy's admin API is.
+/// Where the running proxy's or mock's admin API is.
 struct AdminAPIOptions: ParsableArguments {
-    @Option(name: .customLong("proxy"), help: ArgumentHelp("The running proxy's web UI and admin API.", valueName: "url"))
+    @Option(name: [.customLong("proxy"), .customLong("mock")], help: ArgumentHelp(
+        "The running proxy's web UI and admin API, or the admin API a mock prints at start (kagami mock --scenarios).", valueName: "url"))
     var proxy = "http://127.0.0.1:8889"
 
     func api() throws -> AdminAPI {
@@ -76,7 +93,7 @@ struct AdminAPIOptions: ParsableArguments {
     /// The scenarios, one a line, the one in force marked with `*`.
     static func listing(_ answer: JSONValue) -> String {
         guard case .array(let scenarios)? = answer["scenarios"], !scenarios.isEmpty else {
-            return "No scenario file is loaded (start kagami proxy with --scenarios FILE).\n"
+            return "No scenario file is loaded (start kagami proxy or kagami mock with --scenarios FILE).\n"
         }
         let active = answer["active"]?.stringValue
         var text = ""

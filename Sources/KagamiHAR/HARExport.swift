@@ -62,6 +62,13 @@ public enum HARExport {
         if let tls = flow.tls { entry["_tls"] = JSONValue(encoding: tls) }
         if let error = flow.error { entry["_error"] = JSONValue(encoding: error) }
         if !flow.violations.isEmpty { entry["_contractViolations"] = JSONValue(encoding: flow.violations) }
+        if !flow.appliedRules.isEmpty {
+            entry["_appliedRules"] = JSONValue(encoding: flow.appliedRules)
+            // Which state of which scenario answered, for whoever reads a shared capture.
+            if let mark = flow.appliedRules.lazy.compactMap(\.scenarioMark).first {
+                entry["_scenario"] = ["name": .string(mark.scenario), "operation": .string(mark.operation), "state": .string(mark.state)]
+            }
+        }
         return .object(entry)
     }
 

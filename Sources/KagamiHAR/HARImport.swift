@@ -169,6 +169,9 @@ public enum HARImport {
             } ?? []
         )
         if let streamNode = try entry.optional("_streamId") { flow.streamID = try streamNode.integer() }
+        if let rulesNode = try entry.optional("_appliedRules") {
+            flow.appliedRules = try decode([RuleApplication].self, rulesNode, what: "applied rules")
+        }
         if let repeatNode = try entry.optional("_repeatOf") {
             guard let repeatOf = UUID(uuidString: try repeatNode.string()) else { throw repeatNode.error("expected the id (a UUID) of the repeated exchange") }
             flow.repeatOf = repeatOf

@@ -8,6 +8,7 @@ import KagamiProxy
 import KagamiRecording
 import KagamiRecordingProxy
 @_exported import KagamiRules
+import KagamiScenarios
 
 /// A Kagami proxy running in this process.
 ///
@@ -30,6 +31,9 @@ public final class KagamiProxyServer: Sendable {
         public var rulesDirectory: String
         /// Where the flows are kept.
         public var recording: FlowRecording
+        /// A scenario file (`docs/SCENARIOS.md`) whose scenarios ``KagamiProxyServer/withScenario(_:_:)``
+        /// puts in force; nil: none.
+        public var scenarios: String?
 
         /// The settings a test wants: a free loopback port, loopback servers only, a response
         /// timeout of 30 s.
@@ -38,12 +42,14 @@ public final class KagamiProxyServer: Sendable {
 
         public init(
             proxy: ProxyOptions = Configuration.inProcessOptions, rules: RuleSet = RuleSet(),
-            rulesDirectory: String = FileManager.default.currentDirectoryPath, recording: FlowRecording = .memory
+            rulesDirectory: String = FileManager.default.currentDirectoryPath, recording: FlowRecording = .memory,
+            scenarios: String? = nil
         ) {
             self.proxy = proxy
             self.rules = rules
             self.rulesDirectory = rulesDirectory
             self.recording = recording
+            self.scenarios = scenarios
         }
 
         /// - Parameters:
@@ -57,7 +63,7 @@ public final class KagamiProxyServer: Sendable {
             host: String = "127.0.0.1", port: Int = 0, reverseTarget: String? = nil,
             upstreamAllow: [String] = Configuration.inProcessOptions.upstreamAllow,
             rules: RuleSet = RuleSet(), rulesDirectory: String = FileManager.default.currentDirectoryPath,
-            contracts: [String] = [], recording: FlowRecording = .memory,
+            contracts: [String] = [], recording: FlowRecording = .memory, scenarios: String? = nil,
             responseTimeout: Duration = Configuration.inProcessOptions.responseTimeout,
             clientIdleTimeout: Duration = Configuration.inProcessOptions.clientIdleTimeout
         ) {
@@ -69,7 +75,7 @@ public final class KagamiProxyServer: Sendable {
             proxy.contracts = contracts
             proxy.responseTimeout = responseTimeout
             proxy.clientIdleTimeout = clientIdleTimeout
-            self.init(proxy: proxy, rules: rules, rulesDirectory: rulesDirectory, recording: recording)
+            self.init(proxy: proxy, rules: rules, rulesDirectory: rulesDirectory, recording: recording, scenarios: scenarios)
         }
     }
 
@@ -98,9 +104,10 @@ public final class KagamiProxyServer: Sendable {
             throw KagamiSetupError(error.description)
         }
         let pipeline = try Self.pipeline(configuration.rules, folder: configuration.rulesDirectory)
+        let scenarios = try ActiveScenario.loaded(from: configuration.scenarios)
         let recorder = try FlowRecorder(recording: configuration.recording)
         let proxy = try setup.build(
-            store: recorder.store, contractTiming: .first, then: [recorder.memory], rules: ActiveRules(pipeline))
+            store: recorder.store, contractTiming: .first, then: [recorder.memory], rules: ActiveRules(pipeline), scenarios: scenarios)
         let port = try await proxy.start()
         let host = configuration.proxy.host
         guard let url = httpURL(host: host, port: port) else {
@@ -152,6 +159,19 @@ public final class KagamiProxyServer: Sendable {
             throw KagamiSetupError(error.description)
         }
         try setRules(rules, baseDirectory: baseDirectory)
+    }
+
+    /// The scenario in force, nil when none is.
+    public var scenario: String? { server.scenarios.current?.name }
+
+    /// Runs `body` with the scenario `name` of ``Configuration/scenarios`` in force (its
+    /// operations empty, loading, in error, offline for the exchanges that start meanwhile),
+    /// then puts back the one in force before. Throws ``KagamiSetupError`` for a name the file
+    /// doesn't have.
+    public func withScenario<Result: Sendable>(
+        _ name: String, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Result
+    ) async throws -> Result {
+        try await server.scenarios.kitScope(name, body)
     }
 
     /// Stops accepting clients, waits for the flows already handed over to be kept (and

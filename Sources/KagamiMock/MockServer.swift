@@ -5,6 +5,7 @@ import KagamiContractCheck
 import KagamiDescription
 import KagamiFlow
 import KagamiOutput
+import KagamiRules
 import KagamiScenarios
 import NIOConcurrencyHelpers
 import NIOCore
@@ -43,7 +44,7 @@ public final class MockServer: Sendable {
         /// Where a request goes that neither the recording nor the description answers
         /// (`--fallback URL`: scheme, authority and an optional base path); nil answers 404.
         public var fallback: String?
-        /// The scenario in force: operations in their empty, loading, error or offline state
+        /// The scenario in force: operations in their empty, loading, error, offline, slow or recorded state
         /// (`--scenarios FILE --scenario NAME`), switched while the mock runs.
         public var scenarios: ActiveScenario
 
@@ -169,12 +170,15 @@ public final class MockServer: Sendable {
 
     /// Answers one request without the network, as the server would: from the recording, the
     /// description or the fallback, in the scenario's error or empty state when one is in force
-    /// (a loading or offline state is the connection's, so not applied here).
+    /// (a loading, slow or offline state is the connection's, so not applied here).
     public func respond(to request: MockRequest) async -> MockResponse {
         let scenarioState = configuration.scenarios.state(for: request.flowRequest)
         if case .error(let status, let body, let contentType)? = scenarioState?.rule.state, let scenarioState {
             return MockResponse(ScenarioAnswers.error(
                 status: status, body: body, contentType: contentType, scenario: scenarioState.scenario, request: request.flowRequest))
+        }
+        if case .recorded(let replay)? = scenarioState?.rule.state, let response = replay.reply(to: request.flowRequest) {
+            return MockResponse(response)
         }
         let answer = state.withLockedValue { $0 }.answer(request, recorded: recorded, cors: configuration.cors)
         var response = answer.response
@@ -375,6 +379,20 @@ private final class MockHandler: ChannelInboundHandler {
             case .loading(nil):
                 // Never answered: the client waits until it gives up.
                 break
+            case .recorded(let replay):
+                if let response = replay.reply(to: request.flowRequest) {
+                    finish(request, MockResponse(response), head: head, context: context)
+                } else {
+                    // The call was there when the request was looked up: answered as-is.
+                    scenarioMark = nil
+                    answer(request, head: head, state: nil, context: context)
+                }
+            case .slow(let profile):
+                // The latency once, then the body at the profile's bandwidth (`deliver`).
+                let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+                context.eventLoop.scheduleTask(in: TimeAmount(profile.latency)) {
+                    bound.value.handler.answer(request, head: head, state: rule.state, context: bound.value.context)
+                }
             case .error(let status, let body, let contentType):
                 let response = MockResponse(ScenarioAnswers.error(
                     status: status, body: body, contentType: contentType, scenario: scenario, request: request.flowRequest))
@@ -423,6 +441,8 @@ private final class MockHandler: ChannelInboundHandler {
             half.writeBytes(response.body.prefix(response.body.count / 2))
             context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(half))), promise: nil)
             Self.reset(context.channel)
+        case .slow(let profile)?:
+            finish(request, response, head: head, context: context, shaping: profile)
         default:
             finish(request, response, head: head, context: context)
         }
@@ -437,9 +457,47 @@ private final class MockHandler: ChannelInboundHandler {
         socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
     }
 
-    private func finish(_ request: MockRequest, _ response: MockResponse, head: HTTPRequestHead, context: ChannelHandlerContext) {
-        write(response, for: head, context: context)
-        if let sink { sink.record(flow(request, response, head: head, context: context)) }
+    /// Writes the answer (its body released at `shaping`'s bandwidth when given) and records
+    /// the exchange once the answer has ended.
+    private func finish(
+        _ request: MockRequest, _ response: MockResponse, head: HTTPRequestHead, context: ChannelHandlerContext, shaping: ThrottleProfile? = nil
+    ) {
+        guard let shaping, head.method != .HEAD, !response.body.isEmpty else {
+            write(response, for: head, context: context)
+            if let sink { sink.record(flow(request, response, head: head, context: context)) }
+            return
+        }
+        var headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
+        headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
+        if !head.isKeepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
+        context.writeAndFlush(
+            wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: HTTPResponseStatus(statusCode: response.status), headers: headers))),
+            promise: nil)
+        // The chunks the throttle releases, each at its time; the end after the last.
+        let clock = ContinuousClock()
+        var shaper = ThrottleShaper(profile: shaping, direction: .download, clock: clock)
+        let start = clock.now
+        var offset = 0
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        let releases = shaper.schedule(byteCount: response.body.count, arrivingAt: start)
+        for (index, release) in releases.enumerated() {
+            let chunk = response.body[offset..<(offset + release.byteCount)]
+            offset += release.byteCount
+            let isLast = index == releases.count - 1
+            context.eventLoop.scheduleTask(in: TimeAmount(max(start.duration(to: release.releaseAt), .zero))) {
+                let (handler, context) = bound.value
+                var buffer = context.channel.allocator.buffer(capacity: chunk.count)
+                buffer.writeBytes(chunk)
+                context.writeAndFlush(handler.wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+                guard isLast else { return }
+                let done = context.writeAndFlush(handler.wrapOutboundOut(.end(nil)))
+                if !head.isKeepAlive {
+                    let channel = context.channel
+                    done.whenComplete { _ in channel.close(promise: nil) }
+                }
+                if let sink = handler.sink { sink.record(handler.flow(request, response, head: head, context: context)) }
+            }
+        }
     }
 
     private func write(_ response: MockResponse, for head: HTTPRequestHead, context: ChannelHandlerContext) {

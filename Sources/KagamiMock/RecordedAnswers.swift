@@ -29,7 +29,7 @@ final class RecordedAnswers: Sendable {
     }
 
     /// Names the recorded exchange an answer replays, for the app's logs and the session.
-    static let recordedHeaderName = "X-Kagami-Recorded"
+    static let recordedHeaderName = RecordedTraffic.recordedHeaderName
 
     /// No recorded call and no description to ask: a 404 naming the closest recorded requests.
     static func unmatched(_ request: MockRequest, closest: [String]) -> MockResponse {

@@ -269,13 +269,18 @@ struct ScenarioHook: ExchangeHook {
         guard let (scenario, rule) = scenarios.state(for: exchange.clientRequest) else { return false }
         exchange.scenarioState = rule.state
         exchange.recorder.addRuleApplications([ActiveScenario.mark(scenario: scenario, rule: rule)])
-        if case .error(_, _, _) = rule.state { exchange.scenarioName = scenario }
+        switch rule.state {
+        case .error: exchange.scenarioName = scenario
+        // Shaped as a throttling rule would shape it (and in its place: the scenario decides).
+        case .slow(let profile): exchange.throttle = profile
+        default: break
+        }
         return false
     }
 
     func request(_ exchange: Exchange) -> RequestDecision {
         switch exchange.scenarioState {
-        case nil, .asIs?, .empty?, .offline(.resetMidBody)?:
+        case nil, .asIs?, .empty?, .offline(.resetMidBody)?, .slow?:
             return .proceed
         case .loading(let hold?)?:
             return .delay(TimeAmount(hold))
@@ -288,6 +293,9 @@ struct ScenarioHook: ExchangeHook {
             return .reset("scenario: offline (connection reset)")
         case .offline(.closed)?:
             return .drop("scenario: offline (connection closed without an answer)")
+        case .recorded(let replay)?:
+            // The recording had the call when the head arrived (`ActiveScenario.state(for:)`).
+            return replay.reply(to: exchange.clientRequest).map(RequestDecision.answer) ?? .proceed
         }
     }
 

@@ -38,7 +38,7 @@ public final class ProxyServer: Sendable {
     public let rules: ActiveRules
     /// The breakpoints in force and the exchanges they hold.
     public let breakpoints: Breakpoints
-    /// The scenario in force: operations in their empty, loading, error or offline state.
+    /// The scenario in force: operations in their empty, loading, error, offline, slow or recorded state.
     public let scenarios: ActiveScenario
     /// The WebSockets open through the proxy, to inject messages into.
     public let webSockets = LiveWebSockets()

@@ -105,7 +105,7 @@ public enum RuleDocumentReader {
     }
 
     /// `rewrite[0].rules[2].type`
-    static func fieldName(_ path: [any CodingKey]) -> String {
+    public static func fieldName(_ path: [any CodingKey]) -> String {
         var text = ""
         for key in path {
             if let index = key.intValue {

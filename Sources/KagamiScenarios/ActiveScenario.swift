@@ -34,13 +34,17 @@ public final class ActiveScenario: Sendable {
     }
 
     private let box: Mutex<Snapshot>
+    /// Reads the recordings of recorded states, again on each reload; nil refuses them.
+    private let reader: RecordingReader?
 
     /// No scenario file: every operation as-is until one is loaded.
     public init() {
         box = Mutex(Snapshot())
+        reader = nil
     }
 
-    /// The file at `path`, with `active` in force (nil: none yet).
+    /// The file at `path`, with `active` in force (nil: none yet). A file with recorded
+    /// states needs `load(path:active:reader:)`, which reads their recordings.
     public convenience init(path: String, active: String? = nil) throws(ScenarioSwitchError) {
         let file: ScenarioFile
         do {
@@ -48,10 +52,19 @@ public final class ActiveScenario: Sendable {
         } catch {
             throw .unreadable(error)
         }
+        if let replay = file.recordings.first { throw Self.unread(replay, in: file) }
         try self.init(file: file, path: path, active: active)
     }
 
-    public init(file: ScenarioFile, path: String? = nil, active: String? = nil) throws(ScenarioSwitchError) {
+    /// The file at `path` with the recordings of its recorded states read by `reader` (paths
+    /// relative to the file's folder), and `active` in force.
+    public static func load(path: String, active: String? = nil, reader: @escaping RecordingReader) async throws(ScenarioSwitchError) -> ActiveScenario {
+        try ActiveScenario(file: try await read(path: path, reader: reader), path: path, active: active, reader: reader)
+    }
+
+    /// `file` whose recordings are read (or have none); `reader` reads them again on reload.
+    public init(file: ScenarioFile, path: String? = nil, active: String? = nil, reader: RecordingReader? = nil) throws(ScenarioSwitchError) {
+        self.reader = reader
         var snapshot = Snapshot(path: path, file: file)
         if let active {
             guard let scenario = file.scenario(named: active) else {
@@ -85,17 +98,30 @@ public final class ActiveScenario: Sendable {
         box.withLock { $0.active = nil }
     }
 
+    /// Runs `body` with the scenario `name` in force, then puts back the one in force before
+    /// (or none), however `body` ends. An unknown name throws before `body` runs.
+    public func with<Result>(
+        _ name: String, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Result
+    ) async throws -> Result {
+        let before = current?.name
+        try use(name)
+        defer {
+            if let before {
+                // It is gone only when the file was reloaded without it meanwhile.
+                do { try use(before) } catch { off() }
+            } else {
+                off()
+            }
+        }
+        return try await body()
+    }
+
     /// Reads the file again (it changed in git, or by hand). The scenario in force is the new
     /// version of the same name; when the file doesn't read, or no longer has that name, nothing
     /// changes and the error says why.
-    public func reload() throws(ScenarioSwitchError) {
+    public func reload() async throws(ScenarioSwitchError) {
         guard let path = snapshot.path else { throw .noScenarioFile }
-        let file: ScenarioFile
-        do {
-            file = try ScenarioFile(contentsOf: path)
-        } catch {
-            throw .unreadable(error)
-        }
+        let file = try await Self.read(path: path, reader: reader)
         let failure: ScenarioSwitchError? = box.withLock { snapshot in
             var fresh = snapshot
             fresh.file = file
@@ -112,14 +138,42 @@ public final class ActiveScenario: Sendable {
     }
 
     /// The state `request` is in under the scenario in force, with the scenario's name; nil
-    /// when it is as-is.
+    /// when it is as-is (a recorded state whose recording hasn't the call is too).
     public func state(for request: FlowRequest) -> (scenario: String, rule: OperationStateRule)? {
         guard let scenario = current, let rule = scenario.state(for: request), rule.state != .asIs else { return nil }
+        if case .recorded(let replay) = rule.state, !replay.answers(request) { return nil }
         return (scenario.name, rule)
+    }
+
+    /// The file at `path` with its recordings read; an error names the file and the field.
+    static func read(path: String, reader: RecordingReader?) async throws(ScenarioSwitchError) -> ScenarioFile {
+        let file: ScenarioFile
+        do {
+            file = try ScenarioFile(contentsOf: path)
+        } catch {
+            throw .unreadable(error)
+        }
+        let folder = (path as NSString).deletingLastPathComponent
+        for replay in file.recordings {
+            guard let reader else { throw unread(replay, in: file) }
+            let source = replay.source.hasPrefix("/") || folder.isEmpty ? replay.source : (folder as NSString).appendingPathComponent(replay.source)
+            do {
+                try replay.load(try await reader(source))
+            } catch {
+                throw .unreadable(RuleDocumentError(file: file.name, line: nil, column: nil, field: replay.field, message: "\(error)"))
+            }
+        }
+        return file
+    }
+
+    static func unread(_ replay: RecordedReplay, in file: ScenarioFile) -> ScenarioSwitchError {
+        .unreadable(RuleDocumentError(
+            file: file.name, line: nil, column: nil, field: replay.field,
+            message: "a recorded state answers from its recording, which kagami proxy and kagami mock read (--scenarios FILE)"))
     }
 
     /// How an exchange a scenario touched is marked in the session and the UI.
     public static func mark(scenario: String, rule: OperationStateRule) -> RuleApplication {
-        RuleApplication(name: "Scenario '\(scenario)'", description: "\(rule.selector.displayString): \(rule.state.summary)")
+        .scenario(scenario, operation: rule.selector.displayString, state: rule.state.summary)
     }
 }

@@ -29,6 +29,12 @@ public enum OperationState: Sendable, Hashable {
     case error(status: Int, body: String?, contentType: String?)
     /// The connection fails instead of answering.
     case offline(OfflineKind)
+    /// The real answer over a slow network: the profile's latency once, then its bandwidth
+    /// (a throttling preset such as `3G`, or a profile of its own).
+    case slow(ThrottleProfile)
+    /// Answered from a recording (a session file or a HAR): its calls in recorded order, then
+    /// the last again; a request the recording doesn't have goes on as-is.
+    case recorded(RecordedReplay)
 
     /// The word a scenario file and the admin API use.
     public var name: String {
@@ -38,6 +44,8 @@ public enum OperationState: Sendable, Hashable {
         case .loading: "loading"
         case .error: "error"
         case .offline: "offline"
+        case .slow: "slow"
+        case .recorded: "recorded"
         }
     }
 
@@ -49,7 +57,23 @@ public enum OperationState: Sendable, Hashable {
         case .loading(nil): "loading (never answers)"
         case .error(let status, _, _): "error \(status)"
         case .offline(let kind): "offline (\(kind.rawValue))"
+        case .slow(let profile): "slow (\(Self.describe(profile)))"
+        case .recorded(let replay): "recorded (\(replay))"
         }
+    }
+
+    /// A preset by its name; a profile of the file's own by its figures: `64 kbps down, 300 ms`.
+    static func describe(_ profile: ThrottleProfile) -> String {
+        if ThrottleProfile.builtInPresets.contains(profile) { return profile.name }
+        var parts: [String] = []
+        parts.append(profile.downloadKbps > 0 ? "\(Self.number(profile.downloadKbps)) kbps down" : "unlimited down")
+        if profile.uploadKbps > 0 { parts.append("\(Self.number(profile.uploadKbps)) kbps up") }
+        if profile.latencyMs > 0 { parts.append("\(profile.latencyMs) ms") }
+        return parts.joined(separator: ", ")
+    }
+
+    static func number(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
     }
 
     static func seconds(_ duration: Duration) -> String {

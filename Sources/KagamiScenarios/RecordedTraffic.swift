@@ -96,19 +96,37 @@ public struct RecordedTraffic: Sendable {
     /// that host's exchanges only; any other (the mock's own address) from the first recorded
     /// host that has the call.
     public mutating func reply(method: String, target: String, headers: HeaderFields, body: [UInt8], host: String? = nil) -> Reply {
-        let asked = host?.lowercased()
-        let candidates = asked.map { hosts.contains($0) ? [$0] : hosts } ?? hosts
-        for candidate in candidates {
-            let key = CallKey(host: candidate, method: method, target: target, headers: headers, body: body, matching: matching)
-            guard var call = calls[key] else { continue }
-            let answer = call.answers[min(call.next, call.answers.count - 1)]
-            call.next += 1
-            calls[key] = call
-            return .recorded(answer)
+        guard let key = recordedCall(method: method, target: target, headers: headers, body: body, host: host), var call = calls[key] else {
+            let key = CallKey(
+                host: Self.candidates(host, in: hosts).first ?? "", method: method, target: target, headers: headers, body: body, matching: matching)
+            return .unmatched(closest: closest(to: key, limit: 3))
         }
-        let key = CallKey(host: candidates.first ?? "", method: method, target: target, headers: headers, body: body, matching: matching)
-        return .unmatched(closest: closest(to: key, limit: 3))
+        let answer = call.answers[min(call.next, call.answers.count - 1)]
+        call.next += 1
+        calls[key] = call
+        return .recorded(answer)
     }
+
+    /// Whether the recording has the call (`reply` would answer it), without answering it.
+    public func answers(method: String, target: String, headers: HeaderFields, body: [UInt8], host: String? = nil) -> Bool {
+        recordedCall(method: method, target: target, headers: headers, body: body, host: host) != nil
+    }
+
+    private func recordedCall(method: String, target: String, headers: HeaderFields, body: [UInt8], host: String?) -> CallKey? {
+        for candidate in Self.candidates(host, in: hosts) {
+            let key = CallKey(host: candidate, method: method, target: target, headers: headers, body: body, matching: matching)
+            if calls[key] != nil { return key }
+        }
+        return nil
+    }
+
+    /// The asked host when it was recorded, else every recorded host in order.
+    private static func candidates(_ host: String?, in hosts: [String]) -> [String] {
+        host.map { $0.lowercased() }.map { hosts.contains($0) ? [$0] : hosts } ?? hosts
+    }
+
+    /// Names the recorded exchange an answer replays, for the app's logs and the session.
+    public static let recordedHeaderName = "X-Kagami-Recorded"
 
     /// Recorded requests ranked by how much of the request they share: method, then the path's
     /// leading segments, then query pairs.

@@ -30,6 +30,13 @@ public struct ScenarioFile: Sendable, Hashable {
         scenarios.first { $0.name == name }
     }
 
+    /// The recordings the file's recorded states answer from, in the file's order.
+    public var recordings: [RecordedReplay] {
+        scenarios.flatMap(\.rules).compactMap { rule in
+            if case .recorded(let replay) = rule.state { replay } else { nil }
+        }
+    }
+
     /// Reads a scenario document; `file` names it in errors (`scenarios.yaml:7:9:
     /// scenarios[1].states[0].state: unknown state "broken"`).
     public init(parsing text: String, file: String = "scenarios") throws(RuleDocumentError) {
@@ -88,10 +95,10 @@ struct StateEntry: Decodable {
     var rule: OperationStateRule
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case operation, host, location, method, state, seconds, status, body, contentType, offline
+        case operation, host, location, method, state, seconds, status, body, contentType, offline, profile, recording
     }
 
-    static let states = ["as-is", "empty", "loading", "error", "offline"]
+    static let states = ["as-is", "empty", "loading", "error", "offline", "slow", "recorded"]
 
     init(from decoder: any Decoder) throws {
         // A typo such as `stat:` must not leave an operation silently as-is.
@@ -148,11 +155,39 @@ struct StateEntry: Decodable {
                     forKey: .offline, in: container, debugDescription: "unknown way to be offline \"\(kindWord)\" (one of \(kinds))")
             }
             state = .offline(kind)
+        case "slow":
+            state = .slow(try Self.profile(in: container))
+        case "recorded":
+            let source = try container.decode(String.self, forKey: .recording)
+            guard !source.isEmpty else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .recording, in: container, debugDescription: "a recorded state names its recording: a session file or a .har")
+            }
+            state = .recorded(RecordedReplay(source: source, field: RuleDocumentReader.fieldName(container.codingPath + [CodingKeys.recording as any CodingKey])))
         default:
             let known = Self.states.map { "\"\($0)\"" }.joined(separator: ", ")
             throw DecodingError.dataCorruptedError(
                 forKey: .state, in: container, debugDescription: "unknown state \"\(word)\" (one of \(known))")
         }
         rule = OperationStateRule(selector: selector, state: state)
+    }
+
+    /// `profile: 3G` (a throttling preset, by name) or `profile: {downloadKbps: 64, uploadKbps:
+    /// 32, latencyMs: 300}` (the fields of a throttling profile, as the rules write one).
+    static func profile(in container: KeyedDecodingContainer<CodingKeys>) throws -> ThrottleProfile {
+        let presets = ThrottleProfile.builtInPresets.map { "\"\($0.name)\"" }.joined(separator: ", ")
+        guard container.contains(.profile) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .state, in: container,
+                debugDescription: "a slow state names its network in profile: a preset (\(presets)) or {downloadKbps, uploadKbps, latencyMs}")
+        }
+        if let name = try? container.decode(String.self, forKey: .profile) {
+            guard let preset = ThrottleProfile.builtInPresets.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .profile, in: container, debugDescription: "unknown throttling preset \"\(name)\" (one of \(presets))")
+            }
+            return preset
+        }
+        return try container.decode(ThrottleProfile.self, forKey: .profile)
     }
 }

@@ -41,7 +41,7 @@ struct ScenarioAPI: Sendable {
         router.post("/api/scenarios/reload") { _, _ in
             let scenarios = try self.live()
             do throws(ScenarioSwitchError) {
-                try scenarios.reload()
+                try await scenarios.reload()
             } catch .unreadable(let error) {
                 var details: JSONObject = ["file": .string(error.file), "field": .string(error.field)]
                 if let line = error.line { details["line"] = .integer(line) }

@@ -94,22 +94,11 @@ public final class SessionsServer: Sendable {
             return response
         }
 
-        let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
-        let app = buildApplication(
-            responder: responder, host: configuration.host, port: configuration.port, stopping: stopping,
-            onServerRunning: { port in
-                portContinuation.yield(port)
-                portContinuation.finish()
-            })
-        let serving = Task {
-            defer { portContinuation.finish() }
-            try await app.run()
-        }
+        let (port, serving) = try await runApplication(
+            responder: responder, host: configuration.host, port: configuration.port, stopping: stopping, what: "kagami serve")
         let following = Task<Void, any Error> { await self.follow() }
         running.withLock { $0 = [serving, following] }
-        for await port in portStream { return port }
-        try await serving.value
-        throw UIServerError("kagami serve could not listen on \(Authority(host: configuration.host, port: configuration.port))")
+        return port
     }
 
     public func stop() async {

@@ -74,22 +74,10 @@ public final class UIServer: Sendable {
     public func start() async throws -> Int {
         let access = UIAccessMiddleware(token: token, loopbackOnly: UIAccess.isLoopback(configuration.host), guesses: TokenGuesses(window: configuration.wrongTokenWindow))
         let router = buildRouter(routes, access: access)
-        let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
-        let app = buildApplication(
-            responder: router.buildResponder(), host: configuration.host, port: configuration.port, stopping: stopping,
-            onServerRunning: { port in
-                portContinuation.yield(port)
-                portContinuation.finish()
-            })
-        let task = Task {
-            defer { portContinuation.finish() }
-            try await app.run()
-        }
+        let (port, task) = try await runApplication(
+            responder: router.buildResponder(), host: configuration.host, port: configuration.port, stopping: stopping, what: "the web UI")
         running.withLock { $0 = task }
-        for await port in portStream { return port }
-        // The server ended before it listened: surface why.
-        try await task.value
-        throw UIServerError("the web UI could not listen on \(Authority(host: configuration.host, port: configuration.port))")
+        return port
     }
 
     public func stop() async {
@@ -158,6 +146,29 @@ func buildApplication<Responder: HTTPResponder>(
         onServerRunning: { channel in onServerRunning(channel.localAddress?.port ?? 0) },
         logger: logger
     )
+}
+
+/// Serves `responder` (`buildApplication`) in a task of its own; returns the port once it
+/// listens, and the task to cancel to stop it. When it ends before it listens, its error, or
+/// one saying that `what` could not listen.
+func runApplication<Responder: HTTPResponder>(
+    responder: Responder, host: String, port: Int, stopping: StoppingFlag, what: String
+) async throws -> (port: Int, task: Task<Void, any Error>) where Responder.Context == UIRequestContext {
+    let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
+    let app = buildApplication(
+        responder: responder, host: host, port: port, stopping: stopping,
+        onServerRunning: { port in
+            portContinuation.yield(port)
+            portContinuation.finish()
+        })
+    let task = Task {
+        defer { portContinuation.finish() }
+        try await app.run()
+    }
+    for await listening in portStream { return (listening, task) }
+    // The server ended before it listened: surface why.
+    try await task.value
+    throw UIServerError("\(what) could not listen on \(Authority(host: host, port: port))")
 }
 
 public struct UIServerError: Error, CustomStringConvertible {

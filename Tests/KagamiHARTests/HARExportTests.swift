@@ -185,6 +185,25 @@ extension HARExportTests {
         #expect(imported.first?.repeatOf == original)
         #expect(imported.first?.archiveFields == nil)
     }
+
+    @Test func theScenarioThatAnsweredAndTheRulesThatActedSurviveExportAndImport() throws {
+        var flow = FlowFixtures.getJSON()
+        flow.appliedRules = [
+            RuleApplication(name: "Rewrite 'auth'", description: "added header X-Token"),
+            .scenario("checkout-fails", operation: "POST /checkout", state: "error 503"),
+        ]
+        let archive = HARExport.archive([flow, FlowFixtures.getJSON()], creatorVersion: "0.1.0")
+        let entry = archive["log"]?["entries"]?[0]
+        let scenario = entry?["_scenario"]
+        #expect(scenario?["name"] == "checkout-fails" && scenario?["operation"] == "POST /checkout" && scenario?["state"] == "error 503")
+        let mark = entry?["_appliedRules"]?[1]
+        #expect(mark?["name"] == "Scenario 'checkout-fails'" && mark?["description"] == "POST /checkout: error 503")
+        // An exchange nothing acted on carries neither.
+        #expect(archive["log"]?["entries"]?[1]?["_appliedRules"] == nil && archive["log"]?["entries"]?[1]?["_scenario"] == nil)
+        let imported = try HARTestSupport.importAll(Array(archive.serialized().utf8))
+        #expect(imported.first?.appliedRules == flow.appliedRules)
+        #expect(imported.first?.archiveFields == nil)
+    }
 }
 
 /// Time held at breakpoints is not network time in HAR either.

@@ -42,6 +42,53 @@ import FoundationNetworking
         }
     }
 
+    @Test func withScenarioPutsOperationsInTheirStatesForOneScope() async throws {
+        let directory = try TemporaryFolder.make("kit-scenarios")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let scenarios = directory.appendingPathComponent("scenarios.yaml")
+        try Data("""
+            scenarios:
+              - name: empty-notes
+                states:
+                  - {operation: GET /notes, state: empty}
+              - name: notes-down
+                states:
+                  - {operation: POST /notes, state: error, status: 503}
+            """.utf8).write(to: scenarios)
+        try await withKagamiMock(description: Fixture.path("notes.apib"), scenarios: scenarios.path) { mock in
+            let notes = mock.baseURL.appendingPathComponent("notes")
+            #expect(try await send("GET", notes).body.contains("Buy milk"))
+            try await mock.withScenario("empty-notes") {
+                #expect(mock.scenario == "empty-notes")
+                let empty = try await send("GET", notes)
+                #expect(empty.status == 200 && empty.body == "[]")
+                #expect(try await send("POST", notes, json: #"{"title": "Buy milk"}"#).status == 201)
+            }
+            #expect(mock.scenario == nil)
+            #expect(try await send("GET", notes).body.contains("Buy milk"))
+
+            // Scopes nest, and the one before comes back even when the body throws.
+            struct Stop: Error {}
+            try await mock.withScenario("empty-notes") {
+                await #expect(throws: Stop.self) {
+                    try await mock.withScenario("notes-down") {
+                        let down = try await send("POST", notes, json: #"{"title": "Buy milk"}"#)
+                        #expect(down.status == 503 && down.body.contains("notes-down"))
+                        throw Stop()
+                    }
+                }
+                #expect(mock.scenario == "empty-notes")
+            }
+            await #expect(throws: KagamiSetupError.self) {
+                try await mock.withScenario("no-such-scenario") { Issue.record("ran under an unknown scenario") }
+            }
+
+            // Each exchange a scenario touched is marked with it.
+            let flows = try await mock.flows(count: 5)
+            #expect(flows.map { $0.appliedRules.map(\.name) } == [[], ["Scenario 'empty-notes'"], [], [], ["Scenario 'notes-down'"]])
+        }
+    }
+
     @Test func aBrokenDescriptionSaysWhereItIsBroken() async throws {
         let directory = try TemporaryFolder.make("kit")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -69,6 +69,41 @@ import FoundationNetworking
         #expect(FileManager.default.fileExists(atPath: session))
     }
 
+    @Test func withScenarioAnswersInTheScenariosStateForOneScope() async throws {
+        let origin = try await OriginServer.start()
+        defer { Task { try? await origin.stop() } }
+        let directory = try TemporaryFolder.make("kit-proxy-scenarios")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let scenarios = directory.appendingPathComponent("scenarios.yaml").path
+        try """
+            scenarios:
+              - name: profile-fails
+                states:
+                  - operation: GET /echo/profile
+                    state: error
+                    status: 503
+                    body: '{"message": "maintenance"}'
+            """.write(toFile: scenarios, atomically: true, encoding: .utf8)
+        try await withKagamiProxy(configuration: .init(scenarios: scenarios)) { proxy in
+            #expect(try await get(origin.baseURL + "/echo/profile", through: proxy).status == 200)
+            try await proxy.withScenario("profile-fails") {
+                let failed = try await get(origin.baseURL + "/echo/profile", through: proxy)
+                #expect(failed.status == 503 && failed.body == #"{"message": "maintenance"}"#)
+                #expect(try await get(origin.baseURL + "/echo/other", through: proxy).status == 200)
+            }
+            #expect(try await get(origin.baseURL + "/echo/profile", through: proxy).status == 200)
+            let flows = try await proxy.flows(count: 4)
+            #expect(flows.map { $0.appliedRules.map(\.name) } == [[], ["Scenario 'profile-fails'"], [], []])
+        }
+        // A file that doesn't read is refused at start, naming the line and field.
+        try "scenarios:\n  - name: a\n    states:\n      - {operation: GET /a, state: lodaing}\n".write(toFile: scenarios, atomically: true, encoding: .utf8)
+        await #expect {
+            try await withKagamiProxy(configuration: .init(scenarios: scenarios)) { _ in }
+        } throws: { error in
+            "\(error)".contains("scenarios.yaml:4:") && "\(error)".contains("unknown state \"lodaing\"")
+        }
+    }
+
     @Test func throttlesAsTheProfileSays() async throws {
         let origin = try await OriginServer.start()
         defer { Task { try? await origin.stop() } }

@@ -25,6 +25,9 @@ import Testing
               - operation: GET /gone
                 state: offline
                 offline: closed
+              - operation: GET /throttled
+                state: slow
+                profile: {downloadKbps: 0, uploadKbps: 0, latencyMs: 300}
         """
 
     static func playbook() throws -> Playbook {
@@ -43,6 +46,20 @@ import Testing
         try playbook.serverSends("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
         #expect(try playbook.clientReceived().hasSuffix("\r\n\r\nok"))
         #expect(playbook.sink.flows.first?.appliedRules == [RuleApplication(name: "Scenario 'states'", description: "GET /slow: loading 2 s")])
+    }
+
+    @Test func slowHoldsTheRequestForTheProfilesLatencyOnTheClock() throws {
+        let playbook = try Self.playbook()
+        defer { try? playbook.finish() }
+        try playbook.clientSends("GET /throttled HTTP/1.1\r\nHost: app.test\r\n\r\n")
+        playbook.advance(by: .milliseconds(299))
+        #expect(playbook.servers.opened.isEmpty)
+        playbook.advance(by: .milliseconds(1))
+        #expect(try playbook.serverReceived().hasPrefix("GET /throttled HTTP/1.1\r\n"))
+        try playbook.serverSends("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        #expect(try playbook.clientReceived().hasSuffix("\r\n\r\nok"))
+        #expect(playbook.sink.flows.first?.appliedRules.first == RuleApplication(
+            name: "Scenario 'states'", description: "GET /throttled: slow (unlimited down, 300 ms)"))
     }
 
     @Test func endlessLoadingNeverAsksTheServerAndEndsWhenTheClientLeaves() throws {

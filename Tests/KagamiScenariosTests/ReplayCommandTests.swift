@@ -92,6 +92,74 @@ import Testing
         }
     }
 
+    /// docs/MOCK.md's sequence for CI: an app's UI-test run recorded through the proxy, checked
+    /// with `kagami validate`, then answering the next run as the mock. A Python script (the
+    /// standard library's urllib, through `http_proxy` the first time) stands in for the app.
+    @Test func aUITestRunRecordedValidatedAndReplayedAsTheMock() async throws {
+        let folder = try TemporaryFolder.make("ui-test-run").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let environment = Self.environment(home: folder + "/home").merging(["no_proxy": "", "NO_PROXY": ""]) { _, new in new }
+        let app = """
+            import json, sys, urllib.error, urllib.request
+            base = sys.argv[1]
+            for number, path in enumerate(["/echo/feed", "/echo/feed", "/status/404"]):
+                request = urllib.request.Request(base + path, headers={"X-Call": str(number)})
+                try:
+                    with urllib.request.urlopen(request) as response:
+                        print(json.dumps([response.status, response.read().decode()]))
+                except urllib.error.HTTPError as error:
+                    print(json.dumps([error.code, error.read().decode()]))
+            """
+        let python = CommandLineClient("/usr/bin/python3")
+
+        // 1. Recorded through the proxy.
+        let origin = try await OriginServer.start()
+        defer { Task { try await origin.stop() } }
+        let session = folder + "/ui-test-run.sqlite"
+        let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--session", session], environment: environment)
+        let recorded = try await python.run(
+            ["-c", app, origin.baseURL], environment: environment.merging(["http_proxy": "http://127.0.0.1:\(proxy.port)"]) { _, new in new })
+        proxy.stop()
+        #expect(recorded.status == 0, "\(recorded.stderr)")
+        let lines = recorded.stdoutText.split(separator: "\n").compactMap { try? JSONValue(parsing: String($0)) }
+        #expect(lines.map { $0[0] } == [200, 200, 404])
+        // The origin echoes each call's own X-Call: the two feeds differ, so their order shows.
+        #expect(lines.count == 3 && lines[0][1] != lines[1][1])
+
+        // 2. Checked against the description: JUnit for the CI's report, exit 0 when it holds.
+        let description = folder + "/api.yaml"
+        try """
+            openapi: 3.1.0
+            info: {title: Origin, version: "1"}
+            paths:
+              /echo/feed:
+                get:
+                  responses:
+                    "200":
+                      description: the request, echoed
+                      content: {application/json: {schema: {type: object, required: [method, uri, headers]}}}
+              /status/{code}:
+                get:
+                  parameters: [{name: code, in: path, required: true, schema: {type: integer}}]
+                  responses:
+                    "404": {description: not found}
+            """.write(toFile: description, atomically: true, encoding: .utf8)
+        let kagami = try CommandLineClient.kagami()
+        let report = folder + "/contract.xml"
+        let validated = try await kagami.run(
+            ["validate", "--contract", "\(description)=\(origin.baseURL)", "--session", session, "--format", "junit", "--output", report], environment: environment)
+        #expect(validated.status == 0, "\(validated.stdoutText) \(validated.stderr)")
+        let junit = try String(contentsOfFile: report, encoding: .utf8)
+        #expect(junit.contains("<testsuite") && junit.contains(#"failures="0""#), "\(junit)")
+
+        // 3. The next run answered by the recording: the same statuses and bodies, in order.
+        let mock = try await KagamiProcess.start(["mock", "--port", "0", "--session", session], environment: environment)
+        defer { mock.stop() }
+        let replayed = try await python.run(["-c", app, "http://127.0.0.1:\(mock.port)"], environment: environment)
+        #expect(replayed.status == 0, "\(replayed.stderr)")
+        #expect(replayed.stdoutText == recorded.stdoutText)
+    }
+
     @Test func matchBodyComparesJSONStructurally() async throws {
         let folder = try TemporaryFolder.make("replay-body").path
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -27,7 +27,37 @@ import Testing
               - operation: GET /echo/feed
                 state: loading
                 seconds: 0.5
+              - operation: GET /bytes/{size}
+                state: slow
+                profile: {downloadKbps: 64, uploadKbps: 0, latencyMs: 200}
         """
+
+    static let description = """
+            openapi: 3.1.0
+            info: {title: Feed, version: "1"}
+            paths:
+              /echo/feed:
+                get:
+                  responses:
+                    "200":
+                      description: the feed
+                      content:
+                        application/json:
+                          example: {"items": [{"id": 1}], "next": "b"}
+              /echo/profile:
+                get:
+                  responses:
+                    "200": {description: a profile, content: {application/json: {example: {"name": "Ada"}}}}
+              /echo/gone:
+                get:
+                  responses:
+                    "200": {description: ok}
+              /bytes/{size}:
+                get:
+                  parameters: [{name: size, in: path, required: true, schema: {type: integer}}]
+                  responses:
+                    "200": {description: bytes, content: {text/plain: {example: \(String(repeating: "k", count: 8000))}}}
+            """
 
     static func environment(home: String) -> [String: String] {
         ProcessInfo.processInfo.environment.merging(["KAGAMI_HOME": home]) { _, new in new }
@@ -89,6 +119,11 @@ import Testing
         let slowBody = try JSONValue(parsing: slow.body)
         #expect(slow.status == 200 && slowBody["headers"] != [])
         #expect(try await Self.curl(via + [origin.baseURL + "/echo/profile"]).status == 200)
+        // Slow: 8000 bytes at 64 kbps (8000 bytes a second) after 200 ms, whole.
+        let throttledStart = ContinuousClock.now
+        let throttled = try await CommandLineClient.curl.run(via + ["-s", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", origin.baseURL + "/bytes/8000"])
+        #expect(ContinuousClock.now - throttledStart >= .milliseconds(1100))
+        #expect(throttled.stdoutText == "200 8000")
 
         // A broken file doesn't load: the scenario in force stays, the error says where.
         try Self.scenarios.replacingOccurrences(of: "state: loading", with: "state: lodaing").write(toFile: file, atomically: true, encoding: .utf8)
@@ -111,27 +146,7 @@ import Testing
         let file = folder + "/scenarios.yaml"
         try Self.scenarios.write(toFile: file, atomically: true, encoding: .utf8)
         let description = folder + "/api.yaml"
-        try """
-            openapi: 3.1.0
-            info: {title: Feed, version: "1"}
-            paths:
-              /echo/feed:
-                get:
-                  responses:
-                    "200":
-                      description: the feed
-                      content:
-                        application/json:
-                          example: {"items": [{"id": 1}], "next": "b"}
-              /echo/profile:
-                get:
-                  responses:
-                    "200": {description: a profile, content: {application/json: {example: {"name": "Ada"}}}}
-              /echo/gone:
-                get:
-                  responses:
-                    "200": {description: ok}
-            """.write(toFile: description, atomically: true, encoding: .utf8)
+        try Self.description.write(toFile: description, atomically: true, encoding: .utf8)
         let mock = try await KagamiProcess.start(
             ["mock", description, "--port", "0", "--session", folder + "/m.sqlite", "--scenarios", file, "--scenario", "broken"],
             environment: Self.environment(home: folder + "/home"))
@@ -144,5 +159,166 @@ import Testing
         #expect(profile.status == 503 && profile.body == #"{"message": "maintenance"}"#)
         let gone = try await Self.curl([url + "/echo/gone"])
         #expect(gone.exit == 56 && gone.status == 0)
+    }
+
+    /// The admin API's port from the mock's banner (`Admin API: http://127.0.0.1:PORT …`).
+    static func adminPort(_ output: String) -> Int? {
+        guard let range = output.range(of: #"Admin API: http://127\.0\.0\.1:\d+"#, options: .regularExpression) else { return nil }
+        return Int(output[range].split(separator: ":").last ?? "")
+    }
+
+    @Test func runningMockIsSwitchedFromTheCommandLine() async throws {
+        let folder = try TemporaryFolder.make("scenario-mock-admin").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/scenarios.yaml"
+        try Self.scenarios.write(toFile: file, atomically: true, encoding: .utf8)
+        let description = folder + "/api.yaml"
+        try Self.description.write(toFile: description, atomically: true, encoding: .utf8)
+        let environment = Self.environment(home: folder + "/home")
+        // No scenario in force at start: the description's answers.
+        let mock = try await KagamiProcess.start(
+            ["mock", description, "--port", "0", "--session", folder + "/m.sqlite", "--scenarios", file], environment: environment)
+        defer { mock.stop() }
+        let adminPort = try #require(Self.adminPort(mock.output), "\(mock.output)")
+        #expect(adminPort != mock.port)
+        let url = "http://127.0.0.1:\(mock.port)"
+        let kagami = try CommandLineClient.kagami()
+        let admin = ["--mock", "http://127.0.0.1:\(adminPort)"]
+
+        let listing = try await kagami.run(["scenario", "list"] + admin, environment: environment)
+        #expect(listing.status == 0 && listing.stdoutText.contains("  broken\n    GET /echo/feed: empty\n"), "\(listing.stdoutText) \(listing.stderr)")
+        #expect(listing.stdoutText.contains("(no scenario in force)"))
+
+        // One client connection kept open across the switch (Python's http.client, keep-alive):
+        // the first answer as described, then the scenario switched by `kagami scenario use`,
+        // then the same connection's next request in the error state.
+        let script = """
+            import http.client, json, subprocess, sys
+            connection = http.client.HTTPConnection("127.0.0.1", \(mock.port))
+            def get(path):
+                connection.request("GET", path)
+                response = connection.getresponse()
+                return response.status, response.read().decode()
+            print(json.dumps(get("/echo/profile")))
+            switched = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+            print(json.dumps([switched.returncode, switched.stdout]))
+            print(json.dumps(get("/echo/profile")))
+            print(json.dumps(get("/echo/feed")))
+            """
+        let run = try await CommandLineClient("/usr/bin/python3").run(
+            ["-c", script, try CommandLineClient.kagamiPath(), "scenario", "use", "broken"] + admin, environment: environment)
+        let lines = run.stdoutText.split(separator: "\n").map { try? JSONValue(parsing: String($0)) }
+        #expect(run.status == 0 && lines.count == 4, "\(run.stdoutText) \(run.stderr)")
+        guard lines.count == 4 else { return }
+        #expect(lines[0]?[0] == 200 && (try? JSONValue(parsing: lines[0]?[1]?.stringValue ?? "")) == ["name": "Ada"], "\(run.stdoutText)")
+        #expect(lines[1] == [0, "Scenario broken in force\n"])
+        #expect(lines[2] == [503, #"{"message": "maintenance"}"#])
+        #expect(lines[3]?[0] == 200 && (try? JSONValue(parsing: lines[3]?[1]?.stringValue ?? "")) == ["items": [], "next": "b"])
+
+        #expect(try await kagami.run(["scenario", "off"] + admin, environment: environment).status == 0)
+        #expect(try await Self.curl([url + "/echo/profile"]).status == 200)
+        let unknown = try await kagami.run(["scenario", "use", "missing"] + admin, environment: environment)
+        #expect(unknown.status == 1 && unknown.stderr.contains(#"no scenario named "missing""#), "\(unknown.stderr)")
+
+        // The admin API's rules: the token, loopback names, no cross-site change.
+        let active = "http://127.0.0.1:\(adminPort)/api/scenarios/active"
+        let put = ["-X", "PUT", "-H", "Content-Type: application/json", "--data", #"{"active":"broken"}"#]
+        #expect(try await Self.curl(put + [active]).status == 401)
+        let token = try #require(try String(contentsOfFile: folder + "/home/admin-token", encoding: .utf8).split(separator: "\n").first)
+        let bearer = ["-H", "Authorization: Bearer \(token)"]
+        #expect(try await Self.curl(put + bearer + ["-H", "Sec-Fetch-Site: cross-site", active]).status == 403)
+        #expect(try await Self.curl(put + bearer + ["-H", "Host: mock.example", active]).status == 403)
+        #expect(try await Self.curl(["-X", "PUT", "-H", "Content-Type: text/plain", "--data", #"{"active":"broken"}"#] + bearer + [active]).status == 403)
+        #expect(try await Self.curl([url + "/echo/profile"]).status == 200)
+        // Nothing of the admin API is on the port the app talks to.
+        #expect(try await Self.curl(put + bearer + [url + "/api/scenarios/active"]).status == 404)
+        #expect(try await Self.curl(put + bearer + [active]).status == 200)
+        #expect(try await Self.curl([url + "/echo/profile"]).status == 503)
+
+        // Slow, from the mock too: its 8000-byte example at 64 kbps after 200 ms, whole.
+        #expect(try await kagami.run(["scenario", "use", "slow"] + admin, environment: environment).status == 0)
+        let throttledStart = ContinuousClock.now
+        let throttled = try await Self.curl([url + "/bytes/8000"])
+        #expect(ContinuousClock.now - throttledStart >= .milliseconds(1100))
+        #expect(throttled.status == 200 && throttled.body.trimmingCharacters(in: .newlines) == String(repeating: "k", count: 8000))
+
+        // A shared capture says which scenario's state answered: the HAR's `_scenario`.
+        mock.stop()
+        let har = try await kagami.run(["export", "--session", folder + "/m.sqlite", "--format", "har"], environment: environment)
+        let entries = try JSONValue(parsing: har.stdoutText)["log"]?["entries"]?.arrayValue ?? []
+        let marked = entries.compactMap { $0["_scenario"] }
+        #expect(marked.contains(["name": "broken", "operation": "GET /echo/profile", "state": "error 503"]), "\(marked)")
+        #expect(marked.contains(["name": "slow", "operation": "GET /bytes/{size}", "state": "slow (64 kbps down, 200 ms)"]), "\(marked)")
+        let profile = entries.first { $0["_scenario"]?["state"] == "error 503" }
+        #expect(profile?["_appliedRules"]?.arrayValue?.count == 1)
+        #expect(profile?["_appliedRules"]?[0]?["name"] == "Scenario 'broken'" && profile?["_appliedRules"]?[0]?["description"] == "GET /echo/profile: error 503")
+
+    }
+
+    /// A HAR (as a browser or `kagami export` writes one) with `GET /echo/feed` answered twice.
+    static func feedArchive(host: String) -> String {
+        func entry(_ body: String) -> String {
+            let text = body.replacingOccurrences(of: "\"", with: "\\\"")
+            return """
+                {"startedDateTime": "2026-11-28T10:00:00.000Z", "time": 1,
+                 "request": {"method": "GET", "url": "http://\(host)/echo/feed", "httpVersion": "HTTP/1.1", "headers": [], "queryString": [],
+                             "cookies": [], "headersSize": -1, "bodySize": 0},
+                 "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1",
+                              "headers": [{"name": "Content-Type", "value": "application/json"}], "cookies": [],
+                              "content": {"size": \(body.utf8.count), "mimeType": "application/json", "text": "\(text)"},
+                              "redirectURL": "", "headersSize": -1, "bodySize": \(body.utf8.count)},
+                 "cache": {}, "timings": {"send": 0, "wait": 1, "receive": 0}}
+                """
+        }
+        return """
+            {"log": {"version": "1.2", "creator": {"name": "test", "version": "1"},
+                     "entries": [\(entry(#"{"items":["first"]}"#)), \(entry(#"{"items":["first","second"]}"#))]}}
+            """
+    }
+
+    @Test func recordedStateAnswersFromARecordingThroughTheProxyAndTheMock() async throws {
+        let folder = try TemporaryFolder.make("scenario-recorded").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let origin = try await OriginServer.start()
+        defer { Task { try await origin.stop() } }
+        try FileManager.default.createDirectory(atPath: folder + "/runs", withIntermediateDirectories: true)
+        try Self.feedArchive(host: "127.0.0.1:\(origin.port)").write(toFile: folder + "/runs/feed.har", atomically: true, encoding: .utf8)
+        let file = folder + "/scenarios.yaml"
+        try """
+            scenarios:
+              - name: replayed
+                states:
+                  - operation: GET /echo/feed
+                    state: recorded
+                    recording: runs/feed.har
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let environment = Self.environment(home: folder + "/home")
+        let proxy = try await KagamiProcess.start(
+            ["proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--session", folder + "/p.sqlite", "--scenarios", file, "--scenario", "replayed"],
+            environment: environment)
+        let via = ["-x", "http://127.0.0.1:\(proxy.port)"]
+        // Recorded order, then the last again; the server is not asked.
+        var bodies: [String] = []
+        for _ in 0..<3 { bodies.append(try await Self.curl(via + [origin.baseURL + "/echo/feed"]).body) }
+        #expect(bodies == [#"{"items":["first"]}"#, #"{"items":["first","second"]}"#, #"{"items":["first","second"]}"#])
+        #expect(origin.received.filter { $0.uri.hasSuffix("/echo/feed") }.isEmpty)
+        // A call the recording hasn't goes on to the server, unmarked.
+        let other = try await Self.curl(via + [origin.baseURL + "/echo/feed?page=2"])
+        let echoed = try JSONValue(parsing: other.body)
+        #expect(other.status == 200 && echoed["uri"] == "/echo/feed?page=2")
+        proxy.stop()
+        let kagami = try CommandLineClient.kagami()
+        let har = try await kagami.run(["export", "--session", folder + "/p.sqlite", "--format", "har"], environment: environment)
+        let marks = (try JSONValue(parsing: har.stdoutText)["log"]?["entries"]?.arrayValue ?? []).map { $0["_scenario"]?["state"] }
+        #expect(marks == [.string("recorded (feed.har)"), .string("recorded (feed.har)"), .string("recorded (feed.har)"), nil], "\(marks)")
+
+        // The mock answers the call from the recording too, before its description.
+        let description = folder + "/api.yaml"
+        try Self.description.write(toFile: description, atomically: true, encoding: .utf8)
+        let mock = try await KagamiProcess.start(
+            ["mock", description, "--port", "0", "--session", folder + "/m.sqlite", "--scenarios", file, "--scenario", "replayed"], environment: environment)
+        defer { mock.stop() }
+        let replayed = try await Self.curl(["-D", "-", "http://127.0.0.1:\(mock.port)/echo/feed"])
+        #expect(replayed.status == 200 && replayed.body.contains("X-Kagami-Recorded: ") && replayed.body.hasSuffix(#"{"items":["first"]}"#), "\(replayed.body)")
     }
 }

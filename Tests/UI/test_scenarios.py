@@ -11,8 +11,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -31,6 +33,11 @@ scenarios:
       - operation: GET /api/users.json
         state: error
         status: 503
+  - name: users-slow
+    states:
+      - operation: GET /api/users.json
+        state: slow
+        profile: 3G
 """
 
 
@@ -85,6 +92,18 @@ def main():
         assert status == 200 and len(json.loads(body)["users"]) == 2, (status, body)
         code, answer = api(kagami.ui, "GET", "/api/scenarios")
         assert code == 200 and answer["active"] is None, answer
+
+        # A slow state: the profile named in the panel, the real answer after its latency. The
+        # panel is drawn again after each switch: its elements are looked up afresh.
+        settled = WebDriverWait(driver, 20, ignored_exceptions=[StaleElementReferenceException])
+        section = "#scenarios section[data-scenario='users-slow']"
+        settled.until(lambda d: [row.text for row in d.find_elements(By.CSS_SELECTOR, section + " tr")] == ["GET /api/users.json slow (3G)"])
+        settled.until(lambda d: d.find_element(By.CSS_SELECTOR, section + " button").click() is None)
+        settled.until(lambda d: d.find_element(By.ID, "scenarios-state").text == "In force: users-slow")
+        started = time.monotonic()
+        status, body = fetch(kagami.proxy, users)
+        assert status == 200 and len(json.loads(body)["users"]) == 2, (status, body)
+        assert time.monotonic() - started >= 0.2, "answered before the 3G profile's 200 ms latency"
 
     tests = [test_switching_from_the_panel_acts_on_the_next_request]
     only = os.environ.get("KAGAMI_UI_ONLY")

@@ -27,7 +27,7 @@ export function mountScenarios({ container, badge }) {
       el("button", { id: "scenario-off", disabled: !doc.active, onclick: () => useScenario(null) }, "Off"));
     if (!doc.file) {
       container.replaceChildren(...[head, alert, el("p", { className: "note", id: "scenarios-none" },
-        "No scenario file is loaded. Start Kagami with --scenarios FILE (docs/SCENARIOS.md) to put operations in their empty, loading, error or offline state.")].filter(Boolean));
+        "No scenario file is loaded. Start Kagami with --scenarios FILE (docs/SCENARIOS.md) to put operations in their empty, loading, error, offline, slow or recorded state.")].filter(Boolean));
       return;
     }
     const sections = doc.scenarios.map((scenario) => el("section", { className: "rule-section", dataset: { scenario: scenario.name } },
