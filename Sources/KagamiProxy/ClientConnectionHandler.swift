@@ -152,13 +152,11 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func channelInactive(context: ChannelHandlerContext) {
         if let exchange {
-            let what = exchange.state.hasResponseStarted ? "during the response" : "before the response"
+            let error = exchange.clientLeft(resetting: streamReset)
             end(exchange)
             releaseHeld(exchange)
             exchange.upstream?.handler.delegate = nil
             exchange.upstream?.channel.close(promise: nil)
-            let message = streamReset.map { "the client reset the stream (RST_STREAM \($0.rfcName)) \(what)" } ?? "the client closed the connection \(what)"
-            let error = FlowError(.clientDisconnected, message)
             if let streamResets, streamReset != nil {
                 streamResets.reset(exchange.recorder, error: error, answered: exchange.state.hasResponseStarted)
             } else {
@@ -168,19 +166,16 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         context.fireChannelInactive()
     }
 
-    /// The client sent all it will: it half-closed (`shutdown(SHUT_WR)` after its request, as
-    /// `nc -N` and some HTTP/1.0 clients do) or closed its socket, which look the same on the
-    /// wire. A request it completed is still answered, and the connection closes after the
-    /// answer; but a client that gave up is not waited for long: when the answer hasn't begun
-    /// within `clientHalfCloseTimeout`, the exchange ends as one the client left. With nothing
-    /// complete to answer, or an exchange held at a breakpoint (no answer begins before someone
-    /// decides), the connection closes now.
+    /// The client sent all it will (`ExchangeStateMachine.clientInputClosed` decides): a request
+    /// it completed is still answered, but a client that gave up is not waited for long: when
+    /// the answer hasn't begun within `clientHalfCloseTimeout`, the exchange ends as one the
+    /// client left.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         guard let event = event as? ChannelEvent, event == .inputClosed else {
             context.fireUserInboundEventTriggered(event)
             return
         }
-        guard let exchange, exchange.state.isRequestComplete, exchange.breakpoint.heldID == nil else {
+        guard let exchange, exchange.state.clientInputClosed(held: exchange.breakpoint.heldID != nil) == .answerThenClose else {
             context.close(promise: nil)
             return
         }
@@ -399,10 +394,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     private func timedOut(_ exchange: Exchange, stalled: Bool) {
-        let within = UpstreamFailure.seconds(settings.responseTimeout)
-        let error = stalled
-            ? FlowError(.timeout, "\(exchange.target.authority) stopped reading the request for \(within)")
-            : FlowError(.timeout, "no response from \(exchange.target.authority) within \(within)")
+        let error = UpstreamFailure.silence(of: exchange.target, stalled: stalled, for: settings.responseTimeout)
         exchange.upstream?.handler.delegate = nil
         exchange.upstream?.channel.close(promise: nil)
         switch exchange.state.responseTimedOut() {

@@ -5,6 +5,7 @@ import KagamiRules
 import KagamiScenarios
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 
 /// One exchange in progress on a client connection.
 final class Exchange {
@@ -101,6 +102,14 @@ final class Exchange {
 // MARK: What goes to the client
 
 extension Exchange {
+    /// Why the exchange ended when its client went away: it reset the stream (`reset`, HTTP/2)
+    /// or closed the connection, before or during the response.
+    func clientLeft(resetting reset: HTTP2ErrorCode?) -> FlowError {
+        let when = state.hasResponseStarted ? "during the response" : "before the response"
+        let message = reset.map { "the client reset the stream (RST_STREAM \($0.rfcName)) \(when)" } ?? "the client closed the connection \(when)"
+        return FlowError(.clientDisconnected, message)
+    }
+
     /// The head of an answer Kagami gives itself (Map Local, Block List's 403, a scenario's
     /// error), and whether the connection closes after it: when the client doesn't keep it
     /// alive, the answer says `Connection: close`, or the request was not read to its end —

@@ -331,4 +331,21 @@ struct ExchangeStateMachine: Equatable {
     func responseTimedOut() -> TimeoutAction {
         hasResponseStarted ? .closeClient : .answerGatewayTimeout
     }
+
+    // MARK: The client's side closing
+
+    enum InputClosedAction: Equatable {
+        /// Nothing complete to answer, or nobody will decide in time: the connection closes now.
+        case closeNow
+        /// The request is complete: it is still answered, and the connection closes after the
+        /// answer (or when the answer hasn't begun within the half-close timeout).
+        case answerThenClose
+    }
+
+    /// The client sent all it will: it half-closed (`shutdown(SHUT_WR)` after its request, as
+    /// `nc -N` and some HTTP/1.0 clients do) or closed, which look the same on the wire.
+    /// `held`: the exchange waits at a breakpoint, where no answer begins before someone decides.
+    func clientInputClosed(held: Bool) -> InputClosedAction {
+        isRequestComplete && !held && !isFinished ? .answerThenClose : .closeNow
+    }
 }

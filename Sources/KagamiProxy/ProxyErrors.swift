@@ -92,6 +92,15 @@ enum UpstreamFailure {
         return classify(error, target: target, connectTimeout: .seconds(0)).1
     }
 
+    /// The server stayed silent for `limit`: it stopped reading the request's body (`stalled`)
+    /// or didn't answer.
+    static func silence(of target: ProxyTarget, stalled: Bool, for limit: TimeAmount) -> FlowError {
+        let within = seconds(limit)
+        return stalled
+            ? FlowError(.timeout, "\(target.authority) stopped reading the request for \(within)")
+            : FlowError(.timeout, "no response from \(target.authority) within \(within)")
+    }
+
     static func seconds(_ amount: TimeAmount) -> String {
         let ms = amount.nanoseconds / 1_000_000
         return ms % 1000 == 0 ? "\(ms / 1000) s" : "\(ms) ms"

@@ -8,7 +8,7 @@ public enum ScenarioAnswers {
     /// The error state's answer: its own body, or a problem+json body (RFC 9457) naming the
     /// scenario.
     public static func error(status: Int, body: String?, contentType: String?, scenario: String, request: FlowRequest) -> FlowResponse {
-        let reason = reasonPhrase(status)
+        let reason = HTTPStatusPhrase.phrase(for: status) ?? (status < 500 ? "Client Error" : "Server Error")
         let bytes: [UInt8]
         let type: String
         if let body {
@@ -75,24 +75,6 @@ public enum ScenarioAnswers {
             return .object(members)
         default:
             return value
-        }
-    }
-
-    static func reasonPhrase(_ status: Int) -> String {
-        switch status {
-        case 400: "Bad Request"
-        case 401: "Unauthorized"
-        case 403: "Forbidden"
-        case 404: "Not Found"
-        case 408: "Request Timeout"
-        case 409: "Conflict"
-        case 422: "Unprocessable Content"
-        case 429: "Too Many Requests"
-        case 500: "Internal Server Error"
-        case 502: "Bad Gateway"
-        case 503: "Service Unavailable"
-        case 504: "Gateway Timeout"
-        default: status < 500 ? "Client Error" : "Server Error"
         }
     }
 }

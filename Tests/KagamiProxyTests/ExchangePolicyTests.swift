@@ -226,6 +226,21 @@ import Testing
         #expect(kept.responseBody.remaining == nil)
     }
 
+    @Test func aClientLeavingSaysHowAndWhen() {
+        let exchange = exchange()
+        #expect(exchange.clientLeft(resetting: nil) == FlowError(.clientDisconnected, "the client closed the connection before the response"))
+        #expect(exchange.clientLeft(resetting: .cancel).message == "the client reset the stream (RST_STREAM CANCEL) before the response")
+        _ = exchange.state.requestEndReceived()
+        _ = exchange.state.responseHeadReceived(status: 200, collect: false)
+        #expect(exchange.clientLeft(resetting: nil).message == "the client closed the connection during the response")
+    }
+
+    @Test func aSilentServerIsNamedWithTheLimit() {
+        let target = ProxyTarget(scheme: "http", host: "127.0.0.1", port: 8080, path: "/")
+        #expect(UpstreamFailure.silence(of: target, stalled: false, for: .seconds(30)) == FlowError(.timeout, "no response from 127.0.0.1:8080 within 30 s"))
+        #expect(UpstreamFailure.silence(of: target, stalled: true, for: .milliseconds(1500)) == FlowError(.timeout, "127.0.0.1:8080 stopped reading the request for 1500 ms"))
+    }
+
     // MARK: Sending again, holding the last part
 
     @Test func aSmallRequestIsKeptToSendAgainAndABigOneIsNot() {

@@ -208,4 +208,14 @@ import Testing
         #expect(String(buffer: written) == "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n")
         _ = try channel.finish()
     }
+
+    @Test func aClientThatClosesItsSideIsAnsweredOnlyWhenItsRequestIsCompleteAndNotHeld() {
+        var machine = Machine(requestsUpgrade: false)
+        #expect(machine.clientInputClosed(held: false) == .closeNow)
+        _ = step(&machine) { $0.requestEndReceived() }
+        #expect(machine.clientInputClosed(held: false) == .answerThenClose)
+        #expect(machine.clientInputClosed(held: true) == .closeNow)
+        _ = step(&machine) { $0.finish() }
+        #expect(machine.clientInputClosed(held: false) == .closeNow)
+    }
 }
