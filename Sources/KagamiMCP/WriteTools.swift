@@ -179,6 +179,41 @@ public enum WriteTools {
                     log("released held exchange \(id.uuidString): \(body["action"]?.stringValue ?? "")")
                     return ["result": answer]
                 }),
+            KagamiTool(
+                name: "list_scenarios", title: "Scenarios",
+                summary: "The scenarios of the running proxy's scenario file (--scenarios), each with the state it puts its operations in (empty, loading, error, offline, slow, recorded), and the one in force.",
+                input: ToolSchema.object([:]),
+                output: ToolSchema.answer(["scenarios": ToolSchema.anyObject("As GET /api/scenarios gives it: the scenarios and the active one.")]),
+                needsAllowWrite: true,
+                run: { _ in
+                    ["scenarios": try await refusalsAsFailures { try await admin.send(.GET, "/api/scenarios") }]
+                }),
+            KagamiTool(
+                name: "use_scenario", title: "Put a scenario in force",
+                summary: "Puts one of the proxy's scenarios in force at once (the next matching requests get its states), or, with off, every operation as-is again.",
+                input: ToolSchema.object([
+                    "name": ToolSchema.string("The scenario's name, as list_scenarios gives it."),
+                    "off": ToolSchema.boolean("True to turn the scenario in force off (then leave name out)."),
+                ]),
+                output: ToolSchema.answer(["scenarios": ToolSchema.anyObject("The scenarios after the change, the active one included.")]),
+                needsAllowWrite: true,
+                run: { arguments in
+                    let name = arguments.string("name")
+                    let off = arguments.bool("off") ?? false
+                    guard (name == nil) == off else {
+                        throw ToolArgumentError(field: name == nil ? "name" : "off", message: "give a scenario's name, or off: true, not both")
+                    }
+                    let answer: JSONValue
+                    do {
+                        answer = try await admin.send(.PUT, "/api/scenarios/active", body: ["active": name.map(JSONValue.string) ?? .null])
+                    } catch let refusal as AdminAPI.Refusal where refusal.status == 404 || refusal.status == 400 {
+                        throw ToolArgumentError(field: "name", message: refusal.message)
+                    } catch let refusal as AdminAPI.Refusal {
+                        throw ToolFailure(refusal.message)
+                    }
+                    log(name.map { "put scenario \($0) in force" } ?? "turned the scenario in force off")
+                    return ["scenarios": answer]
+                }),
         ]
     }
 

@@ -52,7 +52,8 @@ paths:
                 properties: {id: {type: integer}, name: {type: string}}
 """
 
-WRITE_TOOLS = {"add_rule", "set_rule_enabled", "remove_rule", "repeat_exchange", "release_breakpoint", "list_rules", "list_held"}
+WRITE_TOOLS = {"add_rule", "set_rule_enabled", "remove_rule", "repeat_exchange", "release_breakpoint", "list_rules", "list_held",
+               "list_scenarios", "use_scenario"}
 
 
 class Origin(BaseHTTPRequestHandler):
@@ -90,8 +91,12 @@ class Proxy(Kagami):
         description = os.path.join(workdir, "users.yaml")
         with open(description, "w") as file:
             file.write(DESCRIPTION)
+        scenarios = os.path.join(workdir, "scenarios.yaml")
+        with open(scenarios, "w") as file:
+            file.write("scenarios:\n  - name: users-down\n    states:\n      - operation: GET /users/{id}\n        state: error\n        status: 503\n")
         super().__init__(binary, workdir, env=env,
-                         extra=["--map-local-root", self.maps, "--keep-rules-file", "--contract", f"{description}={base}"])
+                         extra=["--map-local-root", self.maps, "--keep-rules-file", "--contract", f"{description}={base}",
+                                "--scenarios", scenarios])
         # The admin API's address: the web UI's, without the page and its token.
         self.admin = re.match(r"http://[^/]+", self.ui).group(0)
 
@@ -275,6 +280,23 @@ class Suite:
         await call(session, "release_breakpoint", {"id": waiting["id"], "action": "execute", "response": {"body": '{"id": 9, "name": "edited"}'}})
         assert json.loads(await asyncio.wait_for(held_answer, 20)) == {"id": 9, "name": "edited"}
 
+    async def test_scenarios_through_the_admin_api(self, session):
+        listed = await call(session, "list_scenarios")
+        assert [s["name"] for s in listed["scenarios"]["scenarios"]] == ["users-down"], listed
+        used = await call(session, "use_scenario", {"name": "users-down"})
+        assert used["scenarios"]["active"] == "users-down", used
+        answer = json.loads(curl(self.kagami.proxy, self.base + "/users/5"))
+        assert answer["status"] == 503 and "users-down" in answer["detail"], answer
+        try:
+            await session.call_tool("use_scenario", {"name": "users-dwon"})
+        except McpError as error:
+            assert "name" in str(error) and "users-dwon" in str(error), str(error)
+        else:
+            raise AssertionError("an unknown scenario was put in force")
+        off = await call(session, "use_scenario", {"off": True})
+        assert off["scenarios"].get("active") is None, off
+        assert json.loads(curl(self.kagami.proxy, self.base + "/users/5"))["id"] == "user-5"
+
     def test_streamable_http(self):
         """`kagami mcp --http --port 0`: two clients, each its own MCP session, then SIGTERM."""
         process = subprocess.Popen([self.binary, "mcp", "--http", "--port", "0", "--session", self.kagami.session],
@@ -315,6 +337,7 @@ class Suite:
             ("arguments outside a tool's schema", self.test_arguments_outside_the_schema, ()),
             ("resources", self.test_resources, ()),
             ("rules and breakpoints through the admin API", self.test_rules_and_breakpoints_through_the_admin_api, ("--allow-write", "--proxy", self.kagami.admin)),
+            ("scenarios through the admin API", self.test_scenarios_through_the_admin_api, ("--allow-write", "--proxy", self.kagami.admin)),
         ]
         started = time.time()
         try:
