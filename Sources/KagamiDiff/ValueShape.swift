@@ -77,18 +77,25 @@ struct ValueShape: Sendable {
             for (key, member) in object {
                 // A name kept already is a name, not an id: classifying every key of every
                 // object would cost more than the rest of the body.
-                let name = namedMembers || members[key] != nil ? key : Self.memberName(key)
-                if members[name] == nil {
-                    guard members.count < Limits.members else { continue }
-                    members[name] = ValueShape()
-                }
+                guard let (name, index) = memberIndex(key, namedMembers: namedMembers) else { continue }
+                // Through the index, the member is changed where it is, not moved out and back.
                 if name == "*", !namedMembers {
-                    members[name]?.addMapEntry(member, id: id, depth: depth + 1, first: counted.insert(name).inserted)
+                    members.values[index].addMapEntry(member, id: id, depth: depth + 1, first: counted.insert(name).inserted)
                 } else {
-                    members[name]?.add(member, id: id, depth: depth + 1, namedMembers: namedMembers)
+                    members.values[index].add(member, id: id, depth: depth + 1, namedMembers: namedMembers)
                 }
             }
         }
+    }
+
+    /// The name `key` is kept under and its member's index, the member made when new; nil past
+    /// the members kept.
+    private mutating func memberIndex(_ key: String, namedMembers: Bool) -> (name: String, index: Int)? {
+        if let index = members.index(forKey: key) { return (key, index) }
+        let name = namedMembers ? key : Self.memberName(key)
+        if name != key, let index = members.index(forKey: name) { return (name, index) }
+        guard members.count < Limits.members else { return nil }
+        return (name, members.updateValue(ValueShape(), forKey: name, insertingAt: members.count).index)
     }
 
     /// One entry of an id-keyed map: its value is merged, but the member counts as present
