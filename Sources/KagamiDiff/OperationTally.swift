@@ -254,7 +254,9 @@ struct BodyTally: Sendable {
             return
         }
         if isJSON {
-            guard let value = try? JSONValue(parsing: data) else { return }
+            // Read straight into the shape; parsed into a value only when that could differ.
+            let added = data.withUnsafeBytes { bytes in json.add(json: bytes, id: id) }
+            guard !added, let value = try? JSONValue(parsing: data) else { return }
             json.add(value, id: id)
         } else {
             var object = JSONObject()

@@ -88,6 +88,78 @@ struct ValueShape: Sendable {
         }
     }
 
+    /// Adds one JSON document, read value by value from `bytes` without building it, when
+    /// pulling reads it exactly as parsing would (`JSONPullReader.readsLikeParsing`); false,
+    /// with nothing added, for a document to parse and `add` instead, or not JSON at all.
+    mutating func add(json bytes: UnsafeRawBufferPointer, id: UUID) -> Bool {
+        guard JSONPullReader.readsLikeParsing(bytes) else { return false }
+        // A checked document reads without an error.
+        do {
+            try JSONPullReader.read(bytes) { reader in try add(pulling: &reader, id: id, depth: 0) }
+        } catch {
+            assertionFailure("a document readsLikeParsing accepted failed to read: \(error)")
+        }
+        return true
+    }
+
+    /// `add(_:id:depth:namedMembers:)` for the value `reader` is at (member names are never
+    /// `namedMembers` in a body).
+    private mutating func add(pulling reader: inout JSONPullReader, id: UUID, depth: Int) throws {
+        seen += 1
+        if firstID == nil { firstID = id }
+        guard depth < Limits.depth else { return try reader.skip() }
+        switch reader.nextKind {
+        case .null:
+            _ = try reader.null()
+            nulls += 1
+            scalar.add("null", kind: .literal, id: id)
+        case .bool:
+            let flag = try reader.bool()
+            booleans += 1
+            scalar.add(flag ? "true" : "false", kind: .literal, id: id)
+        case .number:
+            let value = try reader.number()
+            numbers += 1
+            if case .integer(let number) = value {
+                scalar.add(String(number), kind: .number, id: id)
+            } else {
+                scalar.add(value.serialized(), kind: .number, id: id)
+            }
+        case .string:
+            let text = try reader.string()
+            strings += 1
+            scalar.add(text, kind: .string, id: id)
+        case .array:
+            arrays += 1
+            scalar.markVaried()
+            var count = 0
+            try reader.elements { reader in
+                if items.isEmpty { items = [ValueShape()] }
+                count += 1
+                try items[0].add(pulling: &reader, id: id, depth: depth + 1)
+            }
+            if count == 0 { emptyArrays += 1 }
+        case .object:
+            objects += 1
+            scalar.markVaried()
+            var counted = false
+            try reader.members { reader, key in
+                guard let (name, index) = memberIndex(key, namedMembers: false) else { return try reader.skip() }
+                if name == "*" {
+                    let before = members.values[index].seen
+                    try members.values[index].add(pulling: &reader, id: id, depth: depth + 1)
+                    // Present once per object, however many entries the map has.
+                    if counted { members.values[index].seen = before }
+                    counted = true
+                } else {
+                    try members.values[index].add(pulling: &reader, id: id, depth: depth + 1)
+                }
+            }
+        case nil:
+            throw reader.error("expected a value")
+        }
+    }
+
     /// The name `key` is kept under and its member's index, the member made when new; nil past
     /// the members kept.
     private mutating func memberIndex(_ key: String, namedMembers: Bool) -> (name: String, index: Int)? {
