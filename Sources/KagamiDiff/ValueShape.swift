@@ -117,6 +117,11 @@ struct ValueShape: Sendable {
             let flag = try reader.bool()
             booleans += 1
             scalar.add(flag ? "true" : "false", kind: .literal, id: id)
+        // Past its second value, a place's scalars are counted and not read.
+        case .number where scalar.varies, .string where scalar.varies:
+            if reader.nextKind == .number { numbers += 1 } else { strings += 1 }
+            try reader.skip()
+            scalar.addToVaried()
         case .number:
             let value = try reader.number()
             numbers += 1
@@ -270,6 +275,12 @@ struct ScalarTally: Sendable, Hashable {
             return
         }
         if hash != digest || count != length { varies = true }
+    }
+
+    /// A sample of a place that varies already, whose value is not needed.
+    mutating func addToVaried() {
+        assert(varies, "a value is needed while the place has had only one")
+        samples += 1
     }
 
     mutating func markVaried() {

@@ -137,8 +137,13 @@ public struct JSONPullReader {
         try number(as: "a number")
     }
 
-    /// Reads past the next value, whatever it is.
+    /// Reads past the next value, whatever it is, building nothing unless it is not valid
+    /// (then it is read again for the error).
     public mutating func skip() throws {
+        let start = reader.index
+        var names: [Range<Int>] = []
+        if reader.scanValue(depth: 0, names: &names) { return }
+        reader.index = start
         var positions: JSONSourcePositions? = nil
         _ = try reader.readValue(depth: 0, positions: &positions)
     }
