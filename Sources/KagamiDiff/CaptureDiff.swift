@@ -2,6 +2,7 @@
 import Foundation
 import KagamiFlow
 import KagamiInfer
+import Synchronization
 
 /// What changed between a capture before and one after (two builds of an app, say): the
 /// operations each calls, grouped by path template or by the description given, and what
@@ -98,17 +99,21 @@ public struct CaptureDiff: Sendable {
     /// Each host's templates, inferred from both captures' paths together: an id seen only in
     /// one capture is still a value of the same template.
     private static func templates(_ before: CaptureSummary, _ after: CaptureSummary) -> [String: PathGeneraliser.Result] {
-        var result: [String: PathGeneraliser.Result] = [:]
-        for host in Set(before.paths.keys).union(after.paths.keys) {
+        let hosts = Array(Set(before.paths.keys).union(after.paths.keys))
+        // Hosts are independent, and this runs once both captures are read: on every core.
+        let result = Mutex<[String: PathGeneraliser.Result]>([:])
+        DispatchQueue.concurrentPerform(iterations: hosts.count) { index in
+            let host = hosts[index]
             var counted = before.paths[host] ?? [:]
             counted.merge(after.paths[host] ?? [:], uniquingKeysWith: +)
             var paths: [String] = []
             for (path, count) in counted.sorted(by: { $0.key < $1.key }) {
                 paths.append(contentsOf: repeatElement(path, count: count))
             }
-            result[host] = PathGeneraliser(maximumTemplates: Int.max).generalise(paths)
+            let templates = PathGeneraliser(maximumTemplates: Int.max).generalise(paths)
+            result.withLock { $0[host] = templates }
         }
-        return result
+        return result.withLock { $0 }
     }
 
     /// A side's groups as operations, groups of one template merged in capture order.

@@ -89,9 +89,11 @@ public struct CaptureSummary: Sendable {
         var result = ""
         for segment in PathGeneraliser.segments(of: path) {
             var shown = segment
-            if PathSegmentShape.of(segment).isValue {
+            // A literal kept already was classified a word when it was kept.
+            let known = literals[prefix]?.contains(segment) == true
+            if !known, PathSegmentShape.of(segment).isValue {
                 shown = "{}"
-            } else if literals[prefix]?.contains(segment) != true {
+            } else if !known {
                 if literals[prefix, default: []].count < Self.literalsPerPrefix {
                     literals[prefix, default: []].insert(segment)
                 } else {

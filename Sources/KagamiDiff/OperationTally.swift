@@ -37,6 +37,27 @@ struct OperationTally: Sendable {
         var exchangeIDs: [UUID] = []
         var headers = FieldTallies()
         var body = BodyTally()
+
+        /// Adds an exchange answered with this status.
+        mutating func add(_ flow: Flow, grpc: GRPCExchange?, options: DiffOptions) {
+            let id = flow.id
+            count += 1
+            if exchangeIDs.count < OperationTally.keptIDs { exchangeIDs.append(id) }
+            guard let response = flow.response else { return }
+            headers.total += 1
+            var responseSeen: Set<String> = []
+            for field in response.headers {
+                let lowered = field.name.lowercased()
+                guard !HeaderSelection.ignoredInResponses(lowered) else { continue }
+                headers.add(name: field.name, value: field.value, id: id, counting: responseSeen.insert(lowered).inserted)
+            }
+            if let messages = grpc?.response?.messages {
+                body.addMediaType(response.headers["content-type"], size: response.body.size, id: id)
+                for message in messages { body.addMessage(message, id: id) }
+            } else if !flow.isWebSocket {
+                body.add(response.body, headers: response.headers, id: id, limit: options.maximumBodyBytes)
+            }
+        }
     }
 
     struct Measure: Sendable {
@@ -75,26 +96,10 @@ struct OperationTally: Sendable {
         }
 
         let key = Self.statusKey(of: flow, grpc: grpc)
-        var status = statuses[key] ?? StatusTally()
-        status.count += 1
-        if status.exchangeIDs.count < Self.keptIDs { status.exchangeIDs.append(id) }
-        if let response = flow.response {
-            sizes.append(Measure(value: Double(response.body.size), id: id))
-            status.headers.total += 1
-            var responseSeen: Set<String> = []
-            for field in response.headers {
-                let lowered = field.name.lowercased()
-                guard !HeaderSelection.ignoredInResponses(lowered) else { continue }
-                status.headers.add(name: field.name, value: field.value, id: id, counting: responseSeen.insert(lowered).inserted)
-            }
-            if let messages = grpc?.response?.messages {
-                status.body.addMediaType(response.headers["content-type"], size: response.body.size, id: id)
-                for message in messages { status.body.addMessage(message, id: id) }
-            } else if !flow.isWebSocket {
-                status.body.add(response.body, headers: response.headers, id: id, limit: options.maximumBodyBytes)
-            }
-        }
-        statuses[key] = status
+        if let response = flow.response { sizes.append(Measure(value: Double(response.body.size), id: id)) }
+        // Changed where it is: a copy taken out and put back would copy every shape it holds.
+        let index = statuses.index(forKey: key) ?? statuses.updateValue(StatusTally(), forKey: key, insertingAt: statuses.count).index
+        statuses.values[index].add(flow, grpc: grpc, options: options)
 
         for message in flowMessages where message.opcode == .text {
             guard message.data.count <= options.maximumBodyBytes, let value = try? JSONValue(parsing: message.data) else { continue }
@@ -160,7 +165,11 @@ struct OperationTally: Sendable {
     static func formFields(_ text: String) -> [(String, String)] {
         text.split(separator: "&").map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            func decode(_ s: Substring) -> String { s.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s) }
+            func decode(_ s: Substring) -> String {
+                // Most names and values have nothing to decode; Foundation's decoding costs.
+                guard s.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else { return String(s) }
+                return s.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s)
+            }
             return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
         }
     }
@@ -187,12 +196,15 @@ struct FieldTallies: Sendable {
 
     mutating func add(name: String, value: String, id: UUID, counting: Bool) {
         let key = name.lowercased()
-        if fields[key] == nil {
+        let index: Int
+        if let found = fields.index(forKey: key) {
+            index = found
+        } else {
             guard fields.count < Self.maximum else { return }
-            fields[key] = Field(name: name, firstID: id)
+            index = fields.updateValue(Field(name: name, firstID: id), forKey: key, insertingAt: fields.count).index
         }
-        if counting { fields[key]?.seen += 1 }
-        fields[key]?.value.add(value, kind: .text, id: id)
+        if counting { fields.values[index].seen += 1 }
+        fields.values[index].value.add(value, kind: .text, id: id)
     }
 
     mutating func merge(_ other: FieldTallies) {
@@ -242,7 +254,9 @@ struct BodyTally: Sendable {
             return
         }
         if isJSON {
-            guard let value = try? JSONValue(parsing: data) else { return }
+            // Read straight into the shape; parsed into a value only when that could differ.
+            let added = data.withUnsafeBytes { bytes in json.add(json: bytes, id: id) }
+            guard !added, let value = try? JSONValue(parsing: data) else { return }
             json.add(value, id: id)
         } else {
             var object = JSONObject()

@@ -77,18 +77,102 @@ struct ValueShape: Sendable {
             for (key, member) in object {
                 // A name kept already is a name, not an id: classifying every key of every
                 // object would cost more than the rest of the body.
-                let name = namedMembers || members[key] != nil ? key : Self.memberName(key)
-                if members[name] == nil {
-                    guard members.count < Limits.members else { continue }
-                    members[name] = ValueShape()
-                }
+                guard let (name, index) = memberIndex(key, namedMembers: namedMembers) else { continue }
+                // Through the index, the member is changed where it is, not moved out and back.
                 if name == "*", !namedMembers {
-                    members[name]?.addMapEntry(member, id: id, depth: depth + 1, first: counted.insert(name).inserted)
+                    members.values[index].addMapEntry(member, id: id, depth: depth + 1, first: counted.insert(name).inserted)
                 } else {
-                    members[name]?.add(member, id: id, depth: depth + 1, namedMembers: namedMembers)
+                    members.values[index].add(member, id: id, depth: depth + 1, namedMembers: namedMembers)
                 }
             }
         }
+    }
+
+    /// Adds one JSON document, read value by value from `bytes` without building it, when
+    /// pulling reads it exactly as parsing would (`JSONPullReader.readsLikeParsing`); false,
+    /// with nothing added, for a document to parse and `add` instead, or not JSON at all.
+    mutating func add(json bytes: UnsafeRawBufferPointer, id: UUID) -> Bool {
+        guard JSONPullReader.readsLikeParsing(bytes) else { return false }
+        // A checked document reads without an error.
+        do {
+            try JSONPullReader.read(bytes) { reader in try add(pulling: &reader, id: id, depth: 0) }
+        } catch {
+            assertionFailure("a document readsLikeParsing accepted failed to read: \(error)")
+        }
+        return true
+    }
+
+    /// `add(_:id:depth:namedMembers:)` for the value `reader` is at (member names are never
+    /// `namedMembers` in a body).
+    private mutating func add(pulling reader: inout JSONPullReader, id: UUID, depth: Int) throws {
+        seen += 1
+        if firstID == nil { firstID = id }
+        guard depth < Limits.depth else { return try reader.skip() }
+        switch reader.nextKind {
+        case .null:
+            _ = try reader.null()
+            nulls += 1
+            scalar.add("null", kind: .literal, id: id)
+        case .bool:
+            let flag = try reader.bool()
+            booleans += 1
+            scalar.add(flag ? "true" : "false", kind: .literal, id: id)
+        // Past its second value, a place's scalars are counted and not read.
+        case .number where scalar.varies, .string where scalar.varies:
+            if reader.nextKind == .number { numbers += 1 } else { strings += 1 }
+            try reader.skip()
+            scalar.addToVaried()
+        case .number:
+            let value = try reader.number()
+            numbers += 1
+            if case .integer(let number) = value {
+                scalar.add(String(number), kind: .number, id: id)
+            } else {
+                scalar.add(value.serialized(), kind: .number, id: id)
+            }
+        case .string:
+            let text = try reader.string()
+            strings += 1
+            scalar.add(text, kind: .string, id: id)
+        case .array:
+            arrays += 1
+            scalar.markVaried()
+            var count = 0
+            try reader.elements { reader in
+                if items.isEmpty { items = [ValueShape()] }
+                count += 1
+                try items[0].add(pulling: &reader, id: id, depth: depth + 1)
+            }
+            if count == 0 { emptyArrays += 1 }
+        case .object:
+            objects += 1
+            scalar.markVaried()
+            var counted = false
+            try reader.members { reader, key in
+                guard let (name, index) = memberIndex(key, namedMembers: false) else { return try reader.skip() }
+                if name == "*" {
+                    let before = members.values[index].seen
+                    try members.values[index].add(pulling: &reader, id: id, depth: depth + 1)
+                    // Present once per object, however many entries the map has.
+                    if counted { members.values[index].seen = before }
+                    counted = true
+                } else {
+                    try members.values[index].add(pulling: &reader, id: id, depth: depth + 1)
+                }
+            }
+        case nil:
+            throw reader.error("expected a value")
+        }
+    }
+
+    /// The name `key` is kept under and its member's index, the member made when new; nil past
+    /// the members kept.
+    private mutating func memberIndex(_ key: String, namedMembers: Bool) -> (name: String, index: Int)? {
+        if let index = members.index(forKey: key) { return (key, index) }
+        let name = namedMembers ? key : Self.memberName(key)
+        if name != key, let index = members.index(forKey: name) { return (name, index) }
+        guard members.count < Limits.members else { return nil }
+        return (name, members.updateValue(ValueShape(), forKey: name, insertingAt: members.count).index)
     }
 
     /// One entry of an id-keyed map: its value is merged, but the member counts as present
@@ -191,6 +275,12 @@ struct ScalarTally: Sendable, Hashable {
             return
         }
         if hash != digest || count != length { varies = true }
+    }
+
+    /// A sample of a place that varies already, whose value is not needed.
+    mutating func addToVaried() {
+        assert(varies, "a value is needed while the place has had only one")
+        samples += 1
     }
 
     mutating func markVaried() {

@@ -30,7 +30,8 @@ public enum PathSegmentShape: String, Sendable, Hashable, CaseIterable {
 
     /// Classifies a segment as it appears in the URL (percent-encoded or not).
     public static func of(_ rawSegment: some StringProtocol) -> PathSegmentShape {
-        let segment = String(rawSegment).removingPercentEncoding ?? String(rawSegment)
+        // Foundation's decoding is the dearest step here, and most segments have nothing to decode.
+        let segment = rawSegment.utf8.contains(UInt8(ascii: "%")) ? String(rawSegment).removingPercentEncoding ?? String(rawSegment) : String(rawSegment)
         let scalars = Array(segment.unicodeScalars)
         guard !scalars.isEmpty else { return .word }
         if isVersionOrAPIWord(segment) { return .word }

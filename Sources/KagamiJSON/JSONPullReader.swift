@@ -112,8 +112,38 @@ public struct JSONPullReader {
         return true
     }
 
-    /// Reads past the next value, whatever it is.
+    /// The JSON type of the next value, read by `members`, `elements`, `string`, `number`,
+    /// `bool` or `null`; nil when no value can start here.
+    public var nextKind: Kind? {
+        guard let byte = peek else { return nil }
+        return switch byte {
+        case UInt8(ascii: "{"): .object
+        case UInt8(ascii: "["): .array
+        case UInt8(ascii: "\""): .string
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): .bool
+        case UInt8(ascii: "n"): .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): .number
+        default: nil
+        }
+    }
+
+    public enum Kind: Sendable {
+        case object, array, string, number, bool, null
+    }
+
+    /// A number as `JSONValue(parsing:)` reads it: `.integer` when written without a fraction or
+    /// exponent and it fits an `Int`, else `.number`.
+    public mutating func number() throws -> JSONValue {
+        try number(as: "a number")
+    }
+
+    /// Reads past the next value, whatever it is, building nothing unless it is not valid
+    /// (then it is read again for the error).
     public mutating func skip() throws {
+        let start = reader.index
+        var names: [Range<Int>] = []
+        if reader.scanValue(depth: 0, names: &names) { return }
+        reader.index = start
         var positions: JSONSourcePositions? = nil
         _ = try reader.readValue(depth: 0, positions: &positions)
     }
@@ -143,5 +173,153 @@ public struct JSONPullReader {
             throw reader.error("expected \(what), found \(reader.describeCurrent())")
         }
         return try reader.readNumber()
+    }
+}
+
+extension JSONPullReader {
+    /// True when `bytes` is one JSON document that a reader pulling every value gets exactly as
+    /// `JSONValue(parsing:)` would build it: valid, nested no deeper than parsing allows, and no
+    /// object naming a member twice (parsing keeps the last value where the first stood) or
+    /// escaping a member's name. Nothing is built. False says only "parse it instead": it is
+    /// also the answer for objects of very many members.
+    public static func readsLikeParsing(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var check = JSONReader(bytes: bytes.assumingMemoryBound(to: UInt8.self))
+        var names: [Range<Int>] = []
+        check.skipWhitespace()
+        guard check.scanValue(depth: 0, names: &names) else { return false }
+        check.skipWhitespace()
+        return check.index == check.bytes.count
+    }
+}
+
+extension JSONReader {
+    /// Past this many members, an object is left to the parser (names are compared pairwise).
+    static let scannedMembers = 64
+
+    /// Reads past one value as `readValue` would read it, without building it; false where
+    /// `readValue` would throw, and where pulling would not see what it builds (see
+    /// `JSONPullReader.readsLikeParsing`). `names`: the member names of the objects open.
+    mutating func scanValue(depth: Int, names: inout [Range<Int>]) -> Bool {
+        guard depth < Self.maximumDepth, index < bytes.count else { return false }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return scanObject(depth: depth, names: &names)
+        case UInt8(ascii: "["): return scanArray(depth: depth, names: &names)
+        case UInt8(ascii: "\""): return scanString(escapes: true)
+        case UInt8(ascii: "t"): return (try? readLiteral("true")) != nil
+        case UInt8(ascii: "f"): return (try? readLiteral("false")) != nil
+        case UInt8(ascii: "n"): return (try? readLiteral("null")) != nil
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return scanNumber()
+        default: return false
+        }
+    }
+
+    private mutating func scanObject(depth: Int, names: inout [Range<Int>]) -> Bool {
+        index += 1
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return true
+        }
+        let first = names.count
+        defer { names.removeSubrange(first...) }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return false }
+            let start = index + 1
+            guard scanString(escapes: false) else { return false }
+            let name = start..<(index - 1)
+            guard names.count - first < Self.scannedMembers else { return false }
+            for other in names[first...] where other.count == name.count && bytes[other].elementsEqual(bytes[name]) {
+                return false
+            }
+            names.append(name)
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return false }
+            index += 1
+            skipWhitespace()
+            guard scanValue(depth: depth + 1, names: &names) else { return false }
+            skipWhitespace()
+            guard index < bytes.count else { return false }
+            switch bytes[index] {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "}"): index += 1; return true
+            default: return false
+            }
+        }
+    }
+
+    private mutating func scanArray(depth: Int, names: inout [Range<Int>]) -> Bool {
+        index += 1
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return true
+        }
+        while true {
+            skipWhitespace()
+            guard scanValue(depth: depth + 1, names: &names) else { return false }
+            skipWhitespace()
+            guard index < bytes.count else { return false }
+            switch bytes[index] {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "]"): index += 1; return true
+            default: return false
+            }
+        }
+    }
+
+    /// A string as `readString` accepts it (any bytes but unescaped control characters; an
+    /// escape one of its ten forms); `escapes: false` refuses any escape.
+    private mutating func scanString(escapes: Bool) -> Bool {
+        index += 1
+        while index < bytes.count {
+            let b = bytes[index]
+            if b == UInt8(ascii: "\"") {
+                index += 1
+                return true
+            } else if b == UInt8(ascii: "\\") {
+                guard escapes, index + 1 < bytes.count else { return false }
+                switch bytes[index + 1] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                     UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    index += 2
+                case UInt8(ascii: "u"):
+                    index += 2
+                    // A lone or broken surrogate is repaired, not refused: four hex digits is all.
+                    guard (try? readHex4()) != nil else { return false }
+                default:
+                    return false
+                }
+            } else if b < 0x20 {
+                return false
+            } else {
+                index += 1
+            }
+        }
+        return false
+    }
+
+    /// A number as `readNumber` accepts it.
+    private mutating func scanNumber() -> Bool {
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count, isDigit(bytes[index]) else { return false }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+            if index < bytes.count, isDigit(bytes[index]) { return false }
+        } else {
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else { return false }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < bytes.count, isDigit(bytes[index]) else { return false }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        return true
     }
 }

@@ -791,7 +791,10 @@ public final class SQLiteFlowStore: FlowStore {
             throw FlowStoreError("flow \(row.id) in \(path) has unreadable metadata: \(error)")
         }
         if bodies {
-            for body in try BodyRow.filter(BodyRow.Columns.flowId == row.id).fetchAll(db) {
+            // One prepared statement for every flow read: compiling the query again for each
+            // flow of a page cost more than reading its bodies.
+            let statement = try db.cachedStatement(sql: "SELECT * FROM body WHERE flowId = ?")
+            for body in try BodyRow.fetchAll(statement, arguments: [row.id]) {
                 var data: Data? = body.data
                 if let offset = body.logOffset, let length = body.logLength {
                     let place = SessionBodyLog.Place(offset: offset, length: length, checksum: body.logChecksum.map { UInt64(bitPattern: $0) })
@@ -873,6 +876,27 @@ struct FlowRow: Codable, FetchableRecord, PersistableRecord {
     }
 }
 
+// Rows read by column rather than through `Decodable`: reading a session's pages, GRDB's
+// record decoder cost more than SQLite's reading of the rows.
+extension FlowRow {
+    init(row: Row) throws {
+        seq = try row.decode(forColumn: "seq")
+        id = try row.decode(forColumn: "id")
+        mode = try row.decode(forColumn: "mode")
+        startedAt = try row.decode(forColumn: "startedAt")
+        method = try row.decode(forColumn: "method")
+        url = try row.decode(forColumn: "url")
+        host = try row.decode(forColumn: "host")
+        status = try row.decode(forColumn: "status")
+        requestSize = try row.decode(forColumn: "requestSize")
+        responseSize = try row.decode(forColumn: "responseSize")
+        duration = try row.decode(forColumn: "duration")
+        error = try row.decode(forColumn: "error")
+        metadata = try row.decode(forColumn: "metadata")
+        repeatOf = try row.decode(forColumn: "repeatOf")
+    }
+}
+
 struct BodyRow: Codable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "body"
     var flowId: String
@@ -885,6 +909,17 @@ struct BodyRow: Codable, FetchableRecord, PersistableRecord {
 
     enum Columns {
         static let flowId = Column(CodingKeys.flowId)
+    }
+}
+
+extension BodyRow {
+    init(row: Row) throws {
+        flowId = try row.decode(forColumn: "flowId")
+        part = try row.decode(forColumn: "part")
+        data = try row.decode(forColumn: "data")
+        logOffset = try row.decode(forColumn: "logOffset")
+        logLength = try row.decode(forColumn: "logLength")
+        logChecksum = try row.decode(forColumn: "logChecksum")
     }
 }
 
