@@ -150,6 +150,10 @@ public final class SQLiteFlowStore: FlowStore {
         self.maximumPendingMessages = maximumPendingMessages
         var configuration = Configuration()
         configuration.label = "kagami.session"
+        // Another writer of the file (a store being let go still committing, a second process
+        // opening a session a proxy records into) holds the lock for a transaction's time: wait
+        // for it rather than fail with "database is locked".
+        configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             // NORMAL in WAL mode: a committed transaction survives the process being killed;
             // only power loss can take the last ones.
