@@ -59,7 +59,9 @@ def main():
     users = f"http://127.0.0.1:{server.server_address[1]}/api/users.json"
     kagami = Kagami(binary, workdir, extra=["--scenarios", scenarios, "--scenario", "empty-users"])
     driver = browser()
-    wait = WebDriverWait(driver, 20)
+    # The panel and the toolbar are drawn again after each switch: every wait looks elements up
+    # afresh and takes a redraw between lookup and use as "not yet".
+    wait = WebDriverWait(driver, 20, ignored_exceptions=[StaleElementReferenceException])
     passed, failed = 0, []
 
     def badge():
@@ -74,32 +76,29 @@ def main():
         assert status == 200 and json.loads(body) == {"users": [], "total": 2}, (status, body)
 
         driver.find_element(By.ID, "view-scenarios").click()
-        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#scenarios section[data-scenario='users-fail'] button"))
-        rows = driver.find_elements(By.CSS_SELECTOR, "#scenarios section[data-scenario='users-fail'] tr")
-        assert [row.text for row in rows] == ["GET /api/users.json error 503"], [row.text for row in rows]
-        driver.find_element(By.CSS_SELECTOR, "#scenarios section[data-scenario='users-fail'] button").click()
+        failing = "#scenarios section[data-scenario='users-fail']"
+        wait.until(lambda d: [row.text for row in d.find_elements(By.CSS_SELECTOR, failing + " tr")] == ["GET /api/users.json error 503"])
+        wait.until(lambda d: d.find_element(By.CSS_SELECTOR, failing + " button").click() is None)
         wait.until(lambda d: d.find_element(By.ID, "scenarios-state").text == "In force: users-fail")
-        assert badge() == "users-fail"
+        wait.until(lambda d: badge() == "users-fail")
         status, body = fetch(kagami.proxy, users)
         assert status == 503 and "Scenario users-fail puts GET /api/users.json in its error state." in body, (status, body)
         os.makedirs(SHOTS, exist_ok=True)
         driver.save_screenshot(os.path.join(SHOTS, "scenarios-panel.png"))
 
-        driver.find_element(By.ID, "scenario-off").click()
+        wait.until(lambda d: d.find_element(By.ID, "scenario-off").click() is None)
         wait.until(lambda d: d.find_element(By.ID, "scenarios-state").text == "No scenario in force")
-        assert badge() == ""
+        wait.until(lambda d: badge() == "")
         status, body = fetch(kagami.proxy, users)
         assert status == 200 and len(json.loads(body)["users"]) == 2, (status, body)
         code, answer = api(kagami.ui, "GET", "/api/scenarios")
         assert code == 200 and answer["active"] is None, answer
 
-        # A slow state: the profile named in the panel, the real answer after its latency. The
-        # panel is drawn again after each switch: its elements are looked up afresh.
-        settled = WebDriverWait(driver, 20, ignored_exceptions=[StaleElementReferenceException])
+        # A slow state: the profile named in the panel, the real answer after its latency.
         section = "#scenarios section[data-scenario='users-slow']"
-        settled.until(lambda d: [row.text for row in d.find_elements(By.CSS_SELECTOR, section + " tr")] == ["GET /api/users.json slow (3G)"])
-        settled.until(lambda d: d.find_element(By.CSS_SELECTOR, section + " button").click() is None)
-        settled.until(lambda d: d.find_element(By.ID, "scenarios-state").text == "In force: users-slow")
+        wait.until(lambda d: [row.text for row in d.find_elements(By.CSS_SELECTOR, section + " tr")] == ["GET /api/users.json slow (3G)"])
+        wait.until(lambda d: d.find_element(By.CSS_SELECTOR, section + " button").click() is None)
+        wait.until(lambda d: d.find_element(By.ID, "scenarios-state").text == "In force: users-slow")
         started = time.monotonic()
         status, body = fetch(kagami.proxy, users)
         assert status == 200 and len(json.loads(body)["users"]) == 2, (status, body)
