@@ -394,19 +394,10 @@ struct OpenAPIValuesReader {
     /// schema without one. Others (to other files, with siblings) are left to OpenAPIKit.
     private func reference(_ value: JSONValue, at keyPath: [String]) throws(ValuesReaderRefusal) -> String? {
         guard let members = value.objectValue, let written = members["$ref"] else { return nil }
-        guard members.count == 1, let reference = written.stringValue, reference.hasPrefix("#/components/schemas/"),
-              Self.isComponentName(reference.utf8.dropFirst("#/components/schemas/".utf8.count)) else {
+        guard members.count == 1, let reference = written.stringValue, SchemaTranslation.isComponentSchemaReference(reference) else {
             throw ValuesReaderRefusal(reason: "a reference this reader doesn't follow", path: keyPath)
         }
         return reference
-    }
-
-    /// Component names as OpenAPI allows them: `^[a-zA-Z0-9.\-_]+$`.
-    private static func isComponentName(_ name: Substring.UTF8View) -> Bool {
-        !name.isEmpty && name.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == 0x2E || byte == 0x2D || byte == 0x5F
-        }
     }
 
     /// The object, or the component it refers to (`#/components/<kind>/<name>`).
@@ -415,7 +406,7 @@ struct OpenAPIValuesReader {
         guard let written = members["$ref"] else { return members }
         let prefix = "#/components/\(kind)/"
         guard members.count == 1, let reference = written.stringValue, reference.hasPrefix(prefix),
-              Self.isComponentName(reference.utf8.dropFirst(prefix.utf8.count)),
+              SchemaTranslation.isComponentName(reference.utf8.dropFirst(prefix.utf8.count)),
               let target = components[kind]?[String(reference.dropFirst(prefix.count))]?.objectValue,
               target["$ref"] == nil else {
             throw ValuesReaderRefusal(reason: "a reference this reader doesn't follow", path: keyPath)
@@ -427,7 +418,7 @@ struct OpenAPIValuesReader {
     /// `JSONEncoder` writes them).
     private func exampleForm(_ value: JSONValue, at keyPath: [String]) throws(ValuesReaderRefusal) -> JSONValue {
         guard !value.isNull else { throw ValuesReaderRefusal(reason: "a null example", path: keyPath) }
-        return try forms.example(value, at: keyPath)
+        return SchemaTranslation.example(value)
     }
 
     private func object(_ value: JSONValue, at keyPath: [String]) throws(ValuesReaderRefusal) -> JSONObject {
@@ -457,11 +448,11 @@ struct OpenAPIValuesReader {
 }
 
 /// Schemas and examples in the form OpenAPIKit gives them back (a 3.0 schema as 3.1, members
-/// in name order), each distinct value made once.
+/// in name order), each distinct value made once: translated keyword by keyword
+/// (`SchemaTranslation`), or by OpenAPIKit when the translation leaves it.
 final class SchemaForms {
     private let format: ContractFormat
     private var schemas: [JSONValue: JSONValue] = [:]
-    private var examples: [JSONValue: JSONValue] = [:]
 
     init(format: ContractFormat) {
         self.format = format
@@ -472,12 +463,20 @@ final class SchemaForms {
         return try prepare([schema], at: keyPath)[0]
     }
 
-    /// The forms of these schemas, decoded together as the component schemas of a document.
-    /// The forms of these schemas: those not made yet are decoded together as the component
-    /// schemas of documents of a thousand each, on all cores.
+    /// The forms of these schemas: those not made yet are translated, and those the translation
+    /// leaves are decoded together as the component schemas of documents of a thousand each,
+    /// on all cores.
     func prepare(_ values: [JSONValue], at keyPath: [String]) throws(ValuesReaderRefusal) -> [JSONValue] {
+        var untranslated: [JSONValue] = []
+        for value in values where schemas[value] == nil {
+            if let form = SchemaTranslation.form(of: value, format: format) {
+                schemas[value] = form
+            } else {
+                untranslated.append(value)
+            }
+        }
         var seen: Set<JSONValue> = []
-        let pending = values.filter { schemas[$0] == nil && seen.insert($0).inserted }
+        let pending = untranslated.filter { seen.insert($0).inserted }
         let batch = 1000
         let parts = (pending.count + batch - 1) / batch
         let made = Mutex<[[JSONValue]?]>(Array(repeating: nil, count: parts))
@@ -541,7 +540,8 @@ final class SchemaForms {
         _ = try? prepare(found, at: ["paths"])
     }
 
-    private static func decoded(_ members: JSONObject, format: ContractFormat) throws -> [String: JSONValue] {
+    /// The forms OpenAPIKit gives these schemas, decoded as the component schemas of a document.
+    static func decoded(_ members: JSONObject, format: ContractFormat) throws -> [String: JSONValue] {
         guard !members.isEmpty else { return [:] }
         let document: JSONValue = [
             "openapi": .string(format == .openAPI30 ? "3.0.3" : "3.1.0"),
@@ -558,14 +558,5 @@ final class SchemaForms {
         var result: [String: JSONValue] = [:]
         for (key, schema) in schemas { result[key.rawValue] = OpenAPIContractBuilder.json(schema) }
         return result
-    }
-
-    func example(_ value: JSONValue, at keyPath: [String]) throws(ValuesReaderRefusal) -> JSONValue {
-        if let made = examples[value] { return made }
-        guard let made = OpenAPIContractBuilder.json(OpenAPIValueDecoder.anyCodable(value)) else {
-            throw ValuesReaderRefusal(reason: "an example OpenAPIKit doesn't give back", path: keyPath)
-        }
-        examples[value] = made
-        return made
     }
 }
