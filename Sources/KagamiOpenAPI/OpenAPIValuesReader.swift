@@ -32,6 +32,10 @@ struct OpenAPIValuesReader {
     private var inliner = ComponentSchemaInliner(componentSchemas: [:])
     private var annotations: [Annotation] = []
     private var operationIds: Set<String> = []
+    /// Payload schemas that are a `$ref` to a component (most of a large description's), by
+    /// the reference: inlined once, with the example written from them once, shared with the
+    /// component's data structure.
+    private var referenced: [String: (schema: JSONValue, example: JSONValue?)] = [:]
 
     static let methods = ["get", "post", "patch", "put", "delete", "head", "options", "trace"]
 
@@ -133,7 +137,12 @@ struct OpenAPIValuesReader {
         contract.groups = groups
         progress?(ReadingProgress(stage: "schemas", total: schemas.count))
         contract.dataStructures = schemas.map { name, schema in
-            DataStructure(component: name, schema: schema, resolved: inliner.resolved(schema), locator: locator)
+            if let shared = inliner.sharedComponent(name) {
+                let example = referenced["#/components/schemas/" + name]?.example ?? JSONSchemaExample.example(for: shared)
+                return DataStructure(component: name, schema: schema, resolved: shared, example: example, locator: locator)
+            }
+            let resolved = inliner.resolved(schema)
+            return DataStructure(component: name, schema: schema, resolved: resolved, example: JSONSchemaExample.example(for: resolved), locator: locator)
         }
         contract.annotations = annotations
         return contract
@@ -345,8 +354,18 @@ struct OpenAPIValuesReader {
             throw ValuesReaderRefusal(reason: "both example and examples", path: keyPath)
         }
         var base = MessagePayload(headers: [Header(name: "Content-Type", value: mediaType)] + headers, sourceLocation: locator.location(of: keyPath))
+        var reference: String?
         if let schema = content["schema"] {
-            base.schema = try inliner.resolved(referenceOrForm(schema, at: keyPath + ["schema"]))
+            reference = try self.reference(schema, at: keyPath + ["schema"])
+            if let reference {
+                base.schema = referenced[reference]?.schema ?? {
+                    let resolved = inliner.resolved(["$ref": .string(reference)])
+                    referenced[reference] = (resolved, nil)
+                    return resolved
+                }()
+            } else {
+                base.schema = try inliner.resolved(forms.form(of: schema, at: keyPath + ["schema"]))
+            }
             base.schemaSource = .schema
             base.schemaDialect = OpenAPIReader.schemaDialect
             base.schemaPointer = JSONPointer.string(keyPath + ["schema"])
@@ -374,7 +393,14 @@ struct OpenAPIValuesReader {
         if result.isEmpty {
             var payload = base
             if let schema = base.schema {
-                payload.body = OpenAPIContractBuilder.body(JSONSchemaExample.example(for: schema), mediaType: mediaType)
+                let example: JSONValue
+                if let reference, let known = referenced[reference]?.example {
+                    example = known
+                } else {
+                    example = JSONSchemaExample.example(for: schema)
+                    if let reference { referenced[reference]?.example = example }
+                }
+                payload.body = OpenAPIContractBuilder.body(example, mediaType: mediaType)
                 payload.bodySource = .schema
             }
             result.append(("", payload))

@@ -158,8 +158,16 @@ import Testing
     func documentsWithTheseSchemasReadAlike(version: String, format: ContractFormat) throws {
         let own = format == .openAPI30 ? Self.openAPI30 : Self.openAPI31
         let left = Self.leftToOpenAPIKit.filter { $0.1 == format }.map(\.0)
-        var components: [String] = [#""Money": {"type": "object", "properties": {"amount": {"type": "number"}}}"#]
-        var paths: [String] = []
+        // Components that refer back to themselves are inlined apart from those that don't.
+        var components: [String] = [
+            #""Money": {"type": "object", "properties": {"amount": {"type": "number"}}}"#,
+            ##""Tree": {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/components/schemas/Tree"}}}}"##,
+            ##""Left": {"type": "object", "properties": {"right": {"$ref": "#/components/schemas/Right"}}}"##,
+            ##""Right": {"type": "object", "properties": {"left": {"$ref": "#/components/schemas/Left"}, "money": {"$ref": "#/components/schemas/Money"}}}"##,
+        ]
+        var paths: [String] = ["Money", "Tree", "Left", "Right"].map { name in
+            ##""/\##(name)": {"get": {"responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/\##(name)"}}}}}}}"##
+        }
         for (index, schema) in (Self.common + own + left).enumerated() {
             components.append(#""S\#(index)": \#(schema)"#)
             paths.append(#"""
