@@ -149,7 +149,32 @@ import Testing
         let texts = [#""text""#, "12", "12.5", "2.0", "1e20", "true", #"[1, 2.0, "a"]"#, #"{"z": {"b": 1, "a": null}, "A": 1}"#]
         for text in texts {
             let value = try Self.parsed(text)
-            #expect(SchemaTranslation.example(value) == OpenAPIContractBuilder.json(OpenAPIValueDecoder.anyCodable(value)), "\(text)")
+            // OpenAPIKit holds an example as it holds any other: `AnyCodable`.
+            let expected = try Self.openAPIKitForm(["example": value], format: .openAPI31)?["examples"]?[0]
+            #expect(SchemaTranslation.example(value) == expected, "\(text)")
+        }
+    }
+
+    /// Every schema of the benchmark's generated description is translated, none left to OpenAPIKit.
+    @Test(arguments: ["3.0.3", "3.1.0"])
+    func generatedDescriptionsAreTranslatedWhole(version: String) throws {
+        let (raw, _) = try OpenAPISource.read(try OpenAPIValuesReaderTests.generated(paths: 30, version: version, format: "json"))
+        let format: ContractFormat = version.hasPrefix("3.0") ? .openAPI30 : .openAPI31
+        var schemas = Array((raw["components"]?["schemas"]?.objectValue ?? [:]).values)
+        func collect(_ value: JSONValue) {
+            switch value {
+            case .object(let members):
+                for (key, member) in members {
+                    if key == "schema" { schemas.append(member) } else { collect(member) }
+                }
+            case .array(let items): items.forEach(collect)
+            default: break
+            }
+        }
+        collect(raw["paths"] ?? .null)
+        #expect(schemas.count > 100)
+        for schema in schemas {
+            #expect(SchemaTranslation.form(of: schema, format: format) != nil, "\(schema.serialized())")
         }
     }
 
