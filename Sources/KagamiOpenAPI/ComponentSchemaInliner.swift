@@ -30,6 +30,13 @@ struct ComponentSchemaInliner {
         return result
     }
 
+    /// Component `name` inlined as `resolved` inlines a `$ref` to it, when that is also what
+    /// inlining its own schema gives (it refers back to itself nowhere); nil otherwise.
+    func sharedComponent(_ name: String) -> JSONValue? {
+        guard let target = componentSchemas[name] else { return nil }
+        return sharedInlined(name, target, depth: 1)?.schema
+    }
+
     /// What inlining one schema has gathered.
     private struct Inlining {
         /// Schemas referred to from inside themselves, by name.

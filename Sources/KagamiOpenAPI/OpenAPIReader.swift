@@ -334,7 +334,8 @@ struct OpenAPIContractBuilder {
         contract.groups = groups
         progress?(ReadingProgress(stage: "schemas", total: inliner.componentSchemas.count))
         contract.dataStructures = inliner.componentSchemas.map { name, schema in
-            DataStructure(component: name, schema: schema, resolved: resolved(schema), locator: locator)
+            let resolved = resolved(schema)
+            return DataStructure(component: name, schema: schema, resolved: resolved, example: JSONSchemaExample.example(for: resolved), locator: locator)
         }
         contract.annotations = annotations
         return contract
@@ -550,11 +551,11 @@ struct OpenAPIContractBuilder {
 
 extension DataStructure {
     /// Component schema `name` as a data structure: `resolved` is `schema` with its references
-    /// inlined; the example is written from it.
-    init(component name: String, schema: JSONValue, resolved: JSONValue, locator: SourceLocator) {
+    /// inlined; `example` is written from it.
+    init(component name: String, schema: JSONValue, resolved: JSONValue, example: JSONValue, locator: SourceLocator) {
         self.init(
             name: name, description: schema["description"]?.stringValue ?? "",
-            example: JSONSchemaExample.example(for: resolved), schema: resolved,
+            example: example, schema: resolved,
             sourceLocation: locator.location(of: ["components", "schemas", name]))
     }
 }

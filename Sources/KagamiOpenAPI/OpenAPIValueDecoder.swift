@@ -14,11 +14,6 @@ import Synchronization
 import Yams
 
 enum OpenAPIValueDecoder {
-    /// The value as OpenAPIKit decodes an example or an extension: `AnyCodable`.
-    static func anyCodable(_ value: JSONValue) -> AnyCodable {
-        AnyCodable(ValueDecoder.anyValue(value))
-    }
-
     /// `progress` hears how many of the paths and component schemas have been decoded.
     static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue, progress: ReadingProgress.Report? = nil) throws -> T {
         let count = progress.map { DecodedCount(of: value, report: $0) }

@@ -32,6 +32,10 @@ struct OpenAPIValuesReader {
     private var inliner = ComponentSchemaInliner(componentSchemas: [:])
     private var annotations: [Annotation] = []
     private var operationIds: Set<String> = []
+    /// Payload schemas that are a `$ref` to a component (most of a large description's), by
+    /// the reference: inlined once, with the example written from them once, shared with the
+    /// component's data structure.
+    private var referenced: [String: (schema: JSONValue, example: JSONValue?)] = [:]
 
     static let methods = ["get", "post", "patch", "put", "delete", "head", "options", "trace"]
 
@@ -133,7 +137,12 @@ struct OpenAPIValuesReader {
         contract.groups = groups
         progress?(ReadingProgress(stage: "schemas", total: schemas.count))
         contract.dataStructures = schemas.map { name, schema in
-            DataStructure(component: name, schema: schema, resolved: inliner.resolved(schema), locator: locator)
+            if let shared = inliner.sharedComponent(name) {
+                let example = referenced["#/components/schemas/" + name]?.example ?? JSONSchemaExample.example(for: shared)
+                return DataStructure(component: name, schema: schema, resolved: shared, example: example, locator: locator)
+            }
+            let resolved = inliner.resolved(schema)
+            return DataStructure(component: name, schema: schema, resolved: resolved, example: JSONSchemaExample.example(for: resolved), locator: locator)
         }
         contract.annotations = annotations
         return contract
@@ -345,8 +354,18 @@ struct OpenAPIValuesReader {
             throw ValuesReaderRefusal(reason: "both example and examples", path: keyPath)
         }
         var base = MessagePayload(headers: [Header(name: "Content-Type", value: mediaType)] + headers, sourceLocation: locator.location(of: keyPath))
+        var reference: String?
         if let schema = content["schema"] {
-            base.schema = try inliner.resolved(referenceOrForm(schema, at: keyPath + ["schema"]))
+            reference = try self.reference(schema, at: keyPath + ["schema"])
+            if let reference {
+                base.schema = referenced[reference]?.schema ?? {
+                    let resolved = inliner.resolved(["$ref": .string(reference)])
+                    referenced[reference] = (resolved, nil)
+                    return resolved
+                }()
+            } else {
+                base.schema = try inliner.resolved(forms.form(of: schema, at: keyPath + ["schema"]))
+            }
             base.schemaSource = .schema
             base.schemaDialect = OpenAPIReader.schemaDialect
             base.schemaPointer = JSONPointer.string(keyPath + ["schema"])
@@ -374,7 +393,14 @@ struct OpenAPIValuesReader {
         if result.isEmpty {
             var payload = base
             if let schema = base.schema {
-                payload.body = OpenAPIContractBuilder.body(JSONSchemaExample.example(for: schema), mediaType: mediaType)
+                let example: JSONValue
+                if let reference, let known = referenced[reference]?.example {
+                    example = known
+                } else {
+                    example = JSONSchemaExample.example(for: schema)
+                    if let reference { referenced[reference]?.example = example }
+                }
+                payload.body = OpenAPIContractBuilder.body(example, mediaType: mediaType)
                 payload.bodySource = .schema
             }
             result.append(("", payload))
@@ -394,19 +420,10 @@ struct OpenAPIValuesReader {
     /// schema without one. Others (to other files, with siblings) are left to OpenAPIKit.
     private func reference(_ value: JSONValue, at keyPath: [String]) throws(ValuesReaderRefusal) -> String? {
         guard let members = value.objectValue, let written = members["$ref"] else { return nil }
-        guard members.count == 1, let reference = written.stringValue, reference.hasPrefix("#/components/schemas/"),
-              Self.isComponentName(reference.utf8.dropFirst("#/components/schemas/".utf8.count)) else {
+        guard members.count == 1, let reference = written.stringValue, SchemaTranslation.isComponentSchemaReference(reference) else {
             throw ValuesReaderRefusal(reason: "a reference this reader doesn't follow", path: keyPath)
         }
         return reference
-    }
-
-    /// Component names as OpenAPI allows them: `^[a-zA-Z0-9.\-_]+$`.
-    private static func isComponentName(_ name: Substring.UTF8View) -> Bool {
-        !name.isEmpty && name.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == 0x2E || byte == 0x2D || byte == 0x5F
-        }
     }
 
     /// The object, or the component it refers to (`#/components/<kind>/<name>`).
@@ -415,7 +432,7 @@ struct OpenAPIValuesReader {
         guard let written = members["$ref"] else { return members }
         let prefix = "#/components/\(kind)/"
         guard members.count == 1, let reference = written.stringValue, reference.hasPrefix(prefix),
-              Self.isComponentName(reference.utf8.dropFirst(prefix.utf8.count)),
+              SchemaTranslation.isComponentName(reference.utf8.dropFirst(prefix.utf8.count)),
               let target = components[kind]?[String(reference.dropFirst(prefix.count))]?.objectValue,
               target["$ref"] == nil else {
             throw ValuesReaderRefusal(reason: "a reference this reader doesn't follow", path: keyPath)
@@ -427,7 +444,7 @@ struct OpenAPIValuesReader {
     /// `JSONEncoder` writes them).
     private func exampleForm(_ value: JSONValue, at keyPath: [String]) throws(ValuesReaderRefusal) -> JSONValue {
         guard !value.isNull else { throw ValuesReaderRefusal(reason: "a null example", path: keyPath) }
-        return try forms.example(value, at: keyPath)
+        return SchemaTranslation.example(value)
     }
 
     private func object(_ value: JSONValue, at keyPath: [String]) throws(ValuesReaderRefusal) -> JSONObject {
@@ -457,11 +474,11 @@ struct OpenAPIValuesReader {
 }
 
 /// Schemas and examples in the form OpenAPIKit gives them back (a 3.0 schema as 3.1, members
-/// in name order), each distinct value made once.
+/// in name order), each distinct value made once: translated keyword by keyword
+/// (`SchemaTranslation`), or by OpenAPIKit when the translation leaves it.
 final class SchemaForms {
     private let format: ContractFormat
     private var schemas: [JSONValue: JSONValue] = [:]
-    private var examples: [JSONValue: JSONValue] = [:]
 
     init(format: ContractFormat) {
         self.format = format
@@ -472,12 +489,20 @@ final class SchemaForms {
         return try prepare([schema], at: keyPath)[0]
     }
 
-    /// The forms of these schemas, decoded together as the component schemas of a document.
-    /// The forms of these schemas: those not made yet are decoded together as the component
-    /// schemas of documents of a thousand each, on all cores.
+    /// The forms of these schemas: those not made yet are translated, and those the translation
+    /// leaves are decoded together as the component schemas of documents of a thousand each,
+    /// on all cores.
     func prepare(_ values: [JSONValue], at keyPath: [String]) throws(ValuesReaderRefusal) -> [JSONValue] {
+        var untranslated: [JSONValue] = []
+        for value in values where schemas[value] == nil {
+            if let form = SchemaTranslation.form(of: value, format: format) {
+                schemas[value] = form
+            } else {
+                untranslated.append(value)
+            }
+        }
         var seen: Set<JSONValue> = []
-        let pending = values.filter { schemas[$0] == nil && seen.insert($0).inserted }
+        let pending = untranslated.filter { seen.insert($0).inserted }
         let batch = 1000
         let parts = (pending.count + batch - 1) / batch
         let made = Mutex<[[JSONValue]?]>(Array(repeating: nil, count: parts))
@@ -541,7 +566,8 @@ final class SchemaForms {
         _ = try? prepare(found, at: ["paths"])
     }
 
-    private static func decoded(_ members: JSONObject, format: ContractFormat) throws -> [String: JSONValue] {
+    /// The forms OpenAPIKit gives these schemas, decoded as the component schemas of a document.
+    static func decoded(_ members: JSONObject, format: ContractFormat) throws -> [String: JSONValue] {
         guard !members.isEmpty else { return [:] }
         let document: JSONValue = [
             "openapi": .string(format == .openAPI30 ? "3.0.3" : "3.1.0"),
@@ -558,14 +584,5 @@ final class SchemaForms {
         var result: [String: JSONValue] = [:]
         for (key, schema) in schemas { result[key.rawValue] = OpenAPIContractBuilder.json(schema) }
         return result
-    }
-
-    func example(_ value: JSONValue, at keyPath: [String]) throws(ValuesReaderRefusal) -> JSONValue {
-        if let made = examples[value] { return made }
-        guard let made = OpenAPIContractBuilder.json(OpenAPIValueDecoder.anyCodable(value)) else {
-            throw ValuesReaderRefusal(reason: "an example OpenAPIKit doesn't give back", path: keyPath)
-        }
-        examples[value] = made
-        return made
     }
 }
