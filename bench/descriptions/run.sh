@@ -117,5 +117,12 @@ row() { # NAME BINARY FILE PATH
         if [ -n "${BEFORE:-}" ]; then row "before: big.$input" "$BEFORE" "$WORK/big.$input" "$path"; fi
         row "after: big.$input" "$KAGAMI" "$WORK/big.$input" "$path"
     done
-} | tee "$OUT"
+} > "$WORK/section.md"
+cat "$WORK/section.md"
+# A day's file keeps every run: a later run is added as a section of its own.
+if [ -s "$OUT" ]; then
+    { echo; sed '1s/^# .*/## Run of '"$(date -u +%H:%M)"' UTC/' "$WORK/section.md"; } >> "$OUT"
+else
+    cp "$WORK/section.md" "$OUT"
+fi
 echo "written to $OUT"

@@ -7,7 +7,7 @@
 # Usage: bench/diff/run.sh [COUNT]   (default 100,000)
 # Environment: RUNS (default 3); SESSIONS=DIRECTORY keeps the generated sessions there and
 # reuses them when they hold COUNT exchanges; KAGAMI=binary skips the build of kagami.
-# Writes bench/results/diff-YYYY-MM-DD.md.
+# Writes bench/results/diff-YYYY-MM-DD.md (a later run of the day is added to it as a section).
 set -e
 cd "$(dirname "$0")/../.."
 COUNT=${1:-100000}
@@ -65,5 +65,12 @@ mkdir -p bench/results
     printf "%s" "$ROWS"
     echo
     echo "Findings of the last run by kind: $KINDS."
-} >"bench/results/diff-$DATE.md"
-cat "bench/results/diff-$DATE.md"
+} >"$WORK/section.md"
+cat "$WORK/section.md"
+# A day's file keeps every run: a later run is added as a section of its own.
+OUT="bench/results/diff-$DATE.md"
+if [ -s "$OUT" ]; then
+    { echo; sed '1s/^# .*/## Run of '"$(date -u +%H:%M)"' UTC/' "$WORK/section.md"; } >> "$OUT"
+else
+    cp "$WORK/section.md" "$OUT"
+fi
