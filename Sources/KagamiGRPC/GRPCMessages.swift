@@ -68,7 +68,6 @@ public struct GRPCExchange: Sendable, Hashable {
         return type == "application/grpc" || type.hasPrefix("application/grpc+")
     }
 
-    /// `nil` when the flow is not a gRPC call.
     /// `nil` when the flow is not a gRPC call. With a `schema` that has the method, each
     /// message is also read as the method's input or output type.
     public init?(flow: Flow, responseTrailers: HeaderFields? = nil, schema: ProtobufSchema? = nil) {
