@@ -75,7 +75,11 @@ final class Exchange {
 
     /// The request body read so far, when the whole request was collected for a hook.
     var collectedRequestBody: ByteBuffer? {
-        guard state.isRequestComplete else { return nil }
+        state.isRequestComplete ? pendingBody : nil
+    }
+
+    /// The body parts waiting to go to the server, joined.
+    private var pendingBody: ByteBuffer {
         var body = ByteBuffer()
         for case .body(.byteBuffer(var part)) in pendingParts { body.writeBuffer(&part) }
         return body
@@ -177,8 +181,7 @@ extension Exchange {
     /// The whole request as it stands to be held at a breakpoint (what the rules made of it),
     /// recorded afresh, as the rules may or may not have recorded it already.
     func requestToHold() -> FlowRequest {
-        var body = ByteBuffer()
-        for case .body(.byteBuffer(var part)) in pendingParts { body.writeBuffer(&part) }
+        let body = pendingBody
         let request = FlowRequest(
             method: upstreamHead.method.rawValue, scheme: target.scheme, host: target.host,
             port: target.port, target: upstreamHead.uri, version: recorder.flow.request.version,

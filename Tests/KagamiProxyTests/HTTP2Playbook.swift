@@ -88,13 +88,7 @@ final class HTTP2Playbook {
 
     /// What the proxy wrote to server connection `index`.
     func serverReceived(_ index: Int) throws -> String {
-        loop.run()
-        var text = ""
-        while let data = try servers.opened[index].readOutbound(as: IOData.self) {
-            guard case .byteBuffer(let buffer) = data else { continue }
-            text += String(buffer: buffer)
-        }
-        return text
+        try servers.received(index)
     }
 
     /// Server connection `index` sends these bytes.
@@ -113,7 +107,7 @@ final class HTTP2Playbook {
     func finish() throws {
         if client.isActive { _ = try client.finish(acceptAlreadyClosed: true) }
         if proxy.isActive { _ = try proxy.finish(acceptAlreadyClosed: true) }
-        for server in servers.opened where server.isActive { _ = try server.finish(acceptAlreadyClosed: true) }
+        try servers.finish()
     }
 }
 

@@ -94,13 +94,7 @@ final class Playbook {
 
     /// What the proxy wrote to server connection `index` since the last call.
     func serverReceived(_ index: Int = 0) throws -> String {
-        loop.run()
-        var text = ""
-        while let data = try server(index).readOutbound(as: IOData.self) {
-            guard case .byteBuffer(let buffer) = data else { continue }
-            text += String(buffer: buffer)
-        }
-        return text
+        try servers.received(index)
     }
 
     /// Server connection `index` sends these bytes.
@@ -123,7 +117,7 @@ final class Playbook {
 
     func finish() throws {
         if client.isActive { _ = try client.finish(acceptAlreadyClosed: true) }
-        for server in servers.opened where server.isActive { _ = try server.finish(acceptAlreadyClosed: true) }
+        try servers.finish()
     }
 }
 
@@ -172,4 +166,19 @@ final class PlaybookServers: UpstreamSource {
 
     /// Connections back from their exchanges and open, for the next ones.
     var idleCount: Int { idle.count }
+
+    /// What the proxy wrote to connection `index` since the last call.
+    func received(_ index: Int) throws -> String {
+        loop.run()
+        var text = ""
+        while let data = try opened[index].readOutbound(as: IOData.self) {
+            guard case .byteBuffer(let buffer) = data else { continue }
+            text += String(buffer: buffer)
+        }
+        return text
+    }
+
+    func finish() throws {
+        for server in opened where server.isActive { _ = try server.finish(acceptAlreadyClosed: true) }
+    }
 }
