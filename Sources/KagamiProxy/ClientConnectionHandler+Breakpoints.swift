@@ -22,79 +22,25 @@ struct ExchangeBreakpoint {
     var stopsAtResponse: Bool { stops?.response ?? false }
 }
 
-// Holding never blocks the event loop: the handler stops at a point where it would otherwise
-// go on (connect upstream, write the response) and picks up from there when the decision comes
-// back through `Breakpoints`, hopping onto this channel's loop.
 extension ClientConnectionHandler {
-    /// The whole request has been read and the rules ran: it waits, and so do client reads.
-    func holdRequest(_ exchange: Exchange, position: Int) {
-        pauseClientReads()
-        exchange.breakpoint.hookPosition = position
-        let request = exchange.requestToHold()
-        exchange.state.holdAtRequestBreakpoint()
-        hold(exchange, phase: .request, request: request, response: nil)
-    }
-
-    /// The whole response has arrived and the rules ran: the server connection is let go
-    /// while the client waits.
-    func holdResponse(_ exchange: Exchange, position: Int) {
-        guard let response = exchange.collectedFlowResponse else { return }
-        exchange.breakpoint.hookPosition = position
-        exchange.state.holdAtResponseBreakpoint()
-        exchange.disarmTimeout()
-        if let upstream = exchange.upstream {
-            upstream.handler.delegate = nil
-            if exchange.state.isRequestComplete && exchange.upstreamKeepAlive {
-                pool.release(upstream)
-            } else {
-                upstream.channel.close(promise: nil)
-            }
-            exchange.upstream = nil
-        }
-        hold(exchange, phase: .response, request: exchange.recorder.requestSoFar, response: response)
-    }
-
-    private func hold(_ exchange: Exchange, phase: HeldExchange.Phase, request: FlowRequest, response: FlowResponse?) {
-        guard let context else { return }
+    /// The exchange waits at a breakpoint: the breakpoints are told, and their decision comes
+    /// back on this connection's loop to the exchange (`Exchange.resolved`).
+    func hold(_ held: HeldExchange, of exchange: Exchange, on loop: any EventLoop) {
         let breakpoints = settings.breakpoints
-        let id = UUID()
-        let now = Date()
-        exchange.breakpoint.heldID = id
-        exchange.breakpoint.heldSince = now
-        exchange.breakpoint.phase = phase
-        let held = HeldExchange(
-            id: id, flowID: exchange.recorder.flow.id, phase: phase, heldAt: now, request: request, response: response,
-            locations: exchange.breakpoint.stops?.locations ?? [])
-        let loop = context.eventLoop
+        let id = held.id
         let parties = NIOLoopBound((handler: self, exchange: exchange), eventLoop: loop)
         breakpoints.hold(held) { resolution in
-            loop.execute { parties.value.handler.resume(parties.value.exchange, id: id, with: resolution) }
-        }
-        if let seconds = breakpoints.autoContinueSeconds {
-            exchange.breakpoint.autoContinue = loop.scheduleTask(in: .nanoseconds(Int64(seconds * 1e9))) {
-                breakpoints.autoContinue(id)
+            loop.execute {
+                let (handler, exchange) = parties.value
+                guard handler.context != nil, exchange.breakpoint.heldID == id else { return }
+                exchange.breakpoint.autoContinue?.cancel()
+                handler.execute(exchange.resolved(resolution, id: id, hooks: handler.settings.hooks), for: exchange)
             }
         }
-    }
-
-    /// The client left while its exchange was held: nobody is waiting for a decision any more.
-    func releaseHeld(_ exchange: Exchange) {
-        guard let id = exchange.breakpoint.heldID else { return }
-        exchange.breakpoint.heldID = nil
-        exchange.breakpoint.autoContinue?.cancel()
-        settings.breakpoints.release(id)
-    }
-
-    private func resume(_ exchange: Exchange, id: UUID, with resolution: BreakpointResolution) {
-        guard !exchange.state.isFinished, exchange.breakpoint.heldID == id, context != nil else { return }
-        exchange.breakpoint.autoContinue?.cancel()
-        switch exchange.resolve(resolution, at: Date()) {
-        case .fail(let error):
-            respondWithError(exchange, status: .badGateway, error: error)
-        case .continueRequest(let position):
-            continueRequest(exchange, after: position)
-        case .continueResponse(let position):
-            continueResponse(exchange, after: position)
+        if let seconds = breakpoints.autoContinueSeconds {
+            exchange.breakpoint.autoContinue = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(seconds * 1e9))) {
+                breakpoints.autoContinue(id)
+            }
         }
     }
 }

@@ -13,13 +13,11 @@ import KagamiScenarios
 struct ConnectionContext: Sendable {
     var mode: ProxyServer.Mode
     var captureLimit: Int
-    var connectTimeout: TimeAmount
-    var responseTimeout: TimeAmount
+    /// How long connecting, the server's answer and a half-closed client's answer may take.
+    var timeouts: ExchangeTimeouts
     /// No complete request head for this long (after connecting or after the last exchange):
     /// the connection is closed.
     var clientIdleTimeout: TimeAmount
-    /// How long the server's answer may take to begin once the client closed its side.
-    var clientHalfCloseTimeout: TimeAmount
     /// Set when HTTPS interception is on.
     var identities: InterceptionIdentities?
     var sslProxying: LiveSSLProxying
@@ -94,7 +92,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             },
             expired: { [weak self] in
                 guard let self, let exchange = self.exchange else { return }
-                self.timedOut(exchange, stalled: exchange.timeoutStalled)
+                self.execute(exchange.responseTimedOut(), for: exchange)
             })
         clientAddress = context.channel.remoteAddress?.authorityText
     }
@@ -114,29 +112,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             beginExchange(head, context: context)
         case .body(let buffer):
             guard let exchange else { return }
-            switch exchange.state.requestBodyReceived() {
-            case .forward:
-                exchange.recorder.requestBodyPart(buffer)
-                send(.body(.byteBuffer(buffer)), in: exchange)
-            case .collect:
-                exchange.pendingParts.append(.body(.byteBuffer(buffer)))
-                if exchange.collectedRequestGrew(by: buffer.readableBytes) { runRequestHooks(exchange, from: 0) }
-            case .discard:
-                break
-            }
+            execute(exchange.clientSentBody(buffer, hooks: settings.hooks), for: exchange)
         case .end(let trailers):
             guard let exchange else { return }
-            switch exchange.state.requestEndReceived() {
-            case .forward:
-                send(.end(trailers), in: exchange)
-            case .answerLocally:
-                if let answer = exchange.localAnswer { answerLocally(exchange, with: answer) }
-            case .decideCollected:
-                exchange.pendingParts.append(.end(trailers))
-                runRequestHooks(exchange, from: 0)
-            case .ignore:
-                break
-            }
+            execute(exchange.clientSentEnd(trailers, hooks: settings.hooks), for: exchange)
         }
     }
 
@@ -152,11 +131,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func channelInactive(context: ChannelHandlerContext) {
         if let exchange {
-            let error = exchange.clientLeft(resetting: streamReset)
-            end(exchange)
-            releaseHeld(exchange)
-            exchange.upstream?.handler.delegate = nil
-            exchange.upstream?.channel.close(promise: nil)
+            let (commands, error) = exchange.clientClosed(resetting: streamReset)
+            execute(commands, for: exchange)
             if let streamResets, streamReset != nil {
                 streamResets.reset(exchange.recorder, error: error, answered: exchange.state.hasResponseStarted)
             } else {
@@ -166,24 +142,16 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         context.fireChannelInactive()
     }
 
-    /// The client sent all it will (`ExchangeStateMachine.clientInputClosed` decides): a request
-    /// it completed is still answered, but a client that gave up is not waited for long: when
-    /// the answer hasn't begun within `clientHalfCloseTimeout`, the exchange ends as one the
-    /// client left.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         guard let event = event as? ChannelEvent, event == .inputClosed else {
             context.fireUserInboundEventTriggered(event)
             return
         }
-        guard let exchange, exchange.state.clientInputClosed(held: exchange.breakpoint.heldID != nil) == .answerThenClose else {
+        guard let exchange else {
             context.close(promise: nil)
             return
         }
-        exchange.clientKeepAlive = false
-        context.eventLoop.assumeIsolated().scheduleTask(in: settings.clientHalfCloseTimeout) { [weak self] in
-            guard let self, self.exchange === exchange, !exchange.state.hasResponseStarted else { return }
-            self.context?.close(promise: nil)
-        }
+        execute(exchange.clientInputClosed(), for: exchange)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -231,98 +199,105 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             context.channel.getOption(HTTP2StreamChannelOptions.streamID).assumeIsolated().whenSuccess { id = Int($0) }
             if let id { recorder.setStream(id) }
         }
-        let exchange = Exchange(recorder: recorder, target: target, upstreamHead: upstreamHead, clientHead: head)
+        let exchange = Exchange(recorder: recorder, target: target, upstreamHead: upstreamHead, clientHead: head, timeouts: settings.timeouts)
         self.exchange = exchange
-        if settings.hooks.requestHead(exchange) {
-            // A hook (a breakpoint, a Rewrite Body rule) decides the request at its end, with its body.
-            exchange.state.collectRequest()
-            if exchange.state.expectsContinue {
-                // The proxy reads the body before any server is asked: it tells the client to
-                // send it, and the server gets it whole, with nothing left to agree to.
-                exchange.upstreamHead.headers.remove(name: "expect")
-                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
+        execute(exchange.begin(hooks: settings.hooks), for: exchange)
+    }
+
+    // MARK: Carrying out what the exchange decides
+
+    /// Carries out `commands` for `exchange`, in order (`ExchangeCommand`).
+    func execute(_ commands: [ExchangeCommand], for exchange: Exchange) {
+        for command in commands { execute(command, for: exchange) }
+    }
+
+    private func execute(_ command: ExchangeCommand, for exchange: Exchange) {
+        // What needs no connection is carried out even once the client's is gone.
+        switch command {
+        case .ended:
+            return ended(exchange)
+        case .letServerGo(let reuse):
+            guard let upstream = exchange.upstream else { return }
+            exchange.upstream = nil
+            upstream.handler.delegate = nil
+            if reuse { pool.release(upstream) } else { upstream.channel.close(promise: nil) }
+            return
+        case .record(let flow, let then):
+            guard !then.isEmpty, let loop = context?.eventLoop else { return settings.hooks.ended(flow) }
+            let parties = NIOLoopBound((handler: self, exchange: exchange, then: then), eventLoop: loop)
+            settings.hooks.ended(flow) {
+                loop.execute { parties.value.handler.execute(parties.value.then, for: parties.value.exchange) }
             }
             return
-        }
-        runRequestHooks(exchange, from: 0)
-    }
-
-    /// The request hooks from `index` on (`ExchangeHooks.runRequest`), and what they leave it
-    /// to: once all let the request go, it goes to the server (and the client's reads wait
-    /// until the server connection takes it).
-    func runRequestHooks(_ exchange: Exchange, from index: Int) {
-        guard !exchange.state.isFinished else { return }
-        switch settings.hooks.runRequest(exchange, from: index) {
-        case .connect:
-            pauseClientReads()
-            connectUpstream(exchange)
-        case .answer(let response):
-            answerLocally(exchange, with: response)
-        case .drop(let reason):
-            end(exchange)
-            settings.hooks.ended(exchange.recorder.finish(error: FlowError(.aborted, reason)))
-            context?.close(promise: nil)
-        case .reset(let reason):
-            end(exchange)
-            settings.hooks.ended(exchange.recorder.finish(error: FlowError(.connectionReset, reason)))
-            resetClientConnection()
-        case .wait:
-            pauseClientReads()
-        case .holdAtBreakpoint(let position):
-            holdRequest(exchange, position: position)
-        case .delay(let latency, let position):
-            guard let context else { return }
-            pauseClientReads()
-            context.eventLoop.assumeIsolated().scheduleTask(in: latency) { [weak self] in
-                self?.continueRequest(exchange, after: position)
-            }
-        }
-    }
-
-    /// A hook that held the request (a breakpoint, throttling's latency) lets it go on.
-    func continueRequest(_ exchange: Exchange, after position: Int) {
-        guard !exchange.state.isFinished else { return }
-        runRequestHooks(exchange, from: position + 1)
-    }
-
-    /// Answers with a response the rules made (Map Local, 403), once the request is read.
-    private func answerLocally(_ exchange: Exchange, with response: FlowResponse) {
-        guard exchange.state.answerLocally() == .answerNow else {
-            exchange.localAnswer = response
-            return
+        case .releaseHold(let id):
+            exchange.breakpoint.autoContinue?.cancel()
+            return settings.breakpoints.release(id)
+        default:
+            break
         }
         guard let context else { return }
-        // Throttling's latency comes before a local answer too (the hooks stopped before it).
-        if let latency = exchange.takeThrottleLatency() {
-            pauseClientReads()
-            context.eventLoop.assumeIsolated().scheduleTask(in: latency) { [weak self] in
-                guard !exchange.state.isFinished else { return }
-                self?.answerLocally(exchange, with: response)
+        switch command {
+        case .toClient(let part):
+            context.write(wrapOutboundOut(part), promise: nil)
+        case .flushClient:
+            context.flush()
+        case .endResponse(let trailers, let close):
+            let written = context.writeAndFlush(wrapOutboundOut(.end(trailers)))
+            if close { written.assumeIsolated().whenComplete { _ in context.close(promise: nil) } }
+        case .answer(let head, let body, let close, let throttle):
+            guard context.channel.isActive else { return }
+            ThrottleHandler.shapingClientWrites(throttle, pipeline: context.pipeline.syncOperations) {
+                self.writeLocal(head, body, close: close, context: context)
             }
-            return
+        case .pauseServerWhileClientIsFull:
+            if !context.channel.isWritable {
+                exchange.upstream?.handler.pauseReads()
+                context.flush()
+            }
+        case .pauseClientReads:
+            pauseClientReads()
+        case .resumeClientReads:
+            resumeClientReads()
+        case .closeClient:
+            context.close(promise: nil)
+        case .resetClient:
+            resetClientConnection(context)
+        case .toServer(let part):
+            send(part, in: exchange)
+        case .connectServer:
+            connectUpstream(exchange)
+        case .startResponseTimer:
+            responseTimer?.start()
+        case .switchProtocols(let head):
+            switchProtocols(exchange, head: head, context: context)
+        case .after(let delay, let timer):
+            context.eventLoop.assumeIsolated().scheduleTask(in: delay) { [weak self] in
+                guard let self, !exchange.state.isFinished else { return }
+                self.execute(exchange.timerFired(timer, hooks: self.settings.hooks), for: exchange)
+            }
+        case .hold(let held):
+            hold(held, of: exchange, on: context.eventLoop)
+        case .ended, .letServerGo, .record, .releaseHold:
+            break
         }
-        let (head, close) = exchange.localAnswerHead(response, requestRead: end(exchange))
-        let body = ByteBuffer(bytes: response.body.data)
-        exchange.recorder.responseHead(head)
-        exchange.recorder.responseBodyPart(body)
-        answer(head, body, close: close, recording: exchange.recorder.finish(error: nil), context: context, shaping: exchange.throttle)
     }
 
-    /// When the session store is behind the traffic, the request waits before it goes out
-    /// (and the client's reads with it), so traffic slows to what the store can keep instead
-    /// of Kagami's memory growing. True when `resume` runs once the store keeps up.
-    private func waitForSink(_ exchange: Exchange, then resume: @escaping () -> Void) -> Bool {
-        guard settings.hooks.isBehind, let context else { return false }
-        pauseClientReads()
-        context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(2)) {
-            guard !exchange.state.isFinished else { return }
-            resume()
-        }
-        return true
+    /// The exchange is over on this connection: it waits for its next request.
+    private func ended(_ exchange: Exchange) {
+        guard self.exchange === exchange else { return }
+        self.exchange = nil
+        idleSince = context?.eventLoop.now
+        idleTimer?.start()
+        if !isStream, let channel = context?.channel { settings.connections.waitingForRequest(channel) }
     }
 
-    func connectUpstream(_ exchange: Exchange) {
-        if waitForSink(exchange, then: { [weak self] in self?.connectUpstream(exchange) }) { return }
+    /// Ends the exchange on this connection (a switch of protocols leaves it for a relay).
+    func end(_ exchange: Exchange) {
+        exchange.finish()
+        ended(exchange)
+    }
+
+    private func connectUpstream(_ exchange: Exchange) {
         let target = exchange.target
         // An HTTP/2 request goes to the server in HTTP/2 when the server agrees: over TLS, ALPN
         // asks; in clear text the pool opens with the HTTP/2 preface and falls back to HTTP/1.1
@@ -337,7 +312,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             case .success(let connection):
                 self.attach(connection, to: exchange)
             case .failure(let error):
-                self.failBeforeResponse(exchange, error: error)
+                self.execute(exchange.failBeforeResponse(error), for: exchange)
             }
         }
     }
@@ -356,7 +331,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     private func send(_ part: HTTPClientRequestPart, in exchange: Exchange) {
-        guard let upstream = exchange.upstream else {
+        guard let upstream = exchange.upstream, let context else {
             exchange.pendingParts.append(part)
             return
         }
@@ -366,12 +341,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             // (Held until the write completes or the connection closes.)
             promise.futureResult.assumeIsolated().whenSuccess { [weak self] in
                 exchange.recorder.requestSent()
-                if exchange.throttle != nil, !exchange.state.isFinished { self?.armTimeout(exchange) }
+                guard let self, let context = self.context, exchange.throttle != nil, !exchange.state.isFinished else { return }
+                self.execute(exchange.armTimeout(now: context.eventLoop.now), for: exchange)
             }
             upstream.handler.write(part, promise: promise)
             upstream.handler.flush()
             // Throttling holds the request back: then the server's silence counts once it has left.
-            if exchange.throttle == nil { armTimeout(exchange) }
+            if exchange.throttle == nil { execute(exchange.armTimeout(now: context.eventLoop.now), for: exchange) }
         } else {
             upstream.handler.write(part)
             if !upstream.isWritable {
@@ -379,144 +355,15 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 // writable again, which resumes reads.
                 pauseClientReads()
                 // A server that stops reading the request must not hold the exchange forever.
-                armTimeout(exchange, stalled: true)
+                execute(exchange.armTimeout(now: context.eventLoop.now, stalled: true), for: exchange)
                 upstream.handler.flush()
             }
         }
     }
 
-    /// `stalled`: the server stopped taking the request's body, rather than not answering.
-    private func armTimeout(_ exchange: Exchange, stalled: Bool = false) {
-        guard let context else { return }
-        exchange.timeoutDeadline = context.eventLoop.now + settings.responseTimeout
-        exchange.timeoutStalled = stalled
-        responseTimer?.start()
-    }
-
-    private func timedOut(_ exchange: Exchange, stalled: Bool) {
-        let error = UpstreamFailure.silence(of: exchange.target, stalled: stalled, for: settings.responseTimeout)
-        exchange.upstream?.handler.delegate = nil
-        exchange.upstream?.channel.close(promise: nil)
-        switch exchange.state.responseTimedOut() {
-        case .closeClient:
-            end(exchange)
-            settings.hooks.ended(exchange.recorder.finish(error: error))
-            context?.close(promise: nil)
-        case .answerGatewayTimeout:
-            respondWithError(exchange, status: .gatewayTimeout, error: error)
-        }
-    }
-
-    // MARK: Server side
-
-    func upstreamReceived(_ part: HTTPClientResponsePart) {
-        guard let exchange, let context else { return }
-        if exchange.state.isRequestComplete { armTimeout(exchange) }
-        switch part {
-        case .head(var head):
-            let collect = settings.hooks.needsWholeResponse(exchange)
-            switch exchange.state.responseHeadReceived(status: Int(head.status.code), collect: collect) {
-            case .relayInformational:
-                context.write(wrapOutboundOut(.head(head)), promise: nil)
-            case .collect:
-                // Held until the body is complete, for a Rewrite Body rule or a breakpoint.
-                exchange.recorder.firstByteArrived()
-                exchange.recorder.setTLS(tlsInfo(for: exchange))
-                exchange.collectedResponse = (head, context.channel.allocator.buffer(capacity: 0))
-                exchange.upstreamKeepAlive = head.isKeepAlive
-            case .relay:
-                exchange.recorder.setTLS(tlsInfo(for: exchange))
-                settings.hooks.responseHead(exchange, head: &head)
-                context.write(wrapOutboundOut(.head(exchange.relaying(head))), promise: nil)
-            case .upgrade:
-                // Sent as is: no framing, no rules (the handshake's headers are the protocol's).
-                exchange.recorder.setTLS(tlsInfo(for: exchange))
-                exchange.recorder.responseHead(head)
-                exchange.switchingHead = head
-                context.writeAndFlush(wrapOutboundOut(.head(head)), promise: nil)
-            case .rejectUpgrade:
-                failBeforeResponse(exchange, error: UpgradeError.notRequested)
-            case .ignore:
-                break
-            }
-        case .body(var buffer):
-            switch exchange.state.responseBodyReceived() {
-            case .collect:
-                exchange.collectedResponse?.body.writeBuffer(&buffer)
-                if (exchange.collectedResponse?.body.readableBytes ?? 0) > Exchange.maximumHeldBody {
-                    releaseOversizedResponse(exchange)
-                }
-            case .relay:
-                exchange.recorder.responseBodyPart(buffer)
-                if exchange.responseBody.received(buffer.readableBytes) == .holdAsLast {
-                    exchange.finalBodyPart = buffer
-                    break
-                }
-                context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-                if !context.channel.isWritable {
-                    exchange.upstream?.handler.pauseReads()
-                    context.flush()
-                }
-            case .ignore:
-                break
-            }
-        case .end(let trailers):
-            switch exchange.state.responseEndReceived() {
-            case .decideCollected:
-                exchange.collectedTrailers = trailers
-                runResponseHooks(exchange, from: 0)
-            case .finish:
-                // An HTTP/2 client gets the status of a trailers-only gRPC answer as trailers
-                // too: its head and end go out as two frames, and gRPC reads the status at the end.
-                finish(exchange, trailers: trailers ?? exchange.trailersOnlyStatus)
-            case .switchProtocols:
-                switchProtocols(exchange, head: exchange.switchingHead ?? HTTPResponseHead(version: .http1_1, status: .switchingProtocols), context: context)
-            case .ignore:
-                break
-            }
-        }
-    }
-
-    /// The response hooks from `index` on, over the collected response
-    /// (`ExchangeHooks.runResponse`); once all let it go, it goes to the client and the
-    /// exchange finishes.
-    func runResponseHooks(_ exchange: Exchange, from index: Int) {
-        guard !exchange.state.isFinished else { return }
-        switch settings.hooks.runResponse(exchange, from: index) {
-        case .send:
-            sendCollectedResponse(exchange, holdingBody: true)
-            finish(exchange, trailers: exchange.collectedTrailers)
-        case .holdAtBreakpoint(let position):
-            holdResponse(exchange, position: position)
-        case .resetMidBody(let reason):
-            resetMidBody(exchange, reason: reason)
-        }
-    }
-
-    /// The collected response's head and the first half of its body, then a reset: an app sees
-    /// the connection lost while the body is arriving.
-    private func resetMidBody(_ exchange: Exchange, reason: String) {
-        guard let context, let (head, body) = exchange.collectedResponse else { return }
-        exchange.collectedResponse = nil
-        if let upstream = exchange.upstream {
-            upstream.handler.delegate = nil
-            upstream.channel.close(promise: nil)
-            exchange.upstream = nil
-        }
-        let half = body.getSlice(at: body.readerIndex, length: body.readableBytes / 2) ?? ByteBuffer()
-        exchange.recorder.responseHead(head)
-        exchange.recorder.responseBodyPart(half)
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(half))), promise: nil)
-        end(exchange)
-        settings.hooks.ended(exchange.recorder.finish(error: FlowError(.connectionReset, reason)))
-        resetClientConnection()
-    }
-
     /// Closes the client connection with a TCP reset (SO_LINGER 0) rather than a FIN; on an
     /// HTTP/2 stream, closing sends RST_STREAM and the connection stays.
-    private func resetClientConnection() {
-        guard let context else { return }
+    private func resetClientConnection(_ context: ChannelHandlerContext) {
         guard !isStream, let socket = context.channel as? any SocketOptionProvider else {
             context.close(promise: nil)
             return
@@ -525,31 +372,18 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
     }
 
-    /// A hook that held the response (a breakpoint) lets it go on.
-    func continueResponse(_ exchange: Exchange, after position: Int) {
-        guard !exchange.state.isFinished else { return }
-        runResponseHooks(exchange, from: position + 1)
-    }
+    // MARK: Server side
 
-    /// A response too large to collect goes on as received, unchanged; the rest streams.
-    private func releaseOversizedResponse(_ exchange: Exchange) {
-        exchange.recorder.addRuleApplications([RuleApplication(name: exchange.breakpoint.stopsAtResponse ? "Breakpoint" : "Rewrite", description: "response body over \(Exchange.maximumHeldBody >> 20) MB: passed on unchanged")])
-        sendCollectedResponse(exchange, holdingBody: false)
-    }
-
-    /// Sends the collected response's head, and its body unless it is the whole body of a
-    /// finished response (`holdingBody`), which waits for the session like any final part.
-    private func sendCollectedResponse(_ exchange: Exchange, holdingBody: Bool) {
-        guard let context, let (head, body) = exchange.collectedResponse else { return }
-        exchange.collectedResponse = nil
-        exchange.state.startStreamingResponse()
-        exchange.recorder.responseHead(head)
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        exchange.recorder.responseBodyPart(body)
-        if holdingBody, body.readableBytes > 0 {
-            exchange.finalBodyPart = body
-        } else {
-            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+    func upstreamReceived(_ part: HTTPClientResponsePart) {
+        guard let exchange, let context else { return }
+        let now = context.eventLoop.now
+        switch part {
+        case .head(let head):
+            execute(exchange.serverSentHead(head, tls: tlsInfo(for: exchange), hooks: settings.hooks, now: now), for: exchange)
+        case .body(let buffer):
+            execute(exchange.serverSentBody(buffer, now: now), for: exchange)
+        case .end(let trailers):
+            execute(exchange.serverSentEnd(trailers, hooks: settings.hooks, now: now), for: exchange)
         }
     }
 
@@ -568,148 +402,15 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func upstreamFailed(_ error: any Error) {
-        upstreamLost(error)
+        guard let exchange else { return }
+        execute(exchange.serverLost(error, hooks: settings.hooks), for: exchange)
     }
 
     func upstreamClosed() {
-        upstreamLost(ChannelError.eof)
+        upstreamFailed(ChannelError.eof)
     }
 
-    private func upstreamLost(_ error: any Error) {
-        guard let exchange else { return }
-        let attempt = exchange.upstream.map {
-            ExchangeStateMachine.ServerAttempt(reusedConnection: $0.isReused, requestKept: exchange.replay.isKept, retries: exchange.replay.retries)
-        }
-        switch exchange.state.upstreamLost(Self.loss(error), attempt: attempt) {
-        case .retryOnFreshConnection:
-            retryOnFreshConnection(exchange, after: error)
-        case .failBeforeResponse:
-            exchange.upstream = nil
-            failBeforeResponse(exchange, error: error)
-        case .failDuringResponse:
-            exchange.upstream = nil
-            failDuringResponse(exchange, error: UpstreamFailure.classifyDuringBody(error, target: exchange.target, received: exchange.recorder.flow.response?.body.size ?? 0))
-        case .ignore:
-            break
-        }
-    }
-
-    /// The server closed the connection (what a keep-alive connection it dropped while idle
-    /// looks like), or something else failed.
-    private static func loss(_ error: any Error) -> ExchangeStateMachine.ConnectionLoss {
-        switch error {
-        case ChannelError.eof, ChannelError.ioOnClosedChannel, ChannelError.alreadyClosed: .closedByServer
-        case let io as IOError where io.errnoCode == ECONNRESET || io.errnoCode == EPIPE: .closedByServer
-        default: .failed
-        }
-    }
-
-    /// Sends the kept request again on a new connection (the pooled one was found dropped).
-    private func retryOnFreshConnection(_ exchange: Exchange, after error: any Error) {
-        guard let upstream = exchange.upstream, let sent = exchange.replay.takeForRetry() else {
-            exchange.upstream = nil
-            return failBeforeResponse(exchange, error: error)
-        }
-        upstream.handler.delegate = nil
-        upstream.channel.close(promise: nil)
-        exchange.disarmTimeout()
-        exchange.upstream = nil
-        exchange.pendingParts = sent + exchange.pendingParts
-        connectUpstream(exchange)
-    }
-
-    func finish(_ exchange: Exchange, trailers: HTTPHeaders?) {
-        guard let context else { return }
-        // Decided before `end`, which leaves the exchange finished.
-        let ending = exchange.state.finishResponse(serverKeepsAlive: exchange.upstreamKeepAlive, clientKeepsAlive: exchange.clientKeepAlive)
-        end(exchange)
-        if let upstream = exchange.upstream {
-            upstream.handler.delegate = nil
-            if ending.reuseServerConnection {
-                pool.release(upstream)
-            } else {
-                upstream.channel.close(promise: nil)
-            }
-        }
-        let closeAfter = ending.closeClient
-        // The response's end goes out once the exchange is kept in the session: a client that
-        // saw an exchange complete finds it there even if Kagami is killed right after. The
-        // session commits in groups, so this costs a client at most one group's write.
-        let loop = context.eventLoop
-        let client = NIOLoopBound(context, eventLoop: loop)
-        let finalPart = exchange.finalBodyPart
-        exchange.finalBodyPart = nil
-        if let trailers { exchange.recorder.responseTrailers(trailers) }
-        settings.hooks.ended(exchange.recorder.finish(error: nil)) {
-            loop.execute {
-                let context = client.value
-                if let finalPart { context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(finalPart))), promise: nil) }
-                let written = context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(trailers)))
-                if closeAfter {
-                    written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
-                }
-            }
-        }
-        resumeClientReads()
-    }
-
-    private func failBeforeResponse(_ exchange: Exchange, error: any Error) {
-        let (status, flowError) = UpstreamFailure.classify(error, target: exchange.target, connectTimeout: settings.connectTimeout)
-        exchange.upstream?.handler.delegate = nil
-        exchange.upstream?.channel.close(promise: nil)
-        exchange.upstream = nil
-        respondWithError(exchange, status: status, error: flowError)
-    }
-
-    private func failDuringResponse(_ exchange: Exchange, error: FlowError) {
-        end(exchange)
-        settings.hooks.ended(exchange.recorder.finish(error: error))
-        // The status line is already out: closing is the only way to tell the client.
-        context?.close(promise: nil)
-    }
-
-    /// Ends the exchange on this connection: later events and callbacks for it find it finished.
-    /// Returns whether its request had been read completely.
-    @discardableResult
-    func end(_ exchange: Exchange) -> Bool {
-        exchange.disarmTimeout()
-        if self.exchange === exchange {
-            self.exchange = nil
-            idleSince = context?.eventLoop.now
-            idleTimer?.start()
-            if !isStream, let channel = context?.channel { settings.connections.waitingForRequest(channel) }
-        }
-        return exchange.state.finish()
-    }
-
-    /// Answers the client with a short plain-text page and records the exchange with `error`.
-    func respondWithError(_ exchange: Exchange, status: HTTPResponseStatus, error: FlowError) {
-        guard let context else { return }
-        let close = !end(exchange) || !exchange.clientKeepAlive
-        let (head, body) = ErrorPage.response(status: status, message: "Kagami: \(error.message)", version: exchange.clientVersion, close: close, error: error.kind)
-        exchange.recorder.localResponse(status: status, headers: head.headers, body: body)
-        answer(head, body, close: close, recording: exchange.recorder.finish(error: error), context: context)
-    }
-
-    /// Records `flow` and, once the session keeps it, writes a response Kagami made itself (an
-    /// error page, a Map Local file, a Block List 403): a client never sees an answer a crash
-    /// could lose. `shaping` throttles the writes like the server's would be.
-    private func answer(
-        _ head: HTTPResponseHead, _ body: ByteBuffer, close: Bool, recording flow: Flow, context: ChannelHandlerContext,
-        shaping throttle: ThrottleProfile? = nil
-    ) {
-        let loop = context.eventLoop
-        let written = NIOLoopBound((handler: self, context: context), eventLoop: loop)
-        settings.hooks.ended(flow) {
-            loop.execute {
-                let (handler, context) = written.value
-                guard context.channel.isActive else { return }
-                ThrottleHandler.shapingClientWrites(throttle, pipeline: context.pipeline.syncOperations) {
-                    handler.writeLocal(head, body, close: close, context: context)
-                }
-            }
-        }
-    }
+    // MARK: Answers without an exchange
 
     /// A request Kagami can't forward at all (bad target): answer it and close, since its
     /// body (if any) will not be read.

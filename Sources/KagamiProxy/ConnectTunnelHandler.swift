@@ -121,7 +121,7 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
         let clientChannel = context.channel
         let throttle = settings.rules.current?.throttleProfile(for: ThrottleHandler.tunnelRequest(target))
         let bootstrap = ClientBootstrap(group: context.eventLoop)
-            .connectTimeout(settings.connectTimeout)
+            .connectTimeout(settings.timeouts.connect)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -151,7 +151,7 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// Answers the CONNECT with the error page for `error` (403, 502, 504), once the session
     /// keeps the tunnel's record, and closes.
     private func refuse(_ recorder: FlowRecorder, target: ProxyTarget, error: any Error, context: ChannelHandlerContext) {
-        let (status, flowError) = UpstreamFailure.classify(error, target: target, connectTimeout: settings.connectTimeout)
+        let (status, flowError) = UpstreamFailure.classify(error, target: target, connectTimeout: settings.timeouts.connect)
         let (head, body) = ErrorPage.response(status: status, message: "Kagami: \(flowError.message)", version: .http1_1, close: true, error: flowError.kind)
         answerOnceKept(recorder, head: head, body: body, error: flowError, context: context)
     }

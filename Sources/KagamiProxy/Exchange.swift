@@ -55,8 +55,16 @@ final class Exchange {
     var timeoutStalled = false
     /// What was sent to the server so far, to send again if a reused connection turns out closed.
     var replay = RequestReplay()
+    let timeouts: ExchangeTimeouts
+    /// The time a breakpoint's hold is measured in.
+    let wallClock: () -> Date
 
-    init(recorder: FlowRecorder, target: ProxyTarget, upstreamHead: HTTPRequestHead, clientHead: HTTPRequestHead) {
+    init(
+        recorder: FlowRecorder, target: ProxyTarget, upstreamHead: HTTPRequestHead, clientHead: HTTPRequestHead,
+        timeouts: ExchangeTimeouts = .standard, wallClock: @escaping () -> Date = Date.init
+    ) {
+        self.timeouts = timeouts
+        self.wallClock = wallClock
         self.recorder = recorder
         self.target = target
         self.upstreamHead = upstreamHead

@@ -109,10 +109,10 @@ public final class ProxyServer: Sendable {
         let settings = ConnectionContext(
             mode: mode,
             captureLimit: options.bodyLimit,
-            connectTimeout: TimeAmount(options.connectTimeout),
-            responseTimeout: TimeAmount(options.responseTimeout),
+            timeouts: ExchangeTimeouts(
+                connect: TimeAmount(options.connectTimeout), response: TimeAmount(options.responseTimeout),
+                clientHalfClose: TimeAmount(options.clientHalfCloseTimeout)),
             clientIdleTimeout: TimeAmount(options.clientIdleTimeout),
-            clientHalfCloseTimeout: TimeAmount(options.clientHalfCloseTimeout),
             identities: identities,
             sslProxying: sslProxying,
             upstreamVerificationDisabled: options.interception?.insecureUpstream ?? false,

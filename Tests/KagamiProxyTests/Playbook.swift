@@ -54,8 +54,8 @@ final class Playbook {
         timeouts: Timeouts, budget: ClientBudget = ClientBudget()
     ) -> ConnectionContext {
         ConnectionContext(
-            mode: mode, captureLimit: 1 << 20, connectTimeout: .seconds(10), responseTimeout: timeouts.response,
-            clientIdleTimeout: timeouts.clientIdle, clientHalfCloseTimeout: timeouts.clientHalfClose, identities: nil,
+            mode: mode, captureLimit: 1 << 20, timeouts: ExchangeTimeouts(connect: .seconds(10), response: timeouts.response, clientHalfClose: timeouts.clientHalfClose),
+            clientIdleTimeout: timeouts.clientIdle, identities: nil,
             sslProxying: LiveSSLProxying(), upstreamVerificationDisabled: false, rules: rules, breakpoints: breakpoints,
             gate: UpstreamGate(allowList: nil), hooks: .standard(rules: rules, scenarios: scenarios, breakpoints: breakpoints, sink: sink),
             webSockets: LiveWebSockets(), budget: budget, connections: ClientConnectionLimit(maximum: 16, notice: nil))
