@@ -8,39 +8,11 @@ import NIOPosix
 import KagamiRules
 import KagamiScenarios
 
-/// What every client connection of one proxy shares: its `ProxyOptions` read and in event-loop
-/// time, and the live objects (rules, breakpoints, hooks, the upstream gate, limits).
-struct ConnectionContext: Sendable {
-    var mode: ProxyServer.Mode
-    var captureLimit: Int
-    /// How long connecting, the server's answer and a half-closed client's answer may take.
-    var timeouts: ExchangeTimeouts
-    /// No complete request head for this long (after connecting or after the last exchange):
-    /// the connection is closed.
-    var clientIdleTimeout: TimeAmount
-    /// Set when HTTPS interception is on.
-    var identities: InterceptionIdentities?
-    var sslProxying: LiveSSLProxying
-    var upstreamVerificationDisabled: Bool
-    /// The rules in force; read once per exchange, replaceable while running.
-    var rules: ActiveRules
-    var breakpoints: Breakpoints
-    /// Every server connection goes through it (the upstream allow list).
-    var gate: UpstreamGate
-    /// What acts on each exchange, in order: rules, breakpoints, throttling, recording.
-    var hooks: ExchangeHooks
-    /// The WebSockets open through the proxy, for messages injected from the admin API.
-    var webSockets: LiveWebSockets
-    /// What each client address may cost in HTTP/2 stream resets.
-    var budget: ClientBudget
-    /// The client connections open, and which of them only wait for a request.
-    var connections: ClientConnectionLimit
-}
-
-/// The last handler on a client connection. It reads requests, sends them to the server, relays
-/// the response back, and records each exchange; where each exchange stands is its
-/// `ExchangeStateMachine`, which decides what every event leads to. CONNECT is taken before it
-/// by `ConnectTunnelHandler`; an upgraded connection (WebSocket) leaves it for a relay.
+/// The last handler on a client connection: the executor of its exchanges. What it reads from
+/// the client and from the server, and what it is told (a breakpoint's decision, a timer),
+/// goes to the exchange in progress (`Exchange`, `ExchangeEvents.swift`), which decides; the
+/// `ExchangeCommand`s it returns are carried out here. CONNECT is taken before it by
+/// `ConnectTunnelHandler`; an upgraded connection (WebSocket) leaves it for a relay.
 final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler, UpstreamDelegate {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
@@ -393,11 +365,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func upstreamWritabilityChanged(isWritable: Bool) {
         guard isWritable else { return }
-        // The server reads again: the stall timer goes (the response timer, armed once the
-        // request has ended, stays).
-        if let exchange, !exchange.state.isRequestComplete, !exchange.state.hasResponseStarted {
-            exchange.disarmTimeout()
-        }
+        exchange?.serverReadsAgain()
         resumeClientReads()
     }
 
@@ -463,44 +431,5 @@ extension ClientConnectionHandler {
         if let disposition = page.disposition { headers.add(name: "Content-Disposition", value: disposition) }
         let responseHead = HTTPResponseHead(version: head.version, status: page.status, headers: headers)
         writeLocalResponse(responseHead, page.body, head: head)
-    }
-}
-
-extension FlowResponse {
-    init(_ head: HTTPResponseHead) {
-        self.init(
-            status: Int(head.status.code), reason: head.status.reasonPhrase, version: head.version.description,
-            headers: HeaderFields(head.headers))
-    }
-}
-
-extension HTTPRequestHead {
-    /// `Expect: 100-continue` from an HTTP/1.1 (or later) client: it waits for a 100 (Continue)
-    /// before it sends its body (RFC 9110 §10.1.1). An HTTP/1.0 client is sent no 100.
-    var expectsContinue: Bool {
-        (version.major, version.minor) >= (1, 1) && headers[canonicalForm: "expect"].contains { $0.lowercased() == "100-continue" }
-    }
-}
-
-extension HTTPResponseHead {
-    /// Takes status and headers from a response the rules returned.
-    mutating func apply(_ response: FlowResponse) {
-        if Int(status.code) != response.status || status.reasonPhrase != response.reason {
-            status = HTTPResponseStatus(code: response.status, reason: response.reason)
-        }
-        let fields = HTTPHeaders(response.headers.pairs)
-        if !fields.elementsEqual(headers, by: { $0.name == $1.name && $0.value == $1.value }) {
-            headers = fields
-        }
-    }
-}
-
-extension HTTPResponseStatus {
-    /// The status with `reason` as its phrase: NIO's `init(statusCode:reasonPhrase:)` gives a
-    /// code it knows its standard phrase, so "503 Down For Maintenance" would go out as
-    /// "503 Service Unavailable".
-    init(code: Int, reason: String) {
-        let standard = HTTPResponseStatus(statusCode: code)
-        self = reason.isEmpty || reason == standard.reasonPhrase ? standard : .custom(code: UInt(code), reasonPhrase: reason)
     }
 }

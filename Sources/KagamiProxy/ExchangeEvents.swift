@@ -279,6 +279,12 @@ extension Exchange {
         }
     }
 
+    /// The server takes the request's body again: its stall no longer counts (the response
+    /// timer, armed once the request has ended, stays).
+    func serverReadsAgain() {
+        if !state.isRequestComplete, !state.hasResponseStarted { disarmTimeout() }
+    }
+
     /// No server connection, or none that answered: the client gets an error page.
     func failBeforeResponse(_ error: any Error) -> [ExchangeCommand] {
         let (status, flowError) = UpstreamFailure.classify(error, target: target, connectTimeout: timeouts.connect)
