@@ -335,7 +335,7 @@ struct OpenAPIContractBuilder {
         progress?(ReadingProgress(stage: "schemas", total: inliner.componentSchemas.count))
         contract.dataStructures = inliner.componentSchemas.map { name, schema in
             let resolved = resolved(schema)
-            return DataStructure(component: name, schema: schema, resolved: resolved, example: JSONSchemaExample.example(for: resolved), locator: locator)
+            return DataStructure(component: name, schema: schema, resolved: resolved, locator: locator)
         }
         contract.annotations = annotations
         return contract
@@ -520,10 +520,8 @@ struct OpenAPIContractBuilder {
         }
         if result.isEmpty {
             var payload = base
-            if let schema = base.schema {
-                payload.body = body(JSONSchemaExample.example(for: schema))
-                payload.bodySource = .schema
-            }
+            // The body is written from the schema when asked (`MessagePayload.exampleBody`).
+            if base.schema != nil { payload.bodySource = .schema }
             result.append(("", payload))
         }
         return result
@@ -551,11 +549,11 @@ struct OpenAPIContractBuilder {
 
 extension DataStructure {
     /// Component schema `name` as a data structure: `resolved` is `schema` with its references
-    /// inlined; `example` is written from it.
-    init(component name: String, schema: JSONValue, resolved: JSONValue, example: JSONValue, locator: SourceLocator) {
+    /// inlined; its example is written from it when asked (`exampleValue`).
+    init(component name: String, schema: JSONValue, resolved: JSONValue, locator: SourceLocator) {
         self.init(
             name: name, description: schema["description"]?.stringValue ?? "",
-            example: example, schema: resolved,
+            schema: resolved,
             sourceLocation: locator.location(of: ["components", "schemas", name]))
     }
 }
