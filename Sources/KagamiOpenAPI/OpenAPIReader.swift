@@ -30,15 +30,17 @@ public enum OpenAPIReader {
     /// Reads a document. Never throws: problems become annotations with positions.
     /// `minimumPathsApart`: from how many paths the path items are decoded apart when the
     /// document is read through OpenAPIKit.
+    /// The text is let go once parsed (given the last copy, a large description's text is not
+    /// held while its operations are read).
     public static func parse(
-        _ text: String, minimumPathsApart: Int = pathsDecodedApart, reading: PathReading = .fromValues,
+        _ text: consuming String, minimumPathsApart: Int = pathsDecodedApart, reading: PathReading = .fromValues,
         progress: ReadingProgress.Report? = nil
     ) -> APIContract {
         progress?(ReadingProgress(stage: "parsing"))
         let raw: JSONValue
         let locator: SourceLocator
         do {
-            (raw, locator) = try OpenAPISource.read(text)
+            (raw, locator) = try OpenAPISource.read(consume text)
         } catch {
             return failed(.openAPI31, error.message, at: error.location)
         }
