@@ -87,7 +87,7 @@ public enum BlueprintWriter {
             for header in headers { out += "            \(header.name): \(header.value)\n" }
             out += "\n"
         }
-        if let body = payload.body, !body.isEmpty {
+        if let body = payload.exampleBody, !body.isEmpty {
             out += "    + Body\n\n" + indented(body, by: 12) + "\n"
         }
         if let schema = payload.schema, payload.schemaSource != .body {

@@ -97,7 +97,7 @@ extension MessagePayload {
     func write(into object: inout JSONObject) {
         object["description"] = .string(description)
         object["headers"] = .array(headers.map { ["name": .string($0.name), "value": .string($0.value)] })
-        object["body"] = body.map(JSONValue.string) ?? .null
+        object["body"] = exampleBody.map(JSONValue.string) ?? .null
         object["bodySource"] = bodySource.map { .string($0.rawValue) } ?? .null
         object["schema"] = schema ?? .null
         object["schemaText"] = schemaText.map(JSONValue.string) ?? .null
@@ -110,7 +110,7 @@ extension MessagePayload {
 extension DataStructure {
     public var jsonValue: JSONValue {
         [
-            "name": .string(name), "description": .string(description), "example": example ?? .null,
+            "name": .string(name), "description": .string(description), "example": exampleValue ?? .null,
             "schema": schema ?? .null, "location": sourceLocation.jsonValue,
         ]
     }

@@ -275,7 +275,10 @@ public enum SchemaSource: String, Sendable, Hashable, Codable {
 public struct MessagePayload: Sendable, Hashable, Codable {
     public var description: String
     public var headers: [Header]
-    /// The example body as text (for a generated body, pretty-printed JSON).
+    /// The example body as text, as the description gives it. A body to be written from the
+    /// schema (`bodySource` `.schema`) may be left nil by a reader and written when something
+    /// asks for it (`exampleBody`, `body(for:)`): a description of thousands of operations is
+    /// read without writing an example for each.
     public var body: String?
     public var bodySource: BodySource?
     /// JSON Schema to validate bodies with.
@@ -319,9 +322,10 @@ public struct MessagePayload: Sendable, Hashable, Codable {
         return String(trimmed[..<(trimmed.lastIndex { $0 != " " }.map(trimmed.index(after:)) ?? trimmed.startIndex)]).lowercased()
     }
 
-    /// The body parsed as JSON, when it is JSON.
+    /// The example body parsed as JSON, when it is JSON (written from the schema when the
+    /// reader left it to be).
     public var bodyJSON: JSONValue? {
-        guard let body else { return nil }
+        guard let body = exampleBody else { return nil }
         return try? JSONValue(parsing: body)
     }
 }
@@ -371,7 +375,8 @@ public struct Response: Sendable, Hashable, Codable {
 public struct DataStructure: Sendable, Hashable, Codable {
     public var name: String
     public var description: String
-    /// A rendered example value, when one can be made.
+    /// A rendered example value, when the description gives or renders one (an OpenAPI
+    /// component's is written from its schema when asked: `exampleValue`).
     public var example: JSONValue?
     public var schema: JSONValue?
     public var sourceLocation: SourceLocation?

@@ -677,13 +677,32 @@ extension String {
 }
 
 extension MessagePayload {
-    /// The body as the mock serves it and the docs page shows it: a body the reader wrote from
-    /// the schema is written again for its direction (no `readOnly` property in a request, no
-    /// `writeOnly` one in a response); any other body as written.
+    /// The example body: as written, or written now from the schema when the reader left it to
+    /// be (what convert and `kagami contract` show).
+    public var exampleBody: String? {
+        body ?? (bodySource == .schema ? written(for: nil) : nil)
+    }
+
+    /// The body as the mock serves it and the docs page shows it: a body from the schema is
+    /// written for its direction (no `readOnly` property in a request, no `writeOnly` one in a
+    /// response); any other body as written.
     public func body(for direction: JSONSchema.Direction) -> String? {
-        guard bodySource == .schema, let schema else { return body }
+        bodySource == .schema ? written(for: direction) : body
+    }
+
+    /// A body written from the schema, a string as itself unless the media type is JSON.
+    private func written(for direction: JSONSchema.Direction?) -> String? {
+        guard let schema else { return body }
         let value = JSONSchemaExample.example(for: schema, direction: direction)
         if case .string(let text) = value, mediaType.map({ !$0.contains("json") }) ?? false { return text }
         return value.serialized(.prettyPrinted)
+    }
+}
+
+extension DataStructure {
+    /// The example: the one the description gives or renders, else one written now from the
+    /// schema.
+    public var exampleValue: JSONValue? {
+        example ?? schema.map { JSONSchemaExample.example(for: $0) }
     }
 }

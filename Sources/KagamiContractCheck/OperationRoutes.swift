@@ -134,10 +134,14 @@ public struct OperationRoutes: Sendable {
                 specificity: pathTemplate.specificity, documentOrder: routes.count,
                 requestSchemaSources: requestSchemas, responseSchemaSources: responseSchemas, parameterSchemaSources: parameterSchemas))
         }
-        // Stable: among equally specific templates the earlier action wins.
-        let ordered = routes.sorted { lhs, rhs in
-            lhs.specificity != rhs.specificity ? rhs.specificity < lhs.specificity : lhs.documentOrder < rhs.documentOrder
+        // Stable: among equally specific templates the earlier action wins. Positions are
+        // sorted, not the routes: moving a route copies all it holds (a description of tens of
+        // thousands of actions spent seconds there).
+        let specificities = routes.map(\.specificity)
+        let order = routes.indices.sorted { lhs, rhs in
+            specificities[lhs] != specificities[rhs] ? specificities[rhs] < specificities[lhs] : lhs < rhs
         }
+        let ordered = order.map { routes[$0] }
         self.contract = contract
         self.routes = ordered
         self.templateErrors = errors

@@ -22,8 +22,8 @@ public struct DescriptionFile: Sendable {
     }
 
     /// The file the description came from, or a label such as `<string>` for text given directly.
+    /// The text itself is not kept: a large description's text is let go once it is parsed.
     public let path: String
-    public let text: String
     public let format: Format
     public let contract: APIContract
 
@@ -36,13 +36,20 @@ public struct DescriptionFile: Sendable {
         if isDirectory.boolValue {
             throw .unreadable(path: path, reason: "it is a directory; give the description file (.apib, .md, .yaml, .yml, .json)")
         }
+        self.init(text: try Self.text(ofFile: path), path: path, progress: progress)
+    }
+
+    /// The file's text. Read in a function of its own so that the bytes are let go before the
+    /// text is parsed (held to the end of the initialiser, a 60 MB description's bytes were
+    /// part of the peak memory of reading it).
+    private static func text(ofFile path: String) throws(ReadError) -> String {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
             throw .unreadable(path: path, reason: (error as NSError).localizedFailureReason ?? "permission denied or not a regular file")
         }
-        self.init(text: try Self.text(of: data, path: path), path: path, progress: progress)
+        return try text(of: data, path: path)
     }
 
     /// The file's bytes as text, or why they are not a text description: a NUL byte or bytes
@@ -64,13 +71,12 @@ public struct DescriptionFile: Sendable {
     }
 
     /// Text given directly; the format is detected from `path`'s extension and the text when nil.
-    public init(text: String, format: Format? = nil, path: String = "<string>", progress: ReadingProgress.Report? = nil) {
+    public init(text: consuming String, format: Format? = nil, path: String = "<string>", progress: ReadingProgress.Report? = nil) {
         self.path = path
-        self.text = text
         let format = format ?? (Self.isOpenAPI(path: path, text: text) ? .openAPI : .apiBlueprint)
         self.format = format
         if format == .openAPI {
-            contract = OpenAPIReader.parse(text, progress: progress)
+            contract = OpenAPIReader.parse(consume text, progress: progress)
         } else {
             progress?(ReadingProgress(stage: "parsing"))
             contract = BlueprintParser.parse(text)

@@ -23,7 +23,22 @@ public enum JSONPointer {
     }
 
     public static func string(_ tokens: [String]) -> String {
-        tokens.reduce(into: "") { $0 += "/" + escape($1) }
+        // Byte by byte into one buffer: readers make a pointer for each of a large
+        // description's payloads.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(tokens.reduce(0) { $0 + $1.utf8.count + 1 })
+        for token in tokens {
+            bytes.append(UInt8(ascii: "/"))
+            for byte in token.utf8 {
+                switch byte {
+                case UInt8(ascii: "~"), UInt8(ascii: "/"):
+                    bytes.append(UInt8(ascii: "~"))
+                    bytes.append(byte == UInt8(ascii: "~") ? UInt8(ascii: "0") : UInt8(ascii: "1"))
+                default: bytes.append(byte)
+                }
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The tokens of a pointer, or nil when it is neither empty nor starts with `/`.

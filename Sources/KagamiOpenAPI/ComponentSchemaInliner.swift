@@ -6,15 +6,24 @@ struct ComponentSchemaInliner {
     /// The component schemas in their JSON Schema 2020-12 form, by name.
     let componentSchemas: JSONObject
     /// Component schemas once inlined, each made once and shared.
-    private let inlinedComponents = InlinedComponents()
+    private var inlinedComponents = InlinedComponents()
 
     init(componentSchemas: JSONObject) {
         self.componentSchemas = componentSchemas
     }
 
+    /// Another with the components inlined so far, for a reader on another thread.
+    func copy() -> ComponentSchemaInliner {
+        var copy = self
+        copy.inlinedComponents = InlinedComponents()
+        copy.inlinedComponents.schemas = inlinedComponents.schemas
+        return copy
+    }
+
     /// Component schemas inlined on their own, by name; nil for one that refers back to
-    /// itself somewhere (its `$defs` depend on where it is used).
-    private final class InlinedComponents {
+    /// itself somewhere (its `$defs` depend on where it is used). Unchecked: one reader uses
+    /// it at a time; a reader on another thread takes a `copy()` of the inliner.
+    private final class InlinedComponents: @unchecked Sendable {
         var schemas: [String: (schema: JSONValue, deepest: Int)?] = [:]
     }
 

@@ -30,15 +30,17 @@ public enum OpenAPIReader {
     /// Reads a document. Never throws: problems become annotations with positions.
     /// `minimumPathsApart`: from how many paths the path items are decoded apart when the
     /// document is read through OpenAPIKit.
+    /// The text is let go once parsed (given the last copy, a large description's text is not
+    /// held while its operations are read).
     public static func parse(
-        _ text: String, minimumPathsApart: Int = pathsDecodedApart, reading: PathReading = .fromValues,
+        _ text: consuming String, minimumPathsApart: Int = pathsDecodedApart, reading: PathReading = .fromValues,
         progress: ReadingProgress.Report? = nil
     ) -> APIContract {
         progress?(ReadingProgress(stage: "parsing"))
         let raw: JSONValue
         let locator: SourceLocator
         do {
-            (raw, locator) = try OpenAPISource.read(text)
+            (raw, locator) = try OpenAPISource.read(consume text)
         } catch {
             return failed(.openAPI31, error.message, at: error.location)
         }
@@ -335,7 +337,7 @@ struct OpenAPIContractBuilder {
         progress?(ReadingProgress(stage: "schemas", total: inliner.componentSchemas.count))
         contract.dataStructures = inliner.componentSchemas.map { name, schema in
             let resolved = resolved(schema)
-            return DataStructure(component: name, schema: schema, resolved: resolved, example: JSONSchemaExample.example(for: resolved), locator: locator)
+            return DataStructure(component: name, schema: schema, resolved: resolved, locator: locator)
         }
         contract.annotations = annotations
         return contract
@@ -520,10 +522,8 @@ struct OpenAPIContractBuilder {
         }
         if result.isEmpty {
             var payload = base
-            if let schema = base.schema {
-                payload.body = body(JSONSchemaExample.example(for: schema))
-                payload.bodySource = .schema
-            }
+            // The body is written from the schema when asked (`MessagePayload.exampleBody`).
+            if base.schema != nil { payload.bodySource = .schema }
             result.append(("", payload))
         }
         return result
@@ -551,11 +551,11 @@ struct OpenAPIContractBuilder {
 
 extension DataStructure {
     /// Component schema `name` as a data structure: `resolved` is `schema` with its references
-    /// inlined; `example` is written from it.
-    init(component name: String, schema: JSONValue, resolved: JSONValue, example: JSONValue, locator: SourceLocator) {
+    /// inlined; its example is written from it when asked (`exampleValue`).
+    init(component name: String, schema: JSONValue, resolved: JSONValue, locator: SourceLocator) {
         self.init(
             name: name, description: schema["description"]?.stringValue ?? "",
-            example: example, schema: resolved,
+            schema: resolved,
             sourceLocation: locator.location(of: ["components", "schemas", name]))
     }
 }

@@ -13,13 +13,14 @@ enum OpenAPISource {
     /// The document as JSON values (JSON when the text starts with `{`, YAML otherwise: YAML
     /// is a superset, but the JSON parser gives better positions), with where each value is
     /// written.
+    /// The locator keeps the line starts, not the text.
     static func read(_ text: String) throws(OpenAPISourceError) -> (value: JSONValue, locator: SourceLocator) {
         let lines = SourceLines(text: text)
         let start = text.first { !$0.isWhitespace }
         if start == "{" {
             do {
                 let (value, positions) = try JSONValue.parsingWithPositions(text)
-                return (value, SourceLocator(root: value, positions: positions, lines: lines))
+                return (value, SourceLocator(root: value, positions: positions, lines: lines.withoutText))
             } catch {
                 throw OpenAPISourceError(message: error.message, location: SourceLocation(line: error.line, column: error.column, offset: error.offset))
             }
@@ -39,7 +40,7 @@ enum OpenAPISource {
         }
         switch values {
         case .document(let value, let positions):
-            return (value, SourceLocator(root: value, positions: positions, lines: lines))
+            return (value, SourceLocator(root: value, positions: positions, lines: lines.withoutText))
         case .empty:
             throw OpenAPISourceError(message: "empty document", location: SourceLocation(line: 1, column: 1))
         case .needsNodes:
@@ -63,7 +64,7 @@ enum OpenAPISource {
         }
         var positions = JSONSourcePositions(offset: lines.offset(of: node.mark, near: 0))
         let value = jsonValue(of: node, depth: 0, lines: lines, positions: &positions)
-        return (value, SourceLocator(root: value, positions: positions, lines: lines))
+        return (value, SourceLocator(root: value, positions: positions, lines: lines.withoutText))
     }
 
     /// Descriptions run to megabytes; what one stands for with its aliases expanded may be a
@@ -134,7 +135,8 @@ struct SourceLocator {
 
 /// Where the lines of a text start, to turn byte offsets into lines and columns and back.
 struct SourceLines {
-    private let text: String
+    /// Needed to turn YAML's marks into offsets while the text is read; nil after.
+    private var text: String?
     private let starts: [Int]
 
     init(text: String) {
@@ -145,6 +147,13 @@ struct SourceLines {
             return starts
         }
         starts = text.utf8.withContiguousStorageIfAvailable(lineStarts) ?? lineStarts(text.utf8)
+    }
+
+    /// The same lines without the text: offsets into lines and columns only.
+    var withoutText: SourceLines {
+        var lines = self
+        lines.text = nil
+        return lines
     }
 
     /// Line and column (counting bytes) of a byte offset.
@@ -183,6 +192,7 @@ struct SourceLines {
             }
             return offset
         }
+        guard let text else { return fallback }
         return text.utf8.withContiguousStorageIfAvailable(offset) ?? offset(text.utf8)
     }
 }

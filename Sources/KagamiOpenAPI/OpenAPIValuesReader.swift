@@ -28,14 +28,13 @@ struct OpenAPIValuesReader {
     private let components: JSONObject
     private let format: ContractFormat
     private let locator: SourceLocator
-    private let forms: SchemaForms
+    private var forms: SchemaForms
     private var inliner = ComponentSchemaInliner(componentSchemas: [:])
     private var annotations: [Annotation] = []
     private var operationIds: Set<String> = []
     /// Payload schemas that are a `$ref` to a component (most of a large description's), by
-    /// the reference: inlined once, with the example written from them once, shared with the
-    /// component's data structure.
-    private var referenced: [String: (schema: JSONValue, example: JSONValue?)] = [:]
+    /// the reference: inlined once, shared by every payload that refers to it.
+    private var referenced: [String: JSONValue] = [:]
 
     static let methods = ["get", "post", "patch", "put", "delete", "head", "options", "trace"]
 
@@ -96,56 +95,130 @@ struct OpenAPIValuesReader {
         let skeletonBuilder = OpenAPIContractBuilder(document: skeleton, format: format, locator: locator)
         annotations = referenceProblems + skeletonBuilder.validationWarnings()
 
+        // The component schemas inlined first: the paths then find each one made, on every core.
+        progress?(ReadingProgress(stage: "schemas", total: schemas.count))
+        contract.dataStructures = schemas.map { name, schema in
+            DataStructure(component: name, schema: schema, resolved: inliner.sharedComponent(name) ?? inliner.resolved(schema), locator: locator)
+        }
+
         var groups: [ResourceGroup] = []
         var groupIndexes: [String: Int] = [:]
         var resourceIndexes: [ResourceKey: Int] = [:]
-        for (pathNumber, (path, value)) in paths.enumerated() {
-            if let progress, pathNumber % 500 == 0 {
-                progress(ReadingProgress(stage: "operations", done: pathNumber, total: paths.count))
-            }
-            let pathPath = ["paths", path]
-            guard path.hasPrefix("/"), OpenAPIKit.OpenAPI.Path(rawValue: path).rawValue == path else {
-                throw ValuesReaderRefusal(reason: "a path OpenAPIKit writes otherwise", path: pathPath)
-            }
-            let item = try object(value, at: pathPath)
-            try expectKeys(item, ["summary", "description", "parameters"] + Self.methods, at: pathPath)
-            let shared = try parameters(item["parameters"], at: pathPath + ["parameters"])
-            let summary = try string(item["summary"], at: pathPath + ["summary"])
-            let resourceDescription = try string(item["description"], at: pathPath + ["description"]) ?? summary ?? ""
-            for method in Self.methods {
-                guard let operationValue = item[method] else { continue }
-                let keyPath = pathPath + [method]
-                let action = try action(method, path: path, try object(operationValue, at: keyPath), shared: shared, at: keyPath)
-                let groupName = try object(operationValue, at: keyPath)["tags"]?.arrayValue?.first?.stringValue ?? ""
-                let groupIndex = groupIndexes[groupName] ?? {
-                    groups.append(ResourceGroup(name: groupName))
-                    groupIndexes[groupName] = groups.count - 1
-                    return groups.count - 1
-                }()
-                let resourceKey = ResourceKey(group: groupIndex, path: path)
-                if let resourceIndex = resourceIndexes[resourceKey] {
-                    groups[groupIndex].resources[resourceIndex].actions.append(action)
-                } else {
-                    resourceIndexes[resourceKey] = groups[groupIndex].resources.count
-                    groups[groupIndex].resources.append(Resource(
-                        name: path, description: resourceDescription,
-                        uriTemplate: path, parameters: shared, actions: [action],
-                        sourceLocation: locator.location(of: pathPath)))
+        for part in try readPaths(paths, progress: progress) {
+            annotations += part.annotations
+            for read in part.paths {
+                for (action, groupName) in read.actions {
+                    let groupIndex = groupIndexes[groupName] ?? {
+                        groups.append(ResourceGroup(name: groupName))
+                        groupIndexes[groupName] = groups.count - 1
+                        return groups.count - 1
+                    }()
+                    let resourceKey = ResourceKey(group: groupIndex, path: read.path)
+                    if let resourceIndex = resourceIndexes[resourceKey] {
+                        groups[groupIndex].resources[resourceIndex].actions.append(action)
+                    } else {
+                        resourceIndexes[resourceKey] = groups[groupIndex].resources.count
+                        groups[groupIndex].resources.append(Resource(
+                            name: read.path, description: read.description,
+                            uriTemplate: read.path, parameters: read.shared, actions: [action],
+                            sourceLocation: locator.location(of: ["paths", read.path])))
+                    }
                 }
             }
         }
         contract.groups = groups
-        progress?(ReadingProgress(stage: "schemas", total: schemas.count))
-        contract.dataStructures = schemas.map { name, schema in
-            if let shared = inliner.sharedComponent(name) {
-                let example = referenced["#/components/schemas/" + name]?.example ?? JSONSchemaExample.example(for: shared)
-                return DataStructure(component: name, schema: schema, resolved: shared, example: example, locator: locator)
-            }
-            let resolved = inliner.resolved(schema)
-            return DataStructure(component: name, schema: schema, resolved: resolved, example: JSONSchemaExample.example(for: resolved), locator: locator)
-        }
         contract.annotations = annotations
         return contract
+    }
+
+    /// One path item read: its operations with the tag each is grouped under.
+    private struct PathRead: Sendable {
+        var path: String
+        var description: String
+        var shared: [Parameter]
+        var actions: [(action: Action, group: String)]
+    }
+
+    /// The paths of one share of the document, and the problems found in them, in document order.
+    private struct PathsPart: Sendable {
+        var paths: [PathRead] = []
+        var annotations: [Annotation] = []
+        var operationIds: [(id: String, keyPath: [String])] = []
+    }
+
+    /// The path items read in consecutive shares, one per core, each by a reader of its own
+    /// (its own caches, started from this one's): a large description's operations take
+    /// seconds. The shares come back in document order.
+    private func readPaths(_ paths: JSONObject, progress: ReadingProgress.Report?) throws(ValuesReaderRefusal) -> [PathsPart] {
+        let entries = paths.elements
+        let shares = min(ProcessInfo.processInfo.activeProcessorCount, 8, max(1, entries.count / 256))
+        let readers = (0..<shares).map { _ in
+            var reader = self
+            reader.forms = forms.copy()
+            reader.inliner = inliner.copy()
+            reader.annotations = []
+            reader.operationIds = []
+            return reader
+        }
+        progress?(ReadingProgress(stage: "operations", total: entries.count))
+        let done = Atomic<Int>(0)
+        let results = Mutex<[Result<PathsPart, ValuesReaderRefusal>?]>(Array(repeating: nil, count: shares))
+        DispatchQueue.concurrentPerform(iterations: shares) { share in
+            var reader = readers[share]
+            var part = PathsPart()
+            let range = (entries.count * share / shares)..<(entries.count * (share + 1) / shares)
+            do throws(ValuesReaderRefusal) {
+                for (path, value) in entries[range] {
+                    let count = done.add(1, ordering: .relaxed).newValue
+                    if let progress, count % 500 == 0 {
+                        progress(ReadingProgress(stage: "operations", done: count, total: entries.count))
+                    }
+                    part.paths.append(try reader.pathItem(path, value, operationIds: &part.operationIds))
+                }
+                part.annotations = reader.annotations
+                results.withLock { $0[share] = .success(part) }
+            } catch {
+                let refusal = error
+                results.withLock { $0[share] = .failure(refusal) }
+            }
+        }
+        var parts: [PathsPart] = []
+        var operationIds: Set<String> = []
+        for result in results.withLock({ $0 }) {
+            guard let result else { throw ValuesReaderRefusal(reason: "a share of the paths not read", path: ["paths"]) }
+            let part = try result.get()
+            for (id, keyPath) in part.operationIds where !operationIds.insert(id).inserted {
+                throw ValuesReaderRefusal(reason: "an operationId used twice (a validation warns)", path: keyPath)
+            }
+            parts.append(part)
+        }
+        return parts
+    }
+
+    /// One path item's operations.
+    private mutating func pathItem(
+        _ path: String, _ value: JSONValue, operationIds: inout [(id: String, keyPath: [String])]
+    ) throws(ValuesReaderRefusal) -> PathRead {
+        let pathPath = ["paths", path]
+        guard path.hasPrefix("/"), OpenAPIKit.OpenAPI.Path(rawValue: path).rawValue == path else {
+            throw ValuesReaderRefusal(reason: "a path OpenAPIKit writes otherwise", path: pathPath)
+        }
+        let item = try object(value, at: pathPath)
+        try expectKeys(item, ["summary", "description", "parameters"] + Self.methods, at: pathPath)
+        let shared = try parameters(item["parameters"], at: pathPath + ["parameters"])
+        let summary = try string(item["summary"], at: pathPath + ["summary"])
+        var read = PathRead(
+            path: path, description: try string(item["description"], at: pathPath + ["description"]) ?? summary ?? "",
+            shared: shared, actions: [])
+        for method in Self.methods {
+            guard let operationValue = item[method] else { continue }
+            let keyPath = pathPath + [method]
+            let operation = try object(operationValue, at: keyPath)
+            let action = try action(method, path: path, operation, shared: shared, at: keyPath)
+            if let operationId = operation["operationId"]?.stringValue { operationIds.append((operationId, keyPath + ["operationId"])) }
+            read.actions.append((action, operation["tags"]?.arrayValue?.first?.stringValue ?? ""))
+        }
+        return read
     }
 
     /// A path's resource within a group.
@@ -354,13 +427,11 @@ struct OpenAPIValuesReader {
             throw ValuesReaderRefusal(reason: "both example and examples", path: keyPath)
         }
         var base = MessagePayload(headers: [Header(name: "Content-Type", value: mediaType)] + headers, sourceLocation: locator.location(of: keyPath))
-        var reference: String?
         if let schema = content["schema"] {
-            reference = try self.reference(schema, at: keyPath + ["schema"])
-            if let reference {
-                base.schema = referenced[reference]?.schema ?? {
+            if let reference = try self.reference(schema, at: keyPath + ["schema"]) {
+                base.schema = referenced[reference] ?? {
                     let resolved = inliner.resolved(["$ref": .string(reference)])
-                    referenced[reference] = (resolved, nil)
+                    referenced[reference] = resolved
                     return resolved
                 }()
             } else {
@@ -392,17 +463,8 @@ struct OpenAPIValuesReader {
         }
         if result.isEmpty {
             var payload = base
-            if let schema = base.schema {
-                let example: JSONValue
-                if let reference, let known = referenced[reference]?.example {
-                    example = known
-                } else {
-                    example = JSONSchemaExample.example(for: schema)
-                    if let reference { referenced[reference]?.example = example }
-                }
-                payload.body = OpenAPIContractBuilder.body(example, mediaType: mediaType)
-                payload.bodySource = .schema
-            }
+            // The body is written from the schema when asked (`MessagePayload.exampleBody`).
+            if base.schema != nil { payload.bodySource = .schema }
             result.append(("", payload))
         }
         return result
@@ -475,13 +537,21 @@ struct OpenAPIValuesReader {
 
 /// Schemas and examples in the form OpenAPIKit gives them back (a 3.0 schema as 3.1, members
 /// in name order), each distinct value made once: translated keyword by keyword
-/// (`SchemaTranslation`), or by OpenAPIKit when the translation leaves it.
-final class SchemaForms {
+/// (`SchemaTranslation`), or by OpenAPIKit when the translation leaves it. Unchecked: one
+/// reader uses it at a time; a reader on another thread takes a `copy()`.
+final class SchemaForms: @unchecked Sendable {
     private let format: ContractFormat
     private var schemas: [JSONValue: JSONValue] = [:]
 
     init(format: ContractFormat) {
         self.format = format
+    }
+
+    /// Another with the forms made so far, for a reader on another thread.
+    func copy() -> SchemaForms {
+        let copy = SchemaForms(format: format)
+        copy.schemas = schemas
+        return copy
     }
 
     func form(of schema: JSONValue, at keyPath: [String]) throws(ValuesReaderRefusal) -> JSONValue {

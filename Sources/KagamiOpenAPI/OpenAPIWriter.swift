@@ -180,7 +180,7 @@ public enum OpenAPIWriter {
                 media["schema"] = ["type": "string"]
             }
         }
-        guard let body = payload.body else { return media }
+        guard let body = payload.exampleBody else { return media }
         let example: JSONValue = isJSON ? ((try? JSONValue(parsing: body)) ?? .string(body)) : .string(body)
         if let first = media["example"] {
             media.removeValue(forKey: "example")

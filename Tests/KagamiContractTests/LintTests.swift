@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 @testable import KagamiCLI
 import KagamiContract
-import KagamiDescription
+@testable import KagamiDescription
 import KagamiTesting
 import Testing
 
@@ -139,7 +139,8 @@ import Testing
         // A byte order mark is text: kept, as it was.
         let marked = folder.appendingPathComponent("marked.apib")
         try Data([0xEF, 0xBB, 0xBF] + Array("# API\n".utf8)).write(to: marked)
-        #expect(try DescriptionFile(path: marked.path).text == "\u{FEFF}# API\n")
+        #expect(try DescriptionFile.text(of: Data([0xEF, 0xBB, 0xBF] + Array("# API\n".utf8)), path: marked.path) == "\u{FEFF}# API\n")
+        _ = try DescriptionFile(path: marked.path)
         #expect(throws: ExitCode(2)) { try LintCommand.parse([folder.path]).run() }
     }
 }

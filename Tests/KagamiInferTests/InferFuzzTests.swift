@@ -62,10 +62,12 @@ import Testing
             let flows = Self.flows(seed: seed)
             let templates = PathGeneraliser().generalise(flows.map(\.request.path)).matches
             let draft = TrafficDraft(flows: flows)
-            let openAPI = DescriptionFile(text: OpenAPIDraftWriter.yaml(draft), format: .openAPI)
-            #expect(openAPI.contract.errors.isEmpty, "seed \(seed): \(openAPI.diagnostics())\n\(openAPI.text)")
-            let blueprint = DescriptionFile(text: BlueprintDraftWriter.text(draft), format: .apiBlueprint)
-            #expect(blueprint.contract.errors.isEmpty, "seed \(seed): \(blueprint.diagnostics())\n\(blueprint.text)")
+            let openAPIText = OpenAPIDraftWriter.yaml(draft)
+            let openAPI = DescriptionFile(text: openAPIText, format: .openAPI)
+            #expect(openAPI.contract.errors.isEmpty, "seed \(seed): \(openAPI.diagnostics())\n\(openAPIText)")
+            let blueprintText = BlueprintDraftWriter.text(draft)
+            let blueprint = DescriptionFile(text: blueprintText, format: .apiBlueprint)
+            #expect(blueprint.contract.errors.isEmpty, "seed \(seed): \(blueprint.diagnostics())\n\(blueprintText)")
             guard openAPI.contract.errors.isEmpty else { continue }
             #expect(openAPI.contract.actions.count == draft.operations.count, "seed \(seed)")
 
