@@ -3,12 +3,14 @@
 import KagamiContract
 import KagamiFlow
 import KagamiJSON
+import enum KagamiJSONSchema.JSONPointer
 
 public enum OpenAPIWriter {
     /// The document for `contract`. `serverURL` becomes the only `servers` entry (the mock's
     /// address); the description's own base path is appended to it. `notes` collects what the
-    /// document could not say.
-    public static func document(for contract: APIContract, serverURL: String, notes: inout [String]) -> JSONValue {
+    /// document could not say (kept under `x-kagami-…` extensions where it can be), and any
+    /// reference the written document holds that points nowhere in it.
+    public static func document(for contract: APIContract, serverURL: String, notes: inout [ConversionNote]) -> JSONValue {
         var info: JSONObject = [
             "title": .string(contract.name.isEmpty ? "API" : contract.name),
             "version": .string(contract.metadata.first { $0.name.lowercased() == "version" }?.value ?? "1.0.0"),
@@ -22,17 +24,29 @@ public enum OpenAPIWriter {
         for action in contract.actions {
             let template = PathTemplate(action.uriTemplate)
             let method = action.method.lowercased()
-            guard ["get", "put", "post", "delete", "options", "head", "patch", "trace"].contains(method) else {
-                notes.append("\(action.method) \(action.uriTemplate): OpenAPI has no \(action.method) operations; left out")
-                continue
-            }
             var item = paths[template.path]?.objectValue ?? JSONObject()
-            if item[method] != nil {
-                notes.append("\(action.method) \(action.uriTemplate): a second \(action.method) on \(template.path); left out (OpenAPI has one per path)")
+            let written = operation(action, template: template, operationIds: &operationIds)
+            guard ["get", "put", "post", "delete", "options", "head", "patch", "trace"].contains(method), item[method] == nil else {
+                // Kept beside the operations OpenAPI has, as an extension tools pass over.
+                var kept = item[Self.keptActions]?.arrayValue ?? []
+                kept.append(["method": .string(action.method), "operation": .object(written)])
+                item[Self.keptActions] = .array(kept)
+                paths[template.path] = .object(item)
+                let why = item[method] == nil
+                    ? "OpenAPI has no \(action.method) operations"
+                    : "a second \(action.method) on \(template.path) (OpenAPI has one per path)"
+                notes.append(ConversionNote(
+                    "\(action.method) \(action.uriTemplate): \(why); kept under \(Self.keptActions) of the path \(template.path)",
+                    at: action.sourceLocation))
                 continue
             }
-            item[method] = .object(operation(action, template: template, operationIds: &operationIds))
+            item[method] = .object(written)
             paths[template.path] = .object(item)
+            if let relation = action.relation {
+                notes.append(ConversionNote(
+                    "\(action.method) \(action.uriTemplate): OpenAPI has no link relation of an operation; '\(relation)' kept as \(Self.relation)",
+                    at: action.sourceLocation))
+            }
         }
         var document: JSONObject = [
             "openapi": "3.1.0",
@@ -46,8 +60,19 @@ public enum OpenAPIWriter {
             schemas[componentName(structure.name)] = schema2020(schema)
         }
         if !schemas.isEmpty { document["components"] = ["schemas": .object(schemas)] }
-        return .object(document)
+        let written = JSONValue.object(document)
+        for (path, reference) in OpenAPIReader.unresolvedReferences(in: written) {
+            notes.append(ConversionNote("the written document refers to '\(reference)' at #\(JSONPointer.string(path)), which it does not hold"))
+        }
+        return written
     }
+
+    /// The path item extension holding the actions OpenAPI has no operation for: a method it
+    /// doesn't have (`LINK`), a second action with the same method and path.
+    public static let keptActions = "x-kagami-actions"
+
+    /// The operation extension holding a Blueprint action's `+ Relation`.
+    public static let relation = "x-kagami-relation"
 
     /// `/v1` of `https://api.example.com/v1/`; empty for none.
     static func basePath(of url: String) -> String {
@@ -73,6 +98,7 @@ public enum OpenAPIWriter {
         operation["operationId"] = .string(id)
         if !action.name.isEmpty { operation["summary"] = .string(action.name) }
         if !action.description.isEmpty { operation["description"] = .string(action.description) }
+        if let relation = action.relation { operation[Self.relation] = .string(relation) }
         var parameters: [JSONValue] = []
         var declared: Set<String> = []
         for parameter in action.parameters {

@@ -28,6 +28,24 @@ struct SchemaTranslation {
         return translation.mayHoldNullType ? OpenAPIContractBuilder.withoutAddedNullType(form) : form
     }
 
+    /// A 3.0 schema as OpenAPIKitCompat gives it back has `minProperties` on every object: the
+    /// larger of the written one and the count of `required`. One not above that count adds
+    /// nothing to `required` and the document never wrote it (a missing property would be
+    /// reported twice, once at a keyword that isn't there): it goes.
+    static func withoutImpliedMinProperties(_ schema: JSONValue) -> JSONValue {
+        guard case .object(var members) = schema else {
+            if case .array(let items) = schema { return .array(items.map(withoutImpliedMinProperties)) }
+            return schema
+        }
+        for (key, member) in members where !["example", "examples", "default", "enum", "const"].contains(key) {
+            members[key] = withoutImpliedMinProperties(member)
+        }
+        if case .integer(let minimum)? = members["minProperties"], minimum <= (members["required"]?.arrayValue?.count ?? 0) {
+            members.removeValue(forKey: "minProperties")
+        }
+        return .object(members)
+    }
+
     private init(isOpenAPI30: Bool) {
         self.isOpenAPI30 = isOpenAPI30
     }
@@ -296,13 +314,12 @@ struct SchemaTranslation {
             output.append(("required", .array(properties.keys.filter(required.contains).map { .string($0) })))
         }
         if isOpenAPI30 {
-            // OpenAPIKitCompat writes 3.0's computed minimum: at least the required count.
-            var minimum = 0
+            // Only a written minimum above the required count says more than `required` does
+            // (OpenAPIKitCompat's computed one is taken off its forms: `withoutImpliedMinProperties`).
             if let written = members["minProperties"] {
                 guard case .integer(let value) = written else { return false }
-                minimum = value
+                if value > required.count { output.append(("minProperties", written)) }
             }
-            output.append(("minProperties", .integer(max(minimum, required.count))))
         } else {
             guard integer(members["minProperties"], "minProperties", into: &output) else { return false }
         }

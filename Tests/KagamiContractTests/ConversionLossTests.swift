@@ -1,0 +1,252 @@
+import Foundation
+import KagamiBlueprint
+@testable import KagamiCLI
+import KagamiContract
+import KagamiDescription
+import KagamiJSON
+import KagamiJSONSchema
+@testable import KagamiOpenAPI
+import KagamiTesting
+import Testing
+
+/// `kagami convert` says what the target format can't carry, where the source says it; named
+/// types survive a round trip; no reference of a written document points nowhere.
+@Suite struct ConversionLossTests {
+    /// An OpenAPI document with one of each construct API Blueprint has no words for.
+    static let bookstore = """
+    openapi: 3.0.3
+    info:
+      title: Books
+      version: '1'
+    servers:
+      - url: https://api.example.com/v1
+      - url: https://staging.example.com/v1
+    security:
+      - apiKey: []
+    paths:
+      /books/{id}:
+        get:
+          operationId: getBook
+          parameters:
+            - name: id
+              in: path
+              required: true
+              schema:
+                type: string
+                pattern: '^[0-9]+$'
+            - name: X-Trace
+              in: header
+              schema:
+                type: string
+            - name: session
+              in: cookie
+              schema:
+                type: string
+            - name: limit
+              in: query
+              schema:
+                type: integer
+                maximum: 50
+          callbacks:
+            onChange:
+              '{$request.query.url}':
+                post:
+                  responses:
+                    '200':
+                      description: ok
+          responses:
+            '200':
+              description: A book or a magazine
+              links:
+                author:
+                  operationId: getBook
+              content:
+                application/json:
+                  schema:
+                    $ref: '#/components/schemas/Publication'
+            default:
+              description: An error
+    components:
+      securitySchemes:
+        apiKey:
+          type: apiKey
+          in: header
+          name: X-Key
+      schemas:
+        Publication:
+          oneOf:
+            - $ref: '#/components/schemas/Book'
+            - $ref: '#/components/schemas/Magazine'
+          discriminator:
+            propertyName: kind
+            mapping:
+              book: '#/components/schemas/Book'
+              magazine: '#/components/schemas/Magazine'
+        Book:
+          type: object
+          required: [kind, title]
+          properties:
+            kind:
+              type: string
+            title:
+              type: string
+              maxLength: 200
+            author:
+              $ref: '#/components/schemas/Author'
+        Magazine:
+          type: object
+          required: [kind, issue]
+          properties:
+            kind:
+              type: string
+            issue:
+              type: integer
+        Author:
+          type: object
+          properties:
+            name:
+              type: string
+    """
+
+    /// The line of the first line of `text` that contains `marker`, counting from 1.
+    static func line(of marker: String, in text: String) -> Int {
+        (text.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.contains(marker) } ?? -1) + 1
+    }
+
+    @Test func everyConstructABlueprintLacksIsNamedAtItsLine() throws {
+        let path = try DescriptionCommandsTests.write(Self.bookstore, named: "books.yaml")
+        let source = try DescriptionFile(path: path)
+        #expect(source.contract.errors.isEmpty, "\(source.diagnostics())")
+        var notes: [ConversionNote] = []
+        _ = BlueprintWriter.document(for: source.contract, notes: &notes)
+        notes += OpenAPIReader.blueprintNotes(source.text)
+        let lines = ConvertCommand.lines(notes, file: path)
+        // A mapping's place is its key's line or its first member's.
+        func expectNote(at marker: String, containing words: String) {
+            let line = Self.line(of: marker, in: Self.bookstore)
+            #expect(lines.contains { ($0.hasPrefix("\(path):\(line):") || $0.hasPrefix("\(path):\(line + 1):")) && $0.contains(words) },
+                    "\(marker) (line \(line)) → \(words)\n\(lines.joined(separator: "\n"))")
+        }
+        expectNote(at: "security:", containing: "security requirement (apiKey)")
+        expectNote(at: "    apiKey:", containing: "security scheme 'apiKey' (apiKey header)")
+        expectNote(at: "staging.example.com", containing: "one HOST")
+        expectNote(at: "- name: X-Trace", containing: "header parameter 'X-Trace'")
+        expectNote(at: "- name: session", containing: "cookie parameter 'session'")
+        expectNote(at: "- name: id", containing: "'pattern'")
+        expectNote(at: "- name: limit", containing: "'maximum'")
+        expectNote(at: "onChange:", containing: "callback 'onChange'")
+        expectNote(at: "author:", containing: "link 'author'")
+        expectNote(at: "default:", containing: "default response")
+        expectNote(at: "  Book:", containing: "'maxLength' at /properties/title")
+        // Every note has its place in the source.
+        #expect(notes.allSatisfy { $0.sourceLocation != nil }, "\(notes.filter { $0.sourceLocation == nil })")
+    }
+
+    @Test func namedSchemasSurviveTheRoundTripWithoutDanglingReferences() throws {
+        let source = OpenAPIReader.parse(Self.bookstore)
+        var notes: [ConversionNote] = []
+        let blueprint = BlueprintWriter.document(for: source, notes: &notes)
+        #expect(blueprint.contains("# Data Structures"))
+        #expect(blueprint.contains("+ Attributes (Publication)"), "\(blueprint)")
+        let middle = BlueprintParser.parse(blueprint)
+        #expect(middle.errors.isEmpty, "\(middle.errors.map(\.message))\n\(blueprint)")
+        var backNotes: [ConversionNote] = []
+        let back = OpenAPIWriter.document(for: middle, serverURL: "http://127.0.0.1:3000", notes: &backNotes)
+        let components = Set(back["components"]?["schemas"]?.objectValue?.keys.map { $0 } ?? [])
+        #expect(components == ["Publication", "Book", "Magazine", "Author"], "\(components)")
+        #expect(OpenAPIReader.unresolvedReferences(in: back).isEmpty, "\(OpenAPIReader.unresolvedReferences(in: back))")
+        #expect(!backNotes.contains { $0.message.contains("does not hold") }, "\(backNotes.map(\.message))")
+        // The named type reads back with its members and a reference to the other by name.
+        let book = try #require(middle.dataStructures.first { $0.name == "Book" }?.schema)
+        #expect(book["properties"]?["title"]?["type"] == "string")
+        #expect(Set(book["required"]?.arrayValue ?? []) == ["kind", "title"])
+        #expect(blueprint.contains("+ author (Author, optional)"), "\(blueprint)")
+    }
+
+    @Test func aWrittenReferenceToNothingIsNamed() throws {
+        // A Blueprint's own JSON Schema may refer to a component the written document won't have.
+        let text = """
+        FORMAT: 1A
+
+        # API
+
+        ## Books [/books]
+
+        ### List [GET]
+
+        + Response 200 (application/json)
+
+            + Schema
+
+                    {"type": "object", "discriminator": {"propertyName": "kind", "mapping": {"book": "#/components/schemas/Book"}}, "properties": {"a": {"$ref": "#/components/schemas/Nope"}}}
+
+        """
+        var notes: [ConversionNote] = []
+        let document = OpenAPIWriter.document(for: BlueprintParser.parse(text), serverURL: "http://127.0.0.1:3000", notes: &notes)
+        let dangling = notes.filter { $0.message.contains("does not hold") }.map(\.message)
+        #expect(dangling.count == 2, "\(dangling)")
+        #expect(dangling.contains { $0.contains("'#/components/schemas/Book'") && $0.contains("/discriminator/mapping/book") })
+        #expect(dangling.contains { $0.contains("'#/components/schemas/Nope'") })
+        #expect(OpenAPIReader.unresolvedReferences(in: document).count == 2)
+    }
+
+    @Test func lintReportsADiscriminatorMappingToNothing() throws {
+        let text = Self.bookstore.replacingOccurrences(of: "magazine: '#/components/schemas/Magazine'", with: "magazine: '#/components/schemas/Magzine'")
+        let result = try LintTests.lint(text, named: "books.yaml")
+        let line = Self.line(of: "magazine: '#/components/schemas/Magzine'", in: text)
+        #expect(result.hasErrors)
+        #expect(result.lines.contains { $0.hasPrefix("\(result.path):\(line):") && $0.contains("discriminator mapping 'magazine' names '#/components/schemas/Magzine'") }, "\(result.lines)")
+    }
+
+    @Test func blueprintActionsOpenAPICannotHoldAreKeptInAnExtension() throws {
+        let text = """
+        FORMAT: 1A
+
+        # API
+
+        ## Note [/notes/{id}]
+
+        ### Get [GET]
+
+        + Relation: self
+
+        + Response 200
+
+        ### Link [LINK]
+
+        + Response 204
+
+        """
+        var notes: [ConversionNote] = []
+        let document = OpenAPIWriter.document(for: BlueprintParser.parse(text), serverURL: "http://127.0.0.1:3000", notes: &notes)
+        let item = try #require(document["paths"]?["/notes/{id}"])
+        #expect(item["get"]?[OpenAPIWriter.relation] == "self")
+        #expect(item[OpenAPIWriter.keptActions]?[0]?["method"] == "LINK")
+        #expect(item[OpenAPIWriter.keptActions]?[0]?["operation"]?["responses"]?["204"] != nil)
+        #expect(notes.contains { $0.message.contains("LINK") && $0.sourceLocation?.line == 13 }, "\(notes)")
+        #expect(notes.contains { $0.message.contains("'self' kept as x-kagami-relation") && $0.sourceLocation?.line == 7 }, "\(notes)")
+    }
+
+    /// OpenAPIKitCompat writes `minProperties` (the count of `required`) on every 3.0 object;
+    /// the contract must not hold a keyword the document never wrote.
+    @Test func noKeywordIsInvented() throws {
+        let contract = OpenAPIReader.parse(Self.bookstore)
+        var seen: [String] = []
+        func walk(_ value: JSONValue, _ path: String) {
+            if case .object(let members) = value {
+                if members["minProperties"] != nil { seen.append(path) }
+                for (key, member) in members { walk(member, path + "/" + key) }
+            } else if case .array(let items) = value {
+                for (index, item) in items.enumerated() { walk(item, path + "/\(index)") }
+            }
+        }
+        for structure in contract.dataStructures { walk(structure.schema ?? .null, structure.name) }
+        for response in contract.actions.flatMap(\.examples).flatMap(\.responses) { walk(response.payload.schema ?? .null, "response") }
+        #expect(seen.isEmpty, "\(seen)")
+        // So a book without its title is one error, at the `required` the document wrote.
+        let book = try #require(contract.dataStructures.first { $0.name == "Book" }?.schema)
+        let errors = try JSONSchema(compiling: book).validate(["kind": "book"]).errors
+        #expect(errors.count == 1, "\(errors.map(\.description))")
+        #expect(errors.first?.keywordLocation == "/required")
+    }
+}
