@@ -229,7 +229,7 @@ struct OpenAPIContractBuilder {
     /// A schema's JSON as OpenAPIKit gives it, without what OpenAPIKitCompat adds to a 3.0 one.
     static func schemaForm(_ schema: OpenAPIKit.JSONSchema, format: ContractFormat) -> JSONValue? {
         let json = Self.json(schema)
-        return format == .openAPI30 ? json.map(SchemaTranslation.withoutImpliedMinProperties) : json
+        return format == .openAPI30 ? json.map(SchemaTranslation.withoutCompatDefaults) : json
     }
 
     static func json(_ value: some Encodable) -> JSONValue? {

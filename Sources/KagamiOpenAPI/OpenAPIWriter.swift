@@ -59,7 +59,10 @@ public enum OpenAPIWriter {
             guard let schema = structure.schema else { continue }
             schemas[componentName(structure.name)] = schema2020(schema)
         }
-        if !schemas.isEmpty { document["components"] = ["schemas": .object(schemas)] }
+        var definitions = LocalDefinitions(components: schemas)
+        for (name, schema) in schemas { definitions.components[name] = definitions.hoisted(schema) }
+        document["paths"] = definitions.hoistingSchemas(in: .object(paths))
+        if !definitions.components.isEmpty { document["components"] = ["schemas": .object(definitions.components)] }
         let written = JSONValue.object(document)
         for (path, reference) in OpenAPIReader.unresolvedReferences(in: written) {
             notes.append(ConversionNote("the written document refers to '\(reference)' at #\(JSONPointer.string(path)), which it does not hold"))
@@ -350,6 +353,85 @@ public enum OpenAPIWriter {
         var result = JSONObject()
         for (name, schema) in map { result[name] = convert(schema, depth: depth + 1) }
         return .object(result)
+    }
+}
+
+/// A schema's own `$defs` (where the contract puts a schema that refers back to itself, and
+/// where a Blueprint's `definitions` go) moved to `components.schemas`: inside an OpenAPI
+/// document `#/$defs/Name` is resolved against the document, where nothing is. A definition
+/// equal to a component (less its own `$defs`) is that component; another becomes one.
+struct LocalDefinitions {
+    var components: JSONObject
+    /// The components as given, without their `$defs`, to recognise a definition.
+    private let given: [JSONValue: String]
+
+    init(components: JSONObject) {
+        self.components = components
+        var given: [JSONValue: String] = [:]
+        for (name, schema) in components {
+            guard case .object(var members) = schema else { continue }
+            members.removeValue(forKey: "$defs")
+            if given[.object(members)] == nil { given[.object(members)] = name }
+        }
+        self.given = given
+    }
+
+    /// Every `schema` member in the paths (parameters, media types, headers) hoisted.
+    mutating func hoistingSchemas(in value: JSONValue) -> JSONValue {
+        switch value {
+        case .object(var members):
+            for (key, member) in members where key != "example" && key != "examples" {
+                members[key] = key == "schema" ? hoisted(member) : hoistingSchemas(in: member)
+            }
+            return .object(members)
+        case .array(let items):
+            return .array(items.map { hoistingSchemas(in: $0) })
+        default:
+            return value
+        }
+    }
+
+    /// The schema with its root `$defs` gone to the components and references to them
+    /// pointing there.
+    mutating func hoisted(_ schema: JSONValue) -> JSONValue {
+        guard case .object(var members) = schema, let defs = members.removeValue(forKey: "$defs")?.objectValue else { return schema }
+        var targets: [String: String] = [:]
+        for (name, definition) in defs {
+            if let known = given[definition] {
+                targets[name] = known
+                continue
+            }
+            var unique = OpenAPIWriter.componentName(name)
+            var counter = 2
+            while components[unique] != nil, components[unique] != definition {
+                unique = OpenAPIWriter.componentName(name) + "_\(counter)"
+                counter += 1
+            }
+            targets[name] = unique
+        }
+        for (name, definition) in defs where given[definition] == nil {
+            if let target = targets[name], components[target] == nil { components[target] = Self.pointing(definition, to: targets) }
+        }
+        return Self.pointing(.object(members), to: targets)
+    }
+
+    /// `#/$defs/Name` references made `#/components/schemas/Target`.
+    private static func pointing(_ value: JSONValue, to targets: [String: String]) -> JSONValue {
+        switch value {
+        case .object(var members):
+            if let reference = members["$ref"]?.stringValue, reference.hasPrefix("#/$defs/"),
+               let target = targets[JSONPointer.unescape(String(reference.dropFirst("#/$defs/".count)))] {
+                members["$ref"] = .string("#/components/schemas/" + JSONPointer.escape(target))
+            }
+            for (key, member) in members where key != "$ref" && key != "example" && key != "examples" && key != "default" && key != "enum" && key != "const" {
+                members[key] = pointing(member, to: targets)
+            }
+            return .object(members)
+        case .array(let items):
+            return .array(items.map { pointing($0, to: targets) })
+        default:
+            return value
+        }
     }
 }
 

@@ -163,6 +163,27 @@ import Testing
         #expect(blueprint.contains("+ author (Author, optional)"), "\(blueprint)")
     }
 
+    /// The OpenAPI documents of the test fixtures, to a Blueprint and back: each component
+    /// schema comes back as one, the Blueprint reads without errors, nothing refers to nothing.
+    @Test(arguments: [
+        "Tests/KagamiContractTests/Fixtures/petstore-3.0.yaml", "Tests/KagamiContractTests/Fixtures/notes-3.1.json",
+        "Tests/KagamiMockTests/Fixtures/petstore.yaml", "Tests/KagamiMockTests/Fixtures/pets.yaml",
+    ])
+    func openAPIFixturesRoundTrip(file: String) throws {
+        let source = try DescriptionFile(path: ConvertTests.root.appendingPathComponent(file).path)
+        var notes: [ConversionNote] = []
+        let blueprint = BlueprintWriter.document(for: source.contract, notes: &notes)
+        let middle = BlueprintParser.parse(blueprint)
+        #expect(middle.errors.isEmpty, "\(middle.errors.map(\.message))\n\(blueprint)")
+        let back = OpenAPIWriter.document(for: middle, serverURL: "http://127.0.0.1:3000", notes: &notes)
+        let components = Set(back["components"]?["schemas"]?.objectValue?.keys.map { $0 } ?? [])
+        let original = Set(source.contract.dataStructures.map { OpenAPIWriter.componentName($0.name) })
+        #expect(original.isSubset(of: components), "lost: \(original.subtracting(components).sorted())")
+        #expect(OpenAPIReader.unresolvedReferences(in: back).isEmpty, "\(OpenAPIReader.unresolvedReferences(in: back))")
+        let operations = { (contract: APIContract) in Set(contract.actions.map { "\($0.method) \(PathTemplate($0.uriTemplate).path)" }) }
+        #expect(operations(OpenAPIReader.parse(back.serialized())) == operations(source.contract))
+    }
+
     @Test func aWrittenReferenceToNothingIsNamed() throws {
         // A Blueprint's own JSON Schema may refer to a component the written document won't have.
         let text = """
@@ -227,8 +248,9 @@ import Testing
         #expect(notes.contains { $0.message.contains("'self' kept as x-kagami-relation") && $0.sourceLocation?.line == 7 }, "\(notes)")
     }
 
-    /// OpenAPIKitCompat writes `minProperties` (the count of `required`) on every 3.0 object;
-    /// the contract must not hold a keyword the document never wrote.
+    /// OpenAPIKitCompat writes `minProperties` (the count of `required`) on every 3.0 object,
+    /// `minItems: 0` and `uniqueItems: false` on every array; the contract must not hold a
+    /// keyword the document never wrote.
     @Test func noKeywordIsInvented() throws {
         let contract = OpenAPIReader.parse(Self.bookstore)
         var seen: [String] = []
@@ -248,5 +270,11 @@ import Testing
         let errors = try JSONSchema(compiling: book).validate(["kind": "book"]).errors
         #expect(errors.count == 1, "\(errors.map(\.description))")
         #expect(errors.first?.keywordLocation == "/required")
+        // Nor `minItems: 0` and `uniqueItems: false` on every 3.0 array, through either reader.
+        let list = "openapi: 3.0.3\ninfo: {title: T, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        '200':\n          description: ok\n          content:\n            application/json:\n              schema: {type: array, items: {type: string}}\n"
+        for reading in [OpenAPIReader.PathReading.fromValues, .throughOpenAPIKit] {
+            let schema = OpenAPIReader.parse(list, reading: reading).actions.first?.defaultResponse?.payload.schema
+            #expect(schema?.isJSONEqual(to: ["type": "array", "items": ["type": "string"]]) == true, "\(reading): \(schema?.serialized() ?? "none")")
+        }
     }
 }
