@@ -142,6 +142,22 @@ import Testing
         #expect(notes.allSatisfy { $0.sourceLocation != nil }, "\(notes.filter { $0.sourceLocation == nil })")
     }
 
+    /// `kagami convert` as a user runs it: the Blueprint on standard output (or `-o`), one
+    /// `FILE:LINE:COLUMN: note:` line per loss on standard error, in the source's order.
+    @Test func theCommandListsLossesOnStandardError() async throws {
+        let path = try DescriptionCommandsTests.write(Self.bookstore, named: "books.yaml")
+        let output = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("books.apib").path
+        let result = try await CommandLineClient(try CommandLineClient.kagamiPath()).run(["convert", path, "--to", "apib", "-o", output])
+        #expect(result.status == 0, "\(result.stderr)")
+        let notes = result.stderr.split(separator: "\n").map(String.init)
+        #expect(notes.count >= 12, "\(notes)")
+        #expect(notes.allSatisfy { $0.hasPrefix(path + ":") && $0.contains(": note: ") }, "\(notes)")
+        let lines = notes.compactMap { Int($0.dropFirst(path.count + 1).prefix { $0 != ":" }) }
+        #expect(lines == lines.sorted() && lines.count == notes.count, "\(notes)")
+        #expect(notes.contains { $0.contains("callback 'onChange'") })
+        #expect(try String(contentsOfFile: output, encoding: .utf8).contains("## Book (object)"))
+    }
+
     @Test func namedSchemasSurviveTheRoundTripWithoutDanglingReferences() throws {
         let source = OpenAPIReader.parse(Self.bookstore)
         var notes: [ConversionNote] = []
@@ -182,6 +198,59 @@ import Testing
         #expect(OpenAPIReader.unresolvedReferences(in: back).isEmpty, "\(OpenAPIReader.unresolvedReferences(in: back))")
         let operations = { (contract: APIContract) in Set(contract.actions.map { "\($0.method) \(PathTemplate($0.uriTemplate).path)" }) }
         #expect(operations(OpenAPIReader.parse(back.serialized())) == operations(source.contract))
+    }
+
+    /// What MSON can say of a component comes back from the Blueprint's Data Structures:
+    /// types, required members, enumerations, nullable, arrays of named types, inheritance,
+    /// samples and defaults.
+    @Test func namedTypesCarryWhatMSONCanSay() throws {
+        let text = """
+        openapi: 3.1.0
+        info: {title: T, version: '1'}
+        paths: {}
+        components:
+          schemas:
+            Tag:
+              type: object
+              required: [label]
+              properties:
+                label: {type: string, examples: [red]}
+                status: {type: string, enum: [new, old]}
+                note: {type: [string, 'null']}
+                count: {type: integer, default: 3}
+            Tagged:
+              type: object
+              properties:
+                tags: {type: array, items: {$ref: '#/components/schemas/Tag'}}
+                names: {type: array, items: {type: string}}
+            Special:
+              allOf:
+                - $ref: '#/components/schemas/Tagged'
+                - type: object
+                  required: [level]
+                  properties:
+                    level: {type: number}
+        """
+        var notes: [ConversionNote] = []
+        let blueprint = BlueprintWriter.document(for: OpenAPIReader.parse(text), notes: &notes)
+        let back = BlueprintParser.parse(blueprint)
+        #expect(back.annotations.isEmpty, "\(back.annotations.map(\.message))\n\(blueprint)")
+        #expect(notes.isEmpty, "\(notes.map(\.message))")
+        func schema(_ name: String) throws -> JSONValue { try #require(back.dataStructures.first { $0.name == name }?.schema) }
+        let tag = try schema("Tag")
+        #expect(tag["required"]?.arrayValue?.contains("label") == true)
+        #expect(tag["properties"]?["status"]?["enum"]?.arrayValue?.contains("old") == true, "\(tag.serialized())")
+        let note = tag["properties"]?["note"]
+        #expect(try JSONSchema(compiling: note ?? [:]).isValid(.null) && JSONSchema(compiling: note ?? [:]).isValid("x"), "\(note?.serialized() ?? "")")
+        #expect(tag["properties"]?["count"]?["default"] == 3)
+        #expect(back.dataStructures.first { $0.name == "Tag" }?.example?["label"] == "red")
+        let tagged = try schema("Tagged")
+        #expect(tagged["properties"]?["tags"]?["items"]?["properties"]?["label"] != nil, "\(tagged.serialized())")
+        #expect(tagged["properties"]?["names"]?["items"]?["type"] == "string")
+        let special = try JSONSchema(compiling: try schema("Special"))
+        #expect(special.isValid(["level": 1, "tags": [["label": "a"]]]))
+        #expect(!special.isValid(["tags": [["label": "a"]]]), "level is required")
+        #expect(blueprint.contains("## Special (Tagged)"), "\(blueprint)")
     }
 
     @Test func aWrittenReferenceToNothingIsNamed() throws {

@@ -77,7 +77,7 @@ import Testing
         struct Tally {
             var before = 0
             var after = 0
-            var text: String { "\(after) of \(before)" }
+            var text: String { before == after ? "\(before) kept" : "\(before) → \(after)" }
         }
         var actions = Tally(), namedTypes = Tally(), responses = Tally(), requests = Tally(), parameters = Tally()
         var schemas = Tally(), bodies = Tally()
