@@ -67,10 +67,13 @@ struct MSONWriter {
         var attributes: [String] = []
         var lines: [String] = []
         if let values = members["enum"]?.arrayValue {
-            let kind = Self.mson(values.first(where: { $0 != .null }).map(Self.jsonType) ?? types.first ?? "string")
-            attributes.append("enum[\(kind)]")
+            // Each member typed by itself: `enum[string]` would let any string through.
+            attributes.append("enum")
             lines.append("+ Members")
-            for value in values where value != .null { lines.append("    + `\(Self.plain(value))`") }
+            for value in values where value != .null {
+                let type = Self.jsonType(value)
+                lines.append(type == "string" ? "    + `\(Self.plain(value))`" : "    + \(Self.plain(value)) (\(type))")
+            }
             if values.contains(.null) { attributes.append("nullable") }
         } else if let alternatives = (members["oneOf"] ?? members["anyOf"])?.arrayValue {
             // A choice of types: an enumeration of them (drafter writes it as anyOf).
@@ -102,10 +105,11 @@ struct MSONWriter {
             case "array":
                 if let items = members["items"] {
                     let (itemType, nested) = typeAndMembers(items, pointer: pointer + "/items")
+                    // `fixed-type`: the items are of that type (else it only shows samples).
                     if nested.isEmpty {
-                        attributes.append("array[\(itemType)]")
+                        attributes.append("array[\(itemType)], fixed-type")
                     } else {
-                        attributes.append("array")
+                        attributes.append("array, fixed-type")
                         lines.append("+ (\(itemType))")
                         lines += nested.map { "    " + $0 }
                     }
@@ -113,6 +117,8 @@ struct MSONWriter {
                     attributes.append("array")
                 }
             default:
+                // MSON has no integer: a whole number is a `number` there.
+                if type == "integer" { losses.append((pointer, "type: integer (written as number)")) }
                 attributes.append(Self.mson(type))
             }
         }

@@ -235,14 +235,13 @@ import Testing
         let blueprint = BlueprintWriter.document(for: OpenAPIReader.parse(text), notes: &notes)
         let back = BlueprintParser.parse(blueprint)
         #expect(back.annotations.isEmpty, "\(back.annotations.map(\.message))\n\(blueprint)")
-        #expect(notes.isEmpty, "\(notes.map(\.message))")
+        #expect(notes.map(\.message) == ["data structure Tag: 'type: integer (written as number)' at /properties/count has no MSON form; left out of the named type (a payload's Schema section keeps it)"])
         func schema(_ name: String) throws -> JSONValue { try #require(back.dataStructures.first { $0.name == name }?.schema) }
         let tag = try schema("Tag")
         #expect(tag["required"]?.arrayValue?.contains("label") == true)
         #expect(tag["properties"]?["status"]?["enum"]?.arrayValue?.contains("old") == true, "\(tag.serialized())")
         let note = tag["properties"]?["note"]
         #expect(try JSONSchema(compiling: note ?? [:]).isValid(.null) && JSONSchema(compiling: note ?? [:]).isValid("x"), "\(note?.serialized() ?? "")")
-        #expect(tag["properties"]?["count"]?["default"] == 3)
         #expect(back.dataStructures.first { $0.name == "Tag" }?.example?["label"] == "red")
         let tagged = try schema("Tagged")
         #expect(tagged["properties"]?["tags"]?["items"]?["properties"]?["label"] != nil, "\(tagged.serialized())")
