@@ -22,7 +22,7 @@ struct MSONWriter {
 
     /// Keywords MSON says, one way or another.
     private static let written: Set<String> = [
-        "type", "properties", "required", "items", "enum", "description", "example", "examples", "default",
+        "type", "properties", "required", "items", "enum", "const", "description", "example", "examples", "default",
         "additionalProperties", "allOf", "oneOf", "anyOf", "$ref", "$defs", "definitions", "$schema",
     ]
 
@@ -66,13 +66,16 @@ struct MSONWriter {
         types.removeAll { $0 == "null" }
         var attributes: [String] = []
         var lines: [String] = []
-        if let values = members["enum"]?.arrayValue {
+        // A one-member enumeration is a `const` in the OpenAPI reader's form.
+        if let values = members["enum"]?.arrayValue ?? members["const"].map({ [$0] }) {
             // Each member typed by itself: `enum[string]` would let any string through.
+            // A named type lists its members as its own items; an element under `+ Members`.
             attributes.append("enum")
-            lines.append("+ Members")
+            if !topLevel { lines.append("+ Members") }
+            let indent = topLevel ? "" : "    "
             for value in values where value != .null {
                 let type = Self.jsonType(value)
-                lines.append(type == "string" ? "    + `\(Self.plain(value))`" : "    + \(Self.plain(value)) (\(type))")
+                lines.append(indent + (type == "string" ? "+ `\(Self.plain(value))`" : "+ \(Self.plain(value)) (\(type))"))
             }
             if values.contains(.null) { attributes.append("nullable") }
         } else if let alternatives = (members["oneOf"] ?? members["anyOf"])?.arrayValue {
@@ -91,7 +94,13 @@ struct MSONWriter {
                 if let name = names[part] ?? part["$ref"]?.stringValue?.split(separator: "/").last.map(String.init), base == "object" {
                     base = Self.escaped(name)
                 } else {
-                    lines += objectMembers(part, pointer: pointer + "/allOf/\(index)")
+                    let partPointer = pointer + "/allOf/\(index)"
+                    // Only an object's members join the base (MSON's One Of of property sets has no
+                    // counterpart here yet: named as lost).
+                    for key in part.objectValue?.keys ?? [] where !["type", "properties", "required", "additionalProperties", "description"].contains(key) && !key.hasPrefix("x-") {
+                        losses.append((partPointer, key))
+                    }
+                    lines += objectMembers(part, pointer: partPointer)
                 }
             }
             attributes.append(base)
@@ -101,6 +110,8 @@ struct MSONWriter {
             switch type {
             case "object":
                 attributes.append("object")
+                // `fixed-type`: no properties beyond those listed.
+                if members["additionalProperties"] == .bool(false) { attributes.append("fixed-type") }
                 lines += objectMembers(schema, pointer: pointer)
             case "array":
                 if let items = members["items"] {

@@ -80,9 +80,10 @@ import Testing
             var text: String { before == after ? "\(before) kept" : "\(before) → \(after)" }
         }
         var actions = Tally(), namedTypes = Tally(), responses = Tally(), requests = Tally(), parameters = Tally()
-        var schemas = Tally(), bodies = Tally()
+        var schemas = Tally(), bodies = Tally(), identicalTypes = Tally()
         var failures: [String] = []
         var noteCount = 0
+        var changedTypes: [String] = []
         let inputs = Self.blueprints()
         for input in inputs {
             let source = BlueprintParser.parse(input.text)
@@ -105,6 +106,15 @@ import Testing
             let namesBack = Set(again["components"]?["schemas"]?.objectValue?.keys.map { $0 } ?? [])
             namedTypes.before += names.count
             namedTypes.after += names.intersection(namesBack).count
+            for name in names {
+                guard let before = first["components"]?["schemas"]?[name], let after = again["components"]?["schemas"]?[name] else { continue }
+                identicalTypes.before += 1
+                if before.isJSONEqual(to: after) {
+                    identicalTypes.after += 1
+                } else if changedTypes.count < 8 {
+                    changedTypes.append("\(input.name) \(name): \(before.serialized()) → \(after.serialized())")
+                }
+            }
             if !names.isSubset(of: namesBack) { failures.append("\(input.name): named types \(names.subtracting(namesBack).sorted()) lost") }
             func count(_ contract: APIContract, _ part: (TransactionExample) -> Int) -> Int { contract.actions.flatMap(\.examples).reduce(0) { $0 + part($1) } }
             let writtenActions = Set(operations(read))
@@ -127,11 +137,12 @@ import Testing
         print("""
             round trip apib → openapi → apib → openapi over \(inputs.count) shared descriptions: \
             actions \(actions.text) (methods and duplicates OpenAPI lacks kept under x-kagami-actions), \
-            named types \(namedTypes.text), responses (action, status) \(responses.text), \
+            named types \(namedTypes.text) (\(identicalTypes.after) of \(identicalTypes.before) with the very same schema), responses (action, status) \(responses.text), \
             transactions with a request body \(requests.text), parameters \(parameters.text), \
             distinct schemas \(schemas.text), distinct bodies \(bodies.text), \(noteCount) notes
             """)
         for failure in failures.prefix(20) { print("  LOST \(failure)") }
+        for changed in changedTypes { print("  CHANGED \(changed.prefix(400))") }
         #expect(failures.isEmpty, "\(failures.count) descriptions lost something")
     }
 
