@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KagamiBlueprint
+import KagamiContract
 import KagamiDescription
 import KagamiFlow
 import KagamiJSON
@@ -44,19 +45,32 @@ struct ConvertCommand: ParsableCommand {
             throw ExitCode(1)
         }
         for line in description.examplesUsedAsWritten("kept as written") { Console.error(line + "\n") }
-        var notes: [String] = []
+        var notes: [ConversionNote] = []
         let text: String
         switch to {
         case .openapi:
             text = OpenAPIWriter.document(for: description.contract, serverURL: server, notes: &notes).serialized(.prettyPrinted) + "\n"
         case .apib:
             text = BlueprintWriter.document(for: description.contract, notes: &notes)
+            if description.contract.format != .apiBlueprint { notes += OpenAPIReader.blueprintNotes(description.text) }
         }
-        for note in notes { Console.error("\(file): note: \(note)\n") }
+        for line in Self.lines(notes, file: file) { Console.error(line + "\n") }
         if let output {
             try Data(text.utf8).write(to: URL(fileURLWithPath: output))
         } else {
             try Console.answer(text)
+        }
+    }
+
+    /// `FILE:LINE:COLUMN: note: …` for each note, in the order of the source (those with no
+    /// place in it last).
+    static func lines(_ notes: [ConversionNote], file: String) -> [String] {
+        notes.enumerated().sorted { a, b in
+            let (lineA, lineB) = (a.element.sourceLocation?.line ?? Int.max, b.element.sourceLocation?.line ?? Int.max)
+            return lineA != lineB ? lineA < lineB : a.offset < b.offset
+        }.map { _, note in
+            let place = note.sourceLocation.map { "\(file):\($0.line):\($0.column)" } ?? file
+            return "\(place): note: \(note.message)"
         }
     }
 }

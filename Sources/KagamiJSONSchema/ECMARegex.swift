@@ -81,15 +81,41 @@ struct ECMARegex: @unchecked Sendable {
     /// ECMA-262 `\s`: WhiteSpace and LineTerminator, Unicode-wide.
     private static let ecmaSpace = "\\t\\n\\x{0B}\\f\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}"
 
+    /// How far back a lookbehind with an unbounded quantifier looks: ECMA-262 (ES2018) allows
+    /// any width, ICU only a bounded one, so `*`, `+` and `{n,}` inside one become `{0,255}`,
+    /// `{1,255}` and `{n,255}`.
+    static let lookbehindReach = 255
+
     /// Rewrites the ECMA-262 constructs whose ICU meaning differs.
     static func translate(_ pattern: String) throws(ECMARegexError) -> String {
         let scalars = Array(pattern.unicodeScalars)
         var out = ""
         var inClass = false
+        // For each open group, whether it is a lookbehind.
+        var groups: [Bool] = []
         var i = 0
         while i < scalars.count {
             let c = scalars[i]
+            let inLookbehind = !inClass && groups.contains(true)
             switch c {
+            case "*" where inLookbehind, "+" where inLookbehind:
+                out += c == "*" ? "{0,\(lookbehindReach)}" : "{1,\(lookbehindReach)}"
+            case "{" where inLookbehind:
+                // `{n,}` gets an upper bound; `{n}` and `{n,m}` are copied.
+                var j = i + 1
+                while j < scalars.count, scalars[j].properties.numericType == .decimal, scalars[j].isASCII { j += 1 }
+                if j > i + 1, j + 1 < scalars.count, scalars[j] == ",", scalars[j + 1] == "}" {
+                    out += String(String.UnicodeScalarView(scalars[i...j])) + "\(lookbehindReach)}"
+                    i = j + 2
+                    continue
+                }
+                out += "{"
+            case "(" where !inClass && (i + 1 == scalars.count || scalars[i + 1] != "?"):
+                groups.append(false)
+                out += "("
+            case ")" where !inClass:
+                _ = groups.popLast()
+                out += ")"
             case "\\":
                 guard i + 1 < scalars.count else { throw ECMARegexError(reason: "\\ at end of pattern") }
                 let next = scalars[i + 1]
@@ -126,6 +152,7 @@ struct ECMARegex: @unchecked Sendable {
                 guard rest.hasPrefix(":") || rest.hasPrefix("=") || rest.hasPrefix("!") || rest.hasPrefix("<") else {
                     throw ECMARegexError(reason: "(?\(rest.prefix(1)) is not an ECMA-262 group")
                 }
+                groups.append(rest.hasPrefix("<=") || rest.hasPrefix("<!"))
                 out += "(?"
                 i += 2
                 continue

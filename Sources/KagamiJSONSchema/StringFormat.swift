@@ -5,6 +5,8 @@ enum StringFormat: String, Sendable, CaseIterable {
     case time
     case email
     case hostname
+    case idnEmail = "idn-email"
+    case idnHostname = "idn-hostname"
     case ipv4
     case ipv6
     case uri
@@ -18,8 +20,8 @@ enum StringFormat: String, Sendable, CaseIterable {
     case iri
     case iriReference = "iri-reference"
 
-    /// Draft 4 names RFC 1123 for hostnames; 2020-12 adds the IDNA rule that reserves "--"
-    /// in the third and fourth place for A-labels.
+    /// Draft 4 names RFC 1123 for hostnames; 2020-12 adds IDNA2008's A-labels: "--" in the
+    /// third and fourth place only in an `xn--` label that is valid Punycode of a valid U-label.
     func accepts(_ text: String, draft: JSONSchema.Draft = .draft2020_12) -> Bool {
         let bytes = Array(text.utf8)
         let idna = draft == .draft2020_12
@@ -29,6 +31,8 @@ enum StringFormat: String, Sendable, CaseIterable {
         case .time: return Self.isTime(bytes[...], dayOffset: nil)
         case .email: return Self.isEmail(text, idna: idna)
         case .hostname: return Self.isHostname(bytes, idna: idna)
+        case .idnEmail: return InternationalDomainName.isIDNEmail(text, isAddressLiteral: Self.addressLiteral)
+        case .idnHostname: return InternationalDomainName.isIDNHostname(text)
         case .ipv4: return Self.isIPv4(bytes[...])
         case .ipv6: return Self.isIPv6(bytes[...])
         case .uri: return Self.isURI(text, requireScheme: true)
@@ -211,20 +215,13 @@ enum StringFormat: String, Sendable, CaseIterable {
     // MARK: Internet names and addresses
 
     private static func isHostname(_ bytes: [UInt8], idna: Bool) -> Bool {
+        if idna { return InternationalDomainName.isHostname(String(decoding: bytes, as: UTF8.self)) }
         guard !bytes.isEmpty, bytes.count <= 253 else { return false }
         let labels = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        for label in labels {
-            guard !label.isEmpty, label.count <= 63,
-                  label.first != UInt8(ascii: "-"), label.last != UInt8(ascii: "-"),
-                  label.allSatisfy({ isASCIIAlphanumeric($0) || $0 == UInt8(ascii: "-") }) else { return false }
-            // "--" in the third and fourth place is reserved for IDNA ("xn--").
-            let l = Array(label)
-            if idna, l.count >= 4, l[2] == UInt8(ascii: "-"), l[3] == UInt8(ascii: "-"),
-               !(l[0] | 0x20 == UInt8(ascii: "x") && l[1] | 0x20 == UInt8(ascii: "n")) {
-                return false
-            }
+        return labels.allSatisfy { label in
+            !label.isEmpty && label.count <= 63 && label.first != UInt8(ascii: "-") && label.last != UInt8(ascii: "-")
+                && label.allSatisfy { isASCIIAlphanumeric($0) || $0 == UInt8(ascii: "-") }
         }
-        return true
     }
 
     private static func isASCIIAlphanumeric(_ b: UInt8) -> Bool {
@@ -284,12 +281,17 @@ enum StringFormat: String, Sendable, CaseIterable {
                   local.unicodeScalars.allSatisfy({ ($0.isASCII && (isASCIIAlphanumeric(UInt8($0.value)) || allowed.unicodeScalars.contains($0))) })
             else { return false }
         }
-        if domain.hasPrefix("[") && domain.hasSuffix("]") {
-            let literal = domain.dropFirst().dropLast()
-            if literal.hasPrefix("IPv6:") { return isIPv6(Array(literal.dropFirst(5).utf8)[...]) }
-            return isIPv4(Array(literal.utf8)[...])
-        }
+        if let literal = addressLiteral(domain) { return literal }
         return isHostname(Array(domain.utf8), idna: idna)
+    }
+
+    /// Whether a domain written as an address literal (`[192.0.2.1]`, `[IPv6:…]`) is a valid
+    /// one; nil for a domain that is not written as one.
+    private static func addressLiteral(_ domain: Substring) -> Bool? {
+        guard domain.hasPrefix("[") && domain.hasSuffix("]") else { return nil }
+        let literal = domain.dropFirst().dropLast()
+        if literal.hasPrefix("IPv6:") { return isIPv6(Array(literal.dropFirst(5).utf8)[...]) }
+        return isIPv4(Array(literal.utf8)[...])
     }
 
     /// RFC 3986 `[ userinfo "@" ] host [ ":" port ]`.

@@ -129,6 +129,11 @@ public enum OpenAPIReader {
                             at: locator.location(of: path + ["$ref"])))
                     }
                 }
+                for (key, target) in unresolvedMappings(members["discriminator"], in: document) {
+                    problems.append(Annotation(
+                        .error, "discriminator mapping '\(key)' names '\(target)': no schema of the document is there",
+                        at: locator.location(of: path + ["discriminator", "mapping", key])))
+                }
                 for (key, member) in members where key != "$ref" {
                     // Example values are sample data, where `$ref` is just a key.
                     if key == "example" || (key == "value" && path.dropLast().last == "examples") { continue }
@@ -218,9 +223,15 @@ struct OpenAPIContractBuilder {
         self.locator = locator
         var schemas = JSONObject()
         for (key, schema) in document.components.schemas {
-            schemas[key.rawValue] = Self.json(schema) ?? [:]
+            schemas[key.rawValue] = Self.schemaForm(schema, format: format) ?? [:]
         }
         inliner = ComponentSchemaInliner(componentSchemas: schemas)
+    }
+
+    /// A schema's JSON as OpenAPIKit gives it, without what OpenAPIKitCompat adds to a 3.0 one.
+    static func schemaForm(_ schema: OpenAPIKit.JSONSchema, format: ContractFormat) -> JSONValue? {
+        let json = Self.json(schema)
+        return format == .openAPI30 ? json.map(SchemaTranslation.withoutCompatDefaults) : json
     }
 
     static func json(_ value: some Encodable) -> JSONValue? {
@@ -541,9 +552,9 @@ struct OpenAPIContractBuilder {
 
     /// `Self.json(schema)`, made once for each reference the description uses.
     func schemaJSON(_ schema: OpenAPIKit.JSONSchema) -> JSONValue? {
-        guard case .reference(let reference, _) = schema.value else { return Self.json(schema) }
+        guard case .reference(let reference, _) = schema.value else { return Self.schemaForm(schema, format: format) }
         if let made = madeReferences.references[reference.absoluteString], made.schema == schema { return made.json }
-        let json = Self.json(schema)
+        let json = Self.schemaForm(schema, format: format)
         madeReferences.references[reference.absoluteString] = (schema, json)
         return json
     }

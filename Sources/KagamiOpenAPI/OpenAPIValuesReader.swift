@@ -652,7 +652,7 @@ final class SchemaForms: @unchecked Sendable {
             schemas = try OpenAPIValueDecoder.decode(OpenAPIKit.OpenAPI.Document.self, from: document).components.schemas
         }
         var result: [String: JSONValue] = [:]
-        for (key, schema) in schemas { result[key.rawValue] = OpenAPIContractBuilder.json(schema) }
+        for (key, schema) in schemas { result[key.rawValue] = OpenAPIContractBuilder.schemaForm(schema, format: format) }
         return result
     }
 }

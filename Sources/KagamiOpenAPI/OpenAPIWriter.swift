@@ -3,12 +3,14 @@
 import KagamiContract
 import KagamiFlow
 import KagamiJSON
+import enum KagamiJSONSchema.JSONPointer
 
 public enum OpenAPIWriter {
     /// The document for `contract`. `serverURL` becomes the only `servers` entry (the mock's
     /// address); the description's own base path is appended to it. `notes` collects what the
-    /// document could not say.
-    public static func document(for contract: APIContract, serverURL: String, notes: inout [String]) -> JSONValue {
+    /// document could not say (kept under `x-kagami-…` extensions where it can be), and any
+    /// reference the written document holds that points nowhere in it.
+    public static func document(for contract: APIContract, serverURL: String, notes: inout [ConversionNote]) -> JSONValue {
         var info: JSONObject = [
             "title": .string(contract.name.isEmpty ? "API" : contract.name),
             "version": .string(contract.metadata.first { $0.name.lowercased() == "version" }?.value ?? "1.0.0"),
@@ -22,17 +24,29 @@ public enum OpenAPIWriter {
         for action in contract.actions {
             let template = PathTemplate(action.uriTemplate)
             let method = action.method.lowercased()
-            guard ["get", "put", "post", "delete", "options", "head", "patch", "trace"].contains(method) else {
-                notes.append("\(action.method) \(action.uriTemplate): OpenAPI has no \(action.method) operations; left out")
-                continue
-            }
             var item = paths[template.path]?.objectValue ?? JSONObject()
-            if item[method] != nil {
-                notes.append("\(action.method) \(action.uriTemplate): a second \(action.method) on \(template.path); left out (OpenAPI has one per path)")
+            let written = operation(action, template: template, operationIds: &operationIds)
+            guard ["get", "put", "post", "delete", "options", "head", "patch", "trace"].contains(method), item[method] == nil else {
+                // Kept beside the operations OpenAPI has, as an extension tools pass over.
+                var kept = item[Self.keptActions]?.arrayValue ?? []
+                kept.append(["method": .string(action.method), "operation": .object(written)])
+                item[Self.keptActions] = .array(kept)
+                paths[template.path] = .object(item)
+                let why = item[method] == nil
+                    ? "OpenAPI has no \(action.method) operations"
+                    : "a second \(action.method) on \(template.path) (OpenAPI has one per path)"
+                notes.append(ConversionNote(
+                    "\(action.method) \(action.uriTemplate): \(why); kept under \(Self.keptActions) of the path \(template.path)",
+                    at: action.sourceLocation))
                 continue
             }
-            item[method] = .object(operation(action, template: template, operationIds: &operationIds))
+            item[method] = .object(written)
             paths[template.path] = .object(item)
+            if let relation = action.relation {
+                notes.append(ConversionNote(
+                    "\(action.method) \(action.uriTemplate): OpenAPI has no link relation of an operation; '\(relation)' kept as \(Self.relation)",
+                    at: action.sourceLocation))
+            }
         }
         var document: JSONObject = [
             "openapi": "3.1.0",
@@ -45,9 +59,23 @@ public enum OpenAPIWriter {
             guard let schema = structure.schema else { continue }
             schemas[componentName(structure.name)] = schema2020(schema)
         }
-        if !schemas.isEmpty { document["components"] = ["schemas": .object(schemas)] }
-        return .object(document)
+        var definitions = LocalDefinitions(components: schemas)
+        for (name, schema) in schemas { definitions.components[name] = definitions.hoisted(schema) }
+        document["paths"] = definitions.hoistingSchemas(in: .object(paths))
+        if !definitions.components.isEmpty { document["components"] = ["schemas": .object(definitions.components)] }
+        let written = JSONValue.object(document)
+        for (path, reference) in OpenAPIReader.unresolvedReferences(in: written) {
+            notes.append(ConversionNote("the written document refers to '\(reference)' at #\(JSONPointer.string(path)), which it does not hold"))
+        }
+        return written
     }
+
+    /// The path item extension holding the actions OpenAPI has no operation for: a method it
+    /// doesn't have (`LINK`), a second action with the same method and path.
+    public static let keptActions = "x-kagami-actions"
+
+    /// The operation extension holding a Blueprint action's `+ Relation`.
+    public static let relation = "x-kagami-relation"
 
     /// `/v1` of `https://api.example.com/v1/`; empty for none.
     static func basePath(of url: String) -> String {
@@ -73,6 +101,7 @@ public enum OpenAPIWriter {
         operation["operationId"] = .string(id)
         if !action.name.isEmpty { operation["summary"] = .string(action.name) }
         if !action.description.isEmpty { operation["description"] = .string(action.description) }
+        if let relation = action.relation { operation[Self.relation] = .string(relation) }
         var parameters: [JSONValue] = []
         var declared: Set<String> = []
         for parameter in action.parameters {
@@ -324,6 +353,85 @@ public enum OpenAPIWriter {
         var result = JSONObject()
         for (name, schema) in map { result[name] = convert(schema, depth: depth + 1) }
         return .object(result)
+    }
+}
+
+/// A schema's own `$defs` (where the contract puts a schema that refers back to itself, and
+/// where a Blueprint's `definitions` go) moved to `components.schemas`: inside an OpenAPI
+/// document `#/$defs/Name` is resolved against the document, where nothing is. A definition
+/// equal to a component (less its own `$defs`) is that component; another becomes one.
+struct LocalDefinitions {
+    var components: JSONObject
+    /// The components as given, without their `$defs`, to recognise a definition.
+    private let given: [JSONValue: String]
+
+    init(components: JSONObject) {
+        self.components = components
+        var given: [JSONValue: String] = [:]
+        for (name, schema) in components {
+            guard case .object(var members) = schema else { continue }
+            members.removeValue(forKey: "$defs")
+            if given[.object(members)] == nil { given[.object(members)] = name }
+        }
+        self.given = given
+    }
+
+    /// Every `schema` member in the paths (parameters, media types, headers) hoisted.
+    mutating func hoistingSchemas(in value: JSONValue) -> JSONValue {
+        switch value {
+        case .object(var members):
+            for (key, member) in members where key != "example" && key != "examples" {
+                members[key] = key == "schema" ? hoisted(member) : hoistingSchemas(in: member)
+            }
+            return .object(members)
+        case .array(let items):
+            return .array(items.map { hoistingSchemas(in: $0) })
+        default:
+            return value
+        }
+    }
+
+    /// The schema with its root `$defs` gone to the components and references to them
+    /// pointing there.
+    mutating func hoisted(_ schema: JSONValue) -> JSONValue {
+        guard case .object(var members) = schema, let defs = members.removeValue(forKey: "$defs")?.objectValue else { return schema }
+        var targets: [String: String] = [:]
+        for (name, definition) in defs {
+            if let known = given[definition] {
+                targets[name] = known
+                continue
+            }
+            var unique = OpenAPIWriter.componentName(name)
+            var counter = 2
+            while components[unique] != nil, components[unique] != definition {
+                unique = OpenAPIWriter.componentName(name) + "_\(counter)"
+                counter += 1
+            }
+            targets[name] = unique
+        }
+        for (name, definition) in defs where given[definition] == nil {
+            if let target = targets[name], components[target] == nil { components[target] = Self.pointing(definition, to: targets) }
+        }
+        return Self.pointing(.object(members), to: targets)
+    }
+
+    /// `#/$defs/Name` references made `#/components/schemas/Target`.
+    private static func pointing(_ value: JSONValue, to targets: [String: String]) -> JSONValue {
+        switch value {
+        case .object(var members):
+            if let reference = members["$ref"]?.stringValue, reference.hasPrefix("#/$defs/"),
+               let target = targets[JSONPointer.unescape(String(reference.dropFirst("#/$defs/".count)))] {
+                members["$ref"] = .string("#/components/schemas/" + JSONPointer.escape(target))
+            }
+            for (key, member) in members where key != "$ref" && key != "example" && key != "examples" && key != "default" && key != "enum" && key != "const" {
+                members[key] = pointing(member, to: targets)
+            }
+            return .object(members)
+        case .array(let items):
+            return .array(items.map { pointing($0, to: targets) })
+        default:
+            return value
+        }
     }
 }
 

@@ -28,6 +28,27 @@ struct SchemaTranslation {
         return translation.mayHoldNullType ? OpenAPIContractBuilder.withoutAddedNullType(form) : form
     }
 
+    /// A 3.0 schema as OpenAPIKitCompat gives it back has `minProperties` on every object (the
+    /// larger of the written one and the count of `required`) and `minItems: 0`,
+    /// `uniqueItems: false` on every array. Those that say nothing `required` and the type
+    /// don't say go: the document never wrote them, and a missing property would be reported
+    /// twice, once at a keyword that isn't there.
+    static func withoutCompatDefaults(_ schema: JSONValue) -> JSONValue {
+        guard case .object(var members) = schema else {
+            if case .array(let items) = schema { return .array(items.map(withoutCompatDefaults)) }
+            return schema
+        }
+        for (key, member) in members where !["example", "examples", "default", "enum", "const"].contains(key) {
+            members[key] = withoutCompatDefaults(member)
+        }
+        if case .integer(let minimum)? = members["minProperties"], minimum <= (members["required"]?.arrayValue?.count ?? 0) {
+            members.removeValue(forKey: "minProperties")
+        }
+        if members["minItems"] == .integer(0) { members.removeValue(forKey: "minItems") }
+        if members["uniqueItems"] == .bool(false) { members.removeValue(forKey: "uniqueItems") }
+        return .object(members)
+    }
+
     private init(isOpenAPI30: Bool) {
         self.isOpenAPI30 = isOpenAPI30
     }
@@ -148,10 +169,12 @@ struct SchemaTranslation {
                 output.append(("items", form))
             }
             guard integer(members["maxItems"], "maxItems", into: &output) else { return nil }
-            // OpenAPIKitCompat carries 3.0's defaults over as written values.
+            // OpenAPIKitCompat carries 3.0's defaults over as written values, which
+            // `withoutCompatDefaults` takes off again: the defaults constrain nothing.
             if isOpenAPI30 {
-                guard integer(members["minItems"] ?? .integer(0), "minItems", into: &output),
-                      boolean(members["uniqueItems"] ?? .bool(false), "uniqueItems", into: &output) else { return nil }
+                let minItems: JSONValue? = members["minItems"] == .integer(0) ? Optional.none : members["minItems"]
+                let uniqueItems: JSONValue? = members["uniqueItems"] == .bool(false) ? Optional.none : members["uniqueItems"]
+                guard integer(minItems, "minItems", into: &output), boolean(uniqueItems, "uniqueItems", into: &output) else { return nil }
             } else {
                 guard integer(members["minItems"], "minItems", into: &output),
                       boolean(members["uniqueItems"], "uniqueItems", into: &output) else { return nil }
@@ -296,13 +319,12 @@ struct SchemaTranslation {
             output.append(("required", .array(properties.keys.filter(required.contains).map { .string($0) })))
         }
         if isOpenAPI30 {
-            // OpenAPIKitCompat writes 3.0's computed minimum: at least the required count.
-            var minimum = 0
+            // Only a written minimum above the required count says more than `required` does
+            // (OpenAPIKitCompat's computed one is taken off its forms: `withoutCompatDefaults`).
             if let written = members["minProperties"] {
                 guard case .integer(let value) = written else { return false }
-                minimum = value
+                if value > required.count { output.append(("minProperties", written)) }
             }
-            output.append(("minProperties", .integer(max(minimum, required.count))))
         } else {
             guard integer(members["minProperties"], "minProperties", into: &output) else { return false }
         }
