@@ -52,7 +52,11 @@ struct ConvertCommand: ParsableCommand {
             text = OpenAPIWriter.document(for: description.contract, serverURL: server, notes: &notes).serialized(.prettyPrinted) + "\n"
         case .apib:
             text = BlueprintWriter.document(for: description.contract, notes: &notes)
-            if description.contract.format != .apiBlueprint { notes += OpenAPIReader.blueprintNotes(description.text) }
+            // What the OpenAPI document holds that a Blueprint can't, read from its text again
+            // (a description keeps no text once parsed).
+            if description.contract.format != .apiBlueprint, let source = try? String(contentsOfFile: file, encoding: .utf8) {
+                notes += OpenAPIReader.blueprintNotes(source)
+            }
         }
         for line in Self.lines(notes, file: file) { Console.error(line + "\n") }
         if let output {

@@ -119,7 +119,7 @@ import Testing
         #expect(source.contract.errors.isEmpty, "\(source.diagnostics())")
         var notes: [ConversionNote] = []
         _ = BlueprintWriter.document(for: source.contract, notes: &notes)
-        notes += OpenAPIReader.blueprintNotes(source.text)
+        notes += OpenAPIReader.blueprintNotes(Self.bookstore)
         let lines = ConvertCommand.lines(notes, file: path)
         // A mapping's place is its key's line or its first member's.
         func expectNote(at marker: String, containing words: String) {
