@@ -62,25 +62,6 @@ enum InternationalDomainName {
         return asciiLength <= 253 && satisfiesBidiRule(labels)
     }
 
-    /// `idn-email` (RFC 6531): `local@domain`, the local part's atoms allowing any non-ASCII
-    /// code point, the domain an `idn-hostname` or an address literal.
-    static func isIDNEmail(_ text: String, isAddressLiteral: (Substring) -> Bool?) -> Bool {
-        guard let at = text.lastIndex(of: "@") else { return false }
-        let local = text[..<at]
-        let domain = text[text.index(after: at)...]
-        guard !local.isEmpty, !domain.isEmpty, local.utf8.count <= 64 else { return false }
-        if local.hasPrefix("\"") {
-            guard local.count >= 2, local.hasSuffix("\"") else { return false }
-        } else {
-            let allowed = "!#$%&'*+-/=?^_`{|}~.".unicodeScalars
-            guard local.first != ".", local.last != ".", !local.contains(".."),
-                  local.unicodeScalars.allSatisfy({ !$0.isASCII || isASCIIAlphanumeric($0) || allowed.contains($0) })
-            else { return false }
-        }
-        if let literal = isAddressLiteral(domain) { return literal }
-        return isIDNHostname(String(domain))
-    }
-
     // MARK: Labels
 
     /// Letters, digits and hyphens, 1 to 63 of them, no hyphen first or last.

@@ -31,7 +31,7 @@ enum StringFormat: String, Sendable, CaseIterable {
         case .time: return Self.isTime(bytes[...], dayOffset: nil)
         case .email: return Self.isEmail(text, idna: idna)
         case .hostname: return Self.isHostname(bytes, idna: idna)
-        case .idnEmail: return InternationalDomainName.isIDNEmail(text, isAddressLiteral: Self.addressLiteral)
+        case .idnEmail: return Self.isEmail(text, idna: idna, international: true)
         case .idnHostname: return InternationalDomainName.isIDNHostname(text)
         case .ipv4: return Self.isIPv4(bytes[...])
         case .ipv6: return Self.isIPv6(bytes[...])
@@ -268,7 +268,10 @@ enum StringFormat: String, Sendable, CaseIterable {
         return compressed ? groups < 8 : groups == 8
     }
 
-    private static func isEmail(_ text: String, idna: Bool) -> Bool {
+    /// `email` (RFC 5321 §4.1.2), and `idn-email` when `international` (RFC 6531): the local
+    /// part's atoms allow any non-ASCII code point and the domain is an `idn-hostname`. Either
+    /// domain may be an address literal.
+    private static func isEmail(_ text: String, idna: Bool, international: Bool = false) -> Bool {
         guard let at = text.lastIndex(of: "@") else { return false }
         let local = text[..<at]
         let domain = text[text.index(after: at)...]
@@ -278,11 +281,13 @@ enum StringFormat: String, Sendable, CaseIterable {
         } else {
             let allowed = "!#$%&'*+-/=?^_`{|}~."
             guard local.first != ".", local.last != ".", !local.contains(".."),
-                  local.unicodeScalars.allSatisfy({ ($0.isASCII && (isASCIIAlphanumeric(UInt8($0.value)) || allowed.unicodeScalars.contains($0))) })
+                  local.unicodeScalars.allSatisfy({
+                      $0.isASCII ? isASCIIAlphanumeric(UInt8($0.value)) || allowed.unicodeScalars.contains($0) : international
+                  })
             else { return false }
         }
         if let literal = addressLiteral(domain) { return literal }
-        return isHostname(Array(domain.utf8), idna: idna)
+        return international ? InternationalDomainName.isIDNHostname(String(domain)) : isHostname(Array(domain.utf8), idna: idna)
     }
 
     /// Whether a domain written as an address literal (`[192.0.2.1]`, `[IPv6:…]`) is a valid

@@ -3,21 +3,54 @@
 import KagamiJSON
 
 extension OpenAPIReader {
+    /// A reference found in a document that leads nowhere in it.
+    enum UnresolvedReference {
+        /// A `#/…` `$ref` with nothing at its path.
+        case dangling
+        /// A `$ref` to another file: not followed.
+        case external
+        /// A discriminator's mapping entry (the key) whose schema is not in the document.
+        case mapping(key: String)
+    }
+
     /// Each `$ref` inside the document and each discriminator mapping target that points
     /// nowhere in it, with where it is written. References to other files are not followed.
     public static func unresolvedReferences(in document: JSONValue) -> [(path: [String], reference: String)] {
-        var found: [(path: [String], reference: String)] = []
+        unresolvedReferences(document).compactMap { path, reference, kind in
+            switch kind {
+            case .dangling: (path + ["$ref"], reference)
+            case .mapping(let key): (path + ["discriminator", "mapping", key], reference)
+            case .external: nil
+            }
+        }
+    }
+
+    /// Every reference that leads nowhere in the document, with the path of the object that
+    /// holds it. Example values are sample data, where `$ref` is just a key: not walked.
+    static func unresolvedReferences(_ document: JSONValue) -> [(path: [String], reference: String, kind: UnresolvedReference)] {
+        var found: [(path: [String], reference: String, kind: UnresolvedReference)] = []
+        // A document refers to the same few components thousands of times: each target is
+        // looked up once.
+        var resolvable: [String: Bool] = [:]
+        // One path, grown and shrunk as the walk goes: no copy per value.
         var path: [String] = []
         func visit(_ value: JSONValue, depth: Int) {
             guard depth < 256 else { return }
             switch value {
             case .object(let members):
-                if let reference = members["$ref"]?.stringValue, reference.hasPrefix("#"),
-                   resolve(pointer: String(reference.dropFirst()), in: document) == nil {
-                    found.append((path + ["$ref"], reference))
+                if let reference = members["$ref"]?.stringValue {
+                    if !reference.hasPrefix("#") {
+                        found.append((path, reference, .external))
+                    } else if !(resolvable[reference] ?? {
+                        let exists = resolve(pointer: String(reference.dropFirst()), in: document) != nil
+                        resolvable[reference] = exists
+                        return exists
+                    }()) {
+                        found.append((path, reference, .dangling))
+                    }
                 }
                 for (key, target) in unresolvedMappings(members["discriminator"], in: document) {
-                    found.append((path + ["discriminator", "mapping", key], target))
+                    found.append((path, target, .mapping(key: key)))
                 }
                 for (key, member) in members where key != "$ref" {
                     if key == "example" || (key == "value" && path.dropLast().last == "examples") { continue }

@@ -101,58 +101,22 @@ public enum OpenAPIReader {
     /// Every `$ref` inside the document that points nowhere, named, where it is written.
     /// References to other files are not followed: a warning says so.
     static func referenceProblems(in document: JSONValue, locator: SourceLocator) -> [Annotation] {
-        var problems: [Annotation] = []
-        // A document refers to the same few components thousands of times: each target is
-        // looked up once.
-        var resolvable: [String: Bool] = [:]
-        // One path, grown and shrunk as the walk goes: no copy per value.
-        var path: [String] = []
-        func visit(_ value: JSONValue, depth: Int) {
-            guard depth < 256 else { return }
-            switch value {
-            case .object(let members):
-                if let reference = members["$ref"]?.stringValue {
-                    if reference.hasPrefix("#") {
-                        let found = resolvable[reference] ?? {
-                            let found = resolve(pointer: String(reference.dropFirst()), in: document) != nil
-                            resolvable[reference] = found
-                            return found
-                        }()
-                        if !found {
-                            problems.append(Annotation(
-                                .error, "unresolvable reference '\(reference)': nothing in the document is at that path",
-                                at: locator.location(of: path + ["$ref"])))
-                        }
-                    } else {
-                        problems.append(Annotation(
-                            .warning, "reference '\(reference)' points outside the document; it is not followed",
-                            at: locator.location(of: path + ["$ref"])))
-                    }
-                }
-                for (key, target) in unresolvedMappings(members["discriminator"], in: document) {
-                    problems.append(Annotation(
-                        .error, "discriminator mapping '\(key)' names '\(target)': no schema of the document is there",
-                        at: locator.location(of: path + ["discriminator", "mapping", key])))
-                }
-                for (key, member) in members where key != "$ref" {
-                    // Example values are sample data, where `$ref` is just a key.
-                    if key == "example" || (key == "value" && path.dropLast().last == "examples") { continue }
-                    path.append(key)
-                    visit(member, depth: depth + 1)
-                    path.removeLast()
-                }
-            case .array(let items):
-                for (index, item) in items.enumerated() {
-                    path.append(String(index))
-                    visit(item, depth: depth + 1)
-                    path.removeLast()
-                }
-            default:
-                return
+        unresolvedReferences(document).map { path, reference, kind in
+            switch kind {
+            case .dangling:
+                Annotation(
+                    .error, "unresolvable reference '\(reference)': nothing in the document is at that path",
+                    at: locator.location(of: path + ["$ref"]))
+            case .external:
+                Annotation(
+                    .warning, "reference '\(reference)' points outside the document; it is not followed",
+                    at: locator.location(of: path + ["$ref"]))
+            case .mapping(let key):
+                Annotation(
+                    .error, "discriminator mapping '\(key)' names '\(reference)': no schema of the document is there",
+                    at: locator.location(of: path + ["discriminator", "mapping", key]))
             }
         }
-        visit(document, depth: 0)
-        return problems
     }
 
     /// The value at a JSON pointer (RFC 6901, percent-decoded as in a URI fragment).
