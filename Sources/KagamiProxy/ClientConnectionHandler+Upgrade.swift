@@ -28,11 +28,10 @@ extension ClientConnectionHandler {
     func switchProtocols(_ exchange: Exchange, head: HTTPResponseHead, context: ChannelHandlerContext) {
         end(exchange)
         settings.connections.busy(context.channel)
-        guard let upstream = exchange.upstream else {
+        guard let upstream = takeUpstream(of: exchange) else {
             context.close(promise: nil)
             return
         }
-        exchange.upstream = nil
         upstream.handler.delegate = nil
         let clientRelay = TunnelRelayHandler()
         let serverRelay = TunnelRelayHandler()

@@ -22,6 +22,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     let pool: any UpstreamSource
     private(set) var context: ChannelHandlerContext?
     private(set) var exchange: Exchange?
+    /// The server connection of the exchange in progress (`connectServer`), and whose it is.
+    private var upstream: (exchange: ObjectIdentifier, connection: UpstreamConnection)?
     private var reads = ReadGate()
     private var clientAddress: String?
     /// Closes a connection that sends no complete request head in time (see `clientIdleTimeout`).
@@ -84,20 +86,20 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             beginExchange(head, context: context)
         case .body(let buffer):
             guard let exchange else { return }
-            execute(exchange.clientSentBody(buffer, hooks: settings.hooks), for: exchange)
+            execute(exchange.clientSentBody(buffer, hooks: settings.hooks, now: context.eventLoop.now), for: exchange)
         case .end(let trailers):
             guard let exchange else { return }
-            execute(exchange.clientSentEnd(trailers, hooks: settings.hooks), for: exchange)
+            execute(exchange.clientSentEnd(trailers, hooks: settings.hooks, now: context.eventLoop.now), for: exchange)
         }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        exchange?.upstream?.handler.flush()
+        upstream?.connection.handler.flush()
         context.fireChannelReadComplete()
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { exchange?.upstream?.handler.resumeReads() }
+        if context.channel.isWritable { upstream?.connection.handler.resumeReads() }
         context.fireChannelWritabilityChanged()
     }
 
@@ -189,8 +191,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         case .ended:
             return ended(exchange)
         case .letServerGo(let reuse):
-            guard let upstream = exchange.upstream else { return }
-            exchange.upstream = nil
+            guard let upstream = takeUpstream(of: exchange) else { return }
             upstream.handler.delegate = nil
             if reuse { pool.release(upstream) } else { upstream.channel.close(promise: nil) }
             return
@@ -223,7 +224,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             }
         case .pauseServerWhileClientIsFull:
             if !context.channel.isWritable {
-                exchange.upstream?.handler.pauseReads()
+                upstream(of: exchange)?.handler.pauseReads()
                 context.flush()
             }
         case .pauseClientReads:
@@ -235,7 +236,31 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         case .resetClient:
             resetClientConnection(context)
         case .toServer(let part):
-            send(part, in: exchange)
+            upstream(of: exchange)?.handler.write(part)
+        case .endRequest(let trailers):
+            guard let upstream = upstream(of: exchange) else { return }
+            let loop = upstream.channel.eventLoop
+            let promise = loop.makePromise(of: Void.self)
+            // (Held until the write completes or the connection closes.)
+            promise.futureResult.assumeIsolated().whenSuccess { [weak self] in
+                let commands = exchange.requestLeft(now: loop.now)
+                self?.execute(commands, for: exchange)
+            }
+            upstream.handler.write(.end(trailers), promise: promise)
+            upstream.handler.flush()
+        case .flushServer:
+            upstream(of: exchange)?.handler.flush()
+        case .shapeServer(let profile):
+            upstream(of: exchange)?.shape(with: profile)
+        case .pauseClientWhileServerIsFull:
+            guard let upstream = upstream(of: exchange), !upstream.isWritable else { return }
+            // Pause before flushing: the flush may drain at once and report the connection
+            // writable again, which resumes reads.
+            pauseClientReads()
+            execute(exchange.armTimeout(now: context.eventLoop.now, stalled: true), for: exchange)
+            upstream.handler.flush()
+        case .resumeClientReadsUnlessServerIsFull:
+            if upstream(of: exchange)?.isWritable == true { resumeClientReads() }
         case .connectServer:
             connectUpstream(exchange)
         case .startResponseTimer:
@@ -290,47 +315,24 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     private func attach(_ connection: UpstreamConnection, to exchange: Exchange) {
-        exchange.upstream = connection
-        exchange.recorder.connected(to: connection.remoteAddress, tlsHandshake: connection.isReused ? nil : connection.handshakeDuration)
+        upstream = (ObjectIdentifier(exchange), connection)
         connection.handler.delegate = self
-        connection.shape(with: exchange.throttle)
-        connection.handler.write(.head(exchange.upstreamHead))
-        let parts = exchange.pendingParts
-        exchange.pendingParts = []
-        for part in parts { send(part, in: exchange) }
-        connection.handler.flush()
-        if connection.isWritable { resumeClientReads() }
+        let facts = ServerConnectionFacts(
+            remoteAddress: connection.remoteAddress, tlsHandshake: connection.handshakeDuration,
+            isReused: connection.isReused)
+        execute(exchange.serverConnected(facts, now: connection.channel.eventLoop.now), for: exchange)
     }
 
-    private func send(_ part: HTTPClientRequestPart, in exchange: Exchange) {
-        guard let upstream = exchange.upstream, let context else {
-            exchange.pendingParts.append(part)
-            return
-        }
-        exchange.replay.sent(part)
-        if case .end = part {
-            let promise = upstream.channel.eventLoop.makePromise(of: Void.self)
-            // (Held until the write completes or the connection closes.)
-            promise.futureResult.assumeIsolated().whenSuccess { [weak self] in
-                exchange.recorder.requestSent()
-                guard let self, let context = self.context, exchange.throttle != nil, !exchange.state.isFinished else { return }
-                self.execute(exchange.armTimeout(now: context.eventLoop.now), for: exchange)
-            }
-            upstream.handler.write(part, promise: promise)
-            upstream.handler.flush()
-            // Throttling holds the request back: then the server's silence counts once it has left.
-            if exchange.throttle == nil { execute(exchange.armTimeout(now: context.eventLoop.now), for: exchange) }
-        } else {
-            upstream.handler.write(part)
-            if !upstream.isWritable {
-                // Pause before flushing: the flush may drain at once and report the channel
-                // writable again, which resumes reads.
-                pauseClientReads()
-                // A server that stops reading the request must not hold the exchange forever.
-                execute(exchange.armTimeout(now: context.eventLoop.now, stalled: true), for: exchange)
-                upstream.handler.flush()
-            }
-        }
+    /// The server connection of `exchange`, if it has one.
+    func upstream(of exchange: Exchange) -> UpstreamConnection? {
+        upstream?.exchange == ObjectIdentifier(exchange) ? upstream?.connection : nil
+    }
+
+    /// The server connection of `exchange` leaves it (to the pool, closed, or to a relay).
+    func takeUpstream(of exchange: Exchange) -> UpstreamConnection? {
+        guard let connection = upstream(of: exchange) else { return nil }
+        upstream = nil
+        return connection
     }
 
     /// Closes the client connection with a TCP reset (SO_LINGER 0) rather than a FIN; on an
@@ -411,7 +413,7 @@ extension ClientConnectionHandler {
     /// server's certificate.
     fileprivate func tlsInfo(for exchange: Exchange) -> TLSInfo? {
         guard exchange.target.scheme == "https" else { return nil }
-        var info = exchange.upstream?.tlsDetails() ?? TLSInfo()
+        var info = upstream(of: exchange)?.tlsDetails() ?? TLSInfo()
         if let client = origin?.tls {
             info.serverName = client.serverName
             info.clientVersion = client.version

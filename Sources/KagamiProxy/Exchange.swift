@@ -43,8 +43,10 @@ final class Exchange {
     var throttle: ThrottleProfile?
     var throttleLatencyAdded = false
     let clientVersion: HTTPVersion
-    var upstream: UpstreamConnection?
-    /// Request parts that arrived before the server connection was ready.
+    /// The server connection the request goes on, as far as the exchange knows it: nil until
+    /// the pool gives one (request parts wait in `pendingParts` meanwhile), and once it is let go.
+    var server: ServerConnectionFacts?
+    /// Request parts that arrived before the server connection was ready, or collected for a hook.
     var pendingParts: [HTTPClientRequestPart] = []
     var clientKeepAlive: Bool
     var upstreamKeepAlive = true
@@ -74,6 +76,12 @@ final class Exchange {
         // request: unless the server switches, the connection ends with this exchange.
         self.clientKeepAlive = clientHead.isKeepAlive && !clientHead.requestsUpgrade
         self.state = ExchangeStateMachine(requestsUpgrade: clientHead.requestsUpgrade, expectsContinue: clientHead.expectsContinue)
+    }
+
+    /// The server connection leaves the exchange: back to the pool when `reuse`, else closed.
+    func releasingServer(reuse: Bool) -> ExchangeCommand {
+        server = nil
+        return .letServerGo(reuse: reuse)
     }
 
     /// The server's silence no longer counts.

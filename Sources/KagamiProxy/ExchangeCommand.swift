@@ -33,8 +33,18 @@ enum ExchangeCommand {
 
     // MARK: The server's side
 
-    /// A part of the request to the server (kept until a connection is there).
+    /// A part of the request to the server (the exchange sends none before it has one).
     case toServer(HTTPClientRequestPart)
+    /// The request's end to the server, flushed; the exchange is told when it has left
+    /// (`Exchange.requestLeft`).
+    case endRequest(HTTPHeaders?)
+    case flushServer
+    /// The server connection is shaped by this throttling profile (nil: not shaped).
+    case shapeServer(ThrottleProfile?)
+    /// The server's connection can take no more: the client is not read until it can, and the
+    /// server's not reading counts as its silence.
+    case pauseClientWhileServerIsFull
+    case resumeClientReadsUnlessServerIsFull
     /// A server connection for the exchange's target, from the pool.
     case connectServer
     /// The server connection leaves the exchange: back to the pool when `reuse`, else closed.
@@ -58,6 +68,14 @@ enum ExchangeCommand {
     case hold(HeldExchange)
     /// Nobody waits for a decision about this held exchange any longer.
     case releaseHold(UUID)
+}
+
+/// What an exchange is told about the server connection the pool gave it.
+struct ServerConnectionFacts: Equatable {
+    var remoteAddress: String? = nil
+    /// How long a new connection's TLS handshake took.
+    var tlsHandshake: TimeAmount? = nil
+    var isReused: Bool
 }
 
 /// A timer an exchange set (`ExchangeCommand.after`).

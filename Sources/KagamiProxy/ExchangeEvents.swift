@@ -25,11 +25,11 @@ extension Exchange {
         return [.toClient(.head(HTTPResponseHead(version: clientVersion, status: .continue))), .flushClient]
     }
 
-    func clientSentBody(_ buffer: ByteBuffer, hooks: ExchangeHooks) -> [ExchangeCommand] {
+    func clientSentBody(_ buffer: ByteBuffer, hooks: ExchangeHooks, now: NIODeadline) -> [ExchangeCommand] {
         switch state.requestBodyReceived() {
         case .forward:
             recorder.requestBodyPart(buffer)
-            return [.toServer(.body(.byteBuffer(buffer)))]
+            return sending(.body(.byteBuffer(buffer)), now: now)
         case .collect:
             pendingParts.append(.body(.byteBuffer(buffer)))
             return collectedRequestGrew(by: buffer.readableBytes) ? runRequestHooks(hooks, from: 0) : []
@@ -38,10 +38,10 @@ extension Exchange {
         }
     }
 
-    func clientSentEnd(_ trailers: HTTPHeaders?, hooks: ExchangeHooks) -> [ExchangeCommand] {
+    func clientSentEnd(_ trailers: HTTPHeaders?, hooks: ExchangeHooks, now: NIODeadline) -> [ExchangeCommand] {
         switch state.requestEndReceived() {
         case .forward:
-            return [.toServer(.end(trailers))]
+            return sending(.end(trailers), now: now)
         case .answerLocally:
             return localAnswer.map { answerLocally(with: $0) } ?? []
         case .decideCollected:
@@ -114,6 +114,44 @@ extension Exchange {
         case .connect: return connecting(hooks: hooks)
         case .clientHalfClosed: return state.hasResponseStarted ? [] : [.closeClient]
         }
+    }
+}
+
+// MARK: The server connection
+
+extension Exchange {
+    /// The pool gave the exchange a server connection: shaped as the exchange is, it gets the
+    /// request's head and what of the request waited for it; the client's reads go on once
+    /// the connection takes more.
+    func serverConnected(_ connection: ServerConnectionFacts, now: NIODeadline) -> [ExchangeCommand] {
+        server = connection
+        recorder.connected(to: connection.remoteAddress, tlsHandshake: connection.isReused ? nil : connection.tlsHandshake)
+        var commands: [ExchangeCommand] = [.shapeServer(throttle), .toServer(.head(upstreamHead))]
+        let parts = pendingParts
+        pendingParts = []
+        for part in parts { commands += sending(part, now: now) }
+        return commands + [.flushServer, .resumeClientReadsUnlessServerIsFull]
+    }
+
+    /// A part of the request for the server: it goes now when a connection is there and waits
+    /// for one otherwise; what goes is kept to send again (`RequestReplay`). Once the request's
+    /// end is out, the server's silence counts; throttling holds the request back, and then it
+    /// counts once the end has left (`requestLeft`).
+    func sending(_ part: HTTPClientRequestPart, now: NIODeadline) -> [ExchangeCommand] {
+        guard server != nil else {
+            pendingParts.append(part)
+            return []
+        }
+        replay.sent(part)
+        guard case .end(let trailers) = part else { return [.toServer(part), .pauseClientWhileServerIsFull] }
+        return [.endRequest(trailers)] + (throttle == nil ? armTimeout(now: now) : [])
+    }
+
+    /// The request's end was written to the server.
+    func requestLeft(now: NIODeadline) -> [ExchangeCommand] {
+        recorder.requestSent()
+        guard throttle != nil, !state.isFinished else { return [] }
+        return armTimeout(now: now)
     }
 }
 
@@ -231,7 +269,7 @@ extension Exchange {
         let half = body.getSlice(at: body.readerIndex, length: body.readableBytes / 2) ?? ByteBuffer()
         recorder.responseHead(head)
         recorder.responseBodyPart(half)
-        return [.letServerGo(reuse: false), .toClient(.head(head)), .toClient(.body(.byteBuffer(half))), .flushClient]
+        return [releasingServer(reuse: false), .toClient(.head(head)), .toClient(.body(.byteBuffer(half))), .flushClient]
             + ending(with: FlowError(.connectionReset, reason)) + [.resetClient]
     }
 
@@ -248,7 +286,7 @@ extension Exchange {
         finalBodyPart = nil
         last.append(.endResponse(trailers, close: ending.closeClient))
         if let trailers { recorder.responseTrailers(trailers) }
-        return [.ended, .letServerGo(reuse: ending.reuseServerConnection), .record(recorder.finish(error: nil), then: last), .resumeClientReads]
+        return [.ended, releasingServer(reuse: ending.reuseServerConnection), .record(recorder.finish(error: nil), then: last), .resumeClientReads]
     }
 }
 
@@ -258,7 +296,7 @@ extension Exchange {
     /// The server connection was lost (or never came: `error`), with the state machine deciding
     /// whether the request is sent again on a fresh connection.
     func serverLost(_ error: any Error, hooks: ExchangeHooks) -> [ExchangeCommand] {
-        let attempt = upstream.map {
+        let attempt = server.map {
             ExchangeStateMachine.ServerAttempt(reusedConnection: $0.isReused, requestKept: replay.isKept, retries: replay.retries)
         }
         switch state.upstreamLost(ExchangeStateMachine.ConnectionLoss(error), attempt: attempt) {
@@ -267,13 +305,13 @@ extension Exchange {
             guard let sent = replay.takeForRetry() else { return failBeforeResponse(error) }
             disarmTimeout()
             pendingParts = sent + pendingParts
-            return [.letServerGo(reuse: false)] + connecting(hooks: hooks)
+            return [releasingServer(reuse: false)] + connecting(hooks: hooks)
         case .failBeforeResponse:
             return failBeforeResponse(error)
         case .failDuringResponse:
             let failure = UpstreamFailure.classifyDuringBody(error, target: target, received: recorder.flow.response?.body.size ?? 0)
             // The status line is already out: closing is the only way to tell the client.
-            return [.letServerGo(reuse: false)] + ending(with: failure) + [.closeClient]
+            return [releasingServer(reuse: false)] + ending(with: failure) + [.closeClient]
         case .ignore:
             return []
         }
@@ -288,7 +326,7 @@ extension Exchange {
     /// No server connection, or none that answered: the client gets an error page.
     func failBeforeResponse(_ error: any Error) -> [ExchangeCommand] {
         let (status, flowError) = UpstreamFailure.classify(error, target: target, connectTimeout: timeouts.connect)
-        return [.letServerGo(reuse: false)] + fail(status: status, error: flowError)
+        return [releasingServer(reuse: false)] + fail(status: status, error: flowError)
     }
 
     /// The server stayed silent past `timeoutDeadline`.
@@ -296,9 +334,9 @@ extension Exchange {
         let error = UpstreamFailure.silence(of: target, stalled: timeoutStalled, for: timeouts.response)
         switch state.responseTimedOut() {
         case .closeClient:
-            return [.letServerGo(reuse: false)] + ending(with: error) + [.closeClient]
+            return [releasingServer(reuse: false)] + ending(with: error) + [.closeClient]
         case .answerGatewayTimeout:
-            return [.letServerGo(reuse: false)] + fail(status: .gatewayTimeout, error: error)
+            return [releasingServer(reuse: false)] + fail(status: .gatewayTimeout, error: error)
         }
     }
 
@@ -359,7 +397,7 @@ extension Exchange {
         state.holdAtResponseBreakpoint()
         disarmTimeout()
         let reuse = state.isRequestComplete && upstreamKeepAlive
-        return [.letServerGo(reuse: reuse), .hold(held(.response, request: recorder.requestSoFar, response: response))]
+        return [releasingServer(reuse: reuse), .hold(held(.response, request: recorder.requestSoFar, response: response))]
     }
 
     private func held(_ phase: HeldExchange.Phase, request: FlowRequest, response: FlowResponse?) -> HeldExchange {
@@ -395,7 +433,7 @@ extension Exchange {
             breakpoint.heldID = nil
             commands.append(.releaseHold(id))
         }
-        commands.append(.letServerGo(reuse: false))
+        commands.append(releasingServer(reuse: false))
         return (commands, error)
     }
 }

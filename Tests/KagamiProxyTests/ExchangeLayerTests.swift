@@ -54,6 +54,11 @@ import Testing
             case .toServer(.head): "server: head"
             case .toServer(.body(let body)): "server: body \(body.readableBytes)"
             case .toServer(.end): "server: end"
+            case .endRequest: "server: end"
+            case .flushServer: "server: flush"
+            case .shapeServer(let profile): profile == nil ? "server: unshaped" : "server: shaped"
+            case .pauseClientWhileServerIsFull: "client: pause while server full"
+            case .resumeClientReadsUnlessServerIsFull: "client: resume reads unless server full"
             case .connectServer: "server: connect"
             case .letServerGo(let reuse): reuse ? "server: to the pool" : "server: close"
             case .startResponseTimer: "timer: response"
@@ -75,8 +80,11 @@ import Testing
         let exchange = exchange()
         let hooks = ExchangeHooks(list: [Decides()])
         #expect(Self.said(exchange.begin(hooks: hooks)) == ["client: pause reads", "server: connect"])
-        #expect(Self.said(exchange.clientSentEnd(nil, hooks: hooks)) == ["server: end"])
-        _ = exchange.armTimeout(now: now)
+        #expect(Self.said(exchange.serverConnected(ServerConnectionFacts(remoteAddress: "127.0.0.1:80", isReused: false), now: now)) == [
+            "server: unshaped", "server: head", "server: flush", "client: resume reads unless server full",
+        ])
+        // Once the request is out, the server's silence counts.
+        #expect(Self.said(exchange.clientSentEnd(nil, hooks: hooks, now: now)) == ["server: end", "timer: response"])
         #expect(exchange.timeoutDeadline == now + .seconds(7))
         #expect(Self.said(exchange.serverSentHead(response(.ok, [("Content-Length", "8")]), tls: nil, hooks: hooks, now: now)) == [
             "timer: response", "client: head 200",
@@ -94,11 +102,32 @@ import Testing
         #expect(exchange.timeoutDeadline == nil)
     }
 
+    @Test func partsBeforeTheServerConnectionWaitForItAndGoAgainWhenAPooledOneDropped() {
+        let exchange = exchange([("Content-Length", "3")], method: .POST)
+        let hooks = ExchangeHooks(list: [Decides()])
+        _ = exchange.begin(hooks: hooks)
+        #expect(exchange.clientSentBody(ByteBuffer(string: "abc"), hooks: hooks, now: now).isEmpty)
+        #expect(exchange.clientSentEnd(nil, hooks: hooks, now: now).isEmpty)
+        #expect(exchange.pendingParts.count == 2)
+        #expect(Self.said(exchange.serverConnected(ServerConnectionFacts(isReused: true), now: now)) == [
+            "server: unshaped", "server: head", "server: body 3", "client: pause while server full", "server: end",
+            "timer: response", "server: flush", "client: resume reads unless server full",
+        ])
+        #expect(exchange.pendingParts.isEmpty)
+        // The pooled connection turns out closed before any answer: the request goes again on a fresh one.
+        #expect(Self.said(exchange.serverLost(ChannelError.eof, hooks: hooks)) == ["server: close", "server: connect"])
+        #expect(exchange.timeoutDeadline == nil)
+        #expect(exchange.pendingParts.count == 2)
+        #expect(Self.said(exchange.serverConnected(ServerConnectionFacts(isReused: false), now: now)).contains("server: body 3"))
+        // A fresh connection that drops is not tried again.
+        #expect(Self.said(exchange.serverLost(ChannelError.eof, hooks: hooks)).contains { $0.hasPrefix("record 502") })
+    }
+
     @Test func aClientThatDoesNotKeepAliveIsClosedOnceTheEndIsOut() {
         let exchange = exchange([("Connection", "close")])
         let hooks = ExchangeHooks(list: [])
         _ = exchange.begin(hooks: hooks)
-        _ = exchange.clientSentEnd(nil, hooks: hooks)
+        _ = exchange.clientSentEnd(nil, hooks: hooks, now: now)
         _ = exchange.serverSentHead(response(.noContent, [("Content-Length", "0")]), tls: nil, hooks: hooks, now: now)
         #expect(Self.said(exchange.serverSentEnd(nil, hooks: hooks, now: now)).contains("record 204 ok, then [client: end, close]"))
     }
@@ -107,12 +136,12 @@ import Testing
         let exchange = exchange()
         let hooks = ExchangeHooks(list: [])
         _ = exchange.begin(hooks: hooks)
-        _ = exchange.clientSentEnd(nil, hooks: hooks)
+        _ = exchange.clientSentEnd(nil, hooks: hooks, now: now)
         #expect(Self.said(exchange.responseTimedOut()) == ["server: close", "ended", "record 504 timeout, then [client: answer 504]"])
         // Once the answer began, the status line is out: the client is closed instead.
         let streaming = self.exchange()
         _ = streaming.begin(hooks: hooks)
-        _ = streaming.clientSentEnd(nil, hooks: hooks)
+        _ = streaming.clientSentEnd(nil, hooks: hooks, now: now)
         _ = streaming.serverSentHead(response(.ok), tls: nil, hooks: hooks, now: now)
         #expect(Self.said(streaming.responseTimedOut()) == ["server: close", "ended", "record 200 timeout", "client: close"])
     }
@@ -121,7 +150,7 @@ import Testing
         let exchange = exchange()
         let hooks = ExchangeHooks(list: [])
         _ = exchange.begin(hooks: hooks)
-        _ = exchange.clientSentEnd(nil, hooks: hooks)
+        _ = exchange.clientSentEnd(nil, hooks: hooks, now: now)
         _ = exchange.serverSentHead(response(.ok, [("Content-Length", "10")]), tls: nil, hooks: hooks, now: now)
         _ = exchange.serverSentBody(ByteBuffer(string: "abc"), now: now)
         let said = Self.said(exchange.serverLost(ChannelError.eof, hooks: hooks))
@@ -131,7 +160,7 @@ import Testing
         // Before any answer, with no pooled connection to retry on: a 502 page.
         let early = self.exchange()
         _ = early.begin(hooks: hooks)
-        _ = early.clientSentEnd(nil, hooks: hooks)
+        _ = early.clientSentEnd(nil, hooks: hooks, now: now)
         let refused = Self.said(early.serverLost(IOError(errnoCode: ECONNREFUSED, reason: "connect"), hooks: hooks))
         #expect(refused.count == 3)
         #expect(refused.last?.hasPrefix("record 502") == true)
@@ -141,7 +170,7 @@ import Testing
         let exchange = exchange()
         let hooks = ExchangeHooks(list: [])
         _ = exchange.begin(hooks: hooks)
-        _ = exchange.clientSentEnd(nil, hooks: hooks)
+        _ = exchange.clientSentEnd(nil, hooks: hooks, now: now)
         #expect(Self.said(exchange.clientInputClosed()) == ["after 2000 ms: clientHalfClosed"])
         #expect(!exchange.clientKeepAlive)
         #expect(Self.said(exchange.timerFired(.clientHalfClosed, hooks: hooks)) == ["client: close"])
@@ -158,8 +187,8 @@ import Testing
         let hooks = ExchangeHooks(list: [Decides(onRequestHead: { _ in true })])
         #expect(Self.said(exchange.begin(hooks: hooks)) == ["client: head 100", "client: flush"])
         #expect(!exchange.upstreamHead.headers.contains(name: "expect"))
-        #expect(exchange.clientSentBody(ByteBuffer(string: "abc"), hooks: hooks).isEmpty)
-        #expect(Self.said(exchange.clientSentEnd(nil, hooks: hooks)) == ["client: pause reads", "server: connect"])
+        #expect(exchange.clientSentBody(ByteBuffer(string: "abc"), hooks: hooks, now: now).isEmpty)
+        #expect(Self.said(exchange.clientSentEnd(nil, hooks: hooks, now: now)) == ["client: pause reads", "server: connect"])
         #expect(exchange.pendingParts.count == 2)
     }
 
@@ -170,7 +199,7 @@ import Testing
         let hooks = ExchangeHooks(list: [Decides(onRequest: { _ in .answer(answer) })])
         // Decided at the head, the answer waits for the request's end.
         #expect(exchange.begin(hooks: hooks).isEmpty)
-        let waiting = Self.said(exchange.clientSentEnd(nil, hooks: hooks))
+        let waiting = Self.said(exchange.clientSentEnd(nil, hooks: hooks, now: now))
         #expect(waiting.count == 2)
         #expect(waiting.last?.hasPrefix("after 250 ms: answer") == true)
         #expect(Self.said(exchange.timerFired(.answer(answer), hooks: hooks)) == ["ended", "record 403 ok, then [client: answer 403]"])
@@ -190,8 +219,8 @@ import Testing
         let hooks = ExchangeHooks(list: [Decides(onRequestHead: { _ in true }, onRequest: { $0.breakpoint.heldID == nil && $0.breakpoint.hookPosition == 0 ? .holdAtBreakpoint : .proceed }), Decides()])
         let exchange = exchange([("Content-Length", "2")], method: .POST, clock: { clock })
         _ = exchange.begin(hooks: hooks)
-        _ = exchange.clientSentBody(ByteBuffer(string: "hi"), hooks: hooks)
-        let held = exchange.clientSentEnd(nil, hooks: hooks)
+        _ = exchange.clientSentBody(ByteBuffer(string: "hi"), hooks: hooks, now: now)
+        let held = exchange.clientSentEnd(nil, hooks: hooks, now: now)
         #expect(Self.said(held) == ["client: pause reads", "hold request"])
         guard case .hold(let holding) = held.last else { return }
         #expect(holding.request.body.data == Data("hi".utf8))
@@ -207,7 +236,7 @@ import Testing
 
         let aborted = self.exchange(clock: { clock })
         _ = aborted.begin(hooks: hooks)
-        let abortHeld = aborted.clientSentEnd(nil, hooks: hooks)
+        let abortHeld = aborted.clientSentEnd(nil, hooks: hooks, now: now)
         guard case .hold(let second) = abortHeld.last else { Issue.record("not held: \(Self.said(abortHeld))"); return }
         #expect(Self.said(aborted.resolved(.abort, id: second.id, hooks: hooks)) == ["ended", "record 502 aborted, then [client: answer 502]"])
     }
@@ -216,7 +245,7 @@ import Testing
         let hooks = ExchangeHooks(list: [Decides(wholeResponse: true, onResponse: { $0.breakpoint.heldID == nil && $0.breakpoint.phase == .request ? .holdAtBreakpoint : .proceed })])
         let exchange = exchange()
         _ = exchange.begin(hooks: hooks)
-        _ = exchange.clientSentEnd(nil, hooks: hooks)
+        _ = exchange.clientSentEnd(nil, hooks: hooks, now: now)
         #expect(Self.said(exchange.serverSentHead(response(.ok, [("Content-Length", "4")]), tls: nil, hooks: hooks, now: now)) == ["timer: response"])
         _ = exchange.serverSentBody(ByteBuffer(string: "body"), now: now)
         let held = exchange.serverSentEnd(nil, hooks: hooks, now: now)
@@ -235,7 +264,7 @@ import Testing
         let hooks = ExchangeHooks(list: [Decides(wholeResponse: true, onResponse: { _ in .resetMidBody("scenario") })])
         let exchange = exchange()
         _ = exchange.begin(hooks: hooks)
-        _ = exchange.clientSentEnd(nil, hooks: hooks)
+        _ = exchange.clientSentEnd(nil, hooks: hooks, now: now)
         _ = exchange.serverSentHead(response(.ok, [("Content-Length", "10")]), tls: nil, hooks: hooks, now: now)
         _ = exchange.serverSentBody(ByteBuffer(string: "0123456789"), now: now)
         #expect(Self.said(exchange.serverSentEnd(nil, hooks: hooks, now: now)) == [
