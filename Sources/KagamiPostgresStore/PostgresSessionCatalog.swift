@@ -121,7 +121,7 @@ public final class PostgresSessionCatalog: SessionCatalog {
                     interrupted = true
                     continuation.yield(.interrupted(reason))
                 }
-                try? await Task.sleep(for: PostgresFlowStore.backoff(max(attempts, 1)))
+                try? await Task.sleep(for: SessionWriter.backoff(max(attempts, 1)))
             }
         }
         continuation.onTermination = { _ in task.cancel() }

@@ -13,12 +13,12 @@ import Darwin
 private let closeDescriptor = Darwin.close
 #endif
 
-/// The default store: one SQLite file per session, in WAL mode. Flows are written in batches on
-/// a queue of their own (group commit: whatever arrived while the last batch was being written,
-/// or in the moment journaled flows are given to gather, goes in the next transaction). A flow
-/// whose client waits for it to be kept (the proxy's finished exchanges) is appended to the
-/// session's journal first (`SessionJournal`, `<session>-flows`), which a killed process leaves
-/// for the next opening to replay; the client goes on without waiting for SQLite.
+/// The default store: one SQLite file per session, in WAL mode. Flows are written through the
+/// session's writer (`SessionWriter`: group commit, backpressure, redaction) by a driver that
+/// commits each batch in one transaction (`SQLiteSessionDriver`). A flow whose client waits for
+/// it to be kept (the proxy's finished exchanges) is appended to the session's journal first
+/// (`SessionJournal`, `<session>-flows`), which a killed process leaves for the next opening to
+/// replay; the client goes on without waiting for SQLite.
 ///
 /// A journal or body log damaged since it was written costs only what the damage falls on: the
 /// opening replays the journal's whole records, sets its damaged bytes aside and warns where
@@ -44,81 +44,11 @@ public final class SQLiteFlowStore: FlowStore {
     private let warn: @Sendable (String) -> Void
     private let unavailableBodiesSaid = Mutex(Set<String>())
     private let database: DatabasePool
-    let writeQueue = DispatchQueue(label: "kagami.store.writer")
-    private let pending = Mutex(PendingWrites())
-    /// Where flows whose client waits go first (nil for an in-memory session, or one another
-    /// process records into).
-    private let journal: SessionJournal?
-    /// Where large bodies go (nil for an in-memory session); appended to only by the process
-    /// that owns the journal.
+    /// The session's one write path: the journal and body log (when this process owns the
+    /// session), the queue, the batches this store's driver commits.
+    let writer: SessionWriter
+    /// Where large bodies are (nil for an in-memory session).
     private let bodyLog: SessionBodyLog?
-
-    struct PendingWrites {
-        var entries = Deque<Entry>()
-        /// A drain is on the writer's queue (or running) that keeps the store alive until it is done.
-        var drainScheduled = false
-        /// A drain is set for the end of a gathering moment (see `Drain.gathering`).
-        var gatherScheduled = false
-        var lastError: String?
-        /// Body bytes queued or being written.
-        var bodyBytes = 0
-        var bodiesDropped = 0
-        /// WebSocket messages queued or being written.
-        var messages = 0
-
-        /// Which drain an entry just queued needs, if none already scheduled will take it.
-        mutating func scheduleDrain(gathering: Bool) -> Drain? {
-            if drainScheduled { return nil }
-            if gathering {
-                if gatherScheduled { return nil }
-                gatherScheduled = true
-                return .gathering
-            }
-            drainScheduled = true
-            return .now
-        }
-    }
-
-    /// A flow (or messages of a flow) waiting for the writer, and who waits for it to be committed.
-    /// A class: the queue, the batch and the writer pass one reference along instead of copying
-    /// every field of the flow at each step.
-    final class Entry: Sendable {
-        enum Item {
-            case flow(Flow)
-            case messages([WebSocketMessage], flowID: UUID)
-        }
-        let item: Item
-        let stored: (@Sendable () -> Void)?
-        /// The flow's stored JSON, when it was made already (for the journal).
-        let metadata: Data?
-        /// In the journal: counted as committed once its transaction is.
-        let journaled: Bool
-        /// Bodies already in the body log, whose bytes the flow no longer holds.
-        let logged: LoggedBodies
-        /// Body bytes it holds, counted against `maximumPendingBodyBytes` until it is written.
-        let bodyBytes: Int
-
-        init(item: Item, stored: (@Sendable () -> Void)?, metadata: Data? = nil, journaled: Bool = false, logged: LoggedBodies = LoggedBodies(), bodyBytes: Int) {
-            self.item = item
-            self.stored = stored
-            self.metadata = metadata
-            self.journaled = journaled
-            self.logged = logged
-            self.bodyBytes = bodyBytes
-        }
-
-        var messageCount: Int {
-            if case .messages(let messages, _) = item { return messages.count }
-            return 0
-        }
-    }
-
-    /// Where a flow's large bodies are in the session's body log.
-    struct LoggedBodies {
-        var request: SessionBodyLog.Place?
-        var response: SessionBodyLog.Place?
-        var count: Int { (request == nil ? 0 : 1) + (response == nil ? 0 : 1) }
-    }
 
     /// Body bytes that may wait for the writer. When the disk falls behind the traffic, flows
     /// past this are stored without body bytes (sizes kept, marked truncated) rather than
@@ -172,6 +102,8 @@ public final class SQLiteFlowStore: FlowStore {
         }
         // A session another live process records into is read as it is: its journal is that
         // process's to replay, and flows recorded here wait for their commit instead.
+        let journal: SessionJournal?
+        let bodyLog: SessionBodyLog?
         if path.isEmpty || path == ":memory:" {
             journal = nil
             bodyLog = nil
@@ -194,6 +126,13 @@ public final class SQLiteFlowStore: FlowStore {
                 warn("\(aside) holds damaged records an earlier opening set aside from this session's journal; the exchanges in them are not in the session")
             }
         }
+        self.bodyLog = bodyLog
+        writer = SessionWriter(
+            name: path, driver: SQLiteSessionDriver(database: database, path: path),
+            limits: SessionWriter.Limits(
+                pendingBodyBytes: maximumPendingBodyBytes, pendingEntries: maximumPendingFlows, pendingMessages: maximumPendingMessages,
+                batch: Self.maximumBatch, gathering: Self.gatheringTime),
+            redaction: redaction, journal: journal, bodyLog: bodyLog)
     }
 
     /// Flows a killed process had journaled but not committed go into the session (again, for
@@ -348,189 +287,41 @@ public final class SQLiteFlowStore: FlowStore {
 
     // MARK: Writing
 
-    public func record(_ record: FlowRecord) {
-        switch record {
-        case .flow(let flow, let stored?): self.record(flow, stored: stored)
-        case .flow(let flow, nil): self.record(flow)
-        case .messages(let messages, let flowID): self.record(messages: messages, of: flowID)
-        }
-    }
-
-    public func record(_ flow: Flow) {
-        withLargeBodiesLogged(redaction.apply(to: flow)) { flow, logged in enqueue(flow, logged: logged, stored: nil) }
-    }
-
-    /// Hands `body` the flow with its large bodies appended to the body log (when this process
-    /// owns the session) and only their sizes left in it, and where they went. The flow is
-    /// copied only when a body moves: copying one retains every field.
-    private func withLargeBodiesLogged(_ flow: Flow, _ body: (Flow, LoggedBodies) -> Void) {
-        let request = flow.request.body.keptCount >= SessionBodyLog.threshold
-        let response = (flow.response?.body.keptCount ?? 0) >= SessionBodyLog.threshold
-        guard journal != nil, let bodyLog, request || response else { return body(flow, LoggedBodies()) }
-        var bodies: [FlowBody] = []
-        if request { bodies.append(flow.request.body) }
-        if response, let kept = flow.response?.body { bodies.append(kept) }
-        guard let places = bodyLog.append(bodies) else { return body(flow, LoggedBodies()) }
-        var flow = flow
-        var logged = LoggedBodies()
-        var next = places.makeIterator()
-        if request, let place = next.next() {
-            logged.request = place
-            flow.request.body.data = Data()
-        }
-        if response, let place = next.next() {
-            logged.response = place
-            flow.response?.body.data = Data()
-        }
-        body(flow, logged)
-    }
-
-    /// `stored` runs once the flow would survive the process being killed: at once, on the
-    /// caller's thread, when it went into the session's journal (`SessionJournal`); otherwise
-    /// on the writer's queue once the transaction holding it has committed (or failed: the
-    /// error is kept for `flush()` and the caller is not held forever).
-    public func record(_ flow: Flow, stored: @escaping @Sendable () -> Void) {
-        let flow = redaction.apply(to: flow)
-        guard let journal else { return enqueue(flow, stored: stored) }
-        let metadata = flow.storedJSON()
-        withLargeBodiesLogged(flow) { flow, logged in
-            let request = logged.request.map(SessionJournal.Body.logged) ?? .inline(flow.request.body.data)
-            let response = logged.response.map(SessionJournal.Body.logged) ?? .inline(flow.response?.body.data ?? Data())
-            if journal.append(metadata: metadata, request: request, response: response) {
-                enqueue(flow, metadata: metadata, journaled: true, logged: logged, stored: nil)
-                stored()
-            } else {
-                enqueue(flow, metadata: metadata, logged: logged, stored: stored)
-            }
-        }
-    }
-
-    private func enqueue(
-        _ flow: Flow, metadata: Data? = nil, journaled: Bool = false, logged: LoggedBodies = LoggedBodies(), stored: (@Sendable () -> Void)?
-    ) {
-        let bytes = flow.pendingBodyBytes
-        let limit = maximumPendingBodyBytes
-        let entry = Entry(item: .flow(flow), stored: stored, metadata: metadata, journaled: journaled, logged: logged, bodyBytes: bytes)
-        let (schedule, warnDropping) = pending.withLock { state in
-            var warn = false
-            if bytes > 0, state.bodyBytes + bytes > limit {
-                // Bodies already in the body log are kept whole.
-                var kept = flow.withBodiesDropped
-                if logged.request != nil { kept.request.body.isTruncated = flow.request.body.isTruncated }
-                if logged.response != nil { kept.response?.body.isTruncated = flow.response?.body.isTruncated ?? false }
-                state.entries.append(Entry(item: .flow(kept), stored: stored, metadata: metadata, journaled: journaled, logged: logged, bodyBytes: 0))
-                state.bodiesDropped += 1
-                warn = state.bodiesDropped == 1
-            } else {
-                state.bodyBytes += bytes
-                state.entries.append(entry)
-            }
-            return (state.scheduleDrain(gathering: journaled), warn)
-        }
-        if warnDropping {
-            Console.error("kagami: writing to \(path) is behind the traffic; storing exchanges without their bodies until it catches up\n")
-        }
-        schedule.map(startDrain)
-    }
-
-    enum Drain {
-        /// At once, holding the store until it is done.
-        case now
-        /// After `gatheringTime`, for journaled flows alone: nobody waits for their commit, so
-        /// flows gather for a moment and a transaction writes each B-tree page once for many. It
-        /// does not hold the store: flows in the journal outlive a store let go before it runs
-        /// (the next opening replays them, as after a crash), and nothing holds its lock on the
-        /// session meanwhile.
-        case gathering
-    }
-
-    static let gatheringTime = DispatchTimeInterval.milliseconds(5)
-
-    private func startDrain(_ drain: Drain) {
-        switch drain {
-        case .now: writeQueue.async { self.drain() }
-        case .gathering: writeQueue.asyncAfter(deadline: .now() + Self.gatheringTime) { [weak self] in self?.drain() }
-        }
-    }
-
-    /// Messages queue like flows, behind the flow they belong to. When the disk is behind,
-    /// their payloads are left out (sizes kept, marked truncated) as bodies are.
-    public func record(messages: [WebSocketMessage], of flowID: UUID) {
-        var messages = redaction.apply(to: messages)
-        let bytes = messages.pendingBodyBytes
-        let limit = maximumPendingBodyBytes
-        let schedule = pending.withLock { state in
-            var counted = bytes
-            if bytes > 0, state.bodyBytes + bytes > limit {
-                messages = messages.withPayloadsDropped
-                state.bodiesDropped += 1
-                counted = 0
-            } else {
-                state.bodyBytes += bytes
-            }
-            state.messages += messages.count
-            state.entries.append(Entry(item: .messages(messages, flowID: flowID), stored: nil, bodyBytes: counted))
-            return state.scheduleDrain(gathering: false)
-        }
-        schedule.map(startDrain)
-    }
-
     static let maximumBatch = 5_000
+    /// How long flows already in the journal gather before a transaction writes them together.
+    static let gatheringTime = Duration.milliseconds(5)
 
-    /// Also behind with half the pending body bytes waiting: clients slow down before any body
-    /// has to be dropped.
-    public var isBehind: Bool {
-        pending.withLock {
-            $0.entries.count >= maximumPendingFlows || $0.messages >= maximumPendingMessages
-                || $0.bodyBytes >= maximumPendingBodyBytes / 2
-        }
+    public func record(_ record: FlowRecord) {
+        writer.record(record)
     }
 
-    private func drain() {
-        while true {
-            // At most `maximumBatch` flows per transaction, so a queue that built up drains in
-            // steps and `isBehind` lets waiting requests go as each step lands.
-            let batch = pending.withLock { state -> [Entry] in
-                let count = min(state.entries.count, Self.maximumBatch)
-                let batch = Array(state.entries.prefix(count))
-                state.entries.removeFirst(count)
-                if batch.isEmpty {
-                    state.drainScheduled = false
-                    state.gatherScheduled = false
-                }
-                return batch
-            }
-            if batch.isEmpty {
-                journal?.committed(0, idle: true)
-                return
-            }
-            do {
-                try database.write { db in
-                    for entry in batch {
-                        switch entry.item {
-                        case .flow(let flow): try Self.insert(flow, metadata: entry.metadata, logged: entry.logged, db)
-                        case .messages(let messages, let flowID): try self.insert(messages, of: flowID, db)
-                        }
-                    }
-                }
-                journal?.committed(batch.reduce(0) { $0 + ($1.journaled ? 1 : 0) }, idle: false)
-                bodyLog?.committed(batch.reduce(0) { $0 + $1.logged.count })
-            } catch {
-                let message = "could not write \(batch.count) flow(s) to \(path): \(error)"
-                pending.withLock { $0.lastError = message }
-                Console.error("kagami: \(message)\n")
-            }
-            let written = batch.reduce(0) { $0 + $1.bodyBytes }
-            let messages = batch.reduce(0) { $0 + $1.messageCount }
-            pending.withLock {
-                $0.bodyBytes -= written
-                $0.messages -= messages
-            }
-            for entry in batch { entry.stored?() }
-        }
+    public var isBehind: Bool { writer.isBehind }
+
+    /// Runs after every flow recorded before the call, a no-op when no flow has that id.
+    public func updateViolations(_ violations: [ContractViolation], ofFlow id: UUID) {
+        writer.updateViolations(violations, ofFlow: id)
     }
 
-    private static func insert(_ flow: Flow, metadata: Data?, logged: LoggedBodies = LoggedBodies(), _ db: Database) throws {
+    public func flush() async throws {
+        try await writer.flush()
+    }
+
+    public func removeAll() async throws {
+        try await flush()
+        do {
+            try await database.write { db in
+                try db.execute(sql: "DELETE FROM body")
+                try db.execute(sql: "DELETE FROM websocketMessage")
+                try db.execute(sql: "DELETE FROM flow")
+            }
+        } catch {
+            throw FlowStoreError("could not clear \(path): \(error)")
+        }
+        // Its large bodies go too, unless one recorded since is on its way in.
+        if writer.journal != nil { bodyLog?.emptyIfUnreferenced() }
+    }
+
+    static func insert(_ flow: Flow, metadata: Data?, logged: LoggedBodies = LoggedBodies(), _ db: Database) throws {
         let id = flow.id.uuidString
         let metadata = metadata ?? flow.storedJSON()
         do {
@@ -552,7 +343,7 @@ public final class SQLiteFlowStore: FlowStore {
         }
     }
 
-    private func insert(_ messages: [WebSocketMessage], of flowID: UUID, _ db: Database) throws {
+    static func insert(_ messages: [WebSocketMessage], of flowID: UUID, _ db: Database) throws {
         let statement = try db.cachedStatement(sql: """
             INSERT INTO websocketMessage (flowId, direction, time, opcode, size, truncated, compressed, data, note)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -601,62 +392,9 @@ public final class SQLiteFlowStore: FlowStore {
         }
     }
 
-    /// Runs on the writer's queue, so it lands after every flow recorded before the call.
-    public func updateViolations(_ violations: [ContractViolation], ofFlow id: UUID) {
-        writeQueue.async {
-            self.drain()
-            do {
-                try self.database.write { db in
-                    guard let row = try FlowRow.filter(FlowRow.Columns.id == id.uuidString).fetchOne(db) else { return }
-                    var flow = try Flow(storedJSON: row.metadata)
-                    flow.violations = violations
-                    try db.cachedStatement(sql: "UPDATE flow SET metadata = ? WHERE id = ?").execute(arguments: [flow.storedJSON(), id.uuidString])
-                }
-            } catch {
-                let message = "could not store the contract violations of flow \(id) in \(self.path): \(error)"
-                self.pending.withLock { $0.lastError = message }
-                Console.error("kagami: \(message)\n")
-            }
-        }
-    }
-
-    public func flush() async throws {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            writeQueue.async {
-                self.drain()
-                continuation.resume()
-            }
-        }
-        if let error = pending.withLock({ $0.lastError }) {
-            throw FlowStoreError(error)
-        }
-    }
-
-    public func removeAll() async throws {
-        try await flush()
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            // On the write queue, so no batch queued before this call lands after it.
-            writeQueue.async {
-                self.drain()
-                do {
-                    try self.database.write { db in
-                        try db.execute(sql: "DELETE FROM body")
-                        try db.execute(sql: "DELETE FROM websocketMessage")
-                        try db.execute(sql: "DELETE FROM flow")
-                    }
-                    // Its large bodies go too, unless one recorded since is on its way in.
-                    if self.journal != nil { self.bodyLog?.emptyIfUnreferenced() }
-                    continuation.resume()
-                } catch {
-                    continuation.resume(throwing: FlowStoreError("could not clear \(self.path): \(error)"))
-                }
-            }
-        }
-    }
-
     // MARK: Reading
 
-    /// A flow still waiting for the writer (see `Drain.gathering`) is read once it is committed.
+    /// A flow still waiting for the writer (journaled flows gather a moment) is read once it is committed.
     public func flow(id: UUID) async throws -> Flow? {
         let read = { @Sendable in
             try await self.read { db -> Flow? in

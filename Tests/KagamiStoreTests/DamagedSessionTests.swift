@@ -165,10 +165,10 @@ struct DamagedSessionTests {
         let path = temporaryPath("session.sqlite")
         let flows = [5_000, 6_000, 7_000, 8_000].map { FlowFixtures.postBinary(size: $0) }
         let store = try SQLiteFlowStore(path: path, warn: { _ in })
-        store.writeQueue.suspend()
+        store.writer.suspend()
         for flow in flows { store.record(flow) {} }
         let copy = try filesLeftByAKill(of: path)
-        store.writeQueue.resume()
+        store.writer.resume()
         try await store.flush()
 
         // Request then response of each flow: the second flow's response is at 16,000..<22,000,
@@ -260,10 +260,10 @@ struct DamagedSessionTests {
         let path = temporaryPath("session.sqlite")
         let flows = (0..<count).map { FlowFixtures.getJSON(url: "/items/\($0)", body: "{\"n\":\($0)}") }
         let store = try SQLiteFlowStore(path: path)
-        store.writeQueue.suspend()
+        store.writer.suspend()
         for flow in flows { store.record(flow) {} }
         let copy = try filesLeftByAKill(of: path)
-        store.writeQueue.resume()
+        store.writer.resume()
         try await store.flush()
         return (copy, flows)
     }

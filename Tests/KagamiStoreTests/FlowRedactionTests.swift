@@ -231,23 +231,23 @@ extension FlowRedactionTests {
     @Test func aSessionFileAskedToRedactKeepsNoSecretInAnyOfItsFiles() async throws {
         let path = temporaryPath("session.sqlite")
         let store = try SQLiteFlowStore(path: path, redaction: Self.redaction)
-        store.writeQueue.suspend()
+        store.writer.suspend()
         let flows = [Self.loginWithSecrets(), Self.loginWithSecrets(padding: 6_000)]
         for flow in flows { store.record(flow) {} }
         store.record(messages: Self.chat, of: flows[0].id)
         #expect(try sessionFiles(path).contains(path + "-bodies"), "the large body is in the body log")
         #expect(try secretsIn(sessionFiles(path)).isEmpty)
-        store.writeQueue.resume()
+        store.writer.resume()
         try await store.flush()
         #expect(try secretsIn(sessionFiles(path)).isEmpty)
         #expect(try await store.allFlows() == flows.map(Self.redaction.apply(to:)))
 
         let kept = temporaryPath("kept.sqlite")
         let keeping = try SQLiteFlowStore(path: kept)
-        keeping.writeQueue.suspend()
+        keeping.writer.suspend()
         for flow in flows { keeping.record(flow) {} }
         #expect(try secretsIn(sessionFiles(kept)) == Set(Self.secrets))
-        keeping.writeQueue.resume()
+        keeping.writer.resume()
         try await keeping.flush()
         #expect(try await keeping.allFlows() == flows)
     }

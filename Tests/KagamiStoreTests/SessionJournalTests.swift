@@ -66,7 +66,7 @@ struct SessionJournalTests {
         let path = temporaryPath("session.sqlite")
         let store = try SQLiteFlowStore(path: path)
         // The writer stops, as if the process died before its next transaction.
-        store.writeQueue.suspend()
+        store.writer.suspend()
         // Bodies small and large: those past `SessionBodyLog.threshold` go to the body log.
         let flows = (0..<20).map { index in
             index % 5 == 0 ? FlowFixtures.postBinary(size: 30_000 + index * 3_000) : FlowFixtures.getJSON(body: "{\"n\":\(index)}")
@@ -82,7 +82,7 @@ struct SessionJournalTests {
         let afterKill = try SQLiteFlowStore(path: copy)
         #expect(try await afterKill.allFlows() == flows)
 
-        store.writeQueue.resume()
+        store.writer.resume()
         try await store.flush()
         #expect(try await store.allFlows() == flows)
         // Everything journaled is committed: nothing in the journal is to replay.
@@ -106,7 +106,7 @@ struct SessionJournalTests {
         #expect(SessionJournal.records(at: path + "-flows").isEmpty)
 
         // The writer stops, as if the process died before its next transaction.
-        store.writeQueue.suspend()
+        store.writer.suspend()
         let since = FlowFixtures.getJSON(body: "{\"n\":7}")
         store.record(since) {}
         let copy = try filesLeftByAKill(of: path)
@@ -115,7 +115,7 @@ struct SessionJournalTests {
         let afterKill = try SQLiteFlowStore(path: copy)
         #expect(try await afterKill.allFlows() == [since])
 
-        store.writeQueue.resume()
+        store.writer.resume()
         try await store.flush()
         #expect(try await store.allFlows() == [since])
     }
@@ -137,13 +137,13 @@ struct SessionJournalTests {
     @Test func aSecondOpeningLeavesTheJournalToItsOwner() async throws {
         let path = temporaryPath("session.sqlite")
         let writer = try SQLiteFlowStore(path: path)
-        writer.writeQueue.suspend()
+        writer.writer.suspend()
         let flow = FlowFixtures.getJSON()
         writer.record(flow) {}
         let reader = try SQLiteFlowStore(path: path)
         #expect(try await reader.count() == 0)
         #expect(try FileManager.default.attributesOfItem(atPath: path + "-flows")[.size] as? Int ?? 0 > 0)
-        writer.writeQueue.resume()
+        writer.writer.resume()
         try await writer.flush()
         #expect(try await reader.allFlows() == [flow])
     }
