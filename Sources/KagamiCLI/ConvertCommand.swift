@@ -60,7 +60,7 @@ struct ConvertCommand: ParsableCommand {
         }
         for line in Self.lines(notes, file: file) { Console.error(line + "\n") }
         if let output {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: output))
+            try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
         } else {
             try Console.answer(text)
         }

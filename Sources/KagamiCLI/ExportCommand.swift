@@ -3,6 +3,7 @@ import Foundation
 import KagamiFlow
 import KagamiGRPC
 import KagamiHAR
+import KagamiOutput
 import KagamiStore
 
 struct ExportCommand: AsyncParsableCommand {
@@ -13,11 +14,14 @@ struct ExportCommand: AsyncParsableCommand {
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case har
+        /// One session file with every body and message in it, nothing beside it: to mail or
+        /// attach; `kagami flows`, `export` and `import` read it.
+        case session
     }
 
     @OptionGroup var source: SessionOptions
 
-    @Option(help: "Output format: \(Format.allCases.map(\.rawValue).joined(separator: ", ")).")
+    @Option(help: "Output format: har, or session (one session file holding everything, to share; needs --output).")
     var format: Format = .har
 
     @Option(name: .customLong("id"), help: "Export only this exchange (repeatable; ids from `kagami flows --ids`).")
@@ -35,6 +39,7 @@ struct ExportCommand: AsyncParsableCommand {
     func validate() throws {
         _ = try source.requiredSession()
         if let limit, limit < 1 { throw ValidationError("--limit \(limit): expected 1 or more") }
+        if format == .session, output == nil { throw ValidationError("--format session writes a file: give --output FILE") }
     }
 
     func run() async throws {
@@ -49,8 +54,21 @@ struct ExportCommand: AsyncParsableCommand {
         let schemas = schema.isEmpty ? nil : GRPCSchemas(given: schema)
         let reading = try await source.openForReading()
         let store = reading.store
+        if format == .session, let output {
+            let path = SessionFile.expand(output)
+            do {
+                let count = try await SessionPack.write(to: path, from: store, ids: selected.isEmpty ? nil : selected, limit: limit)
+                Console.error("kagami export: \(count) exchange\(count == 1 ? "" : "s") of \(reading.description) in \(path)\n")
+            } catch {
+                throw ValidationError("\(error)")
+            }
+            try await reading.close()
+            return
+        }
         let destination = try ExportDestination(path: output.map(SessionFile.expand))
         switch format {
+        case .session:
+            break
         case .har:
             // An entry at a time: a session of any size is written in the memory of one page.
             var writer = HARStreamWriter(creatorVersion: Kagami.configuration.version)
@@ -71,29 +89,39 @@ struct ExportCommand: AsyncParsableCommand {
             }
             try destination.write(writer.closing())
         }
-        try destination.close()
+        try destination.commit()
         try await reading.close()
     }
 }
 
 /// Standard output, or a file readable by its owner only (an export holds captured traffic),
-/// written through a buffer.
+/// written through a buffer. A file is written beside its place first and put there by
+/// `commit()`: an export that fails leaves no file, nor an empty or partial one, and an
+/// existing file as it was.
 final class ExportDestination {
     private let handle: FileHandle
-    private let closes: Bool
     private var buffer = Data()
+    /// The file being written and where it goes once complete.
+    private let file: (partial: String, path: String)?
+    private var committed = false
 
     init(path: String?) throws {
         guard let path else {
             handle = FileHandle.standardOutput
-            closes = false
+            file = nil
             return
         }
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let directory = (path as NSString).deletingLastPathComponent
+        let partial = ((directory.isEmpty ? "." : directory) as NSString)
+            .appendingPathComponent(".\((path as NSString).lastPathComponent).partial-\(UUID().uuidString.prefix(8))")
+        let descriptor = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw ValidationError("cannot write \(path): \(String(cString: strerror(errno)))") }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        self.handle = handle
-        closes = true
+        handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        file = (partial, path)
+    }
+
+    deinit {
+        if let file, !committed { unlink(file.partial) }
     }
 
     func write(_ data: Data) throws {
@@ -101,9 +129,15 @@ final class ExportDestination {
         if buffer.count >= 1 << 20 { try drain() }
     }
 
-    func close() throws {
+    /// Everything is written: the file takes its place (standard output is flushed).
+    func commit() throws {
         try drain()
-        if closes { try handle.close() }
+        guard let file else { return }
+        try handle.close()
+        guard rename(file.partial, file.path) == 0 else {
+            throw ValidationError("cannot write \(file.path): \(String(cString: strerror(errno)))")
+        }
+        committed = true
     }
 
     private func drain() throws {

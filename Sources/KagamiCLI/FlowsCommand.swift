@@ -36,7 +36,7 @@ struct FlowsCommand: AsyncParsableCommand {
             }.joined()
             try output.write(Data(lines.utf8))
         }
-        try output.close()
+        try output.commit()
         try await reading.close()
     }
 }

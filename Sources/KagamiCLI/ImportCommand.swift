@@ -9,11 +9,11 @@ import KagamiStore
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Read an HTTP Archive (HAR 1.2) into a session, creating the session file (or with --store, the named session) when missing.",
+        abstract: "Read an HTTP Archive (HAR 1.2), or another session file (such as one `kagami export --format session` packed), into a session, creating the session file (or with --store, the named session) when missing.",
         discussion: "The archive is read entry by entry into the session: memory holds the file and one entry. Entries Kagami can't read are skipped, each named on standard error with its JSON path and the reason; the rest are imported. A file that is not an archive (no log.entries), or whose entries are all unreadable, imports nothing and exits 2; JSON broken partway keeps the entries before the break and exits 2, naming its line and column."
     )
 
-    @Argument(help: "The .har file.")
+    @Argument(help: "The .har file, or a session file.")
     var file: String
 
     @OptionGroup var destination: SessionOptions
@@ -28,6 +28,7 @@ struct ImportCommand: AsyncParsableCommand {
         // The session as the messages name it: as given, and with --store in its database.
         let into = try destination.storeURL.map { "\(session) in \(try RecordingStore.location($0))" } ?? session
         let path = SessionFile.expand(file)
+        if SQLiteFlowStore.holdsSession(at: path) { return try await importSession(at: path, into: into) }
         let bytes: Data
         do {
             bytes = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -78,6 +79,39 @@ struct ImportCommand: AsyncParsableCommand {
             Console.error("kagami import: \(error); \(kept)\n")
             throw ExitCode(2)
         }
+    }
+}
+
+extension ImportCommand {
+    /// Every exchange of the session file at `path`, with its bodies and messages, into the
+    /// destination session (an exchange already there is replaced).
+    private func importSession(at path: String, into: String) async throws {
+        let source = try SessionFile.open(path)
+        let session = try destination.requiredSession()
+        guard SessionFile.expand(session) != path else {
+            Console.error("kagami import: \(path) is the session imported into; nothing imported\n")
+            throw ExitCode(2)
+        }
+        let destination = try await RecordingStore.open(store: self.destination.storeURL, session: session)
+        var imported = 0
+        do {
+            try await source.forEachFlow(includeBodies: true) { flows in
+                let messages = try await source.webSocketMessages(of: flows)
+                for flow in flows {
+                    destination.store.record(flow)
+                    if let kept = messages[flow.id], !kept.isEmpty { destination.store.record(messages: kept, of: flow.id) }
+                    imported += 1
+                }
+                while destination.store.isBehind { try await Task.sleep(for: .milliseconds(5)) }
+            }
+        } catch {
+            try await destination.close()
+            Console.error("kagami import: cannot read \(path): \(error); \(imported == 0 ? "nothing imported" : "the \(imported) exchange(s) before it were imported into \(into)")\n")
+            throw ExitCode(2)
+        }
+        try await destination.close()
+        await source.close()
+        print("Imported \(imported) exchange\(imported == 1 ? "" : "s") into \(into)")
     }
 }
 

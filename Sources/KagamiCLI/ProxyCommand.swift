@@ -118,6 +118,8 @@ struct ProxyCommand: AsyncParsableCommand {
         let redaction = try redactionOptions.asked(rules: activeRules.current?.rules.redaction)
         let opened = try await RecordingStore.open(store: destination.storeURL, session: destination.session, redaction: redaction)
         let store = opened.store
+        // A copy of the session file alone taken while this records says what it lacks.
+        (store as? SQLiteFlowStore)?.markRecording()
         let sessionPath = opened.description
         // The store keeps each flow, the web UI's live views show it, the contract check looks
         // at it beside the traffic (what it finds is added to the stored flow and announced).

@@ -43,12 +43,14 @@ public final class SQLiteFlowStore: FlowStore {
     /// Where the store says what it found damaged; each body found not available is said once.
     private let warn: @Sendable (String) -> Void
     private let unavailableBodiesSaid = Mutex(Set<String>())
-    private let database: DatabasePool
+    let database: DatabasePool
     /// The session's one write path: the journal and body log (when this process owns the
     /// session), the queue, the batches this store's driver commits.
     let writer: SessionWriter
     /// Where large bodies are (nil for an in-memory session).
     private let bodyLog: SessionBodyLog?
+    /// Whether this store said a proxy records into the session (`markRecording()`).
+    private let marked = Mutex(false)
 
     /// Body bytes that may wait for the writer. When the disk falls behind the traffic, flows
     /// past this are stored without body bytes (sizes kept, marked truncated) rather than
@@ -68,10 +70,13 @@ public final class SQLiteFlowStore: FlowStore {
     /// Warnings go to standard error unless `warn` takes them.
     public init(
         path: String, maximumPendingBodyBytes: Int = 64 << 20, maximumPendingFlows: Int = 20_000, maximumPendingMessages: Int = 50_000,
-        filterWindow: Int = 50_000, redaction: FlowRedaction = .none,
+        filterWindow: Int = 50_000, redaction: FlowRedaction = .none, logsLargeBodies: Bool = true,
         warn: @escaping @Sendable (String) -> Void = { Console.error("kagami: warning: \($0)\n") }
     ) throws {
         self.path = path
+        // What lies beside the file before it is opened (opening makes a WAL): a session copied
+        // alone while a proxy was recording into it has neither.
+        let companions = ["-wal", "-flows"].contains { FileManager.default.fileExists(atPath: path + $0) }
         self.redaction = redaction
         self.warn = warn
         self.filterWindow = max(1, filterWindow)
@@ -114,7 +119,7 @@ public final class SQLiteFlowStore: FlowStore {
             } catch is SessionJournal.InUse {
                 journal = nil
             }
-            bodyLog = SessionBodyLog(path: path + "-bodies")
+            bodyLog = logsLargeBodies ? SessionBodyLog(path: path + "-bodies") : nil
             let earlierAside = SessionJournal.asideFiles(of: path + "-flows")
             if let journal {
                 journalDamage = try Self.replay(journal, into: database, of: path)
@@ -127,6 +132,18 @@ public final class SQLiteFlowStore: FlowStore {
             }
         }
         self.bodyLog = bodyLog
+        if journal != nil {
+            // This process owns the session: a proxy that was recording into it is gone.
+            let recording = try? database.read { try String.fetchOne($0, sql: "SELECT value FROM sessionState WHERE key = 'recording'") }
+            if let recording {
+                if companions {
+                    // Stopped without closing it (killed): what it left beside is replayed.
+                    try? database.write { try $0.execute(sql: "DELETE FROM sessionState WHERE key = 'recording'") }
+                } else {
+                    warn("\(path) was copied while a proxy was recording into it (\(recording)): the exchanges that proxy had not yet written into the file itself are not in this copy (they were in the -wal and -flows files beside the session it recorded into). Copy a session once its proxy has stopped, or take a copy with `kagami export --format session -o FILE`.")
+                }
+            }
+        }
         writer = SessionWriter(
             name: path, driver: SQLiteSessionDriver(database: database, path: path),
             limits: SessionWriter.Limits(
@@ -282,7 +299,51 @@ public final class SQLiteFlowStore: FlowStore {
         migrator.registerMigration("v8: body.logChecksum") { db in
             try db.alter(table: "body") { t in t.add(column: "logChecksum", .integer) }
         }
+        // Facts about the session as a whole: `recording` while a proxy records into it, so a
+        // copy of the file alone taken meanwhile says what it lacks (`markRecording()`).
+        migrator.registerMigration("v9: sessionState") { db in
+            try db.create(table: "sessionState") { t in
+                t.primaryKey("key", .text)
+                t.column("value", .text).notNull()
+            }
+        }
         return migrator
+    }
+
+    // MARK: Recording into it
+
+    /// A proxy records into the session: said in the file itself (checkpointed into it), so a
+    /// copy of the file alone taken while it records says what it lacks when opened; `close()`
+    /// takes it back. Nothing is said when another process owns the session.
+    public func markRecording() {
+        guard writer.journal != nil else { return }
+        let since = ISO8601DateFormatter().string(from: Date())
+        do {
+            try database.write { db in
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO sessionState (key, value) VALUES ('recording', ?)",
+                    arguments: ["process \(getpid()) since \(since), into \(path)"])
+            }
+            try database.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+            marked.withLock { $0 = true }
+        } catch {
+            warn("could not mark \(path) as being recorded into: \(error)")
+        }
+    }
+
+    /// Writes what is queued, takes back the recording mark and leaves the file whole (its WAL
+    /// copied into it), so the file alone is the session once its proxy has stopped.
+    public func close() async {
+        try? await flush()
+        guard writer.journal != nil else { return }
+        do {
+            if marked.withLock({ $0 }) {
+                try await database.write { db in try db.execute(sql: "DELETE FROM sessionState WHERE key = 'recording'") }
+            }
+            try await database.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        } catch {
+            warn("could not close \(path): \(error)")
+        }
     }
 
     // MARK: Writing
