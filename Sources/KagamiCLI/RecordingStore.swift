@@ -21,6 +21,7 @@ struct RecordingStore {
         guard let url else {
             let path = try session.map(SessionFile.expand) ?? SessionFile.newDefaultPath()
             let existed = FileManager.default.fileExists(atPath: path)
+            if existed { try SessionFile.refuseForeign(path) }
             var opened = RecordingStore(store: try SQLiteFlowStore(path: path, redaction: redaction ?? .none), description: path)
             if !existed { opened.createdFile = path }
             return opened

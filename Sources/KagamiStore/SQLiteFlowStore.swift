@@ -74,9 +74,9 @@ public final class SQLiteFlowStore: FlowStore {
         warn: @escaping @Sendable (String) -> Void = { Console.error("kagami: warning: \($0)\n") }
     ) throws {
         self.path = path
-        // What lies beside the file before it is opened (opening makes a WAL): a session copied
-        // alone while a proxy was recording into it has neither.
-        let companions = ["-wal", "-flows"].contains { FileManager.default.fileExists(atPath: path + $0) }
+        // A proxy recording into the session keeps its journal beside it until it closes the
+        // session (a killed one leaves it, to be replayed): a copy of the file alone has none.
+        let companions = FileManager.default.fileExists(atPath: path + "-flows")
         self.redaction = redaction
         self.warn = warn
         self.filterWindow = max(1, filterWindow)

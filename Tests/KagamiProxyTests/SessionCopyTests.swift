@@ -114,3 +114,30 @@ struct SessionCopyTests {
         return entries.map { (($0["response"] as? [String: Any])?["content"] as? [String: Any])?["size"] as? Int }
     }
 }
+
+/// A file given as a session that is none: refused as it is, by every command, with no output.
+@Suite("Foreign files given as sessions")
+struct ForeignSessionFileTests {
+    @Test func anotherProgramsDatabaseIsRefusedAndLeftAsItIs() async throws {
+        let folder = try TemporaryFolder.make("foreign-session")
+        let database = folder.appendingPathComponent("app.db").path
+        let sqlite = try await CommandLineClient("/usr/bin/python3").run([
+            "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table users(id int)'); c.commit()", database,
+        ])
+        #expect(sqlite.status == 0, "\(sqlite.stderr)")
+        let before = try Data(contentsOf: URL(fileURLWithPath: database))
+        let text = folder.appendingPathComponent("notes.txt").path
+        try Data("hello\n".utf8).write(to: URL(fileURLWithPath: text))
+        let har = folder.appendingPathComponent("out.har").path
+        for (file, says) in [(database, "is an SQLite database but not a Kagami session"), (text, "is not a session file (not an SQLite database)")] {
+            for arguments in [["flows", "--session", file], ["export", "--session", file, "-o", har], ["proxy", "--port", "0", "--no-ui", "--session", file]] {
+                let result = try await CommandLineClient.kagami().run(arguments)
+                #expect(result.status != 0, "\(arguments)")
+                #expect(result.stderr.contains(says), "\(arguments): \(result.stderr)")
+            }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: database)) == before)
+        #expect(!FileManager.default.fileExists(atPath: har))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["app.db", "notes.txt"])
+    }
+}
