@@ -57,8 +57,6 @@ public enum BlueprintWriter {
         }
         guard let schema = parameter.schema?.objectValue else { return [] }
         var lost = schema.keys.filter { !parameterKeywords.contains($0) && !$0.hasPrefix("x-") }
-        // The bounds the OpenAPI reader adds for a numeric format are the format's, not the document's.
-        lost.removeAll(where: MSONWriter.formatBounds(of: schema).contains)
         if schema["type"]?.stringValue == "integer" { lost.append("type: integer (written as number)") }
         guard !lost.isEmpty else { return [] }
         return [ConversionNote(

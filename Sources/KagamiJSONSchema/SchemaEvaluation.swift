@@ -311,6 +311,11 @@ struct SchemaEvaluation {
             if fits { return true }
             if collect { report(keyword.name, "\(instance) is not a valid \(name)") }
             return false
+        case .floatFormat:
+            let magnitude = instance.doubleValue.map(abs) ?? 0
+            if magnitude <= Double(Float.greatestFiniteMagnitude) { return true }
+            if collect { report(keyword.name, "\(instance) is not a valid float (beyond single precision)") }
+            return false
         default:
             return true  // not a keyword for this type (sorted at compile time)
         }
