@@ -212,6 +212,17 @@ struct MSONRenderer {
                 var holder = MSONElement(location: element.location)
                 holder.members = inner
                 result.append(.group(expandedMembers(of: holder, stack: stack)))
+            case .oneOf(let options, let location) where isObject:
+                // Each option expanded on its own (an `Include` is the named type's members),
+                // so options never merge with each other or the members around them.
+                var expanded: [MSONMember] = []
+                for option in options {
+                    var holder = MSONElement(location: element.location)
+                    holder.members = [option]
+                    let members = expandedMembers(of: holder, stack: stack)
+                    expanded.append(members.count == 1 ? members[0] : .group(members))
+                }
+                result.append(.oneOf(expanded, location))
             case .oneOf:
                 result.append(member)
             }
