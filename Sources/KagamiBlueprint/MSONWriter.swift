@@ -27,11 +27,13 @@ struct MSONWriter {
         "additionalProperties", "allOf", "oneOf", "anyOf", "$ref", "$defs", "definitions", "$schema",
     ]
 
-    /// `## Name (type)` and its members; `name` itself is not looked up as a reference.
-    mutating func namedType(_ name: String, schema: JSONValue) -> String {
+    /// `## Name (type)`, its description (the schema's, else the structure's) and its members;
+    /// `name` itself is not looked up as a reference.
+    mutating func namedType(_ name: String, schema: JSONValue, description: String = "") -> String {
         let (type, members) = typeAndMembers(schema, pointer: "", topLevel: true)
         var text = "## \(Self.escaped(name)) (\(type))\n"
-        if let description = schema["description"]?.stringValue, !description.isEmpty { text += "\n" + description.trimmedNewlines + "\n" }
+        let description = schema["description"]?.stringValue ?? description
+        if !description.isEmpty { text += "\n" + description.trimmedNewlines + "\n" }
         if !members.isEmpty { text += "\n" + members.joined(separator: "\n") + "\n" }
         return text
     }
@@ -94,6 +96,7 @@ struct MSONWriter {
                         nullable = true
                         continue
                     }
+                    noteDescription(of: alternative, at: pointer + "/\(key)/\(index)")
                     let (type, nested) = typeAndMembers(alternative, pointer: pointer + "/\(key)/\(index)")
                     // A primitive member is a value; a typed sample (`*text* (string)`) is any
                     // value of its type.
@@ -115,7 +118,7 @@ struct MSONWriter {
                     lines += oneOfSection(choice.alternatives, pointer: partPointer + "/" + choice.key)
                 } else {
                     // Only an object's members join the base.
-                    for key in part.objectValue?.keys ?? [] where !["type", "properties", "required", "additionalProperties", "description"].contains(key) && !key.hasPrefix("x-") {
+                    for key in part.objectValue?.keys ?? [] where !["type", "properties", "required", "additionalProperties"].contains(key) && !key.hasPrefix("x-") {
                         losses.append((partPointer, key))
                     }
                     lines += objectMembers(part, pointer: partPointer)
@@ -133,6 +136,7 @@ struct MSONWriter {
                 lines += objectMembers(schema, pointer: pointer)
             case "array":
                 if let items = members["items"] {
+                    noteDescription(of: items, at: pointer + "/items")
                     let (itemType, nested) = typeAndMembers(items, pointer: pointer + "/items")
                     // `fixed-type`: the items are of that type (else it only shows samples).
                     if nested.isEmpty {
@@ -181,6 +185,13 @@ struct MSONWriter {
         return lines
     }
 
+    /// A description where MSON has no place for one (an array's items, an alternative, an
+    /// `allOf` part) is named as lost; a named type's is written with the type.
+    private mutating func noteDescription(of schema: JSONValue, at pointer: String) {
+        guard names[schema] == nil, let text = schema["description"]?.stringValue, !text.isEmpty else { return }
+        losses.append((pointer, "description"))
+    }
+
     /// `{"oneOf": […]}` or `{"anyOf": […]}` and nothing else (an `allOf` part MSON's One Of
     /// reads back as).
     private static func choice(_ part: JSONValue) -> (key: String, alternatives: [JSONValue])? {
@@ -221,9 +232,7 @@ struct MSONWriter {
                 lines.append("    + Include \(Self.escaped(name))")
                 continue
             }
-            if let description = alternative["description"]?.stringValue, !description.isEmpty {
-                losses.append((optionPointer, "description"))
-            }
+            noteDescription(of: alternative, at: optionPointer)
             var option = objectMembers(alternative, pointer: optionPointer)
             for (partIndex, part) in (alternative["allOf"]?.arrayValue ?? []).enumerated() {
                 guard let choice = Self.choice(part) else { continue }
