@@ -28,6 +28,8 @@ struct MSONRenderer {
     static let schemaDialect = "http://json-schema.org/draft-04/schema#"
 
     var namedTypes: [String: MSONElement] = [:]
+    /// Schemas carry the elements' descriptions (for `kagami convert`, which writes them).
+    var describesMembers = false
     /// Elements being rendered right now; mixins inside members can recurse without a named
     /// type on the stack, so this bounds the depth whatever the input.
     private var nesting = 0
@@ -551,7 +553,17 @@ struct MSONRenderer {
         return .object(root)
     }
 
+    /// The element's schema; with `describesMembers`, its description as the schema's
+    /// `description` (drafter's schemas, which the contract keeps, have none).
     mutating func schema(_ element: MSONElement, fixed inherited: Bool, asValue: Bool = false, stack: [String]) -> JSONObject {
+        var result = undescribedSchema(element, fixed: inherited, asValue: asValue, stack: stack)
+        if describesMembers, !element.description.isEmpty, result["description"] == nil {
+            result["description"] = .string(element.description)
+        }
+        return result
+    }
+
+    private mutating func undescribedSchema(_ element: MSONElement, fixed inherited: Bool, asValue: Bool, stack: [String]) -> JSONObject {
         nesting += 1
         defer { nesting -= 1 }
         guard nesting < Self.maximumNesting else {

@@ -4,6 +4,7 @@ import KagamiContract
 import KagamiDescription
 import KagamiJSON
 @testable import KagamiOpenAPI
+import KagamiTesting
 import Testing
 
 /// `kagami convert` loses no description silently: every description and summary of the
@@ -163,15 +164,58 @@ import Testing
         #expect(notes.contains { $0.message.contains("'description' at /properties/via/oneOf/0") }, "\(notes.map(\.message))")
     }
 
+    /// MSON's descriptions (a member's ` - …`, a named type's block) are the written schemas'
+    /// `description`s, through the command as a user runs it; the schemas read for checking
+    /// stay drafter's, without them.
+    @Test func msonDescriptionsAreWritten() async throws {
+        let text = """
+        FORMAT: 1A
+
+        # Library
+
+        ## Loan [/loans/{id}]
+
+        ### Look a loan up [GET]
+
+        + Response 200 (application/json)
+
+            + Attributes (Loan)
+
+        # Data Structures
+
+        ## Loan (object)
+
+        A book lent to a member.
+
+        + due: `2024-06-01` (string, required) - The date the book is due back.
+        + reader (object) - The member who borrowed it.
+            + card: `A-1` (string) - The number on the library card.
+        + notes (array[string]) - The librarian's remarks.
+        """
+        let path = try DescriptionCommandsTests.write(text, named: "library.apib")
+        let result = try await CommandLineClient(try CommandLineClient.kagamiPath()).run(["convert", path, "--to", "openapi"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let document = try JSONValue(parsing: result.stdoutText)
+        let loan = try #require(document["components"]?["schemas"]?["Loan"], "\(result.stdoutText)")
+        #expect(loan["description"] == "A book lent to a member.")
+        #expect(loan["properties"]?["due"]?["description"] == "The date the book is due back.")
+        #expect(loan["properties"]?["reader"]?["description"] == "The member who borrowed it.")
+        #expect(loan["properties"]?["reader"]?["properties"]?["card"]?["description"] == "The number on the library card.")
+        #expect(loan["properties"]?["notes"]?["description"] == "The librarian's remarks.")
+        let checked = try #require(BlueprintParser.parse(text).dataStructures.first?.schema)
+        #expect(!checked.serialized().contains("description"), "\(checked.serialized())")
+    }
+
     /// Every text of the shared Blueprints the contract holds (the API's, groups', resources'
     /// and actions' names and descriptions, requests' and responses', parameters', named
-    /// types') is a description, summary or tag of the OpenAPI document written from it.
+    /// types', MSON members') is a description or summary of the OpenAPI document written
+    /// from it.
     @Test func blueprintDescriptionsAreWritten() throws {
-        var total = 0
+        var total = 0, memberTexts = 0
         var lost: [String] = []
         let inputs = ConvertTests.blueprints()
         for input in inputs {
-            let contract = BlueprintParser.parse(input.text)
+            let contract = BlueprintParser.parse(input.text, describingSchemas: true)
             var notes: [ConversionNote] = []
             let document = OpenAPIWriter.document(for: contract, serverURL: "http://127.0.0.1:3000", notes: &notes)
             // What OpenAPI holds as text, apart from the operations kept in an extension.
@@ -187,12 +231,18 @@ import Testing
                     }
                 }
             }
+            // MSON members' descriptions, in the schemas read with them.
+            let schemas = contract.dataStructures.compactMap(\.schema) + contract.actions.flatMap(\.examples)
+                .flatMap { $0.requests.map(\.payload) + $0.responses.map(\.payload) }.compactMap(\.schema)
+            let members = schemas.flatMap { Self.texts(in: $0).map(\.text) }
+            memberTexts += members.count
+            texts += members
             for text in texts where !Self.normalized(text).isEmpty {
                 total += 1
                 if !output.contains(Self.normalized(text)) { lost.append("\(input.name): \(text.prefix(80))") }
             }
         }
-        print("convert to OpenAPI: \(total) texts of \(inputs.count) shared Blueprints, \(total - lost.count) written, \(lost.count) lost")
+        print("convert to OpenAPI: \(total) texts of \(inputs.count) shared Blueprints (\(memberTexts) in MSON), \(total - lost.count) written, \(lost.count) lost")
         #expect(total > 200)
         #expect(lost.isEmpty, "\(lost.prefix(20).joined(separator: "\n"))")
     }
