@@ -290,7 +290,9 @@ public enum OpenAPIWriter {
         }
         if !current.isEmpty { words.append(current) }
         var identifier = words.enumerated().map { index, word in
-            index == 0 ? word.prefix(1).lowercased() + word.dropFirst() : word.prefix(1).uppercased() + word.dropFirst()
+            // A first word in capitals (a method, `GET /`) is lower case whole: `get`, not `gET`.
+            guard index == 0 else { return word.prefix(1).uppercased() + word.dropFirst() }
+            return word.allSatisfy { !$0.isLowercase } ? word.lowercased() : word.prefix(1).lowercased() + word.dropFirst()
         }.joined()
         if identifier.isEmpty { identifier = action.method.lowercased() }
         if let first = identifier.first, first.isNumber { identifier = "operation" + identifier }
