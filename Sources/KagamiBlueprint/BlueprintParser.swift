@@ -5,8 +5,11 @@ import KagamiJSON
 
 /// Reads an API Blueprint document. Never throws: problems become annotations with positions.
 public enum BlueprintParser {
-    public static func parse(_ text: String) -> APIContract {
+    /// `describingSchemas`: the schemas read from MSON carry its descriptions as
+    /// `description` keywords (what `kagami convert` writes); without it they are drafter's.
+    public static func parse(_ text: String, describingSchemas: Bool = false) -> APIContract {
         var reader = BlueprintDocumentReader(source: BlueprintSource(text))
+        reader.renderer.describesMembers = describingSchemas
         return reader.read()
     }
 }

@@ -32,7 +32,7 @@ public enum BlueprintWriter {
             out += "# Data Structures\n\n"
             for structure in structures {
                 guard let schema = structure.schema else { continue }
-                out += mson.namedType(structure.name, schema: schema) + "\n"
+                out += mson.namedType(structure.name, schema: schema, description: structure.description) + "\n"
                 for loss in mson.losses {
                     notes.append(ConversionNote(
                         "data structure \(structure.name): '\(loss.keyword)' at \(loss.pointer.isEmpty ? "its root" : loss.pointer) has no MSON form; left out of the named type (a payload's Schema section keeps it)",
@@ -57,8 +57,6 @@ public enum BlueprintWriter {
         }
         guard let schema = parameter.schema?.objectValue else { return [] }
         var lost = schema.keys.filter { !parameterKeywords.contains($0) && !$0.hasPrefix("x-") }
-        // The bounds the OpenAPI reader adds for a numeric format are the format's, not the document's.
-        lost.removeAll(where: MSONWriter.formatBounds(of: schema).contains)
         if schema["type"]?.stringValue == "integer" { lost.append("type: integer (written as number)") }
         guard !lost.isEmpty else { return [] }
         return [ConversionNote(
@@ -133,8 +131,14 @@ public enum BlueprintWriter {
     }
 
     private static func write(_ payload: MessagePayload, mson: MSONWriter, into out: inout String) {
+        // The payload's description (an OpenAPI response's), before its sections.
+        if !payload.description.isEmpty { out += indented(payload.description, by: 4) + "\n" }
         let headers = payload.headers.filter { $0.name.lowercased() != "content-type" }
-        if !headers.isEmpty {
+        let hasSections = !headers.isEmpty || payload.exampleBody?.isEmpty == false
+            || payload.schema.map { mson.typeReference($0) != nil || payload.schemaSource != .body } == true
+        // Text under a payload with no section is its body: an empty Headers section keeps a
+        // description a description.
+        if !headers.isEmpty || (!payload.description.isEmpty && !hasSections) {
             out += "    + Headers\n\n"
             for header in headers { out += "            \(header.name): \(header.value)\n" }
             out += "\n"

@@ -28,6 +28,8 @@ struct MSONRenderer {
     static let schemaDialect = "http://json-schema.org/draft-04/schema#"
 
     var namedTypes: [String: MSONElement] = [:]
+    /// Schemas carry the elements' descriptions (for `kagami convert`, which writes them).
+    var describesMembers = false
     /// Elements being rendered right now; mixins inside members can recurse without a named
     /// type on the stack, so this bounds the depth whatever the input.
     private var nesting = 0
@@ -212,6 +214,17 @@ struct MSONRenderer {
                 var holder = MSONElement(location: element.location)
                 holder.members = inner
                 result.append(.group(expandedMembers(of: holder, stack: stack)))
+            case .oneOf(let options, let location) where isObject:
+                // Each option expanded on its own (an `Include` is the named type's members),
+                // so options never merge with each other or the members around them.
+                var expanded: [MSONMember] = []
+                for option in options {
+                    var holder = MSONElement(location: element.location)
+                    holder.members = [option]
+                    let members = expandedMembers(of: holder, stack: stack)
+                    expanded.append(members.count == 1 ? members[0] : .group(members))
+                }
+                result.append(.oneOf(expanded, location))
             case .oneOf:
                 result.append(member)
             }
@@ -540,7 +553,17 @@ struct MSONRenderer {
         return .object(root)
     }
 
+    /// The element's schema; with `describesMembers`, its description as the schema's
+    /// `description` (drafter's schemas, which the contract keeps, have none).
     mutating func schema(_ element: MSONElement, fixed inherited: Bool, asValue: Bool = false, stack: [String]) -> JSONObject {
+        var result = undescribedSchema(element, fixed: inherited, asValue: asValue, stack: stack)
+        if describesMembers, !element.description.isEmpty, result["description"] == nil {
+            result["description"] = .string(element.description)
+        }
+        return result
+    }
+
+    private mutating func undescribedSchema(_ element: MSONElement, fixed inherited: Bool, asValue: Bool, stack: [String]) -> JSONObject {
         nesting += 1
         defer { nesting -= 1 }
         guard nesting < Self.maximumNesting else {

@@ -1,6 +1,7 @@
 // JSON Schemas written as MSON, for the `# Data Structures` of a converted description: named
 // types, their properties, items, members and samples, references to other named types by
-// name. What MSON has no words for (`pattern`, `maximum`, `format`, …) is named as a loss.
+// name; alternatives of objects (`oneOf`, `anyOf`, an `allOf` of them) as MSON `One Of`
+// sections. What MSON has no words for (`pattern`, `maximum`, `format`, …) is named as a loss.
 import KagamiContract
 import KagamiJSON
 
@@ -26,11 +27,13 @@ struct MSONWriter {
         "additionalProperties", "allOf", "oneOf", "anyOf", "$ref", "$defs", "definitions", "$schema",
     ]
 
-    /// `## Name (type)` and its members; `name` itself is not looked up as a reference.
-    mutating func namedType(_ name: String, schema: JSONValue) -> String {
+    /// `## Name (type)`, its description (the schema's, else the structure's) and its members;
+    /// `name` itself is not looked up as a reference.
+    mutating func namedType(_ name: String, schema: JSONValue, description: String = "") -> String {
         let (type, members) = typeAndMembers(schema, pointer: "", topLevel: true)
         var text = "## \(Self.escaped(name)) (\(type))\n"
-        if let description = schema["description"]?.stringValue, !description.isEmpty { text += "\n" + description.trimmedNewlines + "\n" }
+        let description = schema["description"]?.stringValue ?? description
+        if !description.isEmpty { text += "\n" + description.trimmedNewlines + "\n" }
         if !members.isEmpty { text += "\n" + members.joined(separator: "\n") + "\n" }
         return text
     }
@@ -57,12 +60,11 @@ struct MSONWriter {
             let name = reference.split(separator: "/").last.map(String.init) ?? reference
             return (Self.escaped(name.removingPercentEncodingSimple), [])
         }
-        let bounds = Self.formatBounds(of: members)
-        for key in members.keys where !Self.written.contains(key) && !key.hasPrefix("x-") && !bounds.contains(key) {
+        for key in members.keys where !Self.written.contains(key) && !key.hasPrefix("x-") {
             losses.append((pointer, key))
         }
         var types = members["type"]?.stringValue.map { [$0] } ?? members["type"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        let nullable = types.contains("null")
+        var nullable = types.contains("null")
         types.removeAll { $0 == "null" }
         var attributes: [String] = []
         var lines: [String] = []
@@ -78,26 +80,45 @@ struct MSONWriter {
                 lines.append(indent + (type == "string" ? "+ `\(Self.plain(value))`" : "+ \(Self.plain(value)) (\(type))"))
             }
             if values.contains(.null) { attributes.append("nullable") }
-        } else if let alternatives = (members["oneOf"] ?? members["anyOf"])?.arrayValue {
-            // A choice of types: an enumeration of them (drafter writes it as anyOf).
-            attributes.append("enum")
-            for (index, alternative) in alternatives.enumerated() {
-                let key = members["oneOf"] != nil ? "oneOf" : "anyOf"
-                let (type, nested) = typeAndMembers(alternative, pointer: pointer + "/\(key)/\(index)")
-                lines.append("+ (\(type))")
-                lines += nested.map { "    " + $0 }
+        } else if let key = members["oneOf"] != nil ? "oneOf" : members["anyOf"] != nil ? "anyOf" : nil,
+                  let alternatives = members[key]?.arrayValue {
+            if !alternatives.isEmpty, members["allOf"] == nil, types.allSatisfy({ $0 == "object" }), alternatives.allSatisfy(isPropertySet) {
+                // Objects each with their own properties: MSON's One Of, beside any shared ones.
+                attributes.append("object")
+                lines += objectMembers(schema, pointer: pointer)
+                lines += oneOfSection(alternatives, pointer: pointer + "/" + key)
+            } else {
+                // A choice of other types: an enumeration of them (drafter writes it as anyOf).
+                attributes.append("enum")
+                for (index, alternative) in alternatives.enumerated() {
+                    // `{"type": "null"}` among them: the enumeration is nullable.
+                    if alternative == ["type": "null"] {
+                        nullable = true
+                        continue
+                    }
+                    noteDescription(of: alternative, at: pointer + "/\(key)/\(index)")
+                    let (type, nested) = typeAndMembers(alternative, pointer: pointer + "/\(key)/\(index)")
+                    // A primitive member is a value; a typed sample (`*text* (string)`) is any
+                    // value of its type.
+                    let sample = nested.isEmpty ? Self.typeSamples[type] : nil
+                    lines.append("+ \(sample.map { "*\($0)* " } ?? "")(\(type))")
+                    lines += nested.map { "    " + $0 }
+                }
             }
         } else if let parts = members["allOf"]?.arrayValue {
-            // A named base and the members added to it: MSON's inheritance.
+            // A named base and the members added to it: MSON's inheritance; parts that are
+            // alternatives of property sets: its One Of sections.
             var base = "object"
+            lines += objectMembers(schema, pointer: pointer)
             for (index, part) in parts.enumerated() {
+                let partPointer = pointer + "/allOf/\(index)"
                 if let name = names[part] ?? part["$ref"]?.stringValue?.split(separator: "/").last.map(String.init), base == "object" {
                     base = Self.escaped(name)
+                } else if let choice = Self.choice(part), choice.alternatives.allSatisfy(isPropertySet) {
+                    lines += oneOfSection(choice.alternatives, pointer: partPointer + "/" + choice.key)
                 } else {
-                    let partPointer = pointer + "/allOf/\(index)"
-                    // Only an object's members join the base (MSON's One Of of property sets has no
-                    // counterpart here yet: named as lost).
-                    for key in part.objectValue?.keys ?? [] where !["type", "properties", "required", "additionalProperties", "description"].contains(key) && !key.hasPrefix("x-") {
+                    // Only an object's members join the base.
+                    for key in part.objectValue?.keys ?? [] where !["type", "properties", "required", "additionalProperties"].contains(key) && !key.hasPrefix("x-") {
                         losses.append((partPointer, key))
                     }
                     lines += objectMembers(part, pointer: partPointer)
@@ -115,6 +136,7 @@ struct MSONWriter {
                 lines += objectMembers(schema, pointer: pointer)
             case "array":
                 if let items = members["items"] {
+                    noteDescription(of: items, at: pointer + "/items")
                     let (itemType, nested) = typeAndMembers(items, pointer: pointer + "/items")
                     // `fixed-type`: the items are of that type (else it only shows samples).
                     if nested.isEmpty {
@@ -163,21 +185,73 @@ struct MSONWriter {
         return lines
     }
 
-    /// `minimum` and `maximum` that are only the range of an OpenAPI numeric format (which the
-    /// OpenAPI reader writes out for the validator): `format` is what the document said.
-    static func formatBounds(of schema: JSONObject) -> Set<String> {
-        let bounds: (JSONValue, JSONValue)
-        switch schema["format"]?.stringValue {
-        case "int32"?: bounds = (.integer(Int(Int32.min)), .integer(Int(Int32.max)))
-        case "int64"?: bounds = (.integer(Int.min), .integer(Int.max))
-        case "float"?: bounds = (.number(-Double(Float.greatestFiniteMagnitude)), .number(Double(Float.greatestFiniteMagnitude)))
-        default: return []
-        }
-        var found: Set<String> = []
-        if schema["minimum"] == bounds.0 { found.insert("minimum") }
-        if schema["maximum"] == bounds.1 { found.insert("maximum") }
-        return found
+    /// A description where MSON has no place for one (an array's items, an alternative, an
+    /// `allOf` part) is named as lost; a named type's is written with the type.
+    private mutating func noteDescription(of schema: JSONValue, at pointer: String) {
+        guard names[schema] == nil, let text = schema["description"]?.stringValue, !text.isEmpty else { return }
+        losses.append((pointer, "description"))
     }
+
+    /// `{"oneOf": […]}` or `{"anyOf": […]}` and nothing else (an `allOf` part MSON's One Of
+    /// reads back as).
+    private static func choice(_ part: JSONValue) -> (key: String, alternatives: [JSONValue])? {
+        guard let members = part.objectValue, members.count == 1, let key = members.keys.first,
+              key == "oneOf" || key == "anyOf", let alternatives = members[key]?.arrayValue, !alternatives.isEmpty else { return nil }
+        return (key, alternatives)
+    }
+
+    /// An alternative a One Of can hold as one of its options: a named object type (an
+    /// `Include`), or an object's properties (with `required` only among them) and its own
+    /// nested alternatives, nothing else.
+    private func isPropertySet(_ schema: JSONValue) -> Bool {
+        guard let members = schema.objectValue else { return false }
+        if members["$ref"] != nil { return true }
+        if names[schema] != nil { return schema["type"] == "object" || schema["properties"] != nil }
+        if let type = members["type"], type != "object" { return false }
+        let properties = Set(members["properties"]?.objectValue?.keys.map { $0 } ?? [])
+        guard let required = (members["required"] ?? []).arrayValue, required.allSatisfy({ $0.stringValue.map(properties.contains) == true }) else { return false }
+        for (key, value) in members {
+            switch key {
+            case "type", "properties", "required", "description": continue
+            case "allOf":
+                guard let parts = value.arrayValue, parts.allSatisfy({ part in Self.choice(part)?.alternatives.allSatisfy(isPropertySet) == true }) else { return false }
+            default:
+                if !key.hasPrefix("x-") { return false }
+            }
+        }
+        return true
+    }
+
+    /// `+ One Of` and its options: a named type's `Include`, a lone property, or a
+    /// `Properties` group.
+    private mutating func oneOfSection(_ alternatives: [JSONValue], pointer: String) -> [String] {
+        var lines = ["+ One Of"]
+        for (index, alternative) in alternatives.enumerated() {
+            let optionPointer = pointer + "/\(index)"
+            if let name = names[alternative] ?? alternative["$ref"]?.stringValue?.split(separator: "/").last.map({ String($0).removingPercentEncodingSimple }) {
+                lines.append("    + Include \(Self.escaped(name))")
+                continue
+            }
+            noteDescription(of: alternative, at: optionPointer)
+            var option = objectMembers(alternative, pointer: optionPointer)
+            for (partIndex, part) in (alternative["allOf"]?.arrayValue ?? []).enumerated() {
+                guard let choice = Self.choice(part) else { continue }
+                option += oneOfSection(choice.alternatives, pointer: optionPointer + "/allOf/\(partIndex)/" + choice.key)
+            }
+            // A lone property is an option by itself; several (or none) are a `Properties` group.
+            let lone = option.count >= 1 && option.dropFirst().allSatisfy { $0.hasPrefix("    ") } && !option[0].hasPrefix("+ One Of")
+            if lone {
+                lines += option.map { "    " + $0 }
+            } else {
+                lines.append("    + Properties")
+                lines += option.map { "        " + $0 }
+            }
+        }
+        return lines
+    }
+
+    /// Samples that stand for any value of a primitive type in an enumeration.
+    private static let typeSamples = ["string": "text", "number": "0", "boolean": "true"]
 
     private static func jsonType(_ value: JSONValue) -> String {
         switch value {

@@ -49,7 +49,13 @@ struct ConvertCommand: ParsableCommand {
         let text: String
         switch to {
         case .openapi:
-            text = OpenAPIWriter.document(for: description.contract, serverURL: server, notes: &notes).serialized(.prettyPrinted) + "\n"
+            var contract = description.contract
+            // MSON's descriptions, which the schemas read for checking don't hold, from the
+            // Blueprint's text again.
+            if contract.format == .apiBlueprint, let source = try? String(contentsOfFile: file, encoding: .utf8) {
+                contract = BlueprintParser.parse(source, describingSchemas: true)
+            }
+            text = OpenAPIWriter.document(for: contract, serverURL: server, notes: &notes).serialized(.prettyPrinted) + "\n"
         case .apib:
             text = BlueprintWriter.document(for: description.contract, notes: &notes)
             // What the OpenAPI document holds that a Blueprint can't, read from its text again

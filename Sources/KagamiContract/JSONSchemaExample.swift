@@ -277,7 +277,8 @@ struct ExampleWriter {
                 types = ["array"]
             } else if object["pattern"] != nil || object["minLength"] != nil || object["format"]?.stringValue.flatMap({ JSONSchemaExample.formatSample($0, variant: 0) }) != nil {
                 types = ["string"]
-            } else if object["minimum"] != nil || object["maximum"] != nil || object["multipleOf"] != nil {
+            } else if object["minimum"] != nil || object["maximum"] != nil || object["multipleOf"] != nil
+                || ["int32", "int64", "float", "double"].contains(object["format"]?.stringValue ?? "") {
                 types = ["number"]
             } else {
                 types = ["null"]

@@ -30,7 +30,7 @@ public struct JSONSchema: Sendable {
         /// Forces the dialect; without it `$schema` decides, and 2020-12 when that is absent.
         public var draft: Draft?
         /// Makes `format` an assertion (date-time, date, time, email, hostname, ipv4, ipv6,
-        /// uri, uri-reference, uuid, regex, and OpenAPI's int32 and int64 on numbers); by
+        /// uri, uri-reference, uuid, regex, and OpenAPI's int32, int64 and float on numbers); by
         /// default it is only an annotation.
         public var assertsFormat: Bool
         /// The message instances are, for `readOnly`/`writeOnly`; nil: both kinds required.

@@ -51,6 +51,9 @@ struct KeywordCompilation {
         if compiler.options.assertsFormat, case .string(let name)? = object["format"], let range = Self.integerFormats[name] {
             add("format", .integerFormat(name, range))
         }
+        if compiler.options.assertsFormat, object["format"] == "float" {
+            add("format", .floatFormat)
+        }
         if isDraft4 || dialect.vocabularies.contains(.applicator) {
             try compileApplicators()
         }

@@ -305,11 +305,19 @@ struct SchemaEvaluation {
             switch instance {
             case .integer(let value): fits = range.contains(Int64(value))
             case .number(let value):
-                fits = value.rounded() == value && value >= Double(range.lowerBound) && value <= Double(range.upperBound)
+                // A whole number parsed as a double lies beyond `Int` (as `NumericLimit` reads
+                // it): 2^63 and -2^63 - 1 round to 64-bit bounds, yet are outside them.
+                fits = value.rounded() == value && abs(value) < 9_223_372_036_854_775_808.0
+                    && value >= Double(range.lowerBound) && value <= Double(range.upperBound)
             default: fits = true
             }
             if fits { return true }
             if collect { report(keyword.name, "\(instance) is not a valid \(name)") }
+            return false
+        case .floatFormat:
+            let magnitude = instance.doubleValue.map(abs) ?? 0
+            if magnitude <= Double(Float.greatestFiniteMagnitude) { return true }
+            if collect { report(keyword.name, "\(instance) is not a valid float (beyond single precision)") }
             return false
         default:
             return true  // not a keyword for this type (sorted at compile time)

@@ -66,7 +66,7 @@ final class SchemaNode: Sendable {
             switch keyword.check {
             case .ref, .dynamicRef, .type, .enumeration, .constant, .allOf, .anyOf, .oneOf, .not, .conditional:
                 general.append(keyword)
-            case .multipleOf, .minimum, .maximum, .integerFormat:
+            case .multipleOf, .minimum, .maximum, .integerFormat, .floatFormat:
                 number.append(keyword)
             case .minLength, .maxLength, .pattern, .format:
                 string.append(keyword)
@@ -123,6 +123,8 @@ enum SchemaCheck: Sendable {
     case maximum(NumericLimit, exclusive: Bool)
     /// OpenAPI's `int32`/`int64`: a whole number in the format's range.
     case integerFormat(String, ClosedRange<Int64>)
+    /// OpenAPI's `float`: a number a single-precision float holds without overflowing.
+    case floatFormat
     // Strings
     case minLength(Int)
     case maxLength(Int)

@@ -74,21 +74,6 @@ struct ComponentSchemaInliner {
         return known
     }
 
-    /// OpenAPI's numeric formats are ranges JSON Schema doesn't know: written as bounds, the
-    /// validator enforces them (integer bounds exactly, so 2^63 is outside int64).
-    static func addFormatBounds(_ members: inout JSONObject) {
-        guard let format = members["format"]?.stringValue else { return }
-        let bounds: (JSONValue, JSONValue)
-        switch format {
-        case "int32": bounds = (.integer(Int(Int32.min)), .integer(Int(Int32.max)))
-        case "int64": bounds = (.integer(Int.min), .integer(Int.max))
-        case "float": bounds = (.number(-Double(Float.greatestFiniteMagnitude)), .number(Double(Float.greatestFiniteMagnitude)))
-        default: return
-        }
-        if members["minimum"] == nil, members["exclusiveMinimum"]?.doubleValue == nil { members["minimum"] = bounds.0 }
-        if members["maximum"] == nil, members["exclusiveMaximum"]?.doubleValue == nil { members["maximum"] = bounds.1 }
-    }
-
     private func inline(_ value: JSONValue, stack: [String], inlining: inout Inlining, depth: Int) -> JSONValue {
         inlining.deepest = max(inlining.deepest, depth)
         guard depth < 64 else { return value }
@@ -120,7 +105,6 @@ struct ComponentSchemaInliner {
             for (key, member) in members {
                 members[key] = inline(member, stack: stack, inlining: &inlining, depth: depth + 1)
             }
-            Self.addFormatBounds(&members)
             return .object(members)
         case .array(let items):
             return .array(items.map { inline($0, stack: stack, inlining: &inlining, depth: depth + 1) })

@@ -7,8 +7,8 @@ import KagamiJSON
 import enum KagamiJSONSchema.JSONPointer
 
 extension OpenAPIReader {
-    /// Security schemes and requirements, callbacks, links, webhooks, servers after the first
-    /// and server variables, tags after an operation's first, deprecation, external docs,
+    /// Security schemes and requirements, callbacks, links, webhooks, servers after the first,
+    /// the first one's description and server variables, tags after an operation's first, deprecation, external docs,
     /// multipart encodings and response header schemas, each with its line. Empty for a
     /// document that does not read.
     public static func blueprintNotes(_ text: String) -> [ConversionNote] {
@@ -35,6 +35,9 @@ extension OpenAPIReader {
         for (index, server) in (document["servers"]?.arrayValue ?? []).enumerated() {
             if index > 0 {
                 note(["servers", String(index)], "server '\(server["url"]?.stringValue ?? "")': a Blueprint has one HOST (the first server's); left out")
+            }
+            if index == 0, let text = server["description"]?.stringValue, !text.isEmpty {
+                note(["servers", "0", "description"], "the server's description: a Blueprint's HOST is a URL alone; left out")
             }
             if server["variables"] != nil {
                 note(["servers", String(index), "variables"], "server variables: a Blueprint's HOST is one URL; left out")
@@ -74,8 +77,12 @@ extension OpenAPIReader {
         for name in response["links"]?.objectValue?.keys.map({ $0 }) ?? [] {
             note(path + ["links", name], "link '\(name)': a Blueprint has no links between responses and operations; left out")
         }
-        for (name, header) in response["headers"]?.objectValue ?? [:] where header["schema"] != nil || header["required"] != nil {
-            note(path + ["headers", name], "response header '\(name)': a Blueprint shows it as a value; its schema and whether it is required are left out")
+        for (name, header) in response["headers"]?.objectValue ?? [:] {
+            let lost = [("schema", "its schema"), ("required", "whether it is required"), ("description", "its description")]
+                .filter { header[$0.0] != nil }.map(\.1)
+            guard !lost.isEmpty else { continue }
+            let listed = lost.count == 1 ? lost[0] : lost.dropLast().joined(separator: ", ") + " and " + (lost.last ?? "")
+            note(path + ["headers", name], "response header '\(name)': a Blueprint shows it as a value; \(listed) \(lost.count == 1 ? "is" : "are") left out")
         }
     }
 

@@ -292,7 +292,8 @@ struct OpenAPIContractBuilder {
                 }
                 let groupName = operation.tags?.first ?? ""
                 let groupIndex = groupIndexes[groupName] ?? {
-                    groups.append(ResourceGroup(name: groupName))
+                    // A tag's description is its group's.
+                    groups.append(ResourceGroup(name: groupName, description: document.tags?.first { $0.name == groupName }?.description ?? ""))
                     groupIndexes[groupName] = groups.count - 1
                     return groups.count - 1
                 }()
@@ -302,7 +303,7 @@ struct OpenAPIContractBuilder {
                 } else {
                     resourceIndexes[resourceKey] = groups[groupIndex].resources.count
                     groups[groupIndex].resources.append(Resource(
-                        name: path.rawValue, description: pathItem.description ?? pathItem.summary ?? "",
+                        name: path.rawValue, description: [pathItem.summary, pathItem.description].compactMap { $0 }.joined(separator: "\n\n"),
                         uriTemplate: path.rawValue, parameters: shared, actions: [action],
                         sourceLocation: locator.location(of: ["paths", path.rawValue])))
                 }

@@ -109,7 +109,9 @@ struct OpenAPIValuesReader {
             for read in part.paths {
                 for (action, groupName) in read.actions {
                     let groupIndex = groupIndexes[groupName] ?? {
-                        groups.append(ResourceGroup(name: groupName))
+                        // A tag's description is its group's.
+                        let tag = document["tags"]?.arrayValue?.first { $0["name"]?.stringValue == groupName }
+                        groups.append(ResourceGroup(name: groupName, description: tag?["description"]?.stringValue ?? ""))
                         groupIndexes[groupName] = groups.count - 1
                         return groups.count - 1
                     }()
@@ -208,7 +210,8 @@ struct OpenAPIValuesReader {
         let shared = try parameters(item["parameters"], at: pathPath + ["parameters"])
         let summary = try string(item["summary"], at: pathPath + ["summary"])
         var read = PathRead(
-            path: path, description: try string(item["description"], at: pathPath + ["description"]) ?? summary ?? "",
+            // Summary and description both, as an operation's.
+            path: path, description: [summary, try string(item["description"], at: pathPath + ["description"])].compactMap { $0 }.joined(separator: "\n\n"),
             shared: shared, actions: [])
         for method in Self.methods {
             guard let operationValue = item[method] else { continue }

@@ -21,11 +21,32 @@ public enum OpenAPIWriter {
         server += basePath(of: contract.servers.first?.url ?? "")
         var paths = JSONObject()
         var operationIds: Set<String> = []
+        // A group is a tag (its description the tag's), a resource's name and description its
+        // path item's summary and description, so the texts of a Blueprint all have a place.
+        var tags: [JSONValue] = []
+        for group in contract.groups where !group.name.isEmpty {
+            var tag: JSONObject = ["name": .string(group.name)]
+            if !group.description.isEmpty { tag["description"] = .string(group.description) }
+            if !tags.contains(where: { $0["name"] == tag["name"] }) { tags.append(.object(tag)) }
+        }
+        for group in contract.groups {
+            for resource in group.resources {
+                let path = PathTemplate(resource.uriTemplate).path
+                var item = paths[path]?.objectValue ?? JSONObject()
+                if resource.name != resource.uriTemplate { Self.append(resource.name, to: "summary", of: &item) }
+                Self.append(resource.description, to: "description", of: &item)
+                if !item.isEmpty { paths[path] = .object(item) }
+            }
+        }
+        let groupOfAction = Dictionary(contract.groups.flatMap { group in
+            group.resources.flatMap(\.actions).map { ("\($0.method) \($0.uriTemplate)", group.name) }
+        }, uniquingKeysWith: { first, _ in first })
         for action in contract.actions {
             let template = PathTemplate(action.uriTemplate)
             let method = action.method.lowercased()
             var item = paths[template.path]?.objectValue ?? JSONObject()
-            let written = operation(action, template: template, operationIds: &operationIds)
+            var written = operation(action, template: template, operationIds: &operationIds)
+            if let group = groupOfAction["\(action.method) \(action.uriTemplate)"], !group.isEmpty { written["tags"] = [.string(group)] }
             guard ["get", "put", "post", "delete", "options", "head", "patch", "trace"].contains(method), item[method] == nil else {
                 // Kept beside the operations OpenAPI has, as an extension tools pass over.
                 var kept = item[Self.keptActions]?.arrayValue ?? []
@@ -54,10 +75,16 @@ public enum OpenAPIWriter {
             "servers": [["url": .string(server)]],
             "paths": .object(paths),
         ]
+        if !tags.isEmpty { document["tags"] = .array(tags) }
         var schemas = JSONObject()
         for structure in contract.dataStructures {
             guard let schema = structure.schema else { continue }
-            schemas[componentName(structure.name)] = schema2020(schema)
+            var written = schema2020(schema)
+            if !structure.description.isEmpty, case .object(var members) = written, members["description"] == nil {
+                members["description"] = .string(structure.description)
+                written = .object(members)
+            }
+            schemas[componentName(structure.name)] = written
         }
         var definitions = LocalDefinitions(components: schemas)
         for (name, schema) in schemas { definitions.components[name] = definitions.hoisted(schema) }
@@ -170,7 +197,20 @@ public enum OpenAPIWriter {
             content[mediaType] = .object(media(payload, name: request.name, merging: content[mediaType]?.objectValue))
         }
         guard !content.isEmpty else { return nil }
-        return ["content": .object(content), "required": .bool(action.requestBodyRequired ?? true)]
+        var body: JSONObject = ["content": .object(content), "required": .bool(action.requestBodyRequired ?? true)]
+        for request in action.examples.flatMap(\.requests) { append(request.payload.description, to: "description", of: &body) }
+        return body
+    }
+
+    /// `text` added to the member `key` of `object` (a paragraph after what is there, once).
+    private static func append(_ text: String, to key: String, of object: inout JSONObject) {
+        let text = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+        guard !text.isEmpty else { return }
+        guard let present = object[key]?.stringValue, !present.isEmpty else {
+            object[key] = .string(text)
+            return
+        }
+        if !present.components(separatedBy: "\n\n").contains(text) { object[key] = .string(present + "\n\n" + text) }
     }
 
     private static func responses(_ action: Action) -> JSONObject {
@@ -180,6 +220,8 @@ public enum OpenAPIWriter {
             var entry = responses[key]?.objectValue ?? [
                 "description": .string(response.payload.description.isEmpty ? reason(response.status) : response.payload.description)
             ]
+            // Another example of the status: its description too.
+            if responses[key] != nil { append(response.payload.description, to: "description", of: &entry) }
             var headers = entry["headers"]?.objectValue ?? JSONObject()
             for header in response.payload.headers where !["content-type", "content-length"].contains(header.name.lowercased()) {
                 headers[header.name] = ["schema": ["type": "string"], "example": .string(header.value)]
@@ -248,7 +290,9 @@ public enum OpenAPIWriter {
         }
         if !current.isEmpty { words.append(current) }
         var identifier = words.enumerated().map { index, word in
-            index == 0 ? word.prefix(1).lowercased() + word.dropFirst() : word.prefix(1).uppercased() + word.dropFirst()
+            // A first word in capitals (a method, `GET /`) is lower case whole: `get`, not `gET`.
+            guard index == 0 else { return word.prefix(1).uppercased() + word.dropFirst() }
+            return word.allSatisfy { !$0.isLowercase } ? word.lowercased() : word.prefix(1).lowercased() + word.dropFirst()
         }.joined()
         if identifier.isEmpty { identifier = action.method.lowercased() }
         if let first = identifier.first, first.isNumber { identifier = "operation" + identifier }

@@ -91,7 +91,13 @@ struct SchemaTranslation {
                 combinator = key
                 continue
             }
-            // Any other keyword (`discriminator`, `prefixItems`, `$defs`, …) is left to OpenAPIKit.
+            if key == "discriminator" {
+                // An annotation for tools; kept as written.
+                guard members[key]?["propertyName"]?.stringValue != nil else { return nil }
+                output.append((key, copied(members[key] ?? .null)))
+                continue
+            }
+            // Any other keyword (`prefixItems`, `$defs`, …) is left to OpenAPIKit.
             guard key.lowercased().hasPrefix("x-") else { return nil }
             output.append((key.hasPrefix("x-") ? key : "x-" + key, copied(members[key] ?? .null)))
         }
@@ -122,8 +128,6 @@ struct SchemaTranslation {
         }
 
         if let combinator {
-            // The type and the keywords of a type are not read beside a combination.
-            guard groups.isEmpty else { return nil }
             var branchesNullable = false
             if combinator == "not" {
                 guard let (form, _) = schema(members["not"] ?? .null, depth: depth + 1) else { return nil }
@@ -139,8 +143,13 @@ struct SchemaTranslation {
                 }
                 output.append((combinator, .array(forms)))
             }
-            guard core(members, kind: nil, nullable: nullable || branchesNullable, into: &output) else { return nil }
-            return (Self.sortedObject(output), nullable || branchesNullable)
+            if groups.isEmpty, typeHint == nil {
+                guard core(members, kind: nil, nullable: nullable || branchesNullable, into: &output) else { return nil }
+                return (Self.sortedObject(output), nullable || branchesNullable)
+            }
+            // A type and its keywords beside the combination (`type: object`, `properties`,
+            // `required` beside a `oneOf`) constrain the value too: read as written below
+            // (OpenAPIKit drops them).
         }
 
         var kind = typeHint

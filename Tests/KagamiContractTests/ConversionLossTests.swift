@@ -101,6 +101,7 @@ import Testing
               type: string
             issue:
               type: integer
+              format: int32
         Author:
           type: object
           properties:
@@ -338,6 +339,17 @@ import Testing
         let errors = try JSONSchema(compiling: book).validate(["kind": "book"]).errors
         #expect(errors.count == 1, "\(errors.map(\.description))")
         #expect(errors.first?.keywordLocation == "/required")
+        // Nor the range of a numeric format: `format: int32` is what the document wrote, and
+        // the validator checks the range as the format's, when formats are asserted.
+        let magazine = try #require(contract.dataStructures.first { $0.name == "Magazine" }?.schema)
+        #expect(magazine["properties"]?["issue"]?.isJSONEqual(to: ["type": "integer", "format": "int32"]) == true, "\(magazine.serialized())")
+        let tooLarge: JSONValue = ["kind": "magazine", "issue": 2_147_483_648]
+        let rangeErrors = try JSONSchema(compiling: magazine, options: .init(assertsFormat: true)).validate(tooLarge).errors
+        #expect(rangeErrors.map(\.keywordLocation) == ["/properties/issue/format"], "\(rangeErrors.map(\.description))")
+        #expect(try JSONSchema(compiling: magazine).isValid(tooLarge))
+        var notes: [ConversionNote] = []
+        let written = OpenAPIWriter.document(for: contract, serverURL: "http://127.0.0.1:3000", notes: &notes)
+        #expect(written["components"]?["schemas"]?["Magazine"]?["properties"]?["issue"]?.isJSONEqual(to: ["type": "integer", "format": "int32"]) == true)
         // Nor `minItems: 0` and `uniqueItems: false` on every 3.0 array, through either reader.
         let list = "openapi: 3.0.3\ninfo: {title: T, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        '200':\n          description: ok\n          content:\n            application/json:\n              schema: {type: array, items: {type: string}}\n"
         for reading in [OpenAPIReader.PathReading.fromValues, .throughOpenAPIKit] {

@@ -153,6 +153,9 @@ import Testing
         #expect(document["servers"]?[0]?["url"] == "http://127.0.0.1:4010/v1")
         let operation = try #require(document["paths"]?["/notes/{id}"]?["get"])
         #expect(operation["operationId"] == "get")
+        // An action without a name is named by its method and path, the method in lower case.
+        let unnamed = OpenAPIWriter.document(for: BlueprintParser.parse("FORMAT: 1A\n\n# A\n\n# GET /\n+ Response 204\n"), serverURL: "http://127.0.0.1:4010", notes: &notes)
+        #expect(unnamed["paths"]?["/"]?["get"]?["operationId"] == "get", "\(unnamed.serialized())")
         let names = operation["parameters"]?.arrayValue?.compactMap { "\($0["in"]?.stringValue ?? ""):\($0["name"]?.stringValue ?? "")" }
         #expect(names == ["path:id", "query:fields"])
         #expect(operation["responses"]?["200"]?["content"]?["application/json"]?["example"] == ["id": 1])

@@ -1,5 +1,6 @@
 import KagamiContract
 import KagamiJSON
+import KagamiJSONSchema
 @testable import KagamiOpenAPI
 import Testing
 
@@ -45,7 +46,6 @@ import Testing
         ##"{"format": "anything", "title": "Free", "default": {"b": 1, "a": 2}}"##,
         ##"{"$ref": "#/components/schemas/Money"}"##,
         ##"{"allOf": [{"$ref": "#/components/schemas/Money"}, {"type": "object", "properties": {"note": {"type": "string"}}}], "description": "Both."}"##,
-        ##"{"type": "object", "allOf": [{"$ref": "#/components/schemas/Money"}], "title": "Typed beside allOf"}"##,
         ##"{"oneOf": [{"$ref": "#/components/schemas/Money"}, {"type": "string"}], "example": "EUR"}"##,
         ##"{"anyOf": [{"type": "integer"}, {"type": "string", "enum": ["a", "b"]}], "default": 1}"##,
         ##"{"not": {"type": "string"}}"##,
@@ -54,6 +54,8 @@ import Testing
         ##"{"oneOf": [{"type": "string"}], "x-kind": "one"}"##,
         ##"{"type": "object", "properties": {"deep": {"type": "array", "items": {"type": "object", "properties": {"deeper": {"oneOf": [{"type": "string"}, {"type": "integer"}]}}}}}}"##,
         ##"{"type": "string", "default": null}"##,
+        ##"{"type": "string", "discriminator": {"propertyName": "kind"}}"##,
+        ##"{"oneOf": [{"$ref": "#/components/schemas/Money"}], "discriminator": {"propertyName": "kind", "mapping": {"m": "#/components/schemas/Money"}}}"##,
     ]
 
     /// Schemas only 3.0 reads as written.
@@ -99,7 +101,6 @@ import Testing
     /// Schemas the translation leaves to OpenAPIKit (keywords it doesn't read, shapes that
     /// lose or refuse something there).
     static let leftToOpenAPIKit: [(String, ContractFormat)] = [
-        (##"{"type": "string", "discriminator": {"propertyName": "kind"}}"##, .openAPI31),
         (##"{"type": "object", "patternProperties": {"^x": {"type": "string"}}}"##, .openAPI31),
         (##"{"type": "string", "minimum": 1}"##, .openAPI31),
         (##"{"maxLength": 1, "minItems": 1}"##, .openAPI31),
@@ -112,7 +113,6 @@ import Testing
         (##"{"type": "string", "readOnly": true, "writeOnly": true}"##, .openAPI30),
         (##"{"$ref": "#/components/schemas/Money", "description": "beside"}"##, .openAPI31),
         (##"{"allOf": [{"type": "string"}], "oneOf": [{"type": "string"}]}"##, .openAPI31),
-        (##"{"oneOf": [{"type": "string"}], "properties": {"a": {}}}"##, .openAPI31),
         (##"{"type": "string", "const": "c"}"##, .openAPI30),
         (##"{"type": "string", "enum": ["a", 1]}"##, .openAPI31),
     ]
@@ -137,6 +137,28 @@ import Testing
             #expect(translated != nil, "\(text): left to OpenAPIKit")
             #expect(translated == expected, "\(text)\ntranslated: \(translated.map { $0.serialized() } ?? "nil")\nOpenAPIKit: \(expected.map { $0.serialized() } ?? "nil")")
         }
+    }
+
+    /// A type and its keywords beside a combination constrain the value as much as the
+    /// combination does: read, where OpenAPIKit's form drops them (so a missing `name` went
+    /// unnoticed beside a `oneOf`).
+    @Test(arguments: [ContractFormat.openAPI30, .openAPI31])
+    func keywordsBesideACombinationAreRead(format: ContractFormat) throws {
+        let schema = try Self.parsed(##"""
+            {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}},
+             "oneOf": [{"required": ["a"], "properties": {"a": {"type": "integer"}}}, {"required": ["b"], "properties": {"b": {"type": "integer"}}}],
+             "discriminator": {"propertyName": "name"}}
+            """##)
+        let form = try #require(SchemaTranslation.form(of: schema, format: format))
+        #expect(form["required"] == ["name"] && form["type"] == "object" && form["discriminator"]?["propertyName"] == "name", "\(form.serialized())")
+        let validator = try JSONSchema(compiling: form)
+        #expect(validator.isValid(["name": "x", "a": 1]))
+        #expect(!validator.isValid(["a": 1]), "name is required beside the oneOf")
+        #expect(!validator.isValid(["name": 1, "a": 1]))
+        #expect(!validator.isValid(["name": "x"]))
+        #expect(try Self.openAPIKitForm(schema, format: format)?["required"] == nil, "OpenAPIKit keeps them now: read them through it again")
+        let typed = try Self.parsed(##"{"type": "object", "allOf": [{"$ref": "#/components/schemas/Money"}], "title": "Typed beside allOf"}"##)
+        #expect(SchemaTranslation.form(of: typed, format: format)?["type"] == "object")
     }
 
     @Test func leftToOpenAPIKitWhenNotTranslated() throws {

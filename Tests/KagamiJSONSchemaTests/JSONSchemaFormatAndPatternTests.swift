@@ -48,6 +48,20 @@ struct JSONSchemaFormatAndPatternTests {
         for text in invalid { #expect(!schema.isValid(.string(text)), "\(format) should reject \(text)") }
     }
 
+    /// OpenAPI's numeric formats are ranges, checked exactly at their ends (a number past
+    /// 2^63 reads as a double, which rounds Int64.max up to 2^63).
+    @Test func numericFormatsAreRanges() throws {
+        let int64 = try schema(format: "int64"), int32 = try schema(format: "int32"), float = try schema(format: "float")
+        let (largest, smallest) = (try JSONValue(parsing: "9223372036854775807"), try JSONValue(parsing: "-9223372036854775808"))
+        let (past, far, below) = (try JSONValue(parsing: "9223372036854775808"), try JSONValue(parsing: "1e19"), try JSONValue(parsing: "-9223372036854775809"))
+        #expect(int64.isValid(largest) && int64.isValid(smallest))
+        #expect(!int64.isValid(past) && !int64.isValid(far) && !int64.isValid(below))
+        #expect(int32.isValid(2_147_483_647) && !int32.isValid(2_147_483_648) && !int32.isValid(1.5) && int32.isValid(2.0))
+        #expect(float.isValid(3.4e38) && !float.isValid(3.5e38) && !float.isValid(-1e39))
+        #expect(try schema(format: "int32", asserting: false).isValid(2_147_483_648))
+        #expect(int32.isValid("2147483648"), "formats of numbers don't constrain strings")
+    }
+
     @Test func patternsFollowECMAScript() throws {
         func matches(_ pattern: String, _ text: String) throws -> Bool {
             try JSONSchema(compiling: ["pattern": .string(pattern)]).isValid(.string(text))

@@ -148,3 +148,41 @@ import Testing
         #expect(problems.isEmpty, "\(problems)")
     }
 }
+
+/// A type's keywords written beside a `oneOf` (`required`, `properties`) constrain a request as
+/// much as the alternatives do: the mock refuses a body without the shared required member.
+@Suite struct KeywordsBesideACombinationTests {
+    static let document = """
+        openapi: 3.0.3
+        info: {title: Pets, version: "1"}
+        paths:
+          /pets:
+            post:
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [name]
+                      properties:
+                        name: {type: string}
+                      oneOf:
+                        - {required: [bark], properties: {bark: {type: boolean}}}
+                        - {required: [meow], properties: {meow: {type: boolean}}}
+              responses:
+                "204": {description: stored}
+        """
+
+    @Test func aSharedRequiredMemberIsChecked() async throws {
+        let server = try await MockServer.start(text: Self.document)
+        defer { Task { try await server.stop() } }
+        let json = ["Content-Type: application/json"]
+        #expect(try await MockClient.curl("POST", server.url + "/pets", headers: json, body: #"{"name": "Rex", "bark": true}"#).status == 204)
+        let nameless = try await MockClient.curl("POST", server.url + "/pets", headers: json, body: #"{"bark": true}"#)
+        #expect(nameless.status == 422)
+        #expect(nameless.body.contains("name"), "\(nameless.body)")
+        #expect(try await MockClient.curl("POST", server.url + "/pets", headers: json, body: #"{"name": 7, "meow": true}"#).status == 422)
+        #expect(try await MockClient.curl("POST", server.url + "/pets", headers: json, body: #"{"name": "Tom"}"#).status == 422)
+    }
+}
