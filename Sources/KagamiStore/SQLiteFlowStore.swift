@@ -340,7 +340,7 @@ public final class SQLiteFlowStore: FlowStore {
             if marked.withLock({ $0 }) {
                 try await database.write { db in try db.execute(sql: "DELETE FROM sessionState WHERE key = 'recording'") }
             }
-            try await database.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+            try await database.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
         } catch {
             warn("could not close \(path): \(error)")
         }

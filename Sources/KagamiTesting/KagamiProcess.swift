@@ -132,3 +132,11 @@ extension KagamiProcess {
         return (url, name)
     }
 }
+
+extension KagamiProcess {
+    /// The HTTP status curl gets for each URL through this proxy, a line each.
+    public func statuses(of urls: [String]) async throws -> String {
+        let outputs = Array(repeating: ["-o", "/dev/null"], count: urls.count).flatMap { $0 }
+        return try await CommandLineClient.curl.run(["-s", "-x", "http://127.0.0.1:\(port)", "-w", "%{http_code}\n"] + outputs + urls).stdoutText
+    }
+}

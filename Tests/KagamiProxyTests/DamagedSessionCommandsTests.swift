@@ -19,10 +19,10 @@ struct DamagedSessionCommandsTests {
             ["proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--session", session], stderr: .file(folder.appendingPathComponent("proxy.err").path))
         let urls = (1...45).map { "\(origin.baseURL)/echo?n=\($0)" }
         let committed = Array(urls.prefix(5)), journaled = Array(urls.dropFirst(5))
-        #expect(try await curl(committed, through: proxy) == String(repeating: "200\n", count: committed.count))
+        #expect(try await proxy.statuses(of: committed) == String(repeating: "200\n", count: committed.count))
         #expect(try await eventually(attempts: 600, every: .milliseconds(100)) { try await flows(session).lines.count == committed.count })
         let lock = try await WriteLock.take(session)
-        #expect(try await curl(journaled, through: proxy) == String(repeating: "200\n", count: journaled.count))
+        #expect(try await proxy.statuses(of: journaled) == String(repeating: "200\n", count: journaled.count))
         proxy.kill9()
         lock.release()
         try await origin.stop()
@@ -131,12 +131,6 @@ struct DamagedSessionCommandsTests {
             ])
             #expect(result.stdoutText == "200")
         }
-    }
-
-    /// The HTTP status of each URL, a line each.
-    private func curl(_ urls: [String], through proxy: KagamiProcess) async throws -> String {
-        let outputs = Array(repeating: ["-o", "/dev/null"], count: urls.count).flatMap { $0 }
-        return try await CommandLineClient.curl.run(["-s", "-x", "http://127.0.0.1:\(proxy.port)", "-w", "%{http_code}\n"] + outputs + urls).stdoutText
     }
 
     private func flows(_ session: String) async throws -> (status: Int32, lines: [Substring], stderr: String) {

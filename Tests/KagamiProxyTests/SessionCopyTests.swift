@@ -18,7 +18,7 @@ struct SessionCopyTests {
         let proxy = try await KagamiProcess.start(
             ["proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--session", session], stderr: .file(folder.appendingPathComponent("proxy.err").path))
         let urls = Self.urls(origin)
-        #expect(try await curl(urls, through: proxy) == "200\n200\n200\n")
+        #expect(try await proxy.statuses(of: urls) == "200\n200\n200\n")
 
         // The file alone, copied while the proxy records: the copy says what it lacks.
         let copy = folder.appendingPathComponent("copy.sqlite").path
@@ -68,7 +68,7 @@ struct SessionCopyTests {
         let har = folder.appendingPathComponent("out.har").path
         let origin = try await OriginServer.start()
         let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--no-ui", "--no-ssl-proxying", "--session", session])
-        #expect(try await curl(["\(origin.baseURL)/echo"], through: proxy) == "200\n")
+        #expect(try await proxy.statuses(of: ["\(origin.baseURL)/echo"]) == "200\n")
         proxy.stop()
         try await origin.stop()
         let missing = UUID().uuidString
@@ -92,12 +92,6 @@ struct SessionCopyTests {
 
     private func kagami(_ arguments: [String]) async throws -> CommandLineClient.Result {
         try await CommandLineClient.kagami().run(arguments)
-    }
-
-    /// The HTTP status of each URL, a line each.
-    private func curl(_ urls: [String], through proxy: KagamiProcess) async throws -> String {
-        let outputs = Array(repeating: ["-o", "/dev/null"], count: urls.count).flatMap { $0 }
-        return try await CommandLineClient.curl.run(["-s", "-x", "http://127.0.0.1:\(proxy.port)", "-w", "%{http_code}\n"] + outputs + urls).stdoutText
     }
 
     /// The files beside `session` whose names begin with its own.
