@@ -107,10 +107,22 @@ public struct OperationRoutes: Sendable {
         let responseOptions = JSONSchema.Options(assertsFormat: assertsFormat, direction: .response)
         var routes: [OperationRoute] = []
         var errors: [Annotation] = []
+        // The actions of a resource share its template: each is read once, with the path part
+        // and the specificity routing needs.
+        var templates: [String: (template: URITemplate, path: URITemplate, specificity: URITemplate.Specificity)] = [:]
         for (resource, action) in contract.resources.flatMap({ resource in resource.actions.map { (resource, $0) } }) {
             let template: URITemplate
+            let pathTemplate: URITemplate
+            let specificity: URITemplate.Specificity
             do {
-                template = try URITemplate(action.uriTemplate)
+                if let known = templates[action.uriTemplate] {
+                    (template, pathTemplate, specificity) = known
+                } else {
+                    template = try URITemplate(action.uriTemplate)
+                    pathTemplate = template.pathTemplate
+                    specificity = pathTemplate.specificity
+                    templates[action.uriTemplate] = (template, pathTemplate, specificity)
+                }
             } catch {
                 // The template is written on the resource's header unless the action has its own.
                 let written = action.uriTemplate == resource.uriTemplate ? resource.sourceLocation : action.sourceLocation
@@ -127,11 +139,10 @@ public struct OperationRoutes: Sendable {
             for parameter in action.parameters {
                 if let schema = parameter.schema { parameterSchemas[parameter.name] = RouteSchema(schema, options: requestOptions) }
             }
-            let pathTemplate = template.pathTemplate
             routes.append(OperationRoute(
                 action: action, method: action.method.uppercased(), template: template,
                 pathTemplate: pathTemplate, sourceLocation: action.sourceLocation ?? resource.sourceLocation,
-                specificity: pathTemplate.specificity, documentOrder: routes.count,
+                specificity: specificity, documentOrder: routes.count,
                 requestSchemaSources: requestSchemas, responseSchemaSources: responseSchemas, parameterSchemaSources: parameterSchemas))
         }
         // Stable: among equally specific templates the earlier action wins. Positions are
