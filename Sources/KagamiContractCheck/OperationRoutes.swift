@@ -5,6 +5,8 @@ import KagamiFlow
 import KagamiJSON
 import KagamiJSONSchema
 import KagamiURITemplate
+import Dispatch
+import Foundation
 import Synchronization
 
 /// A body or parameter schema, compiled the first time a check needs it: a description of
@@ -45,7 +47,7 @@ public struct OperationRoute: Sendable {
     /// `pathTemplate`'s specificity, worked out once: sorting and routing compare it often.
     let specificity: URITemplate.Specificity
     /// The action's position among the description's actions.
-    public let documentOrder: Int
+    public internal(set) var documentOrder: Int
     /// Request body schemas, by index into `action.examples[i].requests[j]`.
     let requestSchemaSources: [[RouteSchema?]]
     /// Response body schemas, by index into `action.examples[i].responses[j]`.
@@ -103,6 +105,49 @@ public struct OperationRoutes: Sendable {
     /// `assertsFormat`: formats with a precise definition (date-time, email, uuid, int32…) are
     /// checked in bodies and parameters (`--no-assert-format` turns it off).
     public init(contract: APIContract, assertsFormat: Bool = true) {
+        let pairs = contract.resources.flatMap { resource in resource.actions.map { (resource, $0) } }
+        // In consecutive shares on all cores (tens of thousands of actions take a second on
+        // one), put together in document order.
+        let shares = min(ProcessInfo.processInfo.activeProcessorCount, 8, max(1, pairs.count / 2000))
+        let built = Mutex<[(routes: [OperationRoute], errors: [Annotation])]>(Array(repeating: ([], []), count: shares))
+        DispatchQueue.concurrentPerform(iterations: shares) { share in
+            let range = (pairs.count * share / shares)..<(pairs.count * (share + 1) / shares)
+            let part = Self.routes(of: pairs[range], assertsFormat: assertsFormat)
+            built.withLock { $0[share] = part }
+        }
+        let parts = built.withLock { $0 }
+        let errors = parts.flatMap(\.errors)
+        var locations: [(part: Int, index: Int)] = []
+        var specificities: [URITemplate.Specificity] = []
+        for (part, routes) in parts.map(\.routes).enumerated() {
+            for (index, route) in routes.enumerated() {
+                locations.append((part, index))
+                specificities.append(route.specificity)
+            }
+        }
+        // Stable: among equally specific templates the earlier action wins. Positions are
+        // sorted, not the routes: moving a route copies all it holds (a description of tens of
+        // thousands of actions spent seconds there).
+        let order = specificities.indices.sorted { lhs, rhs in
+            specificities[lhs] != specificities[rhs] ? specificities[rhs] < specificities[lhs] : lhs < rhs
+        }
+        let ordered = order.map { position in
+            var route = parts[locations[position].part].routes[locations[position].index]
+            route.documentOrder = position
+            return route
+        }
+        self.contract = contract
+        self.routes = ordered
+        self.templateErrors = errors
+        self.basePaths = Self.basePaths(of: contract.servers)
+        self.index = RouteIndex(ordered)
+    }
+
+    /// The routes of these actions (their `documentOrder` not set yet), and the actions whose
+    /// template does not parse.
+    private static func routes(
+        of pairs: ArraySlice<(Resource, Action)>, assertsFormat: Bool
+    ) -> (routes: [OperationRoute], errors: [Annotation]) {
         let requestOptions = JSONSchema.Options(assertsFormat: assertsFormat, direction: .request)
         let responseOptions = JSONSchema.Options(assertsFormat: assertsFormat, direction: .response)
         var routes: [OperationRoute] = []
@@ -110,7 +155,7 @@ public struct OperationRoutes: Sendable {
         // The actions of a resource share its template: each is read once, with the path part
         // and the specificity routing needs.
         var templates: [String: (template: URITemplate, path: URITemplate, specificity: URITemplate.Specificity)] = [:]
-        for (resource, action) in contract.resources.flatMap({ resource in resource.actions.map { (resource, $0) } }) {
+        for (resource, action) in pairs {
             let template: URITemplate
             let pathTemplate: URITemplate
             let specificity: URITemplate.Specificity
@@ -142,22 +187,10 @@ public struct OperationRoutes: Sendable {
             routes.append(OperationRoute(
                 action: action, method: action.method.uppercased(), template: template,
                 pathTemplate: pathTemplate, sourceLocation: action.sourceLocation ?? resource.sourceLocation,
-                specificity: specificity, documentOrder: routes.count,
+                specificity: specificity, documentOrder: 0,
                 requestSchemaSources: requestSchemas, responseSchemaSources: responseSchemas, parameterSchemaSources: parameterSchemas))
         }
-        // Stable: among equally specific templates the earlier action wins. Positions are
-        // sorted, not the routes: moving a route copies all it holds (a description of tens of
-        // thousands of actions spent seconds there).
-        let specificities = routes.map(\.specificity)
-        let order = routes.indices.sorted { lhs, rhs in
-            specificities[lhs] != specificities[rhs] ? specificities[rhs] < specificities[lhs] : lhs < rhs
-        }
-        let ordered = order.map { routes[$0] }
-        self.contract = contract
-        self.routes = ordered
-        self.templateErrors = errors
-        self.basePaths = Self.basePaths(of: contract.servers)
-        self.index = RouteIndex(ordered)
+        return (routes, errors)
     }
 
     /// Which routes a path can reach, by the literal segments their templates start with.

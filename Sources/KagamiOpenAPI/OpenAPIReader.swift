@@ -1,6 +1,7 @@
 // OpenAPI 3.0 and 3.1 documents (JSON or YAML) into the contract model, through OpenAPIKit.
 // 3.0 documents are converted to 3.1 by OpenAPIKitCompat, so schemas come out in the
 // JSON Schema 2020-12 form either way; `$ref`s to components are inlined.
+import Dispatch
 import Foundation
 import KagamiContract
 import KagamiURITemplate
@@ -50,11 +51,14 @@ public enum OpenAPIReader {
             let found = version.isEmpty ? "no 'openapi' field" : "'openapi: \(version)'"
             return failed(format, "expected an OpenAPI 3.0 or 3.1 document, found \(found)", at: locator.location(of: ["openapi"]))
         }
-        let referenceProblems = Self.referenceProblems(in: raw, locator: locator)
+        // A walk of the whole document, on another core while the rest is decoded.
+        let references = ReferenceProblemsAside(in: raw, locator: locator)
         if reading == .fromValues, case .success(let contract) = OpenAPIValuesReader.contract(
-            from: raw, format: format, locator: locator, annotations: referenceProblems, progress: progress) {
+            from: raw, format: format, locator: locator, annotations: { references.problems }, progress: progress) {
+            letGo(consume raw, consume locator)
             return contract
         }
+        let referenceProblems = references.problems
         progress?(ReadingProgress(stage: "decoding"))
         // Decoded from the values as Yams decodes their JSON text: mappings keep document
         // order (Foundation's JSONDecoder doesn't).
@@ -79,6 +83,14 @@ public enum OpenAPIReader {
         builder.annotations = referenceProblems
         builder.progress = progress
         return builder.build()
+    }
+
+    /// Frees a document's values and positions on another thread: a 50 MB description's
+    /// trees take half a second to free, which whoever waits for the contract (a mock about to
+    /// listen) need not wait for. Given the last references, so they end there.
+    static func letGo(_ document: consuming JSONValue, _ locator: consuming SourceLocator) {
+        let trees = (document, locator)
+        DispatchQueue.global(qos: .utility).async { withExtendedLifetime(trees) {} }
     }
 
     /// A document with its path items decoded apart (`OpenAPIValueDecoder.decodeApart`), or
