@@ -105,14 +105,17 @@ public struct OperationRoutes: Sendable {
     /// `assertsFormat`: formats with a precise definition (date-time, email, uuid, int32…) are
     /// checked in bodies and parameters (`--no-assert-format` turns it off).
     public init(contract: APIContract, assertsFormat: Bool = true) {
-        let pairs = contract.resources.flatMap { resource in resource.actions.map { (resource, $0) } }
+        let resources = contract.resources
+        // Each action by its resource's and its own position (not copies of both: tens of
+        // thousands of them were megabytes while the routes are built).
+        let actions = resources.indices.flatMap { resource in resources[resource].actions.indices.map { (resource: resource, action: $0) } }
         // In consecutive shares on all cores (tens of thousands of actions take a second on
         // one), put together in document order.
-        let shares = min(ProcessInfo.processInfo.activeProcessorCount, 8, max(1, pairs.count / 2000))
+        let shares = min(ProcessInfo.processInfo.activeProcessorCount, 8, max(1, actions.count / 2000))
         let built = Mutex<[(routes: [OperationRoute], errors: [Annotation])]>(Array(repeating: ([], []), count: shares))
         DispatchQueue.concurrentPerform(iterations: shares) { share in
-            let range = (pairs.count * share / shares)..<(pairs.count * (share + 1) / shares)
-            let part = Self.routes(of: pairs[range], assertsFormat: assertsFormat)
+            let range = (actions.count * share / shares)..<(actions.count * (share + 1) / shares)
+            let part = Self.routes(of: actions[range], in: resources, assertsFormat: assertsFormat)
             built.withLock { $0[share] = part }
         }
         let parts = built.withLock { $0 }
@@ -146,7 +149,7 @@ public struct OperationRoutes: Sendable {
     /// The routes of these actions (their `documentOrder` not set yet), and the actions whose
     /// template does not parse.
     private static func routes(
-        of pairs: ArraySlice<(Resource, Action)>, assertsFormat: Bool
+        of actions: ArraySlice<(resource: Int, action: Int)>, in resources: [Resource], assertsFormat: Bool
     ) -> (routes: [OperationRoute], errors: [Annotation]) {
         let requestOptions = JSONSchema.Options(assertsFormat: assertsFormat, direction: .request)
         let responseOptions = JSONSchema.Options(assertsFormat: assertsFormat, direction: .response)
@@ -155,7 +158,9 @@ public struct OperationRoutes: Sendable {
         // The actions of a resource share its template: each is read once, with the path part
         // and the specificity routing needs.
         var templates: [String: (template: URITemplate, path: URITemplate, specificity: URITemplate.Specificity)] = [:]
-        for (resource, action) in pairs {
+        for (resourceIndex, actionIndex) in actions {
+            let resource = resources[resourceIndex]
+            let action = resource.actions[actionIndex]
             let template: URITemplate
             let pathTemplate: URITemplate
             let specificity: URITemplate.Specificity

@@ -1,7 +1,6 @@
 // OpenAPI 3.0 and 3.1 documents (JSON or YAML) into the contract model, through OpenAPIKit.
 // 3.0 documents are converted to 3.1 by OpenAPIKitCompat, so schemas come out in the
 // JSON Schema 2020-12 form either way; `$ref`s to components are inlined.
-import Dispatch
 import Foundation
 import KagamiContract
 import KagamiURITemplate
@@ -55,7 +54,6 @@ public enum OpenAPIReader {
         let references = ReferenceProblemsAside(in: raw, locator: locator)
         if reading == .fromValues, case .success(let contract) = OpenAPIValuesReader.contract(
             from: raw, format: format, locator: locator, annotations: { references.problems }, progress: progress) {
-            letGo(consume raw, consume locator)
             return contract
         }
         let referenceProblems = references.problems
@@ -83,14 +81,6 @@ public enum OpenAPIReader {
         builder.annotations = referenceProblems
         builder.progress = progress
         return builder.build()
-    }
-
-    /// Frees a document's values and positions on another thread: a 50 MB description's
-    /// trees take half a second to free, which whoever waits for the contract (a mock about to
-    /// listen) need not wait for. Given the last references, so they end there.
-    static func letGo(_ document: consuming JSONValue, _ locator: consuming SourceLocator) {
-        let trees = (document, locator)
-        DispatchQueue.global(qos: .utility).async { withExtendedLifetime(trees) {} }
     }
 
     /// A document with its path items decoded apart (`OpenAPIValueDecoder.decodeApart`), or
