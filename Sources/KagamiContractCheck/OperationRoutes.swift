@@ -5,8 +5,6 @@ import KagamiFlow
 import KagamiJSON
 import KagamiJSONSchema
 import KagamiURITemplate
-import Dispatch
-import Foundation
 import Synchronization
 
 /// A body or parameter schema, compiled the first time a check needs it: a description of
@@ -47,7 +45,7 @@ public struct OperationRoute: Sendable {
     /// `pathTemplate`'s specificity, worked out once: sorting and routing compare it often.
     let specificity: URITemplate.Specificity
     /// The action's position among the description's actions.
-    public internal(set) var documentOrder: Int
+    public let documentOrder: Int
     /// Request body schemas, by index into `action.examples[i].requests[j]`.
     let requestSchemaSources: [[RouteSchema?]]
     /// Response body schemas, by index into `action.examples[i].responses[j]`.
@@ -105,52 +103,6 @@ public struct OperationRoutes: Sendable {
     /// `assertsFormat`: formats with a precise definition (date-time, email, uuid, int32…) are
     /// checked in bodies and parameters (`--no-assert-format` turns it off).
     public init(contract: APIContract, assertsFormat: Bool = true) {
-        let resources = contract.resources
-        // Each action by its resource's and its own position (not copies of both: tens of
-        // thousands of them were megabytes while the routes are built).
-        let actions = resources.indices.flatMap { resource in resources[resource].actions.indices.map { (resource: resource, action: $0) } }
-        // In consecutive shares on all cores (tens of thousands of actions take a second on
-        // one), put together in document order.
-        let shares = min(ProcessInfo.processInfo.activeProcessorCount, 8, max(1, actions.count / 2000))
-        let built = Mutex<[(routes: [OperationRoute], errors: [Annotation])]>(Array(repeating: ([], []), count: shares))
-        DispatchQueue.concurrentPerform(iterations: shares) { share in
-            let range = (actions.count * share / shares)..<(actions.count * (share + 1) / shares)
-            let part = Self.routes(of: actions[range], in: resources, assertsFormat: assertsFormat)
-            built.withLock { $0[share] = part }
-        }
-        let parts = built.withLock { $0 }
-        let errors = parts.flatMap(\.errors)
-        var locations: [(part: Int, index: Int)] = []
-        var specificities: [URITemplate.Specificity] = []
-        for (part, routes) in parts.map(\.routes).enumerated() {
-            for (index, route) in routes.enumerated() {
-                locations.append((part, index))
-                specificities.append(route.specificity)
-            }
-        }
-        // Stable: among equally specific templates the earlier action wins. Positions are
-        // sorted, not the routes: moving a route copies all it holds (a description of tens of
-        // thousands of actions spent seconds there).
-        let order = specificities.indices.sorted { lhs, rhs in
-            specificities[lhs] != specificities[rhs] ? specificities[rhs] < specificities[lhs] : lhs < rhs
-        }
-        let ordered = order.map { position in
-            var route = parts[locations[position].part].routes[locations[position].index]
-            route.documentOrder = position
-            return route
-        }
-        self.contract = contract
-        self.routes = ordered
-        self.templateErrors = errors
-        self.basePaths = Self.basePaths(of: contract.servers)
-        self.index = RouteIndex(ordered)
-    }
-
-    /// The routes of these actions (their `documentOrder` not set yet), and the actions whose
-    /// template does not parse.
-    private static func routes(
-        of actions: ArraySlice<(resource: Int, action: Int)>, in resources: [Resource], assertsFormat: Bool
-    ) -> (routes: [OperationRoute], errors: [Annotation]) {
         let requestOptions = JSONSchema.Options(assertsFormat: assertsFormat, direction: .request)
         let responseOptions = JSONSchema.Options(assertsFormat: assertsFormat, direction: .response)
         var routes: [OperationRoute] = []
@@ -158,44 +110,59 @@ public struct OperationRoutes: Sendable {
         // The actions of a resource share its template: each is read once, with the path part
         // and the specificity routing needs.
         var templates: [String: (template: URITemplate, path: URITemplate, specificity: URITemplate.Specificity)] = [:]
-        for (resourceIndex, actionIndex) in actions {
-            let resource = resources[resourceIndex]
-            let action = resource.actions[actionIndex]
-            let template: URITemplate
-            let pathTemplate: URITemplate
-            let specificity: URITemplate.Specificity
-            do {
-                if let known = templates[action.uriTemplate] {
-                    (template, pathTemplate, specificity) = known
-                } else {
-                    template = try URITemplate(action.uriTemplate)
-                    pathTemplate = template.pathTemplate
-                    specificity = pathTemplate.specificity
-                    templates[action.uriTemplate] = (template, pathTemplate, specificity)
+        // Built on one core: routes built on all cores were allocated apart from the memory
+        // the document's values had just given back, 25 MB more at the peak of a large
+        // description's mock.
+        for resource in contract.resources {
+            for action in resource.actions {
+                let template: URITemplate
+                let pathTemplate: URITemplate
+                let specificity: URITemplate.Specificity
+                do {
+                    if let known = templates[action.uriTemplate] {
+                        (template, pathTemplate, specificity) = known
+                    } else {
+                        template = try URITemplate(action.uriTemplate)
+                        pathTemplate = template.pathTemplate
+                        specificity = pathTemplate.specificity
+                        templates[action.uriTemplate] = (template, pathTemplate, specificity)
+                    }
+                } catch {
+                    // The template is written on the resource's header unless the action has its own.
+                    let written = action.uriTemplate == resource.uriTemplate ? resource.sourceLocation : action.sourceLocation
+                    errors.append(Annotation(.error, "invalid URI template in \(action.method) \(action.uriTemplate): \(error)", at: written))
+                    continue
                 }
-            } catch {
-                // The template is written on the resource's header unless the action has its own.
-                let written = action.uriTemplate == resource.uriTemplate ? resource.sourceLocation : action.sourceLocation
-                errors.append(Annotation(.error, "invalid URI template in \(action.method) \(action.uriTemplate): \(error)", at: written))
-                continue
+                let requestSchemas = action.examples.map { example in
+                    example.requests.map { request in request.payload.schema.map { RouteSchema($0, options: requestOptions) } }
+                }
+                let responseSchemas = action.examples.map { example in
+                    example.responses.map { response in response.payload.schema.map { RouteSchema($0, options: responseOptions) } }
+                }
+                var parameterSchemas: [String: RouteSchema] = [:]
+                for parameter in action.parameters {
+                    if let schema = parameter.schema { parameterSchemas[parameter.name] = RouteSchema(schema, options: requestOptions) }
+                }
+                routes.append(OperationRoute(
+                    action: action, method: action.method.uppercased(), template: template,
+                    pathTemplate: pathTemplate, sourceLocation: action.sourceLocation ?? resource.sourceLocation,
+                    specificity: specificity, documentOrder: routes.count,
+                    requestSchemaSources: requestSchemas, responseSchemaSources: responseSchemas, parameterSchemaSources: parameterSchemas))
             }
-            let requestSchemas = action.examples.map { example in
-                example.requests.map { request in request.payload.schema.map { RouteSchema($0, options: requestOptions) } }
-            }
-            let responseSchemas = action.examples.map { example in
-                example.responses.map { response in response.payload.schema.map { RouteSchema($0, options: responseOptions) } }
-            }
-            var parameterSchemas: [String: RouteSchema] = [:]
-            for parameter in action.parameters {
-                if let schema = parameter.schema { parameterSchemas[parameter.name] = RouteSchema(schema, options: requestOptions) }
-            }
-            routes.append(OperationRoute(
-                action: action, method: action.method.uppercased(), template: template,
-                pathTemplate: pathTemplate, sourceLocation: action.sourceLocation ?? resource.sourceLocation,
-                specificity: specificity, documentOrder: 0,
-                requestSchemaSources: requestSchemas, responseSchemaSources: responseSchemas, parameterSchemaSources: parameterSchemas))
         }
-        return (routes, errors)
+        // Stable: among equally specific templates the earlier action wins. Positions are
+        // sorted, not the routes: moving a route copies all it holds (a description of tens of
+        // thousands of actions spent seconds there).
+        let specificities = routes.map(\.specificity)
+        let order = routes.indices.sorted { lhs, rhs in
+            specificities[lhs] != specificities[rhs] ? specificities[rhs] < specificities[lhs] : lhs < rhs
+        }
+        let ordered = order.map { routes[$0] }
+        self.contract = contract
+        self.routes = ordered
+        self.templateErrors = errors
+        self.basePaths = Self.basePaths(of: contract.servers)
+        self.index = RouteIndex(ordered)
     }
 
     /// Which routes a path can reach, by the literal segments their templates start with.
