@@ -348,7 +348,8 @@ let package = Package(
         .testTarget(
             name: "KagamiContractTests",
             dependencies: [
-                "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiJSON", "KagamiJSONSchema", "KagamiCLI", "KagamiDescription", "KagamiTesting",
+                "KagamiContract", "KagamiBlueprint", "KagamiOpenAPI", "KagamiJSON", "KagamiJSONSchema", "KagamiYAML", "KagamiCLI", "KagamiDescription",
+                "KagamiTesting",
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),
             ],
             exclude: ["Fuzz", "Fixtures", "check_openapi.py"]

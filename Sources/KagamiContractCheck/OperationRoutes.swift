@@ -107,32 +107,48 @@ public struct OperationRoutes: Sendable {
         let responseOptions = JSONSchema.Options(assertsFormat: assertsFormat, direction: .response)
         var routes: [OperationRoute] = []
         var errors: [Annotation] = []
-        for (resource, action) in contract.resources.flatMap({ resource in resource.actions.map { (resource, $0) } }) {
-            let template: URITemplate
-            do {
-                template = try URITemplate(action.uriTemplate)
-            } catch {
-                // The template is written on the resource's header unless the action has its own.
-                let written = action.uriTemplate == resource.uriTemplate ? resource.sourceLocation : action.sourceLocation
-                errors.append(Annotation(.error, "invalid URI template in \(action.method) \(action.uriTemplate): \(error)", at: written))
-                continue
+        // The actions of a resource share its template: each is read once, with the path part
+        // and the specificity routing needs.
+        var templates: [String: (template: URITemplate, path: URITemplate, specificity: URITemplate.Specificity)] = [:]
+        // Built on one core: routes built on all cores were allocated apart from the memory
+        // the document's values had just given back, 25 MB more at the peak of a large
+        // description's mock.
+        for resource in contract.resources {
+            for action in resource.actions {
+                let template: URITemplate
+                let pathTemplate: URITemplate
+                let specificity: URITemplate.Specificity
+                do {
+                    if let known = templates[action.uriTemplate] {
+                        (template, pathTemplate, specificity) = known
+                    } else {
+                        template = try URITemplate(action.uriTemplate)
+                        pathTemplate = template.pathTemplate
+                        specificity = pathTemplate.specificity
+                        templates[action.uriTemplate] = (template, pathTemplate, specificity)
+                    }
+                } catch {
+                    // The template is written on the resource's header unless the action has its own.
+                    let written = action.uriTemplate == resource.uriTemplate ? resource.sourceLocation : action.sourceLocation
+                    errors.append(Annotation(.error, "invalid URI template in \(action.method) \(action.uriTemplate): \(error)", at: written))
+                    continue
+                }
+                let requestSchemas = action.examples.map { example in
+                    example.requests.map { request in request.payload.schema.map { RouteSchema($0, options: requestOptions) } }
+                }
+                let responseSchemas = action.examples.map { example in
+                    example.responses.map { response in response.payload.schema.map { RouteSchema($0, options: responseOptions) } }
+                }
+                var parameterSchemas: [String: RouteSchema] = [:]
+                for parameter in action.parameters {
+                    if let schema = parameter.schema { parameterSchemas[parameter.name] = RouteSchema(schema, options: requestOptions) }
+                }
+                routes.append(OperationRoute(
+                    action: action, method: action.method.uppercased(), template: template,
+                    pathTemplate: pathTemplate, sourceLocation: action.sourceLocation ?? resource.sourceLocation,
+                    specificity: specificity, documentOrder: routes.count,
+                    requestSchemaSources: requestSchemas, responseSchemaSources: responseSchemas, parameterSchemaSources: parameterSchemas))
             }
-            let requestSchemas = action.examples.map { example in
-                example.requests.map { request in request.payload.schema.map { RouteSchema($0, options: requestOptions) } }
-            }
-            let responseSchemas = action.examples.map { example in
-                example.responses.map { response in response.payload.schema.map { RouteSchema($0, options: responseOptions) } }
-            }
-            var parameterSchemas: [String: RouteSchema] = [:]
-            for parameter in action.parameters {
-                if let schema = parameter.schema { parameterSchemas[parameter.name] = RouteSchema(schema, options: requestOptions) }
-            }
-            let pathTemplate = template.pathTemplate
-            routes.append(OperationRoute(
-                action: action, method: action.method.uppercased(), template: template,
-                pathTemplate: pathTemplate, sourceLocation: action.sourceLocation ?? resource.sourceLocation,
-                specificity: pathTemplate.specificity, documentOrder: routes.count,
-                requestSchemaSources: requestSchemas, responseSchemaSources: responseSchemas, parameterSchemaSources: parameterSchemas))
         }
         // Stable: among equally specific templates the earlier action wins. Positions are
         // sorted, not the routes: moving a route copies all it holds (a description of tens of

@@ -11,6 +11,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 
 public enum MockServerError: Error, CustomStringConvertible {
     case unreadable(String)
@@ -246,6 +247,8 @@ struct MockState: Sendable {
     /// False when a recording is served alone: no docs page, and what the recording doesn't
     /// hold is not looked up in an empty description.
     let describes: Bool
+    /// The docs page of this version of the description, rendered when first asked for.
+    let docsPages: DocsPages
 
     /// The state for `file`, or its errors (the reader's and unparseable templates).
     static func make(file: DescriptionFile, validates: Bool, assertsFormat: Bool) -> Result<MockState, MockServerError> {
@@ -263,6 +266,7 @@ struct MockState: Sendable {
         self.routes = routes
         self.describes = describes
         responder = MockResponder(routes: routes, validates: validates)
+        docsPages = DocsPages(contract: routes.contract)
         ownsRoot = routes.routes.contains { $0.method == "GET" && $0.pathTemplate.match(path: "/", query: nil) != nil }
     }
 
@@ -295,8 +299,8 @@ struct MockState: Sendable {
             unmatched = true
         } else if (method == "GET" || method == "HEAD"), path == "/__docs" || (path == "/" && !ownsRoot) {
             // The curl lines use the address the client reached the mock at.
-            let page = DocsPage.render(routes.contract, baseURL: "http://" + (request.header("Host") ?? "127.0.0.1"))
-            response = MockResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: Array(page.utf8))
+            let page = docsPages.page(baseURL: "http://" + (request.header("Host") ?? "127.0.0.1"))
+            response = MockResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: page)
         } else {
             let answer = responder.respond(to: request)
             response = answer.response
@@ -311,6 +315,30 @@ struct MockState: Sendable {
             return [("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Credentials", "true"), ("Vary", "Origin")]
         }
         return [("Access-Control-Allow-Origin", "*")]
+    }
+}
+
+/// A description's docs page, rendered once for each address the mock is reached at (the
+/// curl lines name it) rather than on every request: a description of thousands of operations
+/// renders for seconds. A new version of the description comes with a new one.
+final class DocsPages: Sendable {
+    /// Addresses whose page is kept; a page for another is rendered each time (any client
+    /// can send any Host).
+    static let kept = 4
+    private let contract: APIContract
+    private let pages = Mutex<[String: [UInt8]]>([:])
+
+    init(contract: APIContract) {
+        self.contract = contract
+    }
+
+    func page(baseURL: String) -> [UInt8] {
+        if let page = pages.withLock({ $0[baseURL] }) { return page }
+        let page = Array(DocsPage.render(contract, baseURL: baseURL).utf8)
+        pages.withLock { pages in
+            if pages.count < Self.kept { pages[baseURL] = page }
+        }
+        return page
     }
 }
 

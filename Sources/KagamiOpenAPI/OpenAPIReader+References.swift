@@ -1,6 +1,32 @@
 // References of an OpenAPI document that point nowhere in it: `$ref`s, and the schema
 // references of a discriminator's `mapping`, which are plain strings.
+import Dispatch
+import KagamiContract
 import KagamiJSON
+import Synchronization
+
+/// `OpenAPIReader.referenceProblems`, found on another thread while the document's reading
+/// goes on: a walk of the whole document (half a second of a 50 MB description) that the
+/// decoding of its other parts need not wait for.
+final class ReferenceProblemsAside: Sendable {
+    private let found = Mutex<[Annotation]>([])
+    private let walked = DispatchGroup()
+
+    init(in document: JSONValue, locator: SourceLocator) {
+        walked.enter()
+        DispatchQueue.global().async { [self] in
+            let problems = OpenAPIReader.referenceProblems(in: document, locator: locator)
+            found.withLock { $0 = problems }
+            walked.leave()
+        }
+    }
+
+    /// The problems, once the walk has ended.
+    var problems: [Annotation] {
+        walked.wait()
+        return found.withLock { $0 }
+    }
+}
 
 extension OpenAPIReader {
     /// A reference found in a document that leads nowhere in it.

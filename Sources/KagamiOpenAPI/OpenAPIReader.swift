@@ -50,11 +50,13 @@ public enum OpenAPIReader {
             let found = version.isEmpty ? "no 'openapi' field" : "'openapi: \(version)'"
             return failed(format, "expected an OpenAPI 3.0 or 3.1 document, found \(found)", at: locator.location(of: ["openapi"]))
         }
-        let referenceProblems = Self.referenceProblems(in: raw, locator: locator)
+        // A walk of the whole document, on another core while the rest is decoded.
+        let references = ReferenceProblemsAside(in: raw, locator: locator)
         if reading == .fromValues, case .success(let contract) = OpenAPIValuesReader.contract(
-            from: raw, format: format, locator: locator, annotations: referenceProblems, progress: progress) {
+            from: raw, format: format, locator: locator, annotations: { references.problems }, progress: progress) {
             return contract
         }
+        let referenceProblems = references.problems
         progress?(ReadingProgress(stage: "decoding"))
         // Decoded from the values as Yams decodes their JSON text: mappings keep document
         // order (Foundation's JSONDecoder doesn't).

@@ -39,9 +39,10 @@ struct OpenAPIValuesReader {
     static let methods = ["get", "post", "patch", "put", "delete", "head", "options", "trace"]
 
     /// The contract, or why the document is left to OpenAPIKit. `annotations` come first
-    /// among the contract's (the reference problems found in the text).
+    /// among the contract's (the reference problems found in the text; asked for once the
+    /// rest of the document is decoded).
     static func contract(
-        from document: JSONValue, format: ContractFormat, locator: SourceLocator, annotations: [Annotation],
+        from document: JSONValue, format: ContractFormat, locator: SourceLocator, annotations: () -> [Annotation],
         progress: ReadingProgress.Report?
     ) -> Result<APIContract, ValuesReaderRefusal> {
         do {
@@ -60,7 +61,7 @@ struct OpenAPIValuesReader {
     }
 
     private mutating func read(
-        _ document: JSONValue, annotations referenceProblems: [Annotation], progress: ReadingProgress.Report?
+        _ document: JSONValue, annotations referenceProblems: () -> [Annotation], progress: ReadingProgress.Report?
     ) throws(ValuesReaderRefusal) -> APIContract {
         guard case .object(var members) = document, case .object(let paths) = members["paths"] else {
             throw ValuesReaderRefusal(reason: "no paths object", path: ["paths"])
@@ -93,7 +94,7 @@ struct OpenAPIValuesReader {
 
         progress?(ReadingProgress(stage: "validating"))
         let skeletonBuilder = OpenAPIContractBuilder(document: skeleton, format: format, locator: locator)
-        annotations = referenceProblems + skeletonBuilder.validationWarnings()
+        annotations = referenceProblems() + skeletonBuilder.validationWarnings()
 
         // The component schemas inlined first: the paths then find each one made, on every core.
         progress?(ReadingProgress(stage: "schemas", total: schemas.count))

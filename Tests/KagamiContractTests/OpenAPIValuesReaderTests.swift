@@ -32,7 +32,7 @@ import Testing
     static func refusal(_ text: String) -> ValuesReaderRefusal? {
         guard let (raw, locator) = try? OpenAPISource.read(text) else { return nil }
         let format: ContractFormat = (raw["openapi"]?.stringValue ?? "").hasPrefix("3.0") ? .openAPI30 : .openAPI31
-        if case .failure(let refusal) = OpenAPIValuesReader.contract(from: raw, format: format, locator: locator, annotations: [], progress: nil) {
+        if case .failure(let refusal) = OpenAPIValuesReader.contract(from: raw, format: format, locator: locator, annotations: { [] }, progress: nil) {
             return refusal
         }
         return nil
