@@ -4,24 +4,25 @@ import Foundation
 /// the schemas Kagami is given on its command line.
 public enum ProtoFiles {
     /// Every `.proto` under `directory` (recursively), as paths relative to it, sorted.
-    public static func list(in directory: String) throws(ProtobufSchema.Failure) -> [String] {
+    public static func list(in directory: String, option: String = "--proto-path") throws(ProtobufSchema.Failure) -> [String] {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder), isFolder.boolValue else {
-            throw ProtobufSchema.Failure("--proto-path \(directory) is not a folder")
+            throw ProtobufSchema.Failure("\(option) \(directory) is not a folder")
         }
         let root = URL(fileURLWithPath: directory).standardizedFileURL
         let found = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".proto") } ?? []
-        guard !found.isEmpty else { throw ProtobufSchema.Failure("--proto-path \(directory) holds no .proto file") }
+        guard !found.isEmpty else { throw ProtobufSchema.Failure("\(option) \(directory) holds no .proto file") }
         return found.sorted()
     }
 
     /// The descriptor set of every `.proto` under `directory`, with the files they import
     /// (`--include_imports`), made by `protoc`; its own message (file:line:column: error) when a
-    /// file does not compile.
-    public static func compile(directory: String, protoc: String? = nil) throws(ProtobufSchema.Failure) -> Data {
-        let files = try list(in: directory)
+    /// file does not compile. `files` (relative to `directory`) compiles those alone.
+    public static func compile(directory: String, files chosen: [String]? = nil, option: String = "--proto-path", protoc: String? = nil) throws(ProtobufSchema.Failure) -> Data {
+        let files: [String]
+        if let chosen { files = chosen } else { files = try list(in: directory, option: option) }
         guard let executable = protoc ?? findProtoc() else {
-            throw ProtobufSchema.Failure("--proto-path needs protoc (Debian's protobuf-compiler package); or give a descriptor set with --proto-descriptor")
+            throw ProtobufSchema.Failure("\(option) needs protoc (Debian's protobuf-compiler package); or give a descriptor set with --proto-descriptor")
         }
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("kagami-\(UUID().uuidString).pb")
         defer { try? FileManager.default.removeItem(at: output) }
@@ -70,5 +71,30 @@ public enum ProtoFiles {
             schema = schema.merging(try ProtobufSchema(descriptorSet: try compile(directory: folder), source: "protoc's output for \(folder)"))
         }
         return schema
+    }
+
+    /// The schema of a `--contract` path: a folder of `.proto` files, one `.proto` file (its
+    /// folder is where its imports are looked for), or a descriptor set.
+    public static func schema(contract path: String) throws(ProtobufSchema.Failure) -> ProtobufSchema {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            throw ProtobufSchema.Failure("\(path): cannot read the file: no such file")
+        }
+        if isFolder.boolValue {
+            return try ProtobufSchema(descriptorSet: try compile(directory: path, option: "--contract"), source: "protoc's output for \(path)")
+        }
+        if path.lowercased().hasSuffix(".proto") {
+            let url = URL(fileURLWithPath: path)
+            let folder = url.deletingLastPathComponent().path
+            return try ProtobufSchema(
+                descriptorSet: try compile(directory: folder, files: [url.lastPathComponent], option: "--contract"), source: "protoc's output for \(path)")
+        }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ProtobufSchema.Failure("\(path): cannot read the file: \(error.localizedDescription)")
+        }
+        return try ProtobufSchema(descriptorSet: data, source: path)
     }
 }
