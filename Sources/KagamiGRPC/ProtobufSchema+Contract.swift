@@ -5,7 +5,7 @@ import SwiftProtobuf
 
 /// A schema's gRPC methods as a contract, so the contract check, its reports and coverage read
 /// them like any description: one operation per method (`POST /pkg.Service/Method`, named
-/// `pkg.Service/Method`), its request and its `200` response carrying `application/grpc` and
+/// by the method's own name), its request and its `200` response carrying `application/grpc` and
 /// the JSON Schema of the input and output message types in the proto3 JSON mapping, with the
 /// fields' validation annotations (`FieldRules`) as keywords.
 extension ProtobufSchema {
@@ -17,7 +17,7 @@ extension ProtobufSchema {
             let request = Request(payload: payload(of: method.inputType))
             let response = Response(status: 200, payload: payload(of: method.outputType))
             let action = Action(
-                name: "\(method.service)/\(method.name)", method: "POST",
+                name: method.name, method: "POST",
                 description: "\(method.clientStreaming ? "stream " : "")\(method.inputType) → \(method.serverStreaming ? "stream " : "")\(method.outputType)",
                 uriTemplate: method.path, examples: [TransactionExample(requests: [request], responses: [response])])
             resources.append(Resource(name: method.path, uriTemplate: method.path, actions: [action]))

@@ -11,6 +11,8 @@ call --target HOST:PORT [--proxy URL] [--id ID]: makes the three calls and print
         line: each call's answers in the proto3 JSON mapping (json_format.MessageToDict).
 send --target HOST:PORT --method PATH --json TEXT: one unary call whose request is the JSON
         given, as grpcurl -d sends it; prints the answer as JSON.
+raw --target HOST:PORT --method PATH --hex BYTES: one unary call whose request message is the
+        bytes given, whatever the method's type; prints {"code": STATUS NAME, "size": answer bytes}.
 """
 import json
 import os
@@ -123,10 +125,24 @@ def send(target, method, text, proxy=None):
     print(json.dumps(as_json(answer), sort_keys=True), flush=True)
 
 
+def raw(target, method, hex_bytes, proxy=None):
+    channel = channel_for(target, proxy)
+    stub = channel.unary_unary(method)
+    try:
+        answer = stub(bytes.fromhex(hex_bytes), timeout=20)
+        report = {"code": "OK", "size": len(answer)}
+    except grpc.RpcError as error:
+        report = {"code": error.code().name, "size": None}
+    channel.close()
+    print(json.dumps(report, sort_keys=True), flush=True)
+
+
 if __name__ == "__main__":
     option = lambda name: sys.argv[sys.argv.index(name) + 1] if name in sys.argv else None
     if sys.argv[1] == "server":
         serve(option("--reflection"))
+    elif sys.argv[1] == "raw":
+        raw(option("--target"), option("--method"), option("--hex"), proxy=option("--proxy"))
     elif sys.argv[1] == "send":
         send(option("--target"), option("--method"), option("--json"), proxy=option("--proxy"))
     else:

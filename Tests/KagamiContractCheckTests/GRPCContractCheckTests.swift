@@ -90,7 +90,7 @@ import Testing
         #expect(wrong.severity == .error)
         #expect(wrong.instancePointer == "/0")
         #expect(wrong.expected == "kagami.shop.OrderRequest")
-        #expect(wrong.operation?.name == "kagami.shop.Shop/GetOrder")
+        #expect(wrong.operation?.name == "GetOrder")
         #expect(wrong.message.contains("does not decode as kagami.shop.OrderRequest"), "\(wrong.message)")
 
         // A string field that is not UTF-8.
