@@ -85,7 +85,7 @@ enum GRPCCallCheck {
             case .failure(let failure)?:
                 found.append(ContractViolation(
                     kind: .messageType, operation: operation, side: direction, location: .body, instancePointer: pointer,
-                    expected: type.map { Shortened.text($0) }, actual: Shortened.text(failure.description),
+                    expected: type.map { Shortened.text($0) }, actual: Shortened.text(GRPCExchange.Message.hex(message.payload.prefix(32))),
                     message: "message \(message.index) (\(message.length) bytes) does not decode as \(type ?? "its type") \(failure)"))
             case .success(let typed)?:
                 for unknown in typed.unknownFields {
