@@ -93,7 +93,7 @@ enum GRPCCallCheck {
                     found.append(ContractViolation(
                         kind: .schema, severity: .warning, operation: operation, side: direction, location: .body,
                         instancePointer: pointer + path, keyword: "unknown field",
-                        expected: "fields of \(typed.type)", actual: "field \(unknown.field.number) (\(unknown.field.value.wireTypeName))",
+                        expected: Shortened.text("fields of \(typed.type)"), actual: "field \(unknown.field.number) (\(unknown.field.value.wireTypeName))",
                         message: "field \(unknown.field.number) (\(unknown.field.value.wireTypeName)) is not a field of \(typed.type)\(unknown.path.isEmpty ? "" : " at \(unknown.path)"): a message of another type, or of a newer version of the schema"))
                 }
                 guard let schema else { continue }

@@ -159,6 +159,16 @@ import Testing
         #expect(refusal?.description.contains("no service") ?? false, "\(String(describing: refusal))")
     }
 
+    /// A `.proto` that doesn't compile is refused with protoc's own file:line:column message.
+    @Test func aProtoThatDoesNotCompileIsRefusedWithProtocsMessage() throws {
+        let path = try TemporaryFolder.path("grpc-contract-broken", "broken.proto")
+        try Data("syntax = \"proto3\";\nmessage Broken {\n  strin name = 1;\n}\n".utf8).write(to: URL(fileURLWithPath: path))
+        let refusal = #expect(throws: ContractCheckError.self) { try ContractCheck.load((path as NSString).deletingLastPathComponent) }
+        let text = refusal?.description ?? ""
+        #expect(text.contains("protoc could not compile"), "\(text)")
+        #expect(text.contains("broken.proto:3:"), "\(text)")
+    }
+
     /// A descriptor set (`protoc --descriptor_set_out`) is a description too, with a base URL.
     @Test func aDescriptorSetWithABaseURL() async throws {
         let set = try TemporaryFolder.path("grpc-contract", "shop.protoset")
@@ -173,5 +183,55 @@ import Testing
         var elsewhere = flow
         elsewhere.request.port = 50052
         #expect(check.check(elsewhere) == nil)
+    }
+
+    /// Calls made of mutated messages (bits flipped, cut, grown, reframed), paths, statuses and
+    /// captures: the check answers every one, and every finding holds together. Seeded, bounded.
+    @Test func mutatedCallsAreCheckedWithoutCrashing() async throws {
+        let check = try Self.check()
+        let seeds = [
+            try await Self.encode(#"id: "o1""#, as: "kagami.shop.OrderRequest"),
+            try await Self.encode(#"name: "tea" price_cents: -1 sizes: [1, 2] stock { key: "a" value: 4 } note { text: "hi" } notes { blob: "\\001" }"#, as: "kagami.shop.Item"),
+            try await Self.encode(#"id: "o" items { name: "x" attributes { fields { key: "k" value { number_value: 1 } } } } total_cents: 9"#, as: "kagami.shop.Order"),
+        ]
+        let paths = ["/kagami.shop.Shop/GetOrder", "/kagami.shop.Shop/PlaceItems", "/kagami.shop.Shop/WatchOrders", "/kagami.shop.Shop/", "/x", "/", "/a/b/c"]
+        let statuses: [String?] = [nil, "0", "13", "16", "17", "-1", "x", ""]
+        var generator = SeededGenerator(state: 0x6772_7063)
+        func mutated() -> Data {
+            var bytes = [UInt8](seeds.randomElement(using: &generator) ?? Data())
+            for _ in 0..<Int.random(in: 0...3, using: &generator) where !bytes.isEmpty {
+                let at = Int.random(in: 0..<bytes.count, using: &generator)
+                switch Int.random(in: 0...3, using: &generator) {
+                case 0: bytes[at] ^= UInt8(1 << Int.random(in: 0...7, using: &generator))
+                case 1: bytes.removeSubrange(at...)
+                case 2: bytes.insert(UInt8.random(in: 0...255, using: &generator), at: at)
+                default: bytes[at] = 0xFF
+                }
+            }
+            return Data(bytes)
+        }
+        var reported = 0
+        for _ in 0..<2_000 {
+            let request = (0..<Int.random(in: 0...2, using: &generator)).map { _ in mutated() }
+            let response = (0..<Int.random(in: 0...2, using: &generator)).map { _ in mutated() }
+            var flow = Self.call(
+                paths.randomElement(using: &generator) ?? "/", request: request, response: response,
+                status: statuses.randomElement(using: &generator) ?? nil, httpStatus: Bool.random(using: &generator) ? 200 : 500)
+            if Int.random(in: 0...5, using: &generator) == 0 {
+                flow.request.body = FlowBody(data: flow.request.body.data.prefix(7), size: flow.request.body.size, isTruncated: true)
+            }
+            if Int.random(in: 0...5, using: &generator) == 0, var body = flow.response?.body.data, !body.isEmpty {
+                body[body.startIndex] = 1
+                flow.response?.body = FlowBody(data: body)
+            }
+            let result = try #require(check.check(flow))
+            for violation in result.violations {
+                reported += 1
+                #expect(!violation.message.isEmpty && !violation.place.isEmpty)
+                if let pointer = violation.instancePointer { #expect(pointer.isEmpty || pointer.hasPrefix("/"), "\(pointer)") }
+                #expect((violation.expected?.count ?? 0) <= 80 && (violation.actual?.count ?? 0) <= 80, "\(violation)")
+            }
+        }
+        #expect(reported > 500, "the mutations reach the checks")
     }
 }
