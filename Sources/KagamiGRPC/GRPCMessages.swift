@@ -64,9 +64,12 @@ public struct GRPCExchange: Sendable, Hashable {
     /// `application/grpc+json`…), not gRPC-Web.
     public static func isGRPC(contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let type = contentType.split(separator: ";", maxSplits: 1)[0]
-            .trimmingCharacters(in: .whitespaces).lowercased()
-        return type == "application/grpc" || type.hasPrefix("application/grpc+")
+        // By hand, not `trimmingCharacters`: this runs on every flow a gRPC contract sees, and
+        // an empty or `;`-only value has no first part to index.
+        let type = (contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+            .drop { $0 == " " || $0 == "\t" }.lowercased()
+        let bare = type.reversed().drop { $0 == " " || $0 == "\t" }.reversed()
+        return String(bare) == "application/grpc" || type.hasPrefix("application/grpc+")
     }
 
     /// `nil` when the flow is not a gRPC call. With a `schema` that has the method, each

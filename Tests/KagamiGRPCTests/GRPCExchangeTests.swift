@@ -88,6 +88,9 @@ import Testing
 
     @Test func onlyGRPCContentTypesAreRead() {
         #expect(GRPCExchange.isGRPC(contentType: "application/grpc"))
+        #expect(GRPCExchange.isGRPC(contentType: " Application/GRPC ; charset=x"))
+        #expect(!GRPCExchange.isGRPC(contentType: ""))
+        #expect(!GRPCExchange.isGRPC(contentType: ";"))
         #expect(GRPCExchange.isGRPC(contentType: "application/grpc+proto; charset=utf-8"))
         #expect(!GRPCExchange.isGRPC(contentType: "application/grpc-web"))
         #expect(!GRPCExchange.isGRPC(contentType: "application/json"))
