@@ -93,8 +93,12 @@ public struct ContractCheckResult: Sendable {
     var properties: Set<String> = []
 }
 
-/// One description ready for checking traffic.
-public struct ContractCheck: Sendable {
+/// One description ready for checking traffic. A class though nothing in it changes once read:
+/// what holds one (`DiffOptions`, the mock, the recording chain) holds a reference, so a field
+/// added here changes no other type's layout. SwiftPM's incremental build does not recompile
+/// code that sees such a layout only through a re-exported module (an app's suite calling
+/// KagamiKit's `diff`), and that code would write a grown value past the space it made for it.
+public final class ContractCheck: Sendable {
     /// The description file (or a label for text given directly).
     public let path: String
     public let contract: APIContract
