@@ -169,7 +169,7 @@ let package = Package(
         // coverage, reports; shared by the mock server and the proxy's contract check.
         .target(
             name: "KagamiContractCheck",
-            dependencies: ["KagamiContract", "KagamiDescription", "KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiURITemplate", "KagamiContentCoding"]
+            dependencies: ["KagamiContract", "KagamiDescription", "KagamiFlow", "KagamiJSON", "KagamiJSONSchema", "KagamiURITemplate", "KagamiContentCoding", "KagamiGRPC"]
         ),
         // The one recording chain (store, live views, contract check) every server is given, and
         // the proxy built with it from its options.
@@ -209,7 +209,7 @@ let package = Package(
         // or without one, the status from the trailers.
         .target(
             name: "KagamiGRPC",
-            dependencies: ["KagamiFlow", "KagamiContentCoding", "KagamiJSON", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+            dependencies: ["KagamiFlow", "KagamiContentCoding", "KagamiJSON", "KagamiContract", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         // The web UI and its JSON admin API (Hummingbird), with the page shipped as resources.
         .target(

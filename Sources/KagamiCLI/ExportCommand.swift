@@ -97,7 +97,8 @@ struct ExportCommand: AsyncParsableCommand {
 /// Standard output, or a file readable by its owner only (an export holds captured traffic),
 /// written through a buffer. A file is written beside its place first and put there by
 /// `commit()`: an export that fails leaves no file, nor an empty or partial one, and an
-/// existing file as it was.
+/// existing file as it was. What is not a regular file (`/dev/null`, a named pipe) is written
+/// in place: renaming over it would replace the device or pipe itself.
 final class ExportDestination {
     private let handle: FileHandle
     private var buffer = Data()
@@ -108,6 +109,14 @@ final class ExportDestination {
     init(path: String?) throws {
         guard let path else {
             handle = FileHandle.standardOutput
+            file = nil
+            return
+        }
+        var existing = stat()
+        if stat(path, &existing) == 0, existing.st_mode & S_IFMT != S_IFREG {
+            let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw ValidationError("cannot write \(path): \(String(cString: strerror(errno)))") }
+            handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
             file = nil
             return
         }

@@ -28,7 +28,7 @@ struct ValidateCommand: AsyncParsableCommand {
         case undocumented, warnings
     }
 
-    @Option(name: .customLong("contract"), help: "API description (API Blueprint or OpenAPI), as FILE or FILE=BASEURL; repeatable.")
+    @Option(name: .customLong("contract"), help: "API description (API Blueprint or OpenAPI; or gRPC methods from a folder of .proto files, a .proto file or a descriptor set), as FILE or FILE=BASEURL; repeatable.")
     var contracts: [String] = []
 
     @Flag(help: "Accept any value for a format (date-time, date, time, email, uuid, uri, ipv4, ipv6, hostname, int32, int64…); by default a value must be valid for its format.")

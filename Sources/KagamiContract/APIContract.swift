@@ -7,6 +7,8 @@ public enum ContractFormat: String, Sendable, Hashable, Codable {
     case apiBlueprint = "api-blueprint"
     case openAPI30 = "openapi-3.0"
     case openAPI31 = "openapi-3.1"
+    /// gRPC methods from Protocol Buffers definitions (`.proto` files, a descriptor set).
+    case protobuf
 }
 
 /// A place in the description's source text. Lines and columns count from 1; the offset and

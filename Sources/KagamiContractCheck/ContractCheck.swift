@@ -4,6 +4,7 @@ import Foundation
 import KagamiContract
 import KagamiDescription
 import KagamiFlow
+import KagamiGRPC
 import KagamiJSON
 import KagamiURITemplate
 
@@ -92,8 +93,12 @@ public struct ContractCheckResult: Sendable {
     var properties: Set<String> = []
 }
 
-/// One description ready for checking traffic.
-public struct ContractCheck: Sendable {
+/// One description ready for checking traffic. A class though nothing in it changes once read:
+/// what holds one (`DiffOptions`, the mock, the recording chain) holds a reference, so a field
+/// added here changes no other type's layout. SwiftPM's incremental build does not recompile
+/// code that sees such a layout only through a re-exported module (an app's suite calling
+/// KagamiKit's `diff`), and that code would write a grown value past the space it made for it.
+public final class ContractCheck: Sendable {
     /// The description file (or a label for text given directly).
     public let path: String
     public let contract: APIContract
@@ -101,6 +106,9 @@ public struct ContractCheck: Sendable {
     /// Where the API is served; checked in this order. Empty: every exchange is in scope.
     public let baseURLs: [BaseURL]
     let documentedProperties: DocumentedProperties
+    /// For a description of gRPC methods (`.proto` files, a descriptor set): the schema their
+    /// messages are read with. Such a description covers gRPC calls only.
+    public let protobuf: ProtobufSchema?
 
     /// Reads `file`; a description with errors (or a template that doesn't parse) is refused
     /// with its lint lines. `baseURL` (`FILE=URL` on the command line) replaces the
@@ -124,11 +132,55 @@ public struct ContractCheck: Sendable {
         self.routes = routes
         self.baseURLs = bases
         self.documentedProperties = DocumentedProperties(routes: routes)
+        self.protobuf = nil
     }
 
-    /// Reads the description in `path` (`FILE` or `FILE=BASEURL`).
+    /// gRPC methods described by a Protocol Buffers schema, read as a contract
+    /// (`ProtobufSchema.contract`); `path` names it in reports.
+    public init(protobuf schema: ProtobufSchema, path: String, baseURL: String? = nil, assertsFormat: Bool = true) throws(ContractCheckError) {
+        guard !schema.methods.isEmpty else {
+            throw ContractCheckError(["\(path): the Protocol Buffers definitions have no service, so no gRPC method to check calls against"])
+        }
+        var bases: [BaseURL] = []
+        if let baseURL {
+            guard let base = BaseURL(baseURL) else {
+                throw ContractCheckError(["\(path): the base URL \(baseURL) is not an http(s) URL or a path"])
+            }
+            bases = [base]
+        }
+        let contract = schema.contract(name: path)
+        let routes = OperationRoutes(contract: contract, assertsFormat: assertsFormat)
+        self.path = path
+        self.contract = contract
+        self.routes = routes
+        self.baseURLs = bases
+        self.documentedProperties = DocumentedProperties(routes: routes)
+        self.protobuf = schema
+    }
+
+    /// Whether a `--contract` path is Protocol Buffers definitions rather than a description:
+    /// a folder of `.proto` files, one `.proto` file, or a descriptor set (`.pb`, `.protoset`,
+    /// `.desc`, `.binpb`).
+    public static func isProtobuf(path: String) -> Bool {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue { return true }
+        let lowered = path.lowercased()
+        return [".proto", ".pb", ".protoset", ".desc", ".binpb"].contains { lowered.hasSuffix($0) }
+    }
+
+    /// Reads the description in `path` (`FILE` or `FILE=BASEURL`): API Blueprint, OpenAPI, or
+    /// Protocol Buffers definitions (`isProtobuf`).
     public static func load(_ argument: String, assertsFormat: Bool = true) throws(ContractCheckError) -> ContractCheck {
         let (path, baseURL) = Self.split(argument)
+        if isProtobuf(path: path) {
+            let schema: ProtobufSchema
+            do {
+                schema = try ProtoFiles.schema(contract: path)
+            } catch {
+                throw ContractCheckError([error.description])
+            }
+            return try ContractCheck(protobuf: schema, path: path, baseURL: baseURL, assertsFormat: assertsFormat)
+        }
         let file: DescriptionFile
         do {
             file = try DescriptionFile(path: path)
@@ -150,6 +202,7 @@ public struct ContractCheck: Sendable {
     /// The flow's target relative to the description's base URL, or nil when it is outside.
     public func relativeTarget(of flow: Flow) -> String? {
         guard flow.mode != .tunnel, flow.request.method != "CONNECT" else { return nil }
+        if protobuf != nil, !GRPCExchange.isGRPC(contentType: flow.request.headers["content-type"]) { return nil }
         if baseURLs.isEmpty { return flow.request.target }
         for base in baseURLs {
             if let target = base.relativeTarget(of: flow.request) { return target }
@@ -165,6 +218,7 @@ public struct ContractCheck: Sendable {
         let target = URITemplate.Target(relative)
         switch routes.lookup(method: method, target: target) {
         case .notFound(let closest):
+            if let protobuf { return ContractCheckResult(violations: [Self.unknownMethod(target.path, schema: protobuf)]) }
             let hint = closest.isEmpty ? "" : " (closest: \(closest.joined(separator: ", ")))"
             return ContractCheckResult(violations: [ContractViolation(
                 kind: .undocumentedPath, severity: .warning, side: .request, location: .path,
@@ -178,6 +232,17 @@ public struct ContractCheck: Sendable {
         case .matched(let route, let match):
             var result = ContractCheckResult(violations: [])
             result.routeIndex = route.documentOrder
+            if let protobuf {
+                let outcome = GRPCCallCheck.check(flow, route: route, schema: protobuf)
+                result.violations = outcome.violations
+                if response.status == 200 {
+                    result.status = "200"
+                    for message in outcome.responseMessages {
+                        result.properties.formUnion(documentedProperties.seen(in: message, route: route.documentOrder, status: "200"))
+                    }
+                }
+                return result
+            }
             let outcome = ResponseCheck.check(response, method: method, route: route, format: contract.format)
             // A documented 4xx is the server rightly refusing the request: not the client's fault to report.
             let refusedAsDocumented = (400..<500).contains(response.status) && !outcome.documented.isEmpty
@@ -199,5 +264,24 @@ public struct ContractCheck: Sendable {
             }
             return result
         }
+    }
+
+    /// A gRPC path the schema has no method for: which service, and what it has.
+    static func unknownMethod(_ path: String, schema: ProtobufSchema) -> ContractViolation {
+        let service = ProtobufSchema.service(ofPath: path)
+        let siblings = schema.methods.values.filter { $0.service == service }.map(\.name).sorted()
+        let message: String
+        let expected: String
+        if let service, !siblings.isEmpty {
+            message = "the schema's service \(service) has no method \(path.split(separator: "/").last.map(String.init) ?? path) (it has \(siblings.joined(separator: ", ")))"
+            expected = siblings.map { "/\(service)/\($0)" }.joined(separator: ", ")
+        } else {
+            let services = Set(schema.methods.values.map(\.service)).sorted()
+            message = "the schema has no service \(service ?? path) (it has \(services.joined(separator: ", ")))"
+            expected = services.joined(separator: ", ")
+        }
+        return ContractViolation(
+            kind: .undocumentedPath, severity: .warning, side: .request, location: .path,
+            expected: Shortened.text(expected), actual: Shortened.text(path), message: message)
     }
 }

@@ -4,6 +4,7 @@
 import Foundation
 import KagamiDescription
 import KagamiFlow
+import KagamiGRPC
 import KagamiJSON
 import Synchronization
 
@@ -155,8 +156,15 @@ public final class LiveContracts: Sendable {
         }
     }
 
+    /// The file's modification time; for a folder of `.proto` files, the latest of theirs and
+    /// the folder's own (a file added, removed or edited).
     private static func modificationDate(_ path: String) -> Date? {
-        (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+        let own = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+        guard let files = try? ProtoFiles.list(in: path, option: "--contract") else { return own }
+        let folder = URL(fileURLWithPath: path)
+        return files.compactMap { file in
+            (try? FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(file).path))?[.modificationDate] as? Date
+        }.reduce(own) { latest, date in latest.map { max($0, date) } ?? date }
     }
 
     deinit {

@@ -391,6 +391,9 @@ public struct ContractViolation: Sendable, Hashable, Codable {
         case contentType = "content-type"
         /// The description documents a JSON body and what came is not JSON.
         case notJSON = "not-json"
+        /// A gRPC message does not decode as its method's message type (a wire type its field
+        /// does not use, a string that is not UTF-8, broken framing).
+        case messageType = "message-type"
         /// The body does not validate against the documented schema.
         case schema
         /// The body could not be checked (over the capture limit, an unknown encoding).

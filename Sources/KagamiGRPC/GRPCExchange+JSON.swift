@@ -85,7 +85,8 @@ extension GRPCExchange.Message {
         return .object(object)
     }
 
-    static func hex(_ data: Data) -> String {
+    /// The first bytes of `data` (up to `shownBytes`) as spaced hex pairs.
+    public static func hex(_ data: Data) -> String {
         data.prefix(GRPCExchange.shownBytes).map { byte in
             let digits = String(byte, radix: 16)
             return digits.count == 1 ? "0" + digits : digits

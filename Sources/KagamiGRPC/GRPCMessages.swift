@@ -14,7 +14,8 @@ public struct GRPCExchange: Sendable, Hashable {
         public var compressed: Bool
         /// The length the prefix declared.
         public var length: Int
-        /// The message's bytes, decompressed when the flag and `grpc-encoding` say how.
+        /// The message's bytes, decompressed when the flag and `grpc-encoding` say how; of a
+        /// message over `decodeLimit`, only its first bytes.
         public var payload: Data
         /// The payload read as Protocol Buffers, or why it could not be.
         public var fields: Result<[ProtobufWire.Field], ProtobufWire.Failure>?
@@ -63,9 +64,12 @@ public struct GRPCExchange: Sendable, Hashable {
     /// `application/grpc+json`…), not gRPC-Web.
     public static func isGRPC(contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let type = contentType.split(separator: ";", maxSplits: 1)[0]
-            .trimmingCharacters(in: .whitespaces).lowercased()
-        return type == "application/grpc" || type.hasPrefix("application/grpc+")
+        // By hand, not `trimmingCharacters`: this runs on every flow a gRPC contract sees, and
+        // an empty or `;`-only value has no first part to index.
+        let type = (contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+            .drop { $0 == " " || $0 == "\t" }.lowercased()
+        let bare = type.reversed().drop { $0 == " " || $0 == "\t" }.reversed()
+        return String(bare) == "application/grpc" || type.hasPrefix("application/grpc+")
     }
 
     /// `nil` when the flow is not a gRPC call. With a `schema` that has the method, each
@@ -85,30 +89,50 @@ public struct GRPCExchange: Sendable, Hashable {
         }
     }
 
+    /// Messages longer than this are not decoded for display (gRPC's own default limit on a
+    /// message a peer receives is 4 MiB): their first bytes are kept, and their note says how
+    /// long they are, so a huge message costs no more than a small one to show.
+    public static let decodeLimit = 4 << 20
+
     /// The messages in one body. Each is a 1-byte compressed flag, a 4-byte big-endian length
-    /// and that many bytes.
+    /// and that many bytes. The body is read in place, never copied whole.
     public static func side(_ body: FlowBody, encoding: String?, protobuf: Bool = true) -> Side {
-        let bytes = [UInt8](body.data)
+        let data = body.data
+        let base = data.startIndex
+        let count = data.count
         var messages: [Message] = []
         var index = 0
         var problem: String?
-        while index < bytes.count {
-            guard bytes.count - index >= 5 else {
-                problem = "message \(messages.count) has a \(bytes.count - index)-byte prefix at byte \(index); a prefix is 5 bytes"
+        while index < count {
+            guard count - index >= 5 else {
+                problem = "message \(messages.count) has a \(count - index)-byte prefix at byte \(index); a prefix is 5 bytes"
                 break
             }
-            let flag = bytes[index]
-            let length = bytes[(index + 1)...(index + 4)].reduce(0) { $0 << 8 | Int($1) }
+            let flag = data[base + index]
+            let length = (1...4).reduce(0) { $0 << 8 | Int(data[base + index + $1]) }
             guard flag <= 1 else {
                 problem = "message \(messages.count) at byte \(index) has compressed flag \(flag); only 0 and 1 exist"
                 break
             }
             let start = index + 5
-            guard bytes.count - start >= length else {
-                problem = "message \(messages.count) at byte \(index) declares \(length) bytes, \(bytes.count - start) follow"
+            let present = min(length, count - start)
+            if length > decodeLimit {
+                let shown = Data(data[(base + start)..<(base + start + min(present, shownBytes))])
+                messages.append(Message(
+                    index: messages.count, compressed: flag == 1, length: length, payload: shown, fields: nil, typed: nil,
+                    note: "not decoded: \(length) bytes, over the \(decodeLimit)-byte cap"))
+                if present < length {
+                    if !body.isTruncated { problem = "message \(messages.count - 1) at byte \(index) declares \(length) bytes, \(present) follow" }
+                    break
+                }
+                index = start + length
+                continue
+            }
+            guard present == length else {
+                problem = "message \(messages.count) at byte \(index) declares \(length) bytes, \(present) follow"
                 break
             }
-            var payload = Data(bytes[start..<(start + length)])
+            var payload = Data(data[(base + start)..<(base + start + length)])
             var note: String?
             var decodable = true
             if flag == 1 {

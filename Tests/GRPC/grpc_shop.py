@@ -11,6 +11,10 @@ call --target HOST:PORT [--proxy URL] [--id ID]: makes the three calls and print
         line: each call's answers in the proto3 JSON mapping (json_format.MessageToDict).
 send --target HOST:PORT --method PATH --json TEXT: one unary call whose request is the JSON
         given, as grpcurl -d sends it; prints the answer as JSON.
+big --target HOST:PORT --size N: one GetOrder call whose id is N bytes long; the server answers
+        with that id; prints {"sent": N, "same": whether the answer's id is what was sent}.
+raw --target HOST:PORT --method PATH --hex BYTES: one unary call whose request message is the
+        bytes given, whatever the method's type; prints {"code": STATUS NAME, "size": answer bytes}.
 """
 import json
 import os
@@ -52,6 +56,10 @@ def sample_item():
     return item
 
 
+# Messages of any size (grpcio refuses those over 4 MiB by default), for the large message test.
+UNLIMITED = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]
+
+
 def serve(reflection):
     def get_order(request, context):
         return Order(id=request.id, items=[sample_item()], total_cents=18446744073709551615)
@@ -69,7 +77,7 @@ def serve(reflection):
         "PlaceItems": grpc.stream_unary_rpc_method_handler(place_items, Item.FromString, Order.SerializeToString),
     }
     from concurrent import futures
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), options=UNLIMITED)
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("kagami.shop.Shop", handlers),))
     if reflection:
         from grpc_reflection.v1alpha import reflection as alpha, reflection_pb2
@@ -87,7 +95,7 @@ def serve(reflection):
 
 
 def channel_for(target, proxy):
-    options = [("grpc.enable_http_proxy", 1), ("grpc.http_proxy", proxy)] if proxy else [("grpc.enable_http_proxy", 0)]
+    options = UNLIMITED + ([("grpc.enable_http_proxy", 1), ("grpc.http_proxy", proxy)] if proxy else [("grpc.enable_http_proxy", 0)])
     channel = grpc.insecure_channel(target, options=options)
     grpc.channel_ready_future(channel).result(timeout=20)
     return channel
@@ -123,10 +131,35 @@ def send(target, method, text, proxy=None):
     print(json.dumps(as_json(answer), sort_keys=True), flush=True)
 
 
+def big(target, size, proxy=None):
+    channel = channel_for(target, proxy)
+    get = channel.unary_unary("/kagami.shop.Shop/GetOrder", request_serializer=OrderRequest.SerializeToString, response_deserializer=Order.FromString)
+    sent = "".join(chr(97 + n % 26) for n in range(26)) * (size // 26) + "a" * (size % 26)
+    answer = get(OrderRequest(id=sent), timeout=300)
+    channel.close()
+    print(json.dumps({"sent": len(sent), "same": answer.id == sent}), flush=True)
+
+
+def raw(target, method, hex_bytes, proxy=None):
+    channel = channel_for(target, proxy)
+    stub = channel.unary_unary(method)
+    try:
+        answer = stub(bytes.fromhex(hex_bytes), timeout=20)
+        report = {"code": "OK", "size": len(answer)}
+    except grpc.RpcError as error:
+        report = {"code": error.code().name, "size": None}
+    channel.close()
+    print(json.dumps(report, sort_keys=True), flush=True)
+
+
 if __name__ == "__main__":
     option = lambda name: sys.argv[sys.argv.index(name) + 1] if name in sys.argv else None
     if sys.argv[1] == "server":
         serve(option("--reflection"))
+    elif sys.argv[1] == "big":
+        big(option("--target"), int(option("--size")), proxy=option("--proxy"))
+    elif sys.argv[1] == "raw":
+        raw(option("--target"), option("--method"), option("--hex"), proxy=option("--proxy"))
     elif sys.argv[1] == "send":
         send(option("--target"), option("--method"), option("--json"), proxy=option("--proxy"))
     else:

@@ -66,8 +66,31 @@ import Testing
         #expect(truncated.problem == "the body was captured up to 7 of 1000 bytes")
     }
 
+    /// A message over the decode cap is listed with its length and first bytes, not decoded,
+    /// and the ones after it are read as usual; one cut by the capture limit is no framing problem.
+    @Test func aMessageOverTheCapIsNotDecoded() throws {
+        let huge = [UInt8](repeating: 0x61, count: GRPCExchange.decodeLimit + 1)
+        let side = GRPCExchange.side(FlowBody(data: Data(frame(huge) + frame([0x08, 0x01]))), encoding: nil)
+        #expect(side.problem == nil)
+        #expect(side.messages.map(\.length) == [GRPCExchange.decodeLimit + 1, 2])
+        let first = try #require(side.messages.first)
+        #expect(first.note == "not decoded: 4194305 bytes, over the 4194304-byte cap")
+        #expect(first.fields == nil && first.payload.count == 4_096)
+        #expect(try side.messages[1].fields?.get() == [.init(number: 1, value: .varint(1))])
+
+        let declared = 100 << 20
+        let captured = Data([0, UInt8(declared >> 24 & 0xFF), UInt8(declared >> 16 & 0xFF), 0, 0] + [UInt8](repeating: 0x62, count: 10_000))
+        let cut = GRPCExchange.side(FlowBody(data: captured, size: declared + 5, isTruncated: true), encoding: nil)
+        #expect(cut.messages.map(\.length) == [declared])
+        #expect(cut.messages.first?.note?.hasPrefix("not decoded: 104857600 bytes, over the") == true)
+        #expect(cut.problem == "the body was captured up to 10005 of 104857605 bytes")
+    }
+
     @Test func onlyGRPCContentTypesAreRead() {
         #expect(GRPCExchange.isGRPC(contentType: "application/grpc"))
+        #expect(GRPCExchange.isGRPC(contentType: " Application/GRPC ; charset=x"))
+        #expect(!GRPCExchange.isGRPC(contentType: ""))
+        #expect(!GRPCExchange.isGRPC(contentType: ";"))
         #expect(GRPCExchange.isGRPC(contentType: "application/grpc+proto; charset=utf-8"))
         #expect(!GRPCExchange.isGRPC(contentType: "application/grpc-web"))
         #expect(!GRPCExchange.isGRPC(contentType: "application/json"))

@@ -185,6 +185,10 @@ import Testing
         let first = try JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: output)))
         #expect(first["log"]?["entries"]?.arrayValue?.compactMap { $0["_id"]?.stringValue } == flows.prefix(501).map(\.id.uuidString))
         try await ExportCommand.parse(["--session", session, "-o", "/dev/null"]).run()
+        // Written to, not replaced by a file of the export.
+        let null = try FileManager.default.attributesOfItem(atPath: "/dev/null")
+        #expect(null[.type] as? FileAttributeType == .typeCharacterSpecial)
+        #expect((null[.posixPermissions] as? NSNumber)?.intValue == 0o666)
         await #expect(throws: (any Error).self) {
             try await ExportCommand.parse(["--session", session, "--limit", "0"]).run()
         }

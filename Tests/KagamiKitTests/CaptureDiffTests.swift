@@ -35,7 +35,8 @@ import Testing
             // The in-memory form compares the same way.
             let before = Array(flows.prefix(screen.count))
             #expect(try diff(before, flows).findings(.addedOperation).count == 1)
+            #expect(throws: DiffInputError.empty("the after capture")) { try diff(before, []) }
         }
-        #expect(throws: DiffInputError.self) { try diff([], []) }
+        #expect(throws: DiffInputError.empty("the before capture")) { try diff([], []) }
     }
 }

@@ -62,6 +62,42 @@ struct GRPCSchemaThroughProxyTests {
         (values ?? []).map { $0.serialized([.sortedKeys]) }
     }
 
+    /// The size of the large message test's request (and answer): over the decode cap, under the
+    /// capture limit by default; `KAGAMI_TEST_GRPC_MESSAGE_BYTES=104857600` for 100 MB.
+    static let largeMessageBytes = ProcessInfo.processInfo.environment["KAGAMI_TEST_GRPC_MESSAGE_BYTES"].flatMap { Int($0) } ?? 6 << 20
+
+    /// A message over the decode cap goes through whole both ways (grpcio's client checks the
+    /// answer is what it sent) while the proxy, its own process, keeps its memory bounded; the
+    /// call is shown with the message's length and "not decoded", not its fields.
+    @Test func aHugeMessagePassesWholeAndIsNotDecoded() async throws {
+        let server = try PeerServer(script: Self.script)
+        defer { server.stop() }
+        let session = temporaryPath("grpc-large.sqlite")
+        let proxy = try await KagamiProcess.start(["proxy", "--port", "0", "--no-ui", "--reverse", "http://127.0.0.1:\(server.port)", "--session", session])
+        let size = Self.largeMessageBytes
+        let (growth, result) = try await ResidentMemory.growth(of: proxy.process.pid) {
+            try await CommandLineClient(try WebSocketPeer.python()).run([Self.script, "big", "--target", "127.0.0.1:\(proxy.port)", "--size", String(size)])
+        }
+        proxy.stop()
+        try #require(result.status == 0, "\(result.stderr)")
+        let report = try JSONValue(parsing: result.stdoutText.split(separator: "\n").last.map(String.init) ?? "")
+        #expect(report["sent"] == .integer(size))
+        #expect(report["same"] == true)
+        // The capture limit (10 MB) of each side plus buffers; a proxy that held or decoded the
+        // message whole would grow by several times its size.
+        #expect(growth < 100 << 20, "resident memory grew by \(growth >> 20) MiB during a \(size >> 20) MiB message each way")
+        let flow = try #require(try await KagamiStoreOpen.open(session).allFlows().first)
+        let schema = try ProtoFiles.schema(descriptors: [], folders: [Self.protoFolder])
+        let exchange = try #require(GRPCExchange(flow: flow, responseTrailers: flow.response?.trailers, schema: schema))
+        for message in [exchange.request.messages.first, exchange.response?.messages.first] {
+            let message = try #require(message)
+            #expect(message.length > size)
+            #expect(message.note?.hasPrefix("not decoded: \(message.length) bytes, over the \(GRPCExchange.decodeLimit)-byte cap") == true, "\(String(describing: message.note))")
+            #expect(message.typed == nil)
+        }
+        #expect(exchange.status?.name == "OK")
+    }
+
     /// Unary, server-streaming and client-streaming calls read with the .proto's types show
     /// what the client itself decoded, and the requests what it sent.
     @Test func callsReadWithTheProtoFolder() async throws {
