@@ -14,8 +14,14 @@ import Darwin
 public enum SessionPack {
     /// Writes the flows of `store` (those of `ids` when given, at most `limit`) into a new
     /// single-file session at `path`, returning how many. The file appears complete or not at
-    /// all: a failure leaves an existing file at `path` as it was.
+    /// all: a failure leaves an existing file at `path` as it was. A `path` that is there but is
+    /// not a regular file (`/dev/null`, a pipe) is refused.
     public static func write(to path: String, from store: any FlowStore, ids: [UUID]? = nil, limit: Int? = nil) async throws -> Int {
+        var existing = stat()
+        if stat(path, &existing) == 0, existing.st_mode & S_IFMT != S_IFREG {
+            // Renaming over a device or a pipe would replace it.
+            throw FlowStoreError("\(path) is not a regular file: a session is written as a file of its own")
+        }
         let scratch = (NSTemporaryDirectory() as NSString).appendingPathComponent("kagami-pack-\(UUID().uuidString)")
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(atPath: scratch) }

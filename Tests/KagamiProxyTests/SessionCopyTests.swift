@@ -84,6 +84,12 @@ struct SessionCopyTests {
         let packed = try await kagami(["export", "--session", session, "--id", missing, "--format", "session", "-o", har])
         #expect(packed.status != 0)
         #expect(try String(contentsOfFile: har, encoding: .utf8) == "earlier export\n")
+        // A device is no place for a session file: refused, and left as it is.
+        let device = try await kagami(["export", "--session", session, "--format", "session", "-o", "/dev/null"])
+        #expect(device.status != 0)
+        #expect(device.stderr.contains("/dev/null is not a regular file"), "\(device.stderr)")
+        let null = try FileManager.default.attributesOfItem(atPath: "/dev/null")
+        #expect(null[.type] as? FileAttributeType == .typeCharacterSpecial)
         // Written to standard output, a session file needs a name.
         let unnamed = try await kagami(["export", "--session", session, "--format", "session"])
         #expect(unnamed.status != 0)
