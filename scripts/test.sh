@@ -32,12 +32,25 @@ export KAGAMI_UPSTREAM_ALLOW=loopback
 # The external suites live beside the checkout (../shared/conformance) unless told otherwise.
 export KAGAMI_CONFORMANCE_DIR="${KAGAMI_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/conformance}"
 
+# Whatever the tests, their servers and the browser leave in temporary folders goes with the
+# run: one scratch folder of its own as TMPDIR, removed on exit.
+# Others may pass through it (not list it): the PostgreSQL server runs as its own user.
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/kagami-run.XXXXXX")
+chmod 0711 "$scratch"
+export TMPDIR="$scratch"
+postgres_dir=""
+finish() {
+    if [ -n "$postgres_dir" ]; then scripts/postgres-cluster.sh stop "$postgres_dir"; fi
+    rm -rf "$scratch"
+}
+trap finish EXIT
+
 # A PostgreSQL cluster of the tests' own (temporary folder, 127.0.0.1, a free port), stopped and
 # removed on exit; a server given in KAGAMI_TEST_POSTGRES_URL is used as it is.
 if [ -z "${KAGAMI_TEST_POSTGRES_URL:-}" ]; then
     postgres_env=$(scripts/postgres-cluster.sh start)
     eval "$postgres_env"
-    trap 'scripts/postgres-cluster.sh stop "$KAGAMI_TEST_POSTGRES_DIR"' EXIT
+    postgres_dir=$KAGAMI_TEST_POSTGRES_DIR
     echo "PostgreSQL for the store tests: $KAGAMI_TEST_POSTGRES_URL"
 fi
 

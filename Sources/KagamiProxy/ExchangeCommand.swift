@@ -9,6 +9,8 @@ import NIOHTTP1
 /// the client or the server, a hook list's verdict, a breakpoint's decision, a timer, the
 /// server lost) goes to `Exchange`, which decides and returns these; the client connection's
 /// handler carries them out and decides nothing itself.
+/// Cases with large payloads (a flow, an answer, a held exchange) are boxed: commands go through
+/// arrays on every exchange, and a command is as large as its largest case.
 enum ExchangeCommand {
     // MARK: The client's side
 
@@ -21,7 +23,7 @@ enum ExchangeCommand {
     /// Kagami's own answer (an error page, a Map Local file, a 403): head, body and end,
     /// written as the server's would be under `shaping`; the connection closes once it is out
     /// when `close`.
-    case answer(HTTPResponseHead, ByteBuffer, close: Bool, shaping: ThrottleProfile?)
+    indirect case answer(HTTPResponseHead, ByteBuffer, close: Bool, shaping: ThrottleProfile?)
     /// The client's connection can take no more: the server is not read until it can.
     case pauseServerWhileClientIsFull
     case pauseClientReads
@@ -63,9 +65,9 @@ enum ExchangeCommand {
     case ended
     /// The flow goes to the hooks' end (the session keeps it); `then` is carried out once it
     /// is kept, so a client never sees an exchange complete that a crash could lose.
-    case record(Flow, then: [ExchangeCommand])
+    indirect case record(Flow, then: [ExchangeCommand])
     /// The exchange waits at a breakpoint until the breakpoints decide.
-    case hold(HeldExchange)
+    indirect case hold(HeldExchange)
     /// Nobody waits for a decision about this held exchange any longer.
     case releaseHold(UUID)
 }
@@ -83,7 +85,7 @@ enum ExchangeTimer: Equatable {
     /// Throttling's latency passed: the request hooks go on from this position.
     case requestHooks(from: Int)
     /// Throttling's latency passed: the local answer goes out.
-    case answer(FlowResponse)
+    indirect case answer(FlowResponse)
     /// The session may have caught up: the server connection is asked for again.
     case connect
     /// The client closed its side and the answer did not begin in time.

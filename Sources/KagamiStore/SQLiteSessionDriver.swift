@@ -3,14 +3,14 @@ import GRDB
 import KagamiFlow
 
 /// Commits a session writer's batches (`SessionWriter`) into a session file, one SQLite
-/// transaction each. The file is on this machine: it is never away.
-struct SQLiteSessionDriver: SessionDriver {
+/// transaction each, in place on the writer's queue. The file is on this machine: it is never away.
+struct SQLiteSessionDriver: InPlaceSessionDriver {
     let database: DatabasePool
     let path: String
 
-    func write(_ batch: [SessionEntry]) async -> SessionWriteOutcome {
+    func writeInPlace(_ batch: [SessionEntry]) -> SessionWriteOutcome {
         do {
-            try await database.write { db in
+            try database.write { db in
                 for entry in batch {
                     switch entry.item {
                     case .flow(let flow):

@@ -29,12 +29,17 @@ package final class SessionEntry: Sendable {
     /// Body bytes it holds, counted against `SessionWriter.Limits.pendingBodyBytes` until it is written.
     package let bodyBytes: Int
 
+    /// `key` defaults to the flow's id for a flow (writing it again replaces it), and to a new
+    /// one otherwise.
     package init(
-        _ item: Item, key: UUID = UUID(), stored: (@Sendable () -> Void)? = nil, metadata: Data? = nil,
+        _ item: Item, key: UUID? = nil, stored: (@Sendable () -> Void)? = nil, metadata: Data? = nil,
         journaled: Bool = false, logged: LoggedBodies = LoggedBodies()
     ) {
         self.item = item
-        self.key = key
+        switch item {
+        case .flow(let flow): self.key = key ?? flow.id
+        case .messages, .violations: self.key = key ?? UUID()
+        }
         self.stored = stored
         self.metadata = metadata
         self.journaled = journaled
@@ -96,6 +101,16 @@ extension SessionDriver {
     package func catchUp() async -> Bool { true }
 }
 
+/// A driver whose store is on this machine (a session file): it commits a batch on the calling
+/// thread, so the writer runs on a queue of its own and hops no thread per batch.
+package protocol InPlaceSessionDriver: SessionDriver {
+    func writeInPlace(_ batch: [SessionEntry]) -> SessionWriteOutcome
+}
+
+extension InPlaceSessionDriver {
+    package func write(_ batch: [SessionEntry]) async -> SessionWriteOutcome { writeInPlace(batch) }
+}
+
 package enum SessionWriteOutcome: Sendable {
     case written(failure: String?)
     case away(String)
@@ -145,6 +160,10 @@ package final class SessionWriter: Sendable {
     /// The session as the writer's messages name it.
     let name: String
     private let driver: any SessionDriver
+    /// The driver, when it commits in place: the writer runs on `queue`, not as a task.
+    private let inPlace: (any InPlaceSessionDriver)?
+    /// Where an in-place writer runs, and where gathering moments end.
+    private let queue = DispatchQueue(label: "kagami.session.writer")
     /// Where flows whose client waits go first (nil: they wait for their commit).
     let journal: SessionJournal?
     /// Where large bodies go, appended to only with a journal.
@@ -169,7 +188,6 @@ package final class SessionWriter: Sendable {
         var messages = 0
         /// Tests hold the writer to see what survives before a commit.
         var suspended = false
-        var resumptions: [CheckedContinuation<Void, Never>] = []
     }
 
     package convenience init(name: String, driver: any SessionDriver, limits: Limits, redaction: FlowRedaction) {
@@ -179,6 +197,7 @@ package final class SessionWriter: Sendable {
     init(name: String, driver: any SessionDriver, limits: Limits, redaction: FlowRedaction, journal: SessionJournal?, bodyLog: SessionBodyLog?) {
         self.name = name
         self.driver = driver
+        self.inPlace = driver as? any InPlaceSessionDriver
         self.limits = limits
         self.redaction = redaction
         self.journal = journal
@@ -290,8 +309,9 @@ package final class SessionWriter: Sendable {
         case .afterGathering(let gathering)?:
             // It does not hold the writer: flows in the journal outlive a store let go before
             // it runs (the next opening replays them, as after a crash).
-            Task { [weak self] in
-                try? await Task.sleep(for: gathering)
+            let (seconds, attoseconds) = gathering.components
+            let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+            queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
                 self?.startAfterGathering()
             }
         case nil:
@@ -321,8 +341,12 @@ package final class SessionWriter: Sendable {
     }
 
     private func startWriter() {
-        let task = Task { await self.drain() }
-        state.withLock { $0.task = task }
+        if let inPlace {
+            queue.async { self.drain(inPlace) }
+        } else {
+            let task = Task { await self.drain() }
+            state.withLock { $0.task = task }
+        }
     }
 
     /// Also behind with half the pending body bytes waiting: clients slow down before any body
@@ -342,13 +366,21 @@ package final class SessionWriter: Sendable {
 
     // MARK: Writing
 
+    /// The writer of a driver that commits in place, on `queue`: it takes what has queued and
+    /// commits it until the queue is empty.
+    private func drain(_ driver: any InPlaceSessionDriver) {
+        while let batch = takeBatch(waiting: false) {
+            _ = written(batch, driver.writeInPlace(batch))
+        }
+        journal?.committed(0, idle: true)
+    }
+
     /// One writer at a time: it takes what has queued and commits it (or has the driver keep it
     /// while its store is away) and goes on until the queue is empty and nothing waits.
     private func drain() async {
         var attempts = 0
         var nextAttempt = ContinuousClock.now
         while !Task.isCancelled {
-            await waitWhileSuspended()
             if driver.isAway || driver.hasEntriesWaiting, ContinuousClock.now >= nextAttempt {
                 if await driver.catchUp() {
                     attempts = 0
@@ -358,16 +390,7 @@ package final class SessionWriter: Sendable {
                 }
             }
             let away = driver.isAway
-            let waiting = away || driver.hasEntriesWaiting
-            let batch = state.withLock { state -> [SessionEntry]? in
-                let batch = Self.nextBatch(of: state.entries, limits: limits)
-                if batch.isEmpty, !waiting || state.closing {
-                    state.running = false
-                    return nil
-                }
-                return batch
-            }
-            guard let batch else {
+            guard let batch = takeBatch(waiting: away || driver.hasEntriesWaiting) else {
                 journal?.committed(0, idle: true)
                 return
             }
@@ -384,21 +407,39 @@ package final class SessionWriter: Sendable {
                 }
                 continue
             }
-            switch await driver.write(batch) {
-            case .written(let failure):
-                if let failure {
-                    Console.error("kagami: \(failure)\n")
-                } else {
-                    journal?.committed(batch.reduce(0) { $0 + ($1.journaled ? 1 : 0) }, idle: false)
-                    bodyLog?.committed(batch.reduce(0) { $0 + $1.logged.count })
-                }
-                finish(batch, failure: failure)
-            case .away:
+            if !written(batch, await driver.write(batch)) {
                 attempts = 1
                 nextAttempt = ContinuousClock.now + Self.backoff(attempts)
             }
         }
         state.withLock { $0.running = false }
+    }
+
+    /// The next batch to write, empty while nothing is queued but entries wait on this machine
+    /// (`waiting`); nil when the writer stops: nothing to write, closing, or held (tests).
+    private func takeBatch(waiting: Bool) -> [SessionEntry]? {
+        state.withLock { state in
+            let batch = state.suspended ? [] : Self.nextBatch(of: state.entries, limits: limits)
+            if batch.isEmpty, !waiting || state.closing || state.suspended {
+                state.running = false
+                return nil
+            }
+            return batch
+        }
+    }
+
+    /// Takes `batch` off the queue as the driver wrote it; false when its store was away and
+    /// the batch is still to write.
+    private func written(_ batch: [SessionEntry], _ outcome: SessionWriteOutcome) -> Bool {
+        guard case .written(let failure) = outcome else { return false }
+        if let failure {
+            Console.error("kagami: \(failure)\n")
+        } else {
+            journal?.committed(batch.reduce(0) { $0 + ($1.journaled ? 1 : 0) }, idle: false)
+            bodyLog?.committed(batch.reduce(0) { $0 + $1.logged.count })
+        }
+        finish(batch, failure: failure)
+        return true
     }
 
     /// The oldest entries, up to `limits.batch` of them and `limits.batchBytes` of bodies.
@@ -471,29 +512,19 @@ package final class SessionWriter: Sendable {
 
     // MARK: Holding the writer (tests)
 
-    /// Holds the writer before its next batch until `resume()`.
+    /// Stops the writer before its next batch until `resume()`.
     func suspend() {
         state.withLock { $0.suspended = true }
     }
 
     func resume() {
-        let waiting = state.withLock { state in
+        let start = state.withLock { state -> Bool in
             state.suspended = false
-            defer { state.resumptions = [] }
-            return state.resumptions
+            guard !state.running, !state.entries.isEmpty else { return false }
+            state.running = true
+            return true
         }
-        for continuation in waiting { continuation.resume() }
-    }
-
-    private func waitWhileSuspended() async {
-        guard state.withLock({ $0.suspended }) else { return }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let suspended = state.withLock { state in
-                if state.suspended { state.resumptions.append(continuation) }
-                return state.suspended
-            }
-            if !suspended { continuation.resume() }
-        }
+        if start { startWriter() }
     }
 }
 
