@@ -313,7 +313,7 @@ let package = Package(
         .testTarget(
             name: "KagamiStoreTests",
             dependencies: [
-                "KagamiStore", "KagamiPostgresStore", "KagamiFlow", "KagamiJSON", "KagamiTesting", "KagamiContentCoding",
+                "KagamiStore", "KagamiPostgresStore", "KagamiFlow", "KagamiOutput", "KagamiJSON", "KagamiTesting", "KagamiContentCoding",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]

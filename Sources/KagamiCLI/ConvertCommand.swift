@@ -66,7 +66,7 @@ struct ConvertCommand: ParsableCommand {
         }
         for line in Self.lines(notes, file: file) { Console.error(line + "\n") }
         if let output {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
+            try OutputFile.write(Data(text.utf8), to: output, mode: 0o644)
         } else {
             try Console.answer(text)
         }

@@ -174,9 +174,9 @@ struct DiffCommand: AsyncParsableCommand {
         }
         if let output {
             do {
-                try Data(text.utf8).write(to: URL(fileURLWithPath: SessionFile.expand(output)), options: .atomic)
+                try OutputFile.write(Data(text.utf8), to: SessionFile.expand(output), mode: 0o600)
             } catch {
-                throw unusable("cannot write \(output): \(error.localizedDescription)")
+                throw unusable("\(error)")
             }
             Console.error("kagami diff: \(diff.findings.count) finding\(diff.findings.count == 1 ? "" : "s") written to \(output)\n")
         } else {

@@ -95,16 +95,12 @@ struct ExportCommand: AsyncParsableCommand {
 }
 
 /// Standard output, or a file readable by its owner only (an export holds captured traffic),
-/// written through a buffer. A file is written beside its place first and put there by
-/// `commit()`: an export that fails leaves no file, nor an empty or partial one, and an
-/// existing file as it was. What is not a regular file (`/dev/null`, a named pipe) is written
-/// in place: renaming over it would replace the device or pipe itself.
+/// written through a buffer, whole or not at all (`OutputFile`): it takes its place once
+/// `commit()` is called.
 final class ExportDestination {
     private let handle: FileHandle
     private var buffer = Data()
-    /// The file being written and where it goes once complete.
-    private let file: (partial: String, path: String)?
-    private var committed = false
+    private let file: OutputFile?
 
     init(path: String?) throws {
         guard let path else {
@@ -112,25 +108,13 @@ final class ExportDestination {
             file = nil
             return
         }
-        var existing = stat()
-        if stat(path, &existing) == 0, existing.st_mode & S_IFMT != S_IFREG {
-            let descriptor = open(path, O_WRONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw ValidationError("cannot write \(path): \(String(cString: strerror(errno)))") }
-            handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-            file = nil
-            return
+        let file = OutputFile(path)
+        do {
+            handle = try file.openHandle(mode: 0o600)
+        } catch {
+            throw ValidationError("\(error)")
         }
-        let directory = (path as NSString).deletingLastPathComponent
-        let partial = ((directory.isEmpty ? "." : directory) as NSString)
-            .appendingPathComponent(".\((path as NSString).lastPathComponent).partial-\(UUID().uuidString.prefix(8))")
-        let descriptor = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw ValidationError("cannot write \(path): \(String(cString: strerror(errno)))") }
-        handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        file = (partial, path)
-    }
-
-    deinit {
-        if let file, !committed { unlink(file.partial) }
+        self.file = file
     }
 
     func write(_ data: Data) throws {
@@ -143,10 +127,11 @@ final class ExportDestination {
         try drain()
         guard let file else { return }
         try handle.close()
-        guard rename(file.partial, file.path) == 0 else {
-            throw ValidationError("cannot write \(file.path): \(String(cString: strerror(errno)))")
+        do {
+            try file.commit()
+        } catch {
+            throw ValidationError("\(error)")
         }
-        committed = true
     }
 
     private func drain() throws {

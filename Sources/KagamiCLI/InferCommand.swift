@@ -70,7 +70,7 @@ struct InferCommand: AsyncParsableCommand {
         }
         let text = format == .openapi ? OpenAPIDraftWriter.yaml(draft) : BlueprintDraftWriter.text(draft)
         if let output {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: SessionFile.expand(output)), options: .atomic)
+            try OutputFile.write(Data(text.utf8), to: SessionFile.expand(output), mode: 0o600)
             Console.error("kagami infer: \(draft.operations.count) operation\(draft.operations.count == 1 ? "" : "s") from \(draft.exchangeCount) exchange\(draft.exchangeCount == 1 ? "" : "s") written to \(output)\n")
         } else {
             try Console.answer(text)

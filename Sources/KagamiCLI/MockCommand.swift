@@ -217,7 +217,7 @@ struct DocsCommand: ParsableCommand {
         }
         let page = DocsPage.render(description.contract, baseURL: baseURL)
         if let output {
-            try Data(page.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
+            try OutputFile.write(Data(page.utf8), to: output, mode: 0o644)
         } else {
             try Console.answer(page)
         }

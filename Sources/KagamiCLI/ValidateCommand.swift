@@ -104,9 +104,9 @@ struct ValidateCommand: AsyncParsableCommand {
         }
         if let output {
             do {
-                try Data(text.utf8).write(to: URL(fileURLWithPath: SessionFile.expand(output)), options: .atomic)
+                try OutputFile.write(Data(text.utf8), to: SessionFile.expand(output), mode: 0o600)
             } catch {
-                throw unreadable("cannot write \(output): \(error.localizedDescription)")
+                throw unreadable("\(error)")
             }
         } else {
             try Console.answer(text)

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import KagamiFlow
+import KagamiOutput
 
 #if canImport(Glibc)
 import Glibc
@@ -17,18 +18,14 @@ public enum SessionPack {
     /// all: a failure leaves an existing file at `path` as it was. A `path` that is there but is
     /// not a regular file (`/dev/null`, a pipe) is refused.
     public static func write(to path: String, from store: any FlowStore, ids: [UUID]? = nil, limit: Int? = nil) async throws -> Int {
-        var existing = stat()
-        if stat(path, &existing) == 0, existing.st_mode & S_IFMT != S_IFREG {
-            // Renaming over a device or a pipe would replace it.
+        let output = OutputFile(path)
+        if output.isInPlace {
+            // SQLite writes a new file; a device or a pipe can't be one.
             throw FlowStoreError("\(path) is not a regular file: a session is written as a file of its own")
         }
         let scratch = (NSTemporaryDirectory() as NSString).appendingPathComponent("kagami-pack-\(UUID().uuidString)")
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let directory = (path as NSString).deletingLastPathComponent
-        let partial = ((directory.isEmpty ? "." : directory) as NSString)
-            .appendingPathComponent(".\((path as NSString).lastPathComponent).partial-\(UUID().uuidString.prefix(8))")
-        defer { unlink(partial) }
         let pack = try SQLiteFlowStore(path: (scratch as NSString).appendingPathComponent("session.sqlite"), logsLargeBodies: false)
         var count = 0
         func add(_ flows: [Flow]) async throws {
@@ -50,13 +47,11 @@ public enum SessionPack {
         try await pack.flush()
         // A copy of the whole as one consistent file, compacted, with no WAL beside it.
         do {
-            try await pack.vacuum(into: partial)
+            try await pack.vacuum(into: output.writingPath)
+            chmod(output.writingPath, 0o600)
+            try output.commit()
         } catch {
             throw FlowStoreError("cannot write \(path): \(error)")
-        }
-        chmod(partial, 0o600)
-        guard rename(partial, path) == 0 else {
-            throw FlowStoreError("cannot write \(path): \(String(cString: strerror(errno)))")
         }
         return count
     }
