@@ -68,22 +68,6 @@ public final class PostgresFlowStore: FlowStore {
     /// PostgresNIO's own logging stays off; the store reports what matters itself.
     static let logger = Logger(label: "kagami.store.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    /// Body bytes that may wait for the writer; past this, flows are kept without body bytes
-    /// (sizes kept, marked truncated) until it catches up.
-    public let maximumPendingBodyBytes: Int
-    /// Flows that may wait for the writer before `isBehind` asks the proxy to slow down.
-    public let maximumPendingFlows: Int
-    /// WebSocket messages that may wait before `isBehind` asks relays to stop reading a moment.
-    public let maximumPendingMessages: Int
-    /// Where entries go while the server is away.
-    public let spoolDirectory: String
-    /// Bytes a spool may grow to; past this, flows are spooled without their bodies.
-    public let maximumSpoolBytes: Int
-    /// How long a transaction may take before the server counts as away.
-    public let writeTimeout: Duration
-    /// What is replaced before a flow or a message is queued, so it never reaches the shared
-    /// store (nor the spool); a session file applies it as this does (`FlowRedaction`).
-    public let redaction: FlowRedaction
     private init(location: PostgresLocation, session: Session, sessionID: Int64, client: PostgresClient, running: Task<Void, Never>,
                  maximumPendingBodyBytes: Int, maximumPendingFlows: Int, maximumPendingMessages: Int,
                  spoolDirectory: String, maximumSpoolBytes: Int, writeTimeout: Duration, redaction: FlowRedaction,
@@ -93,13 +77,6 @@ public final class PostgresFlowStore: FlowStore {
         self.sessionID = sessionID
         self.client = client
         self.running = running
-        self.maximumPendingBodyBytes = maximumPendingBodyBytes
-        self.maximumPendingFlows = maximumPendingFlows
-        self.maximumPendingMessages = maximumPendingMessages
-        self.spoolDirectory = spoolDirectory
-        self.maximumSpoolBytes = maximumSpoolBytes
-        self.writeTimeout = writeTimeout
-        self.redaction = redaction
         let limits = SessionWriter.Limits(
             pendingBodyBytes: maximumPendingBodyBytes, pendingEntries: maximumPendingFlows, pendingMessages: maximumPendingMessages,
             batch: Self.maximumBatch, batchBytes: Self.maximumBatchBytes)
