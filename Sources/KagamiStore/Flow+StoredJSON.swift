@@ -11,7 +11,7 @@ extension Flow {
     public func storedJSON() -> Data {
         var json = JSONTextWriter(capacity: 2048)
         json.beginObject()
-        json.key("id"); json.string(id.uuidString)
+        json.key("id"); json.string(id.canonicalText)
         json.key("mode"); json.string(mode.rawValue)
         if let clientAddress { json.key("clientAddress"); json.string(clientAddress) }
         if let serverAddress { json.key("serverAddress"); json.string(serverAddress) }
@@ -53,7 +53,7 @@ extension Flow {
             }
             json.endArray()
         }
-        if let repeatOf { json.key("repeatOf"); json.string(repeatOf.uuidString) }
+        if let repeatOf { json.key("repeatOf"); json.string(repeatOf.canonicalText) }
         if let streamID { json.key("streamID"); json.integer(streamID) }
         json.endObject()
         return Data(json.bytes)

@@ -383,7 +383,7 @@ public final class SQLiteFlowStore: FlowStore {
     }
 
     static func insert(_ flow: Flow, metadata: Data?, logged: LoggedBodies = LoggedBodies(), _ db: Database) throws {
-        let id = flow.id.uuidString
+        let id = flow.id.canonicalText
         let metadata = metadata ?? flow.storedJSON()
         do {
             try insertRow(flow, id: id, metadata: metadata, logged: logged, db)
@@ -398,7 +398,7 @@ public final class SQLiteFlowStore: FlowStore {
                     flow.mode.rawValue, flow.timings.start.timeIntervalSince1970, flow.request.method,
                     flow.request.url, flow.request.host, flow.response?.status, flow.request.body.size,
                     flow.response?.body.size, flow.duration, flow.error?.message, metadata,
-                    flow.repeatOf?.uuidString, id,
+                    flow.repeatOf?.canonicalText, id,
                 ])
             try insertBodies(flow, id: id, logged: logged, db)
         }
@@ -409,7 +409,7 @@ public final class SQLiteFlowStore: FlowStore {
             INSERT INTO websocketMessage (flowId, direction, time, opcode, size, truncated, compressed, data, note)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        let id = flowID.uuidString
+        let id = flowID.canonicalText
         for message in messages {
             try statement.run([
                 .text(id), .text(message.direction.rawValue), .double(message.time.timeIntervalSince1970), .integer(Int(message.opcode.rawValue)),
@@ -427,7 +427,7 @@ public final class SQLiteFlowStore: FlowStore {
                 .text(id), .text(flow.mode.rawValue), .double(flow.timings.start.timeIntervalSince1970), .text(flow.request.method),
                 .text(flow.request.url), .text(flow.request.host), SQLiteValue(flow.response?.status), .integer(flow.request.body.size),
                 SQLiteValue(flow.response?.body.size), SQLiteValue(flow.duration), SQLiteValue(flow.error?.message), .blob(metadata),
-                SQLiteValue(flow.repeatOf?.uuidString),
+                SQLiteValue(flow.repeatOf?.canonicalText),
             ], in: db)
         try insertBodies(flow, id: id, logged: logged, db)
     }

@@ -40,3 +40,17 @@ import Testing
         #expect(bytes[0..<6].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } == 1_750_000_000_250)
     }
 }
+
+@Suite struct UUIDTextTests {
+    @Test func canonicalTextIsWhatFoundationWrites() {
+        let fixed = [
+            UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+            UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255)),
+            UUID(uuid: (0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF, 0xFE, 0xDC, 0xBA, 0x98, 0x76, 0x54, 0x32, 0x10)),
+        ]
+        for id in fixed + (0..<1_000).map({ _ in UUID() }) + (0..<1_000).map({ _ in UUID.timeOrdered() }) {
+            #expect(id.canonicalText == id.uuidString)
+        }
+        #expect(fixed[2].canonicalText == "01234567-89AB-CDEF-FEDC-BA9876543210")
+    }
+}
