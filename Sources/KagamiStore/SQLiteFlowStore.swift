@@ -67,10 +67,12 @@ public final class SQLiteFlowStore: FlowStore {
     /// (see `flows(_:)`).
     public let filterWindow: Int
 
-    /// Warnings go to standard error unless `warn` takes them.
+    /// Warnings go to standard error unless `warn` takes them. Without `keepsJournal` the
+    /// session has no journal and no body log beside it: a flow is kept once SQLite has it (a
+    /// scratch copy nobody waits on).
     public init(
         path: String, maximumPendingBodyBytes: Int = 64 << 20, maximumPendingFlows: Int = 20_000, maximumPendingMessages: Int = 50_000,
-        filterWindow: Int = 50_000, redaction: FlowRedaction = .none, logsLargeBodies: Bool = true,
+        filterWindow: Int = 50_000, redaction: FlowRedaction = .none, keepsJournal: Bool = true,
         warn: @escaping @Sendable (String) -> Void = { Console.error("kagami: warning: \($0)\n") }
     ) throws {
         self.path = path
@@ -109,7 +111,7 @@ public final class SQLiteFlowStore: FlowStore {
         // process's to replay, and flows recorded here wait for their commit instead.
         let journal: SessionJournal?
         let bodyLog: SessionBodyLog?
-        if path.isEmpty || path == ":memory:" {
+        if path.isEmpty || path == ":memory:" || !keepsJournal {
             journal = nil
             bodyLog = nil
             journalDamage = nil
@@ -119,7 +121,7 @@ public final class SQLiteFlowStore: FlowStore {
             } catch is SessionJournal.InUse {
                 journal = nil
             }
-            bodyLog = logsLargeBodies ? SessionBodyLog(path: path + "-bodies") : nil
+            bodyLog = SessionBodyLog(path: path + "-bodies")
             let earlierAside = SessionJournal.asideFiles(of: path + "-flows")
             if let journal {
                 journalDamage = try Self.replay(journal, into: database, of: path)

@@ -26,7 +26,7 @@ public enum SessionPack {
         let scratch = (NSTemporaryDirectory() as NSString).appendingPathComponent("kagami-pack-\(UUID().uuidString)")
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let pack = try SQLiteFlowStore(path: (scratch as NSString).appendingPathComponent("session.sqlite"), logsLargeBodies: false)
+        let pack = try SQLiteFlowStore(path: (scratch as NSString).appendingPathComponent("session.sqlite"), keepsJournal: false)
         var count = 0
         func add(_ flows: [Flow]) async throws {
             let messages = try await store.webSocketMessages(of: flows)
