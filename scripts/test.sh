@@ -38,9 +38,12 @@ export KAGAMI_CONFORMANCE_DIR="${KAGAMI_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/kagami-run.XXXXXX")
 chmod 0711 "$scratch"
 export TMPDIR="$scratch"
-postgres_dir=""
 finish() {
-    if [ -n "$postgres_dir" ]; then scripts/postgres-cluster.sh stop "$postgres_dir"; fi
+    # The run's cluster, and any a crashed test started and could not stop.
+    local cluster
+    for cluster in "$scratch"/kagami-postgres.*; do
+        if [ -d "$cluster" ]; then scripts/postgres-cluster.sh stop "$cluster"; fi
+    done
     rm -rf "$scratch"
 }
 trap finish EXIT
@@ -50,7 +53,6 @@ trap finish EXIT
 if [ -z "${KAGAMI_TEST_POSTGRES_URL:-}" ]; then
     postgres_env=$(scripts/postgres-cluster.sh start)
     eval "$postgres_env"
-    postgres_dir=$KAGAMI_TEST_POSTGRES_DIR
     echo "PostgreSQL for the store tests: $KAGAMI_TEST_POSTGRES_URL"
 fi
 

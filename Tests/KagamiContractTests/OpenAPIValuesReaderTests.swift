@@ -1,5 +1,6 @@
 import Foundation
 import KagamiContract
+import KagamiTesting
 @testable import KagamiOpenAPI
 import Testing
 
@@ -18,13 +19,11 @@ import Testing
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let output = folder.appendingPathComponent("big.\(format)")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", root.appendingPathComponent("bench/descriptions/gen_big_openapi.py").path, output.path,
-                             "--paths", String(paths), "--version", version]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
+        let generator = try ChildProcess(
+            "/usr/bin/env", ["python3", root.appendingPathComponent("bench/descriptions/gen_big_openapi.py").path, output.path,
+                             "--paths", String(paths), "--version", version],
+            stdout: .null)
+        _ = generator.waitUntilExit()
         return try String(contentsOf: output, encoding: .utf8)
     }
 
