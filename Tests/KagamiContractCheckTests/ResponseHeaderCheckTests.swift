@@ -147,3 +147,47 @@ import Testing
         #expect(junit.contains(#"<failure message="response header.Location: the required header Location is missing" type="missing">"#), "\(junit)")
     }
 }
+
+/// Through the proxy: curl against a small origin on 127.0.0.1:0 whose answers keep or break
+/// the headers the description declares; the proxy's check stores what it finds with each flow.
+@Suite("Declared response headers through the proxy", .serialized)
+struct ResponseHeadersThroughProxyTests {
+    static let items = #"[{"id":1,"name":"a"}]"#
+
+    static let script: ScriptedOrigin.Script = { request in
+        let json = ("Content-Type", "application/json")
+        switch (request.method, request.uri) {
+        case ("GET", "/v1/items?page=1"):
+            return ScriptedOrigin.Reply(status: 200, headers: [json, ("X-Total-Count", "2"), ("X-Rate-Limit-Remaining", "9")], body: Array(items.utf8))
+        case ("GET", "/v1/items?page=2"):
+            return ScriptedOrigin.Reply(status: 200, headers: [json, ("X-Total-Count", "abc"), ("X-Rate-Limit-Remaining", "8")], body: Array(items.utf8))
+        case ("POST", "/v1/items"):
+            return ScriptedOrigin.Reply(status: 201, headers: [json], body: Array(#"{"id":7,"name":"a"}"#.utf8))
+        case ("DELETE", "/v1/items/1"):
+            return ScriptedOrigin.Reply(status: 204, headers: [("X-Deleted-At", "2026-11-29T06:00:00Z"), ("X-Mode", "soft")])
+        default:
+            return ScriptedOrigin.Reply(status: 418)
+        }
+    }
+
+    @Test func findingsAreStoredWithTheirFlows() async throws {
+        try await ContractProxyHarness.with(description: "headers.yaml", script: Self.script) { h in
+            let base = "\(h.origin.baseURL)/v1"
+            _ = try await h.curl(["\(base)/items?page=1"])
+            _ = try await h.curl(["\(base)/items?page=2"])
+            _ = try await h.curl(["-X", "POST", "-H", "Content-Type: application/json", "--data", #"{"name":"a"}"#, "\(base)/items"])
+            let deleted = try await h.curl(["-X", "DELETE", "-o", "/dev/null", "-w", "%{http_code}", "\(base)/items/1"])
+            #expect(deleted.stdoutText == "204")
+            let flows = try await h.checkedFlows(count: 4)
+            #expect(flows.count == 4)
+            var byTarget: [String: [ContractViolation]] = [:]
+            for flow in flows { byTarget["\(flow.request.method) \(flow.request.target)", default: []] += flow.violations }
+            #expect(byTarget["GET /v1/items?page=1"] == [], "\(byTarget)")
+            #expect(byTarget["DELETE /v1/items/1"] == [], "\(byTarget)")
+            let count = try #require(byTarget["GET /v1/items?page=2"])
+            #expect(count.map(\.place) == ["header.X-Total-Count"] && count.first?.keyword == "type" && count.first?.side == .response)
+            let created = try #require(byTarget["POST /v1/items"])
+            #expect(created.map(\.place) == ["header.Location"] && created.first?.kind == .missing && created.first?.severity == .error)
+        }
+    }
+}
