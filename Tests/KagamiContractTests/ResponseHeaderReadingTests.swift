@@ -150,3 +150,26 @@ import Testing
         #expect(created.declaredHeaders.isEmpty)
     }
 }
+
+extension ResponseHeaderReadingTests {
+    /// `convert` to OpenAPI writes each declared header as declared: read back, the same
+    /// names, `required` flags and schemas' types, and example lines.
+    @Test func convertToOpenAPIKeepsTheDeclarations() throws {
+        let contract = OpenAPIReader.parse(Self.fixture)
+        var notes: [ConversionNote] = []
+        let written = OpenAPIWriter.document(for: contract, serverURL: "http://127.0.0.1:5000/v1", notes: &notes)
+        let back = OpenAPIReader.parse(written.serialized(.prettyPrinted))
+        #expect(back.errors.isEmpty, "\(back.errors)")
+        for (method, status) in [("GET", 200), ("POST", 201), ("POST", 429), ("DELETE", 204)] {
+            let before = try Self.response(contract, method, status)
+            let after = try Self.response(back, method, status)
+            #expect(after.declaredHeaders.map(\.name) == before.declaredHeaders.map(\.name), "\(method) \(status)")
+            #expect(after.declaredHeaders.map(\.required) == before.declaredHeaders.map(\.required), "\(method) \(status)")
+            #expect(after.declaredHeaders.map { $0.schema?["type"] } == before.declaredHeaders.map { $0.schema?["type"] }, "\(method) \(status)")
+            #expect(after.declaredHeaders.map(\.description) == before.declaredHeaders.map(\.description), "\(method) \(status)")
+            for header in before.declaredHeaders {
+                #expect(after.payload.header(header.name) == before.payload.header(header.name), "\(method) \(status) \(header.name)")
+            }
+        }
+    }
+}
