@@ -130,6 +130,28 @@ import Testing
         #expect(try Self.violations(Self.check(version: "3.0.3"), deleted).map(\.keyword) == ["format"])
     }
 
+    /// Request parameters are read by the same reading: an array's items along `items`.
+    @Test func aQueryArraysItemsAreReadAlongTheirSchema() throws {
+        let yaml = """
+        openapi: 3.1.0
+        info: {title: Things, version: "1"}
+        paths:
+          /things:
+            get:
+              parameters:
+                - name: ids
+                  in: query
+                  schema: {type: array, items: {type: integer}}
+              responses:
+                '204': {description: none}
+        """
+        let check = try ContractCheck(file: DescriptionFile(text: yaml, format: .openAPI), baseURL: "http://127.0.0.1:5000")
+        #expect(try Self.violations(check, ContractCheckTests.flow("GET", "/things?ids=1,2", status: 204, headers: [])) == [])
+        #expect(try Self.violations(check, ContractCheckTests.flow("GET", "/things?ids=1&ids=2", status: 204, headers: [])) == [])
+        let wrong = try Self.violations(check, ContractCheckTests.flow("GET", "/things?ids=1,x", status: 204, headers: []))
+        #expect(wrong.map(\.place) == ["query.ids"] && wrong.first?.keyword == "type")
+    }
+
     /// The same findings in the JSON and JUnit reports `kagami validate` writes.
     @Test func theReportsCarryTheFindings() throws {
         var report = ContractReport(ContractSet([try Self.check(version: "3.1.0")]))
