@@ -294,10 +294,20 @@ public struct ResponseHeader: Sendable, Hashable, Codable {
     /// JSON media type, other text read in the `simple` style (`SimpleStyle`). Nil for JSON
     /// text that doesn't parse.
     public func value(of text: String) -> JSONValue? {
-        if let mediaType, mediaType.hasSuffix("json") || mediaType.contains("json;") {
-            return try? JSONValue(parsing: text)
-        }
-        return SimpleStyle.value(of: text, schema: schema)
+        carriesJSON ? try? JSONValue(parsing: text) : SimpleStyle.value(of: text, schema: schema)
+    }
+
+    /// `value` as a header line carries it: JSON text for a JSON `content`, else in the
+    /// `simple` style.
+    public func text(of value: JSONValue) -> String {
+        carriesJSON ? value.serialized() : SimpleStyle.text(of: value)
+    }
+
+    /// Declared with a JSON `content` (`application/json`, `…+json`): the value is JSON text.
+    public var carriesJSON: Bool {
+        guard let mediaType else { return false }
+        let essence = (mediaType.lowercased().split(separator: ";").first ?? "").filter { $0 != " " }
+        return essence.hasSuffix("/json") || essence.hasSuffix("+json")
     }
 }
 

@@ -452,11 +452,12 @@ struct OpenAPIContractBuilder {
                             ?? media.examples?.first.flatMap { try? document.components.lookup($0.value) }?.value?.value.flatMap(Self.json)
                     }
                 }
-                declared.append(ResponseHeader(
+                let declaration = ResponseHeader(
                     name: name, required: header.required, deprecated: header.deprecated, description: header.description ?? "",
                     schema: schema, mediaType: mediaType, schemaPointer: schema == nil ? nil : JSONPointer.string(schemaPath),
-                    sourceLocation: locator.location(of: headerPath)))
-                headers.append(Header(name: name, value: Self.headerText(example: example, schema: schema, mediaType: mediaType)))
+                    sourceLocation: locator.location(of: headerPath))
+                declared.append(declaration)
+                headers.append(Header(name: name, value: declaration.exampleLine(example)))
             }
             if response.content.isEmpty {
                 example.responses.append(Response(
@@ -481,15 +482,6 @@ struct OpenAPIContractBuilder {
         let isJSON = mediaType.hasSuffix("/json") || mediaType.hasSuffix("+json") || mediaType.contains("json;")
         if !isJSON, case .string(let text) = value { return text }
         return value.serialized(.prettyPrinted)
-    }
-
-    /// A declared header's example line: its example, else a value written from its schema
-    /// (valid by construction), as a header carries it (`SimpleStyle`; JSON text for a JSON
-    /// `content`). Empty when the header has neither.
-    static func headerText(example: JSONValue?, schema: JSONValue?, mediaType: String?) -> String {
-        guard let value = example ?? schema.map({ JSONSchemaExample.example(for: $0, direction: .response) }) else { return "" }
-        if let mediaType, mediaType.hasSuffix("json") || mediaType.contains("json;") { return value.serialized() }
-        return SimpleStyle.text(of: value)
     }
 
     /// The document path a local `$ref` names (`#/components/headers/Rate` → its tokens).

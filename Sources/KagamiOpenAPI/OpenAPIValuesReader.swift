@@ -414,10 +414,11 @@ struct OpenAPIValuesReader {
             guard let schemaValue = header["schema"] else { throw ValuesReaderRefusal(reason: "a header without a schema", path: headerPath) }
             let schema = try inliner.resolved(referenceOrForm(schemaValue, at: headerPath + ["schema"]))
             let example = try header["example"].map { value throws(ValuesReaderRefusal) in try exampleForm(value, at: headerPath + ["example"]) }
-            declared.append(ResponseHeader(
+            let declaration = ResponseHeader(
                 name: name, required: required, deprecated: deprecated, description: description, schema: schema,
-                schemaPointer: JSONPointer.string(headerPath + ["schema"]), sourceLocation: locator.location(of: headerPath)))
-            lines.append(Header(name: name, value: OpenAPIContractBuilder.headerText(example: example, schema: schema, mediaType: nil)))
+                schemaPointer: JSONPointer.string(headerPath + ["schema"]), sourceLocation: locator.location(of: headerPath))
+            declared.append(declaration)
+            lines.append(Header(name: name, value: declaration.exampleLine(example)))
         }
         return (declared, lines)
     }
