@@ -87,6 +87,7 @@ extension TransactionExample {
             "responses": .array(responses.map { response in
                 var object: JSONObject = ["status": .integer(response.status), "name": .string(response.name)]
                 response.payload.write(into: &object)
+                object["declaredHeaders"] = .array(response.declaredHeaders.map(\.jsonValue))
                 return .object(object)
             }),
         ]
@@ -104,6 +105,16 @@ extension MessagePayload {
         object["schemaSource"] = schemaSource.map { .string($0.rawValue) } ?? .null
         object["schemaDialect"] = schemaDialect.map(JSONValue.string) ?? .null
         object["location"] = sourceLocation.jsonValue
+    }
+}
+
+extension ResponseHeader {
+    public var jsonValue: JSONValue {
+        [
+            "name": .string(name), "required": .bool(required), "deprecated": .bool(deprecated),
+            "description": .string(description), "schema": schema ?? .null,
+            "mediaType": mediaType.map(JSONValue.string) ?? .null, "location": sourceLocation.jsonValue,
+        ]
     }
 }
 

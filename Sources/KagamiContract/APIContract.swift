@@ -258,6 +258,59 @@ public struct Header: Sendable, Hashable, Codable {
     }
 }
 
+/// A header a response declares (OpenAPI's `responses.*.headers`): whether it must be sent
+/// and the schema its value is read and checked with. API Blueprint shows headers as example
+/// lines only (`MessagePayload.headers`); MSON has no header schema.
+public struct ResponseHeader: Sendable, Hashable, Codable {
+    public var name: String
+    public var required: Bool
+    public var deprecated: Bool
+    public var description: String
+    /// The value's JSON Schema with references inlined; nil when the description gives none.
+    public var schema: JSONValue?
+    /// The media type of a header declared with `content` rather than `schema`: a JSON type's
+    /// value is JSON text.
+    public var mediaType: String?
+    /// JSON Pointer of `schema` in the description document (inside `components/headers`
+    /// for a header that is a `$ref`).
+    public var schemaPointer: String?
+    public var sourceLocation: SourceLocation?
+
+    public init(
+        name: String, required: Bool = false, deprecated: Bool = false, description: String = "", schema: JSONValue? = nil,
+        mediaType: String? = nil, schemaPointer: String? = nil, sourceLocation: SourceLocation? = nil
+    ) {
+        self.name = name
+        self.required = required
+        self.deprecated = deprecated
+        self.description = description
+        self.schema = schema
+        self.mediaType = mediaType
+        self.schemaPointer = schemaPointer
+        self.sourceLocation = sourceLocation
+    }
+
+    /// The value a header line carries, as the schema describes it: JSON text parsed for a
+    /// JSON media type, other text read in the `simple` style (`SimpleStyle`). Nil for JSON
+    /// text that doesn't parse.
+    public func value(of text: String) -> JSONValue? {
+        carriesJSON ? try? JSONValue(parsing: text) : SimpleStyle.value(of: text, schema: schema)
+    }
+
+    /// `value` as a header line carries it: JSON text for a JSON `content`, else in the
+    /// `simple` style.
+    public func text(of value: JSONValue) -> String {
+        carriesJSON ? value.serialized() : SimpleStyle.text(of: value)
+    }
+
+    /// Declared with a JSON `content` (`application/json`, `…+json`): the value is JSON text.
+    public var carriesJSON: Bool {
+        guard let mediaType else { return false }
+        let essence = (mediaType.lowercased().split(separator: ";").first ?? "").filter { $0 != " " }
+        return essence.hasSuffix("/json") || essence.hasSuffix("+json")
+    }
+}
+
 /// Where a message's example body came from. Apiary's precedence: Body > Attributes > Schema.
 public enum BodySource: String, Sendable, Hashable, Codable {
     case body
@@ -357,12 +410,19 @@ public struct Response: Sendable, Hashable, Codable {
     /// The description gave a class of statuses (OpenAPI `2XX`): `status` is its first code
     /// and any of the hundred matches.
     public var isStatusClass: Bool = false
+    /// The headers the response declares with a schema (OpenAPI `headers`), checked in the
+    /// traffic; their example values are among `payload.headers`, which the mock sends.
+    public var declaredHeaders: [ResponseHeader] = []
 
-    public init(status: Int, name: String = "", payload: MessagePayload = MessagePayload(), isStatusClass: Bool = false) {
+    public init(
+        status: Int, name: String = "", payload: MessagePayload = MessagePayload(), isStatusClass: Bool = false,
+        declaredHeaders: [ResponseHeader] = []
+    ) {
         self.status = status
         self.name = name
         self.payload = payload
         self.isStatusClass = isStatusClass
+        self.declaredHeaders = declaredHeaders
     }
 
     /// Whether a response with `code` is this documented response (`default`, status 0,

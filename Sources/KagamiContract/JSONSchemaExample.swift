@@ -700,6 +700,15 @@ extension MessagePayload {
     }
 }
 
+extension ResponseHeader {
+    /// The header's example line: `example` (the description's) as the header carries it, else
+    /// a value written from the schema for a response (valid by construction); empty with neither.
+    public func exampleLine(_ example: JSONValue?) -> String {
+        guard let value = example ?? schema.map({ JSONSchemaExample.example(for: $0, direction: .response) }) else { return "" }
+        return text(of: value)
+    }
+}
+
 extension DataStructure {
     /// The example: the one the description gives or renders, else one written now from the
     /// schema.

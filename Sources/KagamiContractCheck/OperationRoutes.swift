@@ -52,6 +52,9 @@ public struct OperationRoute: Sendable {
     let responseSchemaSources: [[RouteSchema?]]
     /// Parameter schemas (OpenAPI), by parameter name.
     let parameterSchemaSources: [String: RouteSchema]
+    /// The schemas of the headers responses declare (OpenAPI), by the schema: a header such
+    /// as `X-Rate-Limit` is declared alike on many responses.
+    let headerSchemaSources: [JSONValue: RouteSchema]
 
     /// Compiled request body schemas, by index into `action.examples[i].requests[j]`.
     public var requestSchemas: [[JSONSchema?]] {
@@ -66,6 +69,11 @@ public struct OperationRoute: Sendable {
     /// Compiled parameter schemas (OpenAPI), by parameter name.
     func parameterSchema(_ name: String) -> JSONSchema? {
         parameterSchemaSources[name]?.schema
+    }
+
+    /// The compiled schema of a header a response declares.
+    func headerSchema(_ header: ResponseHeader) -> JSONSchema? {
+        header.schema.flatMap { headerSchemaSources[$0]?.schema }
     }
 
     /// How violations and reports name the operation.
@@ -143,11 +151,21 @@ public struct OperationRoutes: Sendable {
                 for parameter in action.parameters {
                     if let schema = parameter.schema { parameterSchemas[parameter.name] = RouteSchema(schema, options: requestOptions) }
                 }
+                var headerSchemas: [JSONValue: RouteSchema] = [:]
+                for example in action.examples {
+                    for response in example.responses {
+                        for header in response.declaredHeaders {
+                            guard let schema = header.schema, headerSchemas[schema] == nil else { continue }
+                            headerSchemas[schema] = RouteSchema(schema, options: responseOptions)
+                        }
+                    }
+                }
                 routes.append(OperationRoute(
                     action: action, method: action.method.uppercased(), template: template,
                     pathTemplate: pathTemplate, sourceLocation: action.sourceLocation ?? resource.sourceLocation,
                     specificity: specificity, documentOrder: routes.count,
-                    requestSchemaSources: requestSchemas, responseSchemaSources: responseSchemas, parameterSchemaSources: parameterSchemas))
+                    requestSchemaSources: requestSchemas, responseSchemaSources: responseSchemas, parameterSchemaSources: parameterSchemas,
+                    headerSchemaSources: headerSchemas))
             }
         }
         // Stable: among equally specific templates the earlier action wins. Positions are

@@ -57,7 +57,7 @@ public enum RequestCheck {
             }
             for value in values {
                 if let schema = route.parameterSchema(parameter.name) {
-                    let instance = coerce(value, for: parameter.schema)
+                    let instance = SimpleStyle.value(of: value, schema: parameter.schema)
                     for error in schema.validate(instance).errors {
                         var violation = SchemaFinding.violation(
                             error, schema: parameter.schema, schemaPointer: nil, instance: instance, kind: .parameter,
@@ -154,12 +154,12 @@ public enum RequestCheck {
             let text = field.text ?? ""
             var value: JSONValue
             let wantsJSON = field.contentType.map(MediaType.isJSON) ?? false
-            if wantsJSON || Self.types(of: property).contains("object"), let parsed = try? JSONValue(parsing: text) {
+            if wantsJSON || SimpleStyle.types(of: property).contains("object"), let parsed = try? JSONValue(parsing: text) {
                 value = parsed
             } else if isArray(property) {
-                value = coerce(text, for: property?["items"])
+                value = SimpleStyle.value(of: text, schema: property?["items"])
             } else {
-                value = coerce(text, for: property)
+                value = SimpleStyle.value(of: text, schema: property)
             }
             if isArray(property) {
                 if case .array(let items)? = object[field.name] {
@@ -177,14 +177,6 @@ public enum RequestCheck {
         return .object(object)
     }
 
-    private static func types(of schema: JSONValue?) -> [String] {
-        switch schema?["type"] {
-        case .string(let type)?: return [type]
-        case .array(let list)?: return list.compactMap(\.stringValue)
-        default: return []
-        }
-    }
-
     public static func text(of value: URITemplate.Value) -> String {
         switch value {
         case .string(let string): string
@@ -200,32 +192,6 @@ public enum RequestCheck {
         case .array(let list)?: return list.contains(.string("array"))
         default: return false
         }
-    }
-
-    /// Parameters arrive as text; the schema's `type` says what the text stands for.
-    static func coerce(_ text: String, for schema: JSONValue?) -> JSONValue {
-        var types: [String] = []
-        if case .object(let object)? = schema {
-            switch object["type"] {
-            case .string(let type)?: types = [type]
-            case .array(let list)?: types = list.compactMap { if case .string(let s) = $0 { s } else { nil } }
-            default: break
-            }
-        }
-        if types.contains("integer"), let integer = Int(text) { return .integer(integer) }
-        // An integer beyond `Int` is still an integer: as the JSON parser reads it, a double.
-        if types.contains("integer") || types.contains("number"), isIntegerLiteral(text), let number = Double(text) {
-            return .number(number)
-        }
-        if types.contains("number"), let number = Double(text) { return Int(text).map(JSONValue.integer) ?? .number(number) }
-        if types.contains("boolean"), text == "true" || text == "false" { return .bool(text == "true") }
-        if types.contains("array") { return .array(text.split(separator: ",").map { .string(String($0)) }) }
-        return .string(text)
-    }
-
-    static func isIntegerLiteral(_ text: String) -> Bool {
-        let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
-        return !digits.isEmpty && digits.allSatisfy { $0.isASCII && $0.isNumber }
     }
 
     /// Blueprint parameter types: `number`, `boolean`, `enum[string]` with members.

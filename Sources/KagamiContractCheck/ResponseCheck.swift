@@ -1,5 +1,6 @@
 // Checks a response against its operation: a documented status, its media type, its body
-// schema, and (for API Blueprint) the headers the description shows.
+// schema, the headers it declares (OpenAPI: present when required, values by their schemas),
+// and (for API Blueprint) the headers the description shows.
 import Foundation
 import KagamiContract
 import KagamiFlow
@@ -61,6 +62,10 @@ public enum ResponseCheck {
         if format == .apiBlueprint, response.status != 304, let first = candidates.first {
             outcome.violations += missingHeaders(response, documented: first.response, operation: operation)
         }
+        // Every media type and example of one status declares the same headers.
+        if let first = candidates.first {
+            outcome.violations += declaredHeaderViolations(response, documented: first.response, route: route)
+        }
         if hasNoBody { return outcome }
 
         let typed = candidates.filter { $0.response.payload.mediaType != nil }
@@ -111,6 +116,48 @@ public enum ResponseCheck {
         return outcome
     }
 
+    /// The headers the documented response declares (OpenAPI `headers`): a required one
+    /// absent, and a value its schema refuses, read as the schema describes it
+    /// (`ResponseHeader.value(of:)`). Several lines of a field whose schema is an array are one
+    /// list (RFC 9110 section 5.3); of another field, each line is checked.
+    static func declaredHeaderViolations(_ response: FlowResponse, documented: Response, route: OperationRoute) -> [ContractViolation] {
+        let operation = route.operation
+        var violations: [ContractViolation] = []
+        for header in documented.declaredHeaders {
+            let lines = response.headers.values(for: header.name)
+            if lines.isEmpty {
+                if header.required {
+                    violations.append(ContractViolation(
+                        kind: .missing, operation: operation, side: .response, location: .header, name: header.name,
+                        schemaPointer: header.requiredPointer,
+                        keyword: "required", expected: "present", actual: "absent",
+                        message: "the required header \(header.name) is missing"))
+                }
+                continue
+            }
+            guard let schema = route.headerSchema(header) else { continue }
+            let texts = header.mediaType == nil && SimpleStyle.types(of: header.schema).contains("array") ? [lines.joined(separator: ",")] : lines
+            for text in texts {
+                guard let instance = header.value(of: text) else {
+                    violations.append(ContractViolation(
+                        kind: .notJSON, operation: operation, side: .response, location: .header, name: header.name,
+                        expected: "JSON (\(header.mediaType ?? ""))", actual: Shortened.text(text),
+                        message: "the value of \(header.name) is not JSON, as its \(header.mediaType ?? "") content says"))
+                    continue
+                }
+                for error in schema.validate(instance).errors {
+                    var violation = SchemaFinding.violation(
+                        error, schema: header.schema, schemaPointer: header.schemaPointer, instance: instance, kind: .schema,
+                        operation: operation, side: .response, location: .header)
+                    violation.name = header.name
+                    if violation.instancePointer == "" { violation.instancePointer = nil }
+                    violations.append(violation)
+                }
+            }
+        }
+        return violations
+    }
+
     /// Headers an API Blueprint response shows that this response lacks (names compared
     /// without case; values are examples, so they are not compared).
     private static func missingHeaders(_ response: FlowResponse, documented: Response, operation: ContractViolation.Operation) -> [ContractViolation] {
@@ -123,6 +170,14 @@ public enum ResponseCheck {
                 message: "the documented header \(header.name) is missing"))
         }
         return violations
+    }
+}
+
+extension ResponseHeader {
+    /// Where the header's `required` is, beside its `schema` (nil for a header declared with `content`).
+    var requiredPointer: String? {
+        guard mediaType == nil, let schemaPointer, schemaPointer.hasSuffix("/schema") else { return nil }
+        return String(schemaPointer.dropLast("schema".count)) + "required"
     }
 }
 

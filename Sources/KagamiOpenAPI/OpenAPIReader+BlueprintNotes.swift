@@ -63,23 +63,27 @@ extension OpenAPIReader {
                     note(at + ["requestBody", "content", mediaType, "encoding"], "the encoding of form fields: a Blueprint has no form for it; left out")
                 }
                 for (status, response) in operation["responses"]?.objectValue ?? [:] {
-                    responseNotes(response, at: at + ["responses", status], note: note)
+                    responseNotes(response, at: at + ["responses", status], in: document, note: note)
                 }
             }
         }
         for (name, response) in document["components"]?["responses"]?.objectValue ?? [:] {
-            responseNotes(response, at: ["components", "responses", name], note: note)
+            responseNotes(response, at: ["components", "responses", name], in: document, note: note)
         }
         return notes
     }
 
-    private static func responseNotes(_ response: JSONValue, at path: [String], note: ([String], String) -> Void) {
+    private static func responseNotes(_ response: JSONValue, at path: [String], in document: JSONValue, note: ([String], String) -> Void) {
         for name in response["links"]?.objectValue?.keys.map({ $0 }) ?? [] {
             note(path + ["links", name], "link '\(name)': a Blueprint has no links between responses and operations; left out")
         }
-        for (name, header) in response["headers"]?.objectValue ?? [:] {
-            let lost = [("schema", "its schema"), ("required", "whether it is required"), ("description", "its description")]
-                .filter { header[$0.0] != nil }.map(\.1)
+        for (name, written) in response["headers"]?.objectValue ?? [:] {
+            // A header of `components/headers` is noted where the response uses it.
+            let header = written["$ref"]?.stringValue.flatMap { $0.hasPrefix("#") ? resolve(pointer: String($0.dropFirst()), in: document) : nil } ?? written
+            let lost = [
+                ("schema", "its schema"), ("content", "its schema"), ("required", "whether it is required"),
+                ("deprecated", "its deprecation"), ("description", "its description"),
+            ].filter { header[$0.0] != nil }.map(\.1)
             guard !lost.isEmpty else { continue }
             let listed = lost.count == 1 ? lost[0] : lost.dropLast().joined(separator: ", ") + " and " + (lost.last ?? "")
             note(path + ["headers", name], "response header '\(name)': a Blueprint shows it as a value; \(listed) \(lost.count == 1 ? "is" : "are") left out")

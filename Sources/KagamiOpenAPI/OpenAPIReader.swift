@@ -422,30 +422,54 @@ struct OpenAPIContractBuilder {
             }
             let code = Self.statusCode(status.rawValue)
             let isStatusClass = Int(status.rawValue) == nil && code != 0
+            // Where the response is written: its component when the entry is a `$ref`.
+            var responsePath = statusKeyPath
+            if case .a(let reference) = entry, let path = Self.documentPath(ofReference: reference.absoluteString) { responsePath = path }
+            var declared: [ResponseHeader] = []
             var headers: [Header] = []
-            for (name, header) in response.headers ?? [:] {
-                guard let header = try? document.components.lookup(header) else { continue }
-                var value = ""
-                if case .a(let context) = header.schemaOrContent {
-                    if let example = context.example.flatMap(Self.json) {
-                        value = Self.plainText(example)
-                    } else if case .b(let schema) = context.schema, let json = schemaJSON(schema) {
-                        value = Self.plainText(JSONSchemaExample.example(for: resolved(json)))
+            for (name, entry) in response.headers ?? [:] where name.lowercased() != "content-type" {
+                guard let header = try? document.components.lookup(entry) else { continue }
+                var headerPath = responsePath + ["headers", name]
+                if case .a(let reference) = entry, let path = Self.documentPath(ofReference: reference.absoluteString) { headerPath = path }
+                var schema: JSONValue?
+                var schemaPath = headerPath + ["schema"]
+                var mediaType: String?
+                var example: JSONValue?
+                switch header.schemaOrContent {
+                case .a(let context):
+                    switch context.schema {
+                    case .a(let reference): schema = resolved(["$ref": .string(reference.absoluteString)])
+                    case .b(let value): schema = schemaJSON(value).map(resolved)
+                    }
+                    example = context.example.flatMap(Self.json)
+                        ?? context.examples?.first.flatMap { try? document.components.lookup($0.value) }?.value?.value.flatMap(Self.json)
+                case .b(let content):
+                    if let (type, entry) = content.first, let media = try? document.components.lookup(entry) {
+                        mediaType = type.rawValue
+                        schemaPath = headerPath + ["content", type.rawValue, "schema"]
+                        schema = media.schema.flatMap(schemaJSON).map(resolved)
+                        example = media.example.flatMap(Self.json)
+                            ?? media.examples?.first.flatMap { try? document.components.lookup($0.value) }?.value?.value.flatMap(Self.json)
                     }
                 }
-                headers.append(Header(name: name, value: value))
+                let declaration = ResponseHeader(
+                    name: name, required: header.required, deprecated: header.deprecated, description: header.description ?? "",
+                    schema: schema, mediaType: mediaType, schemaPointer: schema == nil ? nil : JSONPointer.string(schemaPath),
+                    sourceLocation: locator.location(of: headerPath))
+                declared.append(declaration)
+                headers.append(Header(name: name, value: declaration.exampleLine(example)))
             }
             if response.content.isEmpty {
                 example.responses.append(Response(
                     status: code, payload: MessagePayload(description: response.description ?? "", headers: headers, sourceLocation: locator.location(of: statusKeyPath)),
-                    isStatusClass: isStatusClass))
+                    isStatusClass: isStatusClass, declaredHeaders: declared))
             }
             for (contentType, entry) in response.content {
                 guard let content = try? document.components.lookup(entry) else { continue }
                 for (name, payload) in payloads(contentType.rawValue, content, headers: headers, at: statusKeyPath + ["content", contentType.rawValue]) {
                     var payload = payload
                     payload.description = response.description ?? ""
-                    example.responses.append(Response(status: code, name: name, payload: payload, isStatusClass: isStatusClass))
+                    example.responses.append(Response(status: code, name: name, payload: payload, isStatusClass: isStatusClass, declaredHeaders: declared))
                 }
             }
         }
@@ -458,6 +482,12 @@ struct OpenAPIContractBuilder {
         let isJSON = mediaType.hasSuffix("/json") || mediaType.hasSuffix("+json") || mediaType.contains("json;")
         if !isJSON, case .string(let text) = value { return text }
         return value.serialized(.prettyPrinted)
+    }
+
+    /// The document path a local `$ref` names (`#/components/headers/Rate` → its tokens).
+    static func documentPath(ofReference reference: String) -> [String]? {
+        guard reference.hasPrefix("#") else { return nil }
+        return JSONPointer.tokens(String(reference.dropFirst()))
     }
 
     /// `200` → 200, `2XX` → 200, `default` → 0.

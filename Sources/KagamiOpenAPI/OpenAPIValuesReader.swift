@@ -303,20 +303,21 @@ struct OpenAPIValuesReader {
             }
             let number = OpenAPIContractBuilder.statusCode(status)
             let isStatusClass = Int(status) == nil && number != 0
-            let headers = try self.headers(response["headers"], at: statusPath + ["headers"])
+            let responsePath = entry["$ref"]?.stringValue.flatMap(OpenAPIContractBuilder.documentPath(ofReference:)) ?? statusPath
+            let (declared, headers) = try self.headers(response["headers"], at: responsePath + ["headers"])
             let content = try response["content"].map { value throws(ValuesReaderRefusal) in try object(value, at: statusPath + ["content"]) } ?? [:]
             if content.isEmpty {
                 example.responses.append(Response(
                     status: number,
                     payload: MessagePayload(description: responseDescription, headers: headers, sourceLocation: locator.location(of: statusPath)),
-                    isStatusClass: isStatusClass))
+                    isStatusClass: isStatusClass, declaredHeaders: declared))
             }
             for (contentType, value) in content {
                 let mediaType = try self.mediaType(contentType, at: statusPath + ["content", contentType])
                 for (name, payload) in try payloads(mediaType, value, headers: headers, at: statusPath + ["content", contentType]) {
                     var payload = payload
                     payload.description = responseDescription
-                    example.responses.append(Response(status: number, name: name, payload: payload, isStatusClass: isStatusClass))
+                    example.responses.append(Response(status: number, name: name, payload: payload, isStatusClass: isStatusClass, declaredHeaders: declared))
                 }
             }
         }
@@ -395,28 +396,31 @@ struct OpenAPIValuesReader {
         return result
     }
 
-    private mutating func headers(_ value: JSONValue?, at keyPath: [String]) throws(ValuesReaderRefusal) -> [Header] {
-        guard let value else { return [] }
-        var result: [Header] = []
-        for (name, entry) in try object(value, at: keyPath) {
-            let headerPath = keyPath + [name]
-            let header = try resolvedComponent(entry, in: "headers", at: headerPath)
+    /// A response's declared headers and the example line of each (`Content-Type` left out,
+    /// as OpenAPI says). `keyPath` is where the response writes them (in its component when
+    /// the response is a `$ref`).
+    private mutating func headers(_ value: JSONValue?, at keyPath: [String]) throws(ValuesReaderRefusal) -> (declared: [ResponseHeader], lines: [Header]) {
+        guard let value else { return ([], []) }
+        var declared: [ResponseHeader] = []
+        var lines: [Header] = []
+        for (name, entry) in try object(value, at: keyPath) where name.lowercased() != "content-type" {
+            let entryPath = keyPath + [name]
+            let header = try resolvedComponent(entry, in: "headers", at: entryPath)
+            let headerPath = entry["$ref"]?.stringValue.flatMap(OpenAPIContractBuilder.documentPath(ofReference:)) ?? entryPath
             try expectKeys(header, ["description", "required", "deprecated", "schema", "example"], at: headerPath)
-            _ = try string(header["description"], at: headerPath + ["description"])
-            _ = try bool(header["required"], at: headerPath + ["required"])
-            _ = try bool(header["deprecated"], at: headerPath + ["deprecated"])
-            guard let schema = header["schema"] else { throw ValuesReaderRefusal(reason: "a header without a schema", path: headerPath) }
-            var text = ""
-            if let example = header["example"] {
-                text = OpenAPIContractBuilder.plainText(try exampleForm(example, at: headerPath + ["example"]))
-            } else if try reference(schema, at: headerPath + ["schema"]) == nil {
-                // A header schema that is a `$ref` gives no value (OpenAPIKit keeps it a reference).
-                let form = try forms.form(of: schema, at: headerPath + ["schema"])
-                text = OpenAPIContractBuilder.plainText(JSONSchemaExample.example(for: inliner.resolved(form)))
-            }
-            result.append(Header(name: name, value: text))
+            let description = try string(header["description"], at: headerPath + ["description"]) ?? ""
+            let required = try bool(header["required"], at: headerPath + ["required"]) ?? false
+            let deprecated = try bool(header["deprecated"], at: headerPath + ["deprecated"]) ?? false
+            guard let schemaValue = header["schema"] else { throw ValuesReaderRefusal(reason: "a header without a schema", path: headerPath) }
+            let schema = try inliner.resolved(referenceOrForm(schemaValue, at: headerPath + ["schema"]))
+            let example = try header["example"].map { value throws(ValuesReaderRefusal) in try exampleForm(value, at: headerPath + ["example"]) }
+            let declaration = ResponseHeader(
+                name: name, required: required, deprecated: deprecated, description: description, schema: schema,
+                schemaPointer: JSONPointer.string(headerPath + ["schema"]), sourceLocation: locator.location(of: headerPath))
+            declared.append(declaration)
+            lines.append(Header(name: name, value: declaration.exampleLine(example)))
         }
-        return result
+        return (declared, lines)
     }
 
     // MARK: Messages

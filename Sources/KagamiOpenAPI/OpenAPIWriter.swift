@@ -224,7 +224,8 @@ public enum OpenAPIWriter {
             if responses[key] != nil { append(response.payload.description, to: "description", of: &entry) }
             var headers = entry["headers"]?.objectValue ?? JSONObject()
             for header in response.payload.headers where !["content-type", "content-length"].contains(header.name.lowercased()) {
-                headers[header.name] = ["schema": ["type": "string"], "example": .string(header.value)]
+                let declared = response.declaredHeaders.first { $0.name.caseInsensitiveCompare(header.name) == .orderedSame }
+                headers[header.name] = .object(Self.header(header, declared: declared))
             }
             if !headers.isEmpty { entry["headers"] = .object(headers) }
             let payload = response.payload
@@ -238,6 +239,24 @@ public enum OpenAPIWriter {
         }
         if responses.isEmpty { responses["default"] = ["description": "No response documented"] }
         return responses
+    }
+
+    /// A response header with its example: as the description declares it (schema, `required`,
+    /// description, `content`), else a string.
+    private static func header(_ line: Header, declared: ResponseHeader?) -> JSONObject {
+        guard let declared, let schema = declared.schema else { return ["schema": ["type": "string"], "example": .string(line.value)] }
+        var object = JSONObject()
+        if !declared.description.isEmpty { object["description"] = .string(declared.description) }
+        if declared.required { object["required"] = true }
+        if declared.deprecated { object["deprecated"] = true }
+        let example = declared.value(of: line.value) ?? .string(line.value)
+        if let mediaType = declared.mediaType {
+            object["content"] = .object([mediaType: ["schema": schema2020(schema), "example": example]])
+        } else {
+            object["schema"] = schema2020(schema)
+            object["example"] = example
+        }
+        return object
     }
 
     /// A media type object: the schema, and the body as its example (several become `examples`).

@@ -64,9 +64,9 @@ struct ContractProxyHarness {
 
     static func with<T>(
         description: String, tls: (origin: ServerIdentity, interception: InterceptionConfiguration)? = nil,
-        _ body: (ContractProxyHarness) async throws -> T
+        script: ScriptedOrigin.Script? = nil, _ body: (ContractProxyHarness) async throws -> T
     ) async throws -> T {
-        let origin = try await ScriptedOrigin.start(tls: tls?.origin, script: NotesOrigin.script(gzippedNote: try NotesOrigin.gzipped(NotesOrigin.noteJSON)))
+        let origin = try await ScriptedOrigin.start(tls: tls?.origin, script: script ?? NotesOrigin.script(gzippedNote: try NotesOrigin.gzipped(NotesOrigin.noteJSON)))
         let host = tls == nil ? "127.0.0.1" : "localhost"
         let folder = NSTemporaryDirectory() + "kagami-contract-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
