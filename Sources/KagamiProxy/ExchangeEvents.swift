@@ -392,7 +392,9 @@ extension Exchange {
     /// The whole response has arrived and the rules ran: the server connection is let go
     /// while the client waits.
     private func holdResponse(at position: Int) -> [ExchangeCommand] {
-        guard let response = collectedFlowResponse else { return [] }
+        guard var response = collectedFlowResponse else { return [] }
+        // The trailers are part of what is held and edited (a gRPC call's status).
+        response.trailers = collectedTrailers.map { HeaderFields($0) }
         breakpoint.hookPosition = position
         state.holdAtResponseBreakpoint()
         disarmTimeout()

@@ -1,0 +1,120 @@
+import Foundation
+import KagamiFlow
+import KagamiGRPC
+import KagamiJSON
+import KagamiTesting
+import Testing
+
+/// A gRPC call changed on its way: `kagami proxy` given the test shop's .proto, grpcio's shop
+/// server behind it (reverse mode) and grpcio's client in front. At a breakpoint the held
+/// request and response show their messages as JSON through the admin API the web UI uses,
+/// and JSON edits are what the server and the client receive.
+@Suite("gRPC edited at breakpoints", .serialized)
+struct GRPCEditThroughProxyTests {
+    static var script: String { GRPCSchemaThroughProxyTests.script }
+    static var protoFolder: String { GRPCSchemaThroughProxyTests.protoFolder }
+
+    /// The shop server (`--gzip`: its answers compressed) and `kagami proxy` in front of it.
+    static func withProxy(
+        serverArguments: [String] = [], proxyArguments: [String] = [], _ body: (KagamiProcess, String) async throws -> Void
+    ) async throws {
+        let server = try PeerServer(script: script, arguments: serverArguments)
+        defer { server.stop() }
+        let session = temporaryPath("grpc-edit.sqlite")
+        let proxy = try await KagamiProcess.start([
+            "proxy", "--port", "0", "--ui-port", "0", "--reverse", "http://127.0.0.1:\(server.port)", "--proto-path", protoFolder,
+            "--session", session,
+        ] + proxyArguments)
+        defer { proxy.stop() }
+        try await body(proxy, session)
+    }
+
+    /// One call by grpcio's client (`send`): its answers, status code and message.
+    static func send(_ proxy: KagamiProcess, method: String = "/kagami.shop.Shop/GetOrder", json: String, gzip: Bool = false) async throws -> JSONValue {
+        let result = try await CommandLineClient(try WebSocketPeer.python()).run(
+            [script, "send", "--target", "127.0.0.1:\(proxy.port)", "--method", method, "--json", json] + (gzip ? ["--gzip"] : []))
+        try #require(result.status == 0, "\(result.stderr)")
+        return try JSONValue(parsing: result.stdoutText.split(separator: "\n").last.map(String.init) ?? "")
+    }
+
+    /// An admin API call with curl: the status and the JSON answer.
+    static func api(_ proxy: KagamiProcess, _ method: String, _ path: String, body: String? = nil) async throws -> (status: Int, json: JSONValue) {
+        let result = try await CommandLineClient.curl.run(
+            ["-s", "-w", "\n%{http_code}", "-X", method, "\(proxy.api)\(path)"] + proxy.authorization
+                + (body.map { ["-H", "Content-Type: application/json", "--data-binary", $0] } ?? []))
+        let lines = result.stdoutText.split(separator: "\n", omittingEmptySubsequences: false)
+        let status = Int(lines.last ?? "") ?? 0
+        return (status, (try? JSONValue(parsing: lines.dropLast().joined(separator: "\n"))) ?? .null)
+    }
+
+    /// The exchange held now, once there is one.
+    static func held(_ proxy: KagamiProcess) async throws -> JSONValue {
+        let held = try await eventually(attempts: 500, every: .milliseconds(20)) {
+            try await api(proxy, "GET", "/breakpoints/held").json["held"]?.arrayValue?.first
+        }
+        return try #require(held, "nothing was held")
+    }
+
+    /// The request's message edited as JSON reaches the server (which answers with the id it
+    /// got); the response's, edited too, reaches the client. With `gzip`, both sides are
+    /// compressed (`grpc-encoding: gzip`) and the edits go out compressed the same way.
+    @Test(arguments: [false, true]) func messagesEditedAsJSONAtBothBreakpoints(gzip: Bool) async throws {
+        try await Self.withProxy(serverArguments: gzip ? ["--gzip"] : []) { proxy, session in
+            let set = try await Self.api(proxy, "PUT", "/breakpoints", body: #"{"breakpoints":[{"location":{"path":"/kagami.shop.Shop/GetOrder"},"request":true,"response":true}]}"#)
+            #expect(set.status == 200)
+            async let answer = Self.send(proxy, json: #"{"id": "o1"}"#, gzip: gzip)
+
+            let request = try await Self.held(proxy)
+            #expect(request["phase"] == "request")
+            let shown = try #require(request["request"]?["grpc"])
+            #expect(shown["type"] == "kagami.shop.OrderRequest")
+            #expect(shown["encoding"] == (gzip ? "gzip" : .null))
+            #expect(shown["messages"] == [["id": "o1"]])
+            let id = try #require(request["id"]?.stringValue)
+            let refused = try await Self.api(proxy, "POST", "/breakpoints/held/\(id)", body: #"{"action":"execute","request":{"grpc":{"messages":[{"id":7}]}}}"#)
+            #expect(refused.status == 400)
+            #expect(refused.json["error"]?.stringValue?.contains("request.grpc.messages: message 0 does not fit kagami.shop.OrderRequest: id (string): expected a string, found integer") == true, "\(refused.json)")
+            let edited = try await Self.api(proxy, "POST", "/breakpoints/held/\(id)", body: #"{"action":"execute","request":{"grpc":{"messages":[{"id":"edited-7"}]}}}"#)
+            #expect(edited.status == 200, "\(edited.json)")
+
+            let response = try await Self.held(proxy)
+            #expect(response["phase"] == "response")
+            let answered = try #require(response["response"]?["grpc"])
+            #expect(answered["type"] == "kagami.shop.Order")
+            #expect(answered["messages"]?[0]?["id"] == "edited-7", "the server got the edited id: \(answered)")
+            #expect(answered["messages"]?[0]?["totalCents"] == "18446744073709551615")
+            #expect(response["response"]?["trailers"]?.arrayValue?.contains(["grpc-status", "0"]) == true, "\(String(describing: response["response"]?["trailers"]))")
+            let responseID = try #require(response["id"]?.stringValue)
+            let edit = #"{"action":"execute","response":{"grpc":{"messages":[{"id":"from-the-breakpoint","totalCents":"5","items":[{"name":"cup","colour":"RED","added":"2024-01-31T12:00:00Z"}]}]}}}"#
+            let sent = try await Self.api(proxy, "POST", "/breakpoints/held/\(responseID)", body: edit)
+            #expect(sent.status == 200, "\(sent.json)")
+
+            let received = try await answer
+            #expect(received["code"] == "OK", "\(received)")
+            let expected: JSONValue = [["id": "from-the-breakpoint", "totalCents": "5", "items": [["name": "cup", "colour": "RED", "added": "2024-01-31T12:00:00Z"]]]]
+            #expect(received["answers"]?.serialized([.sortedKeys]) == expected.serialized([.sortedKeys]))
+
+            // What went out was compressed as each side's grpc-encoding said.
+            let flow = try #require(try await KagamiStoreOpen.open(session).allFlows().first)
+            let exchange = try #require(GRPCExchange(flow: flow, responseTrailers: flow.response?.trailers))
+            #expect(exchange.request.messages.map(\.compressed) == [gzip])
+            #expect(exchange.response?.messages.map(\.compressed) == [gzip])
+            #expect(exchange.status?.code == 0)
+        }
+    }
+
+    /// A response held and sent on unchanged keeps its trailers: the client gets its status.
+    @Test func aHeldResponseSentOnUnchangedKeepsItsStatus() async throws {
+        try await Self.withProxy { proxy, _ in
+            _ = try await Self.api(proxy, "PUT", "/breakpoints", body: #"{"breakpoints":[{"location":{"path":"/kagami.shop.Shop/*"},"request":false,"response":true}]}"#)
+            async let answer = Self.send(proxy, method: "/kagami.shop.Shop/WatchOrders", json: #"{"id": "w"}"#)
+            let held = try await Self.held(proxy)
+            #expect(held["response"]?["grpc"]?["messages"]?.arrayValue?.count == 2)
+            let id = try #require(held["id"]?.stringValue)
+            _ = try await Self.api(proxy, "POST", "/breakpoints/held/\(id)", body: #"{"action":"execute"}"#)
+            let received = try await answer
+            #expect(received["code"] == "OK", "\(received)")
+            #expect(received["answers"] == [["id": "w-1"], ["id": "w-2"]])
+        }
+    }
+}
