@@ -57,13 +57,29 @@ enum HeldGRPC {
         return .object(object)
     }
 
-    /// The body written from `"grpc": {"messages": [...]}` in an edit of `field` (`request` or
-    /// `response`); nil when the edit has no `grpc`.
+    /// The body written from `"grpc": {"messages": [...]}` (or `{"text": "..."}`, the same
+    /// messages as JSON text, as the editor sends what was typed) in an edit of `field`
+    /// (`request` or `response`); nil when the edit has no `grpc`.
     static func body(_ json: JSONValue, field: String, request: FlowRequest, headers: HeaderFields, schema: ProtobufSchema?) throws(HeldEditError) -> Data? {
         guard let grpc = json["grpc"], !grpc.isNull else { return nil }
         guard json["body"] == nil else { throw HeldEditError(field: "\(field).grpc", message: "give \"body\" or \"grpc\", not both") }
-        guard let messages = grpc["messages"]?.arrayValue else {
-            throw HeldEditError(field: "\(field).grpc.messages", message: "expected an array of messages in the proto3 JSON mapping")
+        let given: JSONValue
+        let place: String
+        if let text = grpc["text"]?.stringValue {
+            place = "\(field).grpc.text"
+            do {
+                given = try JSONValue(parsing: text)
+            } catch {
+                throw HeldEditError(field: place, message: "not JSON: \(error)")
+            }
+        } else {
+            place = "\(field).grpc.messages"
+            given = grpc["messages"] ?? .null
+        }
+        // One message may be given alone.
+        let messages = given.arrayValue ?? (given.objectValue != nil ? [given] : nil)
+        guard let messages else {
+            throw HeldEditError(field: place, message: "expected an array of messages in the proto3 JSON mapping, found \(given.typeName)")
         }
         guard let schema, let method = schema.method(path: request.path) else {
             throw HeldEditError(field: "\(field).grpc", message: "no schema has \(request.path) (give --proto-path or --proto-descriptor): edit the body's bytes instead")
@@ -72,7 +88,7 @@ enum HeldGRPC {
         do {
             return try GRPCExchange.body(json: messages, type: type, schema: schema, encoding: headers["grpc-encoding"])
         } catch {
-            throw HeldEditError(field: "\(field).grpc.messages", message: error.description)
+            throw HeldEditError(field: place, message: error.description)
         }
     }
 }

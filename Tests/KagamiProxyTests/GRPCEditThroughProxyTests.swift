@@ -74,6 +74,10 @@ struct GRPCEditThroughProxyTests {
             let refused = try await Self.api(proxy, "POST", "/breakpoints/held/\(id)", body: #"{"action":"execute","request":{"grpc":{"messages":[{"id":7}]}}}"#)
             #expect(refused.status == 400)
             #expect(refused.json["error"]?.stringValue?.contains("request.grpc.messages: message 0 does not fit kagami.shop.OrderRequest: id (string): expected a string, found integer") == true, "\(refused.json)")
+            // The web UI's editor sends what was typed as text.
+            let typo = try await Self.api(proxy, "POST", "/breakpoints/held/\(id)", body: #"{"action":"execute","request":{"grpc":{"text":"[{\"id\": }]"}}}"#)
+            #expect(typo.status == 400)
+            #expect(typo.json["error"]?.stringValue?.hasPrefix("request.grpc.text: not JSON: line 1, column 9") == true, "\(typo.json)")
             let edited = try await Self.api(proxy, "POST", "/breakpoints/held/\(id)", body: #"{"action":"execute","request":{"grpc":{"messages":[{"id":"edited-7"}]}}}"#)
             #expect(edited.status == 200, "\(edited.json)")
 
