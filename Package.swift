@@ -93,7 +93,7 @@ let package = Package(
         // Charles's tools as one ordered rule pipeline over flows: pure logic, no networking.
         .target(
             name: "KagamiRules",
-            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiYAML", "KagamiContentCoding", .product(name: "Yams", package: "Yams")]
+            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiYAML", "KagamiContentCoding", "KagamiGRPC", .product(name: "Yams", package: "Yams")]
         ),
         // What is decided about a running proxy without touching the network, shared by the engine
         // and the admin API: who may use it, where it may connect, the SSL Proxying list,

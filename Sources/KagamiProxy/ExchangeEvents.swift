@@ -102,6 +102,15 @@ extension Exchange {
         let body = ByteBuffer(bytes: response.body.data)
         recorder.responseHead(head)
         recorder.responseBodyPart(body)
+        // An answer with trailers (a gRPC call's status, from Map Local) to an HTTP/2 client:
+        // its head, body and trailers go out as the server's would.
+        if let trailers = response.trailers, clientVersion.major == 2 {
+            let fields = HTTPHeaders(trailers.pairs)
+            recorder.responseTrailers(fields)
+            return [.ended, .record(recorder.finish(error: nil), then: [
+                .toClient(.head(head)), .toClient(.body(.byteBuffer(body))), .endResponse(fields, close: close), .resumeClientReads,
+            ])]
+        }
         return [.ended, .record(recorder.finish(error: nil), then: [.answer(head, body, close: close, shaping: throttle)])]
     }
 

@@ -122,3 +122,57 @@ struct GRPCEditThroughProxyTests {
         }
     }
 }
+
+/// Map Local answering gRPC methods from JSON files, as grpcio's client receives them.
+@Suite("gRPC answered by Map Local", .serialized)
+struct GRPCMapLocalTests {
+    /// A rules file mapping the shop's methods to a folder of `Method.json` files.
+    static func withFolder(_ body: (KagamiProcess, URL) async throws -> Void) async throws {
+        let folder = try TemporaryFolder.make("grpc-map-local")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let answers = folder.appendingPathComponent("kagami.shop.Shop")
+        try FileManager.default.createDirectory(at: answers, withIntermediateDirectories: true)
+        let rules = folder.appendingPathComponent("rules.json")
+        try Data(#"{"mapLocal": [{"name": "shop", "from": {"path": "/kagami.shop.Shop/*"}, "local": "kagami.shop.Shop"}]}"#.utf8).write(to: rules)
+        try await GRPCEditThroughProxyTests.withProxy(proxyArguments: ["--rules", rules.path]) { proxy, _ in
+            try await body(proxy, answers)
+        }
+    }
+
+    static func write(_ text: String, to folder: URL, _ name: String) throws {
+        try Data(text.utf8).write(to: folder.appendingPathComponent(name))
+    }
+
+    @Test func unaryAndStreamingAnswersFromJSONFiles() async throws {
+        try await Self.withFolder { proxy, folder in
+            try Self.write(#"{"id": "from-a-file", "totalCents": "18446744073709551615", "items": [{"name": "tea", "colour": "GREEN", "shelfLife": "1.5s"}]}"#, to: folder, "GetOrder.json")
+            try Self.write(#"[{"id": "w-1"}, {"id": "w-2"}, {"id": "w-3"}]"#, to: folder, "WatchOrders.json")
+            let unary = try await GRPCEditThroughProxyTests.send(proxy, json: #"{"id": "o1"}"#)
+            #expect(unary["code"] == "OK", "\(unary)")
+            #expect(unary["answers"]?.serialized([.sortedKeys])
+                == #"[{"id":"from-a-file","items":[{"colour":"GREEN","name":"tea","shelfLife":"1.500s"}],"totalCents":"18446744073709551615"}]"#)
+            let streamed = try await GRPCEditThroughProxyTests.send(proxy, method: "/kagami.shop.Shop/WatchOrders", json: #"{"id": "o1"}"#)
+            #expect(streamed["code"] == "OK", "\(streamed)")
+            #expect(streamed["answers"] == [["id": "w-1"], ["id": "w-2"], ["id": "w-3"]])
+        }
+    }
+
+    /// A status file answers with that status (and its message, percent-encoded on the wire);
+    /// a file that doesn't fit the method's type answers INTERNAL, saying where.
+    @Test func statusesAndFilesThatDoNotFit() async throws {
+        try await Self.withFolder { proxy, folder in
+            try Self.write(#"{"grpc-status": "NOT_FOUND", "grpc-message": "no order o1 – ask again"}"#, to: folder, "GetOrder.json")
+            let missing = try await GRPCEditThroughProxyTests.send(proxy, json: #"{"id": "o1"}"#)
+            #expect(missing["code"] == "NOT_FOUND")
+            #expect(missing["message"] == "no order o1 – ask again")
+            try Self.write(#"{"grpc-status": 9, "messages": [{"id": "w-1"}]}"#, to: folder, "WatchOrders.json")
+            let partial = try await GRPCEditThroughProxyTests.send(proxy, method: "/kagami.shop.Shop/WatchOrders", json: #"{"id": "o1"}"#)
+            #expect(partial["code"] == "FAILED_PRECONDITION")
+            #expect(partial["answers"] == [["id": "w-1"]])
+            try Self.write(#"{"id": "x", "items": [{"colour": "BLUE"}]}"#, to: folder, "GetOrder.json")
+            let wrong = try await GRPCEditThroughProxyTests.send(proxy, json: #"{"id": "o1"}"#)
+            #expect(wrong["code"] == "INTERNAL")
+            #expect(wrong["message"] == "Kagami Map Local: kagami.shop.Shop/GetOrder.json: message 0 does not fit kagami.shop.Order: items[0].colour (kagami.shop.Colour): BLUE is not a value of kagami.shop.Colour (its values: COLOUR_UNSPECIFIED, RED, GREEN)", "\(wrong)")
+        }
+    }
+}
