@@ -138,7 +138,7 @@ let package = Package(
         // HTTP Archive (HAR 1.2) from and to flows.
         .target(name: "KagamiHAR", dependencies: ["KagamiFlow", "KagamiJSON", "KagamiContentCoding"]),
         // A recorded request as a curl command line that sends it again.
-        .target(name: "KagamiCurl", dependencies: ["KagamiFlow"]),
+        .target(name: "KagamiCurl", dependencies: ["KagamiFlow", "KagamiGRPC", "KagamiJSON"]),
         // Repeat and Repeat Advanced: a recorded request sent again through a Kagami proxy.
         .target(
             name: "KagamiRepeat",

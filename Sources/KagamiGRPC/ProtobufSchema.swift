@@ -35,6 +35,8 @@ public struct ProtobufSchema: Sendable {
     public private(set) var methods: [String: Method] = [:]
     /// The files read, by name (`echo.proto`), so a second source adds only what is new.
     public private(set) var files: Set<String> = []
+    /// The file each service is defined in (`kagami.shop.Shop` → `kagami/shop.proto`).
+    public private(set) var serviceFiles: [String: String] = [:]
 
     public init() {}
 
@@ -61,6 +63,7 @@ public struct ProtobufSchema: Sendable {
             for item in file.enumType { enums[prefix + item.name] = item }
             for service in file.service {
                 let serviceName = prefix + service.name
+                serviceFiles[serviceName] = file.name
                 for method in service.method {
                     let path = "/\(serviceName)/\(method.name)"
                     methods[path] = Method(
@@ -91,6 +94,7 @@ public struct ProtobufSchema: Sendable {
         for (name, item) in other.enums where merged.enums[name] == nil { merged.enums[name] = item }
         merged.proto2Messages.formUnion(other.proto2Messages.filter { self.messages[$0] == nil })
         for (path, method) in other.methods where merged.methods[path] == nil { merged.methods[path] = method }
+        merged.serviceFiles.merge(other.serviceFiles) { mine, _ in mine }
         merged.files.formUnion(other.files)
         return merged
     }
