@@ -360,7 +360,7 @@ let package = Package(
             name: "KagamiProxyTests",
             dependencies: [
                 "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "KagamiRules", "KagamiScenarios", "KagamiRepeat", "KagamiMock", "KagamiJSON", "KagamiGRPC", "KagamiKit", "KagamiRecording", "KagamiContractCheck", "url-session-probe", "CKagamiZlib",
-                "KagamiControl", "KagamiRecordingProxy",
+                "KagamiControl", "KagamiRecordingProxy", "KagamiCurl",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

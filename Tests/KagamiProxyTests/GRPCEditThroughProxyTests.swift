@@ -1,4 +1,5 @@
 import Foundation
+import KagamiCurl
 import KagamiFlow
 import KagamiGRPC
 import KagamiJSON
@@ -173,6 +174,65 @@ struct GRPCMapLocalTests {
             let wrong = try await GRPCEditThroughProxyTests.send(proxy, json: #"{"id": "o1"}"#)
             #expect(wrong["code"] == "INTERNAL")
             #expect(wrong["message"] == "Kagami Map Local: kagami.shop.Shop/GetOrder.json: message 0 does not fit kagami.shop.Order: items[0].colour (kagami.shop.Colour): BLUE is not a value of kagami.shop.Colour (its values: COLOUR_UNSPECIFIED, RED, GREEN)", "\(wrong)")
+        }
+    }
+}
+
+/// Copy as grpcurl: the command's parts for a recorded call, from `kagami curl --format
+/// grpcurl` and the admin API alike, and the call made again by grpcio's client from them
+/// (grpcurl itself is not packaged for Debian or PyPI).
+@Suite("Copy as grpcurl", .serialized)
+struct GRPCurlCopyTests {
+    @Test func theCommandsPartsMakeTheCallAgain() async throws {
+        try await GRPCEditThroughProxyTests.withProxy { proxy, session in
+            let python = try WebSocketPeer.python()
+            let first = try await CommandLineClient(python).run([
+                GRPCEditThroughProxyTests.script, "send", "--target", "127.0.0.1:\(proxy.port)", "--method", "/kagami.shop.Shop/GetOrder",
+                "--json", #"{"id": "o1"}"#, "--header", "x-user:ann",
+            ])
+            try #require(first.status == 0, "\(first.stderr)")
+            let flow = try #require(try await eventually { try await KagamiStoreOpen.open(session).allFlows().first })
+            let schema = try ProtoFiles.schema(descriptors: [], folders: [GRPCEditThroughProxyTests.protoFolder])
+            let folder = URL(fileURLWithPath: GRPCEditThroughProxyTests.protoFolder).standardizedFileURL.path
+            let command = try GRPCurlCommand(flow, schema: schema, sources: GRPCSchemas.Sources(protoFolders: [folder]))
+            var arguments = command.arguments
+            // grpcio sends its deadline as grpc-timeout: a -max-time of at most 20 seconds.
+            let timeout = try #require(arguments.firstIndex(of: "-max-time"))
+            #expect(Double(arguments[timeout + 1]).map { $0 > 0 && $0 <= 20 } == true, "\(arguments)")
+            arguments.removeSubrange(timeout...(timeout + 1))
+            #expect(arguments == [
+                "grpcurl", "-plaintext", "-import-path", folder, "-proto", "kagami/shop.proto", "-H", "x-user: ann",
+                "-d", #"{"id":"o1"}"#, "\(flow.request.host):\(flow.request.port)", "kagami.shop.Shop/GetOrder",
+            ])
+
+            // The same command from the CLI and the admin API the web UI copies from.
+            let printed = try await CommandLineClient.kagami().run([
+                "curl", "--session", session, "--format", "grpcurl", "--proto-path", GRPCEditThroughProxyTests.protoFolder, flow.id.uuidString,
+            ])
+            try #require(printed.status == 0, "\(printed.stderr)")
+            #expect(printed.stdoutText == command.shellCommand + "\n")
+            let copied = try await CommandLineClient.curl.run(["-s", "\(proxy.api)/flows/\(flow.id.uuidString)/grpcurl"] + proxy.authorization)
+            #expect(copied.stdoutText == command.shellCommand + "\n")
+            #expect(command.shellCommand.contains(#"-d '{"id":"o1"}'"#))
+
+            // grpcio's client makes the call from the parts: address, method, -H, -d.
+            let parts = command.arguments
+            let header = try #require(parts.firstIndex(of: "-H"))
+            let data = try #require(parts.firstIndex(of: "-d"))
+            let again = try await CommandLineClient(python).run([
+                GRPCEditThroughProxyTests.script, "send", "--target", parts[parts.count - 2], "--method", "/" + parts[parts.count - 1],
+                "--json", parts[data + 1], "--header", parts[header + 1].replacingOccurrences(of: ": ", with: ":"),
+            ])
+            try #require(again.status == 0, "\(again.stderr)")
+            let answer = try JSONValue(parsing: again.stdoutText.split(separator: "\n").last.map(String.init) ?? "")
+            #expect(answer["code"] == "OK")
+            #expect(answer["answers"]?[0]?["id"] == "o1")
+
+            // Without a schema for the method there is no JSON to give -d: no command.
+            #expect(throws: GRPCurlCommand.Failure.self) { try GRPCurlCommand(flow, schema: nil) }
+            let refused = try await CommandLineClient.kagami().run(["curl", "--session", session, "--format", "grpcurl", flow.id.uuidString])
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains("no schema has /kagami.shop.Shop/GetOrder"), "\(refused.stderr)")
         }
     }
 }
