@@ -93,7 +93,7 @@ let package = Package(
         // Charles's tools as one ordered rule pipeline over flows: pure logic, no networking.
         .target(
             name: "KagamiRules",
-            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiYAML", "KagamiContentCoding", .product(name: "Yams", package: "Yams")]
+            dependencies: ["KagamiFlow", "KagamiJSON", "KagamiYAML", "KagamiContentCoding", "KagamiGRPC", .product(name: "Yams", package: "Yams")]
         ),
         // What is decided about a running proxy without touching the network, shared by the engine
         // and the admin API: who may use it, where it may connect, the SSL Proxying list,
@@ -138,7 +138,7 @@ let package = Package(
         // HTTP Archive (HAR 1.2) from and to flows.
         .target(name: "KagamiHAR", dependencies: ["KagamiFlow", "KagamiJSON", "KagamiContentCoding"]),
         // A recorded request as a curl command line that sends it again.
-        .target(name: "KagamiCurl", dependencies: ["KagamiFlow"]),
+        .target(name: "KagamiCurl", dependencies: ["KagamiFlow", "KagamiGRPC", "KagamiJSON"]),
         // Repeat and Repeat Advanced: a recorded request sent again through a Kagami proxy.
         .target(
             name: "KagamiRepeat",
@@ -360,7 +360,7 @@ let package = Package(
             name: "KagamiProxyTests",
             dependencies: [
                 "KagamiProxy", "KagamiStore", "KagamiPostgresStore", "KagamiTesting", "KagamiFlow", "KagamiHAR", "KagamiCertificates", "KagamiRules", "KagamiScenarios", "KagamiRepeat", "KagamiMock", "KagamiJSON", "KagamiGRPC", "KagamiKit", "KagamiRecording", "KagamiContractCheck", "url-session-probe", "CKagamiZlib",
-                "KagamiControl", "KagamiRecordingProxy",
+                "KagamiControl", "KagamiRecordingProxy", "KagamiCurl",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

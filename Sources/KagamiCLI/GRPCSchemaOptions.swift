@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import KagamiFlow
 import KagamiGRPC
 import KagamiProxy
@@ -25,11 +26,17 @@ struct GRPCSchemaOptions: ParsableArguments {
         }
     }
 
+    /// Where the given schema is read from, as absolute paths.
+    var sources: GRPCSchemas.Sources {
+        let absolute = { (path: String) in URL(fileURLWithPath: SessionFile.expand(path)).standardizedFileURL.path }
+        return GRPCSchemas.Sources(protoFolders: folders.map(absolute), descriptorSets: descriptors.map(absolute))
+    }
+
     /// The session's schemas: the given one, and server reflection through `proxy`'s own
     /// upstream connections (its allow list), unless turned off.
     func schemas(given: ProtobufSchema, proxy: ProxyServer, reflection: Bool) -> GRPCSchemas {
-        guard reflection else { return GRPCSchemas(given: given) }
-        return GRPCSchemas(given: given) { flow, service in
+        guard reflection else { return GRPCSchemas(given: given, sources: sources) }
+        return GRPCSchemas(given: given, sources: sources) { flow, service in
             try await ServerReflection.files(defining: service) { path, body in
                 let answer = try await proxy.upstreamHTTP2Request(
                     host: flow.request.host, port: flow.request.port, tls: flow.request.scheme == "https", path: path,

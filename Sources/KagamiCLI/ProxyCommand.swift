@@ -108,11 +108,11 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         let mode = setup.resolved.mode
         let liveContracts = setup.contracts
+        let grpcSchema = try grpc.schema()
         let mapLocalFolders = try RulesFile.mapLocalFolders(rulesFile: rules, roots: mapLocalRoots)
-        let activeRules = ActiveRules(try rules.map { try RulesFile.load($0, mapLocalFolders: mapLocalFolders) })
+        let activeRules = ActiveRules(try rules.map { try RulesFile.load($0, mapLocalFolders: mapLocalFolders, grpcSchema: grpcSchema) })
         let breakpointSet = Breakpoints(try breakpoints.map(BreakpointsFile.load) ?? BreakpointSettings())
         let scenarios = try await scenarioOptions.active()
-        let grpcSchema = try grpc.schema()
         // Each client may need a descriptor for its server connection too: take what the system allows.
         ProxyServer.raiseDescriptorLimit()
         let redaction = try redactionOptions.asked(rules: activeRules.current?.rules.redaction)
@@ -182,7 +182,8 @@ struct ProxyCommand: AsyncParsableCommand {
                 Console.error(note + "\n")
             }
         }
-        let rulesControl = RulesFile.control(activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile, mapLocalFolders: mapLocalFolders)
+        let rulesControl = RulesFile.control(
+            activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile, mapLocalFolders: mapLocalFolders, grpcSchema: grpcSchema)
         let uiServer = try await ui.start(
             store: store, hub: hub, recorder: proxy.recording.chain, proxyAddress: listening, sessionPath: sessionPath,
             liveProxy: LiveProxy(

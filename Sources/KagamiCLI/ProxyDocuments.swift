@@ -4,18 +4,21 @@ import Foundation
 import KagamiCertificates
 import KagamiJSON
 import KagamiControl
+import KagamiGRPC
 import KagamiProxy
 import KagamiRules
 import KagamiUI
 
 enum RulesFile {
     /// Reads and compiles a rules document; errors name the file, line and field. Map Local
-    /// uses `mapLocalFolders`, by default the rules file's folder.
-    static func load(_ path: String, mapLocalFolders: MapLocalFolders? = nil) throws -> RulePipeline {
+    /// uses `mapLocalFolders`, by default the rules file's folder, and answers gRPC calls with
+    /// `grpcSchema`'s types.
+    static func load(_ path: String, mapLocalFolders: MapLocalFolders? = nil, grpcSchema: ProtobufSchema = ProtobufSchema()) throws -> RulePipeline {
         let expanded = SessionFile.expand(path)
         do {
             let document = try RuleSet(contentsOf: expanded)
-            return try RulePipeline(document, mapLocalFolders: try mapLocalFolders ?? Self.mapLocalFolders(rulesFile: path, roots: []))
+            return try RulePipeline(
+                document, mapLocalFolders: try mapLocalFolders ?? Self.mapLocalFolders(rulesFile: path, roots: []), grpcSchema: grpcSchema)
         } catch var error as RuleDocumentError {
             if error.file == "rules" { error.file = expanded }
             throw ValidationError("\(error)")
@@ -45,12 +48,14 @@ enum RulesFile {
     /// What the admin API uses to read and replace the rules. With `saving`, a replaced document
     /// is written back to the file first, atomically; a failed write keeps the rules in force
     /// unchanged.
-    static func control(_ active: ActiveRules, file: String?, saving: Bool, mapLocalFolders: MapLocalFolders) -> RulesControl {
+    static func control(
+        _ active: ActiveRules, file: String?, saving: Bool, mapLocalFolders: MapLocalFolders, grpcSchema: ProtobufSchema = ProtobufSchema()
+    ) -> RulesControl {
         let lock = NSLock()
         return RulesControl(
             current: { active.current?.rules ?? RuleSet() },
             replace: { rules in
-                let pipeline = try RulePipeline(rules, mapLocalFolders: mapLocalFolders)
+                let pipeline = try RulePipeline(rules, mapLocalFolders: mapLocalFolders, grpcSchema: grpcSchema)
                 try lock.withLock {
                     if saving, let file { try save(rules, to: file) }
                     active.replace(with: pipeline)

@@ -169,6 +169,11 @@ public struct GRPCExchange: Sendable, Hashable {
         return Status(code: code, name: statusNames[code] ?? "status \(code)", message: message)
     }
 
+    /// The code of a status name (`NOT_FOUND` → 5).
+    public static func statusCode(named name: String) -> Int? {
+        statusNames.first { $0.value == name.uppercased() }?.key
+    }
+
     static let statusNames: [Int: String] = [
         0: "OK", 1: "CANCELLED", 2: "UNKNOWN", 3: "INVALID_ARGUMENT", 4: "DEADLINE_EXCEEDED",
         5: "NOT_FOUND", 6: "ALREADY_EXISTS", 7: "PERMISSION_DENIED", 8: "RESOURCE_EXHAUSTED",

@@ -17,12 +17,27 @@ public final class GRPCSchemas: Sendable {
         case failed(String)
     }
 
+    /// Where the given schema was read from, for tools that read it themselves (grpcurl).
+    public struct Sources: Sendable, Hashable {
+        /// `--proto-path` folders.
+        public var protoFolders: [String]
+        /// `--proto-descriptor` files.
+        public var descriptorSets: [String]
+
+        public init(protoFolders: [String] = [], descriptorSets: [String] = []) {
+            self.protoFolders = protoFolders
+            self.descriptorSets = descriptorSets
+        }
+    }
+
     public let given: ProtobufSchema
+    public let sources: Sources
     let reflection: Reflection?
     private let answers = Mutex<[String: Task<Answer, Never>]>([:])
 
-    public init(given: ProtobufSchema = ProtobufSchema(), reflection: Reflection? = nil) {
+    public init(given: ProtobufSchema = ProtobufSchema(), sources: Sources = Sources(), reflection: Reflection? = nil) {
         self.given = given
+        self.sources = sources
         self.reflection = reflection
     }
 

@@ -28,10 +28,15 @@ public struct ProtobufSchema: Sendable {
     var messages: [String: Google_Protobuf_DescriptorProto] = [:]
     /// Enums by full name.
     var enums: [String: Google_Protobuf_EnumDescriptorProto] = [:]
+    /// Messages of proto2 files, whose singular fields are written when set even to their
+    /// default and whose repeated numbers are not packed unless the field says so.
+    var proto2Messages: Set<String> = []
     /// Methods by path.
     public private(set) var methods: [String: Method] = [:]
     /// The files read, by name (`echo.proto`), so a second source adds only what is new.
     public private(set) var files: Set<String> = []
+    /// The file each service is defined in (`kagami.shop.Shop` → `kagami/shop.proto`).
+    public private(set) var serviceFiles: [String: String] = [:]
 
     public init() {}
 
@@ -53,10 +58,12 @@ public struct ProtobufSchema: Sendable {
         for file in files where !self.files.contains(file.name) {
             self.files.insert(file.name)
             let prefix = file.package.isEmpty ? "" : file.package + "."
-            for message in file.messageType { index(message, prefix: prefix) }
+            let proto2 = file.syntax.isEmpty || file.syntax == "proto2"
+            for message in file.messageType { index(message, prefix: prefix, proto2: proto2) }
             for item in file.enumType { enums[prefix + item.name] = item }
             for service in file.service {
                 let serviceName = prefix + service.name
+                serviceFiles[serviceName] = file.name
                 for method in service.method {
                     let path = "/\(serviceName)/\(method.name)"
                     methods[path] = Method(
@@ -85,7 +92,9 @@ public struct ProtobufSchema: Sendable {
         var merged = self
         for (name, message) in other.messages where merged.messages[name] == nil { merged.messages[name] = message }
         for (name, item) in other.enums where merged.enums[name] == nil { merged.enums[name] = item }
+        merged.proto2Messages.formUnion(other.proto2Messages.filter { self.messages[$0] == nil })
         for (path, method) in other.methods where merged.methods[path] == nil { merged.methods[path] = method }
+        merged.serviceFiles.merge(other.serviceFiles) { mine, _ in mine }
         merged.files.formUnion(other.files)
         return merged
     }
@@ -106,10 +115,11 @@ public struct ProtobufSchema: Sendable {
         return parts.count == 2 ? String(parts[0]) : nil
     }
 
-    private mutating func index(_ message: Google_Protobuf_DescriptorProto, prefix: String) {
+    private mutating func index(_ message: Google_Protobuf_DescriptorProto, prefix: String, proto2: Bool) {
         let name = prefix + message.name
         messages[name] = message
-        for nested in message.nestedType { index(nested, prefix: name + ".") }
+        if proto2 { proto2Messages.insert(name) }
+        for nested in message.nestedType { index(nested, prefix: name + ".", proto2: proto2) }
         for item in message.enumType { enums[name + "." + item.name] = item }
     }
 

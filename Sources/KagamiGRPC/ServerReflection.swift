@@ -47,21 +47,10 @@ public enum ServerReflection {
 
     /// A `ServerReflectionRequest` with `file_containing_symbol` (field 4), length-prefixed.
     public static func framedRequest(fileContainingSymbol symbol: String) -> Data {
-        var message = Data([0x22])
-        message.append(varint(UInt64(symbol.utf8.count)))
-        message.append(Data(symbol.utf8))
-        return Data([0, UInt8(message.count >> 24 & 0xFF), UInt8(message.count >> 16 & 0xFF), UInt8(message.count >> 8 & 0xFF), UInt8(message.count & 0xFF)]) + message
-    }
-
-    static func varint(_ value: UInt64) -> Data {
-        var value = value
-        var bytes = Data()
-        while value >= 0x80 {
-            bytes.append(UInt8(value & 0x7F) | 0x80)
-            value >>= 7
-        }
-        bytes.append(UInt8(value))
-        return bytes
+        var message = ProtobufWire.Writer()
+        message.tag(4, wireType: 2)
+        message.lengthDelimited(Array(symbol.utf8))
+        return GRPCExchange.prefixed(Data(message.bytes), compressed: false)
     }
 
     /// The serialized files of the first `ServerReflectionResponse` in a response body: its

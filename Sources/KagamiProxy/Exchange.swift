@@ -249,7 +249,7 @@ extension Exchange {
         head.headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))
         if clientVersion.minor == 0 { head.version = .http1_0 }
         collectedResponse = (head, body)
-        collectedTrailers = nil
+        collectedTrailers = edited.trailers.map { HTTPHeaders($0.pairs) }
     }
 
     /// The collected response becomes `response` (a hook changed it): its status and headers,

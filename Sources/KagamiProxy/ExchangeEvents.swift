@@ -102,6 +102,15 @@ extension Exchange {
         let body = ByteBuffer(bytes: response.body.data)
         recorder.responseHead(head)
         recorder.responseBodyPart(body)
+        // An answer with trailers (a gRPC call's status, from Map Local) to an HTTP/2 client:
+        // its head, body and trailers go out as the server's would.
+        if let trailers = response.trailers, clientVersion.major == 2 {
+            let fields = HTTPHeaders(trailers.pairs)
+            recorder.responseTrailers(fields)
+            return [.ended, .record(recorder.finish(error: nil), then: [
+                .toClient(.head(head)), .toClient(.body(.byteBuffer(body))), .endResponse(fields, close: close), .resumeClientReads,
+            ])]
+        }
         return [.ended, .record(recorder.finish(error: nil), then: [.answer(head, body, close: close, shaping: throttle)])]
     }
 
@@ -392,7 +401,9 @@ extension Exchange {
     /// The whole response has arrived and the rules ran: the server connection is let go
     /// while the client waits.
     private func holdResponse(at position: Int) -> [ExchangeCommand] {
-        guard let response = collectedFlowResponse else { return [] }
+        guard var response = collectedFlowResponse else { return [] }
+        // The trailers are part of what is held and edited (a gRPC call's status).
+        response.trailers = collectedTrailers.map { HeaderFields($0) }
         breakpoint.hookPosition = position
         state.holdAtResponseBreakpoint()
         disarmTimeout()

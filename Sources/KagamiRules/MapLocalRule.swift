@@ -1,5 +1,6 @@
 import Foundation
 import KagamiFlow
+import KagamiGRPC
 
 /// Charles's Map Local: requests to `from` are answered from a local file, or from a directory
 /// by the path left after the location's trailing `*` (query ignored). When no such file exists
@@ -47,6 +48,8 @@ public struct MapLocalRule: Sendable, Hashable, Codable {
             guard !components.contains(where: { $0 == ".." || $0.contains("/") }) else { return nil }
             path = ([root] + components).joined(separator: "/")
             if remainder.isEmpty || remainder.hasSuffix("/") { path += "/index.html" }
+            // A gRPC method's answer in a folder: `/pkg.Service/Method` → `pkg.Service/Method.json`.
+            if GRPCExchange.isGRPC(contentType: request.headers["content-type"]), !files.fileExists(atPath: path) { path += ".json" }
         }
         // Links resolved: the file itself must lie in the folders, wherever the rule points.
         guard let real = folders.readable(path), files.fileExists(atPath: real, isDirectory: &isDirectory), !isDirectory.boolValue,

@@ -1,5 +1,6 @@
 import Foundation
 import KagamiFlow
+import KagamiGRPC
 
 /// Charles's Tools as one ordered pipeline over flows. The engine builds one pipeline per rules
 /// document (patterns are compiled here, once) and swaps it whole when the rules change; a
@@ -37,6 +38,8 @@ public final class RulePipeline: Sendable {
     /// The folders Map Local answers from; relative paths start at their base (the rules
     /// file's directory).
     public let mapLocalFolders: MapLocalFolders
+    /// The types Map Local writes a gRPC call's answer with, from a JSON file.
+    public let grpcSchema: ProtobufSchema
 
     let blockList: [(rule: BlockListRule, locations: [LocationMatcher])]
     let allowList: [(rule: AllowListRule, locations: [LocationMatcher])]
@@ -60,9 +63,10 @@ public final class RulePipeline: Sendable {
 
     /// Throws when a rule can't be used: a regular expression that doesn't compile, a Map Local
     /// path outside `mapLocalFolders`.
-    public init(_ rules: RuleSet, mapLocalFolders: MapLocalFolders = .none) throws(RuleDocumentError) {
+    public init(_ rules: RuleSet, mapLocalFolders: MapLocalFolders = .none, grpcSchema: ProtobufSchema = ProtobufSchema()) throws(RuleDocumentError) {
         self.rules = rules
         self.mapLocalFolders = mapLocalFolders
+        self.grpcSchema = grpcSchema
         for (index, rule) in rules.mapLocal.enumerated() where rule.isEnabled {
             let path = mapLocalFolders.absolute(rule.localPath)
             // What exists must be in the folders; what doesn't yet (a file saved later) must be
@@ -127,8 +131,14 @@ public final class RulePipeline: Sendable {
             guard let file = entry.rule.file(for: request, source: entry.source, folders: mapLocalFolders) else { continue }
             let base = mapLocalFolders.base
             let shown = file.path.hasPrefix(base + "/") ? String(file.path.dropFirst(base.count + 1)) : file.path
-            applications.append(RuleApplication(name: "Map Local '\(entry.rule.name)'", description: "mapped to local file \(shown)"))
             var response = LocalResponse(filePath: file.path, size: file.size)
+            var description = "mapped to local file \(shown)"
+            if GRPCExchange.isGRPC(contentType: request.headers["content-type"]), file.path.lowercased().hasSuffix(".json") {
+                let answer = LocalResponse.grpcAnswer(file: file.path, shown: shown, request: request, schema: grpcSchema)
+                response = answer.response
+                description += answer.note.map { ": \($0)" } ?? " as gRPC messages"
+            }
+            applications.append(RuleApplication(name: "Map Local '\(entry.rule.name)'", description: description))
             response.headers = applyingNoCaching(to: response.headers, for: request, applications: &applications)
             return RequestVerdict(action: .respond(response), applications: applications)
         }
@@ -265,6 +275,11 @@ public struct LocalResponse: Sendable, Hashable {
     /// Absolute path of the file whose bytes are the body.
     public var filePath: String
     public var size: Int
+    /// The body made from the file (a gRPC call's messages written from its JSON); nil: the
+    /// file's bytes as they are.
+    public var body: Data?
+    /// Fields sent after the body (a gRPC call's status).
+    public var trailers: HeaderFields?
 
     init(filePath: String, size: Int) {
         status = 200
@@ -280,9 +295,11 @@ public struct LocalResponse: Sendable, Hashable {
     /// The answer with the file read into it, for engines that don't stream files; nil when the
     /// file can no longer be read.
     public func loaded() -> FlowResponse? {
-        guard let data = FileManager.default.contents(atPath: filePath) else { return nil }
+        guard let data = body ?? FileManager.default.contents(atPath: filePath) else { return nil }
         var headers = headers
         headers.set("Content-Length", String(data.count))
-        return FlowResponse(status: status, reason: reason, headers: headers, body: FlowBody(data: data))
+        var response = FlowResponse(status: status, reason: reason, headers: headers, body: FlowBody(data: data))
+        response.trailers = trailers
+        return response
     }
 }

@@ -4,12 +4,15 @@ import Hummingbird
 import KagamiFlow
 import KagamiJSON
 import KagamiControl
+import KagamiGRPC
 import KagamiRules
 import Synchronization
 
 struct BreakpointAPI: Sendable {
     /// The proxy's breakpoints; nil without a proxy.
     let breakpoints: Breakpoints?
+    /// Where a held gRPC call's messages get their types, to be shown and edited as JSON.
+    var grpcSchemas: GRPCSchemas?
 
     func register(on router: Router<some RequestContext>) {
         router.get("/api/breakpoints") { _, _ in try Self.settingsResponse(try self.live().settings) }
@@ -26,7 +29,9 @@ struct BreakpointAPI: Sendable {
             return try Self.settingsResponse(settings)
         }
         router.get("/api/breakpoints/held") { _, _ in
-            jsonResponse(["held": .array(try self.live().held.map(\.json))])
+            var list: [JSONValue] = []
+            for held in try self.live().held { list.append(held.json(grpcSchema: await self.schema(for: held))) }
+            return jsonResponse(["held": .array(list)])
         }
         router.get("/api/breakpoints/held/:id") { _, context in
             let id = context.parameters.get("id")
@@ -34,12 +39,15 @@ struct BreakpointAPI: Sendable {
             guard let uuid = id.flatMap(UUID.init(uuidString:)), let held = breakpoints.held(id: uuid) else {
                 throw Self.notHeld(id)
             }
-            return jsonResponse(held.json)
+            return jsonResponse(held.json(grpcSchema: await self.schema(for: held)))
         }
         router.post("/api/breakpoints/held/:id") { request, context in
             let id = context.parameters.get("id")
             let text = try await Self.text(of: request)
-            return try Self.decide(id: id, text: text, breakpoints: try self.live())
+            let breakpoints = try self.live()
+            var schema: ProtobufSchema?
+            if let uuid = id.flatMap(UUID.init(uuidString:)), let held = breakpoints.held(id: uuid) { schema = await self.schema(for: held) }
+            return try Self.decide(id: id, text: text, breakpoints: breakpoints, grpcSchema: schema)
         }
     }
 
@@ -71,8 +79,9 @@ struct BreakpointAPI: Sendable {
 
     /// `{"action": "execute", "request": {...}}`, `{"action": "execute", "response": {...}}`,
     /// `{"action": "execute", "message": {"text": ...}}`, `{"action": "abort"}` (a held message
-    /// is dropped) or `{"action": "cancel"}`.
-    static func decide(id: String?, text: String, breakpoints: Breakpoints) throws(APIError) -> Response {
+    /// is dropped) or `{"action": "cancel"}`. A gRPC call's messages may be given as JSON
+    /// (`"grpc": {"messages": [...]}`), written with `grpcSchema`.
+    static func decide(id: String?, text: String, breakpoints: Breakpoints, grpcSchema: ProtobufSchema? = nil) throws(APIError) -> Response {
         guard let id, let uuid = UUID(uuidString: id), let held = breakpoints.held(id: uuid) else {
             throw notHeld(id)
         }
@@ -86,10 +95,11 @@ struct BreakpointAPI: Sendable {
                 switch held.phase {
                 case .request:
                     if body["response"] != nil { throw HeldEditError(field: "response", message: "this exchange is held at its request: send \"request\"") }
-                    resolution = .executeRequest(try HeldEdit.request(body["request"], over: held.request))
+                    resolution = .executeRequest(try HeldEdit.request(body["request"], over: held.request, grpcSchema: grpcSchema))
                 case .response:
                     if body["request"] != nil { throw HeldEditError(field: "request", message: "this exchange is held at its response: send \"response\"") }
-                    resolution = .executeResponse(try HeldEdit.response(body["response"], over: held.response ?? FlowResponse(status: 200)))
+                    resolution = .executeResponse(try HeldEdit.response(
+                        body["response"], over: held.response ?? FlowResponse(status: 200), request: held.request, grpcSchema: grpcSchema))
                 case .message:
                     guard let message = held.message else { throw HeldEditError(field: "", message: "the held message is gone") }
                     if body["request"] != nil || body["response"] != nil {
@@ -134,7 +144,7 @@ enum HeldEdit {
         return body
     }
 
-    static func request(_ json: JSONValue?, over held: FlowRequest) throws(HeldEditError) -> FlowRequest {
+    static func request(_ json: JSONValue?, over held: FlowRequest, grpcSchema: ProtobufSchema? = nil) throws(HeldEditError) -> FlowRequest {
         guard let json, !json.isNull else { return held }
         guard json.objectValue != nil else { throw HeldEditError(field: "request", message: "expected an object, found \(json.typeName)") }
         var request = held
@@ -159,10 +169,15 @@ enum HeldEdit {
         }
         if let headers = json["headers"] { request.headers = try fields(headers, field: "request.headers") }
         if let body = try self.body(json, field: "request") { request.body = FlowBody(data: body) }
+        if let body = try HeldGRPC.body(json, field: "request", request: request, headers: request.headers, schema: grpcSchema) {
+            request.body = FlowBody(data: body)
+        }
         return request
     }
 
-    static func response(_ json: JSONValue?, over held: FlowResponse) throws(HeldEditError) -> FlowResponse {
+    static func response(
+        _ json: JSONValue?, over held: FlowResponse, request: FlowRequest? = nil, grpcSchema: ProtobufSchema? = nil
+    ) throws(HeldEditError) -> FlowResponse {
         guard let json, !json.isNull else { return held }
         guard json.objectValue != nil else { throw HeldEditError(field: "response", message: "expected an object, found \(json.typeName)") }
         var response = held
@@ -181,6 +196,10 @@ enum HeldEdit {
         }
         if let headers = json["headers"] { response.headers = try fields(headers, field: "response.headers") }
         if let body = try self.body(json, field: "response") { response.body = FlowBody(data: body) }
+        if let trailers = json["trailers"] { response.trailers = trailers.isNull ? nil : try fields(trailers, field: "response.trailers") }
+        if let request, let body = try HeldGRPC.body(json, field: "response", request: request, headers: response.headers, schema: grpcSchema) {
+            response.body = FlowBody(data: body)
+        }
         return response
     }
 
@@ -263,10 +282,9 @@ enum HeldEdit {
 
 extension HeldExchange {
     /// The held exchange with what can be edited, bodies in full (text, or base64 when they
-    /// aren't UTF-8) unless left out, as the event stream does.
-    var json: JSONValue { json(bodies: true) }
-
-    func json(bodies: Bool) -> JSONValue {
+    /// aren't UTF-8) unless left out, as the event stream does; a gRPC call's messages as JSON
+    /// too when `grpcSchema` has its method.
+    func json(bodies: Bool = true, grpcSchema: ProtobufSchema? = nil) -> JSONValue {
         var object: JSONObject = [
             "id": .string(id.uuidString),
             "flowId": .string(flowID.uuidString),
@@ -281,6 +299,9 @@ extension HeldExchange {
             "headers": Flow.headersJSON(self.request.headers),
         ]
         Self.addBody(self.request.body.data, to: &request, included: bodies)
+        if bodies, phase == .request, let view = HeldGRPC.view(of: self.request.body, headers: self.request.headers, request: self.request, isRequest: true, schema: grpcSchema) {
+            request["grpc"] = view
+        }
         object["request"] = .object(request)
         if let response = self.response {
             var fields: JSONObject = [
@@ -290,6 +311,10 @@ extension HeldExchange {
                 "headers": Flow.headersJSON(response.headers),
             ]
             Self.addBody(response.body.data, to: &fields, included: bodies)
+            if let trailers = response.trailers { fields["trailers"] = Flow.headersJSON(trailers) }
+            if bodies, phase == .response, let view = HeldGRPC.view(of: response.body, headers: response.headers, request: self.request, isRequest: false, schema: grpcSchema) {
+                fields["grpc"] = view
+            }
             object["response"] = .object(fields)
         } else {
             object["response"] = .null

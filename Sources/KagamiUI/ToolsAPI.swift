@@ -1,9 +1,10 @@
-// Tools on a recorded exchange: Copy cURL Request and Repeat / Repeat Advanced.
+// Tools on a recorded exchange: Copy cURL Request, Copy as grpcurl and Repeat / Repeat Advanced.
 import Foundation
 import Hummingbird
 import KagamiContentCoding
 import KagamiCurl
 import KagamiFlow
+import KagamiGRPC
 import KagamiJSON
 import KagamiRepeat
 import KagamiRules
@@ -16,6 +17,8 @@ struct ToolsAPI: Sendable {
     /// Where a response may be saved as a local file; nil where no file of this host may be
     /// written (`kagami serve`).
     let mapLocalFolders: MapLocalFolders?
+    /// Where a gRPC call's request is read as JSON for grpcurl.
+    var grpcSchemas: GRPCSchemas?
 
     func register(on router: Router<some RequestContext>) {
         router.get("/api/flows/:id/curl") { _, context in
@@ -24,6 +27,22 @@ struct ToolsAPI: Sendable {
                 status: .ok,
                 headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
                 body: .init(byteBuffer: ByteBuffer(string: CurlCommand(flow.request).shellCommand + "\n")))
+        }
+        router.get("/api/flows/:id/grpcurl") { _, context in
+            let flow = try await self.store.flow(named: context.parameters.get("id"))
+            let schema = await self.grpcSchemas?.schema(for: flow)
+            // The given files when they define the method; else grpcurl asks the server's reflection.
+            let sources = self.grpcSchemas.flatMap { $0.given.method(path: flow.request.path) != nil ? $0.sources : nil } ?? GRPCSchemas.Sources()
+            let command: GRPCurlCommand
+            do {
+                command = try GRPCurlCommand(flow, schema: schema, sources: sources)
+            } catch {
+                throw APIError(.conflict, "\(error)")
+            }
+            return Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
+                body: .init(byteBuffer: ByteBuffer(string: command.shellCommand + "\n")))
         }
         router.post("/api/flows/:id/response/save") { request, context in
             let id = context.parameters.get("id")

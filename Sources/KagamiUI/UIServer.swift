@@ -116,8 +116,10 @@ func buildRouter(_ routes: UIRoutes, access: UIAccessMiddleware?) -> Router<UIRe
         store: routes.store, hub: routes.hub, recorder: routes.recorder, webSockets: proxy?.webSockets, breakpoints: proxy?.breakpoints,
         configuration: routes.configuration
     ).register(on: router)
-    BreakpointAPI(breakpoints: proxy?.breakpoints).register(on: router)
-    ToolsAPI(store: routes.store, repeatRoute: proxy?.repeatRoute, mapLocalFolders: routes.rules?.mapLocalFolders).register(on: router)
+    BreakpointAPI(breakpoints: proxy?.breakpoints, grpcSchemas: routes.configuration.grpcSchemas).register(on: router)
+    ToolsAPI(
+        store: routes.store, repeatRoute: proxy?.repeatRoute, mapLocalFolders: routes.rules?.mapLocalFolders, grpcSchemas: routes.configuration.grpcSchemas
+    ).register(on: router)
     RulesAPI(control: routes.rules).register(on: router)
     ScenarioAPI(scenarios: proxy?.scenarios).register(on: router)
     DraftAPI(store: routes.store).register(on: router)

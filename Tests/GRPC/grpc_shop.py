@@ -1,16 +1,18 @@
 """A gRPC service with a schema (Tests/GRPC/proto/kagami/shop.proto) for the schema tests: grpcio's
 server and client, the message classes made at run time from the descriptor set protoc writes.
 
-server [--reflection v1|v1alpha]: listens on 127.0.0.1, port 0, in clear text (h2c), prints
-        "port N", serves kagami.shop.Shop until stdin closes; with --reflection, also server
-        reflection (grpc_reflection serves v1alpha; v1 is the same servicer under the v1 name).
+server [--reflection v1|v1alpha] [--gzip]: listens on 127.0.0.1, port 0, in clear text (h2c),
+        prints "port N", serves kagami.shop.Shop until stdin closes; with --reflection, also
+        server reflection (grpc_reflection serves v1alpha; v1 is the same servicer under the v1
+        name); with --gzip, its answers are compressed (grpc-encoding: gzip).
           GetOrder     an Order for the request's id with one Item of every kind of field
           WatchOrders  two Orders, ids "<id>-1" and "<id>-2"
           PlaceItems   an Order holding the items it received, in order
 call --target HOST:PORT [--proxy URL] [--id ID]: makes the three calls and prints one JSON
         line: each call's answers in the proto3 JSON mapping (json_format.MessageToDict).
-send --target HOST:PORT --method PATH --json TEXT: one unary call whose request is the JSON
-        given, as grpcurl -d sends it; prints the answer as JSON.
+send --target HOST:PORT --method PATH --json TEXT [--gzip] [--header NAME:VALUE]...: one call
+        (unary or server-streaming) whose request is the JSON given, as grpcurl -d sends it,
+        compressed with --gzip; prints {"answers": [...], "code": STATUS NAME, "message": ...}.
 big --target HOST:PORT --size N: one GetOrder call whose id is N bytes long; the server answers
         with that id; prints {"sent": N, "same": whether the answer's id is what was sent}.
 raw --target HOST:PORT --method PATH --hex BYTES: one unary call whose request message is the
@@ -60,7 +62,7 @@ def sample_item():
 UNLIMITED = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]
 
 
-def serve(reflection):
+def serve(reflection, gzip=False):
     def get_order(request, context):
         return Order(id=request.id, items=[sample_item()], total_cents=18446744073709551615)
 
@@ -77,7 +79,7 @@ def serve(reflection):
         "PlaceItems": grpc.stream_unary_rpc_method_handler(place_items, Item.FromString, Order.SerializeToString),
     }
     from concurrent import futures
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), options=UNLIMITED)
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), options=UNLIMITED, compression=grpc.Compression.Gzip if gzip else None)
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("kagami.shop.Shop", handlers),))
     if reflection:
         from grpc_reflection.v1alpha import reflection as alpha, reflection_pb2
@@ -94,9 +96,9 @@ def serve(reflection):
     server.stop(0)
 
 
-def channel_for(target, proxy):
+def channel_for(target, proxy, gzip=False):
     options = UNLIMITED + ([("grpc.enable_http_proxy", 1), ("grpc.http_proxy", proxy)] if proxy else [("grpc.enable_http_proxy", 0)])
-    channel = grpc.insecure_channel(target, options=options)
+    channel = grpc.insecure_channel(target, options=options, compression=grpc.Compression.Gzip if gzip else None)
     grpc.channel_ready_future(channel).result(timeout=20)
     return channel
 
@@ -119,16 +121,24 @@ def call(target, proxy=None, order_id="o1"):
     print(json.dumps(report, sort_keys=True), flush=True)
 
 
-def send(target, method, text, proxy=None):
-    channel = channel_for(target, proxy)
+def send(target, method, text, proxy=None, gzip=False, headers=()):
+    channel = channel_for(target, proxy, gzip)
     service, name = method.strip("/").split("/")
     rpc = POOL.FindServiceByName(service).FindMethodByName(name)
     request_type = message_factory.GetMessageClass(rpc.input_type)
     response_type = message_factory.GetMessageClass(rpc.output_type)
-    stub = channel.unary_unary(method, request_serializer=request_type.SerializeToString, response_deserializer=response_type.FromString)
-    answer = stub(json_format.Parse(text, request_type(), descriptor_pool=POOL), timeout=20)
+    make = channel.unary_stream if rpc.server_streaming else channel.unary_unary
+    stub = make(method, request_serializer=request_type.SerializeToString, response_deserializer=response_type.FromString)
+    metadata = [tuple(h.split(":", 1)) for h in headers]
+    report = {"answers": [], "code": "OK", "message": None}
+    try:
+        answer = stub(json_format.Parse(text, request_type(), descriptor_pool=POOL), timeout=20, metadata=metadata)
+        for m in (answer if rpc.server_streaming else [answer]):
+            report["answers"].append(as_json(m))
+    except grpc.RpcError as error:
+        report["code"], report["message"] = error.code().name, error.details()
     channel.close()
-    print(json.dumps(as_json(answer), sort_keys=True), flush=True)
+    print(json.dumps(report, sort_keys=True), flush=True)
 
 
 def big(target, size, proxy=None):
@@ -155,12 +165,13 @@ def raw(target, method, hex_bytes, proxy=None):
 if __name__ == "__main__":
     option = lambda name: sys.argv[sys.argv.index(name) + 1] if name in sys.argv else None
     if sys.argv[1] == "server":
-        serve(option("--reflection"))
+        serve(option("--reflection"), gzip="--gzip" in sys.argv)
     elif sys.argv[1] == "big":
         big(option("--target"), int(option("--size")), proxy=option("--proxy"))
     elif sys.argv[1] == "raw":
         raw(option("--target"), option("--method"), option("--hex"), proxy=option("--proxy"))
     elif sys.argv[1] == "send":
-        send(option("--target"), option("--method"), option("--json"), proxy=option("--proxy"))
+        headers = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--header"]
+        send(option("--target"), option("--method"), option("--json"), proxy=option("--proxy"), gzip="--gzip" in sys.argv, headers=headers)
     else:
         call(option("--target"), proxy=option("--proxy"), order_id=option("--id") or "o1")

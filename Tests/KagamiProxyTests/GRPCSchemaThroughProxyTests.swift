@@ -119,6 +119,26 @@ struct GRPCSchemaThroughProxyTests {
         }
     }
 
+    /// Every message grpcio's client and server made, read with the .proto's types and written
+    /// back from that JSON, is the same bytes (what a breakpoint edit or Map Local sends).
+    @Test func messagesGrpcioMadeAreWrittenBackByteForByte() async throws {
+        let schema = try ProtoFiles.schema(descriptors: [], folders: [Self.protoFolder])
+        try await Self.calls(serverArguments: []) { _, flows, _ in
+            #expect(flows.count == 3)
+            for flow in flows.values {
+                let exchange = try #require(GRPCExchange(flow: flow, responseTrailers: flow.response?.trailers, schema: schema))
+                let method = try #require(exchange.method)
+                for (side, type) in [(exchange.request, method.inputType), (try #require(exchange.response), method.outputType)] {
+                    #expect(!side.messages.isEmpty)
+                    for message in side.messages {
+                        let typed = try #require(message.typed).get()
+                        #expect(try schema.encode(typed.json, as: type) == message.payload, "\(flow.request.path) \(typed.json.serialized())")
+                    }
+                }
+            }
+        }
+    }
+
     /// `kagami flows` and `kagami export` given the .proto folder: each call's messages with
     /// their types under its line, and a HAR entry's `_grpc` with what the client decoded.
     @Test func flowsAndExportShowTheMessagesWithNames() async throws {

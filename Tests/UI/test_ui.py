@@ -649,6 +649,66 @@ class Suite(Page):
             reading.stop()
             self.driver.get(self.kagami.ui)
 
+    def test_grpc_breakpoint_edits_messages_as_json_and_copies_grpcurl(self):
+        # A held gRPC request shows its message as JSON; the JSON typed in the editor is what
+        # grpcio's server receives (it answers with the id it got). The row's menu then copies
+        # the call as a grpcurl command, the one the admin API gives.
+        shop = os.path.join(ROOT, "Tests", "GRPC", "grpc_shop.py")
+        server = subprocess.Popen([sys.executable, shop, "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        workdir = tempfile.mkdtemp(prefix="kagami-grpc-edit-ui-")
+        editing = Kagami(self.binary, workdir, ssl_proxying=True, extra=["--proto-path", os.path.join(ROOT, "Tests", "GRPC", "proto")])
+        try:
+            self.driver.get(editing.ui)
+            port = int(server.stdout.readline().split()[1])
+            status, _ = api(editing.ui, "PUT", "/api/breakpoints", {"breakpoints": [{"location": {"path": "/kagami.shop.Shop/GetOrder"}}]})
+            assert status == 200
+            results = {}
+
+            def send():
+                done = subprocess.run([sys.executable, shop, "send", "--target", f"127.0.0.1:{port}", "--proxy", editing.proxy,
+                                       "--method", "/kagami.shop.Shop/GetOrder", "--json", '{"id": "o1"}'], capture_output=True, text=True, timeout=60)
+                results["send"] = done
+
+            client = threading.Thread(target=send)
+            client.start()
+            dialog = self.driver.find_element(By.ID, "held-dialog")
+            self.until(lambda: self.js("return document.getElementById('held-dialog').open"), "the held gRPC request pops up")
+            messages = self.field(dialog, "request.grpc.text")
+            assert json.loads(messages.get_attribute("value")) == [{"id": "o1"}], messages.get_attribute("value")
+            assert "kagami.shop.OrderRequest" in dialog.text, dialog.text
+            self.type_into(messages, '[{"id": 5}]')
+            self.driver.find_element(By.ID, "held-execute").click()
+            self.until(lambda: "expected a string, found integer" in dialog.text, "the refused edit says where")
+            self.type_into(self.field(dialog, "request.grpc.text"), '[{"id": "edited-in-the-ui"}]')
+            self.shot("breakpoint-grpc")
+            self.driver.find_element(By.ID, "held-execute").click()
+            client.join(60)
+            done = results["send"]
+            assert done.returncode == 0, done.stderr
+            answer = json.loads(done.stdout.strip().splitlines()[-1])
+            assert answer["code"] == "OK" and answer["answers"][0]["id"] == "edited-in-the-ui", answer
+            self.filter("/GetOrder")
+            self.until(lambda: len(self.rows()) == 1, "the call's row")
+            row = self.driver.find_element(By.CSS_SELECTOR, "#sequence-spacer .row:not([hidden])")
+            self.js("window.copied = []; navigator.clipboard.writeText = (text) => { window.copied.push(text); return Promise.resolve(); };")
+            ActionChains(self.driver).context_click(row).perform()
+            self.until(lambda: self.js("const b = document.getElementById('menu-copy-grpcurl'); return !!b && !b.disabled"), "Copy as grpcurl")
+            self.driver.find_element(By.ID, "menu-copy-grpcurl").click()
+            self.until(lambda: self.js("return window.copied.length") == 1, "the grpcurl command copied")
+            command = self.js("return window.copied[0]")
+            self.until(lambda: "Copied grpcurl command" in self.text_of("banner"), "the banner says what was copied")
+            flow_id = self.js("return document.querySelector('#sequence-spacer .row:not([hidden])').dataset.id")
+            status, expected = api(editing.ui, "GET", f"/api/flows/{flow_id}/grpcurl")
+            assert status == 200 and command == expected.rstrip("\n"), f"page: {command!r}\nAPI: {expected!r}"
+            assert command.startswith("grpcurl -plaintext") and "-d '{\"id\":\"edited-in-the-ui\"}'" in command, command
+            assert command.endswith(f"127.0.0.1:{port} kagami.shop.Shop/GetOrder"), command
+            self.filter("")
+        finally:
+            server.stdin.close()
+            server.wait(timeout=30)
+            editing.stop()
+            self.driver.get(self.kagami.ui)
+
     def test_websocket_messages_tab(self):
         # A websockets echo server, and a handshake plus frames sent through the proxy by a
         # client that keeps the socket open until told to go on.
@@ -846,6 +906,7 @@ class Suite(Page):
                  self.test_rules_panel_changes_the_next_response, self.test_breakpoints_edit_what_the_client_receives,
                  self.test_repeat_and_repeat_advanced, self.test_websocket_messages_tab,
                  self.test_websocket_message_breakpoint_and_inject, self.test_grpc_tab, self.test_grpc_tab_with_schema,
+                 self.test_grpc_breakpoint_edits_messages_as_json_and_copies_grpcurl,
                  self.test_ten_thousand_exchanges, self.test_disconnected_banner]
         only = os.environ.get("KAGAMI_UI_ONLY")
         tests = [from_fresh(test) for test in tests if not only or only in test.__name__]

@@ -306,6 +306,11 @@ export async function loadCurl(id) {
   return (await (await call(`api/flows/${id}/curl`)).text()).replace(/\n$/, "");
 }
 
+/** The grpcurl command Kagami builds for a gRPC call (the request's messages as JSON). */
+export async function loadGRPCurl(id) {
+  return (await (await call(`api/flows/${id}/grpcurl`)).text()).replace(/\n$/, "");
+}
+
 /** Repeat / Repeat Advanced: answers once every repeat has ended, with the summary. */
 export async function repeatFlow(id, plan) {
   return sendJSON("POST", `api/flows/${id}/repeat`, plan).catch((error) => { throw Object.assign(error, { field: refusal(error).field }); });

@@ -100,13 +100,28 @@ export function mountBreakpoints({ container, dialog }) {
       error,
       ...fields,
       field("Headers (one per line, Name: value)", draft, [part, "headersText"], heldChange, { kind: "textarea", className: "w-wide held-headers", name: `${part}.headers` }),
-      field(base64 ? "Body (base64: not UTF-8 text)" : "Body", draft, [part, "body"], heldChange, { kind: "textarea", className: "w-wide held-body" }),
+      ...bodyFields(current[part], part, base64, draft, heldChange),
     ], {
       waits: "the exchange keeps waiting",
       abort: ["Abort", "Fail the exchange: the client gets an error"],
       cancel: ["Cancel", "Send it on unchanged"],
       execute: ["Execute", "Send it on with the edits"],
     });
+  }
+
+  /** The body as bytes, or a gRPC call's messages as JSON when a schema has its method. */
+  function bodyFields(held, part, base64, draft, heldChange) {
+    const grpc = held.grpc;
+    if (grpc?.messages) {
+      return [
+        el("p", { className: "note" }, `gRPC ${grpc.method}: ${part === "request" ? "sent" : "received"} ${grpc.type} messages, written back with the schema${grpc.encoding ? ` and ${grpc.encoding}` : ""}.${grpc.note ? ` ${grpc.note}.` : ""}`),
+        field(`Messages (JSON array of ${grpc.type})`, draft, [part, "grpcText"], heldChange, { kind: "textarea", className: "w-wide held-body", name: `${part}.grpc.text` }),
+      ];
+    }
+    return [
+      grpc?.problem ? el("p", { className: "note" }, `gRPC: ${grpc.problem}`) : null,
+      field(base64 ? "Body (base64: not UTF-8 text)" : "Body", draft, [part, "body"], heldChange, { kind: "textarea", className: "w-wide held-body" }),
+    ].filter(Boolean);
   }
 
   /** The editor's form: `parts`, then Later and the three decisions, named by `menu`. */

@@ -12,7 +12,8 @@ export function heldEdit(held, draft) {
     const colon = line.indexOf(":");
     return colon < 0 ? [line.trim(), ""] : [line.slice(0, colon).trim(), line.slice(colon + 1).trim()];
   });
-  const body = { headers, body: edited.body, bodyEncoding: edited.bodyEncoding };
+  // A gRPC call's messages shown as JSON go back as JSON; the server writes them with the schema.
+  const body = held[part].grpc?.messages ? { headers, grpc: { text: edited.grpcText ?? "" } } : { headers, body: edited.body, bodyEncoding: edited.bodyEncoding };
   if (part === "request") Object.assign(body, { method: edited.method, url: edited.url });
   else {
     const status = Number(edited.status);
@@ -29,6 +30,7 @@ export function heldDraft(held) {
     const message = held[part];
     if (!message) continue;
     draft[part] = { ...message, headersText: message.headers.map(([n, v]) => `${n}: ${v}`).join("\n") };
+    if (message.grpc?.messages) draft[part].grpcText = JSON.stringify(message.grpc.messages, null, 2);
   }
   return draft;
 }

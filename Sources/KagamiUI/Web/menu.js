@@ -2,7 +2,7 @@
 // the "more" and columns buttons): copy, repeat, compose, and rules made from the exchange, each opening
 // its editor prefilled (Charles's "select an exchange, right-click, make the rule from it").
 import { dispatch, state, subscribe } from "./store.js";
-import { getJSON, loadBody, loadBreakpoints, loadCurl, loadRules, loadSSLProxying, repeatFlow } from "./api.js";
+import { getJSON, loadBody, loadBreakpoints, loadCurl, loadGRPCurl, loadRules, loadSSLProxying, repeatFlow } from "./api.js";
 import { el, hostPattern, truncate } from "./format.js";
 import { copyText } from "./clipboard.js";
 import { responseText } from "./tools.js";
@@ -51,6 +51,7 @@ export function mountMenu({ container, showTool, showRepeat, onSelect }) {
     return [
       { id: "menu-copy-url", label: "Copy URL", run: () => copyText(flowURL(flow), "URL", showTool) },
       { id: "menu-copy-curl", label: "Copy cURL", disabled: tunnel, run: () => loadCurl(flow.id).then((command) => copyText(command, "cURL command", showTool), fail("build the curl command")) },
+      ...(flow.grpc ? [{ id: "menu-copy-grpcurl", label: "Copy as grpcurl", run: () => loadGRPCurl(flow.id).then((command) => copyText(command, "grpcurl command", showTool), fail("build the grpcurl command")) }] : []),
       { id: "menu-copy-response", label: "Copy Response", disabled: flow.status == null, run: () => copyResponse(flow) },
       "-",
       { id: "menu-repeat", label: "Repeat", disabled: !repeatable, run: () => repeatOnce(flow) },
