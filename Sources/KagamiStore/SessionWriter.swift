@@ -320,20 +320,21 @@ package final class SessionWriter: Sendable {
     }
 
     private func startAfterGathering() {
-        let start = state.withLock { state -> Bool in
-            state.gatherScheduled = false
-            if state.running || state.entries.isEmpty { return false }
-            state.running = true
-            return true
-        }
-        if start { startWriter() }
+        startWriterIfIdle { $0.gatherScheduled = false }
     }
 
     /// Starts the writer for what the driver kept on this machine before (a spool left by a
     /// store that is gone), with nothing queued yet.
     package func catchUp() {
+        startWriterIfIdle(evenIfEmpty: true)
+    }
+
+    /// Starts the writer unless one runs or nothing is queued (`evenIfEmpty`: what the driver
+    /// keeps is to write too), after `change` to the state under the same lock.
+    private func startWriterIfIdle(evenIfEmpty: Bool = false, after change: (inout State) -> Void = { _ in }) {
         let start = state.withLock { state -> Bool in
-            if state.running { return false }
+            change(&state)
+            guard !state.running, evenIfEmpty || !state.entries.isEmpty else { return false }
             state.running = true
             return true
         }
@@ -482,12 +483,7 @@ package final class SessionWriter: Sendable {
     /// Returns once every entry queued before the call has been written (or kept on this
     /// machine while the store is away); throws the last failure the store reported, if any.
     package func flush() async throws {
-        let start = state.withLock { state -> Bool in
-            guard !state.running, !state.entries.isEmpty else { return false }
-            state.running = true
-            return true
-        }
-        if start { startWriter() }
+        startWriterIfIdle()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = state.withLock { state -> Bool in
                 if state.finished >= state.queued { return true }
@@ -518,13 +514,7 @@ package final class SessionWriter: Sendable {
     }
 
     func resume() {
-        let start = state.withLock { state -> Bool in
-            state.suspended = false
-            guard !state.running, !state.entries.isEmpty else { return false }
-            state.running = true
-            return true
-        }
-        if start { startWriter() }
+        startWriterIfIdle { $0.suspended = false }
     }
 }
 
