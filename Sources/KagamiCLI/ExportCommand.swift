@@ -76,7 +76,10 @@ struct ExportCommand: AsyncParsableCommand {
             if selected.isEmpty {
                 try await store.forEachFlow(includeBodies: true, limit: limit) { flows in
                     let messages = try await store.webSocketMessages(of: flows)
-                    for flow in flows { try destination.write(writer.entry(flow, webSocketMessages: messages[flow.id], grpc: await schemas?.archiveFields(of: flow))) }
+                    for flow in flows {
+                        let grpc = await schemas?.archiveFields(of: flow)
+                        try destination.write { writer.entry(flow, webSocketMessages: messages[flow.id], grpc: grpc, to: &$0) }
+                    }
                 }
             } else {
                 for id in selected.prefix(limit ?? selected.count) {
@@ -99,7 +102,7 @@ struct ExportCommand: AsyncParsableCommand {
 /// `commit()` is called.
 final class ExportDestination {
     private let handle: FileHandle
-    private var buffer = Data()
+    private var buffer: [UInt8] = []
     private let file: OutputFile?
 
     init(path: String?) throws {
@@ -118,7 +121,12 @@ final class ExportDestination {
     }
 
     func write(_ data: Data) throws {
-        buffer.append(data)
+        try write { $0 += data }
+    }
+
+    /// Lets `text` append to what is written next.
+    func write(_ text: (inout [UInt8]) -> Void) throws {
+        text(&buffer)
         if buffer.count >= 1 << 20 { try drain() }
     }
 

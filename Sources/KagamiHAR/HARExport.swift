@@ -21,55 +21,69 @@ public enum HARExport {
     /// One entry: what Kagami derives from the flow, then any fields an imported archive
     /// carried that the flow doesn't reproduce.
     public static func entry(_ flow: Flow, webSocketMessages: [WebSocketMessage]? = nil, grpc: JSONValue? = nil) -> JSONValue {
-        var entry = derivedEntry(flow)
-        if let grpc, case .object(var object) = entry {
-            object["_grpc"] = grpc
-            entry = .object(object)
-        }
-        if flow.isWebSocket, case .object(var object) = entry {
-            object["_resourceType"] = "websocket"
-            object["_webSocketMessages"] = .array((webSocketMessages ?? []).map(webSocketMessage))
-            entry = .object(object)
-        }
+        var writer = JSONTextWriter(capacity: 2048)
+        write(flow, webSocketMessages: webSocketMessages, grpc: grpc, to: &writer)
+        var entry = (try? JSONValue(parsing: writer.bytes)) ?? .object([:])
         for field in flow.archiveFields ?? [] where field.path.first != "log" {
             entry.replace(at: field.path[...], with: field.json.flatMap { try? JSONValue(parsing: $0) })
         }
         return entry
     }
 
-    static func derivedEntry(_ flow: Flow) -> JSONValue {
+    /// The entry's text, pretty printed `depth` levels down in an archive, appended to `text`:
+    /// written straight from the flow unless an imported archive's fields go into it.
+    static func append(_ flow: Flow, webSocketMessages: [WebSocketMessage]?, grpc: JSONValue?, to text: inout [UInt8], depth: Int) {
+        guard !(flow.archiveFields ?? []).contains(where: { $0.path.first != "log" }) else {
+            entry(flow, webSocketMessages: webSocketMessages, grpc: grpc).write(to: &text, options: [.prettyPrinted], depth: depth)
+            return
+        }
+        var writer = JSONTextWriter(capacity: 2048, prettyAt: depth)
+        write(flow, webSocketMessages: webSocketMessages, grpc: grpc, to: &writer)
+        text += writer.bytes
+    }
+
+    /// What Kagami derives from the flow, member by member.
+    static func write(_ flow: Flow, webSocketMessages: [WebSocketMessage]?, grpc: JSONValue?, to json: inout JSONTextWriter) {
         let timings = HARTimings(flow.timings)
-        var entry: JSONObject = [
-            "startedDateTime": .string(HARDate.format(flow.timings.start)),
-            "time": HARTimings.json(timings.total),
-            "request": request(flow.request),
-            "response": response(flow.response),
-            "cache": [:],
-            "timings": timings.json,
-        ]
+        json.beginObject()
+        json.key("startedDateTime"); json.string(HARDate.format(flow.timings.start))
+        json.key("time"); HARTimings.write(timings.total, to: &json)
+        json.key("request"); request(flow.request, to: &json)
+        json.key("response"); response(flow.response, to: &json)
+        json.key("cache"); json.beginObject(); json.endObject()
+        json.key("timings"); timings.write(to: &json)
         if let server = flow.serverAddress {
-            entry["serverIPAddress"] = .string(Authority.split(server)?.host ?? server)
+            json.key("serverIPAddress"); json.string(Authority.split(server)?.host ?? server)
         }
         if let client = flow.clientAddress, let port = Authority.split(client)?.port {
-            entry["connection"] = .string(String(port))
+            json.key("connection"); json.string(String(port))
         }
-        entry["_id"] = .string(flow.id.uuidString)
-        entry["_mode"] = .string(flow.mode.rawValue)
-        if let client = flow.clientAddress { entry["_clientAddress"] = .string(client) }
-        if let server = flow.serverAddress { entry["_serverAddress"] = .string(server) }
-        if let repeatOf = flow.repeatOf { entry["_repeatOf"] = .string(repeatOf.uuidString) }
-        if let streamID = flow.streamID { entry["_streamId"] = .integer(streamID) }
-        if let tls = flow.tls { entry["_tls"] = JSONValue(encoding: tls) }
-        if let error = flow.error { entry["_error"] = JSONValue(encoding: error) }
-        if !flow.violations.isEmpty { entry["_contractViolations"] = JSONValue(encoding: flow.violations) }
+        json.key("_id"); json.string(flow.id.uuidString)
+        json.key("_mode"); json.string(flow.mode.rawValue)
+        if let client = flow.clientAddress { json.key("_clientAddress"); json.string(client) }
+        if let server = flow.serverAddress { json.key("_serverAddress"); json.string(server) }
+        if let repeatOf = flow.repeatOf { json.key("_repeatOf"); json.string(repeatOf.uuidString) }
+        if let streamID = flow.streamID { json.key("_streamId"); json.integer(streamID) }
+        if let tls = flow.tls { json.key("_tls"); json.value(JSONValue(encoding: tls)) }
+        if let error = flow.error { json.key("_error"); json.value(JSONValue(encoding: error)) }
+        if !flow.violations.isEmpty { json.key("_contractViolations"); json.value(JSONValue(encoding: flow.violations)) }
         if !flow.appliedRules.isEmpty {
-            entry["_appliedRules"] = JSONValue(encoding: flow.appliedRules)
+            json.key("_appliedRules"); json.value(JSONValue(encoding: flow.appliedRules))
             // Which state of which scenario answered, for whoever reads a shared capture.
             if let mark = flow.appliedRules.lazy.compactMap(\.scenarioMark).first {
-                entry["_scenario"] = ["name": .string(mark.scenario), "operation": .string(mark.operation), "state": .string(mark.state)]
+                json.key("_scenario")
+                json.value(["name": .string(mark.scenario), "operation": .string(mark.operation), "state": .string(mark.state)])
             }
         }
-        return .object(entry)
+        if let grpc { json.key("_grpc"); json.value(grpc) }
+        if flow.isWebSocket {
+            json.key("_resourceType"); json.string("websocket")
+            json.key("_webSocketMessages")
+            json.beginArray()
+            for message in webSocketMessages ?? [] { json.value(webSocketMessage(message)) }
+            json.endArray()
+        }
+        json.endObject()
     }
 
     /// As Chrome writes them: text as is, other payloads in base64.
@@ -86,22 +100,21 @@ public enum HARExport {
         return .object(object)
     }
 
-    static func request(_ request: FlowRequest) -> JSONValue {
-        var object: JSONObject = [
-            "method": .string(request.method),
-            "url": .string(url(request)),
-            "httpVersion": .string(request.version),
-            "cookies": .array(HARCookie.requestCookies(request.headers)),
-            "headers": headers(request.headers),
-            "queryString": .array(HARFormParameters.urlEncoded(request.query)),
-        ]
+    static func request(_ request: FlowRequest, to json: inout JSONTextWriter) {
+        json.beginObject()
+        json.key("method"); json.string(request.method)
+        json.key("url"); json.string(url(request))
+        json.key("httpVersion"); json.string(request.version)
+        json.key("cookies"); list(HARCookie.requestCookies(request.headers), to: &json)
+        json.key("headers"); headers(request.headers, to: &json)
+        json.key("queryString"); list(HARFormParameters.urlEncoded(request.query), to: &json)
         if request.body.keptCount > 0 || request.body.isTruncated {
-            object["postData"] = postData(request)
+            json.key("postData"); json.value(postData(request))
         }
         // Request line (`METHOD target VERSION\r\n`), fields, and the blank line.
-        object["headersSize"] = .integer(request.method.utf8.count + request.target.utf8.count + request.version.utf8.count + 4 + request.headers.wireSize + 2)
-        object["bodySize"] = .integer(request.body.size)
-        return .object(object)
+        json.key("headersSize"); json.integer(request.method.utf8.count + request.target.utf8.count + request.version.utf8.count + 4 + request.headers.wireSize + 2)
+        json.key("bodySize"); json.integer(request.body.size)
+        json.endObject()
     }
 
     /// A CONNECT tunnel's URL names the authority it reached, under the scheme it carried.
@@ -130,13 +143,14 @@ public enum HARExport {
         return .object(object)
     }
 
-    static func response(_ response: FlowResponse?) -> JSONValue {
+    static func response(_ response: FlowResponse?, to json: inout JSONTextWriter) {
         guard let response else {
             // HAR requires a response; an exchange that got none has status 0, as browsers write.
-            return [
+            json.value([
                 "status": 0, "statusText": "", "httpVersion": "", "cookies": [], "headers": [],
                 "content": ["size": 0, "mimeType": ""], "redirectURL": "", "headersSize": -1, "bodySize": -1,
-            ]
+            ])
+            return
         }
         var content: JSONObject = [
             "size": .integer(response.body.size),
@@ -162,26 +176,38 @@ public enum HARExport {
             }
         }
         if response.body.isTruncated { content["_truncated"] = true }
-        return [
-            "status": .integer(response.status),
-            "statusText": .string(response.reason),
-            "httpVersion": .string(response.version),
-            "cookies": .array(HARCookie.responseCookies(response.headers)),
-            "headers": headers(response.headers),
-            "content": .object(content),
-            "redirectURL": .string(response.headers["Location"] ?? ""),
-            // Status line (`VERSION status reason\r\n`), fields, and the blank line.
-            "headersSize": .integer(response.version.utf8.count + 1 + String(response.status).utf8.count + 1 + response.reason.utf8.count + 2 + response.headers.wireSize + 2),
-            "bodySize": .integer(response.body.size),
-        ]
+        json.beginObject()
+        json.key("status"); json.integer(response.status)
+        json.key("statusText"); json.string(response.reason)
+        json.key("httpVersion"); json.string(response.version)
+        json.key("cookies"); list(HARCookie.responseCookies(response.headers), to: &json)
+        json.key("headers"); headers(response.headers, to: &json)
+        json.key("content"); json.value(.object(content))
+        json.key("redirectURL"); json.string(response.headers["Location"] ?? "")
+        // Status line (`VERSION status reason\r\n`), fields, and the blank line.
+        json.key("headersSize")
+        json.integer(response.version.utf8.count + 1 + String(response.status).utf8.count + 1 + response.reason.utf8.count + 2 + response.headers.wireSize + 2)
+        json.key("bodySize"); json.integer(response.body.size)
+        json.endObject()
     }
 
-    static func headers(_ fields: HeaderFields) -> JSONValue {
-        .array(fields.map { ["name": .string($0.name), "value": .string($0.value)] })
+    static func headers(_ fields: HeaderFields, to json: inout JSONTextWriter) {
+        json.beginArray()
+        for field in fields {
+            json.beginObject()
+            json.key("name"); json.string(field.name)
+            json.key("value"); json.string(field.value)
+            json.endObject()
+        }
+        json.endArray()
+    }
+
+    private static func list(_ items: [JSONValue], to json: inout JSONTextWriter) {
+        json.beginArray()
+        for item in items { json.value(item) }
+        json.endArray()
     }
 }
-
-
 
 extension JSONValue {
     /// A Codable model value as JSON (the flow model's TLS info, errors, violations).

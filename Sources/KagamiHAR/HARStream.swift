@@ -49,39 +49,32 @@ public struct HARStreamWriter {
 
     /// The text of the next entry; `grpc`: the call's messages read with its schema (`_grpc`).
     public mutating func entry(_ flow: Flow, webSocketMessages: [WebSocketMessage]? = nil, grpc: JSONValue? = nil) -> Data {
+        var text: [UInt8] = []
+        entry(flow, webSocketMessages: webSocketMessages, grpc: grpc, to: &text)
+        return Data(text)
+    }
+
+    /// Appends the text of the next entry to `text`.
+    public mutating func entry(_ flow: Flow, webSocketMessages: [WebSocketMessage]? = nil, grpc: JSONValue? = nil, to text: inout [UInt8]) {
         log.add(flow)
-        var text = Data((entries == 0 ? "\n      " : ",\n      ").utf8)
-        Self.append(HARExport.entry(flow, webSocketMessages: webSocketMessages, grpc: grpc).serialized([.prettyPrinted]), indentedBy: 6, to: &text)
+        text += (entries == 0 ? "\n      " : ",\n      ").utf8
+        // Entries sit three levels down: the archive, its log, the log's entries.
+        HARExport.append(flow, webSocketMessages: webSocketMessages, grpc: grpc, to: &text, depth: 3)
         entries += 1
-        return text
     }
 
     /// The end of the entries and the rest of the log.
     public func closing() -> Data {
-        let text = entries == 0 ? "],\n" : "\n    ],\n"
+        var text = Array((entries == 0 ? "],\n" : "\n    ],\n").utf8)
         let rest = Array(log.object(creatorVersion: creatorVersion))
-        var data = Data(text.utf8)
         for (index, member) in rest.enumerated() {
-            data.append(contentsOf: "    \(JSONValue.string(member.key).serialized()): ".utf8)
-            Self.append(member.value.serialized([.prettyPrinted]), indentedBy: 4, to: &data)
-            data.append(contentsOf: (index < rest.count - 1 ? ",\n" : "\n").utf8)
+            text += "    ".utf8
+            JSONValue.string(member.key).write(to: &text)
+            text += ": ".utf8
+            member.value.write(to: &text, options: [.prettyPrinted], depth: 2)
+            text += (index < rest.count - 1 ? ",\n" : "\n").utf8
         }
-        data.append(contentsOf: "  }\n}\n".utf8)
-        return data
-    }
-
-    /// `text` with `spaces` more indentation on every line but its first.
-    private static func append(_ text: String, indentedBy spaces: Int, to data: inout Data) {
-        var text = text
-        let indent = [UInt8(ascii: "\n")] + Array(repeating: UInt8(ascii: " "), count: spaces)
-        text.withUTF8 { bytes in
-            var start = 0
-            for index in bytes.indices where bytes[index] == UInt8(ascii: "\n") {
-                data.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
-                data.append(contentsOf: indent)
-                start = index + 1
-            }
-            data.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
-        }
+        text += "  }\n}\n".utf8
+        return Data(text)
     }
 }

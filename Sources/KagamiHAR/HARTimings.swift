@@ -69,19 +69,23 @@ struct HARTimings {
         Self.rounded([blocked, dns, connect, send, wait, receive].filter { $0 >= 0 }.reduce(0, +))
     }
 
-    var json: JSONValue {
-        var object: JSONObject = [
-            "blocked": Self.json(blocked), "dns": Self.json(dns), "connect": Self.json(connect), "ssl": Self.json(ssl),
-            "send": Self.json(send), "wait": Self.json(wait), "receive": Self.json(receive),
-        ]
-        if let heldAtRequest { object["_heldAtRequest"] = Self.json(heldAtRequest) }
-        if let heldAtResponse { object["_heldAtResponse"] = Self.json(heldAtResponse) }
-        return .object(object)
+    func write(to json: inout JSONTextWriter) {
+        json.beginObject()
+        for (name, value) in [("blocked", blocked), ("dns", dns), ("connect", connect), ("ssl", ssl), ("send", send), ("wait", wait), ("receive", receive)] {
+            json.key(name); Self.write(value, to: &json)
+        }
+        if let heldAtRequest { json.key("_heldAtRequest"); Self.write(heldAtRequest, to: &json) }
+        if let heldAtResponse { json.key("_heldAtResponse"); Self.write(heldAtResponse, to: &json) }
+        json.endObject()
     }
 
     /// Whole milliseconds (and -1) written as integers, as browsers write them.
-    static func json(_ milliseconds: Double) -> JSONValue {
-        milliseconds == milliseconds.rounded() && abs(milliseconds) < 1e15 ? .integer(Int(milliseconds)) : .number(milliseconds)
+    static func write(_ milliseconds: Double, to json: inout JSONTextWriter) {
+        if milliseconds == milliseconds.rounded(), abs(milliseconds) < 1e15 {
+            json.integer(Int(milliseconds))
+        } else {
+            json.number(milliseconds)
+        }
     }
 
     /// Milliseconds to the microsecond: more than any clock here measures, and stable when a

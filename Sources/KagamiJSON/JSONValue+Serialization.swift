@@ -17,6 +17,18 @@ extension JSONValue {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// The value as JSON text appended to `out`; pretty printed, its lines after the first are
+    /// indented as a member `depth` levels down would be (a value written inside a document
+    /// written by hand, such as an archive's entry).
+    public func write(to out: inout [UInt8], options: FormattingOptions = [], depth: Int = 0) {
+        write(to: &out, options: options, indent: depth)
+    }
+
+    private static func newline(_ out: inout [UInt8], indent: Int) {
+        out.append(UInt8(ascii: "\n"))
+        out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * indent))
+    }
+
     private func write(to out: inout [UInt8], options: FormattingOptions, indent: Int) {
         let pretty = options.contains(.prettyPrinted)
         switch self {
@@ -30,23 +42,29 @@ extension JSONValue {
             out += "[".utf8
             for (n, item) in items.enumerated() {
                 if n > 0 { out += ",".utf8 }
-                if pretty { out += "\n".utf8; out += String(repeating: "  ", count: indent + 1).utf8 }
+                if pretty { Self.newline(&out, indent: indent + 1) }
                 item.write(to: &out, options: options, indent: indent + 1)
             }
-            if pretty { out += "\n".utf8; out += String(repeating: "  ", count: indent).utf8 }
+            if pretty { Self.newline(&out, indent: indent) }
             out += "]".utf8
         case .object(let members):
             if members.isEmpty { out += "{}".utf8; return }
             out += "{".utf8
-            let keys = options.contains(.sortedKeys) ? members.keys.sorted() : Array(members.keys)
-            for (n, key) in keys.enumerated() {
-                if n > 0 { out += ",".utf8 }
-                if pretty { out += "\n".utf8; out += String(repeating: "  ", count: indent + 1).utf8 }
+            func member(_ key: String, _ value: JSONValue, first: Bool) {
+                if !first { out.append(UInt8(ascii: ",")) }
+                if pretty { Self.newline(&out, indent: indent + 1) }
                 JSONTextWriter.appendQuoted(key, to: &out, escapeSlashes: options.contains(.escapeSlashes))
                 out += (pretty ? ": " : ":").utf8
-                members[key]?.write(to: &out, options: options, indent: indent + 1)
+                value.write(to: &out, options: options, indent: indent + 1)
             }
-            if pretty { out += "\n".utf8; out += String(repeating: "  ", count: indent).utf8 }
+            if options.contains(.sortedKeys) {
+                for (n, key) in members.keys.sorted().enumerated() {
+                    if let value = members[key] { member(key, value, first: n == 0) }
+                }
+            } else {
+                for (n, (key, value)) in members.enumerated() { member(key, value, first: n == 0) }
+            }
+            if pretty { Self.newline(&out, indent: indent) }
             out += "}".utf8
         }
     }

@@ -41,21 +41,34 @@ public struct FlowPage: Sendable {
 
 extension FlowStore {
     /// Calls `body` with every flow of the session matching `filter` (the first `limit` of
-    /// them), in capture order, a page of `pageSize` at a time: memory holds one page whatever
-    /// the session's size.
+    /// them), in capture order, a page of `pageSize` at a time: memory holds two pages whatever
+    /// the session's size, the next one read while `body` goes through this one.
     public func forEachFlow(
         filter: FlowFilter = FlowFilter(), includeBodies: Bool, limit: Int? = nil, pageSize: Int = 500,
         _ body: ([Flow]) async throws -> Void
     ) async throws {
         var remaining = limit ?? Int.max
         var query = FlowQuery(filter: filter, limit: min(pageSize, remaining), includeBodies: includeBodies)
-        while remaining > 0 {
-            let page = try await flows(query)
-            if !page.flows.isEmpty { try await body(page.flows) }
+        var page = try await flows(query)
+        while true {
             remaining -= page.flows.count
-            guard let next = page.next else { return }
-            query.after = next
-            query.limit = min(pageSize, remaining)
+            var reading: Task<FlowPage, any Error>?
+            if remaining > 0, let next = page.next {
+                query.after = next
+                query.limit = min(pageSize, remaining)
+                let query = query
+                reading = Task { try await self.flows(query) }
+            }
+            if !page.flows.isEmpty {
+                do {
+                    try await body(page.flows)
+                } catch {
+                    reading?.cancel()
+                    throw error
+                }
+            }
+            guard let reading else { return }
+            page = try await reading.value
         }
     }
 }

@@ -12,7 +12,8 @@
 # Usage: bench/proxy/soak.sh
 # Environment: KAGAMI (a built binary; skips the release build), COUNT (1000000),
 #   SIZES ("100 10240"), LIMIT (seconds per size, 900), STEP (seconds per wrk run, 5),
-#   IMPORT_COUNT (50000).
+#   IMPORT_COUNT (50000), KEEP (a folder: the session of the last size is copied there, to
+#   measure other readers on it later).
 set -euo pipefail
 
 COUNT="${COUNT:-1000000}"
@@ -114,6 +115,11 @@ print(f"| {size} B | {stored:,} | {rate} | {points} | {max(samples) / 1024:.0f} 
 PY
 done
 
+if [ -n "${KEEP:-}" ]; then
+    mkdir -p "$KEEP"
+    cp "$SESSION"* "$KEEP"/
+    echo "the session is kept in $KEEP/$(basename "$SESSION")"
+fi
 echo "exporting the whole session as HAR"
 read -r export_s export_mb < <(measure "$KAGAMI" export --session "$SESSION" -o /dev/null)
 echo "exporting $IMPORT_COUNT exchanges and importing them"
