@@ -58,11 +58,11 @@ public enum HARExport {
         if let client = flow.clientAddress, let port = Authority.split(client)?.port {
             json.key("connection"); json.string(String(port))
         }
-        json.key("_id"); json.string(flow.id.uuidString)
+        json.key("_id"); json.string(flow.id.canonicalText)
         json.key("_mode"); json.string(flow.mode.rawValue)
         if let client = flow.clientAddress { json.key("_clientAddress"); json.string(client) }
         if let server = flow.serverAddress { json.key("_serverAddress"); json.string(server) }
-        if let repeatOf = flow.repeatOf { json.key("_repeatOf"); json.string(repeatOf.uuidString) }
+        if let repeatOf = flow.repeatOf { json.key("_repeatOf"); json.string(repeatOf.canonicalText) }
         if let streamID = flow.streamID { json.key("_streamId"); json.integer(streamID) }
         if let tls = flow.tls { json.key("_tls"); json.value(JSONValue(encoding: tls)) }
         if let error = flow.error { json.key("_error"); json.value(JSONValue(encoding: error)) }

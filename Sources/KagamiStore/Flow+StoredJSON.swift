@@ -467,7 +467,7 @@ extension ContractViolation {
 extension JSONPullReader {
     fileprivate mutating func uuid() throws -> UUID {
         let text = try string()
-        guard let id = UUID(uuidString: text) else { throw error("\"\(text)\" is not a UUID") }
+        guard let id = UUID(canonicalText: text) else { throw error("\"\(text)\" is not a UUID") }
         return id
     }
 

@@ -53,4 +53,21 @@ import Testing
         }
         #expect(fixed[2].canonicalText == "01234567-89AB-CDEF-FEDC-BA9876543210")
     }
+
+    @Test func canonicalTextReadsAsFoundationReadsIt() {
+        for _ in 0..<1_000 {
+            let id = UUID()
+            #expect(UUID(canonicalText: id.uuidString) == id)
+            #expect(UUID(canonicalText: id.uuidString.lowercased()) == id)
+        }
+        let wrong = [
+            "", "01234567-89AB-CDEF-FEDC-BA987654321", "01234567-89AB-CDEF-FEDC-BA98765432100",
+            "0123456789AB-CDEF-FEDC-BA9876543210-", "01234567+89AB-CDEF-FEDC-BA9876543210",
+            "0123456G-89AB-CDEF-FEDC-BA9876543210", "01234567-89AB-CDEF-FEDC-BA987654321é",
+            " 1234567-89AB-CDEF-FEDC-BA9876543210",
+        ]
+        for text in wrong {
+            #expect(UUID(canonicalText: text) == nil, "\(text)")
+        }
+    }
 }
