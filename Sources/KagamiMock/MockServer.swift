@@ -2,6 +2,7 @@
 import Foundation
 import KagamiContract
 import KagamiContractCheck
+import KagamiControl
 import KagamiDescription
 import KagamiFlow
 import KagamiOutput
@@ -48,12 +49,16 @@ public final class MockServer: Sendable {
         /// The scenario in force: operations in their empty, loading, error, offline, slow or recorded state
         /// (`--scenarios FILE --scenario NAME`), switched while the mock runs.
         public var scenarios: ActiveScenario
+        /// The requests a loading state holds, listed and released as a proxy's held
+        /// exchanges are (the admin API's `/api/breakpoints/held`).
+        public var holds: Breakpoints
 
         public init(
             host: String = "127.0.0.1", port: Int = 0, validates: Bool = true, cors: Bool = false, reloadInterval: Duration? = .milliseconds(300),
             recorded: RecordedTraffic? = nil, fallback: String? = nil, assertsFormat: Bool = true,
-            scenarios: ActiveScenario = ActiveScenario()
+            scenarios: ActiveScenario = ActiveScenario(), holds: Breakpoints = Breakpoints()
         ) {
+            self.holds = holds
             self.fallback = fallback
             self.assertsFormat = assertsFormat
             self.scenarios = scenarios
@@ -142,7 +147,8 @@ public final class MockServer: Sendable {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
                         MockHandler(
-                            state: state, recorded: recorded, fallback: fallback, cors: cors, scenarios: configuration.scenarios, sink: sink, host: host))
+                            state: state, recorded: recorded, fallback: fallback, cors: cors, scenarios: configuration.scenarios,
+                            holds: configuration.holds, sink: sink, host: host))
                 }
             }
             .bind(host: configuration.host, port: configuration.port)
@@ -168,6 +174,9 @@ public final class MockServer: Sendable {
 
     /// The scenario in force; switch it at any time.
     public var scenarios: ActiveScenario { configuration.scenarios }
+
+    /// The requests a loading state holds now; `resolve(id, with: .cancel)` lets one be answered.
+    public var holds: Breakpoints { configuration.holds }
 
     /// Answers one request without the network, as the server would: from the recording, the
     /// description or the fallback, in the scenario's error or empty state when one is in force
@@ -351,6 +360,10 @@ private final class MockHandler: ChannelInboundHandler {
     private let fallback: MockFallback?
     private let cors: Bool
     private let scenarios: ActiveScenario
+    private let holds: Breakpoints
+    /// The loading hold of the request being answered, until it is released.
+    private var heldID: UUID?
+    private var autoRelease: Scheduled<Void>?
     private let sink: (any FlowSink)?
     private let host: String
     private var head: HTTPRequestHead?
@@ -362,10 +375,11 @@ private final class MockHandler: ChannelInboundHandler {
 
     init(
         state: NIOLockedValueBox<MockState>, recorded: RecordedAnswers?, fallback: MockFallback?, cors: Bool, scenarios: ActiveScenario,
-        sink: (any FlowSink)?, host: String
+        holds: Breakpoints, sink: (any FlowSink)?, host: String
     ) {
         self.state = state
         self.scenarios = scenarios
+        self.holds = holds
         self.recorded = recorded
         self.fallback = fallback
         self.cors = cors
@@ -399,14 +413,8 @@ private final class MockHandler: ChannelInboundHandler {
             switch rule.state {
             case .asIs, .empty, .offline(.resetMidBody):
                 answer(request, head: head, state: rule.state, context: context)
-            case .loading(let hold?):
-                let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
-                context.eventLoop.scheduleTask(in: TimeAmount(hold)) {
-                    bound.value.handler.answer(request, head: head, state: rule.state, context: bound.value.context)
-                }
-            case .loading(nil):
-                // Never answered: the client waits until it gives up.
-                break
+            case .loading(let seconds):
+                hold(request, head: head, reason: "scenario \(scenario): loading", seconds: seconds, context: context)
             case .recorded(let replay):
                 if let response = replay.reply(to: request.flowRequest) {
                     finish(request, MockResponse(response), head: head, context: context)
@@ -431,6 +439,45 @@ private final class MockHandler: ChannelInboundHandler {
                 context.close(promise: nil)
             }
         }
+    }
+
+    /// A loading state: the request waits, listed in `holds`, until it is released (answered
+    /// as-is, or as the edited request; aborted: closed without an answer), its `seconds` pass,
+    /// or its client leaves.
+    private func hold(_ request: MockRequest, head: HTTPRequestHead, reason: String, seconds: Duration?, context: ChannelHandlerContext) {
+        let id = UUID()
+        heldID = id
+        let held = HeldExchange(
+            id: id, flowID: UUID(), phase: .request, heldAt: Date(), request: request.flowRequest(host: host), locations: [], reason: reason)
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        let loop = context.eventLoop
+        holds.hold(held) { resolution in
+            loop.execute {
+                let (handler, context) = bound.value
+                guard handler.heldID == id else { return }
+                handler.heldID = nil
+                handler.autoRelease?.cancel()
+                switch resolution {
+                case .executeRequest(let edited):
+                    handler.answer(MockRequest(edited), head: head, state: nil, context: context)
+                case .abort:
+                    context.close(promise: nil)
+                default:
+                    handler.answer(request, head: head, state: nil, context: context)
+                }
+            }
+        }
+        if let seconds {
+            let holds = holds
+            autoRelease = loop.scheduleTask(in: TimeAmount(seconds)) { holds.autoContinue(id) }
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        autoRelease?.cancel()
+        if let heldID { holds.release(heldID) }
+        heldID = nil
+        context.fireChannelInactive()
     }
 
     /// The answer from the recording, the description or the fallback, in `state` (empty: its
