@@ -8,6 +8,7 @@ import KagamiFlow
 import KagamiOutput
 import KagamiRules
 import KagamiScenarios
+import KagamiURITemplate
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -134,6 +135,15 @@ public final class MockServer: Sendable {
 
     private static func start(state first: MockState, configuration: Configuration, sink: (any FlowSink)?) async throws -> MockServer {
         let state = NIOLockedValueBox(first)
+        if first.describes, configuration.recorded == nil, configuration.fallback == nil {
+            // Only the description answers: a scenario's operation it hasn't is a mistake
+            // (a typo, an operation renamed since), refused at start and on each reload.
+            do {
+                try configuration.scenarios.require { file in state.withLockedValue { $0 }.unknownOperation(in: file) }
+            } catch {
+                throw MockServerError.unreadable(error.description)
+            }
+        }
         let recorded = configuration.recorded.map(RecordedAnswers.init)
         let fallback = configuration.fallback.map(MockFallback.init(base:))
         let host = configuration.host
@@ -184,8 +194,8 @@ public final class MockServer: Sendable {
     public func respond(to request: MockRequest) async -> MockResponse {
         let scenarioState = configuration.scenarios.state(for: request.flowRequest)
         if case .error(let status, let body, let contentType)? = scenarioState?.rule.state, let scenarioState {
-            return MockResponse(ScenarioAnswers.error(
-                status: status, body: body, contentType: contentType, scenario: scenarioState.scenario, request: request.flowRequest))
+            return state.withLockedValue { $0 }.error(
+                status: status, body: body, contentType: contentType, scenario: scenarioState.scenario, request: request, cors: configuration.cors)
         }
         if case .recorded(let replay)? = scenarioState?.rule.state, let response = replay.reply(to: request.flowRequest) {
             return MockResponse(response)
@@ -277,6 +287,44 @@ struct MockState: Sendable {
         responder = MockResponder(routes: routes, validates: validates)
         docsPages = DocsPages(contract: routes.contract)
         ownsRoot = routes.routes.contains { $0.method == "GET" && $0.pathTemplate.match(path: "/", query: nil) != nil }
+    }
+
+    /// The first operation of a scenario `file` the description hasn't (no action matches its
+    /// method and path template), as an error naming the file and the field.
+    func unknownOperation(in file: ScenarioFile) -> RuleDocumentError? {
+        for (index, scenario) in file.scenarios.enumerated() {
+            for (position, rule) in scenario.rules.enumerated() {
+                guard let method = rule.selector.method, let template = rule.selector.pathTemplate else { continue }
+                // A path the template gives: each variable a sample value, the query left out.
+                let path = template
+                    .replacingOccurrences(of: #"\{[?&][^}]*\}"#, with: "", options: .regularExpression)
+                    .replacingOccurrences(of: #"\{[^}]*\}"#, with: "1", options: .regularExpression)
+                let message: String
+                switch routes.lookup(method: method, target: URITemplate.Target(path)) {
+                case .matched:
+                    continue
+                case .methodNotAllowed(let allowed):
+                    message = "\(method) \(template) is not an operation of the description (\(template) answers \(allowed.joined(separator: ", ")))"
+                case .notFound(let closest):
+                    message = "\(method) \(template) is not an operation of the description"
+                        + (closest.isEmpty ? "" : " (closest: \(closest.joined(separator: ", ")))")
+                }
+                return RuleDocumentError(file: file.name, line: nil, column: nil, field: "scenarios[\(index)].states[\(position)].operation", message: message)
+            }
+        }
+        return nil
+    }
+
+    /// A scenario's error state with `status`: the body it gives, else the one the description
+    /// documents for that status, else a problem document naming the scenario.
+    func error(
+        status: Int, body: String?, contentType: String?, scenario: String, request: MockRequest, cors: Bool
+    ) -> MockResponse {
+        guard body == nil, describes, var documented = responder.documented(status: status, for: request) else {
+            return MockResponse(ScenarioAnswers.error(status: status, body: body, contentType: contentType, scenario: scenario, request: request.flowRequest))
+        }
+        if cors { documented.headers += Self.corsHeaders(for: request) + [("Access-Control-Expose-Headers", "*")] }
+        return documented
     }
 
     /// The answer, and whether nothing recorded or described matched (what `--fallback` takes).
@@ -372,6 +420,11 @@ private final class MockHandler: ChannelInboundHandler {
     private var scenarioMark: RuleApplication?
     private var body = ByteBuffer()
     private var started = Date()
+    /// A slow state's upload bandwidth over the request being read: its body is taken at that
+    /// rate (reads stop while it is ahead), and it is answered once its last byte is taken.
+    private var upload: ThrottleShaper<ContinuousClock>?
+    private var uploadTakenAt: ContinuousClock.Instant?
+    private var readsResume: Scheduled<Void>?
 
     init(
         state: NIOLockedValueBox<MockState>, recorded: RecordedAnswers?, fallback: MockFallback?, cors: Bool, scenarios: ActiveScenario,
@@ -393,51 +446,88 @@ private final class MockHandler: ChannelInboundHandler {
             self.head = head
             body.clear()
             if sink != nil { started = Date() }
+            upload = nil
+            uploadTakenAt = nil
+            let request = MockRequest(method: head.method.rawValue, target: head.uri, headers: head.headers.map { ($0.name, $0.value) })
+            if case .slow(let profile)? = scenarios.state(for: request.flowRequest)?.rule.state, profile.bytesPerSecond(.upload) != nil {
+                upload = ThrottleShaper(profile: profile, direction: .upload, clock: ContinuousClock())
+            }
             if head.headers["expect"].first?.lowercased() == "100-continue" {
                 context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
             }
         case .body(var buffer):
+            let count = buffer.readableBytes
             body.writeBuffer(&buffer)
+            if upload != nil { takeAtUploadRate(count, context: context) }
         case .end:
             guard let head else { return }
             self.head = nil
             let request = MockRequest(
                 method: head.method.rawValue, target: head.uri,
                 headers: head.headers.map { ($0.name, $0.value) }, body: Array(body.readableBytesView))
-            guard let (scenario, rule) = scenarios.state(for: request.flowRequest) else {
-                scenarioMark = nil
-                answer(request, head: head, state: nil, context: context)
+            guard let takenAt = uploadTakenAt, ContinuousClock.now < takenAt else {
+                respond(to: request, head: head, context: context)
                 return
             }
-            scenarioMark = ActiveScenario.mark(scenario: scenario, rule: rule)
-            switch rule.state {
-            case .asIs, .empty, .offline(.resetMidBody):
-                answer(request, head: head, state: rule.state, context: context)
-            case .loading(let seconds):
-                hold(request, head: head, reason: "scenario \(scenario): loading", seconds: seconds, context: context)
-            case .recorded(let replay):
-                if let response = replay.reply(to: request.flowRequest) {
-                    finish(request, MockResponse(response), head: head, context: context)
-                } else {
-                    // The call was there when the request was looked up: answered as-is.
-                    scenarioMark = nil
-                    answer(request, head: head, state: nil, context: context)
-                }
-            case .slow(let profile):
-                // The latency once, then the body at the profile's bandwidth (`deliver`).
-                let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
-                context.eventLoop.scheduleTask(in: TimeAmount(profile.latency)) {
-                    bound.value.handler.answer(request, head: head, state: rule.state, context: bound.value.context)
-                }
-            case .error(let status, let body, let contentType):
-                let response = MockResponse(ScenarioAnswers.error(
-                    status: status, body: body, contentType: contentType, scenario: scenario, request: request.flowRequest))
-                finish(request, response, head: head, context: context)
-            case .offline(.reset):
-                Self.reset(context.channel)
-            case .offline(.closed):
-                context.close(promise: nil)
+            // The body's last bytes are still on their way at the upload bandwidth.
+            let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(in: TimeAmount(ContinuousClock.now.duration(to: takenAt))) {
+                bound.value.handler.respond(to: request, head: head, context: bound.value.context)
             }
+        }
+    }
+
+    /// `count` body bytes read under a slow state: when the upload bandwidth hasn't carried
+    /// them yet, reading stops until it has.
+    private func takeAtUploadRate(_ count: Int, context: ChannelHandlerContext) {
+        guard var shaper = upload, let last = shaper.schedule(byteCount: count).last else { return }
+        upload = shaper
+        uploadTakenAt = last.releaseAt
+        let wait = ContinuousClock.now.duration(to: last.releaseAt)
+        guard wait > .zero else { return }
+        readsResume?.cancel()
+        let channel = context.channel
+        channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+        readsResume = context.eventLoop.scheduleTask(in: TimeAmount(wait)) {
+            channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
+        }
+    }
+
+    /// The whole request, answered in the state the scenario in force puts it in.
+    private func respond(to request: MockRequest, head: HTTPRequestHead, context: ChannelHandlerContext) {
+        guard let (scenario, rule) = scenarios.state(for: request.flowRequest) else {
+            scenarioMark = nil
+            answer(request, head: head, state: nil, context: context)
+            return
+        }
+        scenarioMark = ActiveScenario.mark(scenario: scenario, rule: rule)
+        switch rule.state {
+        case .asIs, .empty, .offline(.resetMidBody):
+            answer(request, head: head, state: rule.state, context: context)
+        case .loading(let seconds):
+            hold(request, head: head, reason: "scenario \(scenario): loading", seconds: seconds, context: context)
+        case .recorded(let replay):
+            if let response = replay.reply(to: request.flowRequest) {
+                finish(request, MockResponse(response), head: head, context: context)
+            } else {
+                // The call was there when the request was looked up: answered as-is.
+                scenarioMark = nil
+                answer(request, head: head, state: nil, context: context)
+            }
+        case .slow(let profile):
+            // The latency once, then the body at the profile's bandwidth (`deliver`).
+            let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(in: TimeAmount(profile.latency)) {
+                bound.value.handler.answer(request, head: head, state: rule.state, context: bound.value.context)
+            }
+        case .error(let status, let body, let contentType):
+            let response = state.withLockedValue { $0 }.error(
+                status: status, body: body, contentType: contentType, scenario: scenario, request: request, cors: cors)
+            finish(request, response, head: head, context: context)
+        case .offline(.reset):
+            Self.reset(context.channel)
+        case .offline(.closed):
+            context.close(promise: nil)
         }
     }
 
@@ -474,6 +564,7 @@ private final class MockHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        readsResume?.cancel()
         autoRelease?.cancel()
         if let heldID { holds.release(heldID) }
         heldID = nil

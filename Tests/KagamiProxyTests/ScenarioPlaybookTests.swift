@@ -72,7 +72,7 @@ import Testing
         #expect(try playbook.clientReceived().hasSuffix("\r\n\r\nreal"))
         #expect(playbook.breakpoints.held.isEmpty)
         let rules = playbook.sink.flows.last?.appliedRules ?? []
-        #expect(rules.first == RuleApplication(name: "Scenario 'states'", description: "GET /spinner: loading (never answers)"))
+        #expect(rules.first == RuleApplication(name: "Scenario 'states'", description: "GET /spinner: loading (until released)"))
         #expect(rules.last?.name == "Loading")
         #expect(rules.last?.description.hasPrefix("scenario states: loading: held ") == true)
         #expect(rules.last?.description.hasSuffix(", then continued unchanged") == true)
