@@ -57,7 +57,7 @@ struct ScenarioOptions: ParsableArguments {
 struct ScenarioCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scenario",
-        abstract: "List the scenarios of a running proxy or mock, or switch the one in force.",
+        abstract: "List the scenarios of a running proxy or mock, switch the one in force, or release the requests a loading state holds.",
         discussion: """
         Talks to the proxy's admin API (its web UI port, --proxy URL) or to a mock's (the admin API it prints, --mock URL) \
         with the installation's admin token. \

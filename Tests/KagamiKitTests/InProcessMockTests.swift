@@ -100,6 +100,9 @@ import FoundationNetworking
               - name: notes-loading
                 states:
                   - {operation: GET /notes, state: loading}
+              - name: notes-loading-briefly
+                states:
+                  - {operation: GET /notes, state: loading, seconds: 0.2}
             """.utf8).write(to: scenarios)
         try await withKagamiMock(description: Fixture.path("notes.apib"), scenarios: scenarios.path) { mock in
             let notes = mock.baseURL.appendingPathComponent("notes")
@@ -117,6 +120,14 @@ import FoundationNetworking
                 #expect(released.status == 200 && released.body.contains("Buy milk"))
                 #expect(mock.loadingRequests.isEmpty)
             }
+            // A timed loading state ends by itself, nobody releasing it.
+            try await mock.withScenario("notes-loading-briefly") {
+                let answered = try await send("GET", notes)
+                #expect(answered.status == 200 && answered.body.contains("Buy milk"))
+                #expect(mock.loadingRequests.isEmpty)
+            }
+            let marks = try await mock.flows(count: 2).map { $0.appliedRules.map(\.description) }
+            #expect(marks == [["GET /notes: loading (until released)"], ["GET /notes: loading 0.2 s"]])
         }
     }
 
