@@ -21,9 +21,10 @@ enum RequestDecision {
     /// The client connection is reset (TCP RST; a stream gets RST_STREAM) without an answer.
     case reset(String)
     /// The request never goes on: the client waits until it gives up (a scenario's endless
-    /// loading).
+    /// loading of a request too large to hold whole).
     case wait
-    /// Held whole until the breakpoints decide (the admin API, or their auto-continue).
+    /// Held whole until the breakpoints decide (the admin API, or their auto-continue): a
+    /// breakpoint's hold, or a scenario's loading state (`ExchangeBreakpoint.loading`).
     case holdAtBreakpoint
     /// Go on after this long (throttling's latency).
     case delay(TimeAmount)

@@ -126,6 +126,11 @@ def main():
             assert client.poll() is None, "answered while loading"
             os.makedirs(SHOTS, exist_ok=True)
             driver.save_screenshot(os.path.join(SHOTS, "scenarios-loading.png"))
+            # The Breakpoints view's held list shows it too, with its reason and Release.
+            driver.find_element(By.ID, "view-breakpoints").click()
+            wait.until(lambda d: "scenario users-loading: loading" in d.find_element(By.CSS_SELECTOR, "#held-queue .loading-hold").text)
+            assert driver.find_element(By.CSS_SELECTOR, "#held-queue .loading-hold button").text == "Release"
+            driver.find_element(By.ID, "view-scenarios").click()
             wait.until(lambda d: d.find_element(By.CSS_SELECTOR, row + " button").click() is None)
             output, _ = client.communicate(timeout=20)
         finally:
