@@ -192,7 +192,7 @@ let package = Package(
             name: "KagamiMock",
             dependencies: ["KagamiOutput",
                 "KagamiContract", "KagamiContractCheck", "KagamiDescription", "KagamiJSON", "KagamiJSONSchema", "KagamiURITemplate", "KagamiFlow",
-                "KagamiRules", "KagamiScenarios",
+                "KagamiRules", "KagamiScenarios", "KagamiControl",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -244,7 +244,7 @@ let package = Package(
             name: "KagamiKit",
             dependencies: [
                 "KagamiFlow", "KagamiRules", "KagamiProxy", "KagamiMock", "KagamiStore", "KagamiContractCheck", "KagamiDescription", "KagamiCertificates",
-                "KagamiRecording", "KagamiRecordingProxy", "KagamiDiff", "KagamiScenarios",
+                "KagamiRecording", "KagamiRecordingProxy", "KagamiDiff", "KagamiScenarios", "KagamiHAR", "KagamiControl",
             ]
         ),
         // A swift-openapi-runtime transport: a generated client pointed at an in-process mock or

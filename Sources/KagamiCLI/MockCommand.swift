@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KagamiControl
 import KagamiDescription
 import KagamiFlow
 import KagamiMock
@@ -121,7 +122,7 @@ struct MockCommand: AsyncParsableCommand {
         if let scenario = scenarioOptions.describe(scenarios) { lines.append(String(scenario.dropLast())) }
         let admin: (server: MockAdminServer, port: Int)?
         do {
-            admin = try await startAdminAPI(scenarios, mockPort: server.port)
+            admin = try await startAdminAPI(scenarios, holds: server.holds, mockPort: server.port)
         } catch {
             try await server.stop()
             try await recording.close()
@@ -145,13 +146,13 @@ struct MockCommand: AsyncParsableCommand {
 
     /// The admin API `kagami scenario --mock` talks to, when there are scenarios to switch:
     /// loopback only, with the installation's token, as the proxy's.
-    private func startAdminAPI(_ scenarios: ActiveScenario, mockPort: Int) async throws -> (server: MockAdminServer, port: Int)? {
+    private func startAdminAPI(_ scenarios: ActiveScenario, holds: Breakpoints, mockPort: Int) async throws -> (server: MockAdminServer, port: Int)? {
         guard scenarioOptions.scenarios != nil else {
             if adminPort != nil { throw ValidationError("--admin-port serves the scenarios of --scenarios FILE; give the file") }
             return nil
         }
         let port = adminPort ?? (port == 0 ? 0 : mockPort + 1)
-        let admin = MockAdminServer(scenarios: scenarios, token: try AdminToken.installation(), port: port)
+        let admin = MockAdminServer(scenarios: scenarios, holds: holds, token: try AdminToken.installation(), port: port)
         do {
             return (admin, try await admin.start())
         } catch {

@@ -1,5 +1,5 @@
-// `kagami scenario list|use NAME|off|reload`: the scenario in force in a running proxy or mock,
-// switched through its admin API; and `--scenarios FILE --scenario NAME` for `kagami proxy` and `mock`.
+// `kagami scenario list|use NAME|off|reload|release`: the scenario in force in a running proxy or
+// mock, switched through its admin API, and the requests its loading states hold; and `--scenarios FILE --scenario NAME` for `kagami proxy` and `mock`.
 import ArgumentParser
 import Foundation
 import KagamiJSON
@@ -57,13 +57,13 @@ struct ScenarioOptions: ParsableArguments {
 struct ScenarioCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scenario",
-        abstract: "List the scenarios of a running proxy or mock, or switch the one in force.",
+        abstract: "List the scenarios of a running proxy or mock, switch the one in force, or release the requests a loading state holds.",
         discussion: """
         Talks to the proxy's admin API (its web UI port, --proxy URL) or to a mock's (the admin API it prints, --mock URL) \
         with the installation's admin token. \
         A scenario puts operations in their empty, loading, error, offline, slow or recorded state; see docs/SCENARIOS.md.
         """,
-        subcommands: [ScenarioListCommand.self, ScenarioUseCommand.self, ScenarioOffCommand.self, ScenarioReloadCommand.self]
+        subcommands: [ScenarioListCommand.self, ScenarioUseCommand.self, ScenarioOffCommand.self, ScenarioReloadCommand.self, ScenarioReleaseCommand.self]
     )
 }
 
@@ -148,6 +148,40 @@ struct ScenarioReloadCommand: AsyncParsableCommand {
 
     func run() async throws {
         Console.output(AdminAPIOptions.listing(try await admin.send(.POST, "/api/scenarios/reload", body: [:])))
+    }
+}
+
+struct ScenarioReleaseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "release",
+        abstract: "Let requests held by a loading state go on: without an argument, list them.",
+        discussion: "A released request goes on as it came (through the proxy to its server, or answered by the mock); the client gets the real answer.")
+    @Argument(help: "The held request's id, as listed.") var id: String?
+    @Flag(help: "Release every request a loading state holds.") var all = false
+    @OptionGroup var admin: AdminAPIOptions
+
+    func validate() throws {
+        if id != nil, all { throw ValidationError("give a held request's id or --all, not both") }
+    }
+
+    func run() async throws {
+        // Breakpoints hold exchanges in the same list; only the loading holds are this command's.
+        guard case .array(let listed)? = try await admin.send(.GET, "/api/breakpoints/held")["held"] else { return }
+        let loading = listed.filter { $0["reason"]?.stringValue != nil }
+        guard id != nil || all else {
+            if loading.isEmpty { Console.output("No request is held by a loading state.\n") }
+            for held in loading {
+                let request = held["request"]
+                Console.output("\(held["id"]?.stringValue ?? "")  \(request?["method"]?.stringValue ?? "") \(request?["url"]?.stringValue ?? "")  (\(held["reason"]?.stringValue ?? ""))\n")
+            }
+            return
+        }
+        let chosen = all ? loading.compactMap { $0["id"]?.stringValue } : [id ?? ""]
+        for held in chosen {
+            _ = try await admin.send(.POST, "/api/breakpoints/held/\(held)", body: ["action": "cancel"])
+            Console.output("Released \(held)\n")
+        }
+        if chosen.isEmpty { Console.output("No request is held by a loading state.\n") }
     }
 }
 

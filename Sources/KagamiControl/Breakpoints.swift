@@ -5,7 +5,9 @@ import Synchronization
 
 /// The breakpoints in force and the exchanges they hold. An exchange that hits a breakpoint
 /// waits on its own connection (nothing blocks: its handler simply doesn't go on) until
-/// `resolve` is called, its auto-continue time passes, or its client goes away.
+/// `resolve` is called, its auto-continue time passes, or its client goes away. A scenario's
+/// `loading` state holds its exchanges here too (`HeldExchange.reason` says so), so one list
+/// shows and releases everything that waits.
 public final class Breakpoints: Sendable {
     private let state: Mutex<State>
 
@@ -149,10 +151,13 @@ public struct HeldExchange: Sendable, Hashable, Identifiable {
     public var message: WebSocketMessage?
     /// The breakpoint locations that matched.
     public var locations: [Location]
+    /// Why it is held when no breakpoint holds it: a scenario's loading state
+    /// ("scenario empty-feed: loading"). Released by `cancel`, as a breakpoint's hold is.
+    public var reason: String?
 
     package init(
         id: UUID, flowID: UUID, phase: Phase, heldAt: Date, request: FlowRequest, response: FlowResponse? = nil,
-        message: WebSocketMessage? = nil, locations: [Location]
+        message: WebSocketMessage? = nil, locations: [Location], reason: String? = nil
     ) {
         self.id = id
         self.flowID = flowID
@@ -162,6 +167,7 @@ public struct HeldExchange: Sendable, Hashable, Identifiable {
         self.response = response
         self.message = message
         self.locations = locations
+        self.reason = reason
     }
 }
 

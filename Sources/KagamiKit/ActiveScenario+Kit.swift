@@ -1,14 +1,47 @@
-// Scenarios in a test: the file read at start, one scenario in force for a closure.
+// Scenarios in a test: the file read at start (the recordings of its recorded states too), one
+// scenario in force for a closure, and the requests its loading states hold released.
+import Foundation
+import KagamiControl
+import KagamiFlow
+import KagamiHAR
 import KagamiScenarios
+import KagamiStore
 
 extension ActiveScenario {
-    /// The scenario file at `path`, none in force; no file: every operation as-is.
-    static func loaded(from path: String?) throws(KagamiSetupError) -> ActiveScenario {
+    /// The scenario file at `path`, none in force, its recorded states' recordings read (HAR or
+    /// session files, beside the file); no file: every operation as-is.
+    static func loaded(from path: String?) async throws(KagamiSetupError) -> ActiveScenario {
         guard let path else { return ActiveScenario() }
         do {
-            return try ActiveScenario(path: path)
+            return try await ActiveScenario.load(path: path, reader: readRecording)
         } catch {
             throw KagamiSetupError(error.description)
+        }
+    }
+
+    /// A recorded state's recording: an HTTP Archive (`.har`), else a session file, as
+    /// `kagami proxy` and `kagami mock` read them.
+    static let readRecording: RecordingReader = { path in
+        if path.lowercased().hasSuffix(".har") {
+            let data: Data
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                throw KagamiSetupError("cannot read \(path): \(error.localizedDescription)")
+            }
+            return try HARImport.read(from: data, file: path).flows
+        }
+        guard SQLiteFlowStore.holdsSession(at: path) else {
+            throw KagamiSetupError(FileManager.default.fileExists(atPath: path) ? "\(path) is not a Kagami session file" : "no session file at \(path)")
+        }
+        let store = try SQLiteFlowStore(path: path)
+        do {
+            let flows = try await store.allFlows()
+            await store.close()
+            return flows
+        } catch {
+            await store.close()
+            throw error
         }
     }
 
@@ -23,5 +56,22 @@ extension ActiveScenario {
             throw KagamiSetupError(ScenarioSwitchError.unknownScenario(name, known: file.scenarios.map(\.name)).description)
         }
         return try await with(name, body)
+    }
+}
+
+extension Breakpoints {
+    /// The requests a loading state holds now, oldest first.
+    var loadingRequests: [FlowRequest] {
+        held.filter { $0.reason != nil }.map(\.request)
+    }
+
+    /// Lets every request a loading state holds go on as it came; how many went.
+    func releaseLoading() -> Int {
+        var released = 0
+        for held in held where held.reason != nil {
+            // Gone meanwhile (its client left, its seconds passed): nothing to release.
+            if (try? resolve(held.id, with: .cancel)) != nil { released += 1 }
+        }
+        return released
     }
 }

@@ -57,7 +57,7 @@ public final class KagamiMockServer: Sendable {
         port: Int, validatesRequests: Bool, scenarios: String?,
         _ serve: (MockServer.Configuration, any FlowSink) async throws -> MockServer
     ) async throws -> KagamiMockServer {
-        let active = try ActiveScenario.loaded(from: scenarios)
+        let active = try await ActiveScenario.loaded(from: scenarios)
         let recorder = try FlowRecorder(recording: .memory)
         let recording = recorder.recording()
         // A test's description doesn't change under it: no file watching, so no timer task.
@@ -99,6 +99,16 @@ public final class KagamiMockServer: Sendable {
     ) async throws -> Result {
         try await server.scenarios.kitScope(name, body)
     }
+
+    /// The requests a scenario's loading state holds now, oldest first: a test waits for its
+    /// request to be here, looks at the app's loading screen, then releases it.
+    public var loadingRequests: [FlowRequest] { server.holds.loadingRequests }
+
+    /// Lets every request a loading state holds go on as it came (the client gets the real
+    /// answer), as Release does in the web UI; returns how many went. A timed loading state
+    /// also ends by itself.
+    @discardableResult
+    public func releaseLoading() -> Int { server.holds.releaseLoading() }
 
     /// Stops listening and ends ``newFlows`` sequences.
     public func shutdown() async throws {

@@ -104,7 +104,7 @@ public final class KagamiProxyServer: Sendable {
             throw KagamiSetupError(error.description)
         }
         let pipeline = try Self.pipeline(configuration.rules, folder: configuration.rulesDirectory)
-        let scenarios = try ActiveScenario.loaded(from: configuration.scenarios)
+        let scenarios = try await ActiveScenario.loaded(from: configuration.scenarios)
         let recorder = try FlowRecorder(recording: configuration.recording)
         let proxy = try setup.build(
             store: recorder.store, contractTiming: .first, then: [recorder.memory], rules: ActiveRules(pipeline), scenarios: scenarios)
@@ -173,6 +173,16 @@ public final class KagamiProxyServer: Sendable {
     ) async throws -> Result {
         try await server.scenarios.kitScope(name, body)
     }
+
+    /// The requests a scenario's loading state holds now, oldest first: a test waits for its
+    /// request to be here, looks at the app's loading screen, then releases it.
+    public var loadingRequests: [FlowRequest] { server.breakpoints.loadingRequests }
+
+    /// Lets every request a loading state holds go on as it came (the client gets the real
+    /// answer), as Release does in the web UI; returns how many went. A timed loading state
+    /// also ends by itself.
+    @discardableResult
+    public func releaseLoading() -> Int { server.breakpoints.releaseLoading() }
 
     /// Stops accepting clients, waits for the flows already handed over to be kept (and
     /// written to the session file), and ends ``newFlows`` sequences.

@@ -24,10 +24,18 @@ public struct MockRequest: Sendable {
 
     /// The request as the flow model holds it, for the shared request check and the
     /// scenario's operations (the host is the one the client named in `Host`).
-    var flowRequest: FlowRequest {
+    var flowRequest: FlowRequest { flowRequest(host: "") }
+
+    /// As `flowRequest`, with `host` when the request names none.
+    func flowRequest(host fallbackHost: String) -> FlowRequest {
         FlowRequest(
-            method: method, scheme: "http", host: header("Host").map { Authority.split($0)?.host ?? $0 } ?? "", port: 0, target: target,
+            method: method, scheme: "http", host: header("Host").map { Authority.split($0)?.host ?? $0 } ?? fallbackHost, port: 0, target: target,
             headers: HeaderFields(headers), body: FlowBody(data: Data(body)))
+    }
+
+    /// A request edited in the held list, as the mock answers it.
+    init(_ request: FlowRequest) {
+        self.init(method: request.method, target: request.target, headers: request.headers.fields.map { ($0.name, $0.value) }, body: Array(request.body.data))
     }
 }
 

@@ -33,6 +33,16 @@ struct MockResponder: Sendable {
         }
     }
 
+    /// The response the description documents for `status` on the request's operation (exact,
+    /// a status class, or `default`, answered with `status`): a scenario's error state answers
+    /// it. Nil when the operation isn't described or documents nothing for it.
+    func documented(status: Int, for request: MockRequest) -> MockResponse? {
+        guard case .matched(let route, _) = routes.lookup(method: request.method.uppercased(), target: URITemplate.Target(request.target)),
+            let response = ResponseSelection.documented(status: status, in: route.action.examples, request: request)
+        else { return nil }
+        return render(response, route: route)
+    }
+
     private func respond(to request: MockRequest, route: OperationRoute, match: URITemplate.Match, target: URITemplate.Target) -> MockResponse {
         let action = route.action
         let body = request.body.isEmpty ? nil : (try? JSONValue(parsing: request.body))

@@ -2,11 +2,13 @@
 import Foundation
 import KagamiContract
 import KagamiContractCheck
+import KagamiControl
 import KagamiDescription
 import KagamiFlow
 import KagamiOutput
 import KagamiRules
 import KagamiScenarios
+import KagamiURITemplate
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -48,12 +50,16 @@ public final class MockServer: Sendable {
         /// The scenario in force: operations in their empty, loading, error, offline, slow or recorded state
         /// (`--scenarios FILE --scenario NAME`), switched while the mock runs.
         public var scenarios: ActiveScenario
+        /// The requests a loading state holds, listed and released as a proxy's held
+        /// exchanges are (the admin API's `/api/breakpoints/held`).
+        public var holds: Breakpoints
 
         public init(
             host: String = "127.0.0.1", port: Int = 0, validates: Bool = true, cors: Bool = false, reloadInterval: Duration? = .milliseconds(300),
             recorded: RecordedTraffic? = nil, fallback: String? = nil, assertsFormat: Bool = true,
-            scenarios: ActiveScenario = ActiveScenario()
+            scenarios: ActiveScenario = ActiveScenario(), holds: Breakpoints = Breakpoints()
         ) {
+            self.holds = holds
             self.fallback = fallback
             self.assertsFormat = assertsFormat
             self.scenarios = scenarios
@@ -129,6 +135,15 @@ public final class MockServer: Sendable {
 
     private static func start(state first: MockState, configuration: Configuration, sink: (any FlowSink)?) async throws -> MockServer {
         let state = NIOLockedValueBox(first)
+        if first.describes, configuration.recorded == nil, configuration.fallback == nil {
+            // Only the description answers: a scenario's operation it hasn't is a mistake
+            // (a typo, an operation renamed since), refused at start and on each reload.
+            do {
+                try configuration.scenarios.require { file in state.withLockedValue { $0 }.unknownOperation(in: file) }
+            } catch {
+                throw MockServerError.unreadable(error.description)
+            }
+        }
         let recorded = configuration.recorded.map(RecordedAnswers.init)
         let fallback = configuration.fallback.map(MockFallback.init(base:))
         let host = configuration.host
@@ -142,7 +157,8 @@ public final class MockServer: Sendable {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
                         MockHandler(
-                            state: state, recorded: recorded, fallback: fallback, cors: cors, scenarios: configuration.scenarios, sink: sink, host: host))
+                            state: state, recorded: recorded, fallback: fallback, cors: cors, scenarios: configuration.scenarios,
+                            holds: configuration.holds, sink: sink, host: host))
                 }
             }
             .bind(host: configuration.host, port: configuration.port)
@@ -169,14 +185,17 @@ public final class MockServer: Sendable {
     /// The scenario in force; switch it at any time.
     public var scenarios: ActiveScenario { configuration.scenarios }
 
+    /// The requests a loading state holds now; `resolve(id, with: .cancel)` lets one be answered.
+    public var holds: Breakpoints { configuration.holds }
+
     /// Answers one request without the network, as the server would: from the recording, the
     /// description or the fallback, in the scenario's error or empty state when one is in force
     /// (a loading, slow or offline state is the connection's, so not applied here).
     public func respond(to request: MockRequest) async -> MockResponse {
         let scenarioState = configuration.scenarios.state(for: request.flowRequest)
         if case .error(let status, let body, let contentType)? = scenarioState?.rule.state, let scenarioState {
-            return MockResponse(ScenarioAnswers.error(
-                status: status, body: body, contentType: contentType, scenario: scenarioState.scenario, request: request.flowRequest))
+            return state.withLockedValue { $0 }.error(
+                status: status, body: body, contentType: contentType, scenario: scenarioState.scenario, request: request, cors: configuration.cors)
         }
         if case .recorded(let replay)? = scenarioState?.rule.state, let response = replay.reply(to: request.flowRequest) {
             return MockResponse(response)
@@ -270,6 +289,44 @@ struct MockState: Sendable {
         ownsRoot = routes.routes.contains { $0.method == "GET" && $0.pathTemplate.match(path: "/", query: nil) != nil }
     }
 
+    /// The first operation of a scenario `file` the description hasn't (no action matches its
+    /// method and path template), as an error naming the file and the field.
+    func unknownOperation(in file: ScenarioFile) -> RuleDocumentError? {
+        for (index, scenario) in file.scenarios.enumerated() {
+            for (position, rule) in scenario.rules.enumerated() {
+                guard let method = rule.selector.method, let template = rule.selector.pathTemplate else { continue }
+                // A path the template gives: each variable a sample value, the query left out.
+                let path = template
+                    .replacingOccurrences(of: #"\{[?&][^}]*\}"#, with: "", options: .regularExpression)
+                    .replacingOccurrences(of: #"\{[^}]*\}"#, with: "1", options: .regularExpression)
+                let message: String
+                switch routes.lookup(method: method, target: URITemplate.Target(path)) {
+                case .matched:
+                    continue
+                case .methodNotAllowed(let allowed):
+                    message = "\(method) \(template) is not an operation of the description (\(template) answers \(allowed.joined(separator: ", ")))"
+                case .notFound(let closest):
+                    message = "\(method) \(template) is not an operation of the description"
+                        + (closest.isEmpty ? "" : " (closest: \(closest.joined(separator: ", ")))")
+                }
+                return RuleDocumentError(file: file.name, line: nil, column: nil, field: "scenarios[\(index)].states[\(position)].operation", message: message)
+            }
+        }
+        return nil
+    }
+
+    /// A scenario's error state with `status`: the body it gives, else the one the description
+    /// documents for that status, else a problem document naming the scenario.
+    func error(
+        status: Int, body: String?, contentType: String?, scenario: String, request: MockRequest, cors: Bool
+    ) -> MockResponse {
+        guard body == nil, describes, var documented = responder.documented(status: status, for: request) else {
+            return MockResponse(ScenarioAnswers.error(status: status, body: body, contentType: contentType, scenario: scenario, request: request.flowRequest))
+        }
+        if cors { documented.headers += Self.corsHeaders(for: request) + [("Access-Control-Expose-Headers", "*")] }
+        return documented
+    }
+
     /// The answer, and whether nothing recorded or described matched (what `--fallback` takes).
     func answer(_ request: MockRequest, recorded: RecordedAnswers?, cors: Bool) -> (response: MockResponse, unmatched: Bool) {
         let method = request.method.uppercased()
@@ -351,6 +408,10 @@ private final class MockHandler: ChannelInboundHandler {
     private let fallback: MockFallback?
     private let cors: Bool
     private let scenarios: ActiveScenario
+    private let holds: Breakpoints
+    /// The loading hold of the request being answered, until it is released.
+    private var heldID: UUID?
+    private var autoRelease: Scheduled<Void>?
     private let sink: (any FlowSink)?
     private let host: String
     private var head: HTTPRequestHead?
@@ -359,13 +420,19 @@ private final class MockHandler: ChannelInboundHandler {
     private var scenarioMark: RuleApplication?
     private var body = ByteBuffer()
     private var started = Date()
+    /// A slow state's upload bandwidth over the request being read: its body is taken at that
+    /// rate (reads stop while it is ahead), and it is answered once its last byte is taken.
+    private var upload: ThrottleShaper<ContinuousClock>?
+    private var uploadTakenAt: ContinuousClock.Instant?
+    private var readsResume: Scheduled<Void>?
 
     init(
         state: NIOLockedValueBox<MockState>, recorded: RecordedAnswers?, fallback: MockFallback?, cors: Bool, scenarios: ActiveScenario,
-        sink: (any FlowSink)?, host: String
+        holds: Breakpoints, sink: (any FlowSink)?, host: String
     ) {
         self.state = state
         self.scenarios = scenarios
+        self.holds = holds
         self.recorded = recorded
         self.fallback = fallback
         self.cors = cors
@@ -379,58 +446,129 @@ private final class MockHandler: ChannelInboundHandler {
             self.head = head
             body.clear()
             if sink != nil { started = Date() }
+            upload = nil
+            uploadTakenAt = nil
+            let request = MockRequest(method: head.method.rawValue, target: head.uri, headers: head.headers.map { ($0.name, $0.value) })
+            if case .slow(let profile)? = scenarios.state(for: request.flowRequest)?.rule.state, profile.bytesPerSecond(.upload) != nil {
+                upload = ThrottleShaper(profile: profile, direction: .upload, clock: ContinuousClock())
+            }
             if head.headers["expect"].first?.lowercased() == "100-continue" {
                 context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
             }
         case .body(var buffer):
+            let count = buffer.readableBytes
             body.writeBuffer(&buffer)
+            if upload != nil { takeAtUploadRate(count, context: context) }
         case .end:
             guard let head else { return }
             self.head = nil
             let request = MockRequest(
                 method: head.method.rawValue, target: head.uri,
                 headers: head.headers.map { ($0.name, $0.value) }, body: Array(body.readableBytesView))
-            guard let (scenario, rule) = scenarios.state(for: request.flowRequest) else {
-                scenarioMark = nil
-                answer(request, head: head, state: nil, context: context)
+            guard let takenAt = uploadTakenAt, ContinuousClock.now < takenAt else {
+                respond(to: request, head: head, context: context)
                 return
             }
-            scenarioMark = ActiveScenario.mark(scenario: scenario, rule: rule)
-            switch rule.state {
-            case .asIs, .empty, .offline(.resetMidBody):
-                answer(request, head: head, state: rule.state, context: context)
-            case .loading(let hold?):
-                let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
-                context.eventLoop.scheduleTask(in: TimeAmount(hold)) {
-                    bound.value.handler.answer(request, head: head, state: rule.state, context: bound.value.context)
-                }
-            case .loading(nil):
-                // Never answered: the client waits until it gives up.
-                break
-            case .recorded(let replay):
-                if let response = replay.reply(to: request.flowRequest) {
-                    finish(request, MockResponse(response), head: head, context: context)
-                } else {
-                    // The call was there when the request was looked up: answered as-is.
-                    scenarioMark = nil
-                    answer(request, head: head, state: nil, context: context)
-                }
-            case .slow(let profile):
-                // The latency once, then the body at the profile's bandwidth (`deliver`).
-                let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
-                context.eventLoop.scheduleTask(in: TimeAmount(profile.latency)) {
-                    bound.value.handler.answer(request, head: head, state: rule.state, context: bound.value.context)
-                }
-            case .error(let status, let body, let contentType):
-                let response = MockResponse(ScenarioAnswers.error(
-                    status: status, body: body, contentType: contentType, scenario: scenario, request: request.flowRequest))
-                finish(request, response, head: head, context: context)
-            case .offline(.reset):
-                Self.reset(context.channel)
-            case .offline(.closed):
-                context.close(promise: nil)
+            // The body's last bytes are still on their way at the upload bandwidth.
+            let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(in: TimeAmount(ContinuousClock.now.duration(to: takenAt))) {
+                bound.value.handler.respond(to: request, head: head, context: bound.value.context)
             }
         }
+    }
+
+    /// `count` body bytes read under a slow state: when the upload bandwidth hasn't carried
+    /// them yet, reading stops until it has.
+    private func takeAtUploadRate(_ count: Int, context: ChannelHandlerContext) {
+        guard var shaper = upload, let last = shaper.schedule(byteCount: count).last else { return }
+        upload = shaper
+        uploadTakenAt = last.releaseAt
+        let wait = ContinuousClock.now.duration(to: last.releaseAt)
+        guard wait > .zero else { return }
+        readsResume?.cancel()
+        let channel = context.channel
+        channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+        readsResume = context.eventLoop.scheduleTask(in: TimeAmount(wait)) {
+            channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
+        }
+    }
+
+    /// The whole request, answered in the state the scenario in force puts it in.
+    private func respond(to request: MockRequest, head: HTTPRequestHead, context: ChannelHandlerContext) {
+        guard let (scenario, rule) = scenarios.state(for: request.flowRequest) else {
+            scenarioMark = nil
+            answer(request, head: head, state: nil, context: context)
+            return
+        }
+        scenarioMark = ActiveScenario.mark(scenario: scenario, rule: rule)
+        switch rule.state {
+        case .asIs, .empty, .offline(.resetMidBody):
+            answer(request, head: head, state: rule.state, context: context)
+        case .loading(let seconds):
+            hold(request, head: head, reason: "scenario \(scenario): loading", seconds: seconds, context: context)
+        case .recorded(let replay):
+            if let response = replay.reply(to: request.flowRequest) {
+                finish(request, MockResponse(response), head: head, context: context)
+            } else {
+                // The call was there when the request was looked up: answered as-is.
+                scenarioMark = nil
+                answer(request, head: head, state: nil, context: context)
+            }
+        case .slow(let profile):
+            // The latency once, then the body at the profile's bandwidth (`deliver`).
+            let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(in: TimeAmount(profile.latency)) {
+                bound.value.handler.answer(request, head: head, state: rule.state, context: bound.value.context)
+            }
+        case .error(let status, let body, let contentType):
+            let response = state.withLockedValue { $0 }.error(
+                status: status, body: body, contentType: contentType, scenario: scenario, request: request, cors: cors)
+            finish(request, response, head: head, context: context)
+        case .offline(.reset):
+            Self.reset(context.channel)
+        case .offline(.closed):
+            context.close(promise: nil)
+        }
+    }
+
+    /// A loading state: the request waits, listed in `holds`, until it is released (answered
+    /// as-is, or as the edited request; aborted: closed without an answer), its `seconds` pass,
+    /// or its client leaves.
+    private func hold(_ request: MockRequest, head: HTTPRequestHead, reason: String, seconds: Duration?, context: ChannelHandlerContext) {
+        let id = UUID()
+        heldID = id
+        let held = HeldExchange(
+            id: id, flowID: UUID(), phase: .request, heldAt: Date(), request: request.flowRequest(host: host), locations: [], reason: reason)
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        let loop = context.eventLoop
+        holds.hold(held) { resolution in
+            loop.execute {
+                let (handler, context) = bound.value
+                guard handler.heldID == id else { return }
+                handler.heldID = nil
+                handler.autoRelease?.cancel()
+                switch resolution {
+                case .executeRequest(let edited):
+                    handler.answer(MockRequest(edited), head: head, state: nil, context: context)
+                case .abort:
+                    context.close(promise: nil)
+                default:
+                    handler.answer(request, head: head, state: nil, context: context)
+                }
+            }
+        }
+        if let seconds {
+            let holds = holds
+            autoRelease = loop.scheduleTask(in: TimeAmount(seconds)) { holds.autoContinue(id) }
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        readsResume?.cancel()
+        autoRelease?.cancel()
+        if let heldID { holds.release(heldID) }
+        heldID = nil
+        context.fireChannelInactive()
     }
 
     /// The answer from the recording, the description or the fallback, in `state` (empty: its

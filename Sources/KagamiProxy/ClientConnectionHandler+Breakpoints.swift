@@ -17,6 +17,8 @@ struct ExchangeBreakpoint {
     /// Request body bytes read while waiting for the request's end.
     var requestBytes = 0
     var autoContinue: Scheduled<Void>?
+    /// Set when a scenario's loading state holds the exchange rather than a breakpoint.
+    var loading: LoadingHold?
 
     var stopsAtRequest: Bool { stops?.request ?? false }
     var stopsAtResponse: Bool { stops?.response ?? false }
@@ -37,10 +39,24 @@ extension ClientConnectionHandler {
                 handler.execute(exchange.resolved(resolution, id: id, hooks: handler.settings.hooks), for: exchange)
             }
         }
-        if let seconds = breakpoints.autoContinueSeconds {
-            exchange.breakpoint.autoContinue = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(seconds * 1e9))) {
+        // A loading hold ends after its own seconds (never, without them), not the breakpoints'.
+        let wait: TimeAmount? = if let loading = exchange.breakpoint.loading {
+            loading.seconds.map { TimeAmount($0) }
+        } else {
+            breakpoints.autoContinueSeconds.map { .nanoseconds(Int64($0 * 1e9)) }
+        }
+        if let wait {
+            exchange.breakpoint.autoContinue = loop.assumeIsolated().scheduleTask(in: wait) {
                 breakpoints.autoContinue(id)
             }
         }
     }
+}
+
+/// A scenario's loading state holding an exchange: listed with the breakpoints' holds.
+struct LoadingHold {
+    /// "scenario empty-feed: loading", as the held list shows it.
+    var reason: String
+    /// Ends by itself after this long; nil: only when released or the client leaves.
+    var seconds: Duration?
 }

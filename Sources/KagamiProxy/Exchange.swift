@@ -285,10 +285,17 @@ extension Exchange {
         let phase = breakpoint.phase
         let waited = breakpoint.heldSince.map { now.timeIntervalSince($0) } ?? 0
         recorder.held(phase, for: waited)
-        let locations = breakpoint.stops?.locations.map(\.displayString).joined(separator: ", ") ?? ""
-        recorder.addRuleApplications([RuleApplication(
-            name: "Breakpoint \(locations)",
-            description: "\(phase.rawValue) held \(String(format: "%.1f", waited)) s, then \(resolution.outcome)")])
+        if let loading = breakpoint.loading {
+            // The scenario's mark already names the state; this says how the wait ended.
+            breakpoint.loading = nil
+            recorder.addRuleApplications([RuleApplication(
+                name: "Loading", description: "\(loading.reason): held \(String(format: "%.1f", waited)) s, then \(resolution.outcome)")])
+        } else {
+            let locations = breakpoint.stops?.locations.map(\.displayString).joined(separator: ", ") ?? ""
+            recorder.addRuleApplications([RuleApplication(
+                name: "Breakpoint \(locations)",
+                description: "\(phase.rawValue) held \(String(format: "%.1f", waited)) s, then \(resolution.outcome)")])
+        }
         let position = breakpoint.hookPosition
         switch (phase, resolution) {
         case (_, .abort):

@@ -417,6 +417,9 @@ extension Exchange {
         breakpoint.heldID = id
         breakpoint.heldSince = now
         breakpoint.phase = phase
+        if let loading = breakpoint.loading {
+            return HeldExchange(id: id, flowID: recorder.flow.id, phase: phase, heldAt: now, request: request, locations: [], reason: loading.reason)
+        }
         return HeldExchange(
             id: id, flowID: recorder.flow.id, phase: phase, heldAt: now, request: request, response: response,
             locations: breakpoint.stops?.locations ?? [])

@@ -21,9 +21,10 @@ enum RequestDecision {
     /// The client connection is reset (TCP RST; a stream gets RST_STREAM) without an answer.
     case reset(String)
     /// The request never goes on: the client waits until it gives up (a scenario's endless
-    /// loading).
+    /// loading of a request too large to hold whole).
     case wait
-    /// Held whole until the breakpoints decide (the admin API, or their auto-continue).
+    /// Held whole until the breakpoints decide (the admin API, or their auto-continue): a
+    /// breakpoint's hold, or a scenario's loading state (`ExchangeBreakpoint.loading`).
     case holdAtBreakpoint
     /// Go on after this long (throttling's latency).
     case delay(TimeAmount)
@@ -273,6 +274,10 @@ struct ScenarioHook: ExchangeHook {
         case .error: exchange.scenarioName = scenario
         // Shaped as a throttling rule would shape it (and in its place: the scenario decides).
         case .slow(let profile): exchange.throttle = profile
+        case .loading(let hold):
+            // Held whole, as a request breakpoint holds it, so the list shows what will go on.
+            exchange.breakpoint.loading = LoadingHold(reason: "scenario \(scenario): loading", seconds: hold)
+            return true
         default: break
         }
         return false
@@ -282,10 +287,12 @@ struct ScenarioHook: ExchangeHook {
         switch exchange.scenarioState {
         case nil, .asIs?, .empty?, .offline(.resetMidBody)?, .slow?:
             return .proceed
-        case .loading(let hold?)?:
-            return .delay(TimeAmount(hold))
-        case .loading(nil)?:
-            return .wait
+        case .loading(let hold)?:
+            // Listed with the breakpoints' holds until released, its seconds pass or its client
+            // leaves; a body too large to hold whole waits without being listed.
+            if exchange.state.isRequestComplete { return .holdAtBreakpoint }
+            exchange.breakpoint.loading = nil
+            return hold.map { .delay(TimeAmount($0)) } ?? .wait
         case .error(let status, let body, let contentType)?:
             return .answer(ScenarioAnswers.error(
                 status: status, body: body, contentType: contentType, scenario: exchange.scenarioName ?? "", request: exchange.clientRequest))

@@ -36,6 +36,9 @@ public final class ActiveScenario: Sendable {
     private let box: Mutex<Snapshot>
     /// Reads the recordings of recorded states, again on each reload; nil refuses them.
     private let reader: RecordingReader?
+    /// What the server applying the scenarios refuses in a file (a mock: operations its
+    /// description hasn't), run on each reload too.
+    private let requirement = Mutex<(@Sendable (ScenarioFile) -> RuleDocumentError?)?>(nil)
 
     /// No scenario file: every operation as-is until one is loaded.
     public init() {
@@ -76,6 +79,13 @@ public final class ActiveScenario: Sendable {
     }
 
     public var snapshot: Snapshot { box.withLock { $0 } }
+
+    /// From now on a file `check` finds an error in is refused, on reload as at start: the file
+    /// in force is checked now (its error thrown), and a reload that fails it changes nothing.
+    public func require(_ check: @escaping @Sendable (ScenarioFile) -> RuleDocumentError?) throws(ScenarioSwitchError) {
+        if let file = snapshot.file, let error = check(file) { throw .unreadable(error) }
+        requirement.withLock { $0 = check }
+    }
 
     public var current: Scenario? { box.withLock { $0.active } }
 
@@ -122,6 +132,7 @@ public final class ActiveScenario: Sendable {
     public func reload() async throws(ScenarioSwitchError) {
         guard let path = snapshot.path else { throw .noScenarioFile }
         let file = try await Self.read(path: path, reader: reader)
+        if let check = requirement.withLock({ $0 }), let error = check(file) { throw .unreadable(error) }
         let failure: ScenarioSwitchError? = box.withLock { snapshot in
             var fresh = snapshot
             fresh.file = file
@@ -169,7 +180,7 @@ public final class ActiveScenario: Sendable {
     static func unread(_ replay: RecordedReplay, in file: ScenarioFile) -> ScenarioSwitchError {
         .unreadable(RuleDocumentError(
             file: file.name, line: nil, column: nil, field: replay.field,
-            message: "a recorded state answers from its recording, which kagami proxy and kagami mock read (--scenarios FILE)"))
+            message: "a recorded state answers from its recording, which kagami proxy, kagami mock and KagamiKit read (--scenarios FILE)"))
     }
 
     /// How an exchange a scenario touched is marked in the session and the UI.

@@ -54,7 +54,7 @@ public enum OperationState: Sendable, Hashable {
         switch self {
         case .asIs, .empty: name
         case .loading(let hold?): "loading \(Self.seconds(hold)) s"
-        case .loading(nil): "loading (never answers)"
+        case .loading(nil): "loading (until released)"
         case .error(let status, _, _): "error \(status)"
         case .offline(let kind): "offline (\(kind.rawValue))"
         case .slow(let profile): "slow (\(Self.describe(profile)))"

@@ -28,6 +28,12 @@ struct BreakpointAPI: Sendable {
             breakpoints.replace(with: settings)
             return try Self.settingsResponse(settings)
         }
+        registerHeld(on: router)
+    }
+
+    /// The held exchanges and the decisions on them alone: what a mock's admin API serves for
+    /// its loading holds.
+    func registerHeld(on router: Router<some RequestContext>) {
         router.get("/api/breakpoints/held") { _, _ in
             var list: [JSONValue] = []
             for held in try self.live().held { list.append(held.json(grpcSchema: await self.schema(for: held))) }
@@ -292,6 +298,7 @@ extension HeldExchange {
             "heldAt": .number(Flow.milliseconds(heldAt)),
             "locations": .array(locations.map { .string($0.displayString) }),
         ]
+        if let reason { object["reason"] = .string(reason) }
         var request: JSONObject = [
             "method": .string(self.request.method),
             "url": .string(self.request.url),

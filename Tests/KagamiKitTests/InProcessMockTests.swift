@@ -89,6 +89,173 @@ import FoundationNetworking
         }
     }
 
+    /// A test looks at the app while a request is loading, then lets it go: the request waits,
+    /// listed, until `releaseLoading()`, and the client then gets the real answer.
+    @Test func aLoadingRequestWaitsUntilTheTestReleasesIt() async throws {
+        let directory = try TemporaryFolder.make("kit-loading")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let scenarios = directory.appendingPathComponent("scenarios.yaml")
+        try Data("""
+            scenarios:
+              - name: notes-loading
+                states:
+                  - {operation: GET /notes, state: loading}
+              - name: notes-loading-briefly
+                states:
+                  - {operation: GET /notes, state: loading, seconds: 0.2}
+            """.utf8).write(to: scenarios)
+        try await withKagamiMock(description: Fixture.path("notes.apib"), scenarios: scenarios.path) { mock in
+            let notes = mock.baseURL.appendingPathComponent("notes")
+            try await mock.withScenario("notes-loading") {
+                #expect(mock.releaseLoading() == 0)
+                let answer = Task { try await send("GET", notes) }
+                var waited = 0
+                while mock.loadingRequests.isEmpty, waited < 400 {
+                    try await Task.sleep(for: .milliseconds(25))
+                    waited += 1
+                }
+                #expect(mock.loadingRequests.map(\.target) == ["/notes"])
+                #expect(mock.releaseLoading() == 1)
+                let released = try await answer.value
+                #expect(released.status == 200 && released.body.contains("Buy milk"))
+                #expect(mock.loadingRequests.isEmpty)
+            }
+            // A timed loading state ends by itself, nobody releasing it.
+            try await mock.withScenario("notes-loading-briefly") {
+                let answered = try await send("GET", notes)
+                #expect(answered.status == 200 && answered.body.contains("Buy milk"))
+                #expect(mock.loadingRequests.isEmpty)
+            }
+            let marks = try await mock.flows(count: 2).map { $0.appliedRules.map(\.description) }
+            #expect(marks == [["GET /notes: loading (until released)"], ["GET /notes: loading 0.2 s"]])
+        }
+    }
+
+    /// A slow state's upload bandwidth: the mock takes the request body at that rate, so 16,000
+    /// bytes at 64 kbps (8,000 bytes a second) are answered no sooner than 2 seconds after
+    /// they start (a lower bound: a busy machine is only slower).
+    @Test func aSlowStateTakesTheUploadAtItsBandwidth() async throws {
+        let directory = try TemporaryFolder.make("kit-slow-upload")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let scenarios = directory.appendingPathComponent("scenarios.yaml")
+        try Data("""
+            scenarios:
+              - name: slow-upload
+                states:
+                  - {operation: POST /notes, state: slow, profile: {downloadKbps: 0, uploadKbps: 64, latencyMs: 0}}
+            """.utf8).write(to: scenarios)
+        try await withKagamiMock(description: Fixture.path("notes.apib"), scenarios: scenarios.path) { mock in
+            let notes = mock.baseURL.appendingPathComponent("notes")
+            let body = #"{"title": ""# + String(repeating: "m", count: 16_000 - 13) + #""}"#
+            #expect(body.utf8.count == 16_000)
+            let unshapedStart = ContinuousClock.now
+            #expect(try await send("POST", notes, json: body).status == 201)
+            let unshaped = ContinuousClock.now - unshapedStart
+            try await mock.withScenario("slow-upload") {
+                let start = ContinuousClock.now
+                let created = try await send("POST", notes, json: body)
+                #expect(created.status == 201)
+                #expect(ContinuousClock.now - start >= .milliseconds(1900), "answered after \(ContinuousClock.now - start), unshaped \(unshaped)")
+            }
+            let flows = try await mock.flows(count: 2)
+            #expect(flows.last?.request.body.size == 16_000)
+            #expect(flows.last?.appliedRules.map(\.description) == ["POST /notes: slow (unlimited down, 64 kbps up)"])
+        }
+    }
+
+    /// A scenario's recorded state answers from its recording in a test as with the CLI: the
+    /// HAR beside the scenario file, its calls in recorded order, then the last again.
+    @Test func aRecordedStateAnswersFromItsRecording() async throws {
+        let directory = try TemporaryFolder.make("kit-recorded")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func entry(_ body: String) -> String {
+            """
+            {"startedDateTime": "2026-11-28T10:00:00.000Z", "time": 1,
+             "request": {"method": "GET", "url": "http://api.example.com/notes", "httpVersion": "HTTP/1.1", "headers": [], "queryString": [],
+                         "cookies": [], "headersSize": -1, "bodySize": 0},
+             "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1",
+                          "headers": [{"name": "Content-Type", "value": "application/json"}], "cookies": [],
+                          "content": {"size": \(body.utf8.count), "mimeType": "application/json", "text": "\(body.replacingOccurrences(of: "\"", with: "\\\""))"},
+                          "redirectURL": "", "headersSize": -1, "bodySize": \(body.utf8.count)},
+             "cache": {}, "timings": {"send": 0, "wait": 1, "receive": 0}}
+            """
+        }
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("runs"), withIntermediateDirectories: true)
+        try Data("""
+            {"log": {"version": "1.2", "creator": {"name": "test", "version": "1"},
+                     "entries": [\(entry(#"[{"id":7,"title":"recorded"}]"#)), \(entry(#"[{"id":7,"title":"recorded"},{"id":8,"title":"later"}]"#))]}}
+            """.utf8).write(to: directory.appendingPathComponent("runs/notes.har"))
+        let scenarios = directory.appendingPathComponent("scenarios.yaml")
+        try Data("""
+            scenarios:
+              - name: yesterday
+                states:
+                  - {operation: GET /notes, state: recorded, recording: runs/notes.har}
+            """.utf8).write(to: scenarios)
+        try await withKagamiMock(description: Fixture.path("notes.apib"), scenarios: scenarios.path) { mock in
+            let notes = mock.baseURL.appendingPathComponent("notes")
+            try await mock.withScenario("yesterday") {
+                let bodies = try await [send("GET", notes).body, send("GET", notes).body, send("GET", notes).body]
+                #expect(bodies == [#"[{"id":7,"title":"recorded"}]"#, #"[{"id":7,"title":"recorded"},{"id":8,"title":"later"}]"#,
+                                   #"[{"id":7,"title":"recorded"},{"id":8,"title":"later"}]"#])
+            }
+            #expect(try await send("GET", notes).body.contains("Buy milk"))
+        }
+
+        // A recording that isn't there is refused at start, naming the file and the field.
+        try Data("""
+            scenarios:
+              - name: yesterday
+                states:
+                  - {operation: GET /notes, state: recorded, recording: runs/missing.har}
+            """.utf8).write(to: scenarios)
+        await #expect {
+            try await withKagamiMock(description: Fixture.path("notes.apib"), scenarios: scenarios.path) { _ in }
+        } throws: { error in
+            let text = "\(error)"
+            return error is KagamiSetupError && text.hasPrefix("scenarios.yaml: scenarios[0].states[0].recording: ") && text.contains("runs/missing.har")
+        }
+    }
+
+    /// An error state without a body of its own answers the body the description documents for
+    /// that status; an operation that documents none gets the problem document.
+    @Test func anErrorStateAnswersTheDescriptionsDocumentedErrorBody() async throws {
+        let directory = try TemporaryFolder.make("kit-documented-error")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let description = directory.appendingPathComponent("api.yaml")
+        try Data("""
+            openapi: 3.1.0
+            info: {title: Profile, version: "1"}
+            paths:
+              /profile:
+                get:
+                  responses:
+                    "200": {description: the profile, content: {application/json: {example: {"name": "Ada"}}}}
+                    "503": {description: maintenance, content: {application/json: {example: {"message": "back at noon"}}}}
+              /feed:
+                get:
+                  responses:
+                    "200": {description: the feed, content: {application/json: {example: {"items": []}}}}
+            """.utf8).write(to: description)
+        let scenarios = directory.appendingPathComponent("scenarios.yaml")
+        try Data("""
+            scenarios:
+              - name: down
+                states:
+                  - {operation: GET /profile, state: error, status: 503}
+                  - {operation: GET /feed, state: error, status: 503}
+            """.utf8).write(to: scenarios)
+        try await withKagamiMock(description: description.path, scenarios: scenarios.path) { mock in
+            try await mock.withScenario("down") {
+                let profile = try await send("GET", mock.baseURL.appendingPathComponent("profile"))
+                #expect(profile.status == 503)
+                #expect(try JSONSerialization.jsonObject(with: Data(profile.body.utf8)) as? [String: String] == ["message": "back at noon"])
+                let feed = try await send("GET", mock.baseURL.appendingPathComponent("feed"))
+                #expect(feed.status == 503 && feed.body.contains("Scenario down puts GET /feed in its error state."), "\(feed.body)")
+            }
+        }
+    }
+
     @Test func aBrokenDescriptionSaysWhereItIsBroken() async throws {
         let directory = try TemporaryFolder.make("kit")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -104,6 +104,35 @@ import FoundationNetworking
         }
     }
 
+    /// Through the proxy too: a loading request waits, listed, until the test releases it, and
+    /// curl then gets the origin's real answer.
+    @Test func aLoadingRequestGoesToItsServerOnceReleased() async throws {
+        let origin = try await OriginServer.start()
+        defer { Task { try? await origin.stop() } }
+        let directory = try TemporaryFolder.make("kit-proxy-loading")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let scenarios = directory.appendingPathComponent("scenarios.yaml").path
+        try "scenarios:\n  - name: feed-loading\n    states:\n      - {operation: GET /echo/feed, state: loading}\n"
+            .write(toFile: scenarios, atomically: true, encoding: .utf8)
+        try await withKagamiProxy(configuration: .init(scenarios: scenarios)) { proxy in
+            try await proxy.withScenario("feed-loading") {
+                let answer = Task { try await get(origin.baseURL + "/echo/feed", through: proxy) }
+                var waited = 0
+                while proxy.loadingRequests.isEmpty, waited < 400 {
+                    try await Task.sleep(for: .milliseconds(25))
+                    waited += 1
+                }
+                #expect(proxy.loadingRequests.map(\.path) == ["/echo/feed"])
+                #expect(origin.received.isEmpty)
+                #expect(proxy.releaseLoading() == 1)
+                let released = try await answer.value
+                let echoed = try JSONSerialization.jsonObject(with: Data(released.body.utf8)) as? [String: Any]
+                #expect(released.status == 200 && echoed?["uri"] as? String == "/echo/feed", "\(released.body)")
+                #expect(origin.received.count == 1 && proxy.loadingRequests.isEmpty)
+            }
+        }
+    }
+
     @Test func throttlesAsTheProfileSays() async throws {
         let origin = try await OriginServer.start()
         defer { Task { try? await origin.stop() } }

@@ -45,7 +45,62 @@ import Testing
         #expect(try playbook.serverReceived().hasPrefix("GET /slow HTTP/1.1\r\n"))
         try playbook.serverSends("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
         #expect(try playbook.clientReceived().hasSuffix("\r\n\r\nok"))
-        #expect(playbook.sink.flows.first?.appliedRules == [RuleApplication(name: "Scenario 'states'", description: "GET /slow: loading 2 s")])
+        #expect(playbook.sink.flows.first?.appliedRules.first == RuleApplication(name: "Scenario 'states'", description: "GET /slow: loading 2 s"))
+        #expect(playbook.breakpoints.held.isEmpty)
+    }
+
+    /// A loading request is listed with the breakpoints' holds, with its reason, and released
+    /// from there: it goes on to its server as it came and the client gets the real answer.
+    @Test func endlessLoadingIsListedAndReleasedToItsServer() throws {
+        let playbook = try Self.playbook()
+        defer { try? playbook.finish() }
+        try playbook.clientSends("POST /spinner HTTP/1.1\r\nHost: app.test\r\nContent-Length: 5\r\n\r\nhello")
+        #expect(playbook.breakpoints.held.isEmpty)
+        try playbook.clientSends("GET /spinner HTTP/1.1\r\nHost: app.test\r\n\r\n")
+        _ = try playbook.serverReceived()
+        try playbook.serverSends("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nno")
+        _ = try playbook.clientReceived()
+        let held = try #require(playbook.breakpoints.held.first)
+        #expect(held.reason == "scenario states: loading")
+        #expect(held.request.target == "/spinner" && held.locations.isEmpty)
+        playbook.advance(by: .hours(1))
+        #expect(playbook.breakpoints.held.count == 1)
+        try playbook.breakpoints.resolve(held.id, with: .cancel)
+        playbook.loop.run()
+        #expect(try playbook.serverReceived().hasPrefix("GET /spinner HTTP/1.1\r\n"))
+        try playbook.serverSends("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nreal")
+        #expect(try playbook.clientReceived().hasSuffix("\r\n\r\nreal"))
+        #expect(playbook.breakpoints.held.isEmpty)
+        let rules = playbook.sink.flows.last?.appliedRules ?? []
+        #expect(rules.first == RuleApplication(name: "Scenario 'states'", description: "GET /spinner: loading (until released)"))
+        #expect(rules.last?.name == "Loading")
+        #expect(rules.last?.description.hasPrefix("scenario states: loading: held ") == true)
+        #expect(rules.last?.description.hasSuffix(", then continued unchanged") == true)
+    }
+
+    /// A timed loading state is listed too, and ends by itself after its seconds.
+    @Test func timedLoadingIsListedUntilItsSecondsPass() throws {
+        let playbook = try Self.playbook()
+        defer { try? playbook.finish() }
+        try playbook.clientSends("GET /slow HTTP/1.1\r\nHost: app.test\r\n\r\n")
+        #expect(playbook.breakpoints.held.first?.reason == "scenario states: loading")
+        playbook.advance(by: .seconds(2))
+        #expect(playbook.breakpoints.held.isEmpty)
+        #expect(try playbook.serverReceived().hasPrefix("GET /slow HTTP/1.1\r\n"))
+    }
+
+    /// Released early, a timed loading state goes on at once and its timer does nothing later.
+    @Test func timedLoadingReleasedEarlyGoesOnOnce() throws {
+        let playbook = try Self.playbook()
+        defer { try? playbook.finish() }
+        try playbook.clientSends("GET /slow HTTP/1.1\r\nHost: app.test\r\n\r\n")
+        let held = try #require(playbook.breakpoints.held.first)
+        try playbook.breakpoints.resolve(held.id, with: .cancel)
+        playbook.loop.run()
+        #expect(try playbook.serverReceived().hasPrefix("GET /slow HTTP/1.1\r\n"))
+        playbook.advance(by: .seconds(3))
+        #expect(try playbook.serverReceived().isEmpty)
+        #expect(playbook.servers.opened.count == 1)
     }
 
     @Test func slowHoldsTheRequestForTheProfilesLatencyOnTheClock() throws {
@@ -68,7 +123,9 @@ import Testing
         playbook.advance(by: .hours(1))
         #expect(playbook.servers.opened.isEmpty)
         #expect(try playbook.clientReceived().isEmpty)
+        #expect(playbook.breakpoints.held.count == 1)
         try playbook.clientDisconnects()
+        #expect(playbook.breakpoints.held.isEmpty)
         #expect(playbook.sink.flows.count == 1)
         #expect(playbook.sink.flows.first?.response == nil && playbook.sink.flows.first?.error != nil)
     }

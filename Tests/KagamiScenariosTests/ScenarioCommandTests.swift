@@ -255,6 +255,82 @@ import Testing
 
     }
 
+    static let loadingScenarios = """
+        scenarios:
+          - name: spinner
+            states:
+              - operation: GET /echo/feed
+                state: loading
+        """
+
+    /// The requests held now, as the admin API at `admin` lists them (polled until `count` are,
+    /// for at most ten seconds: the client's request is on its way).
+    static func held(at admin: String, token: Substring, count: Int) async throws -> [JSONValue] {
+        var held: [JSONValue] = []
+        for _ in 0..<200 {
+            let listed = try await curl(["-H", "Authorization: Bearer \(token)", admin + "/api/breakpoints/held"])
+            held = try JSONValue(parsing: listed.body)["held"]?.arrayValue ?? []
+            if held.count == count { return held }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return held
+    }
+
+    /// A loading request waits, listed by the admin API with its reason, until `kagami scenario
+    /// release` lets it go: the client then gets the real answer (the origin's through the
+    /// proxy, the description's from the mock). A client that gives up leaves the list.
+    @Test func loadingIsHeldUntilReleasedFromTheCommandLine() async throws {
+        let folder = try TemporaryFolder.make("scenario-release").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/scenarios.yaml"
+        try Self.loadingScenarios.write(toFile: file, atomically: true, encoding: .utf8)
+        let description = folder + "/api.yaml"
+        try Self.description.write(toFile: description, atomically: true, encoding: .utf8)
+        let origin = try await OriginServer.start()
+        defer { Task { try await origin.stop() } }
+        let environment = Self.environment(home: folder + "/home")
+        let kagami = try CommandLineClient.kagami()
+        let proxy = try await KagamiProcess.start(
+            ["proxy", "--port", "0", "--ui-port", "0", "--no-ssl-proxying", "--session", folder + "/s.sqlite", "--scenarios", file, "--scenario", "spinner"],
+            environment: environment)
+        defer { proxy.stop() }
+        let mock = try await KagamiProcess.start(
+            ["mock", description, "--port", "0", "--admin-port", "0", "--session", folder + "/m.sqlite", "--scenarios", file, "--scenario", "spinner"],
+            environment: environment)
+        defer { mock.stop() }
+        let token = try #require(try String(contentsOfFile: folder + "/home/admin-token", encoding: .utf8).split(separator: "\n").first)
+        let mockAdmin = "http://127.0.0.1:\(try #require(Self.adminPort(mock.output), "\(mock.output)"))"
+        let proxyAdmin = "http://127.0.0.1:\(try #require(proxy.uiPort))"
+
+        for (admin, client) in [
+            (proxyAdmin, ["-x", "http://127.0.0.1:\(proxy.port)", origin.baseURL + "/echo/feed"]),
+            (mockAdmin, ["http://127.0.0.1:\(mock.port)/echo/feed"]),
+        ] {
+            let answer = Task { try await Self.curl(["--max-time", "30"] + client) }
+            let held = try await Self.held(at: admin, token: token, count: 1)
+            #expect(held.count == 1 && held.first?["reason"] == "scenario spinner: loading", "\(held)")
+            #expect(held.first?["request"]?["method"] == "GET")
+            let id = try #require(held.first?["id"]?.stringValue)
+            let listing = try await kagami.run(["scenario", "release", "--proxy", admin], environment: environment)
+            #expect(listing.status == 0 && listing.stdoutText.contains(id) && listing.stdoutText.contains("(scenario spinner: loading)"), "\(listing.stdoutText)")
+            let released = try await kagami.run(["scenario", "release", "--all", "--proxy", admin], environment: environment)
+            #expect(released.status == 0 && released.stdoutText == "Released \(id)\n", "\(released.stdoutText) \(released.stderr)")
+            let result = try await answer.value
+            #expect(result.exit == 0 && result.status == 200, "\(result)")
+            let body = try JSONValue(parsing: result.body)
+            // The origin echoes the request; the mock answers the description's example.
+            #expect(body["uri"] == "/echo/feed" || body == ["items": [["id": 1]], "next": "b"], "\(result.body)")
+            #expect(try await Self.held(at: admin, token: token, count: 0).isEmpty)
+            let again = try await kagami.run(["scenario", "release", id, "--proxy", admin], environment: environment)
+            #expect(again.status == 1 && again.stderr.contains("no exchange is held with id"), "\(again.stderr)")
+
+            // A client that gives up is no longer listed.
+            let impatient = try await Self.curl(["--max-time", "1"] + client)
+            #expect(impatient.exit == 28)
+            #expect(try await Self.held(at: admin, token: token, count: 0).isEmpty)
+        }
+    }
+
     /// A HAR (as a browser or `kagami export` writes one) with `GET /echo/feed` answered twice.
     static func feedArchive(host: String) -> String {
         func entry(_ body: String) -> String {

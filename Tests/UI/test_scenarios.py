@@ -38,6 +38,10 @@ scenarios:
       - operation: GET /api/users.json
         state: slow
         profile: 3G
+  - name: users-loading
+    states:
+      - operation: GET /api/users.json
+        state: loading
 """
 
 
@@ -104,7 +108,42 @@ def main():
         assert status == 200 and len(json.loads(body)["users"]) == 2, (status, body)
         assert time.monotonic() - started >= 0.2, "answered before the 3G profile's 200 ms latency"
 
-    tests = [test_switching_from_the_panel_acts_on_the_next_request]
+    def test_a_loading_request_is_released_from_the_panel():
+        code, _ = api(kagami.ui, "PUT", "/api/scenarios/active", {"active": "users-loading"})
+        assert code == 200
+        driver.get(kagami.ui)
+        wait.until(lambda d: badge() == "users-loading")
+        driver.find_element(By.ID, "view-scenarios").click()
+        wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#scenario-held h3").get_attribute("textContent") == "Loading now (0)")
+        client = subprocess.Popen(["curl", "-s", "-x", kagami.proxy, "--max-time", "30", "-w", "\n%{http_code}", users],
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            row = "#scenario-held .loading-hold"
+            wait.until(lambda d: "scenario users-loading: loading" in d.find_element(By.CSS_SELECTOR, row).text)
+            assert "GET " + users in driver.find_element(By.CSS_SELECTOR, row).text
+            # Held for the lists, not for the breakpoint editor: no dialog pops up.
+            assert not driver.find_element(By.ID, "held-dialog").get_attribute("open")
+            assert client.poll() is None, "answered while loading"
+            os.makedirs(SHOTS, exist_ok=True)
+            driver.save_screenshot(os.path.join(SHOTS, "scenarios-loading.png"))
+            # The Breakpoints view's held list shows it too, with its reason and Release.
+            driver.find_element(By.ID, "view-breakpoints").click()
+            wait.until(lambda d: "scenario users-loading: loading" in d.find_element(By.CSS_SELECTOR, "#held-queue .loading-hold").text)
+            assert driver.find_element(By.CSS_SELECTOR, "#held-queue .loading-hold button").text == "Release"
+            driver.find_element(By.ID, "view-scenarios").click()
+            wait.until(lambda d: d.find_element(By.CSS_SELECTOR, row + " button").click() is None)
+            output, _ = client.communicate(timeout=20)
+        finally:
+            if client.poll() is None:
+                client.kill()
+        body, _, status = output.rpartition("\n")
+        assert status == "200" and len(json.loads(body)["users"]) == 2, (status, body)
+        wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#scenario-held h3").get_attribute("textContent") == "Loading now (0)")
+        code, answer = api(kagami.ui, "GET", "/api/breakpoints/held")
+        assert code == 200 and answer["held"] == [], answer
+        api(kagami.ui, "PUT", "/api/scenarios/active", {"active": None})
+
+    tests = [test_switching_from_the_panel_acts_on_the_next_request, test_a_loading_request_is_released_from_the_panel]
     only = os.environ.get("KAGAMI_UI_ONLY")
     try:
         for test in tests:

@@ -1,9 +1,11 @@
 // Breakpoints: the list of locations that pause exchanges (saved through PUT /api/breakpoints),
 // and the editor that pops up when an exchange is held, with Execute, Abort and Cancel. Held
-// exchanges queue; the editor shows one at a time and the queue stays in sight.
+// exchanges queue; the editor shows one at a time and the queue stays in sight. Requests a
+// scenario's loading state holds are in the queue too, with a Release button instead.
 import { dispatch, state, subscribe } from "./store.js";
 import { decideHeld, loadBreakpoints } from "./api.js";
 import { el, formatTime, truncate } from "./format.js";
+import { loadingHoldRow } from "./scenarios.js";
 import { editorActions, editorHead, editorPlaceholder, field, fieldName, listControls, locationFields, redrawsEditor, showFieldError, showUnsaved } from "./editing.js";
 
 export function mountBreakpoints({ container, dialog }) {
@@ -50,7 +52,7 @@ export function mountBreakpoints({ container, dialog }) {
     return el("section", { className: "rule-section", id: "held-queue" },
       el("div", { className: "section-head" }, el("h3", {}, `Held now (${held.length})`)),
       held.length === 0 ? el("p", { className: "note" }, "No exchange is waiting.") : null,
-      ...held.map((h) => el("div", { className: "card held-item" },
+      ...held.map((h) => h.reason ? loadingHoldRow(h) : el("div", { className: "card held-item" },
         el("div", { className: "card-head" }, el("span", { className: "mono" }, `${formatTime(h.heldAt)}  ${h.phase}  ${h.request.method} ${truncate(h.request.url, 160)}`),
           el("span", { className: "spacer-flex" }), el("button", { onclick: () => dispatch({ type: "heldOpened", id: h.id }) }, "Open")))));
   }

@@ -1,8 +1,22 @@
 // The Scenarios panel: the scenario file's scenarios, each operation with its state, and the
-// one in force, switched for the next requests. The toolbar's tab names the one in force.
-import { dispatch, state, subscribe } from "./store.js";
-import { loadScenarios, useScenario } from "./api.js";
-import { el } from "./format.js";
+// one in force, switched for the next requests; the requests its loading states hold, each
+// released with a button. The toolbar's tab names the one in force.
+import { state, subscribe } from "./store.js";
+import { decideHeld, loadScenarios, useScenario } from "./api.js";
+import { el, formatTime, truncate } from "./format.js";
+
+/** A request a loading state holds, with its reason and Release (it goes on as it came). */
+export function loadingHoldRow(held) {
+  return el("div", { className: "card held-item loading-hold", dataset: { held: held.id } },
+    el("div", { className: "card-head" },
+      el("span", { className: "mono" }, `${formatTime(held.heldAt)}  ${held.request.method} ${truncate(held.request.url, 160)}`),
+      el("span", { className: "note" }, held.reason),
+      el("span", { className: "spacer-flex" }),
+      el("button", {
+        className: "primary", title: "Let the request go on: the app gets the real answer",
+        onclick: (event) => { event.target.disabled = true; decideHeld(held, "cancel"); },
+      }, "Release")));
+}
 
 export function mountScenarios({ container, badge }) {
   function renderBadge() {
@@ -40,12 +54,23 @@ export function mountScenarios({ container, badge }) {
         }, scenario.name === doc.active ? "In force" : "Use")),
       el("table", { className: "kv" }, el("tbody", {}, ...scenario.states.map((entry) =>
         el("tr", {}, el("th", {}, entry.operation), el("td", {}, entry.summary)))))));
-    container.replaceChildren(...[head, alert, el("p", { className: "note" }, `From ${doc.file}; a switch applies to the next request.`), ...sections].filter(Boolean));
+    container.replaceChildren(...[head, alert, el("p", { className: "note" }, `From ${doc.file}; a switch applies to the next request.`), loading(), ...sections].filter(Boolean));
+  }
+
+  function loading() {
+    const held = state.heldExchanges.filter((h) => h.reason);
+    return el("section", { className: "rule-section", id: "scenario-held" },
+      el("div", { className: "section-head" }, el("h3", {}, `Loading now (${held.length})`)),
+      held.length === 0 ? el("p", { className: "note" }, "No request is held by a loading state.") : null,
+      ...held.map(loadingHoldRow));
   }
 
   subscribe((action) => {
     switch (action.type) {
       case "scenariosLoaded": render(); break;
+      case "heldArrived": case "heldReleased": case "heldSynced":
+        container.querySelector("#scenario-held")?.replaceWith(loading());
+        break;
       case "viewChanged": if (state.view === "scenarios") loadScenarios(); break;
     }
   });

@@ -126,6 +126,11 @@ export function dispatch(action) {
   for (const listener of listeners) listener(action, state);
 }
 
+/** The first held exchange a breakpoint holds (the editor's); loading holds are released from the lists. */
+function firstToEdit(list) {
+  return list.find((h) => !h.reason)?.id ?? null;
+}
+
 /** The index in `state.flows` of the row with this id, or undefined when it isn't held. */
 export function indexOf(id) {
   const key = state.byId.get(id);
@@ -347,6 +352,8 @@ function reduce(action) {
         state.heldExchanges.push(action.held);
         state.heldDrafts[action.held.id] = heldDraft(action.held);
       }
+      // A scenario's loading hold (it has a reason) waits in the lists, not in the editor.
+      if (action.held.reason) break;
       if (!state.heldOpen) state.heldOpen = action.held.id;
       state.heldHidden = false;
       break;
@@ -356,8 +363,8 @@ function reduce(action) {
       state.heldExchanges = action.list;
       for (const h of action.list) if (!state.heldDrafts[h.id]) state.heldDrafts[h.id] = heldDraft(h);
       for (const id of Object.keys(state.heldDrafts)) if (!known.has(id)) delete state.heldDrafts[id];
-      if (!known.has(state.heldOpen)) state.heldOpen = action.list[0]?.id ?? null;
-      if (action.list.some((h) => !before.has(h.id))) state.heldHidden = false;
+      if (!known.has(state.heldOpen)) state.heldOpen = firstToEdit(action.list);
+      if (action.list.some((h) => !h.reason && !before.has(h.id))) state.heldHidden = false;
       break;
     }
     case "heldReleased":
@@ -365,7 +372,7 @@ function reduce(action) {
       if (state.heldReleased.length > RELEASED_KEPT) state.heldReleased.shift();
       state.heldExchanges = state.heldExchanges.filter((h) => h.id !== action.id);
       delete state.heldDrafts[action.id];
-      if (state.heldOpen === action.id) state.heldOpen = state.heldExchanges[0]?.id ?? null;
+      if (state.heldOpen === action.id) state.heldOpen = firstToEdit(state.heldExchanges);
       if (state.heldError?.id === action.id) state.heldError = null;
       break;
     case "heldOpened": state.heldOpen = action.id; state.heldHidden = false; break;
