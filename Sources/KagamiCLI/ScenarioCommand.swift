@@ -5,6 +5,7 @@ import Foundation
 import KagamiJSON
 import KagamiMCP
 import KagamiOutput
+import KagamiRecordingProxy
 import KagamiScenarios
 import KagamiUI
 import NIOHTTP1
@@ -33,17 +34,7 @@ struct ScenarioOptions: ParsableArguments {
 
     /// A recorded state's recording: an HTTP Archive (`.har`) or a session file.
     static let readRecording: RecordingReader = { path in
-        let expanded = SessionFile.expand(path)
-        if expanded.lowercased().hasSuffix(".har") { return try HARFile.read(expanded, command: "scenario").flows }
-        let store = try SessionFile.open(expanded)
-        do {
-            let flows = try await store.allFlows()
-            await store.close()
-            return flows
-        } catch {
-            await store.close()
-            throw error
-        }
+        try await Recordings.reader(skipped: { Console.error("kagami scenario: skipped \($0)\n") })(SessionFile.expand(path))
     }
 
     /// `Scenario: empty-feed (scenarios.yaml)` for the banner.

@@ -37,18 +37,6 @@ enum SessionFile {
     /// A file that is there but is no session (another program's SQLite database, any other
     /// file) is refused as it is, before opening it as a session would add tables to it.
     static func refuseForeign(_ path: String) throws {
-        guard !SQLiteFlowStore.holdsSession(at: path) else { return }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw ValidationError("cannot read \(path)")
-        }
-        defer { try? handle.close() }
-        let header = (try? handle.read(upToCount: 16)) ?? Data()
-        if header.isEmpty {
-            throw ValidationError("\(path) is empty: it is not a session file")
-        }
-        if header == Data("SQLite format 3\0".utf8) {
-            throw ValidationError("\(path) is an SQLite database but not a Kagami session (it has no flow and body tables); it was left as it is")
-        }
-        throw ValidationError("\(path) is not a session file (not an SQLite database)")
+        if let refusal = SQLiteFlowStore.notASession(at: path) { throw ValidationError(refusal.description) }
     }
 }

@@ -3,9 +3,8 @@
 import Foundation
 import KagamiControl
 import KagamiFlow
-import KagamiHAR
+import KagamiRecordingProxy
 import KagamiScenarios
-import KagamiStore
 
 extension ActiveScenario {
     /// The scenario file at `path`, none in force, its recorded states' recordings read (HAR or
@@ -21,29 +20,7 @@ extension ActiveScenario {
 
     /// A recorded state's recording: an HTTP Archive (`.har`), else a session file, as
     /// `kagami proxy` and `kagami mock` read them.
-    static let readRecording: RecordingReader = { path in
-        if path.lowercased().hasSuffix(".har") {
-            let data: Data
-            do {
-                data = try Data(contentsOf: URL(fileURLWithPath: path))
-            } catch {
-                throw KagamiSetupError("cannot read \(path): \(error.localizedDescription)")
-            }
-            return try HARImport.read(from: data, file: path).flows
-        }
-        guard SQLiteFlowStore.holdsSession(at: path) else {
-            throw KagamiSetupError(FileManager.default.fileExists(atPath: path) ? "\(path) is not a Kagami session file" : "no session file at \(path)")
-        }
-        let store = try SQLiteFlowStore(path: path)
-        do {
-            let flows = try await store.allFlows()
-            await store.close()
-            return flows
-        } catch {
-            await store.close()
-            throw error
-        }
-    }
+    static let readRecording: RecordingReader = Recordings.reader()
 
     /// `with(_:_:)`, its unknown name said as KagamiKit says a setting it can't use.
     func kitScope<Result: Sendable>(

@@ -214,6 +214,24 @@ public final class SQLiteFlowStore: FlowStore {
         }
     }
 
+    /// An existing file at `path` that is not a session file (another program's SQLite
+    /// database, an empty or any other file) is refused with words saying which, before
+    /// opening it as a session would add tables to it; nil when it is one.
+    public static func notASession(at path: String) -> FlowStoreError? {
+        guard !holdsSession(at: path) else { return nil }
+        guard FileManager.default.fileExists(atPath: path) else { return FlowStoreError("no session file at \(path)") }
+        guard let handle = FileHandle(forReadingAtPath: path) else { return FlowStoreError("cannot read \(path)") }
+        defer { try? handle.close() }
+        let header = (try? handle.read(upToCount: 16)) ?? Data()
+        if header.isEmpty {
+            return FlowStoreError("\(path) is empty: it is not a session file")
+        }
+        if header == Data("SQLite format 3\0".utf8) {
+            return FlowStoreError("\(path) is an SQLite database but not a Kagami session (it has no flow and body tables); it was left as it is")
+        }
+        return FlowStoreError("\(path) is not a session file (not an SQLite database)")
+    }
+
     /// A new session file is readable by its owner only (captures hold credentials); SQLite
     /// gives its -wal and -shm files the same mode. An existing file is left as it is.
     static func createPrivately(_ path: String) throws {
