@@ -528,6 +528,9 @@ private final class MockHandler: ChannelInboundHandler {
             Self.reset(context.channel)
         case .offline(.closed):
             context.close(promise: nil)
+        case .offline(.timeout):
+            // Nothing is sent: the client's own timeout ends the connection.
+            break
         }
     }
 

@@ -20,8 +20,8 @@ enum RequestDecision {
     case drop(String)
     /// The client connection is reset (TCP RST; a stream gets RST_STREAM) without an answer.
     case reset(String)
-    /// The request never goes on: the client waits until it gives up (a scenario's endless
-    /// loading of a request too large to hold whole).
+    /// The request never goes on: the client waits until it gives up (a scenario's offline
+    /// timeout, or its endless loading of a request too large to hold whole).
     case wait
     /// Held whole until the breakpoints decide (the admin API, or their auto-continue): a
     /// breakpoint's hold, or a scenario's loading state (`ExchangeBreakpoint.loading`).
@@ -300,6 +300,8 @@ struct ScenarioHook: ExchangeHook {
             return .reset("scenario: offline (connection reset)")
         case .offline(.closed)?:
             return .drop("scenario: offline (connection closed without an answer)")
+        case .offline(.timeout)?:
+            return .wait
         case .recorded(let replay)?:
             // The recording had the call when the head arrived (`ActiveScenario.state(for:)`).
             return replay.reply(to: exchange.clientRequest).map(RequestDecision.answer) ?? .proceed

@@ -12,6 +12,9 @@ public enum OfflineKind: String, Sendable, Hashable, Codable, CaseIterable {
     case resetMidBody = "reset-mid-body"
     /// The connection is closed without an answer: "empty reply", "connection lost".
     case closed
+    /// No answer ever comes and the connection stays open, silent, until the client's own
+    /// timeout ends it ("timed out"); the server is never asked.
+    case timeout
 }
 
 /// What an operation does while its state is in force.

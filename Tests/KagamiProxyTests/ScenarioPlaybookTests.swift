@@ -25,6 +25,9 @@ import Testing
               - operation: GET /gone
                 state: offline
                 offline: closed
+              - operation: GET /silent
+                state: offline
+                offline: timeout
               - operation: GET /throttled
                 state: slow
                 profile: {downloadKbps: 0, uploadKbps: 0, latencyMs: 300}
@@ -171,5 +174,18 @@ import Testing
         #expect(!playbook.clientIsOpen)
         #expect(playbook.servers.opened.isEmpty)
         #expect(playbook.sink.flows.first?.error?.message == "scenario: offline (connection closed without an answer)")
+    }
+
+    /// Offline as a timeout: nothing ever comes, the connection stays open, no server is asked,
+    /// however long the clock runs, and nothing is listed to release.
+    @Test func offlineTimeoutLeavesTheClientWaitingOnAnOpenConnection() throws {
+        let playbook = try Self.playbook()
+        defer { try? playbook.finish() }
+        try playbook.clientSends("GET /silent HTTP/1.1\r\nHost: app.test\r\n\r\n")
+        playbook.advance(by: .seconds(3600))
+        #expect(try playbook.clientReceived().isEmpty)
+        #expect(playbook.clientIsOpen)
+        #expect(playbook.servers.opened.isEmpty)
+        #expect(playbook.breakpoints.held.isEmpty)
     }
 }

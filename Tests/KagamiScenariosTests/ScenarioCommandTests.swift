@@ -19,6 +19,9 @@ import Testing
                 body: '{"message": "maintenance"}'
               - operation: GET /echo/gone
                 state: offline
+              - operation: GET /echo/silent
+                state: offline
+                offline: timeout
               - operation: GET /bytes/{size}
                 state: offline
                 offline: reset-mid-body
@@ -49,6 +52,10 @@ import Testing
                   responses:
                     "200": {description: a profile, content: {application/json: {example: {"name": "Ada"}}}}
               /echo/gone:
+                get:
+                  responses:
+                    "200": {description: ok}
+              /echo/silent:
                 get:
                   responses:
                     "200": {description: ok}
@@ -96,6 +103,9 @@ import Testing
         // Offline: the connection reset before any answer (curl: 56, "Recv failure").
         let gone = try await Self.curl(via + [origin.baseURL + "/echo/gone"])
         #expect(gone.exit == 56 && gone.status == 0)
+        // Offline as a timeout: nothing comes until curl's own limit (28, "Operation timed out").
+        let silent = try await Self.curl(via + ["--max-time", "1", origin.baseURL + "/echo/silent"])
+        #expect(silent.exit == 28 && silent.status == 0)
         // Reset mid-body: the head and half the body arrive, then the reset.
         let cut = try await Self.curl(via + ["-D", "-", origin.baseURL + "/bytes/4000"])
         #expect(cut.exit == 56 || cut.exit == 18, "curl exited \(cut.exit)")
@@ -128,7 +138,7 @@ import Testing
         // A broken file doesn't load: the scenario in force stays, the error says where.
         try Self.scenarios.replacingOccurrences(of: "state: loading", with: "state: lodaing").write(toFile: file, atomically: true, encoding: .utf8)
         let reload = try await kagami.run(["scenario", "reload"] + admin, environment: environment)
-        #expect(reload.status == 1 && reload.stderr.contains(#"scenarios.yaml:19:9: scenarios[1].states[0].state: unknown state "lodaing""#), "\(reload.stderr)")
+        #expect(reload.status == 1 && reload.stderr.contains(#"scenarios.yaml:22:9: scenarios[1].states[0].state: unknown state "lodaing""#), "\(reload.stderr)")
         #expect(try await kagami.run(["scenario", "off"] + admin, environment: environment).status == 0)
         let api = try await CommandLineClient.curl.run(proxy.authorization + ["-s", "\(proxy.api)/scenarios"])
         #expect(try JSONValue(parsing: api.stdoutText)["active"] == .null)
@@ -159,6 +169,8 @@ import Testing
         #expect(profile.status == 503 && profile.body == #"{"message": "maintenance"}"#)
         let gone = try await Self.curl([url + "/echo/gone"])
         #expect(gone.exit == 56 && gone.status == 0)
+        let silent = try await Self.curl(["--max-time", "1", url + "/echo/silent"])
+        #expect(silent.exit == 28 && silent.status == 0)
     }
 
     /// The admin API's port from the mock's banner (`Admin API: http://127.0.0.1:PORT …`).

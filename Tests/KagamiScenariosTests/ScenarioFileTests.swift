@@ -61,7 +61,7 @@ import Testing
         ("scenarios:\n  - name: a\n    states: []\n  - name: a\n    states: []\n",
          "scenarios.yaml:4:5: scenarios[1].name: a second scenario named \"a\""),
         ("scenarios:\n  - name: a\n    states:\n      - operation: GET /feed\n        state: offline\n        offline: unplugged\n",
-         "scenarios.yaml:6:9: scenarios[0].states[0].offline: unknown way to be offline \"unplugged\" (one of \"reset\", \"reset-mid-body\", \"closed\")"),
+         "scenarios.yaml:6:9: scenarios[0].states[0].offline: unknown way to be offline \"unplugged\" (one of \"reset\", \"reset-mid-body\", \"closed\", \"timeout\")"),
         ("scenarios:\n  - name: a\n    states:\n      - operation: GET /feed\n        state: error\n        stauts: 503\n",
          "scenarios.yaml:6:9: scenarios[0].states[0].stauts: unknown field \"stauts\" (expected one of: operation, host, location, method, state, seconds, status, body, contentType, offline, profile, recording)"),
         ("scenarios:\n  - name: a\n    states:\n      - operation: GET /feed\n        state: slow\n        profile: 5G\n",
