@@ -492,7 +492,7 @@ public final class SQLiteFlowStore: FlowStore {
     public func flows(offset: Int = 0, limit: Int? = nil, includeBodies: Bool = false) async throws -> [Flow] {
         try await read { db in
             let rows = try FlowRow.order(FlowRow.Columns.seq).limit(limit ?? -1, offset: offset).fetchAll(db)
-            return try rows.map { try self.flow(from: $0, bodies: includeBodies, db) }
+            return try self.flows(from: rows, bodies: includeBodies, db)
         }
     }
 
@@ -561,7 +561,7 @@ public final class SQLiteFlowStore: FlowStore {
                 rows = try FlowRow.fetchAll(db, sql: sql, arguments: values(arguments))
             }
             let page = rows.prefix(limit)
-            let flows = try page.map { try self.flow(from: $0, bodies: query.includeBodies, db) }
+            let flows = try self.flows(from: page, bodies: query.includeBodies, db)
             return FlowPage(flows: flows, next: rows.count > limit ? page.last?.seq : nil)
         }
     }
@@ -570,7 +570,7 @@ public final class SQLiteFlowStore: FlowStore {
     public func repeats(of id: UUID) async throws -> [Flow] {
         try await read { db in
             let rows = try FlowRow.filter(FlowRow.Columns.repeatOf == id.uuidString).order(FlowRow.Columns.seq).fetchAll(db)
-            return try rows.map { try self.flow(from: $0, bodies: false, db) }
+            return try self.flows(from: rows, bodies: false, db)
         }
     }
 
@@ -607,17 +607,32 @@ public final class SQLiteFlowStore: FlowStore {
     }
 
     private func flow(from row: FlowRow, bodies: Bool, _ db: Database) throws -> Flow {
-        var flow: Flow
-        do {
-            flow = try Flow(storedJSON: row.metadata)
-        } catch {
-            throw FlowStoreError("flow \(row.id) in \(path) has unreadable metadata: \(error)")
-        }
+        try flows(from: CollectionOfOne(row), bodies: bodies, db)[0]
+    }
+
+    /// The flows of `rows`, in their order, with their bodies read in one query for each 500
+    /// of them when `bodies` (a query per flow cost more than reading the bodies).
+    private func flows(from rows: some Collection<FlowRow>, bodies: Bool, _ db: Database) throws -> [Flow] {
+        var bodyRows: [String: [BodyRow]] = [:]
         if bodies {
-            // One prepared statement for every flow read: compiling the query again for each
-            // flow of a page cost more than reading its bodies.
-            let statement = try db.cachedStatement(sql: "SELECT * FROM body WHERE flowId = ?")
-            for body in try BodyRow.fetchAll(statement, arguments: [row.id]) {
+            let ids = rows.map(\.id)
+            for start in stride(from: 0, to: ids.count, by: 500) {
+                let chunk = ids[start..<min(start + 500, ids.count)]
+                let places = repeatElement("?", count: chunk.count).joined(separator: ",")
+                let statement = try db.cachedStatement(sql: "SELECT * FROM body WHERE flowId IN (\(places))")
+                for body in try BodyRow.fetchAll(statement, arguments: StatementArguments(Array(chunk))) {
+                    bodyRows[body.flowId, default: []].append(body)
+                }
+            }
+        }
+        return try rows.map { row in
+            var flow: Flow
+            do {
+                flow = try Flow(storedJSON: row.metadata)
+            } catch {
+                throw FlowStoreError("flow \(row.id) in \(path) has unreadable metadata: \(error)")
+            }
+            for body in bodyRows[row.id] ?? [] {
                 var data: Data? = body.data
                 if let offset = body.logOffset, let length = body.logLength {
                     let place = SessionBodyLog.Place(offset: offset, length: length, checksum: body.logChecksum.map { UInt64(bitPattern: $0) })
@@ -635,8 +650,8 @@ public final class SQLiteFlowStore: FlowStore {
                 default: break
                 }
             }
+            return flow
         }
-        return flow
     }
 
     /// Says once per body that it is not available, and why.

@@ -45,6 +45,26 @@ struct FlowStoreTests {
         await shutDown(store, reopened)
     }
 
+    /// Pages are read with the bodies of many flows at once (in groups of 500): every flow
+    /// gets its own bodies, across the groups' edges, in the pages and read all at once.
+    @Test(arguments: StoreDriver.allCases)
+    func bodiesOfManyFlowsGoToTheirOwnFlows(_ driver: StoreDriver) async throws {
+        let session = driver.newSession()
+        let store = try await session.open()
+        var flows: [Flow] = []
+        for index in 0..<1_234 {
+            let flow = FlowFixtures.getJSON(body: "{\"n\": \(index)}")
+            flows.append(flow)
+            store.record(flow)
+        }
+        try await store.flush()
+        #expect(try await store.allFlows() == flows)
+        var paged: [Flow] = []
+        try await store.forEachFlow(includeBodies: true, pageSize: 300) { paged += $0 }
+        #expect(paged == flows)
+        await shutDown(store)
+    }
+
     @Test(arguments: StoreDriver.allCases)
     func everyFieldOfAFlowSurvivesTheStore(_ driver: StoreDriver) async throws {
         let flow = fullyPopulatedFlow()
