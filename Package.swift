@@ -266,7 +266,7 @@ let package = Package(
             name: "KagamiMCP",
             dependencies: [
                 "KagamiFlow", "KagamiStore", "KagamiJSON", "KagamiContentCoding", "KagamiContractCheck", "KagamiDescription",
-                "KagamiCurl", "KagamiInfer", "KagamiDiff", "KagamiGRPC", "KagamiUI", "KagamiOutput", "KagamiJSONSchema",
+                "KagamiCurl", "KagamiInfer", "KagamiDiff", "KagamiGRPC", "KagamiHAR", "KagamiUI", "KagamiOutput", "KagamiJSONSchema",
                 .product(name: "MCP", package: "swift-sdk"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -318,7 +318,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
-        .testTarget(name: "KagamiMCPTests", dependencies: ["KagamiMCP", "KagamiFlow", "KagamiStore", "KagamiJSON", "KagamiTesting"]),
+        .testTarget(name: "KagamiMCPTests", dependencies: ["KagamiMCP", "KagamiFlow", "KagamiStore", "KagamiJSON", "KagamiTesting", "KagamiUI"]),
         .testTarget(name: "KagamiGRPCTests", dependencies: ["KagamiGRPC", "KagamiFlow", "KagamiJSON", "KagamiTesting"]),
         .testTarget(
             name: "KagamiDiffTests",
