@@ -106,6 +106,8 @@ let package = Package(
         .executableTarget(name: "store-bench", dependencies: ["KagamiStore", "KagamiPostgresStore", "KagamiFlow", "KagamiJSON"], path: "bench/store/Sources"),
         // Two sessions of an app's traffic for bench/diff/run.sh.
         .executableTarget(name: "diff-bench", dependencies: ["KagamiStore", "KagamiFlow"], path: "bench/diff/Sources"),
+        // The read tools of kagami mcp timed on a big session (bench/mcp/run.sh).
+        .executableTarget(name: "mcp-bench", dependencies: ["KagamiMCP", "KagamiStore", "KagamiJSON"], path: "bench/mcp/Sources"),
         // WebSocket echo server and load client for bench/proxy/websocket.sh.
         .executableTarget(
             name: "ws-bench",
