@@ -23,7 +23,7 @@ struct MCPCommand: AsyncParsableCommand {
             --session or --store, the running proxy's session is read through its admin API (with --token on another machine). \
             Without any of them, the newest session file in $KAGAMI_HOME/sessions is served. The tools search and read exchanges (credentials redacted), list contract \
             violations, the operations seen, draft a description, compare two captures and copy requests as curl. With --allow-write, \
-            tools that change a running kagami proxy through its admin API (--proxy, with the installation's admin token) are served \
+            tools that change a running kagami proxy through its admin API (--proxy, with the installation's admin token or --token) are served \
             too: add, enable and remove rules, repeat an exchange, release a held breakpoint. --http serves Streamable HTTP at \
             http://HOST:PORT/mcp instead. See docs/MCP.md.
             """
