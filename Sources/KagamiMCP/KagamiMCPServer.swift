@@ -41,7 +41,7 @@ public actor KagamiMCPServer {
     /// Serves the client that started this process, on standard input and output, until it
     /// closes them.
     public func serveStandardIO() async throws {
-        try await run(StdioTransport())
+        try await run(StandardIOTransport())
     }
 
     /// Serves `transport` until the client goes away.
