@@ -106,6 +106,8 @@ let package = Package(
         .executableTarget(name: "store-bench", dependencies: ["KagamiStore", "KagamiPostgresStore", "KagamiFlow", "KagamiJSON"], path: "bench/store/Sources"),
         // Two sessions of an app's traffic for bench/diff/run.sh.
         .executableTarget(name: "diff-bench", dependencies: ["KagamiStore", "KagamiFlow"], path: "bench/diff/Sources"),
+        // The read tools of kagami mcp timed on a big session (bench/mcp/run.sh).
+        .executableTarget(name: "mcp-bench", dependencies: ["KagamiMCP", "KagamiStore", "KagamiJSON"], path: "bench/mcp/Sources"),
         // WebSocket echo server and load client for bench/proxy/websocket.sh.
         .executableTarget(
             name: "ws-bench",
@@ -266,7 +268,7 @@ let package = Package(
             name: "KagamiMCP",
             dependencies: [
                 "KagamiFlow", "KagamiStore", "KagamiJSON", "KagamiContentCoding", "KagamiContractCheck", "KagamiDescription",
-                "KagamiCurl", "KagamiInfer", "KagamiDiff", "KagamiGRPC", "KagamiUI", "KagamiOutput", "KagamiJSONSchema",
+                "KagamiCurl", "KagamiInfer", "KagamiDiff", "KagamiGRPC", "KagamiHAR", "KagamiUI", "KagamiOutput", "KagamiJSONSchema",
                 .product(name: "MCP", package: "swift-sdk"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -318,7 +320,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
-        .testTarget(name: "KagamiMCPTests", dependencies: ["KagamiMCP", "KagamiFlow", "KagamiStore", "KagamiJSON", "KagamiTesting"]),
+        .testTarget(name: "KagamiMCPTests", dependencies: ["KagamiMCP", "KagamiFlow", "KagamiStore", "KagamiJSON", "KagamiTesting", "KagamiUI"]),
         .testTarget(name: "KagamiGRPCTests", dependencies: ["KagamiGRPC", "KagamiFlow", "KagamiJSON", "KagamiTesting"]),
         .testTarget(
             name: "KagamiDiffTests",

@@ -41,7 +41,7 @@ public actor KagamiMCPServer {
     /// Serves the client that started this process, on standard input and output, until it
     /// closes them.
     public func serveStandardIO() async throws {
-        try await run(StdioTransport())
+        try await run(StandardIOTransport())
     }
 
     /// Serves `transport` until the client goes away.
@@ -122,22 +122,27 @@ public actor KagamiMCPServer {
 
     /// The session, and its newest exchanges.
     static func resources(_ reader: SessionReader) async throws -> ListResources.Result {
-        try await reader.store.flush()
-        let page = try await reader.store.flows(FlowQuery(order: .newestFirst, limit: 50))
+        let page = try await reader.exchanges.rows(ExchangeQuery(order: .newestFirst, limit: 50))
         var resources = [
             Resource(
                 name: "session", uri: sessionURI, title: reader.source.name,
                 description: "The session: its name, exchange count and newest exchanges. Subscribe to hear when exchanges arrive.",
                 mimeType: "application/json"),
         ]
-        for flow in page.flows {
-            let shown = reader.redaction.apply(to: flow)
+        for row in page.rows {
+            guard let id = row["id"]?.stringValue else { continue }
             resources.append(Resource(
-                name: "exchange \(flow.id.uuidString)", uri: exchangePrefix + flow.id.uuidString,
-                title: "\(shown.request.method) \(shown.request.url)\(flow.response.map { " → \($0.status)" } ?? "")",
-                mimeType: "application/json"))
+                name: "exchange \(id)", uri: exchangePrefix + id, title: title(row), mimeType: "application/json"))
         }
         return ListResources.Result(resources: resources)
+    }
+
+    /// `GET https://host/path?query → 200`, from a row.
+    static func title(_ row: JSONValue) -> String {
+        let text = { (name: String) in row[name]?.stringValue ?? "" }
+        let query = row["query"]?.stringValue.map { "?\($0)" } ?? ""
+        let status = row["status"]?.intValue.map { " → \($0)" } ?? ""
+        return "\(text("method")) \(text("scheme"))://\(text("host"))\(text("path"))\(query)\(status)"
     }
 
     static func read(_ uri: String, reader: SessionReader) async throws -> ReadResource.Result {
@@ -164,16 +169,16 @@ public actor KagamiMCPServer {
     /// another process is recording.
     private func watchSession() async {
         guard watch == nil else { return }
-        let store = source.store
+        let exchanges = source.exchanges
         let server = server
         let interval = pollInterval
         // Counted before the subscription is answered: whatever arrives after it is announced.
-        var known = (try? await store.count()) ?? 0
+        var known = (try? await exchanges.count()) ?? 0
         guard watch == nil else { return }
         watch = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
-                guard let count = try? await store.count(), count != known else { continue }
+                guard let count = try? await exchanges.count(), count != known else { continue }
                 known = count
                 try? await server.notify(ResourceUpdatedNotification.message(.init(uri: Self.sessionURI)))
                 try? await server.notify(ResourceListChangedNotification.message())

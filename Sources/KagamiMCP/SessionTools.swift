@@ -1,5 +1,6 @@
 // The read tools: one session's exchanges searched, read, checked, summarised and compared,
-// through the store's public API only, with credentials redacted in everything answered.
+// through an `ExchangeSource` (the store's public API, or a running proxy's admin API), with
+// credentials redacted in everything answered.
 import Foundation
 import KagamiContentCoding
 import KagamiContractCheck
@@ -14,16 +15,21 @@ import KagamiUI
 
 /// The session `kagami mcp` serves, and the others it may compare it with.
 public struct SessionSource: Sendable {
-    public var store: any FlowStore
-    /// As the banner names it: the file's path, or `NAME in postgres://…`.
+    public var exchanges: any ExchangeSource
+    /// As the banner names it: the file's path, `NAME in postgres://…`, or the proxy's address.
     public var name: String
     /// The sessions beside it (a session file's folder, the other sessions of a shared store).
     public var others: ComparableSessions?
 
-    public init(store: any FlowStore, name: String, others: ComparableSessions?) {
-        self.store = store
+    public init(exchanges: any ExchangeSource, name: String, others: ComparableSessions?) {
+        self.exchanges = exchanges
         self.name = name
         self.others = others
+    }
+
+    /// A session read through its store.
+    public init(store: any FlowStore, name: String, others: ComparableSessions?) {
+        self.init(exchanges: StoredExchanges(store), name: name, others: others)
     }
 }
 
@@ -165,43 +171,43 @@ struct SessionReader: Sendable {
     let source: SessionSource
     let redaction: FlowRedaction
 
-    var store: any FlowStore { source.store }
+    var exchanges: any ExchangeSource { source.exchanges }
 
     func sessions() async throws -> JSONValue {
         let others = try await source.others?.names() ?? []
         return [
-            "current": ["name": .string(source.name), "exchanges": .integer(try await store.count())],
+            "current": ["name": .string(source.name), "exchanges": .integer(try await exchanges.count())],
             "others": .array(others.map(JSONValue.string)),
         ]
     }
 
-    /// The filter in `field`, refused when it has words only a page can apply.
-    static func filter(_ arguments: ToolArguments, _ field: String = "filter") throws(ToolArgumentError) -> FlowFilter {
-        let filter = FlowFilter(parsing: arguments.string(field) ?? "")
+    /// The filter words in `field`, refused when they have words only a page can apply.
+    static func filter(_ arguments: ToolArguments, _ field: String = "filter") throws(ToolArgumentError) -> String {
+        let words = arguments.string(field) ?? ""
+        let filter = FlowFilter(parsing: words)
         if !filter.unapplied.isEmpty {
             throw ToolArgumentError(field: field, message: "\(filter.unapplied.joined(separator: " ")) can't select exchanges here; use host:, path:, method:, status:, has:error and text")
         }
-        return filter
+        return words
     }
 
+    /// Rows say no header, body or credential, so they are answered as the source gives them.
     func search(_ arguments: ToolArguments) async throws -> JSONValue {
-        let query = FlowQuery(
+        let query = ExchangeQuery(
             order: .newestFirst, after: try arguments.cursor(), filter: try Self.filter(arguments),
             limit: arguments.int("limit") ?? 50)
-        try await store.flush()
-        let page = try await store.flows(query)
+        let page = try await exchanges.rows(query)
         return [
-            "exchanges": .array(page.flows.map { redaction.apply(to: $0).summaryJSON }),
+            "exchanges": .array(page.rows),
             "next": page.next.map { .string(String($0)) } ?? .null,
-            "total": .integer(try await store.count()),
+            "total": .integer(try await exchanges.count()),
         ]
     }
 
     /// The stored flow, redacted, or a failure naming the id.
     func flow(_ arguments: ToolArguments) async throws -> Flow {
         let id = try arguments.exchangeID()
-        try await store.flush()
-        guard let flow = try await store.flow(id: id) else {
+        guard let flow = try await exchanges.flow(id: id) else {
             throw ToolFailure("no exchange \(id.uuidString) in \(source.name)")
         }
         return redaction.apply(to: flow)
@@ -217,7 +223,7 @@ struct SessionReader: Sendable {
             answer["grpc"] = grpc.json
         }
         if flow.isWebSocket {
-            let messages = redaction.apply(to: try await store.messages(of: flow.id, offset: 0, limit: 21))
+            let messages = redaction.apply(to: try await exchanges.messages(of: flow.id, offset: 0, limit: 21))
             answer["messages"] = .array(messages.prefix(20).map(\.json))
             answer["moreMessages"] = .bool(messages.count > 20)
         }
@@ -240,7 +246,7 @@ struct SessionReader: Sendable {
         guard flow.isWebSocket else { throw ToolFailure("exchange \(flow.id.uuidString) is not a WebSocket") }
         let offset = arguments.int("offset") ?? 0
         let limit = arguments.int("limit") ?? 100
-        let messages = redaction.apply(to: try await store.messages(of: flow.id, offset: offset, limit: limit + 1))
+        let messages = redaction.apply(to: try await exchanges.messages(of: flow.id, offset: offset, limit: limit + 1))
         return [
             "messages": .array(messages.prefix(limit).map(\.json)),
             "nextOffset": messages.count > limit ? .integer(offset + limit) : .null,
@@ -258,16 +264,15 @@ struct SessionReader: Sendable {
         }
         let limit = arguments.int("limit") ?? 20
         // A check made now reads the bodies; stored violations need none.
-        var query = FlowQuery(
+        var query = ExchangeQuery(
             order: .newestFirst, after: try arguments.cursor(), filter: try Self.filter(arguments), limit: 100, includeBodies: check != nil)
-        try await store.flush()
         var found: [JSONValue] = []
         var scanned = 0
         var next: Int64?
         // Whole pages, so the cursor continues where reading stopped; a page may bring a few
         // more than `limit`.
         repeat {
-            let page = try await store.flows(query)
+            let page = try await exchanges.flows(query)
             scanned += page.flows.count
             for flow in page.flows {
                 let violations = check.map { check in check.check(flow)?.violations ?? [] } ?? flow.violations
@@ -328,10 +333,11 @@ struct SessionReader: Sendable {
                 throw ToolArgumentError(field: "paths[\(index)]", message: error.description)
             }
         }
-        try await store.flush()
-        return try await TrafficDraft.Builder.draft(options: .init(hints: hints)) { offset, limit, includeBodies in
-            try await store.flows(offset: offset, limit: limit, includeBodies: includeBodies)
-        }
+        // Two passes, as TrafficDraft.Builder.draft makes them: the paths first, then the bodies.
+        var builder = TrafficDraft.Builder(options: .init(hints: hints))
+        try await exchanges.forEachFlow(includeBodies: false) { builder.learnPaths($0) }
+        try await exchanges.forEachFlow(includeBodies: true) { builder.describe($0) }
+        return builder.draft()
     }
 
     func diff(_ arguments: ToolArguments) async throws -> JSONValue {
@@ -342,7 +348,6 @@ struct SessionReader: Sendable {
         if before.session == after.session, before.filter == after.filter {
             throw ToolArgumentError(field: "after", message: "the same capture as before: name another session or give different filters")
         }
-        try await store.flush()
         let diff: CaptureDiff
         do {
             let options = options
@@ -357,14 +362,14 @@ struct SessionReader: Sendable {
 
     private struct Side {
         var session: String?
-        var filter: FlowFilter
+        var filter: String
         var label: String
     }
 
     private func side(_ arguments: ToolArguments, _ field: String) throws(ToolArgumentError) -> Side {
         let object = ToolArguments(arguments.object(field) ?? [:])
         let session = object.string("session").flatMap { $0.isEmpty ? nil : $0 }
-        let filter: FlowFilter
+        let filter: String
         do {
             filter = try Self.filter(object)
         } catch {
@@ -376,14 +381,14 @@ struct SessionReader: Sendable {
     }
 
     private func summary(_ side: Side, options: DiffOptions) async throws -> CaptureSummary {
-        var reading = store
-        var opened = false
+        var reading = exchanges
+        var opened: (any FlowStore)?
         if let name = side.session {
             guard let others = source.others, let other = try await others.open(name) else {
                 throw ToolFailure("no session named \(name) beside \(source.name) (list_sessions names them)")
             }
-            reading = other
-            opened = true
+            reading = StoredExchanges(other)
+            opened = other
         }
         var summary = CaptureSummary(options: options)
         do {
@@ -391,10 +396,10 @@ struct SessionReader: Sendable {
                 try await summary.add(page) { try await reading.messages(of: $0, offset: 0, limit: nil) }
             }
         } catch {
-            if opened { await reading.close() }
+            await opened?.close()
             throw error
         }
-        if opened { await reading.close() }
+        await opened?.close()
         return summary
     }
 

@@ -63,27 +63,27 @@ public enum WriteTools {
     static let names: Set<String> = ["list_rules", "add_rule", "set_rule_enabled", "remove_rule", "repeat_exchange", "list_held", "release_breakpoint"]
 
     public static func tools(_ admin: AdminAPI) -> [KagamiTool] {
-        let kind = ToolSchema.string("The rule's kind, as a rules document names its list (docs/RULES.md).", oneOf: ruleKinds)
-        let addedKind = ToolSchema.string(
+        let kind = ToolSchema.string(
             "The rule's kind, as a rules document names its list (docs/RULES.md), or breakpoints (the breakpoints document's list, docs/TOOLS.md).",
             oneOf: ruleKinds + ["breakpoints"])
-        let name = ToolSchema.string("The rule's name.")
+        let name = ToolSchema.string("The rule's name (a breakpoint's, as list_rules shows it).")
         return [
             KagamiTool(
                 name: "list_rules", title: "Rules in force",
-                summary: "The running proxy's rules document (Block and Allow List, Map Local, Map Remote, Rewrite, No Caching, throttling), as GET /api/rules gives it.",
+                summary: "The running proxy's rules document (Block and Allow List, Map Local, Map Remote, Rewrite, No Caching, throttling), as GET /api/rules gives it, and its breakpoints document (each breakpoint with its name), as GET /api/breakpoints gives it.",
                 input: ToolSchema.object([:]),
-                output: ToolSchema.answer(["rules": ToolSchema.anyObject("The rules document.")]),
+                output: ToolSchema.answer(["rules": ToolSchema.anyObject("The rules document."), "breakpoints": ToolSchema.anyObject("The breakpoints document.")]),
                 needsAllowWrite: true,
                 run: { _ in
                     let rules = try await refusalsAsFailures { try await admin.send(.GET, "/api/rules") }
-                    return ["rules": rules]
+                    let breakpoints = try await refusalsAsFailures { try await admin.send(.GET, "/api/breakpoints") }
+                    return ["rules": rules, "breakpoints": breakpoints]
                 }),
             KagamiTool(
                 name: "add_rule", title: "Add a rule",
                 summary: "Adds a rule to the running proxy's rules, in force for the next request. `rule` is one entry of the kind's list in a rules document: Map Local {name, from: {protocol, host, port, path, query}, local: FILE}; Map Remote {name, from, to, preserveHost}; Block/Allow List {name, locations: [...], action: \"403\"|drop}; Rewrite {name, locations, rules: [...]}; a breakpoint {location: {host, path, ...}, request: true, response: false}. Map Local files must lie in the proxy's Map Local folders.",
                 input: ToolSchema.object([
-                    "kind": addedKind,
+                    "kind": kind,
                     "rule": ToolSchema.anyObject("The rule, as in a rules document."),
                 ], required: ["kind", "rule"]),
                 output: ToolSchema.answer(["kind": ["type": "string"], "index": ["type": "integer"], "rule": ToolSchema.anyObject("The rule as the proxy keeps it.")]),
@@ -93,12 +93,14 @@ public enum WriteTools {
                     let rule = JSONValue.object(arguments.object("rule") ?? [:])
                     let document = try await change(admin, kind: kind, field: "rule") { list in list.append(rule) }
                     let kept = document[kind]?.arrayValue ?? []
-                    log("added \(kind == "breakpoints" ? "a breakpoint" : "a \(kind) rule")\(rule["name"]?.stringValue.map { " '\($0)'" } ?? "")")
+                    // The proxy names a breakpoint given none.
+                    let keptName = kept.last?["name"]?.stringValue ?? rule["name"]?.stringValue
+                    log("added a \(what(kind))\(keptName.map { " '\($0)'" } ?? "")")
                     return ["kind": .string(kind), "index": .integer(kept.count - 1), "rule": kept.last ?? rule]
                 }),
             KagamiTool(
                 name: "set_rule_enabled", title: "Enable or disable a rule",
-                summary: "Turns a rule of the running proxy on or off, by kind and name.",
+                summary: "Turns a rule or breakpoint of the running proxy on or off, by kind and name.",
                 input: ToolSchema.object(["kind": kind, "name": name, "enabled": ToolSchema.boolean("On or off.")], required: ["kind", "name", "enabled"]),
                 output: ToolSchema.answer(["kind": ["type": "string"], "name": ["type": "string"], "enabled": ["type": "boolean"]]),
                 needsAllowWrite: true,
@@ -112,12 +114,12 @@ public enum WriteTools {
                         rule["enabled"] = .bool(enabled)
                         list[index] = .object(rule)
                     }
-                    log("\(enabled ? "enabled" : "disabled") the \(kind) rule '\(ruleName)'")
+                    log("\(enabled ? "enabled" : "disabled") the \(what(kind)) '\(ruleName)'")
                     return ["kind": .string(kind), "name": .string(ruleName), "enabled": .bool(enabled)]
                 }),
             KagamiTool(
                 name: "remove_rule", title: "Remove a rule",
-                summary: "Removes a rule from the running proxy's rules, by kind and name.",
+                summary: "Removes a rule or breakpoint from the running proxy, by kind and name.",
                 input: ToolSchema.object(["kind": kind, "name": name], required: ["kind", "name"]),
                 output: ToolSchema.answer(["kind": ["type": "string"], "name": ["type": "string"], "removed": ["type": "boolean"]]),
                 needsAllowWrite: true,
@@ -127,7 +129,7 @@ public enum WriteTools {
                     _ = try await change(admin, kind: kind, field: "name") { list in
                         list.remove(at: try Self.index(of: ruleName, kind: kind, in: list))
                     }
-                    log("removed the \(kind) rule '\(ruleName)'")
+                    log("removed the \(what(kind)) '\(ruleName)'")
                     return ["kind": .string(kind), "name": .string(ruleName), "removed": true]
                 }),
             KagamiTool(
@@ -241,9 +243,14 @@ public enum WriteTools {
     static func index(of name: String, kind: String, in list: [JSONValue]) throws(ToolArgumentError) -> Int {
         guard let index = list.firstIndex(where: { $0["name"]?.stringValue == name }) else {
             let names = list.compactMap { $0["name"]?.stringValue }
-            throw ToolArgumentError(field: "name", message: "no \(kind) rule named \(name) (there are: \(names.isEmpty ? "none" : names.joined(separator: ", ")))")
+            throw ToolArgumentError(field: "name", message: "no \(what(kind)) named \(name) (there are: \(names.isEmpty ? "none" : names.joined(separator: ", ")))")
         }
         return index
+    }
+
+    /// `breakpoint`, `mapLocal rule`.
+    static func what(_ kind: String) -> String {
+        kind == "breakpoints" ? "breakpoint" : "\(kind) rule"
     }
 
     static func refusalsAsFailures(_ body: () async throws -> JSONValue) async throws -> JSONValue {

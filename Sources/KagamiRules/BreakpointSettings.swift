@@ -12,8 +12,29 @@ public struct BreakpointSettings: Sendable, Hashable, Codable {
 
     public init(isEnabled: Bool = true, breakpoints: [Breakpoint] = [], autoContinueSeconds: Double? = nil) {
         self.isEnabled = isEnabled
-        self.breakpoints = breakpoints
+        self.breakpoints = Self.named(breakpoints)
         self.autoContinueSeconds = autoContinueSeconds
+    }
+
+    /// Each breakpoint without a name given the text of its location (`*://api.example.com/users/*`),
+    /// with ` (2)`, ` (3)`… after it when another breakpoint already has that name. Written
+    /// back with the settings, so a name stays what it was first given.
+    static func named(_ breakpoints: [Breakpoint]) -> [Breakpoint] {
+        var taken = Set(breakpoints.map(\.name).filter { !$0.isEmpty })
+        return breakpoints.map { breakpoint in
+            guard breakpoint.name.isEmpty else { return breakpoint }
+            var named = breakpoint
+            let base = breakpoint.location.displayString
+            var candidate = base
+            var number = 2
+            while taken.contains(candidate) {
+                candidate = "\(base) (\(number))"
+                number += 1
+            }
+            taken.insert(candidate)
+            named.name = candidate
+            return named
+        }
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
@@ -24,7 +45,17 @@ public struct BreakpointSettings: Sendable, Hashable, Codable {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         isEnabled = try container.decode(.isEnabled, default: true)
-        breakpoints = try container.decode(.breakpoints, default: [])
+        let given: [Breakpoint] = try container.decode(.breakpoints, default: [])
+        var seen: [String: Int] = [:]
+        for (index, breakpoint) in given.enumerated() where !breakpoint.name.isEmpty {
+            if let first = seen[breakpoint.name] {
+                throw DecodingError.dataCorrupted(DecodingError.Context(
+                    codingPath: container.codingPath + [CodingKeys.breakpoints, BreakpointIndex(index), Breakpoint.CodingKeys.name],
+                    debugDescription: "the name \"\(breakpoint.name)\" is already that of breakpoints[\(first)]; each breakpoint needs a name of its own"))
+            }
+            seen[breakpoint.name] = index
+        }
+        breakpoints = Self.named(given)
         autoContinueSeconds = try container.decodeIfPresent(Double.self, forKey: .autoContinueSeconds)
         if let seconds = autoContinueSeconds, !(seconds > 0 && seconds <= 86_400) {
             throw DecodingError.dataCorruptedError(
@@ -73,6 +104,15 @@ public struct BreakpointSettings: Sendable, Hashable, Codable {
     }
 }
 
+/// A position in the breakpoint list, for an error's coding path.
+private struct BreakpointIndex: CodingKey {
+    var intValue: Int?
+    var stringValue: String { intValue.map(String.init) ?? "" }
+    init(_ index: Int) { intValue = index }
+    init?(intValue: Int) { self.intValue = intValue }
+    init?(stringValue: String) { nil }
+}
+
 /// Which WebSocket messages a breakpoint stops.
 public enum MessageDirections: String, Sendable, Hashable, Codable, CaseIterable {
     /// From the client to the server.
@@ -117,6 +157,9 @@ public struct MessageBreakpoints: Sendable {
 /// WebSocket messages going one way or both (those whose text matches `messageText`, when
 /// given), or several of these.
 public struct Breakpoint: Sendable, Hashable, Codable {
+    /// What tools and the admin API call it by; unique in its list. Optional in a document:
+    /// `BreakpointSettings` names those without one after their location.
+    public var name: String
     public var location: Location
     public var request: Bool
     public var response: Bool
@@ -131,9 +174,10 @@ public struct Breakpoint: Sendable, Hashable, Codable {
     let messagePattern: TextPattern?
 
     public init(
-        location: Location, request: Bool = true, response: Bool = false,
+        name: String = "", location: Location, request: Bool = true, response: Bool = false,
         messages: MessageDirections? = nil, messageText: String = "", messageRegex: Bool = false, isEnabled: Bool = true
     ) {
+        self.name = name
         self.location = location
         self.request = request
         self.response = response
@@ -149,7 +193,7 @@ public struct Breakpoint: Sendable, Hashable, Codable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case location, request, response, messages, messageText, messageRegex, isEnabled = "enabled"
+        case name, location, request, response, messages, messageText, messageRegex, isEnabled = "enabled"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -167,6 +211,7 @@ public struct Breakpoint: Sendable, Hashable, Codable {
             }
         }
         self.init(
+            name: try container.decode(.name, default: ""),
             location: try container.decode(Location.self, forKey: .location),
             // A breakpoint on messages alone pauses no request unless it says so.
             request: try container.decode(.request, default: messages == nil),
@@ -177,6 +222,7 @@ public struct Breakpoint: Sendable, Hashable, Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
+        if !name.isEmpty { try container.encode(name, forKey: .name) }
         try container.encode(location, forKey: .location)
         try container.encode(request, forKey: .request)
         try container.encode(response, forKey: .response)
@@ -187,11 +233,12 @@ public struct Breakpoint: Sendable, Hashable, Codable {
     }
 
     public static func == (lhs: Breakpoint, rhs: Breakpoint) -> Bool {
-        lhs.location == rhs.location && lhs.request == rhs.request && lhs.response == rhs.response && lhs.messages == rhs.messages
+        lhs.name == rhs.name && lhs.location == rhs.location && lhs.request == rhs.request && lhs.response == rhs.response && lhs.messages == rhs.messages
             && lhs.messageText == rhs.messageText && lhs.messageRegex == rhs.messageRegex && lhs.isEnabled == rhs.isEnabled
     }
 
     public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
         hasher.combine(location)
         hasher.combine(request)
         hasher.combine(response)

@@ -187,7 +187,15 @@ public struct FlowFilter: Sendable, Equatable {
             let part: String
             switch condition.term {
             case .host(let pattern): part = dialect.condition("host", matches: pattern, bind: bind)
-            case .path(let pattern): part = dialect.condition(dialect.path, matches: pattern, bind: bind)
+            case .path(let pattern):
+                // Cutting the path out of the URL is the dearest test of a row; a URL without the
+                // pattern's longest literal run can't match, and LIKE says so first.
+                if let run = pattern.longestLiteralRun {
+                    let prefilter = "url \(like) \(bind(contains(run))) ESCAPE '\\'"
+                    part = "(\(prefilter) AND \(dialect.condition(dialect.path, matches: pattern, bind: bind)))"
+                } else {
+                    part = dialect.condition(dialect.path, matches: pattern, bind: bind)
+                }
             case .method(let value): part = "lower(method) = \(bind(.text(value)))"
             case .statusClass(let digit):
                 part = "(status IS NOT NULL AND status >= \(bind(.integer(digit * 100))) AND status < \(bind(.integer(digit * 100 + 100))))"
@@ -208,4 +216,23 @@ public struct FlowFilter: Sendable, Equatable {
 public enum SQLArgument: Sendable, Equatable {
     case text(String)
     case integer(Int)
+}
+
+extension WildcardPattern {
+    /// The longest run of literal characters of the pattern (`/items/` of `/items/*`), or nil
+    /// when it has none or its bytes are not whole UTF-8 characters.
+    var longestLiteralRun: String? {
+        var longest: [UInt8] = []
+        var run: [UInt8] = []
+        for step in steps + [.anyRun] {
+            if case .literal(let byte) = step {
+                run.append(byte)
+            } else {
+                if run.count > longest.count { longest = run }
+                run.removeAll()
+            }
+        }
+        guard !longest.isEmpty else { return nil }
+        return String(validating: longest, as: UTF8.self)
+    }
 }

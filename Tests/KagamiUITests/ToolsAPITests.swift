@@ -112,7 +112,8 @@ struct ToolsAPITests {
             #expect(try await live.json(.GET, "/api/breakpoints").isJSONEqual(to: ["breakpoints": [], "enabled": true]))
             let replaced = try await live.api(.PUT, "/api/breakpoints", body: #"{"breakpoints":[{"location":{"path":"/echo"},"response":true}],"autoContinue":30}"#)
             #expect(replaced.status == 200)
-            #expect(live.breakpoints.settings.breakpoints == [Breakpoint(location: Location(path: "/echo"), request: true, response: true)])
+            // Named after its location, as none was given.
+            #expect(live.breakpoints.settings.breakpoints == [Breakpoint(name: "*://*/echo", location: Location(path: "/echo"), request: true, response: true)])
             #expect(live.breakpoints.settings.autoContinueSeconds == 30)
             let read = try await live.json(.GET, "/api/breakpoints")
             #expect(read["breakpoints"]?[0]?["location"]?["path"] == "/echo")
@@ -121,6 +122,28 @@ struct ToolsAPITests {
             #expect(refused.status == 400)
             #expect(refused.text.contains("breakpoints[0].locaton"))
             #expect(live.breakpoints.settings.breakpoints.count == 1)
+        }
+    }
+
+    @Test func breakpointNamesAreKeptMadeWhenAbsentAndUnique() async throws {
+        try await LiveSetup.with { live in
+            _ = try await live.api(.PUT, "/api/breakpoints", body: #"{"breakpoints":[{"name":"users","location":{"path":"/users"}},{"location":{"path":"/echo"}}]}"#)
+            // What a client sends back after reading keeps every name, the one the proxy made too.
+            var document = try await live.json(.GET, "/api/breakpoints")
+            #expect(document["breakpoints"]?[0]?["name"] == "users")
+            #expect(document["breakpoints"]?[1]?["name"] == "*://*/echo")
+            guard case .object(var object) = document, case .array(var list)? = object["breakpoints"] else {
+                Issue.record("no breakpoints in \(document)"); return
+            }
+            list.append(["location": ["path": "/echo"], "response": true])
+            object["breakpoints"] = .array(list)
+            document = .object(object)
+            _ = try await live.api(.PUT, "/api/breakpoints", body: document.serialized())
+            #expect(live.breakpoints.settings.breakpoints.map(\.name) == ["users", "*://*/echo", "*://*/echo (2)"])
+            let twice = try await live.api(.PUT, "/api/breakpoints", body: #"{"breakpoints":[{"name":"a","location":{}},{"name":"a","location":{}}]}"#)
+            #expect(twice.status == 400)
+            #expect(twice.text.contains("breakpoints[1].name"), "\(twice.text)")
+            #expect(live.breakpoints.settings.breakpoints.count == 3)
         }
     }
 

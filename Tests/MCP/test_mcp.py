@@ -5,12 +5,16 @@ listed, the session searched, an exchange read, the contract violations listed, 
 outside a tool's schema refused naming the field; without --allow-write no write tool is
 served, and with it a Map Local rule added through the proxy's admin API answers the next curl
 and a breakpoint added holds the next exchange until it is released with an edit; and the same
-tools over Streamable HTTP (`kagami mcp --http`).
+tools over Streamable HTTP (`kagami mcp --http`), there with a token asked when given; the live
+proxy's session read through its admin API alone (`kagami mcp --proxy URL --token T`, no
+session file); and a session of a PostgreSQL store (`--store`, skipped with the reason when no
+PostgreSQL is installed).
 Prints `mcp tests: N passed, M failed`; exits non-zero on any failure.
 
 Usage: python Tests/MCP/test_mcp.py [path/to/kagami]
 """
 import asyncio
+import glob
 import json
 import os
 import re
@@ -22,6 +26,8 @@ import tempfile
 import threading
 import time
 import traceback
+import urllib.error
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from mcp import ClientSession, StdioServerParameters, types
@@ -33,6 +39,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # The proxy as the browser suites start it (Tests/UI/test_ui.py).
 sys.path.insert(0, os.path.join(ROOT, "Tests", "UI"))
 from test_ui import Kagami  # noqa: E402
+from test_team import Cluster  # noqa: E402
 
 # The origin's users have string ids; the description says integers: one violation each.
 DESCRIPTION = """openapi: 3.0.3
@@ -126,6 +133,7 @@ class Suite:
         self.binary = binary
         self.passed = 0
         self.failed = []
+        self.skipped = []
         self.notifications = []
         self.workdir = tempfile.mkdtemp(prefix="kagami-mcp-")
         home = os.path.join(self.workdir, "home")
@@ -143,12 +151,12 @@ class Suite:
         self.origin.shutdown()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def server(self, *extra):
+    def server(self, *extra, arguments=None, env=None):
         return stdio_client(StdioServerParameters(
-            command=self.binary, args=["mcp", "--session", self.kagami.session, *extra], env=self.env))
+            command=self.binary, args=arguments or ["mcp", "--session", self.kagami.session, *extra], env=env or self.env))
 
-    async def connected(self, test, *extra):
-        async with self.server(*extra) as (read, write):
+    async def connected(self, test, *extra, arguments=None, env=None):
+        async with self.server(*extra, arguments=arguments, env=env) as (read, write):
             async with ClientSession(read, write, message_handler=self.on_message) as session:
                 await asyncio.wait_for(session.initialize(), 30)
                 await test(session)
@@ -280,6 +288,21 @@ class Suite:
         await call(session, "release_breakpoint", {"id": waiting["id"], "action": "execute", "response": {"body": '{"id": 9, "name": "edited"}'}})
         assert json.loads(await asyncio.wait_for(held_answer, 20)) == {"id": 9, "name": "edited"}
 
+        # Named after its location by the proxy, then turned off and removed by that name.
+        listed = await call(session, "list_rules")
+        assert [b["name"] for b in listed["breakpoints"]["breakpoints"]] == ["*://*/users/9"], listed["breakpoints"]
+        await call(session, "set_rule_enabled", {"kind": "breakpoints", "name": "*://*/users/9", "enabled": False})
+        assert json.loads(curl(self.kagami.proxy, self.base + "/users/9"))["id"] == "user-9", "a disabled breakpoint held"
+        try:
+            await session.call_tool("remove_rule", {"kind": "breakpoints", "name": "/users/9"})
+        except McpError as error:
+            assert "name" in str(error) and "*://*/users/9" in str(error), str(error)
+        else:
+            raise AssertionError("an unknown breakpoint was removed")
+        await call(session, "remove_rule", {"kind": "breakpoints", "name": "*://*/users/9"})
+        listed = await call(session, "list_rules")
+        assert listed["breakpoints"]["breakpoints"] == [], listed["breakpoints"]
+
     async def test_scenarios_through_the_admin_api(self, session):
         listed = await call(session, "list_scenarios")
         assert [s["name"] for s in listed["scenarios"]["scenarios"]] == ["users-down"], listed
@@ -331,6 +354,120 @@ class Suite:
                 process.kill()
                 raise AssertionError("kagami mcp --http did not stop on SIGTERM")
 
+    async def test_live_proxy_through_its_admin_api(self, session):
+        """No session file: the proxy's exchanges, read through its admin API with the token given."""
+        await asyncio.to_thread(curl, self.kagami.proxy, self.base + "/users/42?via=admin",
+                                "-H", "Authorization: Bearer secret-token-456")
+
+        async def recorded():
+            page = await call(session, "search_exchanges", {"filter": "path:/users/42"})
+            return page if page["exchanges"] else None
+        page = await eventually("the curl through the proxy found by search", recorded)
+        row = page["exchanges"][0]
+        assert row["query"] == "via=admin" and row["status"] == 200, row
+        listed = await call(session, "list_sessions")
+        assert listed["current"]["name"].startswith("the session of the proxy at http://127.0.0.1:"), listed
+        assert listed["current"]["exchanges"] == page["total"] >= 4, (listed, page["total"])
+        exchange = await call(session, "get_exchange", {"id": row["id"]})
+        assert json.loads(exchange["responseBody"]["text"]) == {"id": "user-42?via=admin", "name": "Ada"}, exchange["responseBody"]
+        assert "secret-token-456" not in json.dumps(exchange), "a credential was answered"
+        curl_command = await call(session, "copy_curl", {"id": row["id"]})
+        assert "via=admin" in curl_command["command"] and "secret-token-456" not in curl_command["command"]
+
+        async def checked():
+            found = await call(session, "contract_violations", {"filter": "path:/users/42"})
+            return found if found["exchanges"] else None
+        violations = await eventually("the proxy's contract violations read through its admin API", checked)
+        assert violations["exchanges"][0]["violations"][0]["instancePointer"] == "/id", violations
+        operations = await call(session, "list_operations")
+        assert any(op["path"].startswith("/users/") for op in operations["operations"]), operations
+
+        uris = [str(resource.uri) for resource in (await session.list_resources()).resources]
+        assert f"kagami://exchange/{row['id']}" in uris, uris
+        self.notifications.clear()
+        await session.subscribe_resource("kagami://session")
+        await asyncio.to_thread(curl, self.kagami.proxy, self.base + "/users/43")
+
+        async def announced():
+            return any(isinstance(n, types.ResourceUpdatedNotification) for n in self.notifications)
+        await eventually("the live proxy's new exchange announced", announced)
+
+    def test_a_wrong_token_is_refused_at_start(self):
+        result = subprocess.run([self.binary, "mcp", "--proxy", self.kagami.admin, "--token", "not-the-token"],
+                                capture_output=True, text=True, timeout=60, env=self.env, stdin=subprocess.DEVNULL)
+        assert result.returncode != 0, "kagami mcp served a proxy that refused its token"
+        assert self.kagami.admin in result.stderr and "/api/status" in result.stderr, result.stderr
+
+    def test_store_session(self):
+        """The proxy's session pushed into a PostgreSQL store twice, served from there."""
+        if not os.environ.get("KAGAMI_TEST_POSTGRES_URL") and not any(
+                os.path.exists(os.path.join(folder, "pg_ctl")) for folder in glob.glob("/usr/lib/postgresql/*/bin")) \
+                and not shutil.which("pg_ctl"):
+            return "no PostgreSQL installed (apt-get install postgresql, or set KAGAMI_TEST_POSTGRES_URL)"
+        cluster = Cluster()
+        try:
+            for name in ["mcp-before", "mcp-after"]:
+                pushed = subprocess.run([self.binary, "push", self.kagami.session, "--store", cluster.url, "--session", name],
+                                        capture_output=True, text=True, timeout=120, env=self.env)
+                assert pushed.returncode == 0, pushed.stderr
+
+            async def test(session):
+                listed = await call(session, "list_sessions")
+                assert listed["current"]["name"].startswith("mcp-before"), listed
+                assert "mcp-after" in listed["others"], listed
+                page = await call(session, "search_exchanges", {"filter": "path:/users/*"})
+                paths = [row["path"] for row in page["exchanges"]]
+                assert "/users/1" in paths and "/users/2" in paths, paths
+                exchange = await call(session, "get_exchange", {"id": page["exchanges"][-1]["id"]})
+                assert "secret-token-123" not in json.dumps(exchange), "a credential was answered"
+                diff = await call(session, "diff_sessions", {"before": {}, "after": {"session": "mcp-after"}})
+                assert isinstance(diff["findings"], list), diff
+            asyncio.run(asyncio.wait_for(self.connected(
+                test, arguments=["mcp", "--store", cluster.url, "--session", "mcp-before"]), 120))
+        finally:
+            cluster.close()
+        return None
+
+    def test_streamable_http_with_a_token(self):
+        """`kagami mcp --http --token T` asks every client for the token, on loopback too."""
+        token = "mcp-http-token-789"
+        process = subprocess.Popen([self.binary, "mcp", "--http", "--port", "0", "--session", self.kagami.session, "--token", token],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=self.env)
+        try:
+            match = None
+            for _ in range(20):
+                line = process.stdout.readline()
+                if not line or (match := re.search(r"Streamable HTTP at (http://\S+/mcp)", line)):
+                    break
+            assert match, f"kagami mcp --http did not say where it listens (last line {line!r})"
+            threading.Thread(target=process.stdout.read, daemon=True).start()
+            url = match.group(1)
+            initialize = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}).encode()
+            for headers in [{}, {"Authorization": "Bearer not-the-token"}]:
+                request = urllib.request.Request(url, data=initialize, method="POST", headers={
+                    "Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers})
+                try:
+                    urllib.request.urlopen(request, timeout=20)
+                except urllib.error.HTTPError as error:
+                    assert error.code == 401, f"{headers}: {error.code}"
+                else:
+                    raise AssertionError(f"{headers}: served without the token")
+
+            async def client():
+                async with streamablehttp_client(url, headers={"Authorization": f"Bearer {token}"}) as (read, write, _):
+                    async with ClientSession(read, write) as session:
+                        await asyncio.wait_for(session.initialize(), 30)
+                        page = await call(session, "search_exchanges", {"filter": "path:/users/1"})
+                        return [row["path"] for row in page["exchanges"]]
+            assert asyncio.run(asyncio.wait_for(client(), 60))[-1] == "/users/1"
+        finally:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
     def run(self):
         tests = [
             ("read tools over a recorded session", self.test_read_tools, ()),
@@ -339,6 +476,12 @@ class Suite:
             ("rules and breakpoints through the admin API", self.test_rules_and_breakpoints_through_the_admin_api, ("--allow-write", "--proxy", self.kagami.admin)),
             ("scenarios through the admin API", self.test_scenarios_through_the_admin_api, ("--allow-write", "--proxy", self.kagami.admin)),
         ]
+        # Another installation's home, without the proxy's admin token: only --token lets it in.
+        elsewhere = os.path.join(self.workdir, "elsewhere")
+        os.makedirs(elsewhere, mode=0o700)
+        with open(os.path.join(self.env["KAGAMI_HOME"], "admin-token")) as file:
+            token = file.read().strip()
+        attached = {"arguments": ["mcp", "--proxy", self.kagami.admin, "--token", token], "env": {**self.env, "KAGAMI_HOME": elsewhere}}
         started = time.time()
         try:
             self.test_streamable_http()
@@ -348,13 +491,32 @@ class Suite:
             self.failed.append("Streamable HTTP")
             print("FAILED: Streamable HTTP")
             traceback.print_exc()
-        for name, test, extra in tests:
+        for name, test, extra in tests + [("a live proxy through its admin API alone", self.test_live_proxy_through_its_admin_api, attached)]:
             started = time.time()
             try:
-                asyncio.run(asyncio.wait_for(self.connected(test, *extra), 120))
+                if isinstance(extra, dict):
+                    asyncio.run(asyncio.wait_for(self.connected(test, **extra), 120))
+                else:
+                    asyncio.run(asyncio.wait_for(self.connected(test, *extra), 120))
                 self.passed += 1
                 print(f"ok: {name} ({time.time() - started:.1f} s)")
             except BaseException:  # noqa: BLE001 — every failure is reported, the suite goes on
+                self.failed.append(name)
+                print(f"FAILED: {name}")
+                traceback.print_exc()
+        for name, test in [("a wrong token refused at start", self.test_a_wrong_token_is_refused_at_start),
+                           ("Streamable HTTP with a token", self.test_streamable_http_with_a_token),
+                           ("a session of a PostgreSQL store", self.test_store_session)]:
+            started = time.time()
+            try:
+                reason = test()
+                if reason:
+                    self.skipped.append(name)
+                    print(f"SKIPPED: {name}: {reason}")
+                    continue
+                self.passed += 1
+                print(f"ok: {name} ({time.time() - started:.1f} s)")
+            except BaseException:  # noqa: BLE001
                 self.failed.append(name)
                 print(f"FAILED: {name}")
                 traceback.print_exc()
@@ -368,7 +530,8 @@ def main():
         suite.run()
     finally:
         suite.close()
-    print(f"mcp tests: {suite.passed} passed, {len(suite.failed)} failed ({time.time() - started:.0f} s)")
+    skipped = f", {len(suite.skipped)} skipped ({', '.join(suite.skipped)})" if suite.skipped else ""
+    print(f"mcp tests: {suite.passed} passed, {len(suite.failed)} failed{skipped} ({time.time() - started:.0f} s)")
     sys.exit(1 if suite.failed else 0)
 
 

@@ -493,6 +493,12 @@ class Suite(Page):
         self.until(lambda: "In force" in self.text_of("breakpoints-state"), "breakpoints saved")
         status, document = api(self.kagami.ui, "GET", "/api/breakpoints")
         assert document["breakpoints"][0]["response"] is True and document["breakpoints"][0]["request"] is False, document
+        # Named after its location by the proxy; the editor shows the name and keeps it on the next save.
+        assert document["breakpoints"][0]["name"] == "*://*/held/*", document
+        self.until(lambda: self.field(panel, "breakpoints[0].name").get_attribute("value") == "*://*/held/*", "the name given shown")
+        self.type_into(self.field(panel, "breakpoints[0].name"), "held pages")
+        self.driver.find_element(By.ID, "breakpoints-save").click()
+        self.until(lambda: api(self.kagami.ui, "GET", "/api/breakpoints")[1]["breakpoints"][0].get("name") == "held pages", "the name typed saved")
         self.shot("breakpoints")
         self.driver.find_element(By.ID, "view-sequence").click()
 

@@ -30,6 +30,7 @@ export function mountBreakpoints({ container, dialog }) {
         const path = ["breakpoints", index];
         return el("div", { className: `card${item.enabled === false ? " off" : ""}`, dataset: { field: fieldName(path) } },
           el("div", { className: "card-head" },
+            field("Name", draft, [...path, "name"], change, { placeholder: "its location, once saved", className: "w-host" }),
             field("Enabled", draft, [...path, "enabled"], change, { kind: "checkbox", fallback: true, rerender: true }),
             field("Request", draft, [...path, "request"], change, { kind: "checkbox", fallback: true }),
             field("Response", draft, [...path, "response"], change, { kind: "checkbox" }),
