@@ -1,4 +1,5 @@
 import Foundation
+import KagamiFlow
 
 /// HAR's dates: ISO 8601 with fractional seconds and an offset (`2026-05-28T20:26:40.123+02:00`).
 enum HARDate {
@@ -7,19 +8,7 @@ enum HARDate {
         let millis = (date.timeIntervalSince1970 * 1000).rounded(.down)
         let seconds = Int((millis / 1000).rounded(.down))
         let fraction = Int(millis) - seconds * 1000
-        // The civil date of a day count in the proleptic Gregorian calendar (eras of 400 years,
-        // years starting in March so the leap day ends them), as Calendar would give it in UTC.
-        let (days, secondOfDay) = seconds.quotientAndRemainder(dividingBy: 86_400)
-        let (day0, second) = secondOfDay < 0 ? (days - 1, secondOfDay + 86_400) : (days, secondOfDay)
-        let shifted = day0 + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthFromMarch = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
-        let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let (day, second) = CivilDate.split(secondsSince1970: seconds)
         var text: [UInt8] = []
         text.reserveCapacity(24)
         func pad(_ n: Int, _ width: Int) {
@@ -27,7 +16,7 @@ enum HARDate {
             text.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: max(0, width - digits.count)))
             text.append(contentsOf: digits)
         }
-        pad(year, 4); text.append(UInt8(ascii: "-")); pad(month, 2); text.append(UInt8(ascii: "-")); pad(day, 2)
+        pad(day.year, 4); text.append(UInt8(ascii: "-")); pad(day.month, 2); text.append(UInt8(ascii: "-")); pad(day.day, 2)
         text.append(UInt8(ascii: "T")); pad(second / 3600, 2); text.append(UInt8(ascii: ":")); pad(second / 60 % 60, 2)
         text.append(UInt8(ascii: ":")); pad(second % 60, 2); text.append(UInt8(ascii: ".")); pad(fraction, 3); text.append(UInt8(ascii: "Z"))
         return String(decoding: text, as: UTF8.self)
