@@ -12,25 +12,10 @@ enum HARFile {
     }
 
     static func read(_ file: String, command: String) throws(Unreadable) -> HARImport.Result {
-        let path = SessionFile.expand(file)
-        let data: Data
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw Unreadable(description: "cannot read \(path): \(error.localizedDescription)")
-        }
-        let result: HARImport.Result
-        do {
-            result = try HARImport.read(from: data, file: file)
+            return try HARImport.read(contentsOf: SessionFile.expand(file), file: file) { Console.error("kagami \(command): skipped \($0)\n") }
         } catch {
             throw Unreadable(description: error.description)
         }
-        for skipped in result.skipped {
-            Console.error("kagami \(command): skipped \(skipped)\n")
-        }
-        if result.flows.isEmpty, !result.skipped.isEmpty {
-            throw Unreadable(description: "no entry of \(file) could be read")
-        }
-        return result
     }
 }

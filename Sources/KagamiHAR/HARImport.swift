@@ -27,6 +27,26 @@ public enum HARImport {
 
     /// Parses and reads `bytes`. Throws only when there is no archive to read (broken JSON with
     /// its line and column, or no `log.entries`); errors carry `file`.
+    /// The archive in the file at `path` (`file`: how errors name it, the path by default).
+    /// Each entry that can't be read is handed to `skipped`; an archive none of whose entries
+    /// could be read is refused.
+    public static func read(
+        contentsOf path: String, file: String? = nil, skipped: (HARImportError) -> Void = { _ in }
+    ) throws(HARImportError) -> Result {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw HARImportError(message: "cannot read \(path): \(error.localizedDescription)")
+        }
+        let result = try read(from: data, file: file ?? path)
+        for entry in result.skipped { skipped(entry) }
+        if result.flows.isEmpty, !result.skipped.isEmpty {
+            throw HARImportError(message: "no entry of \(file ?? path) could be read")
+        }
+        return result
+    }
+
     public static func read(from bytes: some Collection<UInt8>, file: String? = nil) throws(HARImportError) -> Result {
         let archive: JSONValue
         do {
