@@ -180,7 +180,7 @@ let package = Package(
         // and KagamiKit alike.
         .target(
             name: "KagamiRecordingProxy",
-            dependencies: ["KagamiFlow", "KagamiStore", "KagamiContractCheck", "KagamiRecording", "KagamiProxy", "KagamiScenarios", "KagamiHAR"]
+            dependencies: ["KagamiFlow", "KagamiStore", "KagamiContractCheck", "KagamiRecording", "KagamiProxy", "KagamiScenarios", "KagamiHAR", "KagamiMock"]
         ),
         // Scenarios: operations put into their empty, loading, error or offline state, and recorded
         // traffic answered back as a mock. Pure, no networking: flows in, answers out (the switch is

@@ -294,7 +294,7 @@ struct ScenarioHook: ExchangeHook {
             exchange.breakpoint.loading = nil
             return hold.map { .delay(TimeAmount($0)) } ?? .wait
         case .error(let status, let body, let contentType)?:
-            return .answer(ScenarioAnswers.error(
+            return .answer(scenarios.errorAnswer(
                 status: status, body: body, contentType: contentType, scenario: exchange.scenarioName ?? "", request: exchange.clientRequest))
         case .offline(.reset)?:
             return .reset("scenario: offline (connection reset)")

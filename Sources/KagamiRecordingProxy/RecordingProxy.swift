@@ -2,6 +2,7 @@
 // and KagamiKit alike.
 import KagamiContractCheck
 import KagamiFlow
+import KagamiMock
 import KagamiControl
 import KagamiProxy
 import KagamiRecording
@@ -40,6 +41,11 @@ public struct ProxySetup: Sendable {
         scenarios: ActiveScenario = ActiveScenario()
     ) throws -> RecordingProxy {
         let recording = Recording(store: store, hub: hub, contracts: contracts, contractTiming: contractTiming, then: then)
+        if let contracts {
+            // An error state answers the error the descriptions document, as the mock does
+            // (read from the descriptions in force when it answers: they reload as they change).
+            scenarios.answersDocumented { status, request in DocumentedAnswers(contracts.set).response(status: status, to: request) }
+        }
         let server = try ProxyServer(options: options, sink: recording.chain, rules: rules, breakpoints: breakpoints, scenarios: scenarios)
         return RecordingProxy(server: server, recording: recording, contracts: contracts)
     }

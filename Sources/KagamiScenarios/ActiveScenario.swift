@@ -39,6 +39,25 @@ public final class ActiveScenario: Sendable {
     /// What the server applying the scenarios refuses in a file (a mock: operations its
     /// description hasn't), run on each reload too.
     private let requirement = Mutex<(@Sendable (ScenarioFile) -> RuleDocumentError?)?>(nil)
+    /// What the server's descriptions document for an operation (`answersDocumented(by:)`).
+    private let documentation = Mutex<DocumentedResponse?>(nil)
+
+    /// The response a description documents for `status` on a request's operation: an `error`
+    /// state without a body of its own answers it (else a problem document).
+    public typealias DocumentedResponse = @Sendable (_ status: Int, _ request: FlowRequest) -> FlowResponse?
+
+    /// Error states without a body of their own answer what `documented` gives (the proxy's
+    /// contract check descriptions).
+    public func answersDocumented(by documented: @escaping DocumentedResponse) {
+        documentation.withLock { $0 = documented }
+    }
+
+    /// An `error` state's answer: its own body, else the documented one, else a problem
+    /// document naming the scenario.
+    public func errorAnswer(status: Int, body: String?, contentType: String?, scenario: String, request: FlowRequest) -> FlowResponse {
+        if body == nil, let documented = documentation.withLock({ $0 })?(status, request) { return documented }
+        return ScenarioAnswers.error(status: status, body: body, contentType: contentType, scenario: scenario, request: request)
+    }
 
     /// No scenario file: every operation as-is until one is loaded.
     public init() {

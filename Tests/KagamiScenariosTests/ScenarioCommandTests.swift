@@ -22,6 +22,9 @@ import Testing
               - operation: GET /echo/silent
                 state: offline
                 offline: timeout
+              - operation: GET /echo/down
+                state: error
+                status: 503
               - operation: GET /bytes/{size}
                 state: offline
                 offline: reset-mid-body
@@ -59,6 +62,11 @@ import Testing
                 get:
                   responses:
                     "200": {description: ok}
+              /echo/down:
+                get:
+                  responses:
+                    "200": {description: ok}
+                    "503": {description: maintenance, content: {application/json: {example: {"retryAfter": 60}}}}
               /bytes/{size}:
                 get:
                   parameters: [{name: size, in: path, required: true, schema: {type: integer}}]
@@ -76,6 +84,33 @@ import Testing
         let text = result.stdoutText
         guard let split = text.range(of: "\n", options: .backwards) else { return (result.status, 0, text) }
         return (result.status, Int(text[split.upperBound...]) ?? 0, String(text[..<split.lowerBound]))
+    }
+
+    /// With `--contract`, an error state without a body of its own answers the error the
+    /// description documents for the operation, as the mock does; elsewhere a problem document.
+    @Test func proxyErrorStatesAnswerTheDocumentedError() async throws {
+        let folder = try TemporaryFolder.make("scenario-documented").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/scenarios.yaml"
+        try Self.scenarios.write(toFile: file, atomically: true, encoding: .utf8)
+        let description = folder + "/api.yaml"
+        try Self.description.write(toFile: description, atomically: true, encoding: .utf8)
+        let origin = try await OriginServer.start()
+        defer { Task { try await origin.stop() } }
+        let proxy = try await KagamiProcess.start(
+            ["proxy", "--port", "0", "--ui-port", "0", "--no-ssl-proxying", "--session", folder + "/s.sqlite", "--contract", description,
+             "--scenarios", file, "--scenario", "broken"],
+            environment: Self.environment(home: folder + "/home"))
+        defer { proxy.stop() }
+        let via = ["-x", "http://127.0.0.1:\(proxy.port)"]
+        let down = try await Self.curl(via + ["-D", "-", origin.baseURL + "/echo/down"])
+        #expect(down.status == 503)
+        #expect(down.body.lowercased().contains("content-type: application/json"), "\(down.body)")
+        let body = try JSONValue(parsing: String(down.body[(down.body.range(of: "\r\n\r\n")?.upperBound ?? down.body.startIndex)...]))
+        #expect(body == ["retryAfter": 60])
+        // Its own body still wins.
+        let profile = try await Self.curl(via + [origin.baseURL + "/echo/profile"])
+        #expect(profile.status == 503 && profile.body == #"{"message": "maintenance"}"#)
     }
 
     @Test func proxyPutsOperationsInTheirStatesAndSwitchesLive() async throws {
@@ -138,7 +173,7 @@ import Testing
         // A broken file doesn't load: the scenario in force stays, the error says where.
         try Self.scenarios.replacingOccurrences(of: "state: loading", with: "state: lodaing").write(toFile: file, atomically: true, encoding: .utf8)
         let reload = try await kagami.run(["scenario", "reload"] + admin, environment: environment)
-        #expect(reload.status == 1 && reload.stderr.contains(#"scenarios.yaml:22:9: scenarios[1].states[0].state: unknown state "lodaing""#), "\(reload.stderr)")
+        #expect(reload.status == 1 && reload.stderr.contains(#"scenarios.yaml:25:9: scenarios[1].states[0].state: unknown state "lodaing""#), "\(reload.stderr)")
         #expect(try await kagami.run(["scenario", "off"] + admin, environment: environment).status == 0)
         let api = try await CommandLineClient.curl.run(proxy.authorization + ["-s", "\(proxy.api)/scenarios"])
         #expect(try JSONValue(parsing: api.stdoutText)["active"] == .null)
