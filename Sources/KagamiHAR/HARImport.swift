@@ -25,8 +25,6 @@ public enum HARImport {
         }
     }
 
-    /// Parses and reads `bytes`. Throws only when there is no archive to read (broken JSON with
-    /// its line and column, or no `log.entries`); errors carry `file`.
     /// The archive in the file at `path` (`file`: how errors name it, the path by default).
     /// Each entry that can't be read is handed to `skipped`; an archive none of whose entries
     /// could be read is refused.
@@ -47,6 +45,8 @@ public enum HARImport {
         return result
     }
 
+    /// Parses and reads `bytes`. Throws only when there is no archive to read (broken JSON with
+    /// its line and column, or no `log.entries`); errors carry `file`.
     public static func read(from bytes: some Collection<UInt8>, file: String? = nil) throws(HARImportError) -> Result {
         let archive: JSONValue
         do {

@@ -13,15 +13,8 @@ extension JSONValue {
     /// The value as JSON text.
     public func serialized(_ options: FormattingOptions = []) -> String {
         var out: [UInt8] = []
-        write(to: &out, options: options, indent: 0)
+        write(to: &out, options: options)
         return String(decoding: out, as: UTF8.self)
-    }
-
-    /// The value as JSON text appended to `out`; pretty printed, its lines after the first are
-    /// indented as a member `depth` levels down would be (a value written inside a document
-    /// written by hand, such as an archive's entry).
-    public func write(to out: inout [UInt8], options: FormattingOptions = [], depth: Int = 0) {
-        write(to: &out, options: options, indent: depth)
     }
 
     private static func newline(_ out: inout [UInt8], indent: Int) {
@@ -29,7 +22,10 @@ extension JSONValue {
         out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * indent))
     }
 
-    private func write(to out: inout [UInt8], options: FormattingOptions, indent: Int) {
+    /// The value as JSON text appended to `out`; pretty printed, its lines after the first are
+    /// indented as a member `depth` levels down would be (a value written inside a document
+    /// written by hand, such as an archive's entry).
+    public func write(to out: inout [UInt8], options: FormattingOptions = [], depth indent: Int = 0) {
         let pretty = options.contains(.prettyPrinted)
         switch self {
         case .null: out += "null".utf8
@@ -43,7 +39,7 @@ extension JSONValue {
             for (n, item) in items.enumerated() {
                 if n > 0 { out += ",".utf8 }
                 if pretty { Self.newline(&out, indent: indent + 1) }
-                item.write(to: &out, options: options, indent: indent + 1)
+                item.write(to: &out, options: options, depth: indent + 1)
             }
             if pretty { Self.newline(&out, indent: indent) }
             out += "]".utf8
@@ -55,7 +51,7 @@ extension JSONValue {
                 if pretty { Self.newline(&out, indent: indent + 1) }
                 JSONTextWriter.appendQuoted(key, to: &out, escapeSlashes: options.contains(.escapeSlashes))
                 out += (pretty ? ": " : ":").utf8
-                value.write(to: &out, options: options, indent: indent + 1)
+                value.write(to: &out, options: options, depth: indent + 1)
             }
             if options.contains(.sortedKeys) {
                 for (n, key) in members.keys.sorted().enumerated() {

@@ -214,8 +214,8 @@ public final class SQLiteFlowStore: FlowStore {
         }
     }
 
-    /// An existing file at `path` that is not a session file (another program's SQLite
-    /// database, an empty or any other file) is refused with words saying which, before
+    /// Why the file at `path` is not a session file (there is none, or it is another program's
+    /// SQLite database, an empty or any other file), in words saying which, found before
     /// opening it as a session would add tables to it; nil when it is one.
     public static func notASession(at path: String) -> FlowStoreError? {
         guard !holdsSession(at: path) else { return nil }
