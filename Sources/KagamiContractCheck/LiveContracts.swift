@@ -224,7 +224,7 @@ public final class ContractCheckStage: RecordingStage {
                 case .flow(var flow, let stored):
                     flow.violations = contracts.check(flow)
                     next(.flow(flow, stored: stored))
-                case .messages:
+                case .messages, .note:
                     next(record)
                 }
             }

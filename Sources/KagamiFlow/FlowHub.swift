@@ -9,6 +9,8 @@ public final class FlowHub: RecordingStage {
     public enum Delivery: Sendable {
         /// A flow just recorded (body bytes left out unless the subscription asked for them).
         case flow(Flow)
+        /// A change made to the proxy, kept in the session (`SessionNote`).
+        case note(SessionNote)
         /// This many flows were dropped because the subscriber fell behind (0: how many is not
         /// known, see `announceMissed()`); read them from the store.
         case missed(Int)
@@ -38,6 +40,7 @@ public final class FlowHub: RecordingStage {
         case .flow(let flow, _): publish(flow)
         // Live views read a socket's messages from the store when they show it.
         case .messages: break
+        case .note(let note): publish(note)
         }
         next(record)
     }
@@ -57,6 +60,16 @@ public final class FlowHub: RecordingStage {
                 let missed = subscriber.missed
                 subscriber.missed = 0
                 subscriber.account(subscriber.continuation.yield(.missed(missed)))
+                subscribers[id] = subscriber
+            }
+        }
+    }
+
+    private func publish(_ note: SessionNote) {
+        subscribers.withLock { subscribers in
+            for id in subscribers.keys {
+                guard var subscriber = subscribers[id] else { continue }
+                subscriber.account(subscriber.continuation.yield(.note(note)))
                 subscribers[id] = subscriber
             }
         }
@@ -123,6 +136,7 @@ extension FlowHub.Subscriber {
         guard case .dropped(let dropped) = result else { return }
         switch dropped {
         case .flow: missed += 1
+        case .note: break
         case .missed(let count): missed += count
         case .heartbeat: break
         }

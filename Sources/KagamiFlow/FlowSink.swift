@@ -11,6 +11,8 @@ public enum FlowRecord: Sendable {
     /// Messages of an upgraded exchange (WebSocket) whose flow, its handshake, was recorded
     /// before, in the order they were seen.
     case messages([WebSocketMessage], of: UUID)
+    /// A change made to the proxy while it records, kept in the session beside the exchanges.
+    case note(SessionNote)
 }
 
 /// Receives what a running proxy or mock records. Called on the proxy's event loops: must not
@@ -93,7 +95,7 @@ public struct KeepingStage: RecordingStage {
         sink.record(record)
         switch record {
         case .flow(let flow, _): next(.flow(flow, stored: nil))
-        case .messages: next(record)
+        case .messages, .note: next(record)
         }
     }
 

@@ -60,6 +60,8 @@ final class FlowMemory: RecordingStage {
             for listener in listeners { listener.yield(flow) }
         case .messages(let messages, let flowID):
             state.withLock { $0.messages[flowID, default: []].append(contentsOf: messages) }
+        case .note:
+            break
         }
         next(record)
     }

@@ -60,6 +60,15 @@ public struct AdminExchanges: ExchangeSource {
         return Array(all[start..<end])
     }
 
+    public func notes() async throws -> [SessionNote] {
+        let answer = try await read(.GET, "/api/notes")
+        guard let notes = answer["notes"]?.arrayValue else { throw ToolFailure("the proxy at \(admin.baseURL) answered /api/notes without notes") }
+        return try notes.map { json in
+            guard let note = SessionNote(json: json) else { throw ToolFailure("the proxy at \(admin.baseURL) gave a note Kagami can't read: \(json.serialized())") }
+            return note
+        }
+    }
+
     /// The exchanges with these ids as the proxy exports them (`POST /api/export.har`): bodies,
     /// timings, TLS, violations, rules applied and WebSocket messages.
     private func archive(_ ids: [String]) async throws -> HARImport.Result {

@@ -17,6 +17,8 @@ public protocol ExchangeSource: Sendable {
     func flow(id: UUID) async throws -> Flow?
     /// A WebSocket flow's messages in the order they passed.
     func messages(of flowID: UUID, offset: Int, limit: Int?) async throws -> [WebSocketMessage]
+    /// The session's notes (changes made to the proxy while it recorded), oldest first.
+    func notes() async throws -> [SessionNote]
 }
 
 /// A page asked of a source: `FlowQuery` with its filter kept as the words given (an admin
@@ -91,5 +93,10 @@ public struct StoredExchanges: ExchangeSource {
 
     public func messages(of flowID: UUID, offset: Int, limit: Int?) async throws -> [WebSocketMessage] {
         try await store.messages(of: flowID, offset: offset, limit: limit)
+    }
+
+    public func notes() async throws -> [SessionNote] {
+        try await store.flush()
+        return try await store.notes()
     }
 }

@@ -108,6 +108,14 @@ public enum SessionTools {
                 output: ToolSchema.answer(["messages": ToolSchema.array(of: ToolSchema.anyObject("A message."), "In order."), "nextOffset": ["type": ["integer", "null"]]]),
                 run: { try await reader.messages($0) }),
             KagamiTool(
+                name: "list_notes", title: "Changes made while recording",
+                summary: "The session's notes, oldest first: each change made to the proxy while it recorded (a rule added, enabled or removed, a scenario put in force, a held exchange released, an exchange repeated — every change kagami mcp makes is noted), with its time (ms), who made it and the exchange it concerns.",
+                input: ToolSchema.object([:]),
+                output: ToolSchema.answer([
+                    "notes": ToolSchema.array(of: ToolSchema.anyObject("{id, time (ms), author, text, flow}"), "Oldest first."),
+                ]),
+                run: { _ in ["notes": .array(try await source.exchanges.notes().map(\.json))] }),
+            KagamiTool(
                 name: "contract_violations", title: "Contract violations",
                 summary: "Exchanges that disagree with the API description, newest first, with each violation (kind, severity, operation, location, expected, actual). Without `contract` the violations the recording proxy found (kagami proxy --contract); with it, the session checked now against that description file.",
                 input: ToolSchema.object([

@@ -95,7 +95,7 @@ public enum WriteTools {
                     let kept = document[kind]?.arrayValue ?? []
                     // The proxy names a breakpoint given none.
                     let keptName = kept.last?["name"]?.stringValue ?? rule["name"]?.stringValue
-                    log("added a \(what(kind))\(keptName.map { " '\($0)'" } ?? "")")
+                    await log("added a \(what(kind))\(keptName.map { " '\($0)'" } ?? "")", to: admin)
                     return ["kind": .string(kind), "index": .integer(kept.count - 1), "rule": kept.last ?? rule]
                 }),
             KagamiTool(
@@ -114,7 +114,7 @@ public enum WriteTools {
                         rule["enabled"] = .bool(enabled)
                         list[index] = .object(rule)
                     }
-                    log("\(enabled ? "enabled" : "disabled") the \(what(kind)) '\(ruleName)'")
+                    await log("\(enabled ? "enabled" : "disabled") the \(what(kind)) '\(ruleName)'", to: admin)
                     return ["kind": .string(kind), "name": .string(ruleName), "enabled": .bool(enabled)]
                 }),
             KagamiTool(
@@ -129,7 +129,7 @@ public enum WriteTools {
                     _ = try await change(admin, kind: kind, field: "name") { list in
                         list.remove(at: try Self.index(of: ruleName, kind: kind, in: list))
                     }
-                    log("removed the \(what(kind)) '\(ruleName)'")
+                    await log("removed the \(what(kind)) '\(ruleName)'", to: admin)
                     return ["kind": .string(kind), "name": .string(ruleName), "removed": true]
                 }),
             KagamiTool(
@@ -146,7 +146,7 @@ public enum WriteTools {
                     let answer = try await refusalsAsFailures {
                         try await admin.send(.POST, "/api/flows/\(id.uuidString)/repeat", body: ["count": .integer(arguments.int("count") ?? 1)])
                     }
-                    log("repeated exchange \(id.uuidString)")
+                    await log("repeated exchange \(id.uuidString)", flow: id, to: admin)
                     return ["result": answer]
                 }),
             KagamiTool(
@@ -178,7 +178,7 @@ public enum WriteTools {
                     let answer = try await refusalsAsFailures {
                         try await admin.send(.POST, "/api/breakpoints/held/\(id.uuidString)", body: .object(body))
                     }
-                    log("released held exchange \(id.uuidString): \(body["action"]?.stringValue ?? "")")
+                    await log("released held exchange \(id.uuidString): \(body["action"]?.stringValue ?? "")", flow: id, to: admin)
                     return ["result": answer]
                 }),
             KagamiTool(
@@ -213,7 +213,7 @@ public enum WriteTools {
                     } catch let refusal as AdminAPI.Refusal {
                         throw ToolFailure(refusal.message)
                     }
-                    log(name.map { "put scenario \($0) in force" } ?? "turned the scenario in force off")
+                    await log(name.map { "put scenario \($0) in force" } ?? "turned the scenario in force off", to: admin)
                     return ["scenarios": answer]
                 }),
         ]
@@ -261,8 +261,17 @@ public enum WriteTools {
         }
     }
 
-    /// Every change is said on standard error, which an MCP client keeps as the server's log.
-    static func log(_ change: String) {
+    /// Every change is kept in the proxy's session as a note (`POST /api/notes`), beside the
+    /// exchanges it changed, and said on standard error, which an MCP client keeps as the
+    /// server's log. A note the proxy refuses doesn't undo the change: standard error says so.
+    static func log(_ change: String, flow: UUID? = nil, to admin: AdminAPI) async {
         Console.error("kagami mcp: \(change)\n")
+        var note: JSONObject = ["author": "kagami mcp", "text": .string(change)]
+        if let flow { note["flow"] = .string(flow.uuidString) }
+        do {
+            _ = try await admin.send(.POST, "/api/notes", body: .object(note))
+        } catch {
+            Console.error("kagami mcp: the change is made but the session could not keep a note of it: \(error)\n")
+        }
     }
 }

@@ -5,6 +5,7 @@ import KagamiContractCheck
 import KagamiFlow
 import KagamiJSON
 import KagamiJSONSchema
+import KagamiScenarios
 import KagamiURITemplate
 
 struct MockResponder: Sendable {
@@ -41,6 +42,29 @@ struct MockResponder: Sendable {
             let response = ResponseSelection.documented(status: status, in: route.action.examples, request: request)
         else { return nil }
         return render(response, route: route)
+    }
+
+    /// The empty state's answer to the request, made from `response` (a success) as its
+    /// operation's description shapes it: the description's `204` when the operation documents
+    /// one, else the JSON body emptied as the documented response's schema says
+    /// (`SchemaEmptying`). Nil when the operation isn't described or documents no schema for
+    /// the response.
+    func emptied(_ response: FlowResponse, for request: MockRequest) -> FlowResponse? {
+        guard (200..<300).contains(response.status),
+              case .matched(let route, _) = routes.lookup(method: request.method.uppercased(), target: URITemplate.Target(request.target))
+        else { return nil }
+        let examples = route.action.examples
+        if response.status != 204, let noContent = examples.lazy.flatMap(\.responses).first(where: { $0.status == 204 && !$0.isStatusClass }) {
+            var answer = render(noContent, route: route).flowResponse
+            answer.body = FlowBody(data: Data())
+            answer.headers.remove("Content-Type")
+            answer.headers.remove("Content-Length")
+            return answer
+        }
+        guard let documented = ResponseSelection.documented(status: response.status, in: examples, request: request),
+              let schema = documented.payload.schema else { return nil }
+        let emptying = SchemaEmptying(root: schema)
+        return ScenarioAnswers.emptied(response, emptying: emptying.emptied)
     }
 
     private func respond(to request: MockRequest, route: OperationRoute, match: URITemplate.Match, target: URITemplate.Target) -> MockResponse {

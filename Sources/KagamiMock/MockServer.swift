@@ -207,7 +207,7 @@ public final class MockServer: Sendable {
             if configuration.cors { response.headers += MockState.corsHeaders(for: request) + [("Access-Control-Expose-Headers", "*")] }
         }
         if case .empty? = scenarioState?.rule.state {
-            response = MockResponse(ScenarioAnswers.emptied(response.flowResponse))
+            response = MockResponse(state.withLockedValue { $0 }.emptied(response, for: request))
         }
         return response
     }
@@ -275,6 +275,13 @@ struct MockState: Sendable {
         let errors = file.problems(routes: routes, onlyErrors: true)
         guard errors.isEmpty else { return .failure(.invalidDescription(errors)) }
         return .success(MockState(routes: routes, validates: validates, describes: true))
+    }
+
+    /// The empty state's answer: as the request's operation describes it, else with its
+    /// collections emptied.
+    func emptied(_ response: MockResponse, for request: MockRequest) -> FlowResponse {
+        let real = response.flowResponse
+        return responder.emptied(real, for: request) ?? ScenarioAnswers.emptied(real)
     }
 
     static func recordingOnly(validates: Bool) -> MockState {
@@ -601,7 +608,7 @@ private final class MockHandler: ChannelInboundHandler {
     private func deliver(_ request: MockRequest, _ response: MockResponse, head: HTTPRequestHead, state: OperationState?, context: ChannelHandlerContext) {
         switch state {
         case .empty?:
-            finish(request, MockResponse(ScenarioAnswers.emptied(response.flowResponse)), head: head, context: context)
+            finish(request, MockResponse(self.state.withLockedValue { $0 }.emptied(response, for: request)), head: head, context: context)
         case .offline(.resetMidBody)?:
             var headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
             headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))

@@ -237,6 +237,7 @@ public final class PostgresFlowStore: FlowStore {
             try await client.withTransaction(logger: logger) { connection in
                 try await connection.query("DELETE FROM websocket_message WHERE session_id = \(sessionID)", logger: logger)
                 try await connection.query("DELETE FROM flow WHERE session_id = \(sessionID)", logger: logger)
+                try await connection.query("DELETE FROM note WHERE session_id = \(sessionID)", logger: logger)
             }
         } catch {
             throw FlowStoreError("could not clear session \(session.name) at \(location): \(Self.describe(error))")
@@ -354,6 +355,18 @@ public final class PostgresFlowStore: FlowStore {
                     size: size, isTruncated: truncated, isCompressed: compressed, note: note))
             }
             return messages
+        }
+    }
+
+    public func notes() async throws -> [SessionNote] {
+        try await reading("the notes") {
+            let rows = try await client.query(
+                "SELECT id, time, author, text, flow_id FROM note WHERE session_id = \(sessionID) ORDER BY seq", logger: logger)
+            var notes: [SessionNote] = []
+            for try await (id, time, author, text, flowID) in rows.decode((UUID, Date, String, String, UUID?).self) {
+                notes.append(SessionNote(id: id, time: time, author: author, text: text, flowID: flowID))
+            }
+            return notes
         }
     }
 

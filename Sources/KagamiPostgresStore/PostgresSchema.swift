@@ -93,6 +93,22 @@ enum PostgresSchema {
             )
             """,
         ]),
+        // Changes made to a proxy while it recorded (`SessionNote`), each written once.
+        Migration(version: 4, name: "session notes", statements: [
+            """
+            CREATE TABLE note (
+                seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                session_id bigint NOT NULL REFERENCES session (id) ON DELETE CASCADE,
+                id uuid NOT NULL,
+                time timestamptz NOT NULL,
+                author text NOT NULL,
+                text text NOT NULL,
+                flow_id uuid,
+                UNIQUE (session_id, id)
+            )
+            """,
+            "CREATE INDEX note_session ON note (session_id, seq)",
+        ]),
     ]
 
     /// Taken for the length of a migration, so proxies opening a new database at once don't

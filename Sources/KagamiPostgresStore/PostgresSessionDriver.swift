@@ -282,6 +282,8 @@ final class PostgresSessionDriver: SessionDriver {
                     case .violations(let violations, let flowID):
                         try await self.update(violations, of: flowID, connection)
                         flowIDs.append(flowID)
+                    case .note(let note):
+                        try await self.insert(note, connection)
                     }
                 }
                 try await self.announce(flowIDs, connection)
@@ -325,6 +327,7 @@ final class PostgresSessionDriver: SessionDriver {
         /// Flows (each once) and WebSocket messages, each written with one statement per table.
         case rows(flows: [Flow], messages: [(key: UUID, flowID: UUID, messages: [WebSocketMessage])])
         case violations([ContractViolation], flowID: UUID)
+        case note(SessionNote)
     }
 
     /// Rows one statement writes at most, and body bytes it carries at most (past one row).
@@ -361,6 +364,10 @@ final class PostgresSessionDriver: SessionDriver {
                 close()
                 statements.append(.violations(violations, flowID: flowID))
                 continue
+            case .note(let note):
+                close()
+                statements.append(.note(note))
+                continue
             }
             if rows > 0, rows + entryRows > maximumStatementRows || bytes + entry.bodyBytes > maximumStatementBytes {
                 close()
@@ -372,7 +379,7 @@ final class PostgresSessionDriver: SessionDriver {
                 flows.append(flow)
             case .messages(let list, let flowID):
                 messages.append((key: entry.key, flowID: flowID, messages: list))
-            case .violations:
+            case .violations, .note:
                 break
             }
             rows += entryRows
@@ -482,6 +489,15 @@ final class PostgresSessionDriver: SessionDriver {
             """, logger: logger)
     }
 
+    /// A note written again (a replay of the spool) is kept once.
+    private func insert(_ note: SessionNote, _ connection: PostgresConnection) async throws {
+        try await connection.query("""
+            INSERT INTO note (session_id, id, time, author, text, flow_id)
+            VALUES (\(sessionID), \(note.id), \(note.time), \(note.author), \(note.text), \(note.flowID))
+            ON CONFLICT (session_id, id) DO NOTHING
+            """, logger: logger)
+    }
+
     /// A no-op when the session has no flow with that id.
     private func update(_ violations: [ContractViolation], of flowID: UUID, _ connection: PostgresConnection) async throws {
         let rows = try await connection.query(
@@ -504,6 +520,7 @@ extension SessionEntry {
         case .flow(let flow): WriteSpool.Record(key: key, flow: flow)
         case .messages(let messages, let flowID): WriteSpool.Record(key: key, messages: messages, flowID: flowID)
         case .violations(let violations, let flowID): WriteSpool.Record(key: key, violations: violations, flowID: flowID)
+        case .note(let note): WriteSpool.Record(key: key, note: note)
         }
     }
 
@@ -515,6 +532,8 @@ extension SessionEntry {
             self.init(.messages(messages, flowID: flowID), key: record.key)
         } else if let violations = record.violations, let flowID = record.flowID {
             self.init(.violations(violations, flowID: flowID), key: record.key)
+        } else if let note = record.note {
+            self.init(.note(note), key: record.key)
         } else {
             return nil
         }

@@ -32,6 +32,7 @@ struct WriteSpool: Sendable {
         var messages: [WebSocketMessage]?
         var violations: [ContractViolation]?
         var flowID: UUID?
+        var note: SessionNote?
     }
 
     /// The prefix of every spool file of one session in one database.

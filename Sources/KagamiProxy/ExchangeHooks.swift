@@ -321,7 +321,7 @@ struct ScenarioHook: ExchangeHook {
         case .empty?:
             var response = FlowResponse(head)
             response.body = FlowBody(data: Data(body.readableBytesView))
-            let emptied = ScenarioAnswers.emptied(response)
+            let emptied = scenarios.emptyAnswer(response, request: exchange.clientRequest)
             return emptied == response ? .proceed : .replace(emptied)
         case .offline(.resetMidBody)?:
             return .resetMidBody("scenario: offline (connection reset mid-body)")

@@ -42,9 +42,9 @@ public struct ProxySetup: Sendable {
     ) throws -> RecordingProxy {
         let recording = Recording(store: store, hub: hub, contracts: contracts, contractTiming: contractTiming, then: then)
         if let contracts {
-            // An error state answers the error the descriptions document, as the mock does
-            // (read from the descriptions in force when it answers: they reload as they change).
-            scenarios.answersDocumented { status, request in DocumentedAnswers(contracts.set).response(status: status, to: request) }
+            // Error and empty states answer as the descriptions document, as the mock does (read
+            // from the descriptions in force when it answers: they reload as they change).
+            scenarios.answersDocumented(by: DocumentedAnswers(contracts))
         }
         let server = try ProxyServer(options: options, sink: recording.chain, rules: rules, breakpoints: breakpoints, scenarios: scenarios)
         return RecordingProxy(server: server, recording: recording, contracts: contracts)

@@ -23,6 +23,17 @@ public enum ScenarioSwitchError: Error, Sendable, Equatable, CustomStringConvert
     }
 }
 
+/// What a server's API descriptions say about an operation, for the states that answer as the
+/// description does.
+public protocol OperationDocumentation: Sendable {
+    /// The response documented for `status` on the request's operation; nil when none is.
+    func response(status: Int, to request: FlowRequest) -> FlowResponse?
+    /// The empty state's answer to the request, made from `response` as the operation's
+    /// description shapes it; nil when the operation is not described (or its answer is not one
+    /// the description can shape).
+    func emptied(_ response: FlowResponse, to request: FlowRequest) -> FlowResponse?
+}
+
 /// The scenario file and which of its scenarios is in force. Switching takes effect with the
 /// next request; a request already under a state finishes under it.
 public final class ActiveScenario: Sendable {
@@ -40,23 +51,26 @@ public final class ActiveScenario: Sendable {
     /// description hasn't), run on each reload too.
     private let requirement = Mutex<(@Sendable (ScenarioFile) -> RuleDocumentError?)?>(nil)
     /// What the server's descriptions document for an operation (`answersDocumented(by:)`).
-    private let documentation = Mutex<DocumentedResponse?>(nil)
+    private let documentation = Mutex<(any OperationDocumentation)?>(nil)
 
-    /// The response a description documents for `status` on a request's operation: an `error`
-    /// state without a body of its own answers it (else a problem document).
-    public typealias DocumentedResponse = @Sendable (_ status: Int, _ request: FlowRequest) -> FlowResponse?
-
-    /// Error states without a body of their own answer what `documented` gives (the proxy's
-    /// contract check descriptions).
-    public func answersDocumented(by documented: @escaping DocumentedResponse) {
-        documentation.withLock { $0 = documented }
+    /// Error and empty states answer from what `documentation` documents (the proxy's contract
+    /// check descriptions).
+    public func answersDocumented(by documentation: any OperationDocumentation) {
+        self.documentation.withLock { $0 = documentation }
     }
 
     /// An `error` state's answer: its own body, else the documented one, else a problem
     /// document naming the scenario.
     public func errorAnswer(status: Int, body: String?, contentType: String?, scenario: String, request: FlowRequest) -> FlowResponse {
-        if body == nil, let documented = documentation.withLock({ $0 })?(status, request) { return documented }
+        if body == nil, let documented = documentation.withLock({ $0 })?.response(status: status, to: request) { return documented }
         return ScenarioAnswers.error(status: status, body: body, contentType: contentType, scenario: scenario, request: request)
+    }
+
+    /// The `empty` state's answer made from the real one: as the operation's description says
+    /// an empty answer looks when it is described, else with its collections emptied
+    /// (`ScenarioAnswers.emptied`).
+    public func emptyAnswer(_ response: FlowResponse, request: FlowRequest) -> FlowResponse {
+        documentation.withLock({ $0 })?.emptied(response, to: request) ?? ScenarioAnswers.emptied(response)
     }
 
     /// No scenario file: every operation as-is until one is loaded.

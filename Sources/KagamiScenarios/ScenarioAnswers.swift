@@ -36,6 +36,12 @@ public enum ScenarioAnswers {
     /// not JSON, or an answer that is not a success, as it is when it has no body and else an
     /// empty `204`. The body goes out decoded and uncompressed with its new length.
     public static func emptied(_ response: FlowResponse) -> FlowResponse {
+        emptied(response, emptying: emptiedCollections)
+    }
+
+    /// The empty state's answer with the JSON body changed by `emptying` (a description's
+    /// schema says what emptied means), else as `emptied(_:)` makes it.
+    public static func emptied(_ response: FlowResponse, emptying: (JSONValue) -> JSONValue) -> FlowResponse {
         guard (200..<300).contains(response.status) else { return response }
         var emptied = response
         let encoding = response.headers["Content-Encoding"]
@@ -48,7 +54,7 @@ public enum ScenarioAnswers {
         }
         guard !decoded.isEmpty else { return response }
         guard let value = try? JSONValue(parsing: Array(decoded)) else { return noContent(response) }
-        let bytes = Array(emptiedCollections(value).serialized().utf8)
+        let bytes = Array(emptying(value).serialized().utf8)
         emptied.headers.remove("Content-Encoding")
         emptied.headers.remove("Transfer-Encoding")
         emptied.headers.remove("ETag")

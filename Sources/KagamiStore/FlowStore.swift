@@ -20,7 +20,9 @@ public protocol FlowStore: FlowSink {
     func count() async throws -> Int
     /// The messages of a WebSocket flow, in the order they passed.
     func messages(of flowID: UUID, offset: Int, limit: Int?) async throws -> [WebSocketMessage]
-    /// Deletes every flow, after those recorded before the call have been written.
+    /// The changes made to the proxy while it recorded (`SessionNote`), oldest first.
+    func notes() async throws -> [SessionNote]
+    /// Deletes every flow and note, after those recorded before the call have been written.
     func removeAll() async throws
     /// Writes what is queued and lets go of the store's connections (a store on a server).
     func close() async

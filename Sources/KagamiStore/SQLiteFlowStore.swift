@@ -327,6 +327,17 @@ public final class SQLiteFlowStore: FlowStore {
                 t.column("value", .text).notNull()
             }
         }
+        // Changes made to the proxy while it recorded (`SessionNote`), in the order they came.
+        migrator.registerMigration("v10: note") { db in
+            try db.create(table: "note") { t in
+                t.autoIncrementedPrimaryKey("seq")
+                t.column("id", .text).notNull().unique()
+                t.column("time", .double).notNull()
+                t.column("author", .text).notNull()
+                t.column("text", .text).notNull()
+                t.column("flowId", .text)
+            }
+        }
         return migrator
     }
 
@@ -394,6 +405,7 @@ public final class SQLiteFlowStore: FlowStore {
                 try db.execute(sql: "DELETE FROM body")
                 try db.execute(sql: "DELETE FROM websocketMessage")
                 try db.execute(sql: "DELETE FROM flow")
+                try db.execute(sql: "DELETE FROM note")
             }
         } catch {
             throw FlowStoreError("could not clear \(path): \(error)")
@@ -437,6 +449,14 @@ public final class SQLiteFlowStore: FlowStore {
                 SQLiteValue(message.note),
             ], in: db)
         }
+    }
+
+    /// A note written again (a replay) is kept once.
+    static func insert(_ note: SessionNote, _ db: Database) throws {
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO note (id, time, author, text, flowId) VALUES (?, ?, ?, ?, ?)").run([
+            .text(note.id.canonicalText), .double(note.time.timeIntervalSince1970), .text(note.author), .text(note.text),
+            SQLiteValue(note.flowID?.canonicalText),
+        ], in: db)
     }
 
     private static func insertRow(_ flow: Flow, id: String, metadata: Data, logged: LoggedBodies, _ db: Database) throws {
@@ -587,6 +607,23 @@ public final class SQLiteFlowStore: FlowStore {
                 return WebSocketMessage(
                     direction: direction, time: Date(timeIntervalSince1970: row.time), opcode: opcode, data: row.data,
                     size: row.size, isTruncated: row.truncated, isCompressed: row.compressed, note: row.note)
+            }
+        }
+    }
+
+    /// The session's notes in the order they were made (none in a session written before
+    /// Kagami kept them).
+    public func notes() async throws -> [SessionNote] {
+        try await read { db in
+            guard try db.tableExists("note") else { return [] }
+            return try Row.fetchAll(db, sql: "SELECT id, time, author, text, flowId FROM note ORDER BY seq").map { row in
+                guard let id = UUID(uuidString: row["id"]) else {
+                    throw FlowStoreError("note \(String(describing: row["id"] as String?)) in \(self.path) has no readable id")
+                }
+                let flowID: String? = row["flowId"]
+                return SessionNote(
+                    id: id, time: Date(timeIntervalSince1970: row["time"]), author: row["author"], text: row["text"],
+                    flowID: flowID.flatMap(UUID.init(uuidString:)))
             }
         }
     }

@@ -19,6 +19,8 @@ struct SQLiteSessionDriver: InPlaceSessionDriver {
                         try SQLiteFlowStore.insert(messages, of: flowID, db)
                     case .violations(let violations, let flowID):
                         try Self.update(violations, of: flowID, db)
+                    case .note(let note):
+                        try SQLiteFlowStore.insert(note, db)
                     }
                 }
             }

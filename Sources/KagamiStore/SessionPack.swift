@@ -44,6 +44,7 @@ public enum SessionPack {
         } else {
             try await store.forEachFlow(includeBodies: true, limit: limit) { try await add($0) }
         }
+        for note in try await store.notes() { pack.record(.note(note)) }
         try await pack.flush()
         // A copy of the whole as one consistent file, compacted, with no WAL beside it.
         do {

@@ -4,14 +4,15 @@ import KagamiFlow
 import KagamiOutput
 import Synchronization
 
-/// A flow, messages of a flow, or contract violations found for a flow, on their way into a
-/// session, and who waits for them to be kept. A class: the queue, the batch and the driver
+/// A flow, messages of a flow, contract violations found for a flow, or a note, on their way
+/// into a session, and who waits for them to be kept. A class: the queue, the batch and the driver
 /// pass one reference along instead of copying every field of a flow at each step.
 package final class SessionEntry: Sendable {
     package enum Item: Sendable {
         case flow(Flow)
         case messages([WebSocketMessage], flowID: UUID)
         case violations([ContractViolation], flowID: UUID)
+        case note(SessionNote)
     }
 
     package let item: Item
@@ -39,6 +40,7 @@ package final class SessionEntry: Sendable {
         switch item {
         case .flow(let flow): self.key = key ?? flow.id
         case .messages, .violations: self.key = key ?? UUID()
+        case .note(let note): self.key = key ?? note.id
         }
         self.stored = stored
         self.metadata = metadata
@@ -47,7 +49,7 @@ package final class SessionEntry: Sendable {
         switch item {
         case .flow(let flow): bodyBytes = flow.pendingBodyBytes
         case .messages(let messages, _): bodyBytes = messages.pendingBodyBytes
-        case .violations: bodyBytes = 0
+        case .violations, .note: bodyBytes = 0
         }
     }
 
@@ -68,7 +70,7 @@ package final class SessionEntry: Sendable {
             item = .flow(kept)
         case .messages(let messages, let flowID):
             item = .messages(messages.withPayloadsDropped, flowID: flowID)
-        case .violations:
+        case .violations, .note:
             item = self.item
         }
         return SessionEntry(item, key: key, stored: stored, metadata: metadata, journaled: journaled, logged: logged)
@@ -210,6 +212,7 @@ package final class SessionWriter: Sendable {
         switch record {
         case .flow(let flow, let stored): self.record(flow, stored: stored)
         case .messages(let messages, let flowID): self.record(messages: messages, of: flowID)
+        case .note(let note): enqueue(SessionEntry(.note(note.bounded)))
         }
     }
 

@@ -181,6 +181,7 @@ struct FlowAPI: Sendable {
     }
 
     /// Server-Sent Events: `hello` once subscribed, `flow` per recorded exchange (its summary),
+    /// `note` per note added to the session (`/api/notes`),
     /// `missed` when this client fell behind and lost some (re-read `/api/flows`), `held` and
     /// `released` as breakpoints pause and let go of exchanges, and a comment line every
     /// heartbeat interval so dead connections are noticed.
@@ -206,6 +207,7 @@ struct FlowAPI: Sendable {
                 let text: String
                 switch delivery {
                 case .flow(let flow): text = "event: flow\ndata: \(flow.summaryJSON.serialized())\n\n"
+                case .note(let note): text = "event: note\ndata: \(note.json.serialized())\n\n"
                 case .missed(let count): text = "event: missed\ndata: {\"count\":\(count)}\n\n"
                 case .heartbeat: text = ": heartbeat\n\n"
                 }

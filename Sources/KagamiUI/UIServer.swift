@@ -122,6 +122,7 @@ func buildRouter(_ routes: UIRoutes, access: UIAccessMiddleware?) -> Router<UIRe
     ).register(on: router)
     RulesAPI(control: routes.rules).register(on: router)
     ScenarioAPI(scenarios: proxy?.scenarios).register(on: router)
+    NotesAPI(store: routes.store, recorder: routes.recorder).register(on: router)
     DraftAPI(store: routes.store).register(on: router)
     DiffAPI(store: routes.store, sessions: routes.comparable).register(on: router)
     ContractAPI(contracts: routes.contracts, store: routes.store).register(on: router)

@@ -100,11 +100,13 @@ extension SharedStoreOutageTests {
             for index in 1...5 {
                 store.record(FlowFixtures.getJSON(url: "/away/\(index)")) { stored.add() }
             }
+            let note = SessionNote(time: Date(timeIntervalSince1970: 1_700_000_000.5), author: "tests", text: "noted while away")
+            store.record(.note(note))
             try await store.flush()
             #expect(stored.value == 5)
             let status = store.status
             #expect(status.serverAway != nil)
-            #expect(status.spooled == 5)
+            #expect(status.spooled == 6)
             #expect(status.spoolFiles.count == 1)
             #expect(status.description.contains("the server is away"))
             await #expect { _ = try await store.count() } throws: { "\($0)".contains("is away") }
@@ -116,6 +118,7 @@ extension SharedStoreOutageTests {
             #expect(store.status.serverAway == nil)
             #expect(try await store.count() == 6)
             #expect(try await store.allFlows(includeBodies: false).map(\.request.url).filter { $0.contains("/away/") }.count == 5)
+            #expect(try await store.notes() == [note])
             #expect((try? FileManager.default.contentsOfDirectory(atPath: spool))?.isEmpty ?? true)
             await store.close()
         }

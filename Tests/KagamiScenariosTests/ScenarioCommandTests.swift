@@ -208,6 +208,93 @@ import Testing
         #expect(silent.exit == 28 && silent.status == 0)
     }
 
+    /// An empty state shaped by the description: a documented `204` answers for an operation
+    /// that has one; else the JSON answer emptied as its schema says (arrays down to their
+    /// `minItems`, a page's count at 0 and its next link null, a required list given as `[]`), by
+    /// the mock from its example and by the proxy (`--contract`) from the server's answer.
+    @Test func emptyStatesAnswerAsTheDescriptionShapesThem() async throws {
+        let folder = try TemporaryFolder.make("scenario-empty").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/scenarios.yaml"
+        try """
+            scenarios:
+              - name: empty
+                states:
+                  - {operation: GET /echo/page, state: empty}
+                  - {operation: GET /echo/inbox, state: empty}
+                  - {operation: GET /echo/plain, state: empty}
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let description = folder + "/api.yaml"
+        try """
+            openapi: 3.0.3
+            info: {title: Pages, version: "1"}
+            paths:
+              /echo/page:
+                get:
+                  responses:
+                    "200":
+                      description: a page
+                      content:
+                        application/json:
+                          schema: {$ref: "#/components/schemas/Page"}
+                          example: {"items": [{"id": 1}, {"id": 2}], "total": 2, "next": "c2", "pinned": [{"id": 9}, {"id": 8}], "owner": {"tags": ["a"]}}
+              /echo/inbox:
+                get:
+                  responses:
+                    "200": {description: messages, content: {application/json: {schema: {type: array, items: {type: object}}, example: [{"id": 1}]}}}
+                    "204": {description: no messages}
+              /echo/plain:
+                get:
+                  responses:
+                    "200": {description: a list, content: {application/json: {example: {"rows": [1, 2], "total": 2}}}}
+            components:
+              schemas:
+                Page:
+                  type: object
+                  required: [items, headers]
+                  properties:
+                    items: {type: array, items: {type: object}}
+                    total: {type: integer}
+                    next: {type: string, nullable: true}
+                    pinned: {type: array, minItems: 1, items: {type: object}}
+                    headers: {type: array, minItems: 1, items: {type: array}}
+                    owner: {type: object, properties: {tags: {type: array, items: {type: string}}}}
+            """.write(toFile: description, atomically: true, encoding: .utf8)
+        let environment = Self.environment(home: folder + "/home")
+
+        let mock = try await KagamiProcess.start(
+            ["mock", description, "--port", "0", "--session", folder + "/m.sqlite", "--scenarios", file, "--scenario", "empty"],
+            environment: environment)
+        defer { mock.stop() }
+        let url = "http://127.0.0.1:\(mock.port)"
+        let page = try await Self.curl([url + "/echo/page"])
+        #expect(page.status == 200)
+        #expect(try JSONValue(parsing: page.body) == ["items": [], "next": nil, "owner": ["tags": []], "pinned": [["id": 9]], "total": 0], "\(page.body)")
+        let inbox = try await Self.curl([url + "/echo/inbox"])
+        #expect(inbox.status == 204 && inbox.body.isEmpty, "\(inbox)")
+        // No schema: the lists emptied, the rest as it is.
+        let plain = try await Self.curl([url + "/echo/plain"])
+        #expect(try JSONValue(parsing: plain.body) == ["rows": [], "total": 2], "\(plain.body)")
+
+        let origin = try await OriginServer.start()
+        defer { Task { try await origin.stop() } }
+        let proxy = try await KagamiProcess.start(
+            ["proxy", "--port", "0", "--ui-port", "0", "--no-ssl-proxying", "--session", folder + "/s.sqlite",
+             "--contract", description + "=" + origin.baseURL, "--scenarios", file, "--scenario", "empty"],
+            environment: environment)
+        defer { proxy.stop() }
+        let via = ["-x", "http://127.0.0.1:\(proxy.port)"]
+        // The origin's echo: its header list down to the one the schema asks at least, and the
+        // required list it lacks given empty.
+        let echoed = try await Self.curl(via + ["-H", "X-One: 1", "-H", "X-Two: 2", origin.baseURL + "/echo/page"])
+        #expect(echoed.status == 200)
+        let emptied = try JSONValue(parsing: echoed.body)
+        #expect(emptied["headers"]?.arrayValue?.count == 1, "\(echoed.body)")
+        #expect(emptied["items"] == [] && emptied["uri"] == "/echo/page", "\(echoed.body)")
+        let proxiedInbox = try await Self.curl(via + [origin.baseURL + "/echo/inbox"])
+        #expect(proxiedInbox.status == 204 && proxiedInbox.body.isEmpty, "\(proxiedInbox)")
+    }
+
     /// The admin API's port from the mock's banner (`Admin API: http://127.0.0.1:PORT …`).
     static func adminPort(_ output: String) -> Int? {
         guard let range = output.range(of: #"Admin API: http://127\.0\.0\.1:\d+"#, options: .regularExpression) else { return nil }

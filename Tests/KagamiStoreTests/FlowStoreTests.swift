@@ -271,6 +271,50 @@ struct FlowStoreTests {
         await shutDown(store)
     }
 
+    /// Notes (changes made to the proxy while it recorded) are kept in the order they came,
+    /// beside the flows, once each when written again (a replay), in a reopened session and in
+    /// a packed copy of it; a note longer than a line is cut; clearing the session clears them.
+    @Test(arguments: StoreDriver.allCases)
+    func notesAreKeptInTheirOrderBesideTheFlows(_ driver: StoreDriver) async throws {
+        let session = driver.newSession()
+        let store = try await session.open()
+        let first = FlowFixtures.getJSON()
+        // Times SQLite's doubles and PostgreSQL's microseconds both keep exactly.
+        let added = SessionNote(time: Date(timeIntervalSince1970: 1_700_000_000.25), author: "kagami mcp", text: "added a Map Local rule 'feed'")
+        let released = SessionNote(
+            time: Date(timeIntervalSince1970: 1_700_000_001.5), author: "web UI", text: "released held exchange: execute ✓", flowID: first.id)
+        let long = SessionNote(
+            time: Date(timeIntervalSince1970: 1_700_000_002), author: String(repeating: "a", count: 300),
+            text: String(repeating: "é", count: SessionNote.maximumTextLength))
+        store.record(first)
+        store.record(.note(added))
+        store.record(FlowFixtures.postBinary(size: 10))
+        store.record(.note(released))
+        store.record(.note(added))
+        store.record(.note(long))
+        try await store.flush()
+
+        let notes = try await store.notes()
+        #expect(notes.count == 3)
+        #expect(Array(notes.prefix(2)) == [added, released])
+        let cut = try #require(notes.last)
+        #expect(cut.text.utf8.count == SessionNote.maximumTextLength)
+        #expect(cut.text.allSatisfy { $0 == "é" })
+        #expect(cut.author.utf8.count == SessionNote.maximumAuthorLength)
+        #expect(try await store.count() == 2)
+        let reopened = try await session.open()
+        #expect(try await reopened.notes() == notes)
+
+        let packed = temporaryPath("packed.sqlite")
+        #expect(try await SessionPack.write(to: packed, from: store) == 2)
+        let pack = try SQLiteFlowStore(path: packed)
+        #expect(try await pack.notes() == notes)
+
+        try await store.removeAll()
+        #expect(try await store.notes() == [])
+        await shutDown(store, reopened)
+    }
+
     @Test(arguments: StoreDriver.allCases)
     func removeAllEmptiesTheSessionAndItGoesOn(_ driver: StoreDriver) async throws {
         let store = try await driver.newSession().open()

@@ -41,7 +41,7 @@ import Testing
             switch delivery {
             case .flow(let flow): received.append(flow.request.target)
             case .missed(let count): missed += count
-            case .heartbeat: break
+            case .heartbeat, .note: break
             }
         }
         #expect(received.last == "/items/9")

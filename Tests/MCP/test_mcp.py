@@ -2,7 +2,8 @@
 output. A real `kagami proxy` (loopback only, a contract check, a Map Local folder) records curl
 requests to an origin on 127.0.0.1 port 0; `kagami mcp` serves that session: its tools are
 listed, the session searched, an exchange read, the contract violations listed, arguments
-outside a tool's schema refused naming the field; without --allow-write no write tool is
+outside a tool's schema refused naming the field; each change a write tool makes listed as a
+note of the session (list_notes); without --allow-write no write tool is
 served, and with it a Map Local rule added through the proxy's admin API answers the next curl
 and a breakpoint added holds the next exchange until it is released with an edit; and the same
 tools over Streamable HTTP (`kagami mcp --http`), there with a token asked when given; the live
@@ -302,6 +303,17 @@ class Suite:
         await call(session, "remove_rule", {"kind": "breakpoints", "name": "*://*/users/9"})
         listed = await call(session, "list_rules")
         assert listed["breakpoints"]["breakpoints"] == [], listed["breakpoints"]
+
+        # Every change made is a note in the proxy's session, in order, by kagami mcp.
+        notes = (await call(session, "list_notes"))["notes"]
+        assert all(note["author"] == "kagami mcp" for note in notes), notes
+        assert [note["text"] for note in notes] == [
+            "added a mapLocal rule 'user from disk'", "disabled the mapLocal rule 'user from disk'",
+            "removed the mapLocal rule 'user from disk'", "added a breakpoint '*://*/users/9'",
+            f"released held exchange {waiting['id']}: execute",
+            "disabled the breakpoint '*://*/users/9'", "removed the breakpoint '*://*/users/9'",
+        ], [note["text"] for note in notes]
+        assert notes[4]["flow"] == waiting["id"], notes[4]
 
     async def test_scenarios_through_the_admin_api(self, session):
         listed = await call(session, "list_scenarios")
