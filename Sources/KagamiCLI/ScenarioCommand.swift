@@ -28,7 +28,9 @@ struct ScenarioOptions: ParsableArguments {
         do {
             return try await ActiveScenario.load(path: SessionFile.expand(scenarios), active: scenario, reader: Self.readRecording)
         } catch {
-            throw ValidationError(error.description)
+            // The file's own error, with its line: no usage text after it.
+            Console.error("Error: \(error.description)\n")
+            throw ExitCode(2)
         }
     }
 

@@ -104,6 +104,34 @@ public enum RuleDocumentReader {
         return RuleDocumentError(file: file, line: mark?.line, column: mark?.column, field: fieldName(path), message: message)
     }
 
+    /// `error` with the line and column of its field (`fieldName`'s text) in the document
+    /// `text`, for an error found after the document was read (a file it names that can't be
+    /// read); as it is when the field isn't there.
+    public static func placed(_ error: RuleDocumentError, in text: String) -> RuleDocumentError {
+        guard error.line == nil, let root = try? YAMLDocument.compose(text, limits: limits) else { return error }
+        var path: [any CodingKey] = []
+        for part in error.field.split(separator: ".") {
+            var rest = Substring(part)
+            if let bracket = rest.firstIndex(of: "[") {
+                path.append(AnyCodingKey(stringValue: String(rest[..<bracket])))
+                rest = rest[bracket...]
+            } else {
+                path.append(AnyCodingKey(stringValue: String(rest)))
+                continue
+            }
+            while rest.first == "[", let close = rest.firstIndex(of: "]") {
+                guard let index = Int(rest[rest.index(after: rest.startIndex)..<close]), let key = AnyCodingKey(intValue: index) else { return error }
+                path.append(key)
+                rest = rest[rest.index(after: close)...]
+            }
+        }
+        guard !path.isEmpty, node(at: path, in: root) != nil, let mark = mark(at: path, in: root) else { return error }
+        var placed = error
+        placed.line = mark.line
+        placed.column = mark.column
+        return placed
+    }
+
     /// `rewrite[0].rules[2].type`
     public static func fieldName(_ path: [any CodingKey]) -> String {
         var text = ""

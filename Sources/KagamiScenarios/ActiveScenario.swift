@@ -88,7 +88,7 @@ public final class ActiveScenario: Sendable {
         } catch {
             throw .unreadable(error)
         }
-        if let replay = file.recordings.first { throw Self.unread(replay, in: file) }
+        if let replay = file.recordings.first { throw Self.unread(replay, in: file, at: path) }
         try self.init(file: file, path: path, active: active)
     }
 
@@ -199,21 +199,27 @@ public final class ActiveScenario: Sendable {
         }
         let folder = (path as NSString).deletingLastPathComponent
         for replay in file.recordings {
-            guard let reader else { throw unread(replay, in: file) }
+            guard let reader else { throw unread(replay, in: file, at: path) }
             let source = replay.source.hasPrefix("/") || folder.isEmpty ? replay.source : (folder as NSString).appendingPathComponent(replay.source)
             do {
                 try replay.load(try await reader(source))
             } catch {
-                throw .unreadable(RuleDocumentError(file: file.name, line: nil, column: nil, field: replay.field, message: "\(error)"))
+                throw .unreadable(placed(RuleDocumentError(file: file.name, line: nil, column: nil, field: replay.field, message: "\(error)"), at: path))
             }
         }
         return file
     }
 
-    static func unread(_ replay: RecordedReplay, in file: ScenarioFile) -> ScenarioSwitchError {
-        .unreadable(RuleDocumentError(
+    static func unread(_ replay: RecordedReplay, in file: ScenarioFile, at path: String) -> ScenarioSwitchError {
+        .unreadable(placed(RuleDocumentError(
             file: file.name, line: nil, column: nil, field: replay.field,
-            message: "a recorded state answers from its recording, which kagami proxy, kagami mock and KagamiKit read (--scenarios FILE)"))
+            message: "a recorded state answers from its recording, which kagami proxy, kagami mock and KagamiKit read (--scenarios FILE)"), at: path))
+    }
+
+    /// `error` with its field's line and column in the scenario file at `path`.
+    static func placed(_ error: RuleDocumentError, at path: String) -> RuleDocumentError {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return error }
+        return RuleDocumentReader.placed(error, in: text)
     }
 
     /// How an exchange a scenario touched is marked in the session and the UI.

@@ -135,16 +135,16 @@ import Testing
         // A call the recording hasn't is as-is, not a recorded state.
         #expect(active.state(for: Self.request("GET", "/feed?page=2")) == nil)
 
-        // Read without a reader, or a recording that can't be read: the field says which.
+        // Read without a reader, or a recording that can't be read: the field says which, and its line.
         #expect {
             try ActiveScenario(path: path)
         } throws: { error in
-            "\(error)" == "scenarios.yaml: scenarios[0].states[0].recording: a recorded state answers from its recording, which kagami proxy, kagami mock and KagamiKit read (--scenarios FILE)"
+            "\(error)" == "scenarios.yaml:6:9: scenarios[0].states[0].recording: a recorded state answers from its recording, which kagami proxy, kagami mock and KagamiKit read (--scenarios FILE)"
         }
         await #expect {
             try await ActiveScenario.load(path: path) { _ in [] }
         } throws: { error in
-            "\(error)" == "scenarios.yaml: scenarios[0].states[0].recording: runs/feed.har holds no recorded exchange with a response to answer from"
+            "\(error)" == "scenarios.yaml:6:9: scenarios[0].states[0].recording: runs/feed.har holds no recorded exchange with a response to answer from"
         }
     }
 
