@@ -228,7 +228,7 @@ extension Exchange {
         let previous = target
         let edited = ProxyTarget(scheme: request.scheme, host: request.host, port: request.port, path: request.target)
         if edited.hostHeader != previous.hostHeader, headers["host"].first == previous.hostHeader {
-            headers.replaceOrAdd(name: "Host", value: edited.hostHeader)
+            headers.setHost(edited.hostHeader)
         }
         target = edited
         upstreamHead = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: request.target, headers: headers)

@@ -28,3 +28,26 @@ enum HopByHopFields {
         if acceptsTrailers { headers.add(name: "te", value: "trailers") }
     }
 }
+
+extension HTTPHeaders {
+    /// Host set to `value` where it stands among the fields (first when there is none, where
+    /// RFC 9112 §3.2 asks clients to put it); any further Host is dropped. A request already
+    /// naming its server is left as it is.
+    mutating func setHost(_ value: String) {
+        let hosts = self["host"]
+        if hosts.count == 1, hosts[0] == value { return }
+        var fields: [(String, String)] = []
+        fields.reserveCapacity(count + 1)
+        var placed = false
+        for (name, existing) in self {
+            guard name.caseInsensitiveCompare("host") == .orderedSame else {
+                fields.append((name, existing))
+                continue
+            }
+            if !placed { fields.append((name, value)) }
+            placed = true
+        }
+        if !placed { fields.insert(("Host", value), at: 0) }
+        self = HTTPHeaders(fields)
+    }
+}

@@ -38,7 +38,13 @@ enum RequestRoute: Equatable {
             }
         case (.forward, nil):
             do {
-                target = try ProxyTarget(absoluteURL: head.uri)
+                // HTTP/2 has no absolute form: a stream names its server in :authority (Host
+                // here) and its path in :path (RFC 9113 §8.3.1).
+                if head.version.major == 2, head.uri.hasPrefix("/"), let authority = headers["host"].first, !authority.isEmpty {
+                    target = try ProxyTarget(absoluteURL: "http://" + authority + head.uri)
+                } else {
+                    target = try ProxyTarget(absoluteURL: head.uri)
+                }
             } catch {
                 self = .refuse(.badRequest, "Kagami is an HTTP proxy: send requests in absolute form (http://host/path). \(error)")
                 return
@@ -54,12 +60,12 @@ enum RequestRoute: Equatable {
             }
             headers.remove(name: "proxy-authorization")
             // The target names the server; a Host that disagrees is replaced (RFC 9112 §3.2.2).
-            headers.replaceOrAdd(name: "Host", value: target.hostHeader)
+            headers.setHost(target.hostHeader)
         case (.reverse(let upstream), _):
             let base = upstream.path.hasSuffix("/") ? String(upstream.path.dropLast()) : upstream.path
             target = ProxyTarget(scheme: upstream.scheme, host: upstream.host, port: upstream.port, path: base + (head.uri.hasPrefix("/") ? head.uri : "/" + head.uri))
             // As Charles's reverse proxies do unless told to preserve it: the server sees its own name.
-            headers.replaceOrAdd(name: "Host", value: target.hostHeader)
+            headers.setHost(target.hostHeader)
         }
         self = .server(target, HTTPRequestHead(version: .http1_1, method: head.method, uri: target.path, headers: headers), repeatOf: repeatOf)
     }

@@ -6,6 +6,9 @@ server [--cert FILE --key FILE]: serves on 127.0.0.1, port 0 (TLS with h2 and ht
         path, headers, and the SHA-256 of its body.
 client --url URL [--proxy URL] [--cacert FILE] [--data N]: one request with httpx (http2=True),
         prints one JSON line: the response's HTTP version, status and body.
+h2c-proxy --proxy-port N --url URL: one GET with the h2 library over clear-text HTTP/2 with prior
+        knowledge to a forward proxy on 127.0.0.1, naming the server in :authority and the path
+        in :path (RFC 9113 §8.3.1); prints one JSON line: status and body.
 """
 import asyncio
 import hashlib
@@ -79,8 +82,42 @@ def client(arguments):
         print(json.dumps({"version": response.http_version, "status": response.status_code, "body": response.text}), flush=True)
 
 
+def h2c_through_proxy(arguments):
+    import urllib.parse
+    import h2.config
+    import h2.connection
+    import h2.events
+    option = lambda name: arguments[arguments.index(name) + 1]
+    url = urllib.parse.urlsplit(option("--url"))
+    connection = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+    connection.initiate_connection()
+    path = url.path + ("?" + url.query if url.query else "")
+    connection.send_headers(1, [(":method", "GET"), (":scheme", "http"), (":authority", url.netloc), (":path", path),
+                                ("accept", "application/json")], end_stream=True)
+    sock = socket.create_connection(("127.0.0.1", int(option("--proxy-port"))), timeout=30)
+    sock.sendall(connection.data_to_send())
+    status, body, ended = None, b"", False
+    while not ended:
+        data = sock.recv(65536)
+        if not data:
+            break
+        for event in connection.receive_data(data):
+            if isinstance(event, h2.events.ResponseReceived):
+                status = int(dict(event.headers)[":status"])
+            elif isinstance(event, h2.events.DataReceived):
+                body += event.data
+                connection.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            elif isinstance(event, (h2.events.StreamEnded, h2.events.StreamReset)):
+                ended = True
+        sock.sendall(connection.data_to_send())
+    sock.close()
+    print(json.dumps({"status": status, "body": body.decode("utf-8", "replace")}), flush=True)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "server":
         serve(sys.argv[2:])
+    elif sys.argv[1] == "h2c-proxy":
+        h2c_through_proxy(sys.argv[2:])
     else:
         client(sys.argv[2:])

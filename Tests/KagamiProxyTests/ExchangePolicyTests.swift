@@ -38,6 +38,38 @@ import Testing
         #expect(message.contains("absolute form"))
     }
 
+    /// Host keeps its place among the fields (first, where clients put it), or is put first
+    /// when the request had none; a Host naming another server is replaced where it stands.
+    @Test func hostKeepsItsPlaceOnTheWayToTheServer() throws {
+        let cases: [([(String, String)], [String])] = [
+            ([("Host", "127.0.0.1:8080"), ("Accept", "*/*"), ("User-Agent", "curl")], ["Host", "Accept", "User-Agent"]),
+            ([("Accept", "*/*"), ("host", "elsewhere"), ("User-Agent", "curl")], ["Accept", "host", "User-Agent"]),
+            ([("Accept", "*/*"), ("User-Agent", "curl")], ["Host", "Accept", "User-Agent"]),
+            ([("Host", "a"), ("Accept", "*/*"), ("Host", "b")], ["Host", "Accept"]),
+        ]
+        for (fields, order) in cases {
+            guard case .server(_, let sent, _) = RequestRoute(head("http://127.0.0.1:8080/a", fields), mode: .forward, origin: nil) else {
+                Issue.record("not sent: \(fields)"); continue
+            }
+            #expect(sent.headers.map(\.name) == order)
+            #expect(sent.headers["host"] == ["127.0.0.1:8080"])
+        }
+    }
+
+    /// An HTTP/2 stream to a forward proxy names its server in :authority (Host once decoded)
+    /// and its path in :path: the standard form, as the absolute form is for HTTP/1.1.
+    @Test func anHTTP2StreamGoesToItsAuthority() throws {
+        let route = RequestRoute(head("/a?b=1", [("host", "127.0.0.1:8080"), ("accept", "*/*")], version: .http2), mode: .forward, origin: nil)
+        guard case .server(let target, let sent, _) = route else { Issue.record("\(route)"); return }
+        #expect(target == ProxyTarget(scheme: "http", host: "127.0.0.1", port: 8080, path: "/a?b=1"))
+        #expect(sent.uri == "/a?b=1" && sent.version == .http1_1)
+        #expect(sent.headers.map(\.name) == ["host", "accept"])
+        // Without an authority there is nowhere to send it.
+        guard case .refuse(.badRequest, _) = RequestRoute(head("/a", version: .http2), mode: .forward, origin: nil) else {
+            Issue.record("a stream without :authority went on"); return
+        }
+    }
+
     @Test func httpsInAbsoluteFormWantsATunnelUnlessItIsARepeat() throws {
         guard case .refuse(let status, _) = RequestRoute(head("https://127.0.0.1/"), mode: .forward, origin: nil) else {
             Issue.record("not refused"); return

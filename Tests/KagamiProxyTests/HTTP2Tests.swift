@@ -71,6 +71,28 @@ struct HTTP2Tests {
         }
     }
 
+    /// h2c with prior knowledge to the forward proxy, the server named as HTTP/2 names it: in
+    /// :authority, with the path in :path (the h2 library as the client). The server gets
+    /// HTTP/1.1 with Host first, as clients write it.
+    @Test func h2cToTheForwardProxyNamesItsServerInAuthority() async throws {
+        try await ProxyHarness.with { h in
+            let result = try await CommandLineClient(try WebSocketPeer.python()).run([
+                HTTP2EndToEndTests.script, "h2c-proxy", "--proxy-port", String(h.proxyPort), "--url", "\(h.origin.baseURL)/echo?h2c=forward",
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            let answer = (try? JSONSerialization.jsonObject(with: Data(result.stdoutText.utf8))) as? [String: Any]
+            #expect(answer?["status"] as? Int == 200, "\(result.stdoutText) \(result.stderr)")
+            let flow = try #require(try await h.flows(count: 1).first)
+            #expect(flow.request.version == "HTTP/2.0")
+            #expect(flow.request.url == "\(h.origin.baseURL)/echo?h2c=forward")
+            #expect(flow.mode == .forward)
+            let received = try #require(h.origin.received.first)
+            #expect(received.version == "HTTP/1.1")
+            #expect(received.headers.first?.name.lowercased() == "host", "\(received.headers)")
+            #expect(received.headers.first?.value == "127.0.0.1:\(h.origin.port)")
+        }
+    }
+
     /// An HTTP/1.1 client on the same listener is unaffected by the preface check, including
     /// one whose first bytes could still be the preface ("P", then "UT …").
     @Test func http11ClientsStillWork() async throws {
