@@ -275,6 +275,9 @@ extension WebSocketMessage {
             "truncated": .bool(isTruncated),
             "compressed": .bool(isCompressed),
         ]
+        // `size` counts the wire's bytes: a compressed message's payload is its inflated bytes,
+        // known whole unless only its first part was kept.
+        if isCompressed { object["payloadSize"] = isTruncated ? .null : .integer(data.count) }
         if let text {
             object["text"] = .string(text)
         } else {

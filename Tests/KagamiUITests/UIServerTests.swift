@@ -196,12 +196,22 @@ struct RunningUI {
         defer { Task { await ui.stop() } }
         let flow = FlowFixtures.webSocket()
         ui.recorder.record(flow)
-        ui.recorder.record(messages: FlowFixtures.webSocketMessages(), of: flow.id)
+        // The last two sent compressed: 70,000 characters in 85 bytes, and one kept in part.
+        let long = WebSocketMessage(
+            direction: .receive, time: Date(timeIntervalSince1970: 1_780_000_009), opcode: .text,
+            data: Data(String(repeating: "a", count: 70_000).utf8), size: 85, isCompressed: true)
+        let cut = WebSocketMessage(
+            direction: .receive, time: Date(timeIntervalSince1970: 1_780_000_010), opcode: .text,
+            data: Data("a".utf8), size: 90, isTruncated: true, isCompressed: true)
+        ui.recorder.record(messages: FlowFixtures.webSocketMessages() + [long, cut], of: flow.id)
         ui.recorder.record(FlowFixtures.getJSON())
         try await ui.store.flush()
         let all = try await ui.json("/api/flows/\(flow.id.uuidString)/messages")
         guard case .array(let messages)? = all["messages"] else { Issue.record("no messages in \(all)"); return }
-        #expect(messages.map { $0["type"]?.stringValue ?? "" } == ["send", "receive", "send", "send", "receive", "send"])
+        #expect(messages.map { $0["type"]?.stringValue ?? "" } == ["send", "receive", "send", "send", "receive", "send", "receive", "receive"])
+        #expect(messages[0]["payloadSize"] == nil)
+        #expect(messages[6]["size"] == 85 && messages[6]["payloadSize"] == 70_000)
+        #expect(messages[7]["payloadSize"] == .null)
         #expect(messages[0]["text"] == "hello 👋")
         #expect(messages[2]["base64"] == .string(Data([0x00, 0xFF, 0x10]).base64EncodedString()))
         #expect(messages[5]["closeCode"] == 1000 && messages[5]["closeReason"] == "bye")
@@ -209,7 +219,7 @@ struct RunningUI {
         #expect(page["messages"]?.arrayValue?.count == 1)
         #expect(page["messages"]?[0]?["opcode"] == 10)
         let har = try await ui.json("/api/export.har")
-        #expect(har["log"]?["entries"]?[0]?["_webSocketMessages"]?.arrayValue?.count == 6)
+        #expect(har["log"]?["entries"]?[0]?["_webSocketMessages"]?.arrayValue?.count == 8)
         #expect(har["log"]?["entries"]?[1]?["_webSocketMessages"] == nil)
         let missing = try await ui.curl(["-o", "/dev/null", "-w", "%{http_code}", ui.url("/api/flows/\(UUID().uuidString)/messages")])
         #expect(missing.stdoutText == "404")

@@ -62,7 +62,7 @@ export function messagesPanel(flow) {
         el("td", { title: m.type === "send" ? "client → server" : "server → client" }, m.type === "send" ? "↑" : "↓"),
         el("td", { title: new Date(m.time * 1000).toISOString() }, formatTime(m.time * 1000)),
         el("td", {}, `${OPCODES[m.opcode] || m.opcode}${m.compressed ? " (deflate)" : ""}`),
-        el("td", {}, `${formatSize(m.size)}${m.truncated ? ", first part kept" : ""}`),
+        el("td", {}, messageSize(m)),
         el("td", { className: "message-data" }, truncate(payloadText(m), 2000),
           m.note ? el("div", { className: "message-note note" }, m.note) : null))))));
   };
@@ -116,4 +116,12 @@ export function messagesPanel(flow) {
   const nodes = [el("section", {}, el("h3", {}, "Messages"), el("div", { className: "message-filters" }, filter, direction), send, holder)];
   kept = { id: flow.id, nodes, ended: () => { send.hidden = true; } };
   return nodes;
+}
+
+/** The payload's size, and for a compressed message the bytes it took on the wire too. */
+export function messageSize(m) {
+  const kept = m.truncated ? ", first part kept" : "";
+  if (!m.compressed) return `${formatSize(m.size)}${kept}`;
+  if (m.payloadSize == null) return `${formatSize(m.size)} on the wire${kept}`;
+  return `${formatSize(m.payloadSize)} (${formatSize(m.size)} on the wire)${kept}`;
 }
