@@ -47,7 +47,9 @@ extension FlowAPI {
             if !taken { taken = try await store.flow(id: id) != nil }
             if taken { result.renumber(index) }
         }
-        let flows = result.flows
+        // In the order they started, as the list shows captured exchanges (an archive may list
+        // its entries otherwise); those that started together keep the archive's order.
+        let flows = result.flows.enumerated().sorted { ($0.element.timings.start, $0.offset) < ($1.element.timings.start, $1.offset) }.map(\.element)
         for flow in flows {
             recorder.record(flow)
             if let messages = result.webSocketMessages[flow.id] { recorder.record(messages: messages, of: flow.id) }

@@ -50,6 +50,28 @@ import Testing
         #expect(body.stdoutText == #"{"id":1,"name":"Ada"}"#)
     }
 
+    /// An archive that lists its entries newest first joins the session in the order they started.
+    @Test func importedExchangesJoinInTheOrderTheyStarted() async throws {
+        let ui = try await RunningUI.start()
+        defer { Task { await ui.stop() } }
+        func entry(_ path: String, _ started: String) -> String {
+            #"""
+            {"startedDateTime": "\#(started)", "time": 5,
+             "request": {"method": "GET", "url": "http://127.0.0.1:9/\#(path)", "httpVersion": "HTTP/1.1", "headers": [], "queryString": [], "cookies": [], "headersSize": -1, "bodySize": 0},
+             "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1", "headers": [], "cookies": [], "content": {"size": 0, "mimeType": "text/plain"}, "redirectURL": "", "headersSize": -1, "bodySize": 0},
+             "cache": {}, "timings": {"send": 1, "wait": 3, "receive": 1}}
+            """#
+        }
+        let archive = ui.directory.appendingPathComponent("newest-first.har")
+        let entries = [entry("third", "2026-11-29T10:00:03.000Z"), entry("first", "2026-11-29T10:00:01.000Z"), entry("second", "2026-11-29T10:00:02.000Z")]
+        try #"{"log": {"version": "1.2", "creator": {"name": "test", "version": "1"}, "entries": [\#(entries.joined(separator: ","))]}}"#
+            .write(to: archive, atomically: true, encoding: .utf8)
+        let (status, answer) = try await post(ui, "/api/import.har", file: archive)
+        #expect(status == "200", "\(answer)")
+        let list = try await ui.json("/api/flows")
+        #expect(list["flows"]?.arrayValue?.map { $0["path"]?.stringValue ?? "" } == ["/first", "/second", "/third"])
+    }
+
     @Test func unreadableEntriesAreSkippedAndNamedAndAnArchiveOfNothingReadableIsRefused() async throws {
         let ui = try await RunningUI.start()
         defer { Task { await ui.stop() } }
