@@ -54,8 +54,10 @@ public enum RuleDocumentReader {
     /// `text` as a `T`: a document that doesn't parse or decode is refused with the file, line,
     /// column and field of the first problem.
     public static func decode<T: Decodable>(_ type: T.Type, from text: String, file: String) throws(RuleDocumentError) -> T {
+        // A JSON file's own error is JSON's (YAML would read it, and word it less well); YAML's
+        // flow style starts the same way (`{blockList: …}`) and is read as YAML.
         let trimmed = text.drop { $0.isWhitespace }
-        if trimmed.first == "{" || trimmed.first == "[" {
+        if trimmed.first == "{" || trimmed.first == "[", file.lowercased().hasSuffix(".json") {
             do {
                 _ = try JSONValue(parsing: text)
             } catch {

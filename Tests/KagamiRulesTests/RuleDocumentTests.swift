@@ -78,6 +78,16 @@ import Testing
         #expect(duplicate.message.contains("blockList"))
     }
 
+    /// YAML's flow style starts as JSON does; in a YAML file it is read as YAML, errors worded by
+    /// the YAML reader with their line.
+    @Test func yamlInFlowStyleIsYAML() throws {
+        let rules = try RuleSet(parsing: "{blockList: [{name: ads, locations: [{host: ads.test}]}]}", file: "rules.yaml")
+        #expect(rules.blockList.map(\.name) == ["ads"])
+        let broken = try #require(error("{blockList: [{name: ads,\n  locations: [}]}", file: "rules.yaml"))
+        #expect(broken.file == "rules.yaml" && broken.line == 2, "\(broken)")
+        #expect(!broken.message.contains("JSON"), "\(broken)")
+    }
+
     @Test func jsonDocumentsWithSyntaxAndFieldErrors() throws {
         let syntax = try #require(error("{\n  \"blockList\": [\n    {\"name\": \"x\",}\n  ]\n}", file: "rules.json"))
         #expect(syntax.file == "rules.json")
