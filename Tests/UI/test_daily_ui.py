@@ -328,6 +328,10 @@ class Suite(Page):
         self.driver.find_element(By.ID, "compose-send").click()
         self.filter("/menu/form")
         self.until(lambda: len(self.rows()) == 2, "the composed copy is recorded")
+        # Only the composed exchange is chosen and shown: the row the menu came from lets go.
+        lit = ("return [...document.querySelectorAll('#sequence-spacer .row:not([hidden])')]"
+               ".filter(r => r.classList.contains('selected') || r.classList.contains('marked')).map(r => r.dataset.position)")
+        self.until(lambda: self.js(lit) == ["1"], lambda: f"one highlighted row, the new one: {self.js(lit)}")
 
     def test_row_menu_rules_open_prefilled(self):
         curl(self.kagami.proxy, f"{self.base}/menu/local.json")

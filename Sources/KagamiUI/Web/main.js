@@ -33,6 +33,12 @@ function select(id) {
   if (id) loadDetail(id);
 }
 
+/** Selects an exchange Kagami made for you (a composed request): it alone is chosen, as a click would. */
+function selectOnly(id) {
+  dispatch({ type: "marked", id, mode: "only" });
+  select(id);
+}
+
 const openMenu = (menu) => dispatch({ type: "menuOpened", menu });
 mountSequence({ scroll: $("sequence-scroll"), spacer: $("sequence-spacer"), head: $("sequence-head"), onSelect: select, onMenu: openMenu });
 mountStructure({ container: $("structure"), onSelect: select, onMenu: openMenu });
@@ -40,7 +46,7 @@ mountSSLProxying({ container: $("ssl") });
 mountScenarios({ container: $("scenarios"), badge: $("scenario-active") });
 mountDevice({ container: $("device") });
 mountSplitter({ handle: $("splitter"), inspector: $("inspector"), workspace: document.querySelector(".workspace") });
-mountCompose({ dialog: $("compose-dialog"), onSelect: select });
+mountCompose({ dialog: $("compose-dialog"), onSelect: selectOnly });
 $("compose").addEventListener("click", () => dispatch({ type: "composeOpened", draft: blankCompose() }));
 mountRules({ container: $("rules") });
 mountBreakpoints({ container: $("breakpoints"), dialog: $("held-dialog") });
