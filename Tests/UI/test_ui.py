@@ -282,6 +282,10 @@ class Suite(Page):
         text = self.driver.find_element(By.ID, "structure").text.replace("\n", " ")
         for node in ["api (1)", "images (1)", "forms (1)", "search (2)"]:
             assert node in text, f"{node} in {text}"
+        # A leaf's name and time stand apart.
+        next(s for s in self.driver.find_elements(By.CSS_SELECTOR, "#structure summary") if s.text.startswith("search")).click()
+        leaves = "return [...document.querySelectorAll('#structure .leaf')].map(l => l.innerText)"
+        self.until(lambda: any(re.search(r"q=again \d", t) for t in self.js(leaves)), lambda: f"the leaf's time apart from its name: {self.js(leaves)}")
         self.shot("structure")
         self.driver.find_element(By.ID, "view-sequence").click()
 

@@ -79,7 +79,7 @@ export function mountStructure({ container, onSelect, onMenu }) {
         const leaf = el("div", { className: `leaf${flow.id === state.selectedId ? " selected" : ""}`, dataset: { id: flow.id }, title: flow.path + query, onclick: () => onSelect(flow.id),
           oncontextmenu: (event) => { event.preventDefault(); onSelect(flow.id); onMenu({ x: event.clientX, y: event.clientY, flow }); } },
           el("span", { className: statusClass(flow.status) }, String(flow.status ?? "failed")), ` ${flow.method} `,
-          truncate(`${flow.path.split("/").pop() || "/"}${query}`, 120), el("span", { className: "count" }, formatTime(flow.time)));
+          truncate(`${flow.path.split("/").pop() || "/"}${query}`, 120), " ", el("span", { className: "count" }, formatTime(flow.time)));
         details.append(leaf);
       }
     };
