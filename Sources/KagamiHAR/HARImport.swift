@@ -249,7 +249,7 @@ public enum HARImport {
         } catch {
             throw urlNode.error(error.description)
         }
-        let version = try node.optional("httpVersion")?.string().nonEmpty ?? "HTTP/1.1"
+        let version = HARHTTPVersion.read(try node.optional("httpVersion")?.string().nonEmpty ?? "HTTP/1.1")
         let headers = try node.optional("headers").map { node throws(HARImportError) in try self.headers(node) } ?? HeaderFields()
         let bodySize = try node.optional("bodySize")?.number()
         var body = FlowBody()
@@ -280,7 +280,7 @@ public enum HARImport {
     static func response(_ node: HARNode) throws(HARImportError) -> (FlowResponse?, String?) {
         let status = try node.member("status").integer()
         let reason = try node.optional("statusText")?.string() ?? ""
-        let version = try node.optional("httpVersion")?.string() ?? ""
+        let version = HARHTTPVersion.read(try node.optional("httpVersion")?.string() ?? "")
         let headers = try node.optional("headers").map { node throws(HARImportError) in try self.headers(node) } ?? HeaderFields()
         let browserError = try node.optional("_error").flatMap { $0.value.stringValue }
         // mitmproxy writes `"content": {}` for a request that got no response.

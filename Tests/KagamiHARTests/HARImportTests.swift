@@ -27,6 +27,26 @@ import Testing
         #expect(imported[4].request.target == "secure.example.com:443")
     }
 
+    /// HTTP versions as each writer names them are read as flows name them; an HTTP/2 exchange is
+    /// written `HTTP/2`, which mitmproxy's reader (it takes only `HTTP/2` and `http/2.0`) and
+    /// Chrome's read as HTTP/2, and comes back as it was.
+    @Test func httpVersionsAsEachWriterNamesThem() throws {
+        for (written, kept) in [
+            ("HTTP/2", "HTTP/2.0"), ("http/2.0", "HTTP/2.0"), ("h2", "HTTP/2.0"), ("HTTP/2.0", "HTTP/2.0"), ("h3", "HTTP/3"),
+            ("http/1.1", "HTTP/1.1"), ("HTTP/1.1", "HTTP/1.1"), ("HTTP/1.0", "HTTP/1.0"), ("SPDY/3", "SPDY/3"),
+        ] {
+            #expect(HARHTTPVersion.read(written) == kept, "\(written)")
+        }
+        var flow = HARTestSupport.kagamiFlows()[0]
+        flow.request.version = "HTTP/2.0"
+        flow.response?.version = "HTTP/2.0"
+        let archive = HARExport.archive([flow], creatorVersion: "0.1.0")
+        #expect(archive["log"]?["entries"]?[0]?["request"]?["httpVersion"] == "HTTP/2")
+        #expect(archive["log"]?["entries"]?[0]?["response"]?["httpVersion"] == "HTTP/2")
+        let back = try HARTestSupport.importAll(Array(archive.serialized().utf8))
+        #expect(back.first?.request.version == "HTTP/2.0" && back.first?.response?.version == "HTTP/2.0")
+    }
+
     /// A WebSocket's messages come back from an archive (Chrome's fields), are not kept twice
     /// as archive fields, and export the same again; a bad message says where.
     @Test func webSocketMessagesRoundTrip() throws {
@@ -79,7 +99,7 @@ import Testing
         let page = flows[0]
         #expect(page.request.method == "GET" && page.request.scheme == "https" && page.request.host == "shop.example.com" && page.request.port == 443)
         #expect(page.request.target == "/cart?step=2&coupon=SUMMER%2024&empty=")
-        #expect(page.request.version == "http/2.0")
+        #expect(page.request.version == "HTTP/2.0")
         #expect(page.request.headers.count == 8 && page.request.headers["cookie"] == "sid=9f2c; cart=3")
         #expect(page.serverAddress == "[2606:4700:10::6816:2a]:443")
         let pageText = String(decoding: page.response?.body.data ?? Data(), as: UTF8.self)
