@@ -74,12 +74,16 @@ struct ExportCommand: AsyncParsableCommand {
             var writer = HARStreamWriter(creatorVersion: Kagami.configuration.version)
             try destination.write(writer.opening)
             if selected.isEmpty {
+                let total = try await store.count()
+                let progress = ExchangeCountDisplay("Exporting \(reading.description)", total: limit.map { min($0, total) } ?? total)
+                defer { progress.finish() }
                 try await store.forEachFlow(includeBodies: true, limit: limit) { flows in
                     let messages = try await store.webSocketMessages(of: flows)
                     for flow in flows {
                         let grpc = await schemas?.archiveFields(of: flow)
                         try destination.write { writer.entry(flow, webSocketMessages: messages[flow.id], grpc: grpc, to: &$0) }
                     }
+                    progress.add(flows.count)
                 }
             } else {
                 for id in selected.prefix(limit ?? selected.count) {

@@ -37,7 +37,8 @@ struct ImportCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let storeURL = destination.storeURL
-        let importing = Importing { try await RecordingStore.open(store: storeURL, session: session) }
+        let progress = ExchangeCountDisplay("Importing \(file)", total: nil)
+        let importing = Importing(progress: progress) { try await RecordingStore.open(store: storeURL, session: session) }
         let file = self.file
         // Entry by entry, straight into the session: memory holds one entry and what waits for
         // the writer, which the reading waits for when it is behind.
@@ -54,6 +55,7 @@ struct ImportCommand: AsyncParsableCommand {
                 continuation.resume(returning: result)
             }
         }
+        progress.finish()
         if let error = importing.openError { throw error }
         let imported = importing.count
         switch outcome {
@@ -94,6 +96,8 @@ extension ImportCommand {
         }
         let destination = try await RecordingStore.open(store: self.destination.storeURL, session: session)
         var imported = 0
+        let progress = ExchangeCountDisplay("Importing \(file)", total: try? await source.count())
+        defer { progress.finish() }
         do {
             try await source.forEachFlow(includeBodies: true) { flows in
                 let messages = try await source.webSocketMessages(of: flows)
@@ -102,6 +106,7 @@ extension ImportCommand {
                     if let kept = messages[flow.id], !kept.isEmpty { destination.store.record(messages: kept, of: flow.id) }
                     imported += 1
                 }
+                progress.add(flows.count)
                 while destination.store.isBehind { try await Task.sleep(for: .milliseconds(5)) }
             }
         } catch {
@@ -124,8 +129,10 @@ private final class Importing: @unchecked Sendable {
     private(set) var openError: (any Error)?
     private(set) var first: Flow?
     private(set) var count = 0
+    private let progress: ExchangeCountDisplay
 
-    init(open: @escaping @Sendable () async throws -> RecordingStore) {
+    init(progress: ExchangeCountDisplay, open: @escaping @Sendable () async throws -> RecordingStore) {
+        self.progress = progress
         self.open = open
     }
 
@@ -151,6 +158,7 @@ private final class Importing: @unchecked Sendable {
         if let messages { store.record(messages: messages, of: flow.id) }
         if first == nil { first = flow }
         count += 1
+        progress.add(1)
     }
 
     /// The reading's thread (a Dispatch one, not Swift's own) waits while the session opens.

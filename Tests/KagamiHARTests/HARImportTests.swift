@@ -214,6 +214,28 @@ import Testing
         }
     }
 
+    /// A long export or import shows how far it has got on a terminal (a pseudo-terminal of
+    /// `script` here), and writes nothing of it to a pipe.
+    @Test func exportAndImportShowTheirProgressOnATerminal() async throws {
+        let session = try TemporaryFolder.path("har", "progress.sqlite")
+        let store = try SQLiteFlowStore(path: session)
+        for index in 0..<1_234 { store.record(FlowFixtures.getJSON(url: "/items/\(index)")) }
+        try await store.flush()
+        let kagami = try CommandLineClient.kagamiPath()
+        let archive = try TemporaryFolder.path("har", "progress.har")
+        let exported = try await CommandLineClient("/usr/bin/script").run(["-qec", "\(kagami) export --session \(session) -o \(archive)", "/dev/null"])
+        #expect(exported.status == 0, "\(exported.stdoutText)")
+        #expect(exported.stdoutText.contains("Exporting \(session) [########------------] 40% 500 of 1234"), "\(exported.stdoutText)")
+        #expect(exported.stdoutText.contains("\u{1B}[K"), "the line is cleared at the end")
+        let imported = try await CommandLineClient("/usr/bin/script").run(["-qec", "\(kagami) import \(archive) --session \(session)-copy", "/dev/null"])
+        #expect(imported.stdoutText.contains("Importing \(archive): 1 exchanges…"), "\(imported.stdoutText)")
+        #expect(imported.stdoutText.contains("Imported 1234 exchanges"), "\(imported.stdoutText)")
+        let piped = try await CommandLineClient.kagami().run(["export", "--session", session, "-o", archive])
+        #expect(piped.status == 0 && piped.stderr.isEmpty, "\(piped.stderr)")
+        #expect(ExchangeCountDisplay.text("Exporting s", count: 3, total: nil) == "Exporting s: 3 exchanges…")
+        #expect(ExchangeCountDisplay.text("Exporting s", count: 10, total: 10) == "Exporting s [####################] 100% 10 of 10")
+    }
+
     /// An archive Kagami exported (entries first, then the log's pages) imports whole: the
     /// pages travel on its first flow and export again.
     @Test func pagesAfterTheEntriesAreKept() async throws {
