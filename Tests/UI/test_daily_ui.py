@@ -6,6 +6,7 @@ columns the page remembers), so each stands alone. Prints `daily ui tests: N pas
 
 Usage: python Tests/UI/test_daily_ui.py [path/to/kagami]
 """
+import datetime
 import json
 import os
 import plistlib
@@ -605,8 +606,9 @@ class Suite(Page):
             wide.stop()
 
     def test_body_viewers(self):
-        xml = plistlib.dumps({"name": "Ada", "roles": ["admin", "dev"], "count": 2}, fmt=plistlib.FMT_XML)
-        binary = plistlib.dumps({"device": "iPhone", "build": 42, "beta": True}, fmt=plistlib.FMT_BINARY)
+        when = datetime.datetime(2026, 11, 29, 10, 0, 0)
+        xml = plistlib.dumps({"name": "Ada", "roles": ["admin", "dev"], "count": 2, "ratio": 2.0, "when": when, "blob": b"\x01\x02"}, fmt=plistlib.FMT_XML)
+        binary = plistlib.dumps({"device": "iPhone", "build": 42, "beta": True, "ratio": 2.0, "when": when}, fmt=plistlib.FMT_BINARY)
         files = {}
         for name, data in [("xml.plist", xml), ("binary.plist", binary), ("blob.bin", bytes(range(256))), ("note.txt", b"a note\n")]:
             files[name] = os.path.join(self.workdir, name)
@@ -627,10 +629,14 @@ class Suite(Page):
 
         body = request_body("/bodies/xml-plist")
         self.until(lambda: "XML property list" in body.text, "an XML plist read")
-        assert '"name": "Ada"' in body.text and '"admin"' in body.text and '"count": 2' in body.text, body.text
+        assert '"name": "Ada"' in body.text and '"admin"' in body.text and '"count": 2 integer' in body.text, body.text
+        # The plist's own types: a real is not an integer, a date and data say what they are.
+        assert '"ratio": 2.0 real' in body.text and '"when": 2026-11-29T10:00:00Z date' in body.text, body.text
+        assert '"blob": <0102> data' in body.text, body.text
         body = request_body("/bodies/binary-plist")
         self.until(lambda: "Binary property list" in body.text, "a binary plist read")
-        assert '"device": "iPhone"' in body.text and '"build": 42' in body.text and '"beta": true' in body.text, body.text
+        assert '"device": "iPhone"' in body.text and '"build": 42 integer' in body.text and '"beta": true' in body.text, body.text
+        assert '"ratio": 2.0 real' in body.text and '"when": 2026-11-29T10:00:00.000Z date' in body.text, body.text
         self.shot("inspector-plist")
         body = request_body("/bodies/blob")
         self.until(lambda: body.find_elements(By.CSS_SELECTOR, ".hex"), "binary as hex")

@@ -75,6 +75,10 @@ export function renderJSON(bytes) {
 
 function jsonNode(key, value, depth) {
   const label = key == null ? [] : [el("span", { className: "key" }, JSON.stringify(key)), ": "];
+  if (value instanceof PlistScalar) {
+    return el("div", { className: "leaf" }, ...label, el("span", { className: value.type === "integer" || value.type === "real" ? "number" : "string" }, value.text),
+      " ", el("span", { className: "plist-type" }, value.type));
+  }
   if (value !== null && typeof value === "object") {
     const entries = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
     const open = Array.isArray(value) ? "[" : "{";
@@ -111,7 +115,20 @@ export function isPlist(type, bytes) {
   return /^\s*(<\?xml[^>]*>\s*)?(<!DOCTYPE plist[^>]*>\s*)?<plist[\s>]/.test(head);
 }
 
-/** The plist's value: objects, arrays, strings, numbers, booleans; dates as ISO text, data as `<hex>`. */
+/**
+ * A plist value that JSON would show as another type, or not at all: an integer or a real (2 and
+ * 2.0 are different types to a plist), a date, data, a UID. Shown with its type beside it.
+ */
+class PlistScalar {
+  constructor(type, text) { this.type = type; this.text = text; }
+}
+
+/** A binary plist's real as a plist writes it: 2.0, not 2. */
+function realText(number) {
+  return Number.isInteger(number) ? number.toFixed(1) : String(number);
+}
+
+/** The plist's value: objects, arrays, strings, booleans; numbers, dates, data and UIDs as `PlistScalar`s with their type. */
 export function parsePlist(bytes) {
   return startsWith(bytes, "bplist00") ? parseBinaryPlist(bytes) : parseXMLPlist(decodeText(bytes));
 }
@@ -137,12 +154,12 @@ function parseXMLPlist(text) {
       }
       case "array": return [...node.children].map(value);
       case "string": return node.textContent;
-      case "integer": return Number(node.textContent.trim());
-      case "real": return Number(node.textContent.trim());
+      case "integer": return new PlistScalar("integer", node.textContent.trim());
+      case "real": return new PlistScalar("real", node.textContent.trim());
       case "true": return true;
       case "false": return false;
-      case "date": return node.textContent.trim();
-      case "data": return `<${hexOf(base64Bytes(node.textContent.replace(/\s+/g, "")))}>`;
+      case "date": return new PlistScalar("date", node.textContent.trim());
+      case "data": return new PlistScalar("data", `<${hexOf(base64Bytes(node.textContent.replace(/\s+/g, "")))}>`);
       default: throw new Error(`unknown element <${node.nodeName}>`);
     }
   };
@@ -191,13 +208,13 @@ function parseBinaryPlist(bytes) {
       case 0x0: return info === 0x8 ? false : info === 0x9 ? true : null;
       case 0x1: {
         const size = 1 << info;
-        if (size === 8) return Number(view.getBigInt64(at + 1));
-        if (size === 16) return Number(view.getBigInt64(at + 9));
-        return uint(at + 1, size);
+        if (size === 8) return new PlistScalar("integer", view.getBigInt64(at + 1).toString());
+        if (size === 16) return new PlistScalar("integer", view.getBigInt64(at + 9).toString());
+        return new PlistScalar("integer", String(uint(at + 1, size)));
       }
-      case 0x2: return info === 2 ? view.getFloat32(at + 1) : view.getFloat64(at + 1);
-      case 0x3: return new Date(Date.UTC(2001, 0, 1) + view.getFloat64(at + 1) * 1000).toISOString();
-      case 0x4: { const [n, start] = length(at, info); return `<${hexOf(bytes.subarray(start, start + n))}>`; }
+      case 0x2: return new PlistScalar("real", realText(info === 2 ? view.getFloat32(at + 1) : view.getFloat64(at + 1)));
+      case 0x3: return new PlistScalar("date", new Date(Date.UTC(2001, 0, 1) + view.getFloat64(at + 1) * 1000).toISOString());
+      case 0x4: { const [n, start] = length(at, info); return new PlistScalar("data", `<${hexOf(bytes.subarray(start, start + n))}>`); }
       case 0x5: { const [n, start] = length(at, info); return String.fromCharCode(...bytes.subarray(start, start + n)); }
       case 0x6: {
         const [n, start] = length(at, info);
@@ -205,7 +222,7 @@ function parseBinaryPlist(bytes) {
         for (let i = 0; i < n; i++) text += String.fromCharCode(view.getUint16(start + i * 2));
         return text;
       }
-      case 0x8: return `UID ${uint(at + 1, info + 1)}`;
+      case 0x8: return new PlistScalar("UID", String(uint(at + 1, info + 1)));
       case 0xa: case 0xc: { const [n, start] = length(at, info); return Array.from({ length: n }, (_, i) => object(uint(start + i * refSize, refSize))); }
       case 0xd: {
         const [n, start] = length(at, info);
