@@ -7,6 +7,8 @@ public enum ContractFormat: String, Sendable, Hashable, Codable {
     case apiBlueprint = "api-blueprint"
     case openAPI30 = "openapi-3.0"
     case openAPI31 = "openapi-3.1"
+    /// Swagger 2.0 (OpenAPI 2.0), read as the OpenAPI 3.0 document it describes.
+    case swagger20 = "swagger-2.0"
     /// gRPC methods from Protocol Buffers definitions (`.proto` files, a descriptor set).
     case protobuf
 }
@@ -84,12 +86,17 @@ public struct APIContract: Sendable, Hashable, Codable {
     public var groups: [ResourceGroup]
     public var dataStructures: [DataStructure]
     public var annotations: [Annotation]
+    /// What of the document the contract could not carry, each at its place (a Swagger 2.0
+    /// construct OpenAPI 3 has no form for): no fault of the description, but a user should
+    /// know that the mock and the check do without it.
+    public var readingNotes: [ConversionNote]
 
     public init(
         format: ContractFormat, name: String = "", description: String = "",
         metadata: [MetadataEntry] = [], servers: [Server] = [], groups: [ResourceGroup] = [],
-        dataStructures: [DataStructure] = [], annotations: [Annotation] = []
+        dataStructures: [DataStructure] = [], annotations: [Annotation] = [], readingNotes: [ConversionNote] = []
     ) {
+        self.readingNotes = readingNotes
         self.format = format
         self.name = name
         self.description = description
@@ -275,6 +282,10 @@ public struct ResponseHeader: Sendable, Hashable, Codable {
     /// for a header that is a `$ref`).
     public var schemaPointer: String?
     public var sourceLocation: SourceLocation?
+    /// Where the document writes the header's example (`example`, or the first of `examples`);
+    /// nil when the example line is written from the schema. Lint checks such an example
+    /// against the schema.
+    public var exampleLocation: SourceLocation?
 
     public init(
         name: String, required: Bool = false, deprecated: Bool = false, description: String = "", schema: JSONValue? = nil,

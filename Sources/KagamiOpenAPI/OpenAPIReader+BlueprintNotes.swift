@@ -12,7 +12,8 @@ extension OpenAPIReader {
     /// multipart encodings and response header schemas, each with its line. Empty for a
     /// document that does not read.
     public static func blueprintNotes(_ text: String) -> [ConversionNote] {
-        guard let (document, locator) = try? OpenAPISource.read(text) else { return [] }
+        guard let read = try? OpenAPISource.readAsOpenAPI3(text) else { return [] }
+        let (document, locator) = (read.value, read.locator)
         var notes: [ConversionNote] = []
         func note(_ path: [String], _ message: String) {
             notes.append(ConversionNote("\(pointer(path)): \(message)", at: locator.location(of: path)))

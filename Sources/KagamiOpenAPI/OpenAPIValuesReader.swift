@@ -414,9 +414,10 @@ struct OpenAPIValuesReader {
             guard let schemaValue = header["schema"] else { throw ValuesReaderRefusal(reason: "a header without a schema", path: headerPath) }
             let schema = try inliner.resolved(referenceOrForm(schemaValue, at: headerPath + ["schema"]))
             let example = try header["example"].map { value throws(ValuesReaderRefusal) in try exampleForm(value, at: headerPath + ["example"]) }
-            let declaration = ResponseHeader(
+            var declaration = ResponseHeader(
                 name: name, required: required, deprecated: deprecated, description: description, schema: schema,
                 schemaPointer: JSONPointer.string(headerPath + ["schema"]), sourceLocation: locator.location(of: headerPath))
+            if example != nil { declaration.exampleLocation = locator.location(of: headerPath + ["example"]) }
             declared.append(declaration)
             lines.append(Header(name: name, value: declaration.exampleLine(example)))
         }

@@ -72,8 +72,12 @@ import Testing
     @Test func brokenDocumentsGiveErrorsWithPositions() {
         let badJSON = OpenAPIReader.parse("{\n  \"openapi\": \"3.1.0\",\n  \"info\": {\"title\": }\n}")
         #expect(badJSON.errors.first?.sourceLocation?.line == 3)
-        let notOpenAPI = OpenAPIReader.parse("swagger: '2.0'\ninfo: {title: x}\n")
+        let notOpenAPI = OpenAPIReader.parse("swagger: '1.2'\ninfo: {title: x}\n")
         #expect(notOpenAPI.errors.first?.message.contains("OpenAPI 3.0 or 3.1") == true)
+        let neither = OpenAPIReader.parse("info: {title: x}\npaths: {}\n")
+        #expect(neither.errors.first?.message.contains("no 'openapi' or 'swagger' field") == true)
+        // Swagger 2.0 is read (SwaggerReadingTests); one without paths says so.
+        #expect(!OpenAPIReader.parse("swagger: '2.0'\ninfo: {title: x}\n").errors.isEmpty)
         let missingInfo = OpenAPIReader.parse("openapi: 3.1.0\npaths: {}\n")
         #expect(!missingInfo.errors.isEmpty)
     }

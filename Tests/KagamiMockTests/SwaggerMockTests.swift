@@ -1,0 +1,73 @@
+// The mock on Swagger 2.0 descriptions: the base path, bodies from the responses' examples and
+// schemas, multipart forms with a file, urlencoded forms and query arrays; curl is the client.
+import Foundation
+import KagamiJSON
+@testable import KagamiMock
+import KagamiTesting
+import Testing
+
+@Suite struct SwaggerMockTests {
+    static func fixture(_ name: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("KagamiContractTests/Fixtures/\(name)").path
+    }
+
+    @Test func petstoreAnswersFromItsExamplesAndSchemas() async throws {
+        let server = try await MockServer.start(path: Self.fixture("petstore-2.0.json"))
+        defer { Task { try await server.stop() } }
+        #expect(server.contract.format == .swagger20)
+        let pets = try await MockClient.curl("GET", server.url + "/api/pets?tags=dog,cat&limit=10")
+        #expect(pets.status == 200, "\(pets.body)")
+        #expect(pets.json?[0]?["name"] == "Rex", "\(pets.body)")
+        #expect(pets.header("X-Rate-Limit-Limit").flatMap { Int($0) } != nil, "\(pets.headers)")
+        let tooMany = try await MockClient.curl("GET", server.url + "/api/pets?limit=500")
+        #expect(tooMany.status == 422)
+        // The default response, `#/responses/UnexpectedError`, with the refusal's status.
+        #expect(tooMany.json?["message"]?.stringValue != nil, "\(tooMany.body)")
+        let pet = try await MockClient.curl("GET", server.url + "/api/pets/7")
+        #expect(pet.status == 200)
+        #expect(pet.json?["id"]?.intValue != nil && pet.json?["name"]?.stringValue != nil, "\(pet.body)")
+        let notANumber = try await MockClient.curl("GET", server.url + "/api/pets/seven")
+        #expect(notANumber.status == 422, "\(notANumber.body)")
+        let added = try await MockClient.curl(
+            "POST", server.url + "/api/pets", headers: ["Content-Type: application/json"], body: #"{"name": "Tom", "tag": null}"#)
+        #expect(added.status == 200, "\(added.body)")
+        let nameless = try await MockClient.curl(
+            "POST", server.url + "/api/pets", headers: ["Content-Type: application/json"], body: #"{"tag": "cat"}"#)
+        #expect(nameless.status == 422, "\(nameless.body)")
+        let gone = try await MockClient.curl("DELETE", server.url + "/api/pets/7")
+        #expect(gone.status == 204)
+    }
+
+    @Test func formsWithAFileAndQueryArrays() async throws {
+        let server = try await MockServer.start(path: Self.fixture("uploads-2.0.yaml"))
+        defer { Task { try await server.stop() } }
+        let folder = try TemporaryFolder.make("swagger-upload")
+        let photo = folder.appendingPathComponent("photo.jpg")
+        try Data([0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10]).write(to: photo)
+        let uploaded = try await MockClient.curl(
+            "POST", server.url + "/v2/pets/3/photos", options: ["-F", "caption=At the beach", "-F", "file=@\(photo.path);type=image/jpeg"])
+        #expect(uploaded.status == 201, "\(uploaded.body)")
+        #expect(uploaded.json?["url"] == "/photos/1.jpg", "\(uploaded.body)")
+        let noFile = try await MockClient.curl("POST", server.url + "/v2/pets/3/photos", options: ["-F", "caption=Alone"])
+        #expect(noFile.status == 422, "\(noFile.body)")
+        let longCaption = try await MockClient.curl(
+            "POST", server.url + "/v2/pets/3/photos",
+            options: ["-F", "caption=\(String(repeating: "x", count: 41))", "-F", "file=@\(photo.path)"])
+        #expect(longCaption.status == 422, "\(longCaption.body)")
+
+        let updated = try await MockClient.curl(
+            "PUT", server.url + "/v2/pets/3", headers: ["Content-Type: application/x-www-form-urlencoded"], body: "name=Rex&status=sold&status=available")
+        #expect(updated.status == 200, "\(updated.body)")
+        let badStatus = try await MockClient.curl(
+            "PUT", server.url + "/v2/pets/3", headers: ["Content-Type: application/x-www-form-urlencoded"], body: "status=lost")
+        #expect(badStatus.status == 422, "\(badStatus.body)")
+
+        // csv and multi query arrays, each item checked against the items' type.
+        let listed = try await MockClient.curl("GET", server.url + "/v2/pets?ids=1,2&tags=a&tags=b")
+        #expect(listed.status == 200, "\(listed.body)")
+        #expect(listed.json?.arrayValue != nil, "\(listed.body)")
+        let badID = try await MockClient.curl("GET", server.url + "/v2/pets?ids=1,two")
+        #expect(badID.status == 422, "\(badID.body)")
+    }
+}
