@@ -39,6 +39,25 @@ import Testing
         #expect(gone.status == 204)
     }
 
+    /// `kagami mock` as a user runs it on a 2.0 file: what 3.0 cannot hold named on standard
+    /// error at its line, the API served under the base path.
+    @Test func theCommandNamesWhatItCannotCarryAndServes() async throws {
+        let path = Self.fixture("uploads-2.0.yaml")
+        let folder = try TemporaryFolder.make("swagger-mock")
+        let log = folder.appendingPathComponent("stderr.txt").path
+        let mock = try await KagamiProcess.start(
+            ["mock", path, "--port", "0", "--session", folder.appendingPathComponent("s.sqlite").path], stderr: .file(log))
+        defer { mock.stop() }
+        let listed = try await MockClient.curl("GET", "http://127.0.0.1:\(mock.port)/v2/pets?ids=3")
+        #expect(listed.status == 200, "\(listed.body)")
+        #expect(listed.header("X-Total").flatMap { Int($0) } != nil, "\(listed.headers)")
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let line = text.components(separatedBy: "\n").firstIndex { $0.contains("collectionFormat: tsv") }.map { $0 + 1 } ?? 0
+        let notes = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(notes.contains("\(path):\(line):"), "\(notes)")
+        #expect(notes.contains("note: collectionFormat 'tsv' of a query parameter"), "\(notes)")
+    }
+
     @Test func formsWithAFileAndQueryArrays() async throws {
         let server = try await MockServer.start(path: Self.fixture("uploads-2.0.yaml"))
         defer { Task { try await server.stop() } }
