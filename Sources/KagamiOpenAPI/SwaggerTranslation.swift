@@ -585,6 +585,16 @@ struct SwaggerTranslation {
         return reference
     }
 
+    /// The path in the 2.0 document of a part of its 3.0 form that has one of its own: the
+    /// components under their 2.0 names (`securitySchemes` → `securityDefinitions`); a part
+    /// the translation made (a request body, content) is named as far as the 2.0 text goes.
+    static func swaggerPath(of path: [String]) -> [String] {
+        guard path.count >= 2, path[0] == "components" else { return path.prefix { $0 != "requestBody" && $0 != "content" }.map { $0 } }
+        let names = ["schemas": "definitions", "parameters": "parameters", "responses": "responses", "securitySchemes": "securityDefinitions"]
+        guard let name = names[path[1]] else { return path }
+        return [name] + path.dropFirst(2).prefix { $0 != "content" }
+    }
+
     /// A JSON pointer token as the name it stands for.
     private static func unescaped(_ token: String) -> String {
         (token.removingPercentEncoding ?? token).replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")

@@ -251,7 +251,8 @@ import Testing
             if name == "petstore-2.0.json" {
                 // Security definitions have no Blueprint form: named at the 2.0 text's line.
                 let line = try #require(Self.line(of: "\"api_key\": {", in: OpenAPIReaderTests.fixture(name)))
-                #expect(notes.contains { $0.hasPrefix("\(source):\(line):") && $0.contains("security scheme 'api_key'") }, "\(notes)")
+                #expect(notes.contains { $0.hasPrefix("\(source):\(line):") && $0.contains("#/securityDefinitions/api_key: security scheme 'api_key'") }, "\(notes)")
+                #expect(notes.contains { $0.contains("#/paths/~1pets~1{id}/delete/deprecated: deprecated") }, "\(notes)")
             } else {
                 #expect(toOpenAPI.stderr.contains("collectionFormat 'tsv'"), "\(toOpenAPI.stderr)")
             }
