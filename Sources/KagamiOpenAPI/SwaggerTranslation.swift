@@ -295,7 +295,7 @@ struct SwaggerTranslation {
             result["responses"] = written.positioned
         }
         if let schemes = operation["schemes"] {
-            note("the operation's schemes: OpenAPI 3 names them in servers of the whole API; left out", at: schemes)
+            note("the operation's own schemes: it is served at the document's servers; left out", at: schemes)
         }
         result.copy(["deprecated", "security"], from: operation)
         result.copyExtensions(from: operation)
