@@ -179,6 +179,10 @@ public struct Parameter: Sendable, Hashable, Codable {
     /// A JSON Schema for the value when the description gives one (OpenAPI).
     public var schema: JSONValue?
     public var sourceLocation: SourceLocation?
+    /// What stands between an array's items in a query value when it is not a comma: a space
+    /// for OpenAPI's `spaceDelimited` style (Swagger 2.0's `ssv`), `|` for `pipeDelimited`
+    /// (`pipes`).
+    public var arrayDelimiter: String?
 
     public init(
         name: String, location: ParameterLocation, type: String? = nil, required: Bool = false,
@@ -199,7 +203,7 @@ public struct Parameter: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case name, location = "in", type, required, defaultValue = "default", example, members, description, schema
-        case sourceLocation
+        case sourceLocation, arrayDelimiter
     }
 }
 

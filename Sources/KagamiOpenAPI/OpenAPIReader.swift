@@ -379,8 +379,10 @@ struct OpenAPIContractBuilder {
             }
             var schema: JSONValue?
             var example: String?
+            var delimiter: String?
             switch parameter.schemaOrContent {
             case .a(let context):
+                delimiter = Self.arrayDelimiter(style: context.style.rawValue)
                 switch context.schema {
                 case .a(let reference): schema = resolved(["$ref": .string(reference.absoluteString)])
                 case .b(let value): schema = schemaJSON(value).map(resolved)
@@ -392,14 +394,25 @@ struct OpenAPIContractBuilder {
                 schema = first?.schema.flatMap(schemaJSON).map(resolved)
             }
             let members = schema?["enum"]?.arrayValue?.map(Self.plainText) ?? []
-            result.append(Parameter(
+            var read = Parameter(
                 name: parameter.name, location: location, type: schema?["type"]?.stringValue,
                 required: parameter.required, defaultValue: schema?["default"].map(Self.plainText),
                 example: example ?? schema?["examples"]?.arrayValue?.first.map(Self.plainText) ?? schema?["example"].map(Self.plainText),
                 members: members, description: parameter.description ?? "", schema: schema,
-                sourceLocation: locator.location(of: keyPath + [String(index)])))
+                sourceLocation: locator.location(of: keyPath + [String(index)]))
+            read.arrayDelimiter = delimiter
+            result.append(read)
         }
         return result
+    }
+
+    /// The text between an array's items that a parameter style writes, when not a comma.
+    static func arrayDelimiter(style: String?) -> String? {
+        switch style {
+        case "spaceDelimited": " "
+        case "pipeDelimited": "|"
+        default: nil
+        }
     }
 
     /// A JSON value as a parameter would be written in a URI or header.

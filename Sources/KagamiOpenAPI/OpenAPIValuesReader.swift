@@ -399,14 +399,16 @@ struct OpenAPIValuesReader {
             let example = try parameter["example"].map { value throws(ValuesReaderRefusal) in
                 try OpenAPIContractBuilder.plainText(exampleForm(value, at: entryPath + ["example"]))
             }
-            result.append(Parameter(
+            var read = Parameter(
                 name: name, location: location, type: schema["type"]?.stringValue,
                 required: required, defaultValue: schema["default"].map(OpenAPIContractBuilder.plainText),
                 example: example ?? schema["examples"]?.arrayValue?.first.map(OpenAPIContractBuilder.plainText)
                     ?? schema["example"].map(OpenAPIContractBuilder.plainText),
                 members: schema["enum"]?.arrayValue?.map(OpenAPIContractBuilder.plainText) ?? [],
                 description: try string(parameter["description"], at: entryPath + ["description"]) ?? "",
-                schema: schema, sourceLocation: locator.location(of: entryPath)))
+                schema: schema, sourceLocation: locator.location(of: entryPath))
+            read.arrayDelimiter = OpenAPIContractBuilder.arrayDelimiter(style: parameter["style"]?.stringValue)
+            result.append(read)
         }
         return result
     }

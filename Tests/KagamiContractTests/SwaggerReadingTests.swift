@@ -105,7 +105,10 @@ import Testing
         // Query arrays keep their item types; a header parameter from `#/parameters/trace`
         // with its `x-example`.
         let list = try Self.action(contract, "GET", "/pets")
-        #expect(list.parameters.map { "\($0.name) \($0.location.rawValue)" } == ["ids query", "tags query", "sort query", "X-Trace header"])
+        #expect(list.parameters.map { "\($0.name) \($0.location.rawValue)" } == [
+            "ids query", "tags query", "sort query", "X-Trace header", "colors query", "sizes query",
+        ])
+        #expect(list.parameters.map(\.arrayDelimiter) == [nil, nil, nil, nil, "|", " "])
         #expect(list.parameters[0].schema?["items"]?["type"] == "integer")
         #expect(list.parameters[3].example == "abc")
         let listed = try #require(list.defaultResponse)
@@ -129,6 +132,8 @@ import Testing
         #expect(parameters[0]?["style"] == "form" && parameters[0]?["explode"] == false)
         #expect(parameters[1]?["style"] == "form" && parameters[1]?["explode"] == true)
         #expect(parameters[3]?["$ref"] == "#/components/parameters/trace")
+        #expect(parameters[4]?["style"] == "pipeDelimited" && parameters[4]?["explode"] == false)
+        #expect(parameters[5]?["style"] == "spaceDelimited" && parameters[5]?["explode"] == false)
         let encoding = document["paths"]?["/pets/{petId}"]?["put"]?["requestBody"]?["content"]?["application/x-www-form-urlencoded"]?["encoding"]
         #expect(encoding?["status"]?["explode"] == true)
         #expect(document["components"]?["schemas"]?["Pet"]?["discriminator"] == ["propertyName": "kind"])

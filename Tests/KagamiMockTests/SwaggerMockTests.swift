@@ -88,5 +88,12 @@ import Testing
         #expect(listed.json?.arrayValue != nil, "\(listed.body)")
         let badID = try await MockClient.curl("GET", server.url + "/v2/pets?ids=1,two")
         #expect(badID.status == 422, "\(badID.body)")
+        // pipes and ssv: the items between their delimiters.
+        let delimited = try await MockClient.curl("GET", server.url + "/v2/pets?colors=red%7Cblue&sizes=1%202")
+        #expect(delimited.status == 200, "\(delimited.body)")
+        let badColor = try await MockClient.curl("GET", server.url + "/v2/pets?colors=red%7Cgreen")
+        #expect(badColor.status == 422, "\(badColor.body)")
+        let badSize = try await MockClient.curl("GET", server.url + "/v2/pets?sizes=1+x")
+        #expect(badSize.status == 422, "\(badSize.body)")
     }
 }
