@@ -318,6 +318,9 @@ struct SwaggerTranslation {
         var result = PositionedObject(at: parameter.offset)
         result.copy(["name", "in", "description", "required", "allowEmptyValue"], from: parameter)
         let location = parameter["in"]?.string ?? ""
+        if parameter["name"]?.string == nil {
+            problem("a \(location.isEmpty ? "" : location + " ")parameter without a name", at: parameter)
+        }
         if !["query", "header", "path"].contains(location) {
             problem("parameter '\(parameter["name"]?.string ?? "")': 'in' is \(location.isEmpty ? "missing" : "'\(location)'"); Swagger 2.0 has query, header, path, formData and body", at: parameter["in"] ?? parameter)
         }

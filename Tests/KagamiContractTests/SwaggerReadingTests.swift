@@ -180,6 +180,12 @@ import Testing
         #expect(errors.contains { $0.hasPrefix("16: unresolvable reference '#/definitions/Missing'") }, "\(errors)")
         #expect(errors.contains { $0.hasPrefix("25: security scheme 'key': 'type' is 'token'") }, "\(errors)")
 
+        // A parameter without a name, at the parameter, beside OpenAPIKit's first complaint.
+        let nameless = OpenAPIReader.parse("swagger: '2.0'\npaths:\n  /a:\n    get:\n      parameters:\n        - in: query\n          type: string\n      responses:\n        '200': {description: ok}\n")
+        let found = nameless.errors.map { "\($0.sourceLocation?.line ?? 0): \($0.message)" }
+        #expect(found.contains("6: a query parameter without a name"), "\(found)")
+        #expect(found.contains { $0.hasPrefix("1: ") && $0.contains("info") }, "\(found)")
+
         // A response without its description: OpenAPIKit's error, at the 2.0 response.
         let undescribed = OpenAPIReader.parse("""
         swagger: "2.0"
