@@ -96,7 +96,6 @@ public struct APIContract: Sendable, Hashable, Codable {
         metadata: [MetadataEntry] = [], servers: [Server] = [], groups: [ResourceGroup] = [],
         dataStructures: [DataStructure] = [], annotations: [Annotation] = [], readingNotes: [ConversionNote] = []
     ) {
-        self.readingNotes = readingNotes
         self.format = format
         self.name = name
         self.description = description
@@ -105,6 +104,7 @@ public struct APIContract: Sendable, Hashable, Codable {
         self.groups = groups
         self.dataStructures = dataStructures
         self.annotations = annotations
+        self.readingNotes = readingNotes
     }
 
     /// Every resource, in document order, whatever group it sits in.
