@@ -45,7 +45,8 @@ struct ConvertCommand: ParsableCommand {
             throw ExitCode(1)
         }
         for line in description.examplesUsedAsWritten("kept as written") { Console.error(line + "\n") }
-        var notes: [ConversionNote] = []
+        // What reading the file left out (a Swagger 2.0 construct OpenAPI 3 has no form for).
+        var notes = description.contract.readingNotes
         let text: String
         switch to {
         case .openapi:

@@ -9,7 +9,8 @@ struct LintCommand: ParsableCommand {
         commandName: "lint",
         abstract: "Check an API Blueprint or OpenAPI description; print warnings and errors.",
         discussion: """
-        Each problem is printed once as FILE:LINE:COLUMN: warning|error: MESSAGE, sorted by line. \
+        Each problem is printed once as FILE:LINE:COLUMN: warning|error: MESSAGE, sorted by line; \
+        what a Swagger 2.0 document says that OpenAPI 3 cannot hold, as a note. \
         The errors keep `kagami mock` from serving the file, except those confined to one example \
         (an invalid body: the mock serves it as written). Exits 1 when there are errors, 2 when \
         the file cannot be read.

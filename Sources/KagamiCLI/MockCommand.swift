@@ -103,7 +103,8 @@ struct MockCommand: AsyncParsableCommand {
             throw Self.nothingToServe
         }
         if let file {
-            for line in DescriptionFile.examplesUsedAsWritten(in: server.contract, path: file, "served as written") {
+            for line in DescriptionFile.examplesUsedAsWritten(in: server.contract, path: file, "served as written")
+                + DescriptionFile.readingNotes(in: server.contract, path: file) {
                 Console.error(line + "\n")
             }
         }

@@ -7,6 +7,8 @@ public enum ContractFormat: String, Sendable, Hashable, Codable {
     case apiBlueprint = "api-blueprint"
     case openAPI30 = "openapi-3.0"
     case openAPI31 = "openapi-3.1"
+    /// Swagger 2.0 (OpenAPI 2.0), read as the OpenAPI 3.0 document it describes.
+    case swagger20 = "swagger-2.0"
     /// gRPC methods from Protocol Buffers definitions (`.proto` files, a descriptor set).
     case protobuf
 }
@@ -84,11 +86,15 @@ public struct APIContract: Sendable, Hashable, Codable {
     public var groups: [ResourceGroup]
     public var dataStructures: [DataStructure]
     public var annotations: [Annotation]
+    /// What of the document the contract could not carry, each at its place (a Swagger 2.0
+    /// construct OpenAPI 3 has no form for): no fault of the description, but a user should
+    /// know that the mock and the check do without it.
+    public var readingNotes: [ConversionNote]
 
     public init(
         format: ContractFormat, name: String = "", description: String = "",
         metadata: [MetadataEntry] = [], servers: [Server] = [], groups: [ResourceGroup] = [],
-        dataStructures: [DataStructure] = [], annotations: [Annotation] = []
+        dataStructures: [DataStructure] = [], annotations: [Annotation] = [], readingNotes: [ConversionNote] = []
     ) {
         self.format = format
         self.name = name
@@ -98,6 +104,7 @@ public struct APIContract: Sendable, Hashable, Codable {
         self.groups = groups
         self.dataStructures = dataStructures
         self.annotations = annotations
+        self.readingNotes = readingNotes
     }
 
     /// Every resource, in document order, whatever group it sits in.
@@ -172,6 +179,10 @@ public struct Parameter: Sendable, Hashable, Codable {
     /// A JSON Schema for the value when the description gives one (OpenAPI).
     public var schema: JSONValue?
     public var sourceLocation: SourceLocation?
+    /// What stands between an array's items in a query value when it is not a comma: a space
+    /// for OpenAPI's `spaceDelimited` style (Swagger 2.0's `ssv`), `|` for `pipeDelimited`
+    /// (`pipes`).
+    public var arrayDelimiter: String?
 
     public init(
         name: String, location: ParameterLocation, type: String? = nil, required: Bool = false,
@@ -192,7 +203,7 @@ public struct Parameter: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case name, location = "in", type, required, defaultValue = "default", example, members, description, schema
-        case sourceLocation
+        case sourceLocation, arrayDelimiter
     }
 }
 
@@ -275,6 +286,10 @@ public struct ResponseHeader: Sendable, Hashable, Codable {
     /// for a header that is a `$ref`).
     public var schemaPointer: String?
     public var sourceLocation: SourceLocation?
+    /// Where the document writes the header's example (`example`, or the first of `examples`);
+    /// nil when the example line is written from the schema. Lint checks such an example
+    /// against the schema.
+    public var exampleLocation: SourceLocation?
 
     public init(
         name: String, required: Bool = false, deprecated: Bool = false, description: String = "", schema: JSONValue? = nil,

@@ -1,6 +1,6 @@
 /// Something of a description that the format it is converted to cannot say, and where it is
 /// written in the source: what `kagami convert` lists on standard error.
-public struct ConversionNote: Sendable, Hashable {
+public struct ConversionNote: Sendable, Hashable, Codable {
     public var message: String
     public var sourceLocation: SourceLocation?
 

@@ -29,7 +29,9 @@ public enum RequestCheck {
                 if sent.isEmpty {
                     values = match.variables[URITemplate.variableName(parameter.name)].map { [text(of: $0)] } ?? []
                 } else if isArray(parameter.schema) || (parameter.type?.hasPrefix("array") ?? false) {
-                    values = [sent.joined(separator: ",")]
+                    // Items however the style delimits them, as the one list `SimpleStyle` reads.
+                    let items = parameter.arrayDelimiter.map { delimiter in sent.flatMap { $0.components(separatedBy: delimiter) } } ?? sent
+                    values = [items.joined(separator: ",")]
                 } else {
                     values = sent
                 }

@@ -117,7 +117,8 @@ public enum ResponseCheck {
     }
 
     /// The headers the documented response declares (OpenAPI `headers`): a required one
-    /// absent, and a value its schema refuses, read as the schema describes it
+    /// absent, a deprecated one sent (a warning: clients should stop relying on it), and a
+    /// value its schema refuses, read as the schema describes it
     /// (`ResponseHeader.value(of:)`). Several lines of a field whose schema is an array are one
     /// list (RFC 9110 section 5.3); of another field, each line is checked.
     static func declaredHeaderViolations(_ response: FlowResponse, documented: Response, route: OperationRoute) -> [ContractViolation] {
@@ -134,6 +135,12 @@ public enum ResponseCheck {
                         message: "the required header \(header.name) is missing"))
                 }
                 continue
+            }
+            if header.deprecated {
+                violations.append(ContractViolation(
+                    kind: .deprecated, severity: .warning, operation: operation, side: .response, location: .header, name: header.name,
+                    schemaPointer: header.deprecatedPointer, keyword: "deprecated", expected: "absent", actual: Shortened.text(lines.joined(separator: ", ")),
+                    message: "the header \(header.name) is deprecated in the description"))
             }
             guard let schema = route.headerSchema(header) else { continue }
             let texts = header.mediaType == nil && SimpleStyle.types(of: header.schema).contains("array") ? [lines.joined(separator: ",")] : lines
@@ -175,9 +182,14 @@ public enum ResponseCheck {
 
 extension ResponseHeader {
     /// Where the header's `required` is, beside its `schema` (nil for a header declared with `content`).
-    var requiredPointer: String? {
+    var requiredPointer: String? { pointer(beside: "required") }
+
+    /// Where the header's `deprecated` is, beside its `schema` (nil for a header declared with `content`).
+    var deprecatedPointer: String? { pointer(beside: "deprecated") }
+
+    private func pointer(beside keyword: String) -> String? {
         guard mediaType == nil, let schemaPointer, schemaPointer.hasSuffix("/schema") else { return nil }
-        return String(schemaPointer.dropLast("schema".count)) + "required"
+        return String(schemaPointer.dropLast("schema".count)) + keyword
     }
 }
 

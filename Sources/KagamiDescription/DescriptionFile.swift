@@ -97,35 +97,45 @@ public struct DescriptionFile: Sendable {
         }
     }
 
-    /// By extension (`.json`, `.yaml`, `.yml`), else by an `openapi` field near the top.
+    /// By extension (`.json`, `.yaml`, `.yml`), else by an `openapi` or `swagger` field near the top.
     public static func isOpenAPI(path: String, text: String) -> Bool {
         let lowered = path.lowercased()
         if lowered.hasSuffix(".apib") || lowered.hasSuffix(".md") { return false }
         if lowered.hasSuffix(".json") || lowered.hasSuffix(".yaml") || lowered.hasSuffix(".yml") { return true }
         let head = text.prefix(4096)
-        return head.contains("openapi:") || head.contains("\"openapi\"")
+        return head.contains("openapi:") || head.contains("\"openapi\"") || head.contains("swagger:") || head.contains("\"swagger\"")
+    }
+
+    /// What the contract could not carry (`APIContract.readingNotes`), as
+    /// `file:line:col: note: message` lines: what the mock prints as it starts.
+    public static func readingNotes(in contract: APIContract, path: String) -> [String] {
+        contract.readingNotes.map { note in
+            "\(path):\(note.sourceLocation?.line ?? 1):\(note.sourceLocation?.column ?? 1): note: \(note.message)"
+        }
     }
 
     /// `file:line:col: severity: message`, the form editors and CI logs understand.
     /// Sorted by position, each once. `adding`: problems found beyond the reader's (a URI
     /// template the router cannot compile). `onlyErrors`: the errors that keep a tool from
-    /// using the description (not those confined to one example).
+    /// using the description (not those confined to one example); otherwise the reading's
+    /// notes (`APIContract.readingNotes`) too, as `note` lines.
     public func diagnostics(onlyErrors: Bool = false, adding extra: [Annotation] = []) -> [String] {
         var seen: Set<String> = []
-        return (contract.annotations + extra)
+        let problems = (contract.annotations + extra)
             .filter { !onlyErrors || $0.blocksUse }
+            .map { ($0.sourceLocation, $0.severity.rawValue, $0.message) }
+        let notes = onlyErrors ? [] : contract.readingNotes.map { ($0.sourceLocation, "note", $0.message) }
+        return (problems + notes)
             .enumerated()
             .sorted { lhs, rhs in
-                let (l, r) = (lhs.element.sourceLocation, rhs.element.sourceLocation)
+                let (l, r) = (lhs.element.0, rhs.element.0)
                 let left = (l?.line ?? 1, l?.column ?? 1, lhs.offset)
                 let right = (r?.line ?? 1, r?.column ?? 1, rhs.offset)
                 return left < right
             }
-            .map { entry in
-                let annotation = entry.element
-                let line = annotation.sourceLocation?.line ?? 1
-                let column = annotation.sourceLocation?.column ?? 1
-                return "\(path):\(line):\(column): \(annotation.severity.rawValue): \(annotation.message)"
+            .map { _, entry in
+                let (location, severity, message) = entry
+                return "\(path):\(location?.line ?? 1):\(location?.column ?? 1): \(severity): \(message)"
             }
             .filter { seen.insert($0).inserted }
     }

@@ -398,6 +398,8 @@ public struct ContractViolation: Sendable, Hashable, Codable {
         case schema
         /// The body could not be checked (over the capture limit, an unknown encoding).
         case notChecked = "not-checked"
+        /// The exchange uses what the description marks deprecated (a response header).
+        case deprecated
 
         /// The exchange reached something the description does not mention.
         public var isUndocumented: Bool {

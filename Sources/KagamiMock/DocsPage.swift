@@ -92,10 +92,24 @@ public enum DocsPage {
             }
             for response in example.responses {
                 let title = "Response \(response.status == 0 ? "default" : String(response.status))\(response.name.isEmpty ? "" : " " + MarkupText.escaped(response.name))"
-                html += "<div class=\"message response\"><h6>\(title)</h6>\(payload(response.payload, .response))</div>"
+                html += "<div class=\"message response\"><h6>\(title)</h6>\(payload(response.payload, .response))\(declaredHeaders(response))</div>"
             }
         }
         return html + "</article>"
+    }
+
+    /// The headers an OpenAPI response declares: whether each is required or deprecated, its
+    /// description and its schema (or the media type of its `content`).
+    private static func declaredHeaders(_ response: Response) -> String {
+        guard !response.declaredHeaders.isEmpty else { return "" }
+        var html = "<table class=\"headers\"><thead><tr><th>Header</th><th>Required</th><th>Schema</th><th>Description</th></tr></thead><tbody>"
+        for header in response.declaredHeaders {
+            let name = "<code>\(MarkupText.escaped(header.name))</code>" + (header.deprecated ? " <span class=\"deprecated\">deprecated</span>" : "")
+            var schema = header.schema.map { "<pre class=\"schema json\">\(highlighted($0.serialized(.prettyPrinted)))</pre>" } ?? ""
+            if let mediaType = header.mediaType { schema = "<code>\(MarkupText.escaped(mediaType))</code>" + schema }
+            html += "<tr><td>\(name)</td><td>\(header.required ? "yes" : "no")</td><td>\(schema)</td><td>\(MarkupText.escaped(header.description))</td></tr>"
+        }
+        return html + "</tbody></table>"
     }
 
     private static func payload(_ payload: MessagePayload, _ direction: JSONSchema.Direction) -> String {
@@ -238,7 +252,8 @@ public enum DocsPage {
     .action{margin:16px 0 32px}
     .method{display:inline-block;min-width:56px;text-align:center;border-radius:4px;color:#fff;font-size:12px;font-weight:700;padding:2px 6px;background:#666}
     .get{background:#2b7de9}.post{background:#2f9e44}.put,.patch{background:#e8590c}.delete{background:#c92a2a}
-    .name{color:#555;font-weight:400}
+    .name{color:#555;font-weight:400}.deprecated{color:#c92a2a;font-size:12px}
+    table.headers pre{margin:0;padding:4px 6px}
     table{border-collapse:collapse;margin:8px 0;font-size:13px}th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
     th{background:#f5f5f7}
     pre{background:#f8f8fa;border:1px solid #e5e5ea;border-radius:6px;padding:10px;overflow:auto;font:12px/1.45 ui-monospace,Menlo,monospace}

@@ -12,10 +12,13 @@ extension OpenAPIReader {
     /// multipart encodings and response header schemas, each with its line. Empty for a
     /// document that does not read.
     public static func blueprintNotes(_ text: String) -> [ConversionNote] {
-        guard let (document, locator) = try? OpenAPISource.read(text) else { return [] }
+        guard let read = try? OpenAPISource.readAsOpenAPI3(text) else { return [] }
+        let (document, locator) = (read.value, read.locator)
         var notes: [ConversionNote] = []
         func note(_ path: [String], _ message: String) {
-            notes.append(ConversionNote("\(pointer(path)): \(message)", at: locator.location(of: path)))
+            // A 2.0 document's parts named where the 2.0 text has them.
+            let written = read.swagger == nil ? path : SwaggerTranslation.swaggerPath(of: path)
+            notes.append(ConversionNote("\(pointer(written)): \(message)", at: locator.location(of: path)))
         }
         func names(_ value: JSONValue?) -> [String] { value?.objectValue?.keys.map { $0 } ?? [] }
         func requirements(_ value: JSONValue?, at path: [String]) {

@@ -37,21 +37,37 @@ public enum OpenAPIReader {
         progress: ReadingProgress.Report? = nil
     ) -> APIContract {
         progress?(ReadingProgress(stage: "parsing"))
-        let raw: JSONValue
-        let locator: SourceLocator
+        let document: OpenAPISource.Document
         do {
-            (raw, locator) = try OpenAPISource.read(consume text)
+            document = try OpenAPISource.readAsOpenAPI3(consume text)
         } catch {
             return failed(.openAPI31, error.message, at: error.location)
         }
+        guard let swagger = document.swagger else {
+            // A walk of the whole document, on another core while the rest is decoded.
+            let references = ReferenceProblemsAside(in: document.value, locator: document.locator)
+            return parse(document.value, locator: document.locator, references: references, minimumPathsApart: minimumPathsApart, reading: reading, progress: progress)
+        }
+        // A 2.0 document's references are checked as the 2.0 text writes them.
+        let references = ReferenceProblemsAside(in: swagger.original, locator: swagger.locator)
+        var contract = parse(document.value, locator: document.locator, references: references, minimumPathsApart: minimumPathsApart, reading: reading, progress: progress)
+        contract.format = .swagger20
+        contract.metadata = contract.metadata.map { $0.name == "openapi" ? MetadataEntry(name: "swagger", value: "2.0") : $0 }
+        contract.annotations = swagger.problems + contract.annotations
+        contract.readingNotes = swagger.notes
+        return contract
+    }
+
+    private static func parse(
+        _ raw: JSONValue, locator: SourceLocator, references: ReferenceProblemsAside, minimumPathsApart: Int, reading: PathReading,
+        progress: ReadingProgress.Report?
+    ) -> APIContract {
         let version = raw["openapi"]?.stringValue ?? ""
         let format: ContractFormat = version.hasPrefix("3.0") ? .openAPI30 : .openAPI31
         guard version.hasPrefix("3.0") || version.hasPrefix("3.1") || version.hasPrefix("3.2") else {
-            let found = version.isEmpty ? "no 'openapi' field" : "'openapi: \(version)'"
-            return failed(format, "expected an OpenAPI 3.0 or 3.1 document, found \(found)", at: locator.location(of: ["openapi"]))
+            let found = version.isEmpty ? "no 'openapi' or 'swagger' field" : "'openapi: \(version)'"
+            return failed(format, "expected a Swagger 2.0 or OpenAPI 3.0 or 3.1 document, found \(found)", at: locator.location(of: ["openapi"]))
         }
-        // A walk of the whole document, on another core while the rest is decoded.
-        let references = ReferenceProblemsAside(in: raw, locator: locator)
         if reading == .fromValues, case .success(let contract) = OpenAPIValuesReader.contract(
             from: raw, format: format, locator: locator, annotations: { references.problems }, progress: progress) {
             return contract
@@ -363,8 +379,10 @@ struct OpenAPIContractBuilder {
             }
             var schema: JSONValue?
             var example: String?
+            var delimiter: String?
             switch parameter.schemaOrContent {
             case .a(let context):
+                delimiter = Self.arrayDelimiter(style: context.style.rawValue)
                 switch context.schema {
                 case .a(let reference): schema = resolved(["$ref": .string(reference.absoluteString)])
                 case .b(let value): schema = schemaJSON(value).map(resolved)
@@ -376,14 +394,25 @@ struct OpenAPIContractBuilder {
                 schema = first?.schema.flatMap(schemaJSON).map(resolved)
             }
             let members = schema?["enum"]?.arrayValue?.map(Self.plainText) ?? []
-            result.append(Parameter(
+            var read = Parameter(
                 name: parameter.name, location: location, type: schema?["type"]?.stringValue,
                 required: parameter.required, defaultValue: schema?["default"].map(Self.plainText),
                 example: example ?? schema?["examples"]?.arrayValue?.first.map(Self.plainText) ?? schema?["example"].map(Self.plainText),
                 members: members, description: parameter.description ?? "", schema: schema,
-                sourceLocation: locator.location(of: keyPath + [String(index)])))
+                sourceLocation: locator.location(of: keyPath + [String(index)]))
+            read.arrayDelimiter = delimiter
+            result.append(read)
         }
         return result
+    }
+
+    /// The text between an array's items that a parameter style writes, when not a comma.
+    static func arrayDelimiter(style: String?) -> String? {
+        switch style {
+        case "spaceDelimited": " "
+        case "pipeDelimited": "|"
+        default: nil
+        }
     }
 
     /// A JSON value as a parameter would be written in a URI or header.
@@ -435,27 +464,41 @@ struct OpenAPIContractBuilder {
                 var schemaPath = headerPath + ["schema"]
                 var mediaType: String?
                 var example: JSONValue?
+                // Where the example is written: `example`, else the first of `examples`.
+                var examplePath: [String]?
                 switch header.schemaOrContent {
                 case .a(let context):
                     switch context.schema {
                     case .a(let reference): schema = resolved(["$ref": .string(reference.absoluteString)])
                     case .b(let value): schema = schemaJSON(value).map(resolved)
                     }
-                    example = context.example.flatMap(Self.json)
-                        ?? context.examples?.first.flatMap { try? document.components.lookup($0.value) }?.value?.value.flatMap(Self.json)
+                    // OpenAPIKit also fills `example` from `examples`: the named ones first.
+                    if let (exampleName, entry) = context.examples?.first {
+                        example = (try? document.components.lookup(entry))?.value?.value.flatMap(Self.json)
+                        examplePath = headerPath + ["examples", exampleName, "value"]
+                    } else {
+                        example = context.example.flatMap(Self.json)
+                        examplePath = headerPath + ["example"]
+                    }
                 case .b(let content):
                     if let (type, entry) = content.first, let media = try? document.components.lookup(entry) {
                         mediaType = type.rawValue
                         schemaPath = headerPath + ["content", type.rawValue, "schema"]
                         schema = media.schema.flatMap(schemaJSON).map(resolved)
-                        example = media.example.flatMap(Self.json)
-                            ?? media.examples?.first.flatMap { try? document.components.lookup($0.value) }?.value?.value.flatMap(Self.json)
+                        if let (exampleName, entry) = media.examples?.first {
+                            example = (try? document.components.lookup(entry))?.value?.value.flatMap(Self.json)
+                            examplePath = headerPath + ["content", type.rawValue, "examples", exampleName, "value"]
+                        } else {
+                            example = media.example.flatMap(Self.json)
+                            examplePath = headerPath + ["content", type.rawValue, "example"]
+                        }
                     }
                 }
-                let declaration = ResponseHeader(
+                var declaration = ResponseHeader(
                     name: name, required: header.required, deprecated: header.deprecated, description: header.description ?? "",
                     schema: schema, mediaType: mediaType, schemaPointer: schema == nil ? nil : JSONPointer.string(schemaPath),
                     sourceLocation: locator.location(of: headerPath))
+                if example != nil, let examplePath { declaration.exampleLocation = locator.location(of: examplePath) }
                 declared.append(declaration)
                 headers.append(Header(name: name, value: declaration.exampleLine(example)))
             }

@@ -28,6 +28,39 @@ enum OpenAPISource {
         return try readYAML(text, lines: lines)
     }
 
+    /// A document read as OpenAPI 3: the document itself, or a Swagger 2.0 document in the
+    /// 3.0 form (`SwaggerTranslation`), its positions those of the 2.0 text.
+    struct Document {
+        var value: JSONValue
+        var locator: SourceLocator
+        var swagger: Swagger?
+    }
+
+    /// What reading a Swagger 2.0 document as 3.0 left: the 2.0 document (whose references
+    /// are checked as written), what 3.0 could not carry, and what 2.0 itself forbids.
+    struct Swagger {
+        var original: JSONValue
+        var locator: SourceLocator
+        var notes: [ConversionNote]
+        var problems: [Annotation]
+    }
+
+    static func readAsOpenAPI3(_ text: String) throws(OpenAPISourceError) -> Document {
+        let (value, locator) = try read(text)
+        guard let version = value["swagger"] else { return Document(value: value, locator: locator) }
+        guard SwaggerTranslation.isVersion2(version) else {
+            let found = version.stringValue ?? version.serialized()
+            throw OpenAPISourceError(
+                message: "expected a Swagger 2.0 or OpenAPI 3.0 or 3.1 document, found 'swagger: \(found)'",
+                location: locator.location(of: ["swagger"]) ?? SourceLocation(line: 1, column: 1))
+        }
+        let translated = SwaggerTranslation.translate(value, positions: locator.positions, lines: locator.lines)
+        return Document(
+            value: translated.document.value,
+            locator: SourceLocator(root: translated.document.value, positions: translated.document.positions, lines: locator.lines),
+            swagger: Swagger(original: value, locator: locator, notes: translated.notes, problems: translated.problems))
+    }
+
     /// The YAML document, from libyaml's events (see YAMLValueReader), through Yams's node
     /// tree where only that gives it exactly.
     static func readYAML(_ text: String, lines: SourceLines) throws(OpenAPISourceError) -> (value: JSONValue, locator: SourceLocator) {

@@ -2,10 +2,10 @@
 // into the contract, path by path: OpenAPIKit decodes only the rest (info, servers, tags, the
 // other components), so no model of the operations is made, and a schema or an example is put
 // in the form OpenAPIKit gives it once, however often the document writes it. A document using
-// something this reader doesn't read (callbacks, links, servers or parameter styles on an
-// operation, `$ref`s to other files, …), or one OpenAPIKit or its validations would find fault
-// with, is left to `OpenAPIContractBuilder`, which words the problem: a description comes out
-// the same either way.
+// something this reader doesn't read (callbacks, links, servers of an operation, a parameter
+// style its location doesn't have, `$ref`s to other files, …), or one OpenAPIKit or its
+// validations would find fault with, is left to `OpenAPIContractBuilder`, which words the
+// problem: a description comes out the same either way.
 import Dispatch
 import Foundation
 import KagamiContract
@@ -37,6 +37,12 @@ struct OpenAPIValuesReader {
     private var referenced: [String: JSONValue] = [:]
 
     static let methods = ["get", "post", "patch", "put", "delete", "head", "options", "trace"]
+
+    /// The parameter styles of each location (OpenAPI 3.0 section 4.7.12.4).
+    static let styles: [String: Set<String>] = [
+        "query": ["form", "spaceDelimited", "pipeDelimited", "deepObject"], "path": ["simple", "label", "matrix"],
+        "header": ["simple"], "cookie": ["form"],
+    ]
 
     /// The contract, or why the document is left to OpenAPIKit. `annotations` come first
     /// among the contract's (the reference problems found in the text; asked for once the
@@ -356,7 +362,7 @@ struct OpenAPIValuesReader {
         for (index, entry) in list.enumerated() {
             let entryPath = keyPath + [String(index)]
             let parameter = try resolvedComponent(entry, in: "parameters", at: entryPath)
-            try expectKeys(parameter, ["name", "in", "description", "required", "deprecated", "allowEmptyValue", "schema", "example"], at: entryPath)
+            try expectKeys(parameter, ["name", "in", "description", "required", "deprecated", "allowEmptyValue", "schema", "example", "style", "explode"], at: entryPath)
             guard let name = parameter["name"]?.stringValue, let written = parameter["in"]?.stringValue else {
                 throw ValuesReaderRefusal(reason: "a parameter without name or location", path: entryPath)
             }
@@ -373,6 +379,15 @@ struct OpenAPIValuesReader {
             if location != .query, parameter["allowEmptyValue"] != nil { throw ValuesReaderRefusal(reason: "allowEmptyValue outside the query", path: entryPath) }
             _ = try bool(parameter["deprecated"], at: entryPath + ["deprecated"])
             _ = try bool(parameter["allowEmptyValue"], at: entryPath + ["allowEmptyValue"])
+            // How an array or object is written (what a Swagger 2.0 `collectionFormat` becomes):
+            // the contract reads values as they come; a style the location doesn't have is
+            // OpenAPIKit's to word.
+            if let style = parameter["style"] {
+                guard let styleName = style.stringValue, Self.styles[written]?.contains(styleName) == true else {
+                    throw ValuesReaderRefusal(reason: "a style this location doesn't have", path: entryPath + ["style"])
+                }
+            }
+            _ = try bool(parameter["explode"], at: entryPath + ["explode"])
             // Two parameters alike in a list: OpenAPIKit's validations warn.
             guard seen.insert("\(written) \(name)").inserted else {
                 throw ValuesReaderRefusal(reason: "a parameter listed twice", path: entryPath)
@@ -384,14 +399,16 @@ struct OpenAPIValuesReader {
             let example = try parameter["example"].map { value throws(ValuesReaderRefusal) in
                 try OpenAPIContractBuilder.plainText(exampleForm(value, at: entryPath + ["example"]))
             }
-            result.append(Parameter(
+            var read = Parameter(
                 name: name, location: location, type: schema["type"]?.stringValue,
                 required: required, defaultValue: schema["default"].map(OpenAPIContractBuilder.plainText),
                 example: example ?? schema["examples"]?.arrayValue?.first.map(OpenAPIContractBuilder.plainText)
                     ?? schema["example"].map(OpenAPIContractBuilder.plainText),
                 members: schema["enum"]?.arrayValue?.map(OpenAPIContractBuilder.plainText) ?? [],
                 description: try string(parameter["description"], at: entryPath + ["description"]) ?? "",
-                schema: schema, sourceLocation: locator.location(of: entryPath)))
+                schema: schema, sourceLocation: locator.location(of: entryPath))
+            read.arrayDelimiter = OpenAPIContractBuilder.arrayDelimiter(style: parameter["style"]?.stringValue)
+            result.append(read)
         }
         return result
     }
@@ -414,9 +431,10 @@ struct OpenAPIValuesReader {
             guard let schemaValue = header["schema"] else { throw ValuesReaderRefusal(reason: "a header without a schema", path: headerPath) }
             let schema = try inliner.resolved(referenceOrForm(schemaValue, at: headerPath + ["schema"]))
             let example = try header["example"].map { value throws(ValuesReaderRefusal) in try exampleForm(value, at: headerPath + ["example"]) }
-            let declaration = ResponseHeader(
+            var declaration = ResponseHeader(
                 name: name, required: required, deprecated: deprecated, description: description, schema: schema,
                 schemaPointer: JSONPointer.string(headerPath + ["schema"]), sourceLocation: locator.location(of: headerPath))
+            if example != nil { declaration.exampleLocation = locator.location(of: headerPath + ["example"]) }
             declared.append(declaration)
             lines.append(Header(name: name, value: declaration.exampleLine(example)))
         }

@@ -36,7 +36,7 @@ import Testing
             timings: FlowTimings(start: Date(timeIntervalSince1970: 1_780_000_000)))
     }
 
-    static let descriptions = ["notes.apib", "notes.yaml"]
+    static let descriptions = ["notes.apib", "notes.yaml", "notes-2.0.yaml"]
 
     @Test(arguments: descriptions) func conformantExchangesHaveNoViolations(_ name: String) throws {
         let check = try Self.check(name)

@@ -152,6 +152,45 @@ import Testing
         #expect(wrong.map(\.place) == ["query.ids"] && wrong.first?.keyword == "type")
     }
 
+    /// A header the response declares `deprecated` is a warning when it is sent (clients
+    /// should stop relying on it), at the `deprecated` keyword; left out, nothing is said.
+    @Test(arguments: versions) func aDeprecatedHeaderSentIsAWarning(_ version: String) throws {
+        let text = """
+        openapi: \(version)
+        info: {title: Legacy, version: "1"}
+        servers: [{url: http://127.0.0.1:5000/v1}]
+        paths:
+          /things:
+            get:
+              responses:
+                '200':
+                  description: ok
+                  headers:
+                    X-Old-Total:
+                      deprecated: true
+                      schema: {type: integer}
+                    X-Total:
+                      schema: {type: integer}
+        """
+        let check = try ContractCheck(file: DescriptionFile(text: text, format: .openAPI), baseURL: ContractCheckTests.base)
+        let sent = try Self.violations(check, ContractCheckTests.flow("GET", "/v1/things", status: 200, headers: [("X-Old-Total", "3"), ("X-Total", "3")]))
+        #expect(sent.count == 1, "\(sent)")
+        let deprecated = try #require(sent.first)
+        #expect(deprecated.kind == .deprecated && deprecated.severity == .warning && deprecated.side == .response)
+        #expect(deprecated.place == "header.X-Old-Total" && deprecated.keyword == "deprecated" && deprecated.actual == "3")
+        #expect(deprecated.schemaPointer == "/paths/~1things/get/responses/200/headers/X-Old-Total/deprecated")
+        #expect(deprecated.message == "the header X-Old-Total is deprecated in the description")
+        // Also when its value is wrong: both are said.
+        let wrong = try Self.violations(check, ContractCheckTests.flow("GET", "/v1/things", status: 200, headers: [("X-Old-Total", "many")]))
+        #expect(wrong.map(\.kind) == [.deprecated, .schema], "\(wrong)")
+        #expect(try Self.violations(check, ContractCheckTests.flow("GET", "/v1/things", status: 200, headers: [("X-Total", "3")])) == [])
+        // A warning fails a report only with --fail-on warnings.
+        var report = ContractReport(ContractSet([check]))
+        report.add(ContractCheckTests.flow("GET", "/v1/things", status: 200, headers: [("X-Old-Total", "3")]))
+        #expect(report.exitCode(failOn: []) == 0)
+        #expect(report.exitCode(failOn: .warnings) == 1)
+    }
+
     /// The same findings in the JSON and JUnit reports `kagami validate` writes.
     @Test func theReportsCarryTheFindings() throws {
         var report = ContractReport(ContractSet([try Self.check(version: "3.1.0")]))

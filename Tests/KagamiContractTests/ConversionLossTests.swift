@@ -185,6 +185,7 @@ import Testing
     @Test(arguments: [
         "Tests/KagamiContractTests/Fixtures/petstore-3.0.yaml", "Tests/KagamiContractTests/Fixtures/notes-3.1.json",
         "Tests/KagamiMockTests/Fixtures/petstore.yaml", "Tests/KagamiMockTests/Fixtures/pets.yaml",
+        "Tests/KagamiContractTests/Fixtures/petstore-2.0.json", "Tests/KagamiContractTests/Fixtures/uploads-2.0.yaml",
     ])
     func openAPIFixturesRoundTrip(file: String) throws {
         let source = try DescriptionFile(path: ConvertTests.root.appendingPathComponent(file).path)

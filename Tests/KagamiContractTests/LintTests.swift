@@ -89,6 +89,70 @@ import Testing
         #expect(result.lines.contains { $0.contains("error: unresolvable reference '#/components/schemas/Pett'") && $0.hasPrefix("\(result.path):12:") }, "\(result.lines)")
     }
 
+    /// A response header's example its own schema refuses is a warning at the example (the
+    /// mock would send it, and the check would then report the mock); an example the schema
+    /// accepts, or none, says nothing. `example`, `examples`, a `$ref` to `components/headers`
+    /// and Swagger 2.0's `x-example` alike.
+    @Test func aHeaderExampleItsSchemaRefusesIsAWarningAtTheExample() throws {
+        let yaml = """
+        openapi: 3.0.3
+        info: {title: T, version: '1'}
+        paths:
+          /items:
+            get:
+              responses:
+                '200':
+                  description: ok
+                  headers:
+                    X-Total:
+                      schema: {type: integer, minimum: 0}
+                      example: -4
+                    X-Page:
+                      schema: {type: integer}
+                      example: 2
+                    X-Sizes:
+                      schema: {type: array, items: {type: integer}}
+                      examples:
+                        two:
+                          value: [10, ten]
+                    X-Mode:
+                      $ref: '#/components/headers/Mode'
+                    X-Generated:
+                      schema: {type: string, format: uuid}
+        components:
+          headers:
+            Mode:
+              schema: {type: string, enum: [soft, hard]}
+              example: medium
+        """
+        let result = try Self.lint(yaml, named: "api.yaml")
+        #expect(!result.hasErrors, "\(result.lines)")
+        let lines = result.lines.map { Int($0.dropFirst(result.path.count + 1).prefix { $0 != ":" }) ?? 0 }
+        // X-Total's `example`, the value of X-Sizes's first of `examples`, the components' Mode's `example`.
+        #expect(lines == [12, 20, 29], "\(result.lines)")
+        #expect(result.lines.allSatisfy { $0.contains(": warning: the example of response header '") }, "\(result.lines)")
+        #expect(result.lines.first?.contains("'X-Total' is refused by its schema: ") == true, "\(result.lines)")
+        #expect(result.lines.dropFirst().first?.contains("'X-Sizes' is refused by its schema at /1: ") == true, "\(result.lines)")
+        #expect(result.lines.last?.contains("'X-Mode' is refused") == true, "\(result.lines)")
+
+        let swagger = """
+        swagger: '2.0'
+        info: {title: T, version: '1'}
+        paths:
+          /items:
+            get:
+              responses:
+                '200':
+                  description: ok
+                  headers:
+                    X-Total:
+                      type: integer
+                      x-example: many
+        """
+        let legacy = try Self.lint(swagger, named: "swagger.yaml")
+        #expect(legacy.lines.count == 1 && legacy.lines[0].hasPrefix("\(legacy.path):12:") && legacy.lines[0].contains("'X-Total' is refused"), "\(legacy.lines)")
+    }
+
     @Test func operationWithoutResponsesIsAnError() throws {
         let yaml = "openapi: 3.1.0\ninfo: {title: T, version: '1'}\npaths:\n  /a:\n    get:\n      responses: {}\n"
         let result = try Self.lint(yaml, named: "api.yaml")

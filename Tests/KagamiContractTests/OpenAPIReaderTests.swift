@@ -72,8 +72,12 @@ import Testing
     @Test func brokenDocumentsGiveErrorsWithPositions() {
         let badJSON = OpenAPIReader.parse("{\n  \"openapi\": \"3.1.0\",\n  \"info\": {\"title\": }\n}")
         #expect(badJSON.errors.first?.sourceLocation?.line == 3)
-        let notOpenAPI = OpenAPIReader.parse("swagger: '2.0'\ninfo: {title: x}\n")
+        let notOpenAPI = OpenAPIReader.parse("swagger: '1.2'\ninfo: {title: x}\n")
         #expect(notOpenAPI.errors.first?.message.contains("OpenAPI 3.0 or 3.1") == true)
+        let neither = OpenAPIReader.parse("info: {title: x}\npaths: {}\n")
+        #expect(neither.errors.first?.message.contains("no 'openapi' or 'swagger' field") == true)
+        // Swagger 2.0 is read (SwaggerReadingTests); one without paths says so.
+        #expect(!OpenAPIReader.parse("swagger: '2.0'\ninfo: {title: x}\n").errors.isEmpty)
         let missingInfo = OpenAPIReader.parse("openapi: 3.1.0\npaths: {}\n")
         #expect(!missingInfo.errors.isEmpty)
     }
@@ -126,13 +130,14 @@ import Testing
     }
 }
 
-/// Mutated OpenAPI documents never crash the reader, and the errors it reports have positions.
+/// Mutated OpenAPI (and Swagger 2.0) documents never crash the reader, and the errors it
+/// reports have positions.
 @Suite struct OpenAPIFuzzTests {
     @Test func mutatedDocumentsNeverCrash() {
-        let inputs = ["petstore-3.0.yaml", "notes-3.1.json"].map { Array(OpenAPIReaderTests.fixture($0).utf8) }
+        let inputs = ["petstore-3.0.yaml", "notes-3.1.json", "petstore-2.0.json", "uploads-2.0.yaml"].map { Array(OpenAPIReaderTests.fixture($0).utf8) }
         var generator = SeededGenerator(state: 0x5DEE_CE66_D1CE_4E5B)
         var unpositioned: [String] = []
-        let iterations = 1000
+        let iterations = 2000
         for iteration in 0..<iterations {
             let text = String(decoding: BlueprintFuzzTests.mutate(inputs[iteration % inputs.count], using: &generator), as: UTF8.self)
             let contract = OpenAPIReader.parse(text)

@@ -23,6 +23,8 @@ import Testing
         "Tests/KagamiContractTests/Fixtures/notes-3.1.json",
         "Tests/KagamiContractCheckTests/Fixtures/notes.yaml",
         "Tests/KagamiContractCheckTests/Fixtures/headers.yaml",
+        "Tests/KagamiContractCheckTests/Fixtures/notes-2.0.yaml",
+        "Tests/KagamiContractTests/Fixtures/petstore-2.0.json",
         "Examples/InProcessTests/Sources/NotesClient/openapi.json",
     ]
 

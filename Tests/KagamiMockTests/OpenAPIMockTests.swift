@@ -29,6 +29,33 @@ import Testing
         #expect(docs.body.contains(MarkupText.escaped("Client(serverURL: URL(string: \"\(server.url)/v1\")!")), "\(docs.body.prefix(2000))")
     }
 
+    /// The docs page lists the headers each response declares: required, deprecated, the
+    /// schema (a `$ref` to `components/headers` followed) and the description.
+    @Test func docsPageShowsDeclaredResponseHeaders() async throws {
+        let headers = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("KagamiContractCheckTests/Fixtures/headers.yaml").path
+        let text = try String(contentsOfFile: headers, encoding: .utf8).replacingOccurrences(
+            of: "            X-Mode:\n", with: "            X-Mode:\n              deprecated: true\n")
+        let server = try await MockServer.start(text: text, format: .openAPI)
+        defer { Task { try await server.stop() } }
+        let docs = try await MockClient.curl("GET", server.url + "/__docs")
+        #expect(docs.status == 200)
+        let page = docs.body
+        let table = try #require(page.range(of: "<table class=\"headers\">").map { String(page[$0.lowerBound...]) })
+        // The list's headers, X-Total-Count with its schema's minimum and its description.
+        #expect(table.contains("<code>X-Total-Count</code></td><td>no</td>"), "\(table.prefix(800))")
+        #expect(table.contains("How many items there are"))
+        #expect(page.contains("<code>X-Rate-Limit-Remaining</code></td><td>yes</td>"), "the components' header, required")
+        #expect(page.contains("Calls left in this window"))
+        #expect(page.contains("<code>Location</code></td><td>yes</td>"))
+        #expect(page.contains("<code>X-Mode</code> <span class=\"deprecated\">deprecated</span>"))
+        #expect(page.contains("uri-reference"), "Location's schema")
+        // The schema is shown: X-Page-Sizes is an array of integers.
+        let pageSizes = try #require(page.range(of: "<code>X-Page-Sizes</code>"))
+        let row = page[pageSizes.lowerBound...].prefix(600)
+        #expect(row.contains("array") && row.contains("integer"), "\(row)")
+    }
+
     @Test func defaultResponseAnswersUndocumentedStatuses() async throws {
         let server = try await MockServer.start(path: Self.petstore)
         defer { Task { try await server.stop() } }
