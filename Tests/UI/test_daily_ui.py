@@ -540,6 +540,8 @@ class Suite(Page):
         request = self.text_of("raw-request")
         assert "HEADERS, END_STREAM\r\n:method: GET\r\n:scheme: https\r\n" in request, request
         assert f":authority: 127.0.0.1:{self.tls_port}\r\n:path: /secure/page?h2=1\r\n" in request, request
+        # curl sent no Host over HTTP/2 (:authority stands for it): none is shown.
+        assert "\r\nhost:" not in request.lower(), request
         self.tab("overview")
         # A refused host pattern is named.
         self.driver.find_element(By.ID, "view-ssl").click()

@@ -28,7 +28,12 @@ export function rawMessage(flow, part, bytes) {
     } else lines.push(`:status: ${message.status}`);
   } else if (part === "request") lines.push(`${message.method} ${message.target} ${message.version}`);
   else lines.push(`${message.version} ${message.status} ${message.reason}`.trimEnd());
-  for (const [name, value] of message.headers) lines.push(`${name}: ${value}`);
+  for (const [index, [name, value]] of message.headers.entries()) {
+    // An HTTP/2 request's Host is made from :authority when the client sent none (as clients
+    // do): first, with its value. It is not what went on the wire.
+    if (http2 && part === "request" && index === 0 && name === "host" && value === authorityOf(flow)) continue;
+    lines.push(`${name}: ${value}`);
+  }
   let text = lines.join("\r\n") + "\r\n\r\n";
   if (bytes && bytes.length) text += bodyText(bytes);
   else if (message.body.size > 0) text += `[${message.body.size} bytes of body not kept]`;
