@@ -108,6 +108,45 @@ struct GRPCEditThroughProxyTests {
         }
     }
 
+    /// A client and server with a newer .proto than the proxy's: the request's fields the
+    /// proxy's schema lacks are shown counted and carried as bytes under `@unknown`; with
+    /// the known `id` edited, the server receives them byte for byte.
+    @Test func fieldsTheSchemaDoesNotKnowReachTheServerUnchanged() async throws {
+        try await Self.withProxy(serverArguments: ["--echo-request"]) { proxy, _ in
+            _ = try await Self.api(proxy, "PUT", "/breakpoints", body: #"{"breakpoints":[{"location":{"path":"/kagami.shop.Shop/GetOrder"},"request":true,"response":false}]}"#)
+            // OrderRequest{id: "o1"} and, from the newer .proto, 2: "web", 3: {1: 25}, 4: fixed32 1.
+            let unknown = "12037765621a0208192501000000"
+            async let answer = CommandLineClient(try WebSocketPeer.python()).run([
+                Self.script, "raw", "--target", "127.0.0.1:\(proxy.port)", "--method", "/kagami.shop.Shop/GetOrder", "--hex", "0a026f31" + unknown,
+            ])
+            let held = try await Self.held(proxy)
+            let shown = try #require(held["request"]?["grpc"])
+            #expect(shown["unknownFields"] == 3, "\(shown)")
+            let base64 = Data(try #require(Self.bytes(hex: unknown))).base64EncodedString()
+            #expect(shown["messages"] == [["id": "o1", "@unknown": .string(base64)]], "\(shown)")
+            var message = try #require(shown["messages"]?[0]?.objectValue)
+            message["id"] = "edited"
+            let id = try #require(held["id"]?.stringValue)
+            let edit: JSONValue = ["action": "execute", "request": ["grpc": ["messages": [.object(message)]]]]
+            let sent = try await Self.api(proxy, "POST", "/breakpoints/held/\(id)", body: edit.serialized())
+            #expect(sent.status == 200, "\(sent.json)")
+
+            let result = try await answer
+            try #require(result.status == 0, "\(result.stderr)")
+            let report = try JSONValue(parsing: result.stdoutText.split(separator: "\n").last.map(String.init) ?? "")
+            #expect(report["code"] == "OK", "\(report)")
+            let order = try ProtoFiles.schema(descriptors: [], folders: [Self.protoFolder]).decode(Data(try #require(Self.bytes(hex: report["hex"]?.stringValue ?? ""))), as: "kagami.shop.Order").get()
+            // The server's echo: the edited id, then the unknown fields as the client sent them.
+            #expect(order.json["id"] == .string("0a06" + Data("edited".utf8).map { String(format: "%02x", $0) }.joined() + unknown))
+        }
+    }
+
+    static func bytes(hex: String) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        return stride(from: 0, to: digits.count, by: 2).compactMap { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16) }
+    }
+
     /// A response held and sent on unchanged keeps its trailers: the client gets its status.
     @Test func aHeldResponseSentOnUnchangedKeepsItsStatus() async throws {
         try await Self.withProxy { proxy, _ in
