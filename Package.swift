@@ -78,7 +78,7 @@ let package = Package(
         .target(
             name: "KagamiProxy",
             dependencies: [
-                "KagamiFlow", "KagamiCertificates", "KagamiRules", "KagamiControl", "KagamiScenarios", "CKagamiZlib",
+                "KagamiFlow", "KagamiCertificates", "KagamiRules", "KagamiControl", "KagamiScenarios", "KagamiGRPC", "CKagamiZlib",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),

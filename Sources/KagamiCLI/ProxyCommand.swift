@@ -110,7 +110,7 @@ struct ProxyCommand: AsyncParsableCommand {
         let liveContracts = setup.contracts
         let grpcSchema = try grpc.schema()
         let mapLocalFolders = try RulesFile.mapLocalFolders(rulesFile: rules, roots: mapLocalRoots)
-        let activeRules = ActiveRules(try rules.map { try RulesFile.load($0, mapLocalFolders: mapLocalFolders, grpcSchema: grpcSchema) })
+        let activeRules = ActiveRules(try rules.map { try RulesFile.load($0, mapLocalFolders: mapLocalFolders) })
         let breakpointSet = Breakpoints(try breakpoints.map(BreakpointsFile.load) ?? BreakpointSettings())
         let scenarios = try await scenarioOptions.active()
         // Each client may need a descriptor for its server connection too: take what the system allows.
@@ -132,6 +132,11 @@ struct ProxyCommand: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
         let server = proxy.server
+        // The session's gRPC schemas ask reflection through the proxy's own connections, so
+        // they exist once it does; Map Local shares them (and what reflection answered) with
+        // the web UI.
+        let grpcSchemas = grpc.schemas(given: grpcSchema, proxy: server, reflection: !noGrpcReflection)
+        activeRules.replace(with: try activeRules.current.map { try RulePipeline($0.rules, mapLocalFolders: mapLocalFolders, grpcSchemas: grpcSchemas) })
         let boundPort: Int
         do {
             boundPort = try await proxy.start()
@@ -183,13 +188,13 @@ struct ProxyCommand: AsyncParsableCommand {
             }
         }
         let rulesControl = RulesFile.control(
-            activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile, mapLocalFolders: mapLocalFolders, grpcSchema: grpcSchema)
+            activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile, mapLocalFolders: mapLocalFolders, grpcSchemas: grpcSchemas)
         let uiServer = try await ui.start(
             store: store, hub: hub, recorder: proxy.recording.chain, proxyAddress: listening, sessionPath: sessionPath,
             liveProxy: LiveProxy(
                 proxy: server, repeatRoute: repeatRoute, sslProxyingFile: https.sslProxyingFile.map(SessionFile.expand),
                 certificatePath: interception?.authority.certificatePath),
-            rules: rulesControl, contracts: liveContracts, grpcSchemas: grpc.schemas(given: grpcSchema, proxy: server, reflection: !noGrpcReflection))
+            rules: rulesControl, contracts: liveContracts, grpcSchemas: grpcSchemas)
         banner += grpc.describe(grpcSchema) ?? ""
         banner += scenarioOptions.describe(scenarios) ?? ""
         if let uiServer {

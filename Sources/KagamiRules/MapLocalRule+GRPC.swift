@@ -22,7 +22,7 @@ extension LocalResponse {
         do {
             let (messages, code, message) = try grpcContent(of: file, shown: shown)
             guard let method = schema.method(path: request.path) else {
-                throw GRPCFileProblem(description: "no schema has \(request.path) to write its messages with (give --proto-path or --proto-descriptor)")
+                throw GRPCFileProblem(description: "no schema has \(request.path) to write its messages with (give --proto-path or --proto-descriptor, or serve reflection)")
             }
             do {
                 response.body = try GRPCExchange.body(json: messages, type: method.outputType, schema: schema, encoding: nil)

@@ -10,7 +10,7 @@ extension BreakpointAPI {
     /// server's reflection answer; nil for an exchange that is not a gRPC call.
     func schema(for held: HeldExchange) async -> ProtobufSchema? {
         guard let grpcSchemas, GRPCExchange.isGRPC(contentType: held.request.headers["content-type"]) else { return nil }
-        return await grpcSchemas.schema(for: Flow(id: held.flowID, mode: .forward, request: held.request, timings: FlowTimings(start: held.heldAt)))
+        return await grpcSchemas.schema(for: held.request)
     }
 }
 

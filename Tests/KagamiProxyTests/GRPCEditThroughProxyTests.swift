@@ -15,17 +15,17 @@ struct GRPCEditThroughProxyTests {
     static var script: String { GRPCSchemaThroughProxyTests.script }
     static var protoFolder: String { GRPCSchemaThroughProxyTests.protoFolder }
 
-    /// The shop server (`--gzip`: its answers compressed) and `kagami proxy` in front of it.
+    /// The shop server (`--gzip`: its answers compressed) and `kagami proxy` in front of it,
+    /// given the shop's .proto unless `givenSchema` is false.
     static func withProxy(
-        serverArguments: [String] = [], proxyArguments: [String] = [], _ body: (KagamiProcess, String) async throws -> Void
+        serverArguments: [String] = [], proxyArguments: [String] = [], givenSchema: Bool = true, _ body: (KagamiProcess, String) async throws -> Void
     ) async throws {
         let server = try PeerServer(script: script, arguments: serverArguments)
         defer { server.stop() }
         let session = temporaryPath("grpc-edit.sqlite")
         let proxy = try await KagamiProcess.start([
-            "proxy", "--port", "0", "--ui-port", "0", "--reverse", "http://127.0.0.1:\(server.port)", "--proto-path", protoFolder,
-            "--session", session,
-        ] + proxyArguments)
+            "proxy", "--port", "0", "--ui-port", "0", "--reverse", "http://127.0.0.1:\(server.port)", "--session", session,
+        ] + (givenSchema ? ["--proto-path", protoFolder] : []) + proxyArguments)
         defer { proxy.stop() }
         try await body(proxy, session)
     }
@@ -167,14 +167,16 @@ struct GRPCEditThroughProxyTests {
 @Suite("gRPC answered by Map Local", .serialized)
 struct GRPCMapLocalTests {
     /// A rules file mapping the shop's methods to a folder of `Method.json` files.
-    static func withFolder(_ body: (KagamiProcess, URL) async throws -> Void) async throws {
+    static func withFolder(
+        serverArguments: [String] = [], givenSchema: Bool = true, _ body: (KagamiProcess, URL) async throws -> Void
+    ) async throws {
         let folder = try TemporaryFolder.make("grpc-map-local")
         defer { try? FileManager.default.removeItem(at: folder) }
         let answers = folder.appendingPathComponent("kagami.shop.Shop")
         try FileManager.default.createDirectory(at: answers, withIntermediateDirectories: true)
         let rules = folder.appendingPathComponent("rules.json")
         try Data(#"{"mapLocal": [{"name": "shop", "from": {"path": "/kagami.shop.Shop/*"}, "local": "kagami.shop.Shop"}]}"#.utf8).write(to: rules)
-        try await GRPCEditThroughProxyTests.withProxy(proxyArguments: ["--rules", rules.path]) { proxy, _ in
+        try await GRPCEditThroughProxyTests.withProxy(serverArguments: serverArguments, proxyArguments: ["--rules", rules.path], givenSchema: givenSchema) { proxy, _ in
             try await body(proxy, answers)
         }
     }
@@ -194,6 +196,28 @@ struct GRPCMapLocalTests {
             let streamed = try await GRPCEditThroughProxyTests.send(proxy, method: "/kagami.shop.Shop/WatchOrders", json: #"{"id": "o1"}"#)
             #expect(streamed["code"] == "OK", "\(streamed)")
             #expect(streamed["answers"] == [["id": "w-1"], ["id": "w-2"], ["id": "w-3"]])
+        }
+    }
+
+    /// No .proto given: the answers are written with what the server's reflection says of
+    /// the method, asked before the first answer; a server without reflection leaves the
+    /// method unknown, and the client gets INTERNAL saying so.
+    @Test func answersWrittenWithTheSchemaFromReflection() async throws {
+        try await Self.withFolder(serverArguments: ["--reflection", "v1"], givenSchema: false) { proxy, folder in
+            try Self.write(#"{"id": "from-a-file", "totalCents": "18446744073709551615", "items": [{"name": "tea", "colour": "GREEN"}]}"#, to: folder, "GetOrder.json")
+            try Self.write(#"[{"id": "w-1"}, {"id": "w-2"}]"#, to: folder, "WatchOrders.json")
+            let unary = try await GRPCEditThroughProxyTests.send(proxy, json: #"{"id": "o1"}"#)
+            #expect(unary["code"] == "OK", "\(unary)")
+            #expect(unary["answers"]?.serialized([.sortedKeys]) == #"[{"id":"from-a-file","items":[{"colour":"GREEN","name":"tea"}],"totalCents":"18446744073709551615"}]"#)
+            let streamed = try await GRPCEditThroughProxyTests.send(proxy, method: "/kagami.shop.Shop/WatchOrders", json: #"{"id": "o1"}"#)
+            #expect(streamed["code"] == "OK", "\(streamed)")
+            #expect(streamed["answers"] == [["id": "w-1"], ["id": "w-2"]])
+        }
+        try await Self.withFolder(givenSchema: false) { proxy, folder in
+            try Self.write(#"{"id": "from-a-file"}"#, to: folder, "GetOrder.json")
+            let unknown = try await GRPCEditThroughProxyTests.send(proxy, json: #"{"id": "o1"}"#)
+            #expect(unknown["code"] == "INTERNAL", "\(unknown)")
+            #expect(unknown["message"]?.stringValue?.hasPrefix("Kagami Map Local: no schema has /kagami.shop.Shop/GetOrder") == true, "\(unknown)")
         }
     }
 
