@@ -382,7 +382,7 @@ let package = Package(
             name: "KagamiContractCheckTests",
             dependencies: [
                 "KagamiContractCheck", "KagamiDescription", "KagamiContract", "KagamiFlow", "KagamiJSON", "KagamiProxy", "KagamiStore", "KagamiRecording",
-                "KagamiTesting", "KagamiHAR", "KagamiUI", "KagamiCertificates", "kagami", "KagamiRecordingProxy",
+                "KagamiTesting", "KagamiHAR", "KagamiUI", "KagamiCertificates", "kagami", "KagamiRecordingProxy", "KagamiGRPC",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

@@ -71,7 +71,7 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "Breakpoints file (YAML or JSON): locations that pause exchanges at the request and/or response until decided through the admin API. See docs/TOOLS.md.")
     var breakpoints: String?
 
-    @Option(name: .customLong("contract"), help: "Check every exchange against this API description (API Blueprint or OpenAPI; or gRPC methods from a folder of .proto files, a .proto file or a descriptor set), as FILE or FILE=BASEURL when the file doesn't say where the API is served; repeatable. See docs/CONTRACT-CHECK.md.")
+    @Option(name: .customLong("contract"), help: "Check every exchange against this API description (API Blueprint or OpenAPI; or gRPC methods from a folder of .proto files, a .proto file or a descriptor set; or grpc-reflection=URL, the methods the gRPC server at URL lists through its server reflection), as FILE or FILE=BASEURL when the file doesn't say where the API is served; repeatable. See docs/CONTRACT-CHECK.md.")
     var contracts: [String] = []
 
     @Flag(help: "With --contract: accept any value for a format (date-time, date, time, email, uuid, uri, ipv4, ipv6, hostname, int32, int64…); by default a value must be valid for its format.")
@@ -182,6 +182,9 @@ struct ProxyCommand: AsyncParsableCommand {
             banner += "Breakpoints: \(count) location\(count == 1 ? "" : "s") from \(breakpoints)\(breakpointSet.settings.isEnabled ? "" : " (disabled)"); held exchanges wait for the admin API\n"
         }
         if let liveContracts {
+            // `grpc-reflection=URL` descriptions, asked through the proxy's own connections (its
+            // allow list); the banner says which wait for a server that didn't answer.
+            _ = await liveContracts.askReflection { host, port, tls in server.grpcReflectionSend(host: host, port: port, tls: tls) }
             banner += liveContracts.banner
             liveContracts.watch(every: .milliseconds(300)) { note in
                 Console.error(note + "\n")
