@@ -38,6 +38,25 @@ extension LocalResponse {
         }
     }
 
+    /// A gRPC call answered as Map Local answers it: from `file` (shown as `shown` in what
+    /// goes wrong) in the same format, or, with no file, the output type's default message
+    /// (every field at its default: no bytes) with status OK. `kagami mock`'s gRPC methods.
+    public static func grpcAnswer(file: String?, shown: String, request: FlowRequest, schema: ProtobufSchema) -> FlowResponse {
+        if let file { return grpcAnswer(file: file, shown: shown, request: request, schema: schema).response.answer }
+        var response = LocalResponse(filePath: "", size: 0)
+        response.headers = HeaderFields([("content-type", "application/grpc")])
+        response.body = GRPCExchange.prefixed(Data(), compressed: false)
+        response.trailers = grpcStatus(0, nil)
+        return response.answer
+    }
+
+    /// The answer whole, its body made already.
+    var answer: FlowResponse {
+        var answer = FlowResponse(status: status, reason: reason, headers: headers, body: FlowBody(data: body ?? Data()))
+        answer.trailers = trailers
+        return answer
+    }
+
     /// The file's messages and status.
     static func grpcContent(of file: String, shown: String) throws(GRPCFileProblem) -> (messages: [JSONValue], code: Int, message: String?) {
         guard let data = FileManager.default.contents(atPath: file) else { throw GRPCFileProblem(description: "\(shown) can't be read") }
@@ -79,7 +98,7 @@ extension LocalResponse {
     }
 
     /// `grpc-status` and `grpc-message`, percent-encoded as the gRPC HTTP/2 protocol says.
-    static func grpcStatus(_ code: Int, _ message: String?) -> HeaderFields {
+    public static func grpcStatus(_ code: Int, _ message: String?) -> HeaderFields {
         var trailers = HeaderFields([("grpc-status", String(code))])
         if let message, !message.isEmpty {
             var encoded = ""
