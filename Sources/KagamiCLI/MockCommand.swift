@@ -61,7 +61,7 @@ struct MockCommand: AsyncParsableCommand {
     @OptionGroup var grpc: GRPCSchemaOptions
 
     @Option(name: .customLong("grpc-answers"), help: ArgumentHelp(
-        "With --proto-path or --proto-descriptor: a folder of answers, pkg.Service/Method.json each (a message, an array of messages for a stream, or a status), as Map Local's; a method without one answers its output type's default message.",
+        "With --proto-path or --proto-descriptor: a folder of answers, pkg.Service/Method.json each (a message, an array of messages for a stream, or a status), as Map Local's; a method without one answers a message generated from its output type.",
         valueName: "folder"))
     var grpcAnswers: String?
 
@@ -172,7 +172,7 @@ struct MockCommand: AsyncParsableCommand {
             GRPCMockServer.Configuration(host: host, port: port, schema: schema, answers: answers), sink: Recording(store: recording.store).chain)
         var banner = "Kagami gRPC mock of \(schema.methods.count) method\(schema.methods.count == 1 ? "" : "s") listening on \(server.url) (h2c)\n"
         banner += grpc.describe(schema) ?? ""
-        banner += "Answers: \(answers ?? "none (default messages)")\n"
+        banner += "Answers: \(answers ?? "none (messages generated from the schema)")\n"
         banner += "Session: \(recording.description)\n\n"
         Console.output(banner)
         await SignalWaiter.waitForTermination()

@@ -1,8 +1,9 @@
 // gRPC methods of a Protocol Buffers schema served over h2c, answered as Map Local answers a
-// gRPC call: from `Method.json` files, or the output type's default message.
+// gRPC call: from `Method.json` files, or a message generated from the output type.
 import Foundation
 import KagamiFlow
 import KagamiGRPC
+import KagamiJSON
 import KagamiRules
 import NIOCore
 import NIOHTTP1
@@ -13,15 +14,15 @@ import NIOPosix
 /// services over HTTP/2 in clear text (prior knowledge, as gRPC clients speak it). A call to
 /// `/pkg.Service/Method` is answered from `ANSWERS/pkg.Service/Method.json` when that file
 /// exists (one message, an array of messages for a stream, or a status: the Map Local format,
-/// `docs/RULES.md`), else with the output type's default message; a method the schema
-/// doesn't have gets UNIMPLEMENTED. Each call goes to the sink as a flow.
+/// `docs/RULES.md`), else with a message generated from the output type's JSON Schema; a
+/// method the schema doesn't have gets UNIMPLEMENTED. Each call goes to the sink as a flow.
 public final class GRPCMockServer: Sendable {
     public struct Configuration: Sendable {
         public var host: String
         /// 0 picks a free port.
         public var port: Int
         public var schema: ProtobufSchema
-        /// The folder of `pkg.Service/Method.json` answers; nil: default messages only.
+        /// The folder of `pkg.Service/Method.json` answers; nil: generated messages only.
         public var answers: String?
 
         public init(host: String = "127.0.0.1", port: Int = 0, schema: ProtobufSchema, answers: String? = nil) {
@@ -66,7 +67,7 @@ public final class GRPCMockServer: Sendable {
     }
 
     /// The answer to one call: UNIMPLEMENTED for a method the schema lacks, else the Map Local
-    /// answer from its file (or the default message).
+    /// answer from its file (or a generated message).
     static func answer(_ request: FlowRequest, configuration: Configuration) -> FlowResponse {
         guard let method = configuration.schema.method(path: request.path) else {
             let known = Set(configuration.schema.methods.values.map(\.service)).sorted().joined(separator: ", ")
@@ -77,7 +78,24 @@ public final class GRPCMockServer: Sendable {
         let relative = "\(method.service)/\(method.name).json"
         let file = configuration.answers.map { URL(fileURLWithPath: $0).appendingPathComponent(relative).path }
         let existing = file.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
-        return LocalResponse.grpcAnswer(file: existing, shown: relative, request: request, schema: configuration.schema)
+        let generated = existing == nil ? Self.generated(method.outputType, schema: configuration.schema) : [:]
+        return LocalResponse.grpcAnswer(file: existing, shown: relative, request: request, schema: configuration.schema, otherwise: generated)
+    }
+
+    /// A message of `type` with every field set (`ProtobufSchema.sample(of:)`); a field the
+    /// encoder refuses is left out, whole, at the top.
+    static func generated(_ type: String, schema: ProtobufSchema) -> JSONValue {
+        guard case .object(var object) = schema.sample(of: type) else { return [:] }
+        while !object.isEmpty {
+            do {
+                _ = try schema.encode(.object(object), as: type)
+                break
+            } catch {
+                let field = String(error.path.prefix { $0 != "." && $0 != "[" })
+                guard object.removeValue(forKey: field) != nil else { return [:] }
+            }
+        }
+        return .object(object)
     }
 }
 

@@ -39,13 +39,15 @@ extension LocalResponse {
     }
 
     /// A gRPC call answered as Map Local answers it: from `file` (shown as `shown` in what
-    /// goes wrong) in the same format, or, with no file, the output type's default message
-    /// (every field at its default: no bytes) with status OK. `kagami mock`'s gRPC methods.
-    public static func grpcAnswer(file: String?, shown: String, request: FlowRequest, schema: ProtobufSchema) -> FlowResponse {
+    /// goes wrong) in the same format, or, with no file, `message` (proto3 JSON of the output
+    /// type; its default message, no bytes, when it doesn't fit) with status OK.
+    /// `kagami mock`'s gRPC methods.
+    public static func grpcAnswer(file: String?, shown: String, request: FlowRequest, schema: ProtobufSchema, otherwise message: JSONValue) -> FlowResponse {
         if let file { return grpcAnswer(file: file, shown: shown, request: request, schema: schema).response.answer }
         var response = LocalResponse(filePath: "", size: 0)
         response.headers = HeaderFields([("content-type", "application/grpc")])
-        response.body = GRPCExchange.prefixed(Data(), compressed: false)
+        let type = schema.method(path: request.path)?.outputType ?? ""
+        response.body = (try? GRPCExchange.body(json: [message], type: type, schema: schema, encoding: nil)) ?? GRPCExchange.prefixed(Data(), compressed: false)
         response.trailers = grpcStatus(0, nil)
         return response.answer
     }

@@ -6,8 +6,8 @@ import Testing
 
 /// `kagami mock --proto-path` (or `--proto-descriptor`) serving the test shop's gRPC methods
 /// over h2c to grpcio's client (Tests/GRPC/grpc_shop.py): answers from `Method.json` files in
-/// Map Local's format, default messages without one, UNIMPLEMENTED for a method the schema
-/// lacks, every call recorded.
+/// Map Local's format, messages generated from the schema without one, UNIMPLEMENTED for a
+/// method the schema lacks, every call recorded.
 @Suite("gRPC methods served by kagami mock", .serialized)
 struct GRPCMockTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -48,10 +48,14 @@ struct GRPCMockTests {
         #expect(unary["code"] == "OK", "\(unary)")
         #expect(unary["answers"]?.serialized([.sortedKeys])
             == #"[{"id":"from-the-mock","items":[{"colour":"GREEN","name":"tea"}],"totalCents":"18446744073709551615"}]"#)
-        // No file: the output type's default message.
-        let byDefault = try await Self.client(mock, ["send", "--method", "/kagami.shop.Shop/WatchOrders", "--json", #"{"id": "o1"}"#])
-        #expect(byDefault["code"] == "OK", "\(byDefault)")
-        #expect(byDefault["answers"] == [[:]])
+        // No file: one message generated from the output type (an Order, its id a string).
+        let generated = try await Self.client(mock, ["send", "--method", "/kagami.shop.Shop/WatchOrders", "--json", #"{"id": "o1"}"#])
+        #expect(generated["code"] == "OK", "\(generated)")
+        #expect(generated["answers"]?.arrayValue?.count == 1)
+        let order = try #require(generated["answers"]?[0])
+        #expect(order["id"] == "id" && order["totalCents"] == "1", "\(generated)")
+        #expect(order["items"]?[0]?["name"] == "name" && order["items"]?[0]?["colour"] == "RED", "\(generated)")
+        #expect(order["items"]?[0]?["percent"] == 1 && order["items"]?[0]?["code"] == nil, "a oneof's first member only: \(generated)")
         try Self.write(#"[{"id": "w-1"}, {"id": "w-2"}, {"id": "w-3"}]"#, answers, "WatchOrders.json")
         let streamed = try await Self.client(mock, ["send", "--method", "/kagami.shop.Shop/WatchOrders", "--json", #"{"id": "o1"}"#])
         #expect(streamed["answers"] == [["id": "w-1"], ["id": "w-2"], ["id": "w-3"]])
@@ -76,6 +80,6 @@ struct GRPCMockTests {
         defer { mock.stop() }
         let answer = try await Self.client(mock, ["send", "--method", "/kagami.shop.Shop/GetOrder", "--json", #"{"id": "o1"}"#])
         #expect(answer["code"] == "OK", "\(answer)")
-        #expect(answer["answers"] == [[:]])
+        #expect(answer["answers"]?[0]?["id"] == "id", "\(answer)")
     }
 }
