@@ -78,7 +78,7 @@ let package = Package(
         .target(
             name: "KagamiProxy",
             dependencies: [
-                "KagamiFlow", "KagamiCertificates", "KagamiRules", "KagamiControl", "KagamiScenarios", "CKagamiZlib",
+                "KagamiFlow", "KagamiCertificates", "KagamiRules", "KagamiControl", "KagamiScenarios", "KagamiGRPC", "CKagamiZlib",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -194,8 +194,9 @@ let package = Package(
             name: "KagamiMock",
             dependencies: ["KagamiOutput",
                 "KagamiContract", "KagamiContractCheck", "KagamiDescription", "KagamiJSON", "KagamiJSONSchema", "KagamiURITemplate", "KagamiFlow",
-                "KagamiRules", "KagamiScenarios", "KagamiControl",
+                "KagamiRules", "KagamiScenarios", "KagamiControl", "KagamiGRPC",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -382,7 +383,7 @@ let package = Package(
             name: "KagamiContractCheckTests",
             dependencies: [
                 "KagamiContractCheck", "KagamiDescription", "KagamiContract", "KagamiFlow", "KagamiJSON", "KagamiProxy", "KagamiStore", "KagamiRecording",
-                "KagamiTesting", "KagamiHAR", "KagamiUI", "KagamiCertificates", "kagami", "KagamiRecordingProxy",
+                "KagamiTesting", "KagamiHAR", "KagamiUI", "KagamiCertificates", "kagami", "KagamiRecordingProxy", "KagamiGRPC",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

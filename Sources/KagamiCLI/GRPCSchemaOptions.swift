@@ -35,15 +35,7 @@ struct GRPCSchemaOptions: ParsableArguments {
     /// The session's schemas: the given one, and server reflection through `proxy`'s own
     /// upstream connections (its allow list), unless turned off.
     func schemas(given: ProtobufSchema, proxy: ProxyServer, reflection: Bool) -> GRPCSchemas {
-        guard reflection else { return GRPCSchemas(given: given, sources: sources) }
-        return GRPCSchemas(given: given, sources: sources) { flow, service in
-            try await ServerReflection.files(defining: service) { path, body in
-                let answer = try await proxy.upstreamHTTP2Request(
-                    host: flow.request.host, port: flow.request.port, tls: flow.request.scheme == "https", path: path,
-                    headers: HeaderFields([("content-type", "application/grpc"), ("te", "trailers")]), body: body)
-                return ServerReflection.Answer(body: answer.body, status: GRPCExchange.status(trailers: answer.trailers, headers: answer.headers))
-            }
-        }
+        GRPCSchemas(given: given, sources: sources, reflection: reflection ? proxy.grpcReflection : nil)
     }
 
     /// Lines under a gRPC call in `kagami flows`: each message with its type, in the proto3

@@ -3,6 +3,7 @@ import Foundation
 import KagamiControl
 import KagamiDescription
 import KagamiFlow
+import KagamiGRPC
 import KagamiMock
 import KagamiOutput
 import KagamiRecording
@@ -57,6 +58,13 @@ struct MockCommand: AsyncParsableCommand {
     @Flag(help: "Allow browser clients from any origin (CORS), answering preflights.")
     var cors = false
 
+    @OptionGroup var grpc: GRPCSchemaOptions
+
+    @Option(name: .customLong("grpc-answers"), help: ArgumentHelp(
+        "With --proto-path or --proto-descriptor: a folder of answers, pkg.Service/Method.json each (a message, an array of messages for a stream, or a status), as Map Local's; a method without one answers a message generated from its output type.",
+        valueName: "folder"))
+    var grpcAnswers: String?
+
     @OptionGroup var destination: SessionOptions
 
     @OptionGroup var scenarioOptions: ScenarioOptions
@@ -77,6 +85,9 @@ struct MockCommand: AsyncParsableCommand {
                 throw ValidationError("--fallback \(fallback): \(error)")
             }
         }
+        let schema = try grpc.schema()
+        if !schema.isEmpty { return try await serveGRPC(schema) }
+        if grpcAnswers != nil { throw ValidationError("--grpc-answers serves the methods of --proto-path or --proto-descriptor; give one") }
         let replayed = try await recordedTraffic()
         guard file != nil || replayed != nil else { throw Self.nothingToServe }
         // A replayed session stays as recorded; the mock's own exchanges go to a new session.
@@ -141,6 +152,34 @@ struct MockCommand: AsyncParsableCommand {
         try await server.stop()
         try await store.flush()
         let count = try await store.count()
+        try await recording.close()
+        Console.output("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(recording.description)\n")
+    }
+
+    /// The schema's gRPC methods over h2c (`GRPCMockServer`), each call recorded into the session.
+    private func serveGRPC(_ schema: ProtobufSchema) async throws {
+        guard file == nil, har == nil, scenarioOptions.scenarios == nil else {
+            throw ValidationError("with --proto-path or --proto-descriptor the mock serves gRPC methods only: give no description file, --har or --scenarios")
+        }
+        let answers = grpcAnswers.map(SessionFile.expand)
+        if let answers {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: answers, isDirectory: &isFolder), isFolder.boolValue else {
+                throw ValidationError("--grpc-answers \(answers) is not a folder")
+            }
+        }
+        let recording = try await RecordingStore.open(store: destination.storeURL, session: destination.session)
+        let server = try await GRPCMockServer.start(
+            GRPCMockServer.Configuration(host: host, port: port, schema: schema, answers: answers), sink: Recording(store: recording.store).chain)
+        var banner = "Kagami gRPC mock of \(schema.methods.count) method\(schema.methods.count == 1 ? "" : "s") listening on \(server.url) (h2c)\n"
+        banner += grpc.describe(schema) ?? ""
+        banner += "Answers: \(answers ?? "none (messages generated from the schema)")\n"
+        banner += "Session: \(recording.description)\n\n"
+        Console.output(banner)
+        await SignalWaiter.waitForTermination()
+        try await server.stop()
+        try await recording.store.flush()
+        let count = try await recording.store.count()
         try await recording.close()
         Console.output("Stopped. \(count) exchange\(count == 1 ? "" : "s") in \(recording.description)\n")
     }

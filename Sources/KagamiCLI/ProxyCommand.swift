@@ -71,7 +71,7 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "Breakpoints file (YAML or JSON): locations that pause exchanges at the request and/or response until decided through the admin API. See docs/TOOLS.md.")
     var breakpoints: String?
 
-    @Option(name: .customLong("contract"), help: "Check every exchange against this API description (API Blueprint or OpenAPI; or gRPC methods from a folder of .proto files, a .proto file or a descriptor set), as FILE or FILE=BASEURL when the file doesn't say where the API is served; repeatable. See docs/CONTRACT-CHECK.md.")
+    @Option(name: .customLong("contract"), help: "Check every exchange against this API description (API Blueprint or OpenAPI; or gRPC methods from a folder of .proto files, a .proto file or a descriptor set; or grpc-reflection=URL, the methods the gRPC server at URL lists through its server reflection), as FILE or FILE=BASEURL when the file doesn't say where the API is served; repeatable. See docs/CONTRACT-CHECK.md.")
     var contracts: [String] = []
 
     @Flag(help: "With --contract: accept any value for a format (date-time, date, time, email, uuid, uri, ipv4, ipv6, hostname, int32, int64…); by default a value must be valid for its format.")
@@ -110,7 +110,7 @@ struct ProxyCommand: AsyncParsableCommand {
         let liveContracts = setup.contracts
         let grpcSchema = try grpc.schema()
         let mapLocalFolders = try RulesFile.mapLocalFolders(rulesFile: rules, roots: mapLocalRoots)
-        let activeRules = ActiveRules(try rules.map { try RulesFile.load($0, mapLocalFolders: mapLocalFolders, grpcSchema: grpcSchema) })
+        let activeRules = ActiveRules(try rules.map { try RulesFile.load($0, mapLocalFolders: mapLocalFolders) })
         let breakpointSet = Breakpoints(try breakpoints.map(BreakpointsFile.load) ?? BreakpointSettings())
         let scenarios = try await scenarioOptions.active()
         // Each client may need a descriptor for its server connection too: take what the system allows.
@@ -132,6 +132,11 @@ struct ProxyCommand: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
         let server = proxy.server
+        // The session's gRPC schemas ask reflection through the proxy's own connections, so
+        // they exist once it does; Map Local shares them (and what reflection answered) with
+        // the web UI.
+        let grpcSchemas = grpc.schemas(given: grpcSchema, proxy: server, reflection: !noGrpcReflection)
+        activeRules.replace(with: try activeRules.current.map { try RulePipeline($0.rules, mapLocalFolders: mapLocalFolders, grpcSchemas: grpcSchemas) })
         let boundPort: Int
         do {
             boundPort = try await proxy.start()
@@ -177,19 +182,22 @@ struct ProxyCommand: AsyncParsableCommand {
             banner += "Breakpoints: \(count) location\(count == 1 ? "" : "s") from \(breakpoints)\(breakpointSet.settings.isEnabled ? "" : " (disabled)"); held exchanges wait for the admin API\n"
         }
         if let liveContracts {
+            // `grpc-reflection=URL` descriptions, asked through the proxy's own connections (its
+            // allow list); the banner says which wait for a server that didn't answer.
+            _ = await liveContracts.askReflection { host, port, tls in server.grpcReflectionSend(host: host, port: port, tls: tls) }
             banner += liveContracts.banner
             liveContracts.watch(every: .milliseconds(300)) { note in
                 Console.error(note + "\n")
             }
         }
         let rulesControl = RulesFile.control(
-            activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile, mapLocalFolders: mapLocalFolders, grpcSchema: grpcSchema)
+            activeRules, file: rules.map(SessionFile.expand), saving: !keepRulesFile, mapLocalFolders: mapLocalFolders, grpcSchemas: grpcSchemas)
         let uiServer = try await ui.start(
             store: store, hub: hub, recorder: proxy.recording.chain, proxyAddress: listening, sessionPath: sessionPath,
             liveProxy: LiveProxy(
                 proxy: server, repeatRoute: repeatRoute, sslProxyingFile: https.sslProxyingFile.map(SessionFile.expand),
                 certificatePath: interception?.authority.certificatePath),
-            rules: rulesControl, contracts: liveContracts, grpcSchemas: grpc.schemas(given: grpcSchema, proxy: server, reflection: !noGrpcReflection))
+            rules: rulesControl, contracts: liveContracts, grpcSchemas: grpcSchemas)
         banner += grpc.describe(grpcSchema) ?? ""
         banner += scenarioOptions.describe(scenarios) ?? ""
         if let uiServer {

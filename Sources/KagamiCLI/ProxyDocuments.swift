@@ -12,13 +12,13 @@ import KagamiUI
 enum RulesFile {
     /// Reads and compiles a rules document; errors name the file, line and field. Map Local
     /// uses `mapLocalFolders`, by default the rules file's folder, and answers gRPC calls with
-    /// `grpcSchema`'s types.
-    static func load(_ path: String, mapLocalFolders: MapLocalFolders? = nil, grpcSchema: ProtobufSchema = ProtobufSchema()) throws -> RulePipeline {
+    /// `grpcSchemas`' types.
+    static func load(_ path: String, mapLocalFolders: MapLocalFolders? = nil, grpcSchemas: GRPCSchemas = GRPCSchemas()) throws -> RulePipeline {
         let expanded = SessionFile.expand(path)
         do {
             let document = try RuleSet(contentsOf: expanded)
             return try RulePipeline(
-                document, mapLocalFolders: try mapLocalFolders ?? Self.mapLocalFolders(rulesFile: path, roots: []), grpcSchema: grpcSchema)
+                document, mapLocalFolders: try mapLocalFolders ?? Self.mapLocalFolders(rulesFile: path, roots: []), grpcSchemas: grpcSchemas)
         } catch var error as RuleDocumentError {
             if error.file == "rules" { error.file = expanded }
             throw ValidationError("\(error)")
@@ -49,13 +49,13 @@ enum RulesFile {
     /// is written back to the file first, atomically; a failed write keeps the rules in force
     /// unchanged.
     static func control(
-        _ active: ActiveRules, file: String?, saving: Bool, mapLocalFolders: MapLocalFolders, grpcSchema: ProtobufSchema = ProtobufSchema()
+        _ active: ActiveRules, file: String?, saving: Bool, mapLocalFolders: MapLocalFolders, grpcSchemas: GRPCSchemas = GRPCSchemas()
     ) -> RulesControl {
         let lock = NSLock()
         return RulesControl(
             current: { active.current?.rules ?? RuleSet() },
             replace: { rules in
-                let pipeline = try RulePipeline(rules, mapLocalFolders: mapLocalFolders, grpcSchema: grpcSchema)
+                let pipeline = try RulePipeline(rules, mapLocalFolders: mapLocalFolders, grpcSchemas: grpcSchemas)
                 try lock.withLock {
                     if saving, let file { try save(rules, to: file) }
                     active.replace(with: pipeline)

@@ -2,8 +2,10 @@ import ArgumentParser
 import Foundation
 import KagamiContractCheck
 import KagamiFlow
+import KagamiGRPC
 import KagamiHAR
 import KagamiOutput
+import KagamiProxy
 import KagamiStore
 
 /// `kagami validate --contract FILE (--session FILE | --store URL --session NAME | --har FILE)`: recorded traffic checked
@@ -28,7 +30,7 @@ struct ValidateCommand: AsyncParsableCommand {
         case undocumented, warnings
     }
 
-    @Option(name: .customLong("contract"), help: "API description (API Blueprint or OpenAPI; or gRPC methods from a folder of .proto files, a .proto file or a descriptor set), as FILE or FILE=BASEURL; repeatable.")
+    @Option(name: .customLong("contract"), help: "API description (API Blueprint or OpenAPI; or gRPC methods from a folder of .proto files, a .proto file or a descriptor set; or grpc-reflection=URL, the methods the gRPC server at URL lists through its server reflection), as FILE or FILE=BASEURL; repeatable.")
     var contracts: [String] = []
 
     @Flag(help: "Accept any value for a format (date-time, date, time, email, uuid, uri, ipv4, ipv6, hostname, int32, int64…); by default a value must be valid for its format.")
@@ -58,9 +60,14 @@ struct ValidateCommand: AsyncParsableCommand {
         var checks: [ContractCheck] = []
         for argument in contracts {
             do {
-                checks.append(try ContractCheck.load(argument, assertsFormat: !noAssertFormat))
+                if let server = try ContractCheck.reflectionServer(argument) {
+                    checks.append(try await ContractCheck.reflected(
+                        argument, send: try Self.reflectionSend(host: server.host, port: server.port, tls: server.tls), assertsFormat: !noAssertFormat))
+                } else {
+                    checks.append(try ContractCheck.load(argument, assertsFormat: !noAssertFormat))
+                }
             } catch {
-                throw unreadable(error.description)
+                throw unreadable("\(error)")
             }
         }
         var report = ContractReport(ContractSet(checks))
@@ -113,6 +120,19 @@ struct ValidateCommand: AsyncParsableCommand {
         }
         let code = report.exitCode(failOn: failOn)
         if code != 0 { throw ExitCode(code) }
+    }
+
+    /// Reflection requests to a server in clear text (h2c), made as `kagami proxy` makes its
+    /// own, through the upstream allow list (`KAGAMI_UPSTREAM_ALLOW`); nothing is recorded.
+    /// Over TLS the proxy asks, with its interception's upstream trust settings.
+    static func reflectionSend(host: String, port: Int, tls: Bool) throws -> ServerReflection.Send {
+        guard !tls else {
+            throw ContractCheckError([
+                "\(ContractCheck.reflectionName)=https://…: kagami validate asks reflection in clear text (http://); give the server's descriptor set, or check live with kagami proxy --contract and HTTPS interception",
+            ])
+        }
+        let asker = try ProxyServer(options: ProxyOptions(), sink: RecordingChain([]))
+        return asker.grpcReflectionSend(host: host, port: port, tls: false)
     }
 
     /// Unreadable input: the reason on standard error, exit status 2.

@@ -168,10 +168,41 @@ public final class ContractCheck: Sendable {
         return [".proto", ".pb", ".protoset", ".desc", ".binpb"].contains { lowered.hasSuffix($0) }
     }
 
+    /// `grpc-reflection=URL`: the gRPC methods of the server at URL, as its server reflection
+    /// lists them (`reflected(_:send:assertsFormat:)`), covering that server's calls.
+    public static let reflectionName = "grpc-reflection"
+
+    /// The server a `grpc-reflection=URL` argument names (scheme, host and port); nil for any
+    /// other argument.
+    public static func reflectionServer(_ argument: String) throws(ContractCheckError) -> (host: String, port: Int, tls: Bool)? {
+        let (path, baseURL) = Self.split(argument)
+        guard path == reflectionName else { return nil }
+        guard let text = baseURL, let base = BaseURL(text), let host = base.host else {
+            throw ContractCheckError(["\(argument): name the server whose reflection describes its methods, such as \(reflectionName)=http://127.0.0.1:50051 (https for TLS)"])
+        }
+        let tls = base.scheme == "https"
+        return (host, base.port ?? (tls ? 443 : 80), tls)
+    }
+
+    /// The gRPC methods of every service the server's reflection lists (asked through `send`),
+    /// as the description of that server's calls; `argument` is `grpc-reflection=URL`.
+    public static func reflected(_ argument: String, send: ServerReflection.Send, assertsFormat: Bool = true) async throws(ContractCheckError) -> ContractCheck {
+        let schema: ProtobufSchema
+        do {
+            schema = try await ServerReflection.schema(send: send)
+        } catch {
+            throw ContractCheckError(["\(argument): the server's reflection answered: \(error)"])
+        }
+        return try ContractCheck(protobuf: schema, path: argument, baseURL: split(argument).baseURL, assertsFormat: assertsFormat)
+    }
+
     /// Reads the description in `path` (`FILE` or `FILE=BASEURL`): API Blueprint, OpenAPI, or
     /// Protocol Buffers definitions (`isProtobuf`).
     public static func load(_ argument: String, assertsFormat: Bool = true) throws(ContractCheckError) -> ContractCheck {
         let (path, baseURL) = Self.split(argument)
+        if path == reflectionName {
+            throw ContractCheckError(["\(argument): server reflection is asked of a running server: kagami proxy --contract and kagami validate --contract take it"])
+        }
         if isProtobuf(path: path) {
             let schema: ProtobufSchema
             do {

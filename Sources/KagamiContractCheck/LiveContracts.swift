@@ -24,8 +24,23 @@ public final class LiveContracts: Sendable {
         var generation = 0
     }
 
+    /// A `grpc-reflection=URL` argument whose server has not described its methods yet.
+    struct PendingReflection: Sendable {
+        var argument: String
+        var host: String
+        var port: Int
+        var tls: Bool
+        var reason = "not asked yet"
+        var attempts = 0
+        var nextAttempt = Date.distantPast
+    }
+
+    /// Reflection requests to one server (host, port, TLS): the proxy's own upstream connections.
+    public typealias ReflectionSender = @Sendable (_ host: String, _ port: Int, _ tls: Bool) -> ServerReflection.Send
+
     struct State: Sendable {
         var entries: [Entry]
+        var pending: [PendingReflection] = []
         var set: ContractSet
         var checked = 0
         /// Flows not checked because the check was too far behind the traffic.
@@ -35,20 +50,70 @@ public final class LiveContracts: Sendable {
     private let state: Mutex<State>
     private let assertsFormat: Bool
     private let watcher = Mutex<Task<Void, Never>?>(nil)
+    private let reflectionSender = Mutex<ReflectionSender?>(nil)
 
     /// Reads every description; the first that can't be used throws its lint lines.
+    /// A `grpc-reflection=URL` argument waits for `askReflection(through:)`.
     /// `assertsFormat` false accepts any value for a format (`--no-assert-format`).
     public init(arguments: [String], assertsFormat: Bool = true) throws(ContractCheckError) {
         self.assertsFormat = assertsFormat
         var entries: [Entry] = []
+        var pending: [PendingReflection] = []
         for argument in arguments {
+            if let server = try ContractCheck.reflectionServer(argument) {
+                pending.append(PendingReflection(argument: argument, host: server.host, port: server.port, tls: server.tls))
+                continue
+            }
             let (path, baseURL) = ContractCheck.split(argument)
             let check = try ContractCheck.load(argument, assertsFormat: assertsFormat)
             entries.append(Entry(
                 argument: argument, path: path, baseURL: baseURL, check: check, coverage: ContractCoverage(check),
                 modified: Self.modificationDate(path)))
         }
-        state = Mutex(State(entries: entries, set: ContractSet(entries.map(\.check))))
+        state = Mutex(State(entries: entries, pending: pending, set: ContractSet(entries.map(\.check))))
+    }
+
+    /// Asks the servers of the `grpc-reflection=URL` arguments for their methods through
+    /// `sender`; a description learned is checked from then on (after the files). A server
+    /// that doesn't answer is asked again while `watch` runs, after 1, 2, 4… up to 30 seconds.
+    /// Returns a line for each description learned and for each first failure.
+    public func askReflection(through sender: @escaping ReflectionSender) async -> [String] {
+        reflectionSender.withLock { $0 = sender }
+        return await askPendingReflection()
+    }
+
+    func askPendingReflection(now: Date = Date()) async -> [String] {
+        guard let sender = reflectionSender.withLock({ $0 }) else { return [] }
+        let due = state.withLock { $0.pending.filter { $0.nextAttempt <= now } }
+        var notes: [String] = []
+        for item in due {
+            let outcome: Result<ContractCheck, ContractCheckError>
+            do {
+                outcome = .success(try await ContractCheck.reflected(item.argument, send: sender(item.host, item.port, item.tls), assertsFormat: assertsFormat))
+            } catch {
+                outcome = .failure(error)
+            }
+            let note: String? = state.withLock { state in
+                guard let index = state.pending.firstIndex(where: { $0.argument == item.argument }) else { return nil }
+                switch outcome {
+                case .success(let check):
+                    state.pending.remove(at: index)
+                    state.entries.append(Entry(
+                        argument: item.argument, path: item.argument, baseURL: ContractCheck.split(item.argument).baseURL, check: check,
+                        coverage: ContractCoverage(check), modified: nil))
+                    state.set = ContractSet(state.entries.map(\.check))
+                    return "Contract: \(item.argument) (\(check.routes.routes.count) operations) from the server's reflection"
+                case .failure(let error):
+                    state.pending[index].attempts += 1
+                    state.pending[index].reason = error.description
+                    let attempts = state.pending[index].attempts
+                    state.pending[index].nextAttempt = now.addingTimeInterval(min(30, Double(1 << min(attempts - 1, 5))))
+                    return attempts == 1 ? "Contract: \(error.description) (asked again until it answers)" : nil
+                }
+            }
+            if let note { notes.append(note) }
+        }
+        return notes
     }
 
     public var set: ContractSet { state.withLock { $0.set } }
@@ -116,6 +181,7 @@ public final class LiveContracts: Sendable {
                 try? await Task.sleep(for: interval)
                 guard let self else { return }
                 for note in self.reloadChanged() { log(note) }
+                for note in await self.askPendingReflection() { log(note) }
             }
         }
         watcher.withLock { $0 = task }
@@ -142,6 +208,9 @@ public final class LiveContracts: Sendable {
                         "coverage": entry.coverage.json,
                     ]
                 }),
+                "waitingForReflection": .array(state.pending.map { item in
+                    ["argument": .string(item.argument), "reason": .string(item.reason)]
+                }),
             ]
         }
     }
@@ -152,6 +221,8 @@ public final class LiveContracts: Sendable {
             state.entries.map { entry in
                 let bases = entry.check.baseURLs.isEmpty ? "every host" : entry.check.baseURLs.map(\.description).joined(separator: ", ")
                 return "Contract: \(entry.path) (\(entry.check.routes.routes.count) operations) checks \(bases)\n"
+            }.joined() + state.pending.map { item in
+                "Contract: \(item.argument) waits for the server's reflection (\(item.reason))\n"
             }.joined()
         }
     }

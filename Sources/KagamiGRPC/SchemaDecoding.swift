@@ -24,11 +24,19 @@ extension ProtobufSchema {
     /// Messages nested deeper than this are not read (the message is shown raw).
     public static let maximumDepth = 64
 
+    /// The JSON member that carries, in a message read with `keepingUnknownFields`, the fields
+    /// its type does not declare: their wire bytes in base64, which `encode(_:as:)` writes back
+    /// as they are. `@` keeps it apart from field names, as `@type` in an Any.
+    public static let unknownFieldsMember = "@unknown"
+
     /// `data` read as a `type` message (full name); a failure says at which byte and in which
-    /// field the bytes stopped fitting the type.
-    public func decode(_ data: Data, as type: String) -> Result<TypedMessage, ProtobufWire.Failure> {
+    /// field the bytes stopped fitting the type. With `keepingUnknownFields`, each message
+    /// object that has fields its type does not declare carries their bytes under
+    /// `unknownFieldsMember`, so the JSON written back loses none of them.
+    public func decode(_ data: Data, as type: String, keepingUnknownFields: Bool = false) -> Result<TypedMessage, ProtobufWire.Failure> {
         let name = Self.bare(type)
         var reader = TypedReader(schema: self, reader: ProtobufWire.Reader(bytes: [UInt8](data), budget: ProtobufWire.maximumFields))
+        reader.keepsUnknownBytes = keepingUnknownFields
         do {
             let json = try reader.message(name, end: reader.reader.bytes.count, depth: 0, path: "")
             return .success(TypedMessage(type: name, json: json, unknownFields: reader.unknown))
@@ -122,6 +130,9 @@ struct TypedReader {
     let schema: ProtobufSchema
     var reader: ProtobufWire.Reader
     var unknown: [TypedMessage.UnknownField] = []
+    /// Whether a message's unknown fields also go into its JSON, as bytes under
+    /// `ProtobufSchema.unknownFieldsMember`.
+    var keepsUnknownBytes = false
 
     init(schema: ProtobufSchema, reader: ProtobufWire.Reader) {
         self.schema = schema
@@ -144,6 +155,7 @@ struct TypedReader {
         var byNumber: [Int32: (offset: Int, field: Google_Protobuf_FieldDescriptorProto)] = [:]
         for (offset, field) in descriptor.field.enumerated() where byNumber[field.number] == nil { byNumber[field.number] = (offset, field) }
         var values: [Int: JSONValue] = [:]
+        var unknownBytes: [UInt8] = []
         while reader.index < end {
             let tagOffset = reader.index
             let tag = try reader.varint(limit: end)
@@ -155,6 +167,7 @@ struct TypedReader {
             guard reader.budget >= 0 else { throw Failure(offset: tagOffset, reason: "more than \(ProtobufWire.maximumFields) fields") }
             guard let (position, field) = byNumber[Int32(number)] else {
                 try keepUnknown(number: Int(number), wireType: tag & 7, tagOffset: tagOffset, end: end, depth: depth, path: path)
+                if keepsUnknownBytes { unknownBytes += bytes[tagOffset..<reader.index] }
                 continue
             }
             let name = ProtobufSchema.jsonName(field)
@@ -189,6 +202,7 @@ struct TypedReader {
         for position in values.keys.sorted() {
             object[ProtobufSchema.jsonName(descriptor.field[position])] = values[position]
         }
+        if !unknownBytes.isEmpty { object[ProtobufSchema.unknownFieldsMember] = .string(Data(unknownBytes).base64EncodedString()) }
         return .object(object)
     }
 

@@ -84,8 +84,13 @@ struct TypedWriter {
         guard case .object(let object) = json else { throw Failure(path: path, type: type, reason: "expected an object, found \(json.typeName)") }
         var given: [Int32: (field: Field, value: JSONValue, path: String)] = [:]
         var oneofMembers: [Int32: String] = [:]
+        var unknownFields: [UInt8] = []
         for (key, value) in object {
             let here = Self.join(path, key)
+            if key == ProtobufSchema.unknownFieldsMember {
+                unknownFields = try Self.unknownFields(value, path: here, type: type)
+                continue
+            }
             guard let field = descriptor.field.first(where: { ProtobufSchema.jsonName($0) == key || $0.name == key }) else {
                 let names = descriptor.field.map { ProtobufSchema.jsonName($0) }.joined(separator: ", ")
                 throw Failure(path: here, type: type, reason: "\(type) has no field \(key) (its fields: \(names.isEmpty ? "none" : names))")
@@ -111,7 +116,21 @@ struct TypedWriter {
             let presence = proto2 || field.hasOneofIndex || field.proto3Optional
             try write(field, value, path: here, depth: depth, presence: presence, packedByDefault: !proto2, into: &writer)
         }
+        writer.bytes += unknownFields
         return writer.bytes
+    }
+
+    /// The bytes of the fields a message's type does not declare, as `decode(_:as:keepingUnknownFields:)`
+    /// gave them: base64 of whole fields, written back after the declared ones.
+    static func unknownFields(_ value: JSONValue, path: String, type: String) throws(Failure) -> [UInt8] {
+        guard case .string(let text) = value, let data = base64(text) else {
+            let found = value.typeName == "string" ? "text that is not base64" : value.typeName
+            throw Failure(path: path, type: type, reason: "expected the wire bytes of fields \(type) does not declare, in base64, found \(found)")
+        }
+        if case .failure(let failure) = ProtobufWire.decode(data) {
+            throw Failure(path: path, type: type, reason: "the bytes are not whole Protocol Buffers fields \(failure)")
+        }
+        return [UInt8](data)
     }
 
     func typeName(_ field: Field) -> String {

@@ -272,6 +272,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 guard let self, !exchange.state.isFinished else { return }
                 self.execute(exchange.timerFired(timer, hooks: self.settings.hooks), for: exchange)
             }
+        case .when(let wait, let timer):
+            let done = context.eventLoop.makePromise(of: Void.self)
+            done.completeWithTask { await wait.work() }
+            done.futureResult.assumeIsolated().whenComplete { [weak self] _ in
+                guard let self, !exchange.state.isFinished else { return }
+                self.execute(exchange.timerFired(timer, hooks: self.settings.hooks), for: exchange)
+            }
         case .hold(let held):
             hold(held, of: exchange, on: context.eventLoop)
         case .ended, .letServerGo, .record, .releaseHold:

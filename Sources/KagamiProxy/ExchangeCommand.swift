@@ -61,6 +61,8 @@ enum ExchangeCommand {
 
     /// This timer fires after this long, unless the exchange is over by then.
     case after(TimeAmount, ExchangeTimer)
+    /// This timer fires once the work is done, unless the exchange is over by then.
+    case when(HookWait, ExchangeTimer)
     /// The exchange is over on this connection: it waits for its next request.
     case ended
     /// The flow goes to the hooks' end (the session keeps it); `then` is carried out once it
@@ -80,9 +82,10 @@ struct ServerConnectionFacts: Equatable {
     var isReused: Bool
 }
 
-/// A timer an exchange set (`ExchangeCommand.after`).
+/// A timer an exchange set (`ExchangeCommand.after`, `.when`).
 enum ExchangeTimer: Equatable {
-    /// Throttling's latency passed: the request hooks go on from this position.
+    /// Throttling's latency passed (or what a hook waited for is done): the request hooks go
+    /// on from this position.
     case requestHooks(from: Int)
     /// Throttling's latency passed: the local answer goes out.
     indirect case answer(FlowResponse)

@@ -80,6 +80,8 @@ extension Exchange {
             return holdRequest(at: position)
         case .delay(let latency, let position):
             return [.pauseClientReads, .after(latency, .requestHooks(from: position + 1))]
+        case .waitFor(let wait, let position):
+            return [.pauseClientReads, .when(wait, .requestHooks(from: position))]
         }
     }
 

@@ -28,6 +28,19 @@ enum RequestDecision {
     case holdAtBreakpoint
     /// Go on after this long (throttling's latency).
     case delay(TimeAmount)
+    /// The request waits for this (a gRPC schema asked of the server's reflection), then the
+    /// same hook decides again. The client's reads pause meanwhile: a hook that may answer
+    /// after waiting asks for the whole request at its head.
+    case waitFor(HookWait)
+}
+
+/// Work a hook waits for before it decides (`RequestDecision.waitFor`); equal only to itself.
+final class HookWait: Sendable, Equatable {
+    let work: @Sendable () async -> Void
+
+    init(_ work: @escaping @Sendable () async -> Void) { self.work = work }
+
+    static func == (lhs: HookWait, rhs: HookWait) -> Bool { lhs === rhs }
 }
 
 /// Where the request hooks leave a request (`ExchangeHooks.runRequest`); the connection
@@ -43,6 +56,8 @@ enum RequestOutcome: Equatable {
     case holdAtBreakpoint(position: Int)
     /// Paused by the hook at `position`; the hooks after it go on after this long.
     case delay(TimeAmount, position: Int)
+    /// Waiting for the hook at `position`, which decides again once `wait` is done.
+    case waitFor(HookWait, position: Int)
 }
 
 /// Where the response hooks leave a collected response (`ExchangeHooks.runResponse`).
@@ -148,6 +163,7 @@ struct ExchangeHooks: Sendable {
             case .wait: return .wait
             case .holdAtBreakpoint: return .holdAtBreakpoint(position: position)
             case .delay(let latency): return .delay(latency, position: position)
+            case .waitFor(let wait): return .waitFor(wait, position: position)
             }
         }
         return .connect
@@ -215,12 +231,18 @@ struct RuleHook: ExchangeHook {
         guard let pipeline = rules.current else { return false }
         exchange.rules = pipeline
         exchange.throttle = pipeline.throttleProfile(for: exchange.clientRequest)
-        return pipeline.requestBodyNeeded(for: exchange.clientRequest)
+        // A Map Local gRPC answer that waits for the server's reflection is decided with the
+        // request read whole, so it goes out as soon as the schema is known.
+        return pipeline.requestBodyNeeded(for: exchange.clientRequest) || pipeline.mapLocalAwaitsGRPCSchema(for: exchange.clientRequest)
     }
 
     func request(_ exchange: Exchange) -> RequestDecision {
         guard let rules = exchange.rules else { return .proceed }
         let request = exchange.collectedRequest
+        // Map Local writes a gRPC answer with the method's types: learn them first.
+        if rules.mapLocalAwaitsGRPCSchema(for: request) {
+            return .waitFor(HookWait { [schemas = rules.grpcSchemas] in _ = await schemas.reflected(for: request) })
+        }
         let verdict = rules.processRequest(request)
         exchange.recorder.addRuleApplications(verdict.applications)
         switch verdict.action {

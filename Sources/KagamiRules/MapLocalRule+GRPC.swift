@@ -22,7 +22,7 @@ extension LocalResponse {
         do {
             let (messages, code, message) = try grpcContent(of: file, shown: shown)
             guard let method = schema.method(path: request.path) else {
-                throw GRPCFileProblem(description: "no schema has \(request.path) to write its messages with (give --proto-path or --proto-descriptor)")
+                throw GRPCFileProblem(description: "no schema has \(request.path) to write its messages with (give --proto-path or --proto-descriptor, or serve reflection)")
             }
             do {
                 response.body = try GRPCExchange.body(json: messages, type: method.outputType, schema: schema, encoding: nil)
@@ -36,6 +36,27 @@ extension LocalResponse {
             response.trailers = grpcStatus(13, "Kagami Map Local: \(error)")
             return (response, "\(error)")
         }
+    }
+
+    /// A gRPC call answered as Map Local answers it: from `file` (shown as `shown` in what
+    /// goes wrong) in the same format, or, with no file, `message` (proto3 JSON of the output
+    /// type; its default message, no bytes, when it doesn't fit) with status OK.
+    /// `kagami mock`'s gRPC methods.
+    public static func grpcAnswer(file: String?, shown: String, request: FlowRequest, schema: ProtobufSchema, otherwise message: JSONValue) -> FlowResponse {
+        if let file { return grpcAnswer(file: file, shown: shown, request: request, schema: schema).response.answer }
+        var response = LocalResponse(filePath: "", size: 0)
+        response.headers = HeaderFields([("content-type", "application/grpc")])
+        let type = schema.method(path: request.path)?.outputType ?? ""
+        response.body = (try? GRPCExchange.body(json: [message], type: type, schema: schema, encoding: nil)) ?? GRPCExchange.prefixed(Data(), compressed: false)
+        response.trailers = grpcStatus(0, nil)
+        return response.answer
+    }
+
+    /// The answer whole, its body made already.
+    var answer: FlowResponse {
+        var answer = FlowResponse(status: status, reason: reason, headers: headers, body: FlowBody(data: body ?? Data()))
+        answer.trailers = trailers
+        return answer
     }
 
     /// The file's messages and status.
@@ -79,7 +100,7 @@ extension LocalResponse {
     }
 
     /// `grpc-status` and `grpc-message`, percent-encoded as the gRPC HTTP/2 protocol says.
-    static func grpcStatus(_ code: Int, _ message: String?) -> HeaderFields {
+    public static func grpcStatus(_ code: Int, _ message: String?) -> HeaderFields {
         var trailers = HeaderFields([("grpc-status", String(code))])
         if let message, !message.isEmpty {
             var encoded = ""

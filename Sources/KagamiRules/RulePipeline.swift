@@ -38,8 +38,9 @@ public final class RulePipeline: Sendable {
     /// The folders Map Local answers from; relative paths start at their base (the rules
     /// file's directory).
     public let mapLocalFolders: MapLocalFolders
-    /// The types Map Local writes a gRPC call's answer with, from a JSON file.
-    public let grpcSchema: ProtobufSchema
+    /// The types Map Local writes a gRPC call's answer with, from a JSON file: the given
+    /// schema, or what the server's reflection said of the method.
+    public let grpcSchemas: GRPCSchemas
 
     let blockList: [(rule: BlockListRule, locations: [LocationMatcher])]
     let allowList: [(rule: AllowListRule, locations: [LocationMatcher])]
@@ -63,10 +64,10 @@ public final class RulePipeline: Sendable {
 
     /// Throws when a rule can't be used: a regular expression that doesn't compile, a Map Local
     /// path outside `mapLocalFolders`.
-    public init(_ rules: RuleSet, mapLocalFolders: MapLocalFolders = .none, grpcSchema: ProtobufSchema = ProtobufSchema()) throws(RuleDocumentError) {
+    public init(_ rules: RuleSet, mapLocalFolders: MapLocalFolders = .none, grpcSchemas: GRPCSchemas = GRPCSchemas()) throws(RuleDocumentError) {
         self.rules = rules
         self.mapLocalFolders = mapLocalFolders
-        self.grpcSchema = grpcSchema
+        self.grpcSchemas = grpcSchemas
         for (index, rule) in rules.mapLocal.enumerated() where rule.isEnabled {
             let path = mapLocalFolders.absolute(rule.localPath)
             // What exists must be in the folders; what doesn't yet (a file saved later) must be
@@ -134,7 +135,8 @@ public final class RulePipeline: Sendable {
             var response = LocalResponse(filePath: file.path, size: file.size)
             var description = "mapped to local file \(shown)"
             if GRPCExchange.isGRPC(contentType: request.headers["content-type"]), file.path.lowercased().hasSuffix(".json") {
-                let answer = LocalResponse.grpcAnswer(file: file.path, shown: shown, request: request, schema: grpcSchema)
+                let schema = grpcSchemas.knownSchema(for: request) ?? ProtobufSchema()
+                let answer = LocalResponse.grpcAnswer(file: file.path, shown: shown, request: request, schema: schema)
                 response = answer.response
                 description += answer.note.map { ": \($0)" } ?? " as gRPC messages"
             }
@@ -164,6 +166,19 @@ public final class RulePipeline: Sendable {
             break
         }
         return RequestVerdict(action: .forward(forwarded), applications: applications)
+    }
+
+    /// Whether Map Local would answer this gRPC call from a JSON file whose method is still
+    /// being learned from the server's reflection: the proxy waits for
+    /// `grpcSchemas.reflected(for:)` before it asks `processRequest(_:)`.
+    public func mapLocalAwaitsGRPCSchema(for request: FlowRequest) -> Bool {
+        guard !mapLocal.isEmpty, GRPCExchange.isGRPC(contentType: request.headers["content-type"]), grpcSchemas.isLearning(request) else { return false }
+        for index in mapLocal.indices where mapLocal[index].source.matches(request) {
+            let entry = mapLocal[index]
+            guard let file = entry.rule.file(for: request, source: entry.source, folders: mapLocalFolders) else { continue }
+            return file.path.lowercased().hasSuffix(".json")
+        }
+        return false
     }
 
     /// Block List and Allow List for a tunnel (a CONNECT to `host:port`), decided before any of

@@ -10,7 +10,7 @@ extension BreakpointAPI {
     /// server's reflection answer; nil for an exchange that is not a gRPC call.
     func schema(for held: HeldExchange) async -> ProtobufSchema? {
         guard let grpcSchemas, GRPCExchange.isGRPC(contentType: held.request.headers["content-type"]) else { return nil }
-        return await grpcSchemas.schema(for: Flow(id: held.flowID, mode: .forward, request: held.request, timings: FlowTimings(start: held.heldAt)))
+        return await grpcSchemas.schema(for: held.request)
     }
 }
 
@@ -18,9 +18,12 @@ extension BreakpointAPI {
 /// edited as JSON that is written with the schema, length-prefixed and compressed as the
 /// side's `grpc-encoding` says.
 enum HeldGRPC {
-    /// `{"method", "type", "encoding", "messages": [...]}`, or `{"problem"}` when the messages
-    /// can't be shown as JSON (no schema has the method, a message that doesn't fit its type);
-    /// nil when the exchange is not a gRPC call.
+    /// `{"method", "type", "encoding", "messages": [...], "unknownFields": N}`, or `{"problem"}`
+    /// when the messages can't be shown as JSON (no schema has the method, a message that
+    /// doesn't fit its type); nil when the exchange is not a gRPC call. Fields the schema does
+    /// not declare (a server or client with a newer .proto) ride in each message object as
+    /// their bytes under `@unknown`, so an edit sends them on unchanged; `unknownFields` counts
+    /// them.
     static func view(of body: FlowBody, headers: HeaderFields, request: FlowRequest, isRequest: Bool, schema: ProtobufSchema?) -> JSONValue? {
         guard GRPCExchange.isGRPC(contentType: request.headers["content-type"]) else { return nil }
         guard let schema, let method = schema.method(path: request.path) else {
@@ -43,7 +46,7 @@ enum HeldGRPC {
                 object["problem"] = .string("message \(message.index): \(message.note ?? "not readable")")
                 return .object(object)
             }
-            switch schema.decode(message.payload, as: type) {
+            switch schema.decode(message.payload, as: type, keepingUnknownFields: true) {
             case .success(let typed):
                 messages.append(typed.json)
                 unknown += typed.unknownFields.count
@@ -53,7 +56,11 @@ enum HeldGRPC {
             }
         }
         object["messages"] = .array(messages)
-        if unknown > 0 { object["note"] = .string("\(unknown) field\(unknown == 1 ? "" : "s") \(type) does not declare are left out when the messages are edited") }
+        object["unknownFields"] = .integer(unknown)
+        if unknown > 0 {
+            object["note"] = .string(
+                "\(unknown) field\(unknown == 1 ? "" : "s") the schema does not declare, kept as bytes under \(ProtobufSchema.unknownFieldsMember) and sent on as they came")
+        }
         return .object(object)
     }
 

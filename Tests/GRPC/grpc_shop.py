@@ -1,10 +1,12 @@
 """A gRPC service with a schema (Tests/GRPC/proto/kagami/shop.proto) for the schema tests: grpcio's
 server and client, the message classes made at run time from the descriptor set protoc writes.
 
-server [--reflection v1|v1alpha] [--gzip]: listens on 127.0.0.1, port 0, in clear text (h2c),
-        prints "port N", serves kagami.shop.Shop until stdin closes; with --reflection, also
-        server reflection (grpc_reflection serves v1alpha; v1 is the same servicer under the v1
-        name); with --gzip, its answers are compressed (grpc-encoding: gzip).
+server [--reflection v1|v1alpha] [--gzip] [--echo-request]: listens on 127.0.0.1, port 0, in clear
+        text (h2c), prints "port N", serves kagami.shop.Shop until stdin closes; with
+        --reflection, also server reflection (grpc_reflection serves v1alpha; v1 is the same
+        servicer under the v1 name); with --gzip, its answers are compressed (grpc-encoding:
+        gzip); with --echo-request, GetOrder answers an Order whose id is the hex of the request
+        bytes it received (a server with a newer .proto sees every field the client sent).
           GetOrder     an Order for the request's id with one Item of every kind of field
           WatchOrders  two Orders, ids "<id>-1" and "<id>-2"
           PlaceItems   an Order holding the items it received, in order
@@ -16,7 +18,8 @@ send --target HOST:PORT --method PATH --json TEXT [--gzip] [--header NAME:VALUE]
 big --target HOST:PORT --size N: one GetOrder call whose id is N bytes long; the server answers
         with that id; prints {"sent": N, "same": whether the answer's id is what was sent}.
 raw --target HOST:PORT --method PATH --hex BYTES: one unary call whose request message is the
-        bytes given, whatever the method's type; prints {"code": STATUS NAME, "size": answer bytes}.
+        bytes given, whatever the method's type; prints {"code": STATUS NAME, "size": answer bytes,
+        "hex": the answer's bytes}.
 """
 import json
 import os
@@ -62,8 +65,10 @@ def sample_item():
 UNLIMITED = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]
 
 
-def serve(reflection, gzip=False):
+def serve(reflection, gzip=False, echo_request=False):
     def get_order(request, context):
+        if echo_request:
+            return Order(id=request.hex())
         return Order(id=request.id, items=[sample_item()], total_cents=18446744073709551615)
 
     def watch_orders(request, context):
@@ -74,7 +79,7 @@ def serve(reflection, gzip=False):
         return Order(id="placed", items=list(iterator))
 
     handlers = {
-        "GetOrder": grpc.unary_unary_rpc_method_handler(get_order, OrderRequest.FromString, Order.SerializeToString),
+        "GetOrder": grpc.unary_unary_rpc_method_handler(get_order, bytes if echo_request else OrderRequest.FromString, Order.SerializeToString),
         "WatchOrders": grpc.unary_stream_rpc_method_handler(watch_orders, OrderRequest.FromString, Order.SerializeToString),
         "PlaceItems": grpc.stream_unary_rpc_method_handler(place_items, Item.FromString, Order.SerializeToString),
     }
@@ -155,9 +160,9 @@ def raw(target, method, hex_bytes, proxy=None):
     stub = channel.unary_unary(method)
     try:
         answer = stub(bytes.fromhex(hex_bytes), timeout=20)
-        report = {"code": "OK", "size": len(answer)}
+        report = {"code": "OK", "size": len(answer), "hex": answer.hex()}
     except grpc.RpcError as error:
-        report = {"code": error.code().name, "size": None}
+        report = {"code": error.code().name, "size": None, "hex": None}
     channel.close()
     print(json.dumps(report, sort_keys=True), flush=True)
 
@@ -165,7 +170,7 @@ def raw(target, method, hex_bytes, proxy=None):
 if __name__ == "__main__":
     option = lambda name: sys.argv[sys.argv.index(name) + 1] if name in sys.argv else None
     if sys.argv[1] == "server":
-        serve(option("--reflection"), gzip="--gzip" in sys.argv)
+        serve(option("--reflection"), gzip="--gzip" in sys.argv, echo_request="--echo-request" in sys.argv)
     elif sys.argv[1] == "big":
         big(option("--target"), int(option("--size")), proxy=option("--proxy"))
     elif sys.argv[1] == "raw":

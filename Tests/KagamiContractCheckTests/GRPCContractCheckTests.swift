@@ -1,6 +1,7 @@
 import Foundation
 import KagamiContractCheck
 import KagamiFlow
+import KagamiGRPC
 import KagamiJSON
 import KagamiTesting
 import Testing
@@ -183,6 +184,114 @@ import Testing
         var elsewhere = flow
         elsewhere.request.port = 50052
         #expect(check.check(elsewhere) == nil)
+    }
+
+    /// `grpc-reflection=URL`: the server named, or a clear refusal; only the commands that can
+    /// ask a running server take it.
+    @Test func reflectionArgumentsAreReadOrRefused() throws {
+        let server = try #require(try ContractCheck.reflectionServer("grpc-reflection=http://127.0.0.1:50051"))
+        #expect(server.host == "127.0.0.1" && server.port == 50051 && !server.tls)
+        #expect(try ContractCheck.reflectionServer("grpc-reflection=https://127.0.0.1")?.port == 443)
+        #expect(try ContractCheck.reflectionServer(Self.folder) == nil)
+        let bare = #expect(throws: ContractCheckError.self) { try ContractCheck.reflectionServer("grpc-reflection") }
+        #expect(bare?.description == "grpc-reflection: name the server whose reflection describes its methods, such as grpc-reflection=http://127.0.0.1:50051 (https for TLS)")
+        let loaded = #expect(throws: ContractCheckError.self) { try ContractCheck.load("grpc-reflection=http://127.0.0.1:50051") }
+        #expect(loaded?.description.contains("server reflection is asked of a running server") == true)
+    }
+
+    /// A live description from reflection, answered here by a stand-in server (v1 missing,
+    /// v1alpha answering from protoc's descriptor set): the services it lists become the
+    /// contract; one that fails waits, saying why.
+    @Test func aLiveDescriptionFromTheServersReflection() async throws {
+        let set = try TemporaryFolder.path("grpc-reflection-contract", "shop.protoset")
+        let made = try await CommandLineClient("/usr/bin/protoc").run(["--include_imports", "--descriptor_set_out=\(set)", "--proto_path=\(Self.folder)", "kagami/shop.proto"])
+        try #require(made.status == 0, "\(made.stderr)")
+        let files = Self.lengthDelimited(try Data(contentsOf: URL(fileURLWithPath: set))).map(\.payload)
+        let asked = Asked()
+        let standIn: ServerReflection.Send = { path, body in
+            await asked.add(path)
+            guard path.hasPrefix("/grpc.reflection.v1alpha.") else {
+                return ServerReflection.Answer(body: Data(), status: GRPCExchange.Status(code: 12, name: "UNIMPLEMENTED", message: nil))
+            }
+            // A ServerReflectionRequest: field 7 list_services, field 4 file_containing_symbol.
+            let request = Self.lengthDelimited(body.dropFirst(5))
+            let answer: Data
+            if request.first?.number == 7 {
+                let services = ["kagami.shop.Shop", "grpc.reflection.v1alpha.ServerReflection"].map { Self.field(1, Self.field(1, Data($0.utf8))) }
+                answer = Self.field(6, services.reduce(Data(), +))
+            } else {
+                answer = Self.field(4, files.map { Self.field(1, $0) }.reduce(Data(), +))
+            }
+            return ServerReflection.Answer(body: Self.framed([answer]), status: GRPCExchange.Status(code: 0, name: "OK", message: nil))
+        }
+        let argument = "grpc-reflection=http://127.0.0.1:50051"
+        let live = try LiveContracts(arguments: [argument])
+        #expect(live.json["waitingForReflection"]?[0]?["reason"] == "not asked yet")
+        let notes = await live.askReflection { host, port, tls in
+            #expect(host == "127.0.0.1" && port == 50051 && !tls)
+            return standIn
+        }
+        #expect(notes == ["Contract: \(argument) (3 operations) from the server's reflection"])
+        #expect(live.banner == "Contract: \(argument) (3 operations) checks http://127.0.0.1:50051\n")
+        #expect(live.json["waitingForReflection"] == [])
+        // v1 first, then v1alpha: once for the list, once for the one service listed.
+        #expect(await asked.paths.filter { $0.hasPrefix("/grpc.reflection.v1alpha.") }.count == 2)
+        let request = try await Self.encode(#"id: "x""#, as: "kagami.shop.OrderRequest")
+        let flow = Self.call("/kagami.shop.Shop/GetOrder", request: [request], response: [])
+        #expect(live.check(flow).map(\.keyword) == ["minLength"])
+
+        let failing = try LiveContracts(arguments: [argument])
+        let failed = await failing.askReflection { _, _, _ in { _, _ in throw CocoaError(.fileReadNoPermission) } }
+        #expect(failed.count == 1)
+        #expect(failed.first?.hasPrefix("Contract: \(argument): the server's reflection answered: ") == true, "\(failed)")
+        #expect(failing.banner.hasPrefix("Contract: \(argument) waits for the server's reflection ("))
+        #expect(failing.check(flow) == [])
+    }
+
+    actor Asked {
+        var paths: [String] = []
+        func add(_ path: String) { paths.append(path) }
+    }
+
+    /// The top-level length-delimited fields of a message, by number.
+    static func lengthDelimited(_ data: Data) -> [(number: Int, payload: Data)] {
+        let bytes = [UInt8](data)
+        var index = 0
+        func varint() -> Int {
+            var value = 0, shift = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                index += 1
+                value |= Int(byte & 0x7F) << shift
+                if byte & 0x80 == 0 { break }
+                shift += 7
+            }
+            return value
+        }
+        var fields: [(Int, Data)] = []
+        while index < bytes.count {
+            let tag = varint()
+            let length = varint()
+            fields.append((tag >> 3, Data(bytes[index..<index + length])))
+            index += length
+        }
+        return fields
+    }
+
+    /// One length-delimited field.
+    static func field(_ number: Int, _ payload: Data) -> Data {
+        var out = Data()
+        func varint(_ value: Int) {
+            var value = value
+            while value >= 0x80 {
+                out.append(UInt8(value & 0x7F) | 0x80)
+                value >>= 7
+            }
+            out.append(UInt8(value))
+        }
+        varint(number << 3 | 2)
+        varint(payload.count)
+        return out + payload
     }
 
     /// Calls made of mutated messages (bits flipped, cut, grown, reframed), paths, statuses and

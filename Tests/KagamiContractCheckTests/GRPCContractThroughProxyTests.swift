@@ -104,4 +104,62 @@ struct GRPCContractThroughProxyTests {
             throw error
         }
     }
+
+    /// No .proto at hand: `kagami proxy --contract grpc-reflection=URL` asks the server's
+    /// reflection (through its own upstream connection) for every service it lists, and checks
+    /// the calls as against the .proto folder; `kagami validate` takes the same argument. A
+    /// server without reflection can't be a description: validate says why, exit status 2.
+    @Test func callsAreCheckedAgainstTheServersReflection() async throws {
+        let server = try ChildProcess(try Self.python(), [Self.script, "server", "--reflection", "v1"], stdin: .pipe, stdout: .pipe)
+        defer {
+            try? server.input?.close()
+            server.waitUntilExit()
+        }
+        let serverPort = try server.announcedPort()
+        let contract = "grpc-reflection=http://127.0.0.1:\(serverPort)"
+        let sessionPath = try TemporaryFolder.path("grpc-reflection-contract", "session.sqlite")
+        let proxy = try await KagamiProcess.start([
+            "proxy", "--port", "0", "--ui-port", "0", "--reverse", "http://127.0.0.1:\(serverPort)", "--contract", contract, "--session", sessionPath,
+        ])
+        defer { proxy.stop() }
+        #expect(proxy.output.contains("Contract: \(contract) (3 operations) checks http://127.0.0.1:\(serverPort)\n"), "\(proxy.output)")
+
+        let target = "127.0.0.1:\(proxy.port)"
+        _ = try await Self.client(["call", "--target", target])
+        let wrong = try await Self.client(["raw", "--target", target, "--method", "/kagami.shop.Shop/GetOrder", "--hex", "0880e2cfaa06"])
+        #expect(wrong["code"] == "OK")
+        let nope = try await Self.client(["raw", "--target", target, "--method", "/kagami.shop.Shop/Nope", "--hex", ""])
+        #expect(nope["code"] == "UNIMPLEMENTED")
+        _ = try await Self.client(["send", "--target", target, "--method", "/kagami.shop.Shop/GetOrder", "--json", #"{"id": "x"}"#])
+        let checked = try await eventually(attempts: 400, every: .milliseconds(25)) { () async throws -> Int? in
+            let result = try await CommandLineClient.curl.run(["-s", "\(proxy.api)/contract"] + proxy.authorization)
+            let count = try JSONValue(parsing: result.stdout)["checked"]?.intValue
+            return count == 6 ? count : nil
+        }
+        #expect(checked == 6)
+        let recorded = try SQLiteFlowStore(path: sessionPath)
+        let found = try await eventually(attempts: 400, every: .milliseconds(25)) { () async throws -> [String]? in
+            let found = try await recorded.allFlows(includeBodies: false).flatMap(\.violations).map { "\($0.kind.rawValue) \($0.side.rawValue) \($0.place)" }.sorted()
+            return found.count == 3 ? found : nil
+        }
+        #expect(found == ["message-type request body/0", "schema request body/0/id", "undocumented-path request path"])
+
+        let kagami = try CommandLineClient.kagami()
+        let json = try await kagami.run(["validate", "--contract", contract, "--session", sessionPath, "--format", "json"])
+        #expect(json.status == 1, "\(json.stderr)")
+        let report = try JSONValue(parsing: json.stdoutText)
+        #expect((report["violations"]?.arrayValue ?? []).compactMap { $0["kind"]?.stringValue }.sorted() == ["message-type", "schema", "undocumented-path"])
+        #expect(report["coverage"]?[0]?["operations"] == ["documented": 3, "seen": 3])
+
+        let plain = try ChildProcess(try Self.python(), [Self.script, "server"], stdin: .pipe, stdout: .pipe)
+        defer {
+            try? plain.input?.close()
+            plain.waitUntilExit()
+        }
+        let plainPort = try plain.announcedPort()
+        let refused = try await kagami.run(["validate", "--contract", "grpc-reflection=http://127.0.0.1:\(plainPort)", "--session", sessionPath])
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("grpc-reflection=http://127.0.0.1:\(plainPort): the server's reflection answered: no server reflection"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("UNIMPLEMENTED"), "\(refused.stderr)")
+    }
 }

@@ -90,6 +90,44 @@ import Testing
         }
     }
 
+    /// Fields a newer .proto added (unknown to this schema), at the top and in a nested
+    /// message, ride in the JSON as their bytes and go out again byte for byte, also when a
+    /// known field beside them is edited.
+    @Test func unknownFieldsSurviveTheRoundTripThroughJSON() throws {
+        let schema = try Self.schema()
+        // Order{id: "o1", items: [Item{name: "tea", 30: 7}], 9: "x"}
+        let item: [UInt8] = [0x0A, 0x03, 0x74, 0x65, 0x61] + [0xF0, 0x01, 0x07]
+        let order = Data([0x0A, 0x02, 0x6F, 0x31, 0x12, UInt8(item.count)] + item + [0x4A, 0x01, 0x78])
+        let kept = try schema.decode(order, as: "kagami.shop.Order", keepingUnknownFields: true).get()
+        #expect(kept.unknownFields.count == 2)
+        #expect(kept.json == ["id": "o1", "items": [["name": "tea", "@unknown": "8AEH"]], "@unknown": "SgF4"])
+        #expect(try schema.encode(kept.json, as: "kagami.shop.Order") == order)
+        // Read for display, the JSON is the plain mapping.
+        #expect(try schema.decode(order, as: "kagami.shop.Order").get().json == ["id": "o1", "items": [["name": "tea"]]])
+
+        var object = try #require(kept.json.objectValue)
+        object["items"] = [["name": "cup", "@unknown": "8AEH"]]
+        let edited = JSONValue.object(object)
+        let editedItem: [UInt8] = [0x0A, 0x03, 0x63, 0x75, 0x70, 0xF0, 0x01, 0x07]
+        #expect(try schema.encode(edited, as: "kagami.shop.Order") == Data([0x0A, 0x02, 0x6F, 0x31, 0x12, 0x08] + editedItem + [0x4A, 0x01, 0x78]))
+
+        #expect(try Self.encodingFailure(#"{"@unknown": 5}"#)?.description
+            == "@unknown (kagami.shop.Item): expected the wire bytes of fields kagami.shop.Item does not declare, in base64, found integer")
+        // 0x0A 0x05: a length past the end.
+        #expect(try Self.encodingFailure(#"{"name": "tea", "@unknown": "CgU="}"#)?.description
+            == "@unknown (kagami.shop.Item): the bytes are not whole Protocol Buffers fields at byte 1: field 1 declares 5 bytes, 0 remain")
+    }
+
+    /// A sample message (what `kagami mock` answers without a file) writes every field it
+    /// sets, none at its default: read back, it is the same JSON.
+    @Test(arguments: ["kagami.shop.Item", "kagami.shop.Order", "kagami.shop.OrderRequest"]) func aSampleMessageComesBackWhole(type: String) throws {
+        let schema = try Self.schema()
+        let sample = schema.sample(of: type)
+        let encoded = try schema.encode(sample, as: type)
+        #expect(try schema.decode(encoded, as: type).get().json.serialized([.sortedKeys]) == sample.serialized([.sortedKeys]))
+        #expect(sample["id"] == (type == "kagami.shop.Item" ? nil : "id"))
+    }
+
     @Test func wellKnownTypesAtTheirEdges() {
         #expect(TypedWriter.timestamp("1970-01-01T00:00:00Z")! == (0, 0))
         #expect(TypedWriter.timestamp("1969-12-31T23:59:59.010Z")! == (-1, 10_000_000))

@@ -64,6 +64,7 @@ import Testing
             case .startResponseTimer: "timer: response"
             case .switchProtocols: "switch protocols"
             case .after(let delay, let timer): "after \(delay.nanoseconds / 1_000_000) ms: \(timer)"
+            case .when(_, let timer): "when done: \(timer)"
             case .ended: "ended"
             case .record(let flow, let then):
                 "record \(flow.response.map { String($0.status) } ?? "-") \(flow.error.map { $0.kind.rawValue } ?? "ok")"

@@ -15,17 +15,17 @@ struct GRPCEditThroughProxyTests {
     static var script: String { GRPCSchemaThroughProxyTests.script }
     static var protoFolder: String { GRPCSchemaThroughProxyTests.protoFolder }
 
-    /// The shop server (`--gzip`: its answers compressed) and `kagami proxy` in front of it.
+    /// The shop server (`--gzip`: its answers compressed) and `kagami proxy` in front of it,
+    /// given the shop's .proto unless `givenSchema` is false.
     static func withProxy(
-        serverArguments: [String] = [], proxyArguments: [String] = [], _ body: (KagamiProcess, String) async throws -> Void
+        serverArguments: [String] = [], proxyArguments: [String] = [], givenSchema: Bool = true, _ body: (KagamiProcess, String) async throws -> Void
     ) async throws {
         let server = try PeerServer(script: script, arguments: serverArguments)
         defer { server.stop() }
         let session = temporaryPath("grpc-edit.sqlite")
         let proxy = try await KagamiProcess.start([
-            "proxy", "--port", "0", "--ui-port", "0", "--reverse", "http://127.0.0.1:\(server.port)", "--proto-path", protoFolder,
-            "--session", session,
-        ] + proxyArguments)
+            "proxy", "--port", "0", "--ui-port", "0", "--reverse", "http://127.0.0.1:\(server.port)", "--session", session,
+        ] + (givenSchema ? ["--proto-path", protoFolder] : []) + proxyArguments)
         defer { proxy.stop() }
         try await body(proxy, session)
     }
@@ -108,6 +108,45 @@ struct GRPCEditThroughProxyTests {
         }
     }
 
+    /// A client and server with a newer .proto than the proxy's: the request's fields the
+    /// proxy's schema lacks are shown counted and carried as bytes under `@unknown`; with
+    /// the known `id` edited, the server receives them byte for byte.
+    @Test func fieldsTheSchemaDoesNotKnowReachTheServerUnchanged() async throws {
+        try await Self.withProxy(serverArguments: ["--echo-request"]) { proxy, _ in
+            _ = try await Self.api(proxy, "PUT", "/breakpoints", body: #"{"breakpoints":[{"location":{"path":"/kagami.shop.Shop/GetOrder"},"request":true,"response":false}]}"#)
+            // OrderRequest{id: "o1"} and, from the newer .proto, 2: "web", 3: {1: 25}, 4: fixed32 1.
+            let unknown = "12037765621a0208192501000000"
+            async let answer = CommandLineClient(try WebSocketPeer.python()).run([
+                Self.script, "raw", "--target", "127.0.0.1:\(proxy.port)", "--method", "/kagami.shop.Shop/GetOrder", "--hex", "0a026f31" + unknown,
+            ])
+            let held = try await Self.held(proxy)
+            let shown = try #require(held["request"]?["grpc"])
+            #expect(shown["unknownFields"] == 3, "\(shown)")
+            let base64 = Data(try #require(Self.bytes(hex: unknown))).base64EncodedString()
+            #expect(shown["messages"] == [["id": "o1", "@unknown": .string(base64)]], "\(shown)")
+            var message = try #require(shown["messages"]?[0]?.objectValue)
+            message["id"] = "edited"
+            let id = try #require(held["id"]?.stringValue)
+            let edit: JSONValue = ["action": "execute", "request": ["grpc": ["messages": [.object(message)]]]]
+            let sent = try await Self.api(proxy, "POST", "/breakpoints/held/\(id)", body: edit.serialized())
+            #expect(sent.status == 200, "\(sent.json)")
+
+            let result = try await answer
+            try #require(result.status == 0, "\(result.stderr)")
+            let report = try JSONValue(parsing: result.stdoutText.split(separator: "\n").last.map(String.init) ?? "")
+            #expect(report["code"] == "OK", "\(report)")
+            let order = try ProtoFiles.schema(descriptors: [], folders: [Self.protoFolder]).decode(Data(try #require(Self.bytes(hex: report["hex"]?.stringValue ?? ""))), as: "kagami.shop.Order").get()
+            // The server's echo: the edited id, then the unknown fields as the client sent them.
+            #expect(order.json["id"] == .string("0a06" + Data("edited".utf8).map { String(format: "%02x", $0) }.joined() + unknown))
+        }
+    }
+
+    static func bytes(hex: String) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        return stride(from: 0, to: digits.count, by: 2).compactMap { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16) }
+    }
+
     /// A response held and sent on unchanged keeps its trailers: the client gets its status.
     @Test func aHeldResponseSentOnUnchangedKeepsItsStatus() async throws {
         try await Self.withProxy { proxy, _ in
@@ -128,14 +167,16 @@ struct GRPCEditThroughProxyTests {
 @Suite("gRPC answered by Map Local", .serialized)
 struct GRPCMapLocalTests {
     /// A rules file mapping the shop's methods to a folder of `Method.json` files.
-    static func withFolder(_ body: (KagamiProcess, URL) async throws -> Void) async throws {
+    static func withFolder(
+        serverArguments: [String] = [], givenSchema: Bool = true, _ body: (KagamiProcess, URL) async throws -> Void
+    ) async throws {
         let folder = try TemporaryFolder.make("grpc-map-local")
         defer { try? FileManager.default.removeItem(at: folder) }
         let answers = folder.appendingPathComponent("kagami.shop.Shop")
         try FileManager.default.createDirectory(at: answers, withIntermediateDirectories: true)
         let rules = folder.appendingPathComponent("rules.json")
         try Data(#"{"mapLocal": [{"name": "shop", "from": {"path": "/kagami.shop.Shop/*"}, "local": "kagami.shop.Shop"}]}"#.utf8).write(to: rules)
-        try await GRPCEditThroughProxyTests.withProxy(proxyArguments: ["--rules", rules.path]) { proxy, _ in
+        try await GRPCEditThroughProxyTests.withProxy(serverArguments: serverArguments, proxyArguments: ["--rules", rules.path], givenSchema: givenSchema) { proxy, _ in
             try await body(proxy, answers)
         }
     }
@@ -155,6 +196,28 @@ struct GRPCMapLocalTests {
             let streamed = try await GRPCEditThroughProxyTests.send(proxy, method: "/kagami.shop.Shop/WatchOrders", json: #"{"id": "o1"}"#)
             #expect(streamed["code"] == "OK", "\(streamed)")
             #expect(streamed["answers"] == [["id": "w-1"], ["id": "w-2"], ["id": "w-3"]])
+        }
+    }
+
+    /// No .proto given: the answers are written with what the server's reflection says of
+    /// the method, asked before the first answer; a server without reflection leaves the
+    /// method unknown, and the client gets INTERNAL saying so.
+    @Test func answersWrittenWithTheSchemaFromReflection() async throws {
+        try await Self.withFolder(serverArguments: ["--reflection", "v1"], givenSchema: false) { proxy, folder in
+            try Self.write(#"{"id": "from-a-file", "totalCents": "18446744073709551615", "items": [{"name": "tea", "colour": "GREEN"}]}"#, to: folder, "GetOrder.json")
+            try Self.write(#"[{"id": "w-1"}, {"id": "w-2"}]"#, to: folder, "WatchOrders.json")
+            let unary = try await GRPCEditThroughProxyTests.send(proxy, json: #"{"id": "o1"}"#)
+            #expect(unary["code"] == "OK", "\(unary)")
+            #expect(unary["answers"]?.serialized([.sortedKeys]) == #"[{"id":"from-a-file","items":[{"colour":"GREEN","name":"tea"}],"totalCents":"18446744073709551615"}]"#)
+            let streamed = try await GRPCEditThroughProxyTests.send(proxy, method: "/kagami.shop.Shop/WatchOrders", json: #"{"id": "o1"}"#)
+            #expect(streamed["code"] == "OK", "\(streamed)")
+            #expect(streamed["answers"] == [["id": "w-1"], ["id": "w-2"]])
+        }
+        try await Self.withFolder(givenSchema: false) { proxy, folder in
+            try Self.write(#"{"id": "from-a-file"}"#, to: folder, "GetOrder.json")
+            let unknown = try await GRPCEditThroughProxyTests.send(proxy, json: #"{"id": "o1"}"#)
+            #expect(unknown["code"] == "INTERNAL", "\(unknown)")
+            #expect(unknown["message"]?.stringValue?.hasPrefix("Kagami Map Local: no schema has /kagami.shop.Shop/GetOrder") == true, "\(unknown)")
         }
     }
 

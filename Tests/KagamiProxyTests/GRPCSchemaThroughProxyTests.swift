@@ -24,14 +24,9 @@ struct GRPCSchemaThroughProxyTests {
 
     /// Server reflection through `proxy`, as `kagami proxy` sets it up.
     static func reflection(through proxy: ProxyServer, asked: Counter? = nil) -> GRPCSchemas.Reflection {
-        { flow, service in
+        { request, service in
             await asked?.add()
-            return try await ServerReflection.files(defining: service) { path, body in
-                let answer = try await proxy.upstreamHTTP2Request(
-                    host: flow.request.host, port: flow.request.port, tls: false, path: path,
-                    headers: HeaderFields([("content-type", "application/grpc"), ("te", "trailers")]), body: body)
-                return ServerReflection.Answer(body: answer.body, status: GRPCExchange.status(trailers: answer.trailers, headers: answer.headers))
-            }
+            return try await proxy.grpcReflection(request, service)
         }
     }
 
