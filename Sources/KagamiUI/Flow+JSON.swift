@@ -28,6 +28,8 @@ extension Flow {
         if !appliedRules.isEmpty { object["rules"] = .array(ruleNames.map(JSONValue.string)) }
         object["error"] = error.map { JSONValue.string($0.message) } ?? .null
         object["tls"] = .bool(tls != nil || request.scheme == "https")
+        // A tunnel's bytes were encrypted (tls) and, relayed untouched, never decrypted here.
+        if request.method == "CONNECT" { object["decrypted"] = .bool(mode != .tunnel) }
         // Disagreements only: a body the check could not read is shown in the inspector, not as a badge.
         let disagreements = violations.filter(\.isDisagreement)
         if !disagreements.isEmpty {

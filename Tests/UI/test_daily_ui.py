@@ -501,6 +501,14 @@ class Suite(Page):
         # Excluded: one CONNECT row, relayed without decrypting.
         tunnel = self.row(f"127.0.0.1:{self.tls_port} method:CONNECT")
         assert "tunnel" in self.rows()[0] and tunnel.find_elements(By.CSS_SELECTOR, ".c-scheme svg.icon-lock"), self.rows()
+        title = tunnel.find_element(By.CSS_SELECTOR, ".c-scheme").get_attribute("title")
+        assert title == "HTTPS tunnel, relayed without decrypting", title
+        # Rules that act on requests can't act on a tunnel never decrypted: offered, but off.
+        ActionChains(self.driver).context_click(tunnel).perform()
+        self.until(lambda: self.js("return !document.getElementById('context-menu').hidden"), "context menu open")
+        off = self.js("return ['menu-map-local', 'menu-map-remote', 'menu-breakpoint', 'menu-block-host'].map(id => document.getElementById(id).disabled)")
+        assert off == [True, True, True, False], off
+        self.driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
         self.menu(tunnel, "menu-ssl-include")
         panel = self.driver.find_element(By.ID, "ssl")
         self.until(lambda: panel.is_displayed() and self.driver.find_elements(By.ID, "ssl-include"), "the SSL Proxying panel")

@@ -58,7 +58,7 @@ export function mountMenu({ container, showTool, showRepeat, onSelect }) {
       { id: "menu-repeat-advanced", label: "Repeat Advanced…", disabled: !repeatable, run: () => detail(flow).then(showRepeat, fail("read the exchange")) },
       { id: "menu-compose", label: "Compose from this…", disabled: tunnel, run: () => composeFrom(flow) },
       "-",
-      ...ruleItems(flow, locationOf(flow)),
+      ...ruleItems(flow, locationOf(flow), flow.mode === "tunnel"),
       "-",
       { id: "menu-ssl-include", label: tunnel ? "Enable SSL Proxying for this host" : "Add host to SSL Proxying include", run: () => addSSLHost("include", hostPattern(flow)) },
       { id: "menu-ssl-exclude", label: "Add host to SSL Proxying exclude", run: () => addSSLHost("exclude", hostPattern(flow)) },
@@ -77,12 +77,14 @@ export function mountMenu({ container, showTool, showRepeat, onSelect }) {
     ];
   }
 
-  function ruleItems(flow, location) {
+  /** Rules for what the row shows; a tunnel relayed without decrypting has no request for them to act on. */
+  function ruleItems(flow, location, relayed = false) {
     const where = `${location.host}${location.path || ""}`;
+    const notDecrypted = relayed ? { disabled: true, title: "This tunnel was relayed without decrypting: enable SSL Proxying for the host first" } : {};
     return [
-      { id: "menu-map-local", label: "Map Local…", run: () => addRule("mapLocal", { name: `Local ${truncate(where, 60)}`, enabled: true, from: location, local: "" }, flow) },
-      { id: "menu-map-remote", label: "Map Remote…", run: () => addRule("mapRemote", { name: `Remote ${truncate(where, 60)}`, enabled: true, from: location, to: {}, preserveHost: false }) },
-      { id: "menu-breakpoint", label: "Breakpoint here", run: () => addBreakpoint(location) },
+      { id: "menu-map-local", label: "Map Local…", ...notDecrypted, run: () => addRule("mapLocal", { name: `Local ${truncate(where, 60)}`, enabled: true, from: location, local: "" }, flow) },
+      { id: "menu-map-remote", label: "Map Remote…", ...notDecrypted, run: () => addRule("mapRemote", { name: `Remote ${truncate(where, 60)}`, enabled: true, from: location, to: {}, preserveHost: false }) },
+      { id: "menu-breakpoint", label: "Breakpoint here", ...notDecrypted, run: () => addBreakpoint(location) },
       { id: "menu-block-host", label: "Block host", run: () => addRule("blockList", { name: `Block ${location.host}`, enabled: true, locations: [{ host: location.host }], action: "403" }) },
     ];
   }

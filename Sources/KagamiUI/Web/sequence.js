@@ -154,7 +154,7 @@ export function mountSequence({ scroll, spacer, head, onSelect, onMenu }) {
     status.title = flow.grpcStatus ? `HTTP ${flow.status}, gRPC ${flow.grpcStatus.name} (${flow.grpcStatus.code})` : "";
     const secure = flow.scheme === "https" || flow.scheme === "wss" || flow.method === "CONNECT";
     scheme.replaceChildren(...(secure ? [icon("lock"), " "] : []), flow.method === "CONNECT" ? "tunnel" : flow.scheme);
-    scheme.title = flow.method === "CONNECT" ? (flow.tls ? "HTTPS tunnel, decrypted" : "HTTPS tunnel, relayed without decrypting") : secure ? "HTTPS" : "HTTP, not encrypted";
+    scheme.title = flow.method === "CONNECT" ? (flow.decrypted ? "HTTPS tunnel, decrypted" : "HTTPS tunnel, relayed without decrypting") : secure ? "HTTPS" : "HTTP, not encrypted";
     scheme.classList.toggle("secure", secure);
     version.textContent = flow.version ? flow.version.replace(/^HTTP\//, "").replace(/\.0$/, "") : "";
     version.title = flow.version || "";
