@@ -116,7 +116,10 @@ public final class ActiveScenario: Sendable {
     /// From now on a file `check` finds an error in is refused, on reload as at start: the file
     /// in force is checked now (its error thrown), and a reload that fails it changes nothing.
     public func require(_ check: @escaping @Sendable (ScenarioFile) -> RuleDocumentError?) throws(ScenarioSwitchError) {
-        if let file = snapshot.file, let error = check(file) { throw .unreadable(error) }
+        let current = snapshot
+        if let file = current.file, let error = check(file) {
+            throw .unreadable(current.path.map { Self.placed(error, at: $0) } ?? error)
+        }
         requirement.withLock { $0 = check }
     }
 
@@ -165,7 +168,7 @@ public final class ActiveScenario: Sendable {
     public func reload() async throws(ScenarioSwitchError) {
         guard let path = snapshot.path else { throw .noScenarioFile }
         let file = try await Self.read(path: path, reader: reader)
-        if let check = requirement.withLock({ $0 }), let error = check(file) { throw .unreadable(error) }
+        if let check = requirement.withLock({ $0 }), let error = check(file) { throw .unreadable(Self.placed(error, at: path)) }
         let failure: ScenarioSwitchError? = box.withLock { snapshot in
             var fresh = snapshot
             fresh.file = file

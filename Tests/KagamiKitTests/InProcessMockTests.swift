@@ -202,7 +202,7 @@ import FoundationNetworking
             #expect(try await send("GET", notes).body.contains("Buy milk"))
         }
 
-        // A recording that isn't there is refused at start, naming the file and the field.
+        // A recording that isn't there is refused at start, naming the file, the line and the field.
         try Data("""
             scenarios:
               - name: yesterday
@@ -213,7 +213,7 @@ import FoundationNetworking
             try await withKagamiMock(description: Fixture.path("notes.apib"), scenarios: scenarios.path) { _ in }
         } throws: { error in
             let text = "\(error)"
-            return error is KagamiSetupError && text.hasPrefix("scenarios.yaml: scenarios[0].states[0].recording: ") && text.contains("runs/missing.har")
+            return error is KagamiSetupError && text.hasPrefix("scenarios.yaml:4:50: scenarios[0].states[0].recording: ") && text.contains("runs/missing.har")
         }
     }
 

@@ -36,13 +36,13 @@ import Testing
         await #expect {
             _ = try await MockServer.start(text: Self.description, configuration: .init(scenarios: try ActiveScenario(path: path)))
         } throws: { error in
-            "\(error)" == "scenarios.yaml: scenarios[0].states[1].operation: GET /notez is not an operation of the description (closest: GET /notes, GET /notes/{id})"
+            "\(error)" == "scenarios.yaml:7:9: scenarios[0].states[1].operation: GET /notez is not an operation of the description (closest: GET /notes, GET /notes/{id})"
         }
         try Self.scenarios("POST /notes").write(toFile: path, atomically: true, encoding: .utf8)
         await #expect {
             _ = try await MockServer.start(text: Self.description, configuration: .init(scenarios: try ActiveScenario(path: path)))
         } throws: { error in
-            "\(error)" == "scenarios.yaml: scenarios[0].states[1].operation: POST /notes is not an operation of the description (/notes answers GET)"
+            "\(error)" == "scenarios.yaml:7:9: scenarios[0].states[1].operation: POST /notes is not an operation of the description (/notes answers GET)"
         }
 
         // Variables named otherwise and a query part still name the described operation.
@@ -57,7 +57,7 @@ import Testing
         await #expect {
             try await scenarios.reload()
         } throws: { error in
-            "\(error)" == "scenarios.yaml: scenarios[0].states[1].operation: DELETE /notes/{id} is not an operation of the description (/notes/{id} answers GET)"
+            "\(error)" == "scenarios.yaml:7:9: scenarios[0].states[1].operation: DELETE /notes/{id} is not an operation of the description (/notes/{id} answers GET)"
         }
         #expect(scenarios.current?.rules.count == 2 && scenarios.current?.rules.last?.selector.pathTemplate == "/notes{?page}")
         #expect(await mock.respond(to: MockRequest(method: "GET", target: "/notes/7")).status == 503)
