@@ -139,7 +139,11 @@ public enum HARImport {
             _ = try log.member("entries").array()
             streamed.logFields = try logFields(log)
             var skippedNotes: [HARImportError] = []
-            streamed.notes = try HARNotes.read(log) { skippedNotes.append($0) }
+            streamed.notes = try HARNotes.read(log) { error in
+                var located = error
+                located.file = file
+                skippedNotes.append(located)
+            }
             streamed.skipped += skippedNotes
         } catch {
             var located = error

@@ -19,11 +19,19 @@ enum HARNotes {
         })
     }
 
-    /// The notes of `log`; a note that can't be read is handed to `skipped` with its path.
+    /// The notes of `log`; a note that can't be read (or a `_notes` that is not a list) is
+    /// handed to `skipped` with its path, and the exchanges are imported all the same.
     static func read(_ log: HARNode, skipped: (HARImportError) -> Void) throws(HARImportError) -> [SessionNote] {
         guard let list = try log.optional(key) else { return [] }
+        let nodes: [HARNode]
+        do throws(HARImportError) {
+            nodes = try list.array()
+        } catch {
+            skipped(error)
+            return []
+        }
         var notes: [SessionNote] = []
-        for node in try list.array() {
+        for node in nodes {
             do throws(HARImportError) {
                 notes.append(try note(node))
             } catch {

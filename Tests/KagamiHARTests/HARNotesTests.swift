@@ -76,6 +76,12 @@ import Testing
         #expect(read.notes.first?.author == "HAR import")
         #expect(read.skipped.map(\.path) == ["log._notes[1].time", "log._notes[2].flow", "log._notes[3]"])
         #expect(read.skipped[0].message.contains("ISO 8601"), "\(read.skipped[0])")
+        // Notes that are not a list: named, and the entries are read all the same.
+        var archive = HARExport.archive(Self.session().flows, creatorVersion: "0.1.0")
+        archive.replace(at: ["log", "_notes"], with: .string("none"))
+        let notAList = try HARImport.read(from: Array(archive.serialized().utf8))
+        #expect(notAList.flows.count == 3 && notAList.notes.isEmpty)
+        #expect(notAList.skipped.map(\.description) == ["log._notes: expected an array, found string"], "\(notAList.skipped)")
     }
 
     /// An exchange given a new id on import (the session has it already) keeps its notes.
