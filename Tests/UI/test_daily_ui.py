@@ -641,11 +641,15 @@ class Suite(Page):
         row = self.row("/notes/loaded")
         badge = row.find_element(By.CSS_SELECTOR, ".c-rules .note-mark")
         assert badge.text == "Note" and "added a Map Local rule 'loaded'" in badge.get_attribute("title"), badge.get_attribute("title")
-        # The Notes button hides and shows the strip.
-        self.driver.find_element(By.ID, "notes-button").click()
-        self.until(lambda: self.js("return document.getElementById('notes').hidden"), "strip hidden")
-        self.driver.find_element(By.ID, "notes-button").click()
-        self.until(lambda: not self.js("return document.getElementById('notes').hidden"), "strip shown again")
+        # The strip folds to a line that counts the notes, and opens again; the toolbar stays one row.
+        self.driver.find_element(By.ID, "notes-toggle").click()
+        self.until(lambda: not self.js("return document.querySelector('#notes .notes-list').offsetParent"), "strip folded")
+        assert self.js("return document.querySelector('#notes .notes-summary').textContent").startswith(f"{len(listed['notes'])} note"), self.text_of("notes")
+        self.driver.find_element(By.ID, "notes-toggle").click()
+        self.until(lambda: self.js("return !!document.querySelector('#notes .notes-list').offsetParent"), "strip shown again")
+        centres = self.js("""return [...document.querySelectorAll('header.toolbar > *')].filter(e => e.offsetParent)
+            .map(e => { const r = e.getBoundingClientRect(); return r.top + r.height / 2; })""")
+        assert max(centres) - min(centres) < 8, f"toolbar in one row: {centres}"
 
     def test_a_note_arrives_live_after_the_exchanges_before_it(self):
         curl(self.kagami.proxy, f"{self.base}/notes/before")

@@ -42,7 +42,7 @@ function selectOnly(id) {
 
 const openMenu = (menu) => dispatch({ type: "menuOpened", menu });
 mountSequence({ scroll: $("sequence-scroll"), spacer: $("sequence-spacer"), head: $("sequence-head"), onSelect: select, onMenu: openMenu });
-mountNotes({ strip: $("notes"), button: $("notes-button"), badge: $("notes-count"), onSelect: select });
+mountNotes({ strip: $("notes"), badge: $("notes-count"), onSelect: select });
 mountStructure({ container: $("structure"), onSelect: select, onMenu: openMenu });
 mountSSLProxying({ container: $("ssl") });
 mountScenarios({ container: $("scenarios"), badge: $("scenario-active") });

@@ -1,5 +1,6 @@
 // The session's notes (changes made to the proxy while it recorded, and who made them) in a
-// strip above the Sequence list, oldest first, with a count on the toolbar's Notes button.
+// strip above the Sequence list, oldest first, with their count on the Sequence tab (the
+// toolbar has no room for a button of its own at 1440 px: the strip hides and shows itself).
 //
 // They are not rows of the list: the list is virtual, one fixed-height row per exchange
 // addressed by its position in `state.visible`, and that position is what the scroll height,
@@ -10,23 +11,31 @@
 import { dispatch, state, subscribe } from "./store.js";
 import { el, formatTime } from "./format.js";
 
-export function mountNotes({ strip, button, badge, onSelect }) {
+export function mountNotes({ strip, badge, onSelect }) {
   let drawn = null; // the notes array last drawn, to redraw only when it changed
-  button.addEventListener("click", () => dispatch({ type: "notesToggled" }));
+  const list = el("div", { className: "notes-list", role: "list", "aria-label": "Notes" });
+  const summary = el("span", { className: "notes-summary" });
+  const toggle = el("button", { id: "notes-toggle", className: "notes-toggle", onclick: () => dispatch({ type: "notesToggled" }) });
+  strip.replaceChildren(list, summary, toggle);
 
   function render() {
     const count = state.notes.length;
     badge.hidden = count === 0;
     badge.textContent = String(count);
-    button.hidden = count === 0;
-    button.setAttribute("aria-pressed", String(count > 0 && state.notesOpen));
-    strip.hidden = count === 0 || !state.notesOpen;
-    if (strip.hidden || drawn === state.notes) return;
+    badge.title = `${count} note${count === 1 ? "" : "s"}: changes made to the proxy while it recorded`;
+    strip.hidden = count === 0;
+    strip.classList.toggle("collapsed", !state.notesOpen);
+    list.hidden = !state.notesOpen;
+    summary.hidden = state.notesOpen;
+    summary.textContent = `${count} note${count === 1 ? "" : "s"}: changes made to the proxy while it recorded`;
+    toggle.textContent = state.notesOpen ? "Hide notes" : "Show notes";
+    toggle.setAttribute("aria-expanded", String(state.notesOpen));
+    if (list.hidden || drawn === state.notes) return;
     // Kept at the newest note unless scrolled up to read older ones.
-    const atEnd = strip.scrollTop + strip.clientHeight >= strip.scrollHeight - 4;
-    strip.replaceChildren(...state.notes.map(row));
+    const atEnd = list.scrollTop + list.clientHeight >= list.scrollHeight - 4;
+    list.replaceChildren(...state.notes.map(row));
     drawn = state.notes;
-    if (atEnd) strip.scrollTop = strip.scrollHeight;
+    if (atEnd) list.scrollTop = list.scrollHeight;
   }
 
   function row(note) {
