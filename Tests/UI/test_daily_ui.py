@@ -641,7 +641,9 @@ class Suite(Page):
         row = self.row("/notes/loaded")
         badge = row.find_element(By.CSS_SELECTOR, ".c-rules .note-mark")
         assert badge.text == "Note" and "added a Map Local rule 'loaded'" in badge.get_attribute("title"), badge.get_attribute("title")
-        # The strip folds to a line that counts the notes, and opens again; the toolbar stays one row.
+        # The strip folds to a line that counts the notes, and opens again; the toolbar, with the
+        # count on the Sequence tab, stays one row.
+        self.filter("")
         self.driver.find_element(By.ID, "notes-toggle").click()
         self.until(lambda: not self.js("return document.querySelector('#notes .notes-list').offsetParent"), "strip folded")
         assert self.js("return document.querySelector('#notes .notes-summary').textContent").startswith(f"{len(listed['notes'])} note"), self.text_of("notes")
