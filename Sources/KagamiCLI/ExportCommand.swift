@@ -73,6 +73,8 @@ struct ExportCommand: AsyncParsableCommand {
             // An entry at a time: a session of any size is written in the memory of one page.
             var writer = HARStreamWriter(creatorVersion: Kagami.configuration.version)
             try destination.write(writer.opening)
+            // The whole session carries all its notes; a part of it, the notes about its exchanges.
+            var exported = Set<UUID>()
             if selected.isEmpty {
                 let total = try await store.count()
                 let progress = ExchangeCountDisplay("Exporting \(reading.description)", total: limit.map { min($0, total) } ?? total)
@@ -80,6 +82,7 @@ struct ExportCommand: AsyncParsableCommand {
                 try await store.forEachFlow(includeBodies: true, limit: limit) { flows in
                     let messages = try await store.webSocketMessages(of: flows)
                     for flow in flows {
+                        if limit != nil { exported.insert(flow.id) }
                         let grpc = await schemas?.archiveFields(of: flow)
                         try destination.write { writer.entry(flow, webSocketMessages: messages[flow.id], grpc: grpc, to: &$0) }
                     }
@@ -90,11 +93,14 @@ struct ExportCommand: AsyncParsableCommand {
                     guard let flow = try await store.flow(id: id) else {
                         throw ValidationError("no exchange \(id.uuidString) in \(reading.description)")
                     }
+                    exported.insert(flow.id)
                     try destination.write(writer.entry(
                         flow, webSocketMessages: try await store.webSocketMessages(of: [flow])[flow.id], grpc: await schemas?.archiveFields(of: flow)))
                 }
             }
-            try destination.write(writer.closing())
+            let whole = selected.isEmpty && limit == nil
+            let notes = try await store.notes().filter { note in whole || note.flowID.map(exported.contains) ?? false }
+            try destination.write(writer.closing(notes: notes))
         }
         try destination.commit()
         try await reading.close()

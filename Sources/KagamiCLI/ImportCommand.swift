@@ -68,13 +68,22 @@ struct ImportCommand: AsyncParsableCommand {
                 first.archiveFields = streamed.logFields + (first.archiveFields ?? [])
                 importing.session?.store.record(first)
             }
+            // The session's notes (an archive may hold notes and no exchange).
+            if !streamed.notes.isEmpty {
+                var notesSession = importing.session
+                if notesSession == nil { notesSession = try await RecordingStore.open(store: storeURL, session: session) }
+                for note in streamed.notes { notesSession?.store.record(.note(note)) }
+                if importing.session == nil { try await notesSession?.close() }
+            }
             try await importing.session?.close()
-            if imported == 0, !streamed.skipped.isEmpty {
+            if imported == 0, streamed.notes.isEmpty, !streamed.skipped.isEmpty {
                 Console.error("kagami import: no entry of \(file) could be read; nothing imported\n")
                 throw ExitCode(2)
             }
             let skippedNote = streamed.skipped.isEmpty ? "" : " (\(streamed.skipped.count) entr\(streamed.skipped.count == 1 ? "y" : "ies") skipped)"
-            print("Imported \(imported) exchange\(imported == 1 ? "" : "s") into \(into)\(skippedNote)")
+            let notes = streamed.notes.count
+            let notesNote = notes == 0 ? "" : " and \(notes) note\(notes == 1 ? "" : "s")"
+            print("Imported \(imported) exchange\(imported == 1 ? "" : "s")\(notesNote) into \(into)\(skippedNote)")
         case .failure(let error):
             try await importing.session?.close()
             let kept = imported == 0 ? "nothing imported" : "the \(imported) entr\(imported == 1 ? "y" : "ies") before it \(imported == 1 ? "was" : "were") imported into \(into)"
@@ -109,6 +118,7 @@ extension ImportCommand {
                 progress.add(flows.count)
                 while destination.store.isBehind { try await Task.sleep(for: .milliseconds(5)) }
             }
+            for note in try await source.notes() { destination.store.record(.note(note)) }
         } catch {
             try await destination.close()
             Console.error("kagami import: cannot read \(path): \(error); \(imported == 0 ? "nothing imported" : "the \(imported) exchange(s) before it were imported into \(into)")\n")

@@ -10,10 +10,14 @@ public enum HARExport {
     /// `webSocketMessages`: the messages of WebSocket flows, by flow id, exported as Chrome
     /// DevTools does (`_resourceType: "websocket"`, `_webSocketMessages`).
     /// `grpc`: gRPC calls' messages read with their schema, by flow id (`_grpc`).
-    public static func archive(_ flows: [Flow], webSocketMessages: [UUID: [WebSocketMessage]] = [:], grpc: [UUID: JSONValue] = [:], creatorVersion: String) -> JSONValue {
+    /// `notes`: the session's notes (`log._notes`).
+    public static func archive(
+        _ flows: [Flow], webSocketMessages: [UUID: [WebSocketMessage]] = [:], grpc: [UUID: JSONValue] = [:], notes: [SessionNote] = [],
+        creatorVersion: String
+    ) -> JSONValue {
         var log = HARLogFields()
         for flow in flows { log.add(flow) }
-        var object = log.object(creatorVersion: creatorVersion)
+        var object = log.object(creatorVersion: creatorVersion, notes: notes)
         object["entries"] = .array(flows.map { entry($0, webSocketMessages: webSocketMessages[$0.id], grpc: grpc[$0.id]) })
         return ["log": .object(object)]
     }

@@ -10,18 +10,21 @@ import Synchronization
 public enum HARImport {
     /// What an archive holds: the flows read, the messages of those that are WebSockets
     /// (`_webSocketMessages`, as Chrome DevTools and Kagami write them) by flow id, and each
-    /// entry skipped with where and why.
+    /// entry skipped with where and why, and the session's notes (`log._notes`).
     public struct Result: Sendable {
         public var flows: [Flow]
         public var webSocketMessages: [UUID: [WebSocketMessage]]
         public var skipped: [HARImportError]
+        public var notes: [SessionNote] = []
 
-        /// Gives the flow at `index` a new id (one the session already has), its messages too.
+        /// Gives the flow at `index` a new id (one the session already has), its messages and
+        /// the notes about it too.
         public mutating func renumber(_ index: Int) {
             let old = flows[index].id
             let new = UUID()
             flows[index].id = new
             if let messages = webSocketMessages.removeValue(forKey: old) { webSocketMessages[new] = messages }
+            for note in notes.indices where notes[note].flowID == old { notes[note].flowID = new }
         }
     }
 
@@ -77,6 +80,9 @@ public enum HARImport {
                 result.skipped.append(error)
             }
         }
+        var skippedNotes: [HARImportError] = []
+        result.notes = try HARNotes.read(log) { skippedNotes.append($0) }
+        result.skipped += skippedNotes
         let logFields = try self.logFields(log)
         if !logFields.isEmpty, !result.flows.isEmpty {
             result.flows[0].archiveFields = logFields + (result.flows[0].archiveFields ?? [])
@@ -91,6 +97,8 @@ public enum HARImport {
         /// The archive's own fields, for the caller to add to the first flow's `archiveFields`
         /// (they may come after the entries in the file).
         public var logFields: [ArchiveField]
+        /// The session's notes (`log._notes`), for the caller to record.
+        public var notes: [SessionNote] = []
     }
 
     /// Reads an archive too big to hold as a whole: each flow goes to `flow` as its entry is
@@ -130,6 +138,13 @@ public enum HARImport {
             let log = try HARNode(archive, path: "").member("log")
             _ = try log.member("entries").array()
             streamed.logFields = try logFields(log)
+            var skippedNotes: [HARImportError] = []
+            streamed.notes = try HARNotes.read(log) { error in
+                var located = error
+                located.file = file
+                skippedNotes.append(located)
+            }
+            streamed.skipped += skippedNotes
         } catch {
             var located = error
             located.file = file
@@ -142,7 +157,7 @@ public enum HARImport {
     /// the first flow, so that exporting the session writes them again.
     static func logFields(_ log: HARNode) throws(HARImportError) -> [ArchiveField] {
         var fields: [ArchiveField] = []
-        for (key, value) in try log.object() where !["version", "creator", "entries"].contains(key) {
+        for (key, value) in try log.object() where !["version", "creator", "entries", HARNotes.key].contains(key) {
             if key == "pages", value.arrayValue?.isEmpty == true { continue }
             fields.append(ArchiveField(path: ["log", key], json: value.serialized()))
         }

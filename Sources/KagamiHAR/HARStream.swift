@@ -23,10 +23,11 @@ struct HARLogFields {
         }
     }
 
-    func object(creatorVersion: String) -> JSONObject {
+    func object(creatorVersion: String, notes: [SessionNote]) -> JSONObject {
         var log: JSONObject = ["version": "1.2", "creator": ["name": "Kagami", "version": .string(creatorVersion)]]
         for (name, value) in fields where log[name] == nil { log[name] = value }
         log["pages"] = .array(pages)
+        if !notes.isEmpty { log[HARNotes.key] = HARNotes.json(notes) }
         return log
     }
 }
@@ -63,10 +64,10 @@ public struct HARStreamWriter {
         entries += 1
     }
 
-    /// The end of the entries and the rest of the log.
-    public func closing() -> Data {
+    /// The end of the entries and the rest of the log, with the session's `notes` (`_notes`).
+    public func closing(notes: [SessionNote] = []) -> Data {
         var text = Array((entries == 0 ? "],\n" : "\n    ],\n").utf8)
-        let rest = Array(log.object(creatorVersion: creatorVersion))
+        let rest = Array(log.object(creatorVersion: creatorVersion, notes: notes))
         for (index, member) in rest.enumerated() {
             text += "    ".utf8
             JSONValue.string(member.key).write(to: &text)

@@ -12,7 +12,7 @@ extension FlowAPI {
 
     /// `POST /api/import.har` with the archive as the body. Entries that can't be read are
     /// skipped and listed (`skipped`: path and message each); the rest join the session and the
-    /// live stream like captured ones. Nothing to import (broken JSON, no `log.entries`, or no
+    /// live stream like captured ones, and so do the archive's notes (`log._notes`). Nothing to import (broken JSON, no `log.entries`, or no
     /// readable entry): 400 with where (line and column, or the JSON path) and what was expected.
     func importHAR(_ request: Request) async throws -> Response {
         let body: ByteBuffer
@@ -54,9 +54,17 @@ extension FlowAPI {
             recorder.record(flow)
             if let messages = result.webSocketMessages[flow.id] { recorder.record(messages: messages, of: flow.id) }
         }
+        // Notes the session already has (the archive came from it) are added again as new ones,
+        // like the exchanges they are about.
+        let kept = Set(try await store.notes().map(\.id))
+        for var note in result.notes {
+            if kept.contains(note.id) { note.id = UUID() }
+            recorder.record(.note(note))
+        }
         try await store.flush()
         return jsonResponse([
             "imported": .integer(flows.count),
+            "notes": .integer(result.notes.count),
             "ids": .array(flows.map { .string($0.id.uuidString) }),
             "skipped": skipped,
         ])
@@ -72,7 +80,8 @@ extension FlowAPI {
         return object
     }
 
-    /// `POST /api/export.har` with `{"ids": [...]}`: those exchanges (in the order given) as HAR 1.2.
+    /// `POST /api/export.har` with `{"ids": [...]}`: those exchanges (in the order given) as HAR 1.2,
+    /// with the notes about them.
     func harOfSelected(_ request: Request) async throws -> Response {
         let body = try await request.body.collect(upTo: 16 << 20)
         let ids: [UUID]
@@ -100,9 +109,10 @@ extension FlowAPI {
             guard let flow = try await store.flow(id: id) else { throw APIError.missing(id.uuidString) }
             flows.append(flow)
         }
+        let chosen = Set(ids)
         let archive = HARExport.archive(
             flows, webSocketMessages: try await store.webSocketMessages(of: flows), grpc: await configuration.grpcSchemas?.archiveFields(of: flows) ?? [:],
-            creatorVersion: configuration.version)
+            notes: try await store.notes().filter { $0.flowID.map(chosen.contains) ?? false }, creatorVersion: configuration.version)
         return Response(
             status: .ok,
             headers: [

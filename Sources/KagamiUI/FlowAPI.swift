@@ -217,7 +217,7 @@ struct FlowAPI: Sendable {
         })
     }
 
-    /// The whole session as HAR, written an entry at a time as it is read.
+    /// The whole session as HAR, written an entry at a time as it is read, with its notes.
     func har() async throws -> Response {
         try await store.flush()
         let store = self.store
@@ -239,7 +239,7 @@ struct FlowAPI: Sendable {
                     for flow in flows { text += writer.entry(flow, webSocketMessages: messages[flow.id], grpc: grpc[flow.id]) }
                     try await body.write(ByteBuffer(bytes: text))
                 }
-                try await body.write(ByteBuffer(bytes: writer.closing()))
+                try await body.write(ByteBuffer(bytes: writer.closing(notes: try await store.notes())))
                 try await body.finish(nil)
             }
         )

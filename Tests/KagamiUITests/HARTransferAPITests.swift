@@ -50,6 +50,47 @@ import Testing
         #expect(body.stdoutText == #"{"id":1,"name":"Ada"}"#)
     }
 
+    /// The session's export carries its notes; the export of chosen exchanges, the notes about
+    /// them. Importing it back adds the notes to the session and the live stream, those about a
+    /// renumbered exchange moved to its new id.
+    @Test func notesTravelInTheArchives() async throws {
+        let ui = try await RunningUI.start()
+        defer { Task { await ui.stop() } }
+        let first = FlowFixtures.getJSON(url: "/users/1")
+        let second = FlowFixtures.getJSON(url: "/users/2", start: Date(timeIntervalSince1970: 1_780_000_001))
+        ui.recorder.record(first)
+        ui.recorder.record(second)
+        let about = SessionNote(time: Date(timeIntervalSince1970: 1_780_000_000.5), author: "kagami mcp", text: "added a breakpoint", flowID: second.id)
+        ui.recorder.record(.note(SessionNote(time: Date(timeIntervalSince1970: 1_779_999_999), author: "web UI", text: "put 'empty' in force")))
+        ui.recorder.record(.note(about))
+        let archive = try await exportedArchive(ui)
+        let whole = try JSONValue(parsing: try Data(contentsOf: archive))
+        #expect(whole["log"]?["_notes"]?.arrayValue?.map { $0["text"] } == ["put 'empty' in force", "added a breakpoint"])
+
+        let chosen = ui.directory.appendingPathComponent("ids.json")
+        for (id, texts) in [(second.id, ["added a breakpoint"]), (first.id, [])] as [(UUID, [JSONValue])] {
+            try #"{"ids": ["\#(id.uuidString)"]}"#.write(to: chosen, atomically: true, encoding: .utf8)
+            let (status, part) = try await post(ui, "/api/export.har", file: chosen)
+            #expect(status == "200")
+            #expect((part["log"]?["_notes"]?.arrayValue ?? []).map { $0["text"] } == texts)
+        }
+
+        let live = ui.hub.subscribe()
+        let (status, answer) = try await post(ui, "/api/import.har", file: archive)
+        live.cancel()
+        #expect(status == "200", "\(answer)")
+        #expect(answer["notes"] == 2)
+        let imported = answer["ids"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        let notes = try await ui.json("/api/notes")["notes"]?.arrayValue ?? []
+        #expect(notes.count == 4, "\(notes)")
+        #expect(Set(notes.compactMap { $0["id"]?.stringValue }).count == 4, "a note the session had comes again under an id of its own")
+        let moved = notes.filter { $0["text"] == "added a breakpoint" }.compactMap { $0["flow"]?.stringValue }
+        #expect(Set(moved) == [second.id.uuidString, imported[1]], "\(moved) \(imported)")
+        var streamed: [String] = []
+        for await delivery in live { if case .note(let note) = delivery { streamed.append(note.text) } }
+        #expect(streamed == ["put 'empty' in force", "added a breakpoint"])
+    }
+
     /// An archive that lists its entries newest first joins the session in the order they started.
     @Test func importedExchangesJoinInTheOrderTheyStarted() async throws {
         let ui = try await RunningUI.start()

@@ -615,6 +615,86 @@ class Suite(Page):
         finally:
             wide.stop()
 
+    def flow_id_of(self, path):
+        """The id of the newest exchange whose path is `path`, from the admin API."""
+        status, body = api(self.kagami.ui, "GET", "/api/flows")
+        assert status == 200, body
+        ids = [flow["id"] for flow in body["flows"] if flow["path"] == path]
+        assert ids, f"no exchange {path} in {[flow['path'] for flow in body['flows']]}"
+        return ids[-1]
+
+    def note(self, text, flow=None):
+        status, note = api(self.kagami.ui, "POST", "/api/notes", {"text": text, "author": "daily test", **({"flow": flow} if flow else {})})
+        assert status == 201, note
+        return note
+
+    def notes_shown(self):
+        return self.js("return [...document.querySelectorAll('#notes .note')].map(n => n.innerText.replace(/\\n/g, ' '))")
+
+    def test_notes_load_with_the_page_and_mark_their_exchange(self):
+        curl(self.kagami.proxy, f"{self.base}/notes/loaded")
+        flow = self.flow_id_of("/notes/loaded")
+        note = self.note("added a Map Local rule 'loaded'", flow)
+        self.fresh()
+        self.until(lambda: any("added a Map Local rule 'loaded'" in n for n in self.notes_shown()), lambda: f"the note in the strip: {self.notes_shown()}")
+        shown = self.js("return document.querySelector(`#notes .note[data-id='${arguments[0]}']`).innerText", note["id"])
+        assert "daily test" in shown and shown[:8] == self.js("return new Date(arguments[0]).toTimeString().slice(0, 8)", note["time"]), shown
+        status, listed = api(self.kagami.ui, "GET", "/api/notes")
+        assert self.text_of("notes-count") == str(len(listed["notes"])), (self.text_of("notes-count"), listed)
+        # A note is not a row: the list counts and shows exchanges only.
+        rows = self.rows()
+        assert not any("added a Map Local rule" in row for row in rows), rows
+        assert self.count_text() == f"{len(rows)} exchanges", (self.count_text(), len(rows))
+        # The exchange it is about carries a badge that says so.
+        row = self.row("/notes/loaded")
+        badge = row.find_element(By.CSS_SELECTOR, ".c-rules .note-mark")
+        assert badge.text == "Note" and "added a Map Local rule 'loaded'" in badge.get_attribute("title"), badge.get_attribute("title")
+        # The strip folds to a line that counts the notes, and opens again; the toolbar, with the
+        # count on the Sequence tab, stays one row.
+        self.filter("")
+        self.driver.find_element(By.ID, "notes-toggle").click()
+        self.until(lambda: not self.js("return document.querySelector('#notes .notes-list').offsetParent"), "strip folded")
+        assert self.js("return document.querySelector('#notes .notes-summary').textContent").startswith(f"{len(listed['notes'])} note"), self.text_of("notes")
+        self.driver.find_element(By.ID, "notes-toggle").click()
+        self.until(lambda: self.js("return !!document.querySelector('#notes .notes-list').offsetParent"), "strip shown again")
+        centres = self.js("""return [...document.querySelectorAll('header.toolbar > *')].filter(e => e.offsetParent)
+            .map(e => { const r = e.getBoundingClientRect(); return r.top + r.height / 2; })""")
+        assert max(centres) - min(centres) < 8, f"toolbar in one row: {centres}"
+
+    def test_a_note_arrives_live_after_the_exchanges_before_it(self):
+        curl(self.kagami.proxy, f"{self.base}/notes/before")
+        self.fresh()
+        before = len(self.notes_shown())
+        self.note("put scenario 'empty' in force")
+        self.until(lambda: len(self.notes_shown()) == before + 1, lambda: f"the live note: {self.notes_shown()}")
+        assert "put scenario 'empty' in force" in self.notes_shown()[-1], self.notes_shown()
+        assert self.text_of("notes-count") == str(before + 1), self.text_of("notes-count")
+        # A later one goes after it: the strip is in time order.
+        self.note("released a held exchange")
+        self.until(lambda: len(self.notes_shown()) == before + 2, "the second live note")
+        assert "released a held exchange" in self.notes_shown()[-1] and "put scenario 'empty' in force" in self.notes_shown()[-2], self.notes_shown()
+        times = self.js("return [...document.querySelectorAll('#notes .note')].map(n => n.querySelector('.note-time').textContent)")
+        assert times == sorted(times), times
+
+    def test_clicking_a_note_selects_its_exchange(self):
+        curl(self.kagami.proxy, f"{self.base}/notes/target")
+        flow = self.flow_id_of("/notes/target")
+        for index in range(40):
+            curl(self.kagami.proxy, f"{self.base}/notes/after/{index}")
+        self.note("added a breakpoint on /notes/target", flow)
+        self.fresh()
+        self.select("/notes/after/39")
+        self.filter("")
+        note = self.driver.find_element(By.CSS_SELECTOR, f"#notes .note[data-flow='{flow}']")
+        note.click()
+        self.until(lambda: self.js("const r = document.querySelector('#sequence-spacer .row.selected'); return r ? r.dataset.id : null") == flow,
+                   "the note's exchange selected and scrolled into sight")
+        self.until(lambda: "/notes/target" in self.text_of("overview-url"), "the inspector shows it")
+        # A note about no exchange selects nothing.
+        self.note("a note about nothing")
+        self.until(lambda: any("a note about nothing" in n for n in self.notes_shown()), "the plain note")
+        assert not self.js("return [...document.querySelectorAll('#notes .note')].pop().classList.contains('about')")
+
     def test_body_viewers(self):
         when = datetime.datetime(2026, 11, 29, 10, 0, 0)
         xml = plistlib.dumps({"name": "Ada", "roles": ["admin", "dev"], "count": 2, "ratio": 2.0, "when": when, "blob": b"\x01\x02"}, fmt=plistlib.FMT_XML)
@@ -667,7 +747,9 @@ class Suite(Page):
                  self.test_grpc_status_in_the_list_and_the_filter, self.test_inspector_split_version_column_and_svg_icons,
                  self.test_placeholders_look_like_hints, self.test_row_menu_copies, self.test_row_menu_repeat_and_compose_from_this,
                  self.test_row_menu_rules_open_prefilled, self.test_compose_sends_through_the_proxy, self.test_raw_tab, self.test_ipv6_hosts_are_written_in_brackets,
-                 self.test_ssl_proxying_panel_from_a_connect_row, self.test_ssl_proxying_panel_says_whether_its_file_exists, self.test_device_setup_panel, self.test_body_viewers]
+                 self.test_ssl_proxying_panel_from_a_connect_row, self.test_ssl_proxying_panel_says_whether_its_file_exists, self.test_device_setup_panel, self.test_body_viewers,
+                 self.test_notes_load_with_the_page_and_mark_their_exchange, self.test_a_note_arrives_live_after_the_exchanges_before_it,
+                 self.test_clicking_a_note_selects_its_exchange]
         only = os.environ.get("KAGAMI_UI_ONLY")
         if only:
             tests = [t for t in tests if only in t.__name__]

@@ -82,6 +82,7 @@ export function connect() {
   source.addEventListener("released", (event) => {
     dispatch({ type: "heldReleased", id: JSON.parse(event.data).id });
   });
+  source.addEventListener("note", (event) => dispatch({ type: "noteArrived", note: JSON.parse(event.data) }));
   // This page fell behind and lost events: read the session again.
   source.addEventListener("missed", () => resync());
   source.onerror = () => {
@@ -106,6 +107,7 @@ export function disconnect() {
  */
 async function resync(query = requested) {
   abortReading();
+  loadNotes();
   const read = reading;
   requested = query;
   syncing = [];
@@ -169,6 +171,15 @@ export function applyFilter(text) {
   if (!requested && !state.list.query && listComplete()) return; // every exchange is here: filtered in the page
   if (query === requested) return; // the rows held (or being read) are the server's answer to this text
   filterTimer = setTimeout(() => resync(query), 150);
+}
+
+/** The session's notes, read again with the list (one that arrives meanwhile is kept once). */
+async function loadNotes() {
+  const since = Date.now();
+  try {
+    const { notes } = await getJSON("api/notes");
+    dispatch({ type: "notesLoaded", notes, since });
+  } catch { /* the list's own read reports a session that can't be read; the next resync tries again */ }
 }
 
 export async function clearSession() {

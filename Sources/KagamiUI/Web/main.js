@@ -16,6 +16,7 @@ import { mountSSLProxying } from "./ssl.js";
 import { mountScenarios } from "./scenarios.js";
 import { mountDevice } from "./device.js";
 import { mountSplitter } from "./splitter.js";
+import { mountNotes } from "./notes.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -41,6 +42,7 @@ function selectOnly(id) {
 
 const openMenu = (menu) => dispatch({ type: "menuOpened", menu });
 mountSequence({ scroll: $("sequence-scroll"), spacer: $("sequence-spacer"), head: $("sequence-head"), onSelect: select, onMenu: openMenu });
+mountNotes({ strip: $("notes"), badge: $("notes-count"), onSelect: select });
 mountStructure({ container: $("structure"), onSelect: select, onMenu: openMenu });
 mountSSLProxying({ container: $("ssl") });
 mountScenarios({ container: $("scenarios"), badge: $("scenario-active") });
@@ -134,7 +136,8 @@ $("import-file").addEventListener("change", async (event) => {
     const answer = await importHAR(file);
     const skipped = answer.skipped || [];
     const note = skipped.length ? ` Skipped ${skipped.length} entr${skipped.length === 1 ? "y" : "ies"} it could not read: ${skipped.map((entry) => entry.error).join("; ")}` : "";
-    dispatch({ type: "notice", message: `Imported ${answer.imported} exchange${answer.imported === 1 ? "" : "s"} from ${file.name}.${note}` });
+    const notes = answer.notes ? ` and ${answer.notes} note${answer.notes === 1 ? "" : "s"}` : "";
+    dispatch({ type: "notice", message: `Imported ${answer.imported} exchange${answer.imported === 1 ? "" : "s"}${notes} from ${file.name}.${note}` });
   } catch (error) {
     dispatch({ type: "error", message: `Could not import ${file.name}: ${error.message}` });
   }

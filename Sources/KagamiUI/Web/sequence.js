@@ -1,6 +1,6 @@
 // The Sequence view: one fixed-height row per exchange, and only the rows in sight exist in the
 // page, so 100,000 exchanges scroll like 100. New rows are appended without touching the rest.
-import { dispatch, state, subscribe } from "./store.js";
+import { dispatch, indexOf, state, subscribe } from "./store.js";
 import { authority, el, formatDuration, formatSize, formatTime, statusClass, truncate } from "./format.js";
 import { contractBadges } from "./contract.js";
 import { icon } from "./icons.js";
@@ -167,7 +167,9 @@ export function mountSequence({ scroll, spacer, head, onSelect, onMenu }) {
     size.textContent = formatSize(flow.responseSize);
     duration.textContent = formatDuration(flow.duration);
     const names = flow.rules || [];
-    rules.replaceChildren(...contractBadges(flow), ...(flow.repeatOf ? [state.byId.has(flow.repeatOf) ? el("span", { className: "badge repeat", title: `Repeat of ${flow.repeatOf}` }, "Repeat")
+    const notes = state.notesByFlow.get(flow.id);
+    rules.replaceChildren(...(notes ? [el("span", { className: "badge note-mark", title: notes.map((note) => `${note.author}: ${note.text}`).join("\n") }, "Note")] : []),
+      ...contractBadges(flow), ...(flow.repeatOf ? [state.byId.has(flow.repeatOf) ? el("span", { className: "badge repeat", title: `Repeat of ${flow.repeatOf}` }, "Repeat")
         : el("span", { className: "badge repeat", title: "Written in Compose" }, "Composed")] : []),
       ...names.map((name) => el("span", { className: "badge", title: name }, name)));
     rules.title = names.join("\n");
@@ -193,6 +195,18 @@ export function mountSequence({ scroll, spacer, head, onSelect, onMenu }) {
     if (top < scroll.scrollTop) scroll.scrollTop = top;
     else if (top + ROW > scroll.scrollTop + scroll.clientHeight) scroll.scrollTop = top + ROW - scroll.clientHeight;
   });
+
+  /** Scrolls the list to the exchange's row, when the list shows it. */
+  function reveal(id) {
+    const index = indexOf(id);
+    const position = index === undefined ? -1 : state.visible.indexOf(index);
+    if (position < 0) return;
+    const top = position * ROW;
+    if (top >= scroll.scrollTop && top + ROW <= scroll.scrollTop + scroll.clientHeight) return;
+    followTail = false;
+    scroll.scrollTop = Math.max(0, top - Math.floor(scroll.clientHeight / 2));
+    schedule();
+  }
 
   /** Rows put in front of the list (or taken from it): the rows in sight stay where they are. */
   function keepPlace(rows) {
@@ -224,6 +238,12 @@ export function mountSequence({ scroll, spacer, head, onSelect, onMenu }) {
         schedule();
         break;
       case "selected": case "viewChanged": case "marked": schedule(); break;
+      // The exchanges a note is about carry its badge.
+      case "notesLoaded": for (const row of pool) row.flow = null; schedule(); break;
+      case "noteArrived":
+        if (action.note.flow) { for (const row of pool) if (row.flow?.id === action.note.flow) row.flow = null; schedule(); }
+        break;
+      case "revealed": reveal(action.id); break;
       case "columnResized": case "columnToggled": case "columnsReset": applyColumns(); break;
     }
   });

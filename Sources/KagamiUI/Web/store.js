@@ -39,6 +39,12 @@ export const state = {
   bodyMode: {}, // part -> text | json | hex | image
   error: null,
   notice: null, // a passing message (an import's result)
+  // The session's notes (changes made to the proxy while it recorded), oldest first: shown in
+  // the strip above the list, not as rows of it (notes.js says why), and as a badge on the
+  // exchanges they are about (`notesByFlow`: flow id -> notes).
+  notes: [],
+  notesByFlow: new Map(),
+  notesOpen: true,
   // The documents of the Rules and Breakpoints editors (`editorLoaded`, `editorChanged`…):
   // `saved` is what the server has, `draft` what the editor shows.
   rules: { ...editorState(), presets: [], rewriteTypes: [], mapLocalFolders: [] }, // rewriteTypes, mapLocalFolders: GET /api/rules/schema's
@@ -195,6 +201,15 @@ function refilter() {
   state.visible = visible;
 }
 
+function indexNotes() {
+  state.notesByFlow = new Map();
+  for (const note of state.notes) {
+    if (!note.flow) continue;
+    const about = state.notesByFlow.get(note.flow);
+    if (about) about.push(note); else state.notesByFlow.set(note.flow, [note]);
+  }
+}
+
 // Live rows past the bound let the oldest go, this many at a time.
 const TRIM = 10000;
 
@@ -250,6 +265,23 @@ function reduce(action) {
         if (index === undefined || !state.filter(state.flows[index])) { state.selectedId = null; state.detail = null; action.deselected = true; }
       }
       break;
+    case "notesLoaded": {
+      // With those that arrived live while the read was under way, each once.
+      const read = new Set(action.notes.map((note) => note.id));
+      state.notes = action.notes.concat(state.notes.filter((note) => !read.has(note.id) && note.time >= action.since)).sort((a, b) => a.time - b.time);
+      indexNotes();
+      break;
+    }
+    case "noteArrived": {
+      if (state.notes.some((note) => note.id === action.note.id)) break;
+      // Notes arrive in time order but a late one (an import) takes its place among the others.
+      let at = state.notes.length;
+      while (at > 0 && state.notes[at - 1].time > action.note.time) at--;
+      state.notes = [...state.notes.slice(0, at), action.note, ...state.notes.slice(at)];
+      indexNotes();
+      break;
+    }
+    case "notesToggled": state.notesOpen = !state.notesOpen; break;
     case "columnResized": state.columns = { ...state.columns, widths: { ...state.columns.widths, [action.column]: action.width } }; saveColumns(); break;
     case "columnToggled": {
       // An optional column (hidden until asked for) is listed in `shown`, any other in `hidden`.
@@ -330,6 +362,7 @@ function reduce(action) {
       state.list = { ...state.list, query: "", total: 0, older: null, reading: false, trimmed: 0 };
       state.rowFilter = state.filter;
       state.selectedId = null; state.detail = null;
+      state.notes = []; state.notesByFlow = new Map();
       break;
     case "viewChanged": state.view = action.view; break;
     case "selected":
