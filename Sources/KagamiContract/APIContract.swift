@@ -381,6 +381,9 @@ public struct MessagePayload: Sendable, Hashable, Codable {
     /// a named example's `value`, in `components/examples` when it is a `$ref`); nil when the
     /// body is written from the schema. Lint checks such an example against the schema.
     public var exampleLocation: SourceLocation?
+    /// The `$ref` `schema` is, when it is one (`#/components/schemas/Item`): payloads that
+    /// share it share the schema, found by the reference rather than by comparing schemas.
+    public var schemaReference: String?
 
     public init(
         description: String = "", headers: [Header] = [], body: String? = nil, bodySource: BodySource? = nil,

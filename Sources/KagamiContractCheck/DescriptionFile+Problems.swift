@@ -1,9 +1,11 @@
 // The one list of a description's problems: what `kagami lint` prints is what keeps the mock
 // and the contract check from using the description.
+import Foundation
 import KagamiContract
 import KagamiDescription
 import KagamiJSON
 import KagamiJSONSchema
+import Synchronization
 
 extension DescriptionFile {
     /// `file:line:column: severity: message` lines, sorted by position, each once: the reader's
@@ -19,8 +21,21 @@ extension DescriptionFile {
     /// or the response it is, so a response example may hold readOnly properties and a
     /// request example writeOnly ones. Examples written from the schema are not looked at.
     static func exampleProblems(_ routes: OperationRoutes) -> [Annotation] {
+        // Compiling the schemas is most of the cost: a large description's routes are shared
+        // out over the cores, each share with its own (schema, example) pairs.
+        let all = routes.routes
+        let shares = min(ProcessInfo.processInfo.activeProcessorCount, 8, max(1, all.count / 256))
+        let results = Mutex<[[Annotation]]>(Array(repeating: [], count: shares))
+        DispatchQueue.concurrentPerform(iterations: shares) { share in
+            let problems = exampleProblems(all[(all.count * share / shares)..<(all.count * (share + 1) / shares)])
+            results.withLock { $0[share] = problems }
+        }
+        return results.withLock { $0.flatMap { $0 } }
+    }
+
+    private static func exampleProblems(_ routes: ArraySlice<OperationRoute>) -> [Annotation] {
         var check = WrittenExampleCheck()
-        for route in routes.routes {
+        for route in routes {
             for parameter in route.action.parameters {
                 guard let written = parameter.writtenExample, let schema = route.parameterSchemaSources[parameter.name] else { continue }
                 check.check(written.value, at: written.location, against: schema, direction: .request, naming: "the example of \(parameter.location.rawValue) parameter '\(parameter.name)'")
@@ -61,9 +76,12 @@ struct WrittenExampleCheck {
     /// (schema number, where the example is written) pairs already checked.
     private var checked: Set<Pair> = []
 
-    private struct SchemaKey: Hashable {
-        var schema: JSONValue
-        var direction: JSONSchema.Direction
+    /// A body's schema by its `$ref` or, written in place, by where it is written: comparing
+    /// whole schemas cost more than the checks. Other schemas (a parameter's, a header's) are
+    /// small and compared whole.
+    private enum SchemaKey: Hashable {
+        case schema(JSONValue, JSONSchema.Direction)
+        case reference(String, JSONSchema.Direction)
     }
 
     private struct Pair: Hashable {
@@ -76,16 +94,21 @@ struct WrittenExampleCheck {
     mutating func checkBody(_ payload: MessagePayload, against schema: RouteSchema, direction: JSONSchema.Direction, naming subject: String) {
         guard let location = payload.exampleLocation, let body = payload.body, let mediaType = payload.header("Content-Type"),
               MediaType.isJSON(mediaType), let value = try? JSONValue(parsing: body) else { return }
-        check(value, at: location, against: schema, direction: direction, naming: "the example of \(subject) (\(mediaType))")
+        let key: SchemaKey? = (payload.schemaReference ?? payload.schemaPointer).map { .reference($0, direction) }
+        check(value, at: location, against: schema, key: key ?? .schema(schema.source, direction), naming: "the example of \(subject) (\(mediaType))")
+    }
+
+    mutating func check(_ value: JSONValue, at location: SourceLocation?, against schema: RouteSchema, direction: JSONSchema.Direction, naming subject: String) {
+        check(value, at: location, against: schema, key: .schema(schema.source, direction), naming: subject)
     }
 
     /// A warning at `location` naming the first value `schema` refuses, where it is in the
     /// example, and why.
-    mutating func check(_ value: JSONValue, at location: SourceLocation?, against source: RouteSchema, direction: JSONSchema.Direction, naming subject: String) {
+    private mutating func check(_ value: JSONValue, at location: SourceLocation?, against source: RouteSchema, key: SchemaKey, naming subject: String) {
         guard let location else { return }
-        let key = SchemaKey(schema: source.source, direction: direction)
-        let known = schemas[key] ?? (schemas.count, source)
-        if schemas[key] == nil { schemas[key] = known }
+        let count = schemas.count
+        let known = schemas[key, default: (count, source)]
+        if known.number == count { schemas[key] = known }
         // The same value under the same schema says the same thing: once per place it is written.
         guard checked.insert(Pair(schema: known.number, example: location)).inserted,
               let error = known.schema.schema?.validate(value).errors.first else { return }

@@ -574,6 +574,7 @@ struct OpenAPIContractBuilder {
             base.schemaSource = .schema
             base.schemaDialect = OpenAPIReader.schemaDialect
             base.schemaPointer = JSONPointer.string(keyPath + ["schema"])
+            if case .reference(let reference, _) = schema.value { base.schemaReference = reference.absoluteString }
         }
         func body(_ value: JSONValue) -> String { Self.body(value, mediaType: mediaType) }
         var result: [(String, MessagePayload)] = []

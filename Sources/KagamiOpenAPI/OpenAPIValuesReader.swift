@@ -458,6 +458,7 @@ struct OpenAPIValuesReader {
         var base = MessagePayload(headers: [Header(name: "Content-Type", value: mediaType)] + headers, sourceLocation: locator.location(of: keyPath))
         if let schema = content["schema"] {
             if let reference = try self.reference(schema, at: keyPath + ["schema"]) {
+                base.schemaReference = reference
                 base.schema = referenced[reference] ?? {
                     let resolved = inliner.resolved(["$ref": .string(reference)])
                     referenced[reference] = resolved
