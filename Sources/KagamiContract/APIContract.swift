@@ -183,6 +183,10 @@ public struct Parameter: Sendable, Hashable, Codable {
     /// for OpenAPI's `spaceDelimited` style (Swagger 2.0's `ssv`), `|` for `pipeDelimited`
     /// (`pipes`).
     public var arrayDelimiter: String?
+    /// The parameter's own `example` (or the first of its `examples`) as the document writes
+    /// it, and where; nil when `example` comes from the schema or there is none. Lint checks
+    /// it against the schema (`example` is its text, which no longer tells `5` from `"5"`).
+    public var writtenExample: WrittenExample?
 
     public init(
         name: String, location: ParameterLocation, type: String? = nil, required: Bool = false,
@@ -266,6 +270,17 @@ public struct Header: Sendable, Hashable, Codable {
     public init(name: String, value: String) {
         self.name = name
         self.value = value
+    }
+}
+
+/// An example value as a description writes it, and where.
+public struct WrittenExample: Sendable, Hashable, Codable {
+    public var value: JSONValue
+    public var location: SourceLocation?
+
+    public init(_ value: JSONValue, at location: SourceLocation?) {
+        self.value = value
+        self.location = location
     }
 }
 
@@ -362,6 +377,13 @@ public struct MessagePayload: Sendable, Hashable, Codable {
     /// (OpenAPI: `/paths/~1notes/get/responses/200/content/application~1json/schema`).
     public var schemaPointer: String? = nil
     public var sourceLocation: SourceLocation?
+    /// Where the document writes the example `body` comes from (a media type's `example`, or
+    /// a named example's `value`, in `components/examples` when it is a `$ref`); nil when the
+    /// body is written from the schema. Lint checks such an example against the schema.
+    public var exampleLocation: SourceLocation?
+    /// The `$ref` `schema` is, when it is one (`#/components/schemas/Item`): payloads that
+    /// share it share the schema, found by the reference rather than by comparing schemas.
+    public var schemaReference: String?
 
     public init(
         description: String = "", headers: [Header] = [], body: String? = nil, bodySource: BodySource? = nil,

@@ -12,7 +12,7 @@ import Synchronization
 /// reaches are ever compiled. A schema that does not compile is nil, as it was compiled
 /// eagerly.
 final class RouteSchema: Sendable {
-    private let source: JSONValue
+    let source: JSONValue
     /// Formats asserted, and which message the schema describes (for readOnly/writeOnly).
     private let options: JSONSchema.Options
     /// nil until compiled; then the outcome, itself nil when the schema does not compile.

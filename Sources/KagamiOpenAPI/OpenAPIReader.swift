@@ -377,8 +377,11 @@ struct OpenAPIContractBuilder {
             case .path: location = .path
             case .cookie: location = .cookie
             }
+            // Where the parameter is written: its component when the entry is a `$ref`.
+            var parameterPath = keyPath + [String(index)]
+            if case .a(let reference) = entry, let path = Self.documentPath(ofReference: reference.absoluteString) { parameterPath = path }
             var schema: JSONValue?
-            var example: String?
+            var written: WrittenExample?
             var delimiter: String?
             switch parameter.schemaOrContent {
             case .a(let context):
@@ -387,23 +390,46 @@ struct OpenAPIContractBuilder {
                 case .a(let reference): schema = resolved(["$ref": .string(reference.absoluteString)])
                 case .b(let value): schema = schemaJSON(value).map(resolved)
                 }
-                example = context.example.flatMap(Self.json).map(Self.plainText)
-                    ?? context.examples?.first.flatMap { try? document.components.lookup($0.value) }?.value?.value.flatMap(Self.json).map(Self.plainText)
+                written = writtenExample(context.example, context.examples, at: parameterPath)
             case .b(let content):
-                let first = content.first.flatMap { try? document.components.lookup($0.value) }
-                schema = first?.schema.flatMap(schemaJSON).map(resolved)
+                if let (type, entry) = content.first, let media = try? document.components.lookup(entry) {
+                    schema = media.schema.flatMap(schemaJSON).map(resolved)
+                    written = writtenExample(media.example, media.examples, at: parameterPath + ["content", type.rawValue])
+                }
             }
             let members = schema?["enum"]?.arrayValue?.map(Self.plainText) ?? []
             var read = Parameter(
                 name: parameter.name, location: location, type: schema?["type"]?.stringValue,
                 required: parameter.required, defaultValue: schema?["default"].map(Self.plainText),
-                example: example ?? schema?["examples"]?.arrayValue?.first.map(Self.plainText) ?? schema?["example"].map(Self.plainText),
+                example: written.map { Self.plainText($0.value) }
+                    ?? schema?["examples"]?.arrayValue?.first.map(Self.plainText) ?? schema?["example"].map(Self.plainText),
                 members: members, description: parameter.description ?? "", schema: schema,
                 sourceLocation: locator.location(of: keyPath + [String(index)]))
             read.arrayDelimiter = delimiter
+            read.writtenExample = written
             result.append(read)
         }
         return result
+    }
+
+    /// A parameter's `example`, or the first of its `examples` (an `externalValue` is not
+    /// fetched), with where its value is written: `keyPath` is the parameter's (or its media
+    /// type's), a named example's is its component when it is a `$ref`.
+    private func writtenExample(
+        _ example: AnyCodable?, _ examples: OpenAPIKit.OpenAPI.Example.Map?, at keyPath: [String]
+    ) -> WrittenExample? {
+        // OpenAPIKit also fills `example` from `examples`: the named ones first.
+        if let (name, entry) = examples?.first {
+            guard let value = (try? document.components.lookup(entry))?.value?.value.flatMap(Self.json) else { return nil }
+            return WrittenExample(value, at: locator.location(of: Self.examplePath(entry, named: name, at: keyPath)))
+        }
+        return example.flatMap(Self.json).map { WrittenExample($0, at: locator.location(of: keyPath + ["example"])) }
+    }
+
+    /// Where a named example's value is written: in `components/examples` when it is a `$ref`.
+    static func examplePath(_ entry: Either<OpenAPIKit.OpenAPI.Reference<OpenAPIKit.OpenAPI.Example>, OpenAPIKit.OpenAPI.Example>, named name: String, at keyPath: [String]) -> [String] {
+        if case .a(let reference) = entry, let path = documentPath(ofReference: reference.absoluteString) { return path + ["value"] }
+        return keyPath + ["examples", name, "value"]
     }
 
     /// The text between an array's items that a parameter style writes, when not a comma.
@@ -475,7 +501,7 @@ struct OpenAPIContractBuilder {
                     // OpenAPIKit also fills `example` from `examples`: the named ones first.
                     if let (exampleName, entry) = context.examples?.first {
                         example = (try? document.components.lookup(entry))?.value?.value.flatMap(Self.json)
-                        examplePath = headerPath + ["examples", exampleName, "value"]
+                        examplePath = Self.examplePath(entry, named: exampleName, at: headerPath)
                     } else {
                         example = context.example.flatMap(Self.json)
                         examplePath = headerPath + ["example"]
@@ -487,7 +513,7 @@ struct OpenAPIContractBuilder {
                         schema = media.schema.flatMap(schemaJSON).map(resolved)
                         if let (exampleName, entry) = media.examples?.first {
                             example = (try? document.components.lookup(entry))?.value?.value.flatMap(Self.json)
-                            examplePath = headerPath + ["content", type.rawValue, "examples", exampleName, "value"]
+                            examplePath = Self.examplePath(entry, named: exampleName, at: headerPath + ["content", type.rawValue])
                         } else {
                             example = media.example.flatMap(Self.json)
                             examplePath = headerPath + ["content", type.rawValue, "example"]
@@ -548,6 +574,7 @@ struct OpenAPIContractBuilder {
             base.schemaSource = .schema
             base.schemaDialect = OpenAPIReader.schemaDialect
             base.schemaPointer = JSONPointer.string(keyPath + ["schema"])
+            if case .reference(let reference, _) = schema.value { base.schemaReference = reference.absoluteString }
         }
         func body(_ value: JSONValue) -> String { Self.body(value, mediaType: mediaType) }
         var result: [(String, MessagePayload)] = []
@@ -556,6 +583,7 @@ struct OpenAPIContractBuilder {
             var payload = base
             payload.body = body(example)
             payload.bodySource = .body
+            payload.exampleLocation = locator.location(of: keyPath + ["example"])
             result.append(("", payload))
         }
         for (name, entry) in content.examples ?? [:] {
@@ -569,6 +597,7 @@ struct OpenAPIContractBuilder {
                 continue
             }
             payload.bodySource = .body
+            payload.exampleLocation = locator.location(of: Self.examplePath(entry, named: name, at: keyPath))
             result.append((name, payload))
         }
         if result.isEmpty {

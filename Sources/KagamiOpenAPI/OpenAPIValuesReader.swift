@@ -396,9 +396,11 @@ struct OpenAPIValuesReader {
                 throw ValuesReaderRefusal(reason: "a parameter without a schema", path: entryPath)
             }
             let schema = try inliner.resolved(referenceOrForm(schemaValue, at: entryPath + ["schema"]))
-            let example = try parameter["example"].map { value throws(ValuesReaderRefusal) in
-                try OpenAPIContractBuilder.plainText(exampleForm(value, at: entryPath + ["example"]))
+            let parameterPath = entry["$ref"]?.stringValue.flatMap(OpenAPIContractBuilder.documentPath(ofReference:)) ?? entryPath
+            let writtenExample = try parameter["example"].map { value throws(ValuesReaderRefusal) in
+                WrittenExample(try exampleForm(value, at: entryPath + ["example"]), at: locator.location(of: parameterPath + ["example"]))
             }
+            let example = writtenExample.map { OpenAPIContractBuilder.plainText($0.value) }
             var read = Parameter(
                 name: name, location: location, type: schema["type"]?.stringValue,
                 required: required, defaultValue: schema["default"].map(OpenAPIContractBuilder.plainText),
@@ -408,6 +410,7 @@ struct OpenAPIValuesReader {
                 description: try string(parameter["description"], at: entryPath + ["description"]) ?? "",
                 schema: schema, sourceLocation: locator.location(of: entryPath))
             read.arrayDelimiter = OpenAPIContractBuilder.arrayDelimiter(style: parameter["style"]?.stringValue)
+            read.writtenExample = writtenExample
             result.append(read)
         }
         return result
@@ -455,6 +458,7 @@ struct OpenAPIValuesReader {
         var base = MessagePayload(headers: [Header(name: "Content-Type", value: mediaType)] + headers, sourceLocation: locator.location(of: keyPath))
         if let schema = content["schema"] {
             if let reference = try self.reference(schema, at: keyPath + ["schema"]) {
+                base.schemaReference = reference
                 base.schema = referenced[reference] ?? {
                     let resolved = inliner.resolved(["$ref": .string(reference)])
                     referenced[reference] = resolved
@@ -473,6 +477,7 @@ struct OpenAPIValuesReader {
             var payload = base
             payload.body = OpenAPIContractBuilder.body(try exampleForm(example, at: keyPath + ["example"]), mediaType: mediaType)
             payload.bodySource = .body
+            payload.exampleLocation = locator.location(of: keyPath + ["example"])
             result.append(("", payload))
         }
         for (name, entry) in named {
@@ -485,6 +490,7 @@ struct OpenAPIValuesReader {
             var payload = base
             payload.body = OpenAPIContractBuilder.body(try exampleForm(value, at: entryPath + ["value"]), mediaType: mediaType)
             payload.bodySource = .body
+            payload.exampleLocation = locator.location(of: entryPath + ["value"])
             result.append((name, payload))
         }
         if result.isEmpty {

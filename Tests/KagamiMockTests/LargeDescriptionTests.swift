@@ -58,7 +58,7 @@ import Testing
                 "          content:",
                 "            application/json:",
                 "              schema: {$ref: '#/components/schemas/Item\(i)'}",
-                "              example: {name: item-\(i), price: {amount: \(i), currency: EUR}}",
+                "              example: {name: item-\(i), price: {amount: \(i), currency: EUR}, amount: \(i), currency: EUR}",
                 "        '404': {description: none}",
                 "    delete:",
                 "      operationId: delete\(i)",
