@@ -634,6 +634,8 @@ struct MSONRenderer {
                 let schema = JSONValue.object(self.schema(child, fixed: fixed, stack: stack))
                 properties[name] = schema
                 let optional = child.attributes.contains(.optional)
+                // The last of several members of one name decides whether it is required.
+                required.removeAll { $0 == .string(name) }
                 // `required, optional` together: drafter warns and optional wins.
                 if !optional, child.attributes.contains(.required) || fixed || fixedType {
                     required.append(.string(name))
