@@ -322,7 +322,9 @@ struct MSONRenderer {
         case .string: .string("")
         case .number: .integer(0)
         case .boolean: .bool(false)
-        case .object, .enum: .object([:])
+        case .object: .object([:])
+        // An enumeration met again inside itself has no member left to show (drafter: null).
+        case .enum: .null
         case .array: .array([])
         }
     }
