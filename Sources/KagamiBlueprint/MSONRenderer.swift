@@ -162,6 +162,20 @@ struct MSONRenderer {
         }
     }
 
+    /// `members` with each element (also in groups and One Of options) marked `fixed`.
+    static func markedFixed(_ members: [MSONMember]) -> [MSONMember] {
+        members.map { member in
+            switch member {
+            case .element(var child):
+                child.attributes.insert(.fixed)
+                return .element(child)
+            case .group(let inner): return .group(markedFixed(inner))
+            case .oneOf(let options, let location): return .oneOf(markedFixed(options), location)
+            case .include: return member
+            }
+        }
+    }
+
     /// Members after inheritance and mixins: the base type's first, own ones override by name.
     mutating func expandedMembers(of element: MSONElement, stack: [String]) -> [MSONMember] {
         var result: [MSONMember] = []
@@ -209,7 +223,10 @@ struct MSONRenderer {
                     result.append(member)
                     continue
                 }
-                result.append(.group(expandedMembers(of: named, stack: stack + [name])))
+                let included = expandedMembers(of: named, stack: stack + [name])
+                // A `fixed` type's members come in fixed (member type precedence), the including
+                // structure itself does not become fixed.
+                result.append(.group(attributes(of: named).contains(.fixed) ? Self.markedFixed(included) : included))
             case .group(let inner):
                 var holder = MSONElement(location: element.location)
                 holder.members = inner
