@@ -286,7 +286,18 @@ struct BlueprintDocumentReader {
                 fenced.toggle()
                 continue
             }
-            guard !fenced, first == 0x23 else { continue }
+            guard !fenced else { continue }
+            if let level = setextLevel(at: index, from: start) {
+                if sections.isEmpty { preambleEnd = index }
+                if var previous = sections.popLast() {
+                    previous.body = previous.body.lowerBound..<index
+                    sections.append(previous)
+                }
+                let title = source.content(index).trimmedBlanks
+                sections.append(BlueprintSection(line: index, level: level, title: title, body: (index + 2)..<source.lines.count))
+                continue
+            }
+            guard first == 0x23 else { continue }
             var level = 0
             var position = line.contentStart
             while position < line.end, bytes[position] == 0x23 { level += 1; position += 1 }
@@ -302,6 +313,24 @@ struct BlueprintDocumentReader {
             sections.append(BlueprintSection(line: index, level: level, title: title, body: (index + 1)..<source.lines.count))
         }
         return (start..<min(preambleEnd, source.lines.count), sections)
+    }
+
+    /// A Setext header (the specification allows them in place of `#`s): a line of text after
+    /// a blank line, underlined by `===` (level 1) or `---` (level 2). A `---` after a blank
+    /// line stays a rule, and list items are no titles.
+    private func setextLevel(at index: Int, from start: Int) -> Int? {
+        guard index + 1 < source.lines.count, index == start || source.lines[index - 1].isBlank else { return nil }
+        let line = source.lines[index]
+        let underline = source.lines[index + 1]
+        guard underline.indent < 4, underline.end - underline.contentStart >= 3 else { return nil }
+        let bytes = source.bytes
+        let mark = bytes[underline.contentStart]
+        guard mark == UInt8(ascii: "=") || mark == UInt8(ascii: "-") else { return nil }
+        guard bytes[underline.contentStart..<underline.end].allSatisfy({ $0 == mark || $0 == 0x20 || $0 == 0x09 }) else { return nil }
+        let first = bytes[line.contentStart]
+        guard ![UInt8(ascii: "#"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "*"), UInt8(ascii: ">"), UInt8(ascii: "|")].contains(first),
+              !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { return nil }
+        return mark == UInt8(ascii: "=") ? 1 : 2
     }
 
     private static let typeSectionTitles: Set<String> = ["sample", "default", "members", "items", "properties"]

@@ -204,6 +204,19 @@ struct MSONSignature {
         return ticks > 0 ? String(slice).trimmedBlanks : String(slice)
     }
 
+    /// A Referenced Type Name, a Markdown link to a type for navigation (`[Person][]`,
+    /// `[Person][ref]`, `[Person](#person)`, `[Person]`): returns the type name it shows.
+    static func linkedTypeName(_ text: String) -> String? {
+        guard text.hasPrefix("["), let close = text.firstIndex(of: "]") else { return nil }
+        let name = String(text[text.index(after: text.startIndex)..<close]).trimmedBlanks
+        guard !name.isEmpty, !name.contains("[") else { return nil }
+        let rest = text[text.index(after: close)...]
+        let isLink = rest.isEmpty
+            || (rest.hasPrefix("[") && rest.hasSuffix("]") && rest.dropFirst().dropLast().allSatisfy { $0 != "[" && $0 != "]" })
+            || (rest.hasPrefix("(") && rest.hasSuffix(")") && rest.dropFirst().dropLast().allSatisfy { $0 != "(" && $0 != ")" })
+        return isLink ? name : nil
+    }
+
     /// `*text*` emphasised: returns the inner text.
     static func emphasised(_ text: String) -> String? {
         guard text.count >= 2, text.hasPrefix("*"), text.hasSuffix("*") else { return nil }
@@ -331,11 +344,13 @@ struct MSONReader {
                     annotations.append(Annotation(.warning, "unrecognized type attribute '\(word)'", at: location))
                     continue
                 }
-                if let open = word.firstIndex(of: "["), word.hasSuffix("]") {
+                if let linked = MSONSignature.linkedTypeName(word) {
+                    element.typeName = MSONSignature.unescape(linked)
+                } else if let open = word.firstIndex(of: "["), word.hasSuffix("]") {
                     element.typeName = MSONSignature.unescape(String(word[..<open]))
                     let inner = word[word.index(after: open)..<word.index(before: word.endIndex)]
                     element.nestedTypes = MSONSignature.splitList(String(inner), respectingBrackets: true)
-                        .map { MSONSignature.unescape($0) }.filter { !$0.isEmpty }
+                        .map { MSONSignature.unescape(MSONSignature.linkedTypeName($0) ?? $0) }.filter { !$0.isEmpty }
                 } else {
                     element.typeName = MSONSignature.unescape(word)
                 }

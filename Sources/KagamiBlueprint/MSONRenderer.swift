@@ -162,6 +162,20 @@ struct MSONRenderer {
         }
     }
 
+    /// `members` with each element (also in groups and One Of options) marked `fixed`.
+    static func markedFixed(_ members: [MSONMember]) -> [MSONMember] {
+        members.map { member in
+            switch member {
+            case .element(var child):
+                child.attributes.insert(.fixed)
+                return .element(child)
+            case .group(let inner): return .group(markedFixed(inner))
+            case .oneOf(let options, let location): return .oneOf(markedFixed(options), location)
+            case .include: return member
+            }
+        }
+    }
+
     /// Members after inheritance and mixins: the base type's first, own ones override by name.
     mutating func expandedMembers(of element: MSONElement, stack: [String]) -> [MSONMember] {
         var result: [MSONMember] = []
@@ -209,7 +223,10 @@ struct MSONRenderer {
                     result.append(member)
                     continue
                 }
-                result.append(.group(expandedMembers(of: named, stack: stack + [name])))
+                let included = expandedMembers(of: named, stack: stack + [name])
+                // A `fixed` type's members come in fixed (member type precedence), the including
+                // structure itself does not become fixed.
+                result.append(.group(attributes(of: named).contains(.fixed) ? Self.markedFixed(included) : included))
             case .group(let inner):
                 var holder = MSONElement(location: element.location)
                 holder.members = inner
@@ -322,7 +339,9 @@ struct MSONRenderer {
         case .string: .string("")
         case .number: .integer(0)
         case .boolean: .bool(false)
-        case .object, .enum: .object([:])
+        case .object: .object([:])
+        // An enumeration met again inside itself has no member left to show (drafter: null).
+        case .enum: .null
         case .array: .array([])
         }
     }
@@ -634,6 +653,8 @@ struct MSONRenderer {
                 let schema = JSONValue.object(self.schema(child, fixed: fixed, stack: stack))
                 properties[name] = schema
                 let optional = child.attributes.contains(.optional)
+                // The last of several members of one name decides whether it is required.
+                required.removeAll { $0 == .string(name) }
                 // `required, optional` together: drafter warns and optional wins.
                 if !optional, child.attributes.contains(.required) || fixed || fixedType {
                     required.append(.string(name))

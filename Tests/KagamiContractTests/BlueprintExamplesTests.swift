@@ -135,4 +135,33 @@ import Testing
         let warning = try #require(contract.warnings.first { $0.message.contains("disallowed character ' '") })
         #expect(warning.sourceLocation?.line == 13)
     }
+
+    @Test func setextHeadersAreHeaders() throws {
+        let contract = BlueprintParser.parse("""
+        Notes API
+        =========
+
+        Notes [/notes]
+        --------------
+
+        ### List [GET]
+
+        + Response 200 (application/json)
+            + Attributes (array[Note])
+
+        ---
+
+        Data Structures
+        ===============
+
+        Note (object)
+        -------------
+        - title: Groceries
+        """)
+        #expect(contract.errors.isEmpty, "\(contract.errors.map(\.message))")
+        #expect(contract.name == "Notes API")
+        let action = try #require(contract.actions.first)
+        #expect(contract.resources.first?.name == "Notes")
+        #expect(action.defaultResponse?.payload.bodyJSON == [["title": "Groceries"]])
+    }
 }
