@@ -3,6 +3,7 @@ import Foundation
 import KagamiContractCheck
 import KagamiFlow
 import KagamiJSON
+import KagamiJSONSchema
 import KagamiScenarios
 
 /// The responses the descriptions of a contract check document, rendered as `kagami mock`
@@ -108,24 +109,13 @@ struct SchemaEmptying {
         String(key.lowercased().filter { $0 != "_" && $0 != "-" })
     }
 
-    /// Local `$ref` followed against the root; nil when it points nowhere.
+    /// Local `$ref` followed against the root (a JSON Pointer fragment, percent-escapes
+    /// decoded); nil when it points nowhere.
     func target(of reference: String) -> JSONValue? {
         guard reference.hasPrefix("#") else { return nil }
-        var node = root
-        for token in reference.dropFirst().split(separator: "/", omittingEmptySubsequences: true) {
-            let key = String(token).removingPercentEncoding?.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~") ?? String(token)
-            switch node {
-            case .object(let members):
-                guard let next = members[key] else { return nil }
-                node = next
-            case .array(let items):
-                guard let index = Int(key), items.indices.contains(index) else { return nil }
-                node = items[index]
-            default:
-                return nil
-            }
-        }
-        return node
+        let fragment = String(reference.dropFirst())
+        guard let tokens = JSONPointer.tokens(fragment.removingPercentEncoding ?? fragment) else { return nil }
+        return JSONPointer.resolve(tokens, in: root)
     }
 
     /// What one schema (with its references and branches) says about a value.
