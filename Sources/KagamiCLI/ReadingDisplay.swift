@@ -4,12 +4,34 @@ import KagamiFlow
 import KagamiOutput
 import Synchronization
 
+/// One line on standard error rewritten in place while a long command works, redrawn ten times
+/// a second at most, cleared when it is done. Only for a terminal: the displays below decide.
+final class TerminalStatusLine: Sendable {
+    private let state = Mutex<(shown: Bool, last: ContinuousClock.Instant?)>((false, nil))
+
+    /// Shows `text()` unless a line was drawn less than 100 ms ago (`always`: draws anyway).
+    func show(always: Bool = false, _ text: () -> String) {
+        let now = ContinuousClock.now
+        let due = state.withLock { state -> Bool in
+            if !always, let last = state.last, now - last < .milliseconds(100) { return false }
+            state = (true, now)
+            return true
+        }
+        if due { Console.error("\r\u{1B}[K\(text())") }
+    }
+
+    /// Clears the line, if anything was shown.
+    func finish() {
+        if state.withLock({ $0.shown }) { Console.error("\r\u{1B}[K") }
+    }
+}
+
 /// How far reading a description has got, on standard error while a large one is read, when
 /// standard error is a terminal (a log or a pipe gets nothing): one line rewritten in place,
 /// cleared when reading is done.
 final class ReadingDisplay: Sendable {
     private let file: String
-    private let state = Mutex<(shown: Bool, last: ContinuousClock.Instant?)>((false, nil))
+    private let line = TerminalStatusLine()
 
     private init(file: String) {
         self.file = file
@@ -25,56 +47,46 @@ final class ReadingDisplay: Sendable {
     }
 
     private func show(_ progress: ReadingProgress) {
-        let now = ContinuousClock.now
-        let shown = state.withLock { state -> Bool in
-            // Counts come often: redrawn ten times a second at most.
-            if progress.done > 0, let last = state.last, now - last < .milliseconds(100) { return false }
-            state = (true, now)
-            return true
+        // A stage's first report is always drawn; its counts come often.
+        line.show(always: progress.done == 0) {
+            let count = progress.total > 0 ? " \(progress.done) of \(progress.total)" : ""
+            return "Reading \(file): \(progress.stage)\(count)…"
         }
-        guard shown else { return }
-        let count = progress.total > 0 ? " \(progress.done) of \(progress.total)" : ""
-        Console.error("\r\u{1B}[KReading \(file): \(progress.stage)\(count)…")
     }
 
-    /// Clears the line, if anything was shown.
     func finish() {
-        if state.withLock({ $0.shown }) { Console.error("\r\u{1B}[K") }
+        line.finish()
     }
 }
 
 /// How many exchanges a long `import` or `export` has handled, on standard error: on a terminal
-/// one line rewritten in place (a bar when the total is known, ten times a second at most),
-/// cleared at the end; elsewhere (a log, a pipe) a line at each 100,000, so a short run writes
-/// nothing beyond its result.
+/// one line rewritten in place (a bar when the total is known), cleared at the end; elsewhere (a
+/// log, a pipe) a line at each 100,000, so a short run writes nothing beyond its result.
 final class ExchangeCountDisplay: Sendable {
     private let verb: String
     private let total: Int?
-    private let terminal: Bool
-    private let state = Mutex<(shown: Bool, last: ContinuousClock.Instant?, count: Int)>((false, nil, 0))
+    /// Nil when standard error is not a terminal.
+    private let line: TerminalStatusLine?
+    private let count = Mutex(0)
 
     /// `verb` as the line starts: `Exporting kagami.sqlite`.
     init(_ verb: String, total: Int?, terminal: Bool = isatty(STDERR_FILENO) == 1) {
         self.verb = verb
         self.total = total
-        self.terminal = terminal
+        self.line = terminal ? TerminalStatusLine() : nil
     }
 
-    /// `count` more handled.
-    func add(_ count: Int) {
-        let now = ContinuousClock.now
-        let line = state.withLock { state -> String? in
-            let before = state.count
-            state.count += count
-            if !terminal {
-                return state.count / 100_000 > before / 100_000 ? "kagami: \(verb): \(state.count) exchanges\n" : nil
-            }
-            if let last = state.last, now - last < .milliseconds(100) { return nil }
-            state.shown = true
-            state.last = now
-            return "\r\u{1B}[K\(Self.text(verb, count: state.count, total: total))"
+    /// `added` more handled.
+    func add(_ added: Int) {
+        let (before, now) = count.withLock { count -> (Int, Int) in
+            count += added
+            return (count - added, count)
         }
-        if let line { Console.error(line) }
+        guard let line else {
+            if now / 100_000 > before / 100_000 { Console.error("kagami: \(verb): \(now) exchanges\n") }
+            return
+        }
+        line.show { Self.text(verb, count: now, total: total) }
     }
 
     /// The line as a terminal shows it: `Exporting s.sqlite [#####-----] 52% 52000 of 100000`.
@@ -86,8 +98,7 @@ final class ExchangeCountDisplay: Sendable {
         return "\(verb) [\(bar)] \(done * 100 / total)% \(done) of \(total)"
     }
 
-    /// Clears the line, if anything was shown.
     func finish() {
-        if terminal, state.withLock({ $0.shown }) { Console.error("\r\u{1B}[K") }
+        line?.finish()
     }
 }
