@@ -1,4 +1,5 @@
 import Foundation
+import KagamiFlow
 
 /// Protocol Buffers decoded from the wire format alone, without a `.proto`: field numbers, wire
 /// types and values, as `protoc --decode_raw` shows them. A length-delimited value is read as
@@ -73,9 +74,7 @@ public enum ProtobufWire {
     public static func signed(_ value: UInt64) -> Int64 { Int64(bitPattern: value) }
 
     /// A varint's bits as a zigzag-encoded `sint64`.
-    public static func zigzag(_ value: UInt64) -> Int64 {
-        Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1)
-    }
+    public static func zigzag(_ value: UInt64) -> Int64 { Varint.unzigzag(value) }
 
     struct Reader {
         let bytes: [UInt8]
@@ -173,20 +172,13 @@ public enum ProtobufWire {
 
         mutating func varint(limit: Int) throws(Failure) -> UInt64 {
             let start = index
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while index < limit {
-                let byte = bytes[index]
-                index += 1
-                if shift == 63, byte > 1 {
-                    throw Failure(offset: start, reason: "varint longer than 64 bits")
-                }
-                value |= UInt64(byte & 0x7F) << shift
-                if byte & 0x80 == 0 { return value }
-                shift += 7
-                if shift > 63 { throw Failure(offset: start, reason: "varint longer than 10 bytes") }
+            do {
+                return try Varint.read(bytes, at: &index, limit: limit)
+            } catch .tooLong {
+                throw Failure(offset: start, reason: "varint longer than 64 bits")
+            } catch {
+                throw Failure(offset: start, reason: "varint cut short by the end of the bytes")
             }
-            throw Failure(offset: start, reason: "varint cut short by the end of the bytes")
         }
 
         mutating func fixed(_ width: Int, limit: Int) throws(Failure) -> UInt64 {

@@ -1,4 +1,5 @@
 import Foundation
+import KagamiFlow
 import KagamiJSON
 import SwiftProtobuf
 
@@ -38,12 +39,7 @@ extension ProtobufWire {
         var bytes: [UInt8] = []
 
         mutating func varint(_ value: UInt64) {
-            var value = value
-            while value >= 0x80 {
-                bytes.append(UInt8(value & 0x7F) | 0x80)
-                value >>= 7
-            }
-            bytes.append(UInt8(value))
+            Varint.append(value, to: &bytes)
         }
 
         mutating func tag(_ number: Int32, wireType: UInt64) {
@@ -244,7 +240,7 @@ struct TypedWriter {
             let number = try integer(value, in: Int128(Int64.min)...Int128(Int64.max), fail)
             let signed = Int64(number)
             switch field.type {
-            case .sint64: writer.varint(UInt64(bitPattern: signed << 1 ^ signed >> 63))
+            case .sint64: writer.varint(Varint.zigzag(signed))
             case .sfixed64: writer.fixed64(UInt64(bitPattern: signed))
             default: writer.varint(UInt64(bitPattern: signed))
             }

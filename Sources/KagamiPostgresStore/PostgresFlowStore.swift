@@ -398,7 +398,7 @@ public final class PostgresFlowStore: FlowStore {
 
     static func decodeFlow(_ metadata: Data, id: UUID, session: String) throws -> Flow {
         do {
-            return try Flow(storedJSON: metadata)
+            return try Flow(stored: metadata)
         } catch {
             throw FlowStoreError("flow \(id) in session \(session) has unreadable metadata: \(error)")
         }

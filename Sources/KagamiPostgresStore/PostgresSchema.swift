@@ -23,7 +23,7 @@ enum PostgresSchema {
             )
             """,
             // `seq` is the capture order across every writer; the summary columns are for
-            // listing and searching, `metadata` is the rest of the flow as `Flow.storedJSON()`.
+            // listing and searching, `metadata` is the rest of the flow as `Flow.storedRecord()` (older rows: its JSON).
             """
             CREATE TABLE flow (
                 seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -426,7 +426,7 @@ final class PostgresSessionDriver: SessionDriver {
                             \(PostgresColumn(flows.map(\.request.host)))::text[], \(PostgresColumn(flows.map(\.response?.status)))::int8[],
                             \(PostgresColumn(flows.map(\.request.body.size)))::int8[],
                             \(PostgresColumn(flows.map(\.response?.body.size)))::int8[], \(PostgresColumn(flows.map(\.duration)))::float8[],
-                            \(PostgresColumn(flows.map(\.error?.message)))::text[], \(PostgresColumn(flows.map { $0.storedJSON() }))::bytea[],
+                            \(PostgresColumn(flows.map(\.error?.message)))::text[], \(PostgresColumn(flows.map { $0.storedRecord() }))::bytea[],
                             \(PostgresColumn(flows.map(\.repeatOf)))::uuid[])
                      WITH ORDINALITY AS given (id, mode, started_at, method, url, host, status, request_size, response_size,
                                                duration, error, metadata, repeat_of, ordinal)
@@ -508,7 +508,7 @@ final class PostgresSessionDriver: SessionDriver {
         var flow = try PostgresFlowStore.decodeFlow(metadata, id: flowID, session: session.name)
         flow.violations = violations
         try await connection.query(
-            "UPDATE flow SET metadata = \(flow.storedJSON()) WHERE session_id = \(sessionID) AND id = \(flowID)", logger: logger)
+            "UPDATE flow SET metadata = \(flow.storedRecord()) WHERE session_id = \(sessionID) AND id = \(flowID)", logger: logger)
     }
 
 }

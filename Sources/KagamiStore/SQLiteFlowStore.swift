@@ -338,6 +338,11 @@ public final class SQLiteFlowStore: FlowStore {
                 t.column("flowId", .text)
             }
         }
+        // Bodies of up to `SmallBodies.limit` bytes in their flow's row: a row of the body table
+        // and its index entry cost more than a small body itself.
+        migrator.registerMigration("v11: flow.smallBodies") { db in
+            try db.alter(table: "flow") { t in t.add(column: "smallBodies", .blob) }
+        }
         return migrator
     }
 
@@ -416,7 +421,7 @@ public final class SQLiteFlowStore: FlowStore {
 
     static func insert(_ flow: Flow, metadata: Data?, logged: LoggedBodies = LoggedBodies(), _ db: Database) throws {
         let id = flow.id.canonicalText
-        let metadata = metadata ?? flow.storedJSON()
+        let metadata = metadata ?? flow.storedRecord()
         do {
             try insertRow(flow, id: id, metadata: metadata, logged: logged, db)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
@@ -425,12 +430,12 @@ public final class SQLiteFlowStore: FlowStore {
             try db.cachedStatement(sql: "DELETE FROM body WHERE flowId = ?").execute(arguments: [id])
             try db.cachedStatement(sql: """
                 UPDATE flow SET mode = ?, startedAt = ?, method = ?, url = ?, host = ?, status = ?, requestSize = ?,
-                responseSize = ?, duration = ?, error = ?, metadata = ?, repeatOf = ? WHERE id = ?
+                responseSize = ?, duration = ?, error = ?, metadata = ?, repeatOf = ?, smallBodies = ? WHERE id = ?
                 """).execute(arguments: [
                     flow.mode.rawValue, flow.timings.start.timeIntervalSince1970, flow.request.method,
                     flow.request.url, flow.request.host, flow.response?.status, flow.request.body.size,
                     flow.response?.body.size, flow.duration, flow.error?.message, metadata,
-                    flow.repeatOf?.canonicalText, id,
+                    flow.repeatOf?.canonicalText, SmallBodies(flow, logged: logged).data, id,
                 ])
             try insertBodies(flow, id: id, logged: logged, db)
         }
@@ -461,18 +466,19 @@ public final class SQLiteFlowStore: FlowStore {
 
     private static func insertRow(_ flow: Flow, id: String, metadata: Data, logged: LoggedBodies, _ db: Database) throws {
         try db.cachedStatement(sql: """
-            INSERT INTO flow (id, mode, startedAt, method, url, host, status, requestSize, responseSize, duration, error, metadata, repeatOf)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO flow (id, mode, startedAt, method, url, host, status, requestSize, responseSize, duration, error, metadata, repeatOf, smallBodies)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).run([
                 .text(id), .text(flow.mode.rawValue), .double(flow.timings.start.timeIntervalSince1970), .text(flow.request.method),
                 .text(flow.request.url), .text(flow.request.host), SQLiteValue(flow.response?.status), .integer(flow.request.body.size),
                 SQLiteValue(flow.response?.body.size), SQLiteValue(flow.duration), SQLiteValue(flow.error?.message), .blob(metadata),
-                SQLiteValue(flow.repeatOf?.canonicalText),
+                SQLiteValue(flow.repeatOf?.canonicalText), SmallBodies(flow, logged: logged).column,
             ], in: db)
         try insertBodies(flow, id: id, logged: logged, db)
     }
 
-    /// A body in the body log is a row with its place and checksum and no bytes.
+    /// A body in the body log is a row with its place and checksum and no bytes; a small body
+    /// is in its flow's row (`SmallBodies`).
     private static func insertBodies(_ flow: Flow, id: String, logged: LoggedBodies, _ db: Database) throws {
         let insertBody = try db.cachedStatement(sql: "INSERT INTO body (flowId, part, data, logOffset, logLength, logChecksum) VALUES (?, ?, ?, ?, ?, ?)")
         func insertLogged(_ part: String, _ place: SessionBodyLog.Place) throws {
@@ -483,12 +489,12 @@ public final class SQLiteFlowStore: FlowStore {
         }
         if let place = logged.request {
             try insertLogged("request", place)
-        } else if flow.request.body.keptCount > 0 {
+        } else if flow.request.body.keptCount > SmallBodies.limit {
             try insertBody.run([.text(id), .text("request"), .blob(flow.request.body.data), .null, .null, .null], in: db)
         }
         if let place = logged.response {
             try insertLogged("response", place)
-        } else if let response = flow.response, response.body.keptCount > 0 {
+        } else if let response = flow.response, response.body.keptCount > SmallBodies.limit {
             try insertBody.run([.text(id), .text("response"), .blob(response.body.data), .null, .null, .null], in: db)
         }
     }
@@ -665,9 +671,14 @@ public final class SQLiteFlowStore: FlowStore {
         return try rows.map { row in
             var flow: Flow
             do {
-                flow = try Flow(storedJSON: row.metadata)
+                flow = try Flow(stored: row.metadata)
             } catch {
                 throw FlowStoreError("flow \(row.id) in \(path) has unreadable metadata: \(error)")
+            }
+            if bodies, let small = row.smallBodies {
+                let inRow = SmallBodies(column: small)
+                if let data = inRow.request { flow.request.body.keep(data) }
+                if let data = inRow.response { flow.response?.body.keep(data) }
             }
             for body in bodyRows[row.id] ?? [] {
                 var data: Data? = body.data
@@ -726,6 +737,7 @@ struct FlowRow: Codable, FetchableRecord, PersistableRecord {
     var error: String?
     var metadata: Data
     var repeatOf: String?
+    var smallBodies: Data?
 
     init(id: String, mode: String, startedAt: Double, method: String, url: String, host: String, status: Int?,
          requestSize: Int, responseSize: Int?, duration: Double?, error: String?, metadata: Data, repeatOf: String? = nil) {
@@ -769,7 +781,51 @@ extension FlowRow {
         error = try row.decode(forColumn: "error")
         metadata = try row.decode(forColumn: "metadata")
         repeatOf = try row.decode(forColumn: "repeatOf")
+        smallBodies = try row.decode(forColumn: "smallBodies")
     }
+}
+
+/// The bodies of up to `limit` bytes kept in their flow's row (column `smallBodies`): for each
+/// of request and response, a `Varint` of its length plus one (0: not in the row), then its
+/// bytes. Null when neither is.
+struct SmallBodies {
+    static let limit = 512
+    var request: Data?
+    var response: Data?
+
+    init(_ flow: Flow, logged: LoggedBodies) {
+        func small(_ body: FlowBody) -> Data? {
+            (1...Self.limit).contains(body.keptCount) ? body.data : nil
+        }
+        request = logged.request == nil ? small(flow.request.body) : nil
+        response = logged.response == nil ? flow.response.flatMap { small($0.body) } : nil
+    }
+
+    /// Read back; what doesn't parse is left out (the flow's body then reads as not kept).
+    init(column: Data) {
+        let bytes = [UInt8](column)
+        var index = 0
+        func part() -> Data? {
+            guard let length = try? Varint.read(bytes, at: &index, limit: bytes.count), length > 0,
+                  length - 1 <= UInt64(bytes.count - index) else { return nil }
+            defer { index += Int(length - 1) }
+            return Data(bytes[index..<index + Int(length - 1)])
+        }
+        request = part()
+        response = part()
+    }
+
+    var data: Data? {
+        guard request != nil || response != nil else { return nil }
+        var bytes: [UInt8] = []
+        for part in [request, response] {
+            Varint.append(part.map { UInt64($0.count) + 1 } ?? 0, to: &bytes)
+            if let part { bytes.append(contentsOf: part) }
+        }
+        return Data(bytes)
+    }
+
+    var column: SQLiteValue { data.map(SQLiteValue.blob) ?? .null }
 }
 
 struct BodyRow: Codable, FetchableRecord, PersistableRecord {

@@ -33,8 +33,8 @@ struct SQLiteSessionDriver: InPlaceSessionDriver {
     /// A no-op when the session has no flow with that id.
     private static func update(_ violations: [ContractViolation], of id: UUID, _ db: Database) throws {
         guard let metadata = try Data.fetchOne(db, sql: "SELECT metadata FROM flow WHERE id = ?", arguments: [id.uuidString]) else { return }
-        var flow = try Flow(storedJSON: metadata)
+        var flow = try Flow(stored: metadata)
         flow.violations = violations
-        try db.cachedStatement(sql: "UPDATE flow SET metadata = ? WHERE id = ?").execute(arguments: [flow.storedJSON(), id.uuidString])
+        try db.cachedStatement(sql: "UPDATE flow SET metadata = ? WHERE id = ?").execute(arguments: [flow.storedRecord(), id.uuidString])
     }
 }

@@ -29,7 +29,7 @@ import Darwin
 /// session's body log holds each body (an offset of all ones for a body in the record), the
 /// checksums of the bodies in the body log, of the parts in the record and of the head itself
 /// (ten UInt64, big-endian; checksums are `XXH64`). Then come the parts in the record: the
-/// flow's stored JSON (`Flow.storedJSON()`), its request body and its response body unless
+/// flow's stored record (`Flow.storedRecord()`), its request body and its response body unless
 /// they are in the body log (`SessionBodyLog`, written before the record).
 ///
 /// Damaged bytes (a disk, a stray write) cost only the records they fall on: a record is read
@@ -127,7 +127,7 @@ final class SessionJournal: Sendable {
         }
     }
 
-    /// Appends a flow: its stored JSON and its bodies. False when it could not be written
+    /// Appends a flow: its stored record and its bodies. False when it could not be written
     /// whole (a full disk...), or the journal a process before left is not replayed yet: the
     /// caller then waits for the commit instead.
     func append(metadata: Data, request: Body, response: Body) -> Bool {
@@ -461,7 +461,7 @@ final class SessionJournal: Sendable {
         // MARK: Fields
 
         func flow(_ metadata: Data) -> Flow? {
-            try? Flow(storedJSON: metadata)
+            try? Flow(stored: metadata)
         }
 
         func uint64(at offset: Int) -> UInt64? {

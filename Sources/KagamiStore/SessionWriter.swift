@@ -20,7 +20,7 @@ package final class SessionEntry: Sendable {
     /// changes nothing.
     package let key: UUID
     let stored: (@Sendable () -> Void)?
-    /// The flow's stored JSON, when it was made already (for the journal).
+    /// The flow's stored record, when it was made already (for the journal).
     package let metadata: Data?
     /// In the session's journal: kept already, and counted there as committed once its
     /// transaction is.
@@ -225,7 +225,7 @@ package final class SessionWriter: Sendable {
         guard let stored, let journal else {
             return withLargeBodiesLogged(flow) { flow, logged in enqueue(SessionEntry(.flow(flow), stored: stored, logged: logged)) }
         }
-        let metadata = flow.storedJSON()
+        let metadata = flow.storedRecord()
         withLargeBodiesLogged(flow) { flow, logged in
             let request = logged.request.map(SessionJournal.Body.logged) ?? .inline(flow.request.body.data)
             let response = logged.response.map(SessionJournal.Body.logged) ?? .inline(flow.response?.body.data ?? Data())

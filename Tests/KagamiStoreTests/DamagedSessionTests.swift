@@ -137,7 +137,7 @@ struct DamagedSessionTests {
         for flow in flows {
             starts.append(journal.count)
             if format == 3 { add(number) } else { journal.append(contentsOf: SessionJournal.secondMagic) }
-            let metadata = flow.storedJSON()
+            let metadata = try flow.olderStoredJSON()
             let response = flow.response?.body.data ?? Data()
             add(UInt64(metadata.count))
             add(0)

@@ -278,7 +278,7 @@ struct SessionJournalTests {
         var journal = Data()
         func add(_ value: UInt64) { withUnsafeBytes(of: value.bigEndian) { journal.append(contentsOf: $0) } }
         for (flow, place) in [(small, nil), (large, UInt64(100))] as [(Flow, UInt64?)] {
-            let metadata = flow.storedJSON()
+            let metadata = try flow.olderStoredJSON()
             let response = flow.response?.body.data ?? Data()
             journal.append(contentsOf: SessionJournal.secondMagic)
             add(UInt64(metadata.count))
@@ -301,7 +301,7 @@ struct SessionJournalTests {
         let path = temporaryPath("session.sqlite")
         let flow = FlowFixtures.postBinary(size: 50_000)
         var record = Data(SessionJournal.firstMagic)
-        let parts = [flow.storedJSON(), flow.request.body.data, flow.response?.body.data ?? Data()]
+        let parts = [try flow.olderStoredJSON(), flow.request.body.data, flow.response?.body.data ?? Data()]
         for part in parts { withUnsafeBytes(of: UInt64(part.count).bigEndian) { record.append(contentsOf: $0) } }
         for part in parts { record.append(part) }
         #expect(FileManager.default.createFile(atPath: path + "-flows", contents: record))
@@ -323,6 +323,6 @@ func filesLeftByAKill(of path: String) throws -> String {
 extension SessionJournal {
     /// Journals a flow as the store does for a flow without large bodies.
     func append(_ flow: Flow) -> Bool {
-        append(metadata: flow.storedJSON(), request: .inline(flow.request.body.data), response: .inline(flow.response?.body.data ?? Data()))
+        append(metadata: flow.storedRecord(), request: .inline(flow.request.body.data), response: .inline(flow.response?.body.data ?? Data()))
     }
 }
