@@ -114,6 +114,25 @@ public struct FlowFilter: Sendable, Equatable {
 
     public var isEmpty: Bool { conditions.isEmpty }
 
+    /// Text every flow the filter matches holds in its method, host or URL (ignoring case) —
+    /// the longest of its words' texts and the literal runs of its host and path patterns — when
+    /// one has three characters in a row that are neither `%` nor `_`: what a store's text index
+    /// (three-character runs) finds candidates by.
+    var indexedText: String? {
+        var texts: [String] = []
+        for condition in conditions where !condition.negated {
+            switch condition.term {
+            case .text(let text), .method(let text): texts.append(text)
+            case .host(let pattern), .path(let pattern): if let run = pattern.longestLiteralRun { texts.append(run) }
+            default: break
+            }
+        }
+        func longestRun(_ text: String) -> Int {
+            text.split(whereSeparator: { $0 == "%" || $0 == "_" }).map(\.count).max() ?? 0
+        }
+        return texts.filter { longestRun($0) >= 3 }.max { longestRun($0) < longestRun($1) }
+    }
+
     public init(parsing text: String) {
         var conditions: [Condition] = []
         var unapplied: [String] = []

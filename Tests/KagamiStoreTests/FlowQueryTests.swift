@@ -187,6 +187,11 @@ struct FlowQueryTests {
         let filters: [(String, (Int) -> Bool)] = [
             ("host:api", { $0 % 2 == 0 && $0 != 9 }), ("status:4xx", { [1, 4, 7].contains($0) }),
             ("users/1", { $0 == 1 }), ("users", { $0 != 9 }), ("-host:cdn status:200", { [0, 6].contains($0) }),
+            // Through the text index: a method alone, a host, a pattern's literal run, `_` and
+            // `%` taken as themselves, negated words (not through the index).
+            ("post", { $0 == 7 }), ("example.net", { $0 % 2 == 1 && $0 != 9 }), ("path:/users/?", { $0 != 9 }),
+            ("users_1", { _ in false }), ("users%1", { _ in false }), ("-users/1 -post", { $0 != 1 && $0 != 7 }),
+            ("method:post users", { $0 == 7 }),
         ]
         for (filter, expected) in filters {
             for order in [FlowQuery.Order.oldestFirst, .newestFirst] {
@@ -206,6 +211,30 @@ struct FlowQueryTests {
                 }
             }
         }
+        await shutDown(store)
+    }
+
+    /// The text index follows the table: a flow recorded again under another URL is found by
+    /// the new one only, and a cleared session's flows are gone from it.
+    @Test func theTextIndexFollowsTheFlowsItIndexes() async throws {
+        let path = NSTemporaryDirectory() + "kagami-query-\(UUID().uuidString).sqlite"
+        let store = try SQLiteFlowStore(path: path, filterWindow: 1)
+        #expect(store.hasTextIndex)
+        var flows = Self.flows()
+        for flow in flows { store.record(flow) }
+        try await store.flush()
+        flows[3].request.target = "/renamed/3"
+        store.record(flows[3])
+        try await store.flush()
+        #expect(try await ids(store, "renamed") == [flows[3].id])
+        #expect(try await ids(store, "users/3").isEmpty)
+        #expect(try await ids(store, "users/4") == [flows[4].id])
+        try await store.removeAll()
+        #expect(try await ids(store, "users").isEmpty)
+        let again = FlowFixtures.getJSON(url: "/users/again", host: "api.example.com", status: 200, start: Date(timeIntervalSince1970: 1_780_000_100))
+        store.record(again)
+        try await store.flush()
+        #expect(try await ids(store, "users") == [again.id])
         await shutDown(store)
     }
 }
