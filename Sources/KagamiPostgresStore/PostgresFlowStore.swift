@@ -287,6 +287,12 @@ public final class PostgresFlowStore: FlowStore {
                 }
             }
             var sql = "SELECT seq, id, metadata FROM flow WHERE session_id = $1 AND \(condition)"
+            if let text = query.filter.indexedText {
+                // What the text index can answer (a superset: `%` and `_` of the text match more),
+                // for the planner to read the index when the words are rare.
+                binds.append("%\(text)%")
+                sql += " AND \(PostgresSchema.textIndexWords) ILIKE $\(binds.count)"
+            }
             if let after = query.after {
                 binds.append(after)
                 sql += " AND seq \(query.order == .oldestFirst ? ">" : "<") $\(binds.count)"

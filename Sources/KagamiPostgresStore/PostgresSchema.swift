@@ -10,7 +10,14 @@ enum PostgresSchema {
         var version: Int
         var name: String
         var statements: [PostgresQuery]
+        /// A migration the database may not allow (an extension it lacks or the role may not
+        /// create): when it fails the database goes on without it, and the next opening tries again.
+        var optional = false
     }
+
+    /// What the text index (`flow_words`, version 5) holds of a flow, as an SQL expression of
+    /// the `flow` table's columns: its method in lower case, host and URL.
+    static let textIndexWords = "(lower(method) || ' ' || host || ' ' || url)"
 
     static let migrations: [Migration] = [
         Migration(version: 1, name: "sessions, flows, bodies and WebSocket messages", statements: [
@@ -109,6 +116,12 @@ enum PostgresSchema {
             """,
             "CREATE INDEX note_session ON note (session_id, seq)",
         ]),
+        // The filter box's words found through a trigram index (pg_trgm) of each flow's method,
+        // host and URL, as a session file finds them through FTS5's.
+        Migration(version: 5, name: "text index of methods, hosts and URLs", statements: [
+            "CREATE EXTENSION IF NOT EXISTS pg_trgm",
+            PostgresQuery(unsafeSQL: "CREATE INDEX flow_words ON flow USING gin (\(textIndexWords) gin_trgm_ops)"),
+        ], optional: true),
     ]
 
     /// Taken for the length of a migration, so proxies opening a new database at once don't
@@ -137,8 +150,22 @@ enum PostgresSchema {
             }
             var done: [Int] = []
             for migration in migrations where !applied.contains(migration.version) {
-                for statement in migration.statements {
-                    try await connection.query(statement, logger: logger)
+                if migration.optional {
+                    try await connection.query("SAVEPOINT kagami_optional_migration", logger: logger)
+                    do {
+                        for statement in migration.statements {
+                            try await connection.query(statement, logger: logger)
+                        }
+                        try await connection.query("RELEASE SAVEPOINT kagami_optional_migration", logger: logger)
+                    } catch {
+                        try await connection.query("ROLLBACK TO SAVEPOINT kagami_optional_migration", logger: logger)
+                        logger.warning("the shared store goes without \(migration.name): \(String(reflecting: error))")
+                        continue
+                    }
+                } else {
+                    for statement in migration.statements {
+                        try await connection.query(statement, logger: logger)
+                    }
                 }
                 try await connection.query(
                     "INSERT INTO kagami_migration (version, name) VALUES (\(migration.version), \(migration.name))", logger: logger)

@@ -116,9 +116,9 @@ public struct FlowFilter: Sendable, Equatable {
 
     /// Text every flow the filter matches holds in its method, host or URL (ignoring case) —
     /// the longest of its words' texts and the literal runs of its host and path patterns — when
-    /// one has three characters in a row that are neither `%` nor `_`: what a store's text index
-    /// (three-character runs) finds candidates by.
-    var indexedText: String? {
+    /// one has three characters in a row that are neither `%` nor `_` (and no `\`): what a
+    /// store's text index (three-character runs) finds candidates by.
+    public var indexedText: String? {
         var texts: [String] = []
         for condition in conditions where !condition.negated {
             switch condition.term {
@@ -130,7 +130,8 @@ public struct FlowFilter: Sendable, Equatable {
         func longestRun(_ text: String) -> Int {
             text.split(whereSeparator: { $0 == "%" || $0 == "_" }).map(\.count).max() ?? 0
         }
-        return texts.filter { longestRun($0) >= 3 }.max { longestRun($0) < longestRun($1) }
+        // (A backslash would escape the next character in PostgreSQL's patterns.)
+        return texts.filter { longestRun($0) >= 3 && !$0.contains("\\") }.max { longestRun($0) < longestRun($1) }
     }
 
     public init(parsing text: String) {

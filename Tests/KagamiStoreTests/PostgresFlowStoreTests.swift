@@ -65,7 +65,7 @@ struct PostgresFlowStoreTests {
                 return stores
             }
             let versions = try await column("SELECT version FROM kagami_migration ORDER BY version", as: Int.self, on: client)
-            #expect(versions == [1, 2, 3, 4])
+            #expect(versions == [1, 2, 3, 4, 5])
             let sessions = try await column("SELECT name FROM session ORDER BY name", as: String.self, on: client)
             #expect(sessions == ["first-0", "first-1", "first-2", "first-3"])
             for store in stores { await store.close() }
@@ -106,7 +106,7 @@ struct PostgresFlowStoreTests {
             try await client.query("DELETE FROM kagami_migration WHERE version = 3")
 
             let reopened = try #require(try await PostgresFlowStore.openExisting(location, session: "older"))
-            #expect(try await column("SELECT version FROM kagami_migration ORDER BY version", as: Int.self, on: client) == [1, 2, 3, 4])
+            #expect(try await column("SELECT version FROM kagami_migration ORDER BY version", as: Int.self, on: client) == [1, 2, 3, 4, 5])
             #expect(try await column("SELECT count(*) FROM access_token", as: Int.self, on: client) == [0])
             #expect(try await reopened.flow(id: flow.id)?.request.headers["Accept"] == "application/json")
             await reopened.close()

@@ -8,6 +8,8 @@
 #   - `kagami export` of the whole session as HAR to /dev/null, its peak RSS and time;
 #   - `kagami import` of a HAR of IMPORT_COUNT entries (exported from the session) into a new
 #     session, its time.
+# Resident memory is reported whole and as its anonymous part (the heap: what the session's size
+# could grow; the rest is the executable's and libraries' pages mapped from disk).
 # Everything listens on and talks to 127.0.0.1 only; every load is bounded in count and time.
 # Usage: bench/proxy/soak.sh
 # Environment: KAGAMI (a built binary; skips the release build), COUNT (1000000),
@@ -60,8 +62,8 @@ ui_token() {
 
 TABLE="$WORK/table.md"
 {
-    echo "| body | exchanges | req/s | RSS MB at 10% / 50% / 90% / end | peak RSS MB | session bytes per exchange |"
-    echo "|--:|--:|--:|--|--:|--:|"
+    echo "| body | exchanges | req/s | RSS MB at 10% / 50% / 90% / end | peak RSS MB | of which anonymous, peak MB | session bytes per exchange |"
+    echo "|--:|--:|--:|--|--:|--:|--:|"
 } > "$TABLE"
 
 SESSION=""
@@ -76,7 +78,12 @@ for size in $SIZES; do
     wait_for_port "$port"
     TOKEN=$(ui_token "$WORK/kagami-$size.log")
     : > "$WORK/rss-$size"
-    ( while kill -0 "$pid" 2>/dev/null; do process_kb VmRSS "$pid" >> "$WORK/rss-$size"; sleep 1; done ) &
+    : > "$WORK/anon-$size"
+    ( while kill -0 "$pid" 2>/dev/null; do
+        process_kb VmRSS "$pid" >> "$WORK/rss-$size"
+        process_kb RssAnon "$pid" >> "$WORK/anon-$size"
+        sleep 1
+      done ) &
     sampler=$!
     echo "recording $COUNT exchanges of $size bytes"
     # wrk runs in steps of STEP seconds until the session holds COUNT exchanges or LIMIT passed.
@@ -105,13 +112,14 @@ for size in $SIZES; do
     wait "$sampler" 2>/dev/null || true
     # The session file and whatever lies beside it (write-ahead log, body log).
     bytes=$(du -cb "$SESSION"* | awk 'END { print $1 }')
-    python3 - "$WORK/rss-$size" "$size" "$stored" "$rate" "$bytes" >> "$TABLE" <<'PY'
+    python3 - "$WORK/rss-$size" "$size" "$stored" "$rate" "$bytes" "$WORK/anon-$size" >> "$TABLE" <<'PY'
 import sys
 samples = [int(line) for line in open(sys.argv[1]) if line.strip()]
+anonymous = [int(line) for line in open(sys.argv[6]) if line.strip()] or [0]
 size, stored, rate, total = sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 def at(fraction): return f"{samples[min(len(samples) - 1, int(len(samples) * fraction))] / 1024:.0f}"
 points = " / ".join(at(f) for f in (0.1, 0.5, 0.9, 1.0))
-print(f"| {size} B | {stored:,} | {rate} | {points} | {max(samples) / 1024:.0f} | {total / max(stored, 1):,.0f} |")
+print(f"| {size} B | {stored:,} | {rate} | {points} | {max(samples) / 1024:.0f} | {max(anonymous) / 1024:.0f} | {total / max(stored, 1):,.0f} |")
 PY
 done
 
