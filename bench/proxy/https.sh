@@ -6,14 +6,18 @@
 # Rows: nginx-direct-https (hey straight to the origin: the load generator's ceiling),
 # mitmdump-https, kagami-https; each with connections kept alive, then with a new connection per
 # request (-disable-keepalive: a CONNECT and two TLS handshakes each through a proxy). Everything listens on and talks to 127.0.0.1 only.
+# Then, for Kagami, what a resumed TLS session saves it: Kagami's CPU time per connection for
+# RESUMES connections one after the other from Python's ssl (tls_reconnect.py), each with a full
+# handshake, then each resuming the session of the one before (hey never resumes).
 # Usage: bench/proxy/https.sh   (writes bench/results/proxy-https-YYYY-MM-DD.md)
 # Environment: KAGAMI (a built binary; skips the release build), CONNECTIONS (50),
-#   DURATION (10s), WARMUP (2s), BYTES (100).
+#   DURATION (10s), WARMUP (2s), BYTES (100), RESUMES (2000).
 set -euo pipefail
 CONNECTIONS="${CONNECTIONS:-50}"
 DURATION="${DURATION:-10s}"
 WARMUP="${WARMUP:-2s}"
 BYTES="${BYTES:-100}"
+RESUMES="${RESUMES:-2000}"
 MITMPROXY_VERSION=11.0.2
 
 NEEDED_APT="nginx hey openssl"
@@ -64,6 +68,14 @@ for target in nginx-direct-https mitmdump-https kagami-https; do
     hey -z "$DURATION" -c "$CONNECTIONS" "${proxy_args[@]}" "$URL" > "$WORK/$target.hey" 2>&1
     # Every request on a new connection: a CONNECT (through a proxy) and a TLS handshake each.
     hey -z "$DURATION" -c "$CONNECTIONS" -disable-keepalive "${proxy_args[@]}" "$URL" > "$WORK/$target-new.hey" 2>&1
+    if [ "$target" = kagami-https ]; then
+        for handshake in full resumed; do
+            before=$(cpu_ticks "$pid")
+            python3 bench/proxy/tls_reconnect.py --proxy-port "$port" --port "$ORIGIN_PORT" --cafile "$WORK/kagami-ca/kagami-ca.pem" \
+                --count "$RESUMES" $([ "$handshake" = resumed ] && echo --resume) > "$WORK/reconnect-$handshake.txt"
+            printf '%s\t%s\t%s\n' "$handshake" "$(( $(cpu_ticks "$pid") - before ))" "$(cat "$WORK/reconnect-$handshake.txt")" >> "$WORK/reconnect.tsv"
+        done
+    fi
     peak=""
     if [ -n "$pid" ]; then
         peak=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$pid/status" 2>/dev/null || echo "")
@@ -77,9 +89,10 @@ done
 DATE=$(date -u +%F)
 HEY_VERSION=$(dpkg-query -W -f='${Version}' hey 2>/dev/null || echo unknown)
 mkdir -p bench/results
-python3 - "$RESULTS" > "bench/results/proxy-https-$DATE.md" <<PY
+python3 - "$RESULTS" "$WORK/reconnect.tsv" > "bench/results/proxy-https-$DATE.md" <<PY
 import re, sys
 rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]
+reconnects = [line.split() for line in open(sys.argv[2])]
 def parse(path):
     text = open(path).read()
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
@@ -110,5 +123,11 @@ for connections in ("kept alive", "new per request"):
         print(f"- {connections}: kagami-https / mitmdump-https: {kagami / found[('mitmdump-https', connections)]:.2f}× (target ≥ 20×)")
     if kagami and found.get(("nginx-direct-https", connections)):
         print(f"- {connections}: kagami-https / nginx-direct-https (the load generator's ceiling without a proxy): {kagami / found[('nginx-direct-https', connections)]:.2f}×")
+print()
+print("Kagami's CPU time per connection, $RESUMES connections one after the other from Python's ssl (CONNECT, TLS, one GET each):\n")
+print("| handshake | Kagami CPU per connection | 200s | sessions resumed |")
+print("|---|--:|--:|--:|")
+for handshake, ticks, ok, resumed in reconnects:
+    print(f"| {handshake} | {int(ticks) / $CLOCK_TICKS / $RESUMES * 1e6:.0f} µs | {int(ok):,} | {int(resumed):,} |")
 PY
 cat "bench/results/proxy-https-$DATE.md"
