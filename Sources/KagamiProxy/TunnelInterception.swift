@@ -80,7 +80,9 @@ final class TunnelProtocolSniffer: ChannelInboundHandler, RemovableChannelHandle
                 try pipeline.addHandler(tlsHandler)
                 try pipeline.addHandler(ClientTLSObserver(state: state, host: name, tlsHandler: tlsHandler, recordFailure: recordFailure))
                 origin.tls = state
-                // HTTP/2 or HTTP/1.1, as the client and Kagami agree by ALPN.
+                // HTTP/2 or HTTP/1.1, as the client and Kagami agree by ALPN. Over TLS, HTTP/2
+                // is chosen by ALPN only (RFC 9113 §3.3): no preface to sniff for, and no
+                // sniffer's timer to set and cancel on every connection.
                 let shared = NIOLoopBound((pool: pool, origin: origin), eventLoop: context.eventLoop)
                 let settings = settings
                 try pipeline.addHandler(ApplicationProtocolNegotiationHandler { result, channel in
@@ -90,7 +92,7 @@ final class TunnelProtocolSniffer: ChannelInboundHandler, RemovableChannelHandle
                         if case .negotiated("h2") = result {
                             try HTTP2ClientSide.configure(handlers, channel: channel, settings: settings, pool: pool, origin: origin)
                         } else {
-                            try ProxyServer.addHTTPHandlers(handlers, settings: settings, pool: pool, origin: origin)
+                            try ProxyServer.addHTTP1Handlers(handlers, settings: settings, pool: pool, origin: origin)
                         }
                     }
                 })
@@ -110,10 +112,12 @@ final class TunnelProtocolSniffer: ChannelInboundHandler, RemovableChannelHandle
     }
 }
 
-/// Sits behind the TLS handler on an intercepted connection: notes what was negotiated, and
-/// records a client that refused Kagami's certificate (it does not trust the CA, or pins).
-final class ClientTLSObserver: ChannelInboundHandler, RemovableChannelHandler {
+/// Sits behind the TLS handler on an intercepted connection: notes what was negotiated, records
+/// a client that refused Kagami's certificate (it does not trust the CA, or pins), and keeps a
+/// connection Kagami closes from lingering.
+final class ClientTLSObserver: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
 
     private let state: ClientTLSState
     private let host: String
@@ -150,6 +154,17 @@ final class ClientTLSObserver: ChannelInboundHandler, RemovableChannelHandler {
             fail("client closed the connection during the TLS handshake for \(host) (it may not trust Kagami's CA, or it pins certificates)")
         }
         context.fireChannelInactive()
+    }
+
+    /// Closing, the TLS handler sends its close_notify and waits for the client's (or its
+    /// leaving) before closing the socket, up to its shutdown timeout (5 s). The read that would
+    /// bring either is often held above (no read while a response is under way, a paused
+    /// exchange), so without one asked for here the connection stays open, in CLOSE_WAIT once
+    /// the client has gone, until that timeout: thousands of them under a client that opens a
+    /// connection per request, each a file descriptor and a timer every other timer cancel scans.
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        context.close(mode: mode, promise: promise)
+        if mode == .all, context.channel.isActive { context.read() }
     }
 
     private func fail(_ message: String) {
