@@ -124,6 +124,10 @@ final class ClientTLSObserver: ChannelDuplexHandler, RemovableChannelHandler {
     private let tlsHandler: NIOSSLServerHandler
     private let recordFailure: (FlowError) -> Void
     private var failureRecorded = false
+    /// Kagami has asked to close the connection.
+    private var closing = false
+    /// The client has closed its side (a FIN).
+    private var clientLeft = false
 
     init(state: ClientTLSState, host: String, tlsHandler: NIOSSLServerHandler, recordFailure: @escaping (FlowError) -> Void) {
         self.state = state
@@ -137,6 +141,10 @@ final class ClientTLSObserver: ChannelDuplexHandler, RemovableChannelHandler {
             state.handshakeCompleted = true
             state.alpn = negotiated
             state.version = tlsHandler.tlsVersion.map(TLSNames.version)
+        }
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            clientLeft = true
+            if closing { closeUnderTLS(context: context) }
         }
         context.fireUserInboundEventTriggered(event)
     }
@@ -156,15 +164,27 @@ final class ClientTLSObserver: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelInactive()
     }
 
-    /// Closing, the TLS handler sends its close_notify and waits for the client's (or its
-    /// leaving) before closing the socket, up to its shutdown timeout (5 s). The read that would
-    /// bring either is often held above (no read while a response is under way, a paused
-    /// exchange), so without one asked for here the connection stays open, in CLOSE_WAIT once
-    /// the client has gone, until that timeout: thousands of them under a client that opens a
-    /// connection per request, each a file descriptor and a timer every other timer cancel scans.
+    /// Kagami closing: the TLS handler sends its close_notify, then waits for the client's before
+    /// it closes the socket, up to its shutdown timeout (5 s). A client that leaves instead (a FIN
+    /// with no close_notify, as most do once they have read the response) only half-closes the
+    /// connection, since the proxy allows half-closed clients, and the TLS handler keeps waiting:
+    /// the socket would stay in CLOSE_WAIT, counted against the client connection limit, until
+    /// the timeout. Nothing more can come from that client, so the socket is closed under the
+    /// TLS handler once what Kagami wrote has gone out.
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         context.close(mode: mode, promise: promise)
-        if mode == .all, context.channel.isActive { context.read() }
+        guard mode == .all, !closing else { return }
+        closing = true
+        if clientLeft { closeUnderTLS(context: context) }
+    }
+
+    private func closeUnderTLS(context: ChannelHandlerContext) {
+        guard let tlsContext = try? context.pipeline.syncOperations.context(handler: tlsHandler) else { return }
+        // An empty write queued behind everything written so far completes once that is out.
+        let written = context.eventLoop.makePromise(of: Void.self)
+        tlsContext.writeAndFlush(NIOAny(ByteBuffer()), promise: written)
+        let bound = NIOLoopBound(tlsContext, eventLoop: context.eventLoop)
+        written.futureResult.whenComplete { _ in bound.value.close(mode: .all, promise: nil) }
     }
 
     private func fail(_ message: String) {

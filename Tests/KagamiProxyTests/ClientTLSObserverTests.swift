@@ -6,47 +6,75 @@ import NIOSSL
 import Testing
 @testable import KagamiProxy
 
-/// Kagami closing an intercepted connection: the TLS handler in front waits for the client's
-/// close_notify or its leaving, and the observer asks for the read that lets either in, whatever
-/// the handlers above hold.
+/// Kagami closing an intercepted connection whose client leaves without a close_notify: the
+/// connection closes then, not when the TLS handler's shutdown timeout runs out (the event
+/// loop's clock never moves here, so a connection left waiting stays open).
 @Suite struct ClientTLSObserverTests {
-    /// Stands where the TLS handler is: keeps a close pending, as NIOSSL does while it waits for
-    /// the client's close_notify, and counts the reads asked of it.
-    final class PendingClose: ChannelOutboundHandler {
-        typealias OutboundIn = ByteBuffer
-        var reads = 0
-        var closes: [CloseMode] = []
+    /// A TLS connection between an NIOSSL client and Kagami's server side (NIOSSLServerHandler
+    /// and the observer), handshake done, bytes carried by hand.
+    struct Connection {
+        let server = EmbeddedChannel()
+        let client = EmbeddedChannel()
 
-        func read(context: ChannelHandlerContext) { reads += 1 }
+        init() throws {
+            let authority = try CertificateAuthority.create(directory: NSTemporaryDirectory() + "kagami-ca-" + UUID().uuidString)
+            let tlsHandler = NIOSSLServerHandler(context: try InterceptionIdentities(authority: authority).serverContext(for: "api.example"))
+            let state = ClientTLSState()
+            try server.pipeline.syncOperations.addHandler(tlsHandler)
+            try server.pipeline.syncOperations.addHandler(ClientTLSObserver(state: state, host: "api.example", tlsHandler: tlsHandler, recordFailure: { _ in }))
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.certificateVerification = .none
+            try client.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: NIOSSLContext(configuration: configuration), serverHostname: "api.example"))
+            try server.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
+            try client.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
+            try carry()
+            guard state.handshakeCompleted else { throw HandshakeNotDone() }
+        }
 
-        func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
-            closes.append(mode)
+        struct HandshakeNotDone: Error {}
+
+        /// Moves bytes both ways until neither side has any to send.
+        func carry() throws {
+            var moved = true
+            while moved {
+                moved = false
+                while let bytes = try client.readOutbound(as: ByteBuffer.self) {
+                    moved = true
+                    try? server.writeInbound(bytes)
+                }
+                while let bytes = try server.readOutbound(as: ByteBuffer.self) {
+                    moved = true
+                    try? client.writeInbound(bytes)
+                }
+            }
         }
     }
 
-    private func observedChannel() throws -> (EmbeddedChannel, PendingClose) {
-        let authority = try CertificateAuthority.create(directory: NSTemporaryDirectory() + "kagami-ca-" + UUID().uuidString)
-        let tlsHandler = NIOSSLServerHandler(context: try InterceptionIdentities(authority: authority).serverContext(for: "api.example"))
-        let pending = PendingClose()
-        let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(pending)
-        try channel.pipeline.syncOperations.addHandler(ClientTLSObserver(state: ClientTLSState(), host: "api.example", tlsHandler: tlsHandler, recordFailure: { _ in }))
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
-        return (channel, pending)
+    @Test func aClientLeavingAfterKagamisCloseIsClosedAtOnce() throws {
+        let connection = try Connection()
+        connection.server.pipeline.close(mode: .all, promise: nil)
+        // The TLS handler sent its close_notify and waits for the client's.
+        #expect(connection.server.isActive)
+        // The client goes with a FIN and no close_notify: the proxy sees its input closed.
+        connection.server.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(!connection.server.isActive)
     }
 
-    @Test func closingAsksForTheReadThatBringsTheClientsReply() throws {
-        let (channel, pending) = try observedChannel()
-        channel.pipeline.close(mode: .all, promise: nil)
-        #expect(pending.closes == [.all])
-        #expect(pending.reads == 1)
+    @Test func aClientThatLeftBeforeKagamisCloseIsClosedAtOnce() throws {
+        let connection = try Connection()
+        connection.server.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(connection.server.isActive)
+        connection.server.pipeline.close(mode: .all, promise: nil)
+        #expect(!connection.server.isActive)
     }
 
-    /// Half-closing sends close_notify without waiting for the client's: no read is asked.
-    @Test func closingTheOutputOnlyAsksForNothing() throws {
-        let (channel, pending) = try observedChannel()
-        channel.pipeline.close(mode: .output, promise: nil)
-        #expect(pending.closes == [.output])
-        #expect(pending.reads == 0)
+    /// A client that answers with its close_notify ends the TLS shutdown as before.
+    @Test func aClientAnsweringTheCloseNotifyEndsTheConnection() throws {
+        let connection = try Connection()
+        connection.server.pipeline.close(mode: .all, promise: nil)
+        #expect(connection.server.isActive)
+        connection.client.pipeline.close(mode: .all, promise: nil)
+        try connection.carry()
+        #expect(!connection.server.isActive)
     }
 }
