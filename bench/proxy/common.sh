@@ -184,6 +184,12 @@ cpu_ticks() {
     echo "$total"
 }
 CLOCK_TICKS=$(getconf CLK_TCK)
+# The master and worker processes of the nginx started as NAME (write_nginx_conf).
+nginx_pids() {
+    local master
+    master=$(cat "$WORK/$1/nginx.pid")
+    echo "$master $(pgrep -P "$master" | tr '\n' ' ')"
+}
 
 # kB of one process's VmRSS or VmHWM (run.sh sums several pids with its own memory_kb).
 process_kb() { awk -v field="$1:" '$1 == field { print $2 }' "/proc/$2/status" 2>/dev/null || echo 0; }

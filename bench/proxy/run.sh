@@ -98,11 +98,6 @@ memory_kb() {
 # every process and the kernel's own work, such as writing dirty pages back); cpu_ticks, of
 # given processes, is in common.sh.
 machine_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
-nginx_pids() {
-    local master
-    master=$(cat "$WORK/$1/nginx.pid")
-    echo "$master $(pgrep -P "$master" | tr '\n' ' ')"
-}
 
 # Starts the proxy for one run and sets PROXY_PID, PROXY_URL_PORT.
 start_proxy() {
