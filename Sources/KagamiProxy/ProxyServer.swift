@@ -80,7 +80,7 @@ public final class ProxyServer: Sendable {
         var upstreamTLS: UpstreamTLS?
         if let interception = options.interception {
             identities = try InterceptionIdentities(authority: interception.authority)
-            upstreamTLS = try UpstreamTLS(additionalTrustRootFiles: interception.additionalTrustRootFiles, insecure: interception.insecureUpstream)
+            upstreamTLS = try UpstreamTLS.shared(additionalTrustRootFiles: interception.additionalTrustRootFiles, insecure: interception.insecureUpstream)
         } else {
             identities = nil
         }

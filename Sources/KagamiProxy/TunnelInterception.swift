@@ -80,7 +80,9 @@ final class TunnelProtocolSniffer: ChannelInboundHandler, RemovableChannelHandle
                 try pipeline.addHandler(tlsHandler)
                 try pipeline.addHandler(ClientTLSObserver(state: state, host: name, tlsHandler: tlsHandler, recordFailure: recordFailure))
                 origin.tls = state
-                // HTTP/2 or HTTP/1.1, as the client and Kagami agree by ALPN.
+                // HTTP/2 or HTTP/1.1, as the client and Kagami agree by ALPN. Over TLS, HTTP/2
+                // is chosen by ALPN only (RFC 9113 §3.3): no preface to sniff for, and no
+                // sniffer's timer to set and cancel on every connection.
                 let shared = NIOLoopBound((pool: pool, origin: origin), eventLoop: context.eventLoop)
                 let settings = settings
                 try pipeline.addHandler(ApplicationProtocolNegotiationHandler { result, channel in
@@ -90,7 +92,7 @@ final class TunnelProtocolSniffer: ChannelInboundHandler, RemovableChannelHandle
                         if case .negotiated("h2") = result {
                             try HTTP2ClientSide.configure(handlers, channel: channel, settings: settings, pool: pool, origin: origin)
                         } else {
-                            try ProxyServer.addHTTPHandlers(handlers, settings: settings, pool: pool, origin: origin)
+                            try ProxyServer.addHTTP1Handlers(handlers, settings: settings, pool: pool, origin: origin)
                         }
                     }
                 })
@@ -110,16 +112,22 @@ final class TunnelProtocolSniffer: ChannelInboundHandler, RemovableChannelHandle
     }
 }
 
-/// Sits behind the TLS handler on an intercepted connection: notes what was negotiated, and
-/// records a client that refused Kagami's certificate (it does not trust the CA, or pins).
-final class ClientTLSObserver: ChannelInboundHandler, RemovableChannelHandler {
+/// Sits behind the TLS handler on an intercepted connection: notes what was negotiated, records
+/// a client that refused Kagami's certificate (it does not trust the CA, or pins), and keeps a
+/// connection Kagami closes from lingering.
+final class ClientTLSObserver: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
 
     private let state: ClientTLSState
     private let host: String
     private let tlsHandler: NIOSSLServerHandler
     private let recordFailure: (FlowError) -> Void
     private var failureRecorded = false
+    /// Kagami has asked to close the connection.
+    private var closing = false
+    /// The client has closed its side (a FIN).
+    private var clientLeft = false
 
     init(state: ClientTLSState, host: String, tlsHandler: NIOSSLServerHandler, recordFailure: @escaping (FlowError) -> Void) {
         self.state = state
@@ -133,6 +141,10 @@ final class ClientTLSObserver: ChannelInboundHandler, RemovableChannelHandler {
             state.handshakeCompleted = true
             state.alpn = negotiated
             state.version = tlsHandler.tlsVersion.map(TLSNames.version)
+        }
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            clientLeft = true
+            if closing { closeUnderTLS(context: context) }
         }
         context.fireUserInboundEventTriggered(event)
     }
@@ -150,6 +162,29 @@ final class ClientTLSObserver: ChannelInboundHandler, RemovableChannelHandler {
             fail("client closed the connection during the TLS handshake for \(host) (it may not trust Kagami's CA, or it pins certificates)")
         }
         context.fireChannelInactive()
+    }
+
+    /// Kagami closing: the TLS handler sends its close_notify, then waits for the client's before
+    /// it closes the socket, up to its shutdown timeout (5 s). A client that leaves instead (a FIN
+    /// with no close_notify, as most do once they have read the response) only half-closes the
+    /// connection, since the proxy allows half-closed clients, and the TLS handler keeps waiting:
+    /// the socket would stay in CLOSE_WAIT, counted against the client connection limit, until
+    /// the timeout. Nothing more can come from that client, so the socket is closed under the
+    /// TLS handler once what Kagami wrote has gone out.
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        context.close(mode: mode, promise: promise)
+        guard mode == .all, !closing else { return }
+        closing = true
+        if clientLeft { closeUnderTLS(context: context) }
+    }
+
+    private func closeUnderTLS(context: ChannelHandlerContext) {
+        guard let tlsContext = try? context.pipeline.syncOperations.context(handler: tlsHandler) else { return }
+        // An empty write queued behind everything written so far completes once that is out.
+        let written = context.eventLoop.makePromise(of: Void.self)
+        tlsContext.writeAndFlush(NIOAny(ByteBuffer()), promise: written)
+        let bound = NIOLoopBound(tlsContext, eventLoop: context.eventLoop)
+        written.futureResult.whenComplete { _ in bound.value.close(mode: .all, promise: nil) }
     }
 
     private func fail(_ message: String) {

@@ -173,6 +173,24 @@ write_table_result() {
     echo "written to $RESULT"
 }
 
+# CPU time in clock ticks of the given processes, summed (utime + stime of each /proc/PID/stat;
+# nginx's master and workers are listed one by one).
+cpu_ticks() {
+    local total=0 pid value
+    for pid in $1; do
+        value=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | awk '{ print $12 + $13 }' || echo 0)
+        total=$((total + ${value:-0}))
+    done
+    echo "$total"
+}
+CLOCK_TICKS=$(getconf CLK_TCK)
+# The master and worker processes of the nginx started as NAME (write_nginx_conf).
+nginx_pids() {
+    local master
+    master=$(cat "$WORK/$1/nginx.pid")
+    echo "$master $(pgrep -P "$master" | tr '\n' ' ')"
+}
+
 # kB of one process's VmRSS or VmHWM (run.sh sums several pids with its own memory_kb).
 process_kb() { awk -v field="$1:" '$1 == field { print $2 }' "/proc/$2/status" 2>/dev/null || echo 0; }
 

@@ -6,14 +6,20 @@
 # Rows: nginx-direct-https (hey straight to the origin: the load generator's ceiling),
 # mitmdump-https, kagami-https; each with connections kept alive, then with a new connection per
 # request (-disable-keepalive: a CONNECT and two TLS handshakes each through a proxy). Everything listens on and talks to 127.0.0.1 only.
+# Each row also has the CPU time per request of the proxy, the origin and hey, which a busy
+# machine disturbs less than the request rate.
+# Then, for Kagami, what a resumed TLS session saves it: Kagami's CPU time per connection for
+# RESUMES connections one after the other from Python's ssl (tls_reconnect.py), each with a full
+# handshake, then each resuming the session of the one before (hey never resumes).
 # Usage: bench/proxy/https.sh   (writes bench/results/proxy-https-YYYY-MM-DD.md)
 # Environment: KAGAMI (a built binary; skips the release build), CONNECTIONS (50),
-#   DURATION (10s), WARMUP (2s), BYTES (100).
+#   DURATION (10s), WARMUP (2s), BYTES (100), RESUMES (2000).
 set -euo pipefail
 CONNECTIONS="${CONNECTIONS:-50}"
 DURATION="${DURATION:-10s}"
 WARMUP="${WARMUP:-2s}"
 BYTES="${BYTES:-100}"
+RESUMES="${RESUMES:-2000}"
 MITMPROXY_VERSION=11.0.2
 
 NEEDED_APT="nginx hey openssl"
@@ -41,6 +47,17 @@ write_nginx_conf origin "    server {
 wait_for_port "$ORIGIN_PORT"
 URL="https://127.0.0.1:$ORIGIN_PORT/small"
 
+# Runs hey with ARGUMENTS, its report to OUT; OUT.cpu gets the CPU time (clock ticks) the proxy
+# ($pid, none for nginx-direct) and the origin's nginx spent meanwhile, and hey's own (seconds).
+measured_hey() {
+    local out=$1 proxy_before origin_before hey_seconds
+    shift
+    proxy_before=$(cpu_ticks "${pid:-}")
+    origin_before=$(cpu_ticks "$(nginx_pids origin)")
+    hey_seconds=$( { TIMEFORMAT='%U %S'; time hey "$@" > "$out" 2>&1; } 2>&1 | awk '{ print $1 + $2 }')
+    echo "$(( $(cpu_ticks "${pid:-}") - proxy_before )) $(( $(cpu_ticks "$(nginx_pids origin)") - origin_before )) $hey_seconds" > "$out.cpu"
+}
+
 RESULTS="$WORK/results.tsv"
 : > "$RESULTS"
 for target in nginx-direct-https mitmdump-https kagami-https; do
@@ -61,9 +78,17 @@ for target in nginx-direct-https mitmdump-https kagami-https; do
     if [ -n "$pid" ]; then PIDS+=("$pid"); wait_for_port "$port"; fi
     echo "$target (load $(cut -d' ' -f1-3 /proc/loadavg))"
     hey -z "$WARMUP" -c "$CONNECTIONS" "${proxy_args[@]}" "$URL" > "$WORK/$target.warmup" 2>&1
-    hey -z "$DURATION" -c "$CONNECTIONS" "${proxy_args[@]}" "$URL" > "$WORK/$target.hey" 2>&1
+    measured_hey "$WORK/$target.hey" -z "$DURATION" -c "$CONNECTIONS" "${proxy_args[@]}" "$URL"
     # Every request on a new connection: a CONNECT (through a proxy) and a TLS handshake each.
-    hey -z "$DURATION" -c "$CONNECTIONS" -disable-keepalive "${proxy_args[@]}" "$URL" > "$WORK/$target-new.hey" 2>&1
+    measured_hey "$WORK/$target-new.hey" -z "$DURATION" -c "$CONNECTIONS" -disable-keepalive "${proxy_args[@]}" "$URL"
+    if [ "$target" = kagami-https ]; then
+        for handshake in full resumed; do
+            before=$(cpu_ticks "$pid")
+            python3 bench/proxy/tls_reconnect.py --proxy-port "$port" --port "$ORIGIN_PORT" --cafile "$WORK/kagami-ca/kagami-ca.pem" \
+                --count "$RESUMES" $([ "$handshake" = resumed ] && echo --resume) > "$WORK/reconnect-$handshake.txt"
+            printf '%s\t%s\t%s\n' "$handshake" "$(( $(cpu_ticks "$pid") - before ))" "$(cat "$WORK/reconnect-$handshake.txt")" >> "$WORK/reconnect.tsv"
+        done
+    fi
     peak=""
     if [ -n "$pid" ]; then
         peak=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$pid/status" 2>/dev/null || echo "")
@@ -77,32 +102,36 @@ done
 DATE=$(date -u +%F)
 HEY_VERSION=$(dpkg-query -W -f='${Version}' hey 2>/dev/null || echo unknown)
 mkdir -p bench/results
-python3 - "$RESULTS" > "bench/results/proxy-https-$DATE.md" <<PY
+python3 - "$RESULTS" "$WORK/reconnect.tsv" > "bench/results/proxy-https-$DATE.md" <<PY
 import re, sys
 rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]
+reconnects = [line.split() for line in open(sys.argv[2])]
 def parse(path):
     text = open(path).read()
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
     lat = {p: float(v) * 1000 for p, v in re.findall(r"(\d+)% in ([\d.]+) secs", text)}
     codes = dict(re.findall(r"\[(\d+)\]\s+(\d+) responses", text))
     errors = re.findall(r"\[\d+\]\s+(Get .*)", text)
-    return rps, lat, codes, errors
+    proxy, origin, hey = open(path + ".cpu").read().split()
+    return rps, lat, codes, errors, (int(proxy) / $CLOCK_TICKS, int(origin) / $CLOCK_TICKS, float(hey))
 print("# HTTPS interception benchmark, $DATE\n")
 print("- Machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(date -u '+%F %H:%M UTC'), load at end $(cut -d' ' -f1-3 /proc/loadavg)")
 print("- Tools: $(nginx -v 2>&1 | sed 's/.*: //'); hey $HEY_VERSION; mitmproxy $MITMPROXY_VERSION; kagami $KAGAMI_BUILD at $(git rev-parse --short HEAD 2>/dev/null || echo unknown)")
 print("- Settings: hey -z $DURATION -c $CONNECTIONS (after a $WARMUP warm-up), GET of a $BYTES-byte file over TLS from nginx; proxies decrypt (CONNECT + their own certificate), verify the origin against its test CA, and capture (Kagami into a session file, mitmdump in memory)")
 print("- Command: \`bench/proxy/https.sh\`; load generator, origin and proxies share the same cores\n")
 print("Each target is measured with connections kept alive, then with a new connection (CONNECT and TLS handshakes) per request; peak RSS and flows recorded cover both.\n")
-print("| target | connections | req/s | p50 ms | p99 ms | 2xx | errors | peak RSS MB | flows recorded |")
-print("|---|---|--:|--:|--:|--:|--:|--:|--:|")
+print("CPU per request is each process's CPU time over the run (/proc, and the shell's \`time\` for hey) divided by the requests answered: less disturbed by other work on the machine than req/s.\n")
+print("| target | connections | req/s | p50 ms | p99 ms | 2xx | errors | CPU per request, µs: proxy / origin / hey | peak RSS MB | flows recorded |")
+print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
 found = {}
 for target, kept, new, peak, recorded in rows:
     peak_mb = f"{int(peak) / 1024:.1f}" if peak else ""
     for connections, path in (("kept alive", kept), ("new per request", new)):
-        rps, lat, codes, errors = parse(path)
+        rps, lat, codes, errors, cpu = parse(path)
         found[(target, connections)] = rps
         ok = sum(int(n) for c, n in codes.items() if c.startswith("2"))
-        print(f"| {target} | {connections} | {rps:,.0f} | {lat.get('50', 0):.2f} | {lat.get('99', 0):.2f} | {ok:,} | {len(errors)} | {peak_mb} | {recorded} |")
+        per_request = " / ".join("–" if seconds == 0 and index == 0 else f"{seconds / max(ok, 1) * 1e6:.0f}" for index, seconds in enumerate(cpu))
+        print(f"| {target} | {connections} | {rps:,.0f} | {lat.get('50', 0):.2f} | {lat.get('99', 0):.2f} | {ok:,} | {len(errors)} | {per_request} | {peak_mb} | {recorded} |")
 print()
 for connections in ("kept alive", "new per request"):
     kagami = found.get(("kagami-https", connections))
@@ -110,5 +139,11 @@ for connections in ("kept alive", "new per request"):
         print(f"- {connections}: kagami-https / mitmdump-https: {kagami / found[('mitmdump-https', connections)]:.2f}× (target ≥ 20×)")
     if kagami and found.get(("nginx-direct-https", connections)):
         print(f"- {connections}: kagami-https / nginx-direct-https (the load generator's ceiling without a proxy): {kagami / found[('nginx-direct-https', connections)]:.2f}×")
+print()
+print("Kagami's CPU time per connection, $RESUMES connections one after the other from Python's ssl (CONNECT, TLS, one GET each):\n")
+print("| handshake | Kagami CPU per connection | 200s | sessions resumed |")
+print("|---|--:|--:|--:|")
+for handshake, ticks, ok, resumed in reconnects:
+    print(f"| {handshake} | {int(ticks) / $CLOCK_TICKS / $RESUMES * 1e6:.0f} µs | {int(ok):,} | {int(resumed):,} |")
 PY
 cat "bench/results/proxy-https-$DATE.md"

@@ -94,24 +94,10 @@ memory_kb() {
     done
     echo "$total"
 }
-# CPU time in clock ticks: of the given processes, summed (utime + stime of each /proc/PID/stat;
-# nginx's master and workers are listed one by one), and of the whole machine (user, nice, system, irq and softirq of /proc/stat: every process and the
-# kernel's own work, such as writing dirty pages back).
-cpu_ticks() {
-    local total=0 pid value
-    for pid in $1; do
-        value=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | awk '{ print $12 + $13 }' || echo 0)
-        total=$((total + ${value:-0}))
-    done
-    echo "$total"
-}
+# CPU time in clock ticks of the whole machine (user, nice, system, irq and softirq of /proc/stat:
+# every process and the kernel's own work, such as writing dirty pages back); cpu_ticks, of
+# given processes, is in common.sh.
 machine_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
-CLOCK_TICKS=$(getconf CLK_TCK)
-nginx_pids() {
-    local master
-    master=$(cat "$WORK/$1/nginx.pid")
-    echo "$master $(pgrep -P "$master" | tr '\n' ' ')"
-}
 
 # Starts the proxy for one run and sets PROXY_PID, PROXY_URL_PORT.
 start_proxy() {
