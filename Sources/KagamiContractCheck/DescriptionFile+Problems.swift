@@ -112,8 +112,6 @@ struct WrittenExampleCheck {
         // The same value under the same schema says the same thing: once per place it is written.
         guard checked.insert(Pair(schema: known.number, example: location)).inserted,
               let error = known.schema.schema?.validate(value).errors.first else { return }
-        let place = error.instanceLocation.isEmpty ? "" : " at \(error.instanceLocation)"
-        let keyword = error.keyword.isEmpty ? "" : " (\(error.keyword))"
-        problems.append(Annotation(.warning, "\(subject) is refused by its schema\(place): \(error.message)\(keyword)", at: location))
+        problems.append(.refusedExample(subject, error, at: location))
     }
 }

@@ -28,7 +28,9 @@ public struct DescriptionFile: Sendable {
     public let contract: APIContract
 
     /// `progress` hears how far reading has got (for a display while a large file is read).
-    public init(path: String, progress: ReadingProgress.Report? = nil) throws(ReadError) {
+    /// `checksSchemaExamples`: lint's check of the examples an OpenAPI schema writes of itself
+    /// (`OpenAPIReader.parse`), its findings among the contract's annotations.
+    public init(path: String, checksSchemaExamples: Bool = false, progress: ReadingProgress.Report? = nil) throws(ReadError) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw .unreadable(path: path, reason: "no such file")
@@ -36,7 +38,7 @@ public struct DescriptionFile: Sendable {
         if isDirectory.boolValue {
             throw .unreadable(path: path, reason: "it is a directory; give the description file (.apib, .md, .yaml, .yml, .json)")
         }
-        self.init(text: try Self.text(ofFile: path), path: path, progress: progress)
+        self.init(text: try Self.text(ofFile: path), path: path, checksSchemaExamples: checksSchemaExamples, progress: progress)
     }
 
     /// The file's text. Read in a function of its own so that the bytes are let go before the
@@ -71,12 +73,15 @@ public struct DescriptionFile: Sendable {
     }
 
     /// Text given directly; the format is detected from `path`'s extension and the text when nil.
-    public init(text: consuming String, format: Format? = nil, path: String = "<string>", progress: ReadingProgress.Report? = nil) {
+    public init(
+        text: consuming String, format: Format? = nil, path: String = "<string>", checksSchemaExamples: Bool = false,
+        progress: ReadingProgress.Report? = nil
+    ) {
         self.path = path
         let format = format ?? (Self.isOpenAPI(path: path, text: text) ? .openAPI : .apiBlueprint)
         self.format = format
         if format == .openAPI {
-            contract = OpenAPIReader.parse(consume text, progress: progress)
+            contract = OpenAPIReader.parse(consume text, checksSchemaExamples: checksSchemaExamples, progress: progress)
         } else {
             progress?(ReadingProgress(stage: "parsing"))
             contract = BlueprintParser.parse(text)

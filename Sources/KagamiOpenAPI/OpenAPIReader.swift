@@ -32,9 +32,11 @@ public enum OpenAPIReader {
     /// document is read through OpenAPIKit.
     /// The text is let go once parsed (given the last copy, a large description's text is not
     /// held while its operations are read).
+    /// `checksSchemaExamples`: the examples schemas write of themselves are checked against
+    /// them, each one refused a warning (lint's; `SchemaExampleCheck`).
     public static func parse(
         _ text: consuming String, minimumPathsApart: Int = pathsDecodedApart, reading: PathReading = .fromValues,
-        progress: ReadingProgress.Report? = nil
+        checksSchemaExamples: Bool = false, progress: ReadingProgress.Report? = nil
     ) -> APIContract {
         progress?(ReadingProgress(stage: "parsing"))
         let document: OpenAPISource.Document
@@ -46,16 +48,27 @@ public enum OpenAPIReader {
         guard let swagger = document.swagger else {
             // A walk of the whole document, on another core while the rest is decoded.
             let references = ReferenceProblemsAside(in: document.value, locator: document.locator)
-            return parse(document.value, locator: document.locator, references: references, minimumPathsApart: minimumPathsApart, reading: reading, progress: progress)
+            var contract = parse(document.value, locator: document.locator, references: references, minimumPathsApart: minimumPathsApart, reading: reading, progress: progress)
+            if checksSchemaExamples { contract.annotations += schemaExampleProblems(document, contract: contract) }
+            return contract
         }
         // A 2.0 document's references are checked as the 2.0 text writes them.
         let references = ReferenceProblemsAside(in: swagger.original, locator: swagger.locator)
         var contract = parse(document.value, locator: document.locator, references: references, minimumPathsApart: minimumPathsApart, reading: reading, progress: progress)
+        if checksSchemaExamples { contract.annotations += schemaExampleProblems(document, contract: contract) }
         contract.format = .swagger20
         contract.metadata = contract.metadata.map { $0.name == "openapi" ? MetadataEntry(name: "swagger", value: "2.0") : $0 }
         contract.annotations = swagger.problems + contract.annotations
         contract.readingNotes = swagger.notes
         return contract
+    }
+
+    /// The schema examples `SchemaExampleCheck` finds refused, for a document read without
+    /// errors that keep it from use (with those, the schemas' forms are not all there).
+    private static func schemaExampleProblems(_ document: OpenAPISource.Document, contract: APIContract) -> [Annotation] {
+        guard !contract.annotations.contains(where: \.blocksUse) else { return [] }
+        return SchemaExampleCheck.problems(
+            in: document.value, locator: document.locator, components: contract.dataStructures, isSwagger: document.swagger != nil)
     }
 
     private static func parse(
