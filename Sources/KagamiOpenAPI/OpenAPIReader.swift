@@ -50,6 +50,7 @@ public enum OpenAPIReader {
             let references = ReferenceProblemsAside(in: document.value, locator: document.locator)
             var contract = parse(document.value, locator: document.locator, references: references, minimumPathsApart: minimumPathsApart, reading: reading, progress: progress)
             if checksSchemaExamples { contract.annotations += schemaExampleProblems(document, contract: contract) }
+            contract.readingNotes += references.notes
             return contract
         }
         // A 2.0 document's references are checked as the 2.0 text writes them.
@@ -130,24 +131,33 @@ public enum OpenAPIReader {
     }
 
     /// Every `$ref` inside the document that points nowhere, named, where it is written.
-    /// References to other files are not followed: a warning says so.
-    static func referenceProblems(in document: JSONValue, locator: SourceLocator) -> [Annotation] {
-        unresolvedReferences(document).map { path, reference, kind in
+    /// References to other files are not followed: a warning says so. An example's
+    /// `externalValue` is not fetched either (a description is read without network access):
+    /// a note says so, since that example is then neither checked nor served.
+    static func referenceProblems(in document: JSONValue, locator: SourceLocator) -> (problems: [Annotation], notes: [ConversionNote]) {
+        var problems: [Annotation] = []
+        var notes: [ConversionNote] = []
+        for (path, reference, kind) in unresolvedReferences(document) {
             switch kind {
+            case .externalValue:
+                notes.append(ConversionNote(
+                    "example '\(path.last ?? "")' is given as externalValue '\(reference)', which is not fetched (a description is read without network access): it is not checked against its schema, and the mock does not serve it",
+                    at: locator.location(of: path + ["externalValue"])))
             case .dangling:
-                Annotation(
+                problems.append(Annotation(
                     .error, "unresolvable reference '\(reference)': nothing in the document is at that path",
-                    at: locator.location(of: path + ["$ref"]))
+                    at: locator.location(of: path + ["$ref"])))
             case .external:
-                Annotation(
+                problems.append(Annotation(
                     .warning, "reference '\(reference)' points outside the document; it is not followed",
-                    at: locator.location(of: path + ["$ref"]))
+                    at: locator.location(of: path + ["$ref"])))
             case .mapping(let key):
-                Annotation(
+                problems.append(Annotation(
                     .error, "discriminator mapping '\(key)' names '\(reference)': no schema of the document is there",
-                    at: locator.location(of: path + ["discriminator", "mapping", key]))
+                    at: locator.location(of: path + ["discriminator", "mapping", key])))
             }
         }
+        return (problems, notes)
     }
 
     /// The value at a JSON pointer (RFC 6901, percent-decoded as in a URI fragment).
