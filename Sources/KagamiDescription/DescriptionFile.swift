@@ -119,13 +119,32 @@ public struct DescriptionFile: Sendable {
         }
     }
 
+    /// One problem or note of a description, where it is written: what lint prints as a line
+    /// and what `kagami contract --json` lists under `diagnostics`.
+    public struct Diagnostic: Sendable, Hashable {
+        public var file: String
+        public var line: Int
+        public var column: Int
+        /// `error`, `warning` or `note`.
+        public var severity: String
+        public var message: String
+
+        /// `file:line:col: severity: message`, the form editors and CI logs understand.
+        public var text: String { "\(file):\(line):\(column): \(severity): \(message)" }
+    }
+
     /// `file:line:col: severity: message`, the form editors and CI logs understand.
     /// Sorted by position, each once. `adding`: problems found beyond the reader's (a URI
     /// template the router cannot compile). `onlyErrors`: the errors that keep a tool from
     /// using the description (not those confined to one example); otherwise the reading's
     /// notes (`APIContract.readingNotes`) too, as `note` lines.
     public func diagnostics(onlyErrors: Bool = false, adding extra: [Annotation] = []) -> [String] {
-        var seen: Set<String> = []
+        diagnosticEntries(onlyErrors: onlyErrors, adding: extra).map(\.text)
+    }
+
+    /// `diagnostics(onlyErrors:adding:)` as values.
+    public func diagnosticEntries(onlyErrors: Bool = false, adding extra: [Annotation] = []) -> [Diagnostic] {
+        var seen: Set<Diagnostic> = []
         let problems = (contract.annotations + extra)
             .filter { !onlyErrors || $0.blocksUse }
             .map { ($0.sourceLocation, $0.severity.rawValue, $0.message) }
@@ -140,7 +159,7 @@ public struct DescriptionFile: Sendable {
             }
             .map { _, entry in
                 let (location, severity, message) = entry
-                return "\(path):\(location?.line ?? 1):\(location?.column ?? 1): \(severity): \(message)"
+                return Diagnostic(file: path, line: location?.line ?? 1, column: location?.column ?? 1, severity: severity, message: message)
             }
             .filter { seen.insert($0).inserted }
     }
