@@ -238,6 +238,10 @@ public struct Action: Sendable, Hashable, Codable {
     /// said). nil where the format has no such notion (API Blueprint): a POST, PUT or PATCH
     /// whose description shows a request body is then expected to send one.
     public var requestBodyRequired: Bool?
+    /// The credentials a request must carry (OpenAPI's `security`, the operation's or the
+    /// document's): each element one alternative, all of whose credentials are sent. nil when
+    /// the operation asks for none (no requirement, or an empty one making them optional).
+    public var security: [[Credential]]?
     public var sourceLocation: SourceLocation?
 
     public init(

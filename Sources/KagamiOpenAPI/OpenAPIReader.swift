@@ -51,17 +51,56 @@ public enum OpenAPIReader {
             var contract = parse(document.value, locator: document.locator, references: references, minimumPathsApart: minimumPathsApart, reading: reading, progress: progress)
             if checksSchemaExamples { contract.annotations += schemaExampleProblems(document, contract: contract) }
             contract.readingNotes += references.notes
+            readSecurity(of: document.value, into: &contract)
             return contract
         }
         // A 2.0 document's references are checked as the 2.0 text writes them.
         let references = ReferenceProblemsAside(in: swagger.original, locator: swagger.locator)
         var contract = parse(document.value, locator: document.locator, references: references, minimumPathsApart: minimumPathsApart, reading: reading, progress: progress)
         if checksSchemaExamples { contract.annotations += schemaExampleProblems(document, contract: contract) }
+        readSecurity(of: document.value, into: &contract)
         contract.format = .swagger20
         contract.metadata = contract.metadata.map { $0.name == "openapi" ? MetadataEntry(name: "swagger", value: "2.0") : $0 }
         contract.annotations = swagger.problems + contract.annotations
         contract.readingNotes = swagger.notes
         return contract
+    }
+
+    /// Each operation's `security` (its own, else the document's) as the credentials its
+    /// schemes put in a request (`Action.security`). A requirement naming a scheme whose
+    /// credential a request can't be seen to carry (mutual TLS) asks for none: the client may
+    /// be using it.
+    static func readSecurity(of document: JSONValue, into contract: inout APIContract) {
+        guard let schemes = document["components"]?["securitySchemes"]?.objectValue, !schemes.isEmpty,
+              let paths = document["paths"]?.objectValue else { return }
+        let shared = credentials(document["security"], schemes: schemes)
+        for group in contract.groups.indices {
+            for resource in contract.groups[group].resources.indices {
+                guard let item = paths[contract.groups[group].resources[resource].uriTemplate] else { continue }
+                for action in contract.groups[group].resources[resource].actions.indices {
+                    let method = contract.groups[group].resources[resource].actions[action].method.lowercased()
+                    let own = item[method]?["security"]
+                    contract.groups[group].resources[resource].actions[action].security = own.map { credentials($0, schemes: schemes) } ?? shared
+                }
+            }
+        }
+    }
+
+    /// The alternatives of a list of security requirements; nil when one of them asks for
+    /// nothing the mock can see.
+    static func credentials(_ requirements: JSONValue?, schemes: JSONObject) -> [[Credential]]? {
+        guard case .array(let alternatives)? = requirements, !alternatives.isEmpty else { return nil }
+        var result: [[Credential]] = []
+        for alternative in alternatives {
+            guard case .object(let names) = alternative, !names.isEmpty else { return nil }
+            var all: [Credential] = []
+            for (name, _) in names {
+                guard let definition = schemes[name], let credential = Credential(scheme: name, definition: definition) else { return nil }
+                all.append(credential)
+            }
+            result.append(all)
+        }
+        return result
     }
 
     /// The schema examples `SchemaExampleCheck` finds refused, for a document read without
