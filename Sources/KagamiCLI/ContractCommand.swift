@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KagamiDescription
 import KagamiFlow
+import KagamiJSON
 import KagamiOutput
 
 /// `kagami contract FILE --json`: shows exactly what Kagami understood of a description.
@@ -22,7 +23,7 @@ struct ContractCommand: ParsableCommand {
         let description = try DescriptionFile.readOrExit(path: file)
         let contract = description.contract
         if json {
-            print(contract.jsonValue.serialized(.prettyPrinted))
+            print(Self.json(description).serialized(.prettyPrinted))
         } else {
             print(contract.name.isEmpty ? "(unnamed API)" : contract.name)
             for action in contract.actions {
@@ -33,5 +34,19 @@ struct ContractCommand: ParsableCommand {
         let lines = description.diagnostics()
         if !lines.isEmpty { Console.error(lines.joined(separator: "\n") + "\n") }
         if !contract.errors.isEmpty { throw ExitCode(1) }
+    }
+
+    /// The contract's JSON with `diagnostics`: what is printed on standard error (the
+    /// reader's errors and warnings, its notes), each with its file, line, column, severity
+    /// and message, in the same order.
+    static func json(_ description: DescriptionFile) -> JSONValue {
+        guard case .object(var members) = description.contract.jsonValue else { return description.contract.jsonValue }
+        members["diagnostics"] = .array(description.diagnosticEntries().map { entry in
+            [
+                "file": .string(entry.file), "line": .integer(entry.line), "column": .integer(entry.column),
+                "severity": .string(entry.severity), "message": .string(entry.message),
+            ]
+        })
+        return .object(members)
     }
 }

@@ -21,7 +21,7 @@ struct LintCommand: ParsableCommand {
     var file: String
 
     func run() throws {
-        let report = Self.report(try DescriptionFile.readOrExit(path: file, showingProgress: true))
+        let report = Self.report(try DescriptionFile.readOrExit(path: file, showingProgress: true, checksSchemaExamples: true))
         print(report.lines.joined(separator: "\n"))
         if report.hasErrors { throw ExitCode(1) }
     }

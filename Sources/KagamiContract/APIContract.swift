@@ -1,6 +1,7 @@
 // The neutral contract model every description format is read into; the mock server,
 // the docs page and the contract check speak only this.
 import KagamiJSON
+import struct KagamiJSONSchema.JSONSchemaValidationError
 
 /// Which description format a contract was read from.
 public enum ContractFormat: String, Sendable, Hashable, Codable {
@@ -51,6 +52,15 @@ public struct Annotation: Sendable, Hashable, Codable {
         self.severity = severity
         self.message = message
         self.sourceLocation = location
+    }
+
+    /// A warning at an example the description writes that its schema refuses: the first
+    /// value refused, where it is in the example, and why. The one wording of lint's example
+    /// findings, whichever kind of example (a body's, a parameter's, a schema's own).
+    public static func refusedExample(_ subject: String, _ error: JSONSchemaValidationError, at location: SourceLocation?) -> Annotation {
+        let place = error.instanceLocation.isEmpty ? "" : " at \(error.instanceLocation)"
+        let keyword = error.keyword.isEmpty ? "" : " (\(error.keyword))"
+        return Annotation(.warning, "\(subject) is refused by its schema\(place): \(error.message)\(keyword)", at: location)
     }
 }
 
@@ -228,6 +238,10 @@ public struct Action: Sendable, Hashable, Codable {
     /// said). nil where the format has no such notion (API Blueprint): a POST, PUT or PATCH
     /// whose description shows a request body is then expected to send one.
     public var requestBodyRequired: Bool?
+    /// The credentials a request must carry (OpenAPI's `security`, the operation's or the
+    /// document's): each element one alternative, all of whose credentials are sent. nil when
+    /// the operation asks for none (no requirement, or an empty one making them optional).
+    public var security: [[Credential]]?
     public var sourceLocation: SourceLocation?
 
     public init(

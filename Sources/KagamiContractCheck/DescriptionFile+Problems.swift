@@ -22,20 +22,24 @@ extension DescriptionFile {
     /// request example writeOnly ones. Examples written from the schema are not looked at.
     static func exampleProblems(_ routes: OperationRoutes) -> [Annotation] {
         // Compiling the schemas is most of the cost: a large description's routes are shared
-        // out over the cores, each share with its own (schema, example) pairs.
+        // out over the cores, each share with its own (schema, example) pairs. In document
+        // order: the operations that use a schema are written near one another, so each share
+        // holds only the schemas of its last operations compiled (`WrittenExampleCheck`).
         let all = routes.routes
+        let order = all.indices.sorted { all[$0].documentOrder < all[$1].documentOrder }
         let shares = min(ProcessInfo.processInfo.activeProcessorCount, 8, max(1, all.count / 256))
         let results = Mutex<[[Annotation]]>(Array(repeating: [], count: shares))
         DispatchQueue.concurrentPerform(iterations: shares) { share in
-            let problems = exampleProblems(all[(all.count * share / shares)..<(all.count * (share + 1) / shares)])
+            let problems = exampleProblems(order[(order.count * share / shares)..<(order.count * (share + 1) / shares)], of: all)
             results.withLock { $0[share] = problems }
         }
         return results.withLock { $0.flatMap { $0 } }
     }
 
-    private static func exampleProblems(_ routes: ArraySlice<OperationRoute>) -> [Annotation] {
+    private static func exampleProblems(_ indices: ArraySlice<Int>, of routes: [OperationRoute]) -> [Annotation] {
         var check = WrittenExampleCheck()
-        for route in routes {
+        for index in indices {
+            let route = routes[index]
             for parameter in route.action.parameters {
                 guard let written = parameter.writtenExample, let schema = route.parameterSchemaSources[parameter.name] else { continue }
                 check.check(written.value, at: written.location, against: schema, direction: .request, naming: "the example of \(parameter.location.rawValue) parameter '\(parameter.name)'")
@@ -67,14 +71,21 @@ extension DescriptionFile {
 }
 
 /// Checks examples against their schemas for lint: each distinct (schema, example) pair once,
-/// each distinct schema compiled once (a component's schema and example are used by many
-/// operations of a large description), with the routes' own compiled schemas.
+/// each distinct schema compiled once while the operations near one another that use it are
+/// checked (a component's schema and example are used by many operations of a large
+/// description). The compiled schemas are not kept in the routes: a large description's
+/// thousands of them held at once were most of lint's peak memory.
 struct WrittenExampleCheck {
     var problems: [Annotation] = []
     /// The first route schema seen for each schema and direction, and its number.
     private var schemas: [SchemaKey: (number: Int, schema: RouteSchema)] = [:]
     /// (schema number, where the example is written) pairs already checked.
     private var checked: Set<Pair> = []
+    /// The schemas compiled last, by number, at most `recentLimit`; `recentOrder` the numbers
+    /// from the oldest.
+    private var recent: [Int: JSONSchema?] = [:]
+    private var recentOrder: [Int] = []
+    private static let recentLimit = 128
 
     /// A body's schema by its `$ref` or, written in place, by where it is written: comparing
     /// whole schemas cost more than the checks. Other schemas (a parameter's, a header's) are
@@ -111,9 +122,17 @@ struct WrittenExampleCheck {
         if known.number == count { schemas[key] = known }
         // The same value under the same schema says the same thing: once per place it is written.
         guard checked.insert(Pair(schema: known.number, example: location)).inserted,
-              let error = known.schema.schema?.validate(value).errors.first else { return }
-        let place = error.instanceLocation.isEmpty ? "" : " at \(error.instanceLocation)"
-        let keyword = error.keyword.isEmpty ? "" : " (\(error.keyword))"
-        problems.append(Annotation(.warning, "\(subject) is refused by its schema\(place): \(error.message)\(keyword)", at: location))
+              let error = compiled(known.number, known.schema)?.validate(value).errors.first else { return }
+        problems.append(.refusedExample(subject, error, at: location))
+    }
+
+    /// Schema `number` compiled, from the recent ones or anew (the oldest let go).
+    private mutating func compiled(_ number: Int, _ source: RouteSchema) -> JSONSchema? {
+        if let known = recent[number] { return known }
+        let schema = source.compiledWithoutKeeping
+        if recentOrder.count == Self.recentLimit { recent.removeValue(forKey: recentOrder.removeFirst()) }
+        recent[number] = .some(schema)
+        recentOrder.append(number)
+        return schema
     }
 }

@@ -31,6 +31,13 @@ final class RouteSchema: Sendable {
             return outcome
         }
     }
+
+    /// The schema compiled for a use that doesn't keep it (lint's example check): the one
+    /// compiled already when there is one, else compiled anew and not kept here.
+    var compiledWithoutKeeping: JSONSchema? {
+        if let outcome = compiled.withLock({ $0 }) { return outcome }
+        return try? JSONSchema(compiling: source, options: options)
+    }
 }
 
 /// One action of the description, ready to match requests and check messages.

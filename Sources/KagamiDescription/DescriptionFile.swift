@@ -28,7 +28,9 @@ public struct DescriptionFile: Sendable {
     public let contract: APIContract
 
     /// `progress` hears how far reading has got (for a display while a large file is read).
-    public init(path: String, progress: ReadingProgress.Report? = nil) throws(ReadError) {
+    /// `checksSchemaExamples`: lint's check of the examples an OpenAPI schema writes of itself
+    /// (`OpenAPIReader.parse`), its findings among the contract's annotations.
+    public init(path: String, checksSchemaExamples: Bool = false, progress: ReadingProgress.Report? = nil) throws(ReadError) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw .unreadable(path: path, reason: "no such file")
@@ -36,7 +38,7 @@ public struct DescriptionFile: Sendable {
         if isDirectory.boolValue {
             throw .unreadable(path: path, reason: "it is a directory; give the description file (.apib, .md, .yaml, .yml, .json)")
         }
-        self.init(text: try Self.text(ofFile: path), path: path, progress: progress)
+        self.init(text: try Self.text(ofFile: path), path: path, checksSchemaExamples: checksSchemaExamples, progress: progress)
     }
 
     /// The file's text. Read in a function of its own so that the bytes are let go before the
@@ -71,12 +73,15 @@ public struct DescriptionFile: Sendable {
     }
 
     /// Text given directly; the format is detected from `path`'s extension and the text when nil.
-    public init(text: consuming String, format: Format? = nil, path: String = "<string>", progress: ReadingProgress.Report? = nil) {
+    public init(
+        text: consuming String, format: Format? = nil, path: String = "<string>", checksSchemaExamples: Bool = false,
+        progress: ReadingProgress.Report? = nil
+    ) {
         self.path = path
         let format = format ?? (Self.isOpenAPI(path: path, text: text) ? .openAPI : .apiBlueprint)
         self.format = format
         if format == .openAPI {
-            contract = OpenAPIReader.parse(consume text, progress: progress)
+            contract = OpenAPIReader.parse(consume text, checksSchemaExamples: checksSchemaExamples, progress: progress)
         } else {
             progress?(ReadingProgress(stage: "parsing"))
             contract = BlueprintParser.parse(text)
@@ -114,13 +119,32 @@ public struct DescriptionFile: Sendable {
         }
     }
 
+    /// One problem or note of a description, where it is written: what lint prints as a line
+    /// and what `kagami contract --json` lists under `diagnostics`.
+    public struct Diagnostic: Sendable, Hashable {
+        public var file: String
+        public var line: Int
+        public var column: Int
+        /// `error`, `warning` or `note`.
+        public var severity: String
+        public var message: String
+
+        /// `file:line:col: severity: message`, the form editors and CI logs understand.
+        public var text: String { "\(file):\(line):\(column): \(severity): \(message)" }
+    }
+
     /// `file:line:col: severity: message`, the form editors and CI logs understand.
     /// Sorted by position, each once. `adding`: problems found beyond the reader's (a URI
     /// template the router cannot compile). `onlyErrors`: the errors that keep a tool from
     /// using the description (not those confined to one example); otherwise the reading's
     /// notes (`APIContract.readingNotes`) too, as `note` lines.
     public func diagnostics(onlyErrors: Bool = false, adding extra: [Annotation] = []) -> [String] {
-        var seen: Set<String> = []
+        diagnosticEntries(onlyErrors: onlyErrors, adding: extra).map(\.text)
+    }
+
+    /// `diagnostics(onlyErrors:adding:)` as values.
+    public func diagnosticEntries(onlyErrors: Bool = false, adding extra: [Annotation] = []) -> [Diagnostic] {
+        var seen: Set<Diagnostic> = []
         let problems = (contract.annotations + extra)
             .filter { !onlyErrors || $0.blocksUse }
             .map { ($0.sourceLocation, $0.severity.rawValue, $0.message) }
@@ -135,7 +159,7 @@ public struct DescriptionFile: Sendable {
             }
             .map { _, entry in
                 let (location, severity, message) = entry
-                return "\(path):\(location?.line ?? 1):\(location?.column ?? 1): \(severity): \(message)"
+                return Diagnostic(file: path, line: location?.line ?? 1, column: location?.column ?? 1, severity: severity, message: message)
             }
             .filter { seen.insert($0).inserted }
     }

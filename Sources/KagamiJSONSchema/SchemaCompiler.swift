@@ -48,8 +48,6 @@ final class SchemaCompiler {
         func appending(_ tokens: String...) -> Location {
             Location(document: document, pointer: pointer + tokens)
         }
-
-        var key: String { document + "#" + JSONPointer.string(pointer) }
     }
 
     /// What holds at an indexed subschema: the base URI (its resource) and the dialect.
@@ -67,8 +65,9 @@ final class SchemaCompiler {
     private var resourceRoots: [String: Location] = [:]
     private var anchors: [String: Location] = [:]
     private var dynamicAnchors: [String: [String: Location]] = [:]
-    private var scopes: [String: Scope] = [:]
-    private var nodeIndexes: [String: Int] = [:]
+    /// By location itself, not by its `uri#pointer` text: no string is made per subschema.
+    private var scopes: [Location: Scope] = [:]
+    private var nodeIndexes: [Location: Int] = [:]
     private var nodes: [SchemaNode?] = []
     private var pending: [(index: Int, location: Location)] = []
     private var resourceIndexes: [String: Int] = [:]
@@ -176,7 +175,7 @@ final class SchemaCompiler {
             throw JSONSchemaCompileError(schemaLocation: display(location), message: "schema nested deeper than \(Self.maximumDepth) levels")
         }
         guard case .object(let object) = value else {
-            scopes[location.key] = Scope(base: base, resourceRoot: resourceRoot, dialect: dialect)
+            scopes[location] = Scope(base: base, resourceRoot: resourceRoot, dialect: dialect)
             return
         }
         var base = base
@@ -215,7 +214,7 @@ final class SchemaCompiler {
                 dynamicAnchors[base, default: [:]][anchor] = location
             }
         }
-        scopes[location.key] = Scope(base: base, resourceRoot: resourceRoot, dialect: dialect)
+        scopes[location] = Scope(base: base, resourceRoot: resourceRoot, dialect: dialect)
         for (keyword, child) in object {
             switch SubschemaShape.of(keyword, draft: dialect.draft) {
             case nil:
@@ -245,7 +244,7 @@ final class SchemaCompiler {
     /// unknown keyword); the subschema there is indexed when first used, under the scope of
     /// its nearest indexed ancestor.
     private func indexIfNeeded(_ location: Location) throws(JSONSchemaCompileError) {
-        guard scopes[location.key] == nil, let document = documents[location.document],
+        guard scopes[location] == nil, let document = documents[location.document],
               let value = JSONPointer.resolve(location.pointer, in: document) else { return }
         let scope = scope(of: location)
         try index(value, at: location, base: scope.base, resourceRoot: scope.resourceRoot, dialect: scope.dialect, depth: 0)
@@ -256,7 +255,7 @@ final class SchemaCompiler {
     private func scope(of location: Location) -> Scope {
         var pointer = location.pointer
         while true {
-            if let scope = scopes[Location(document: location.document, pointer: pointer).key] { return scope }
+            if let scope = scopes[Location(document: location.document, pointer: pointer)] { return scope }
             if pointer.isEmpty { break }
             pointer.removeLast()
         }
@@ -303,10 +302,10 @@ final class SchemaCompiler {
     // MARK: Nodes
 
     private func node(at location: Location) -> Int {
-        if let index = nodeIndexes[location.key] { return index }
+        if let index = nodeIndexes[location] { return index }
         let index = nodes.count
         nodes.append(nil)
-        nodeIndexes[location.key] = index
+        nodeIndexes[location] = index
         pending.append((index, location))
         return index
     }
@@ -330,7 +329,6 @@ final class SchemaCompiler {
             throw JSONSchemaCompileError(schemaLocation: display(location), message: "internal error: subschema vanished")
         }
         let scope = scope(of: location)
-        let relative = Array(location.pointer.dropFirst(scope.resourceRoot.count))
         let body: SchemaNode.Body
         var keywords: [CompiledKeyword] = []
         switch value {
@@ -348,7 +346,7 @@ final class SchemaCompiler {
                 message: "a schema must be an object or a boolean, found \(value.typeName)")
         }
         return SchemaNode(
-            body: body, resource: resourceIndex(scope.base), location: scope.base + "#" + JSONPointer.string(relative),
+            body: body, resource: resourceIndex(scope.base), base: scope.base, relative: location.pointer.dropFirst(scope.resourceRoot.count),
             keywords: keywords)
     }
 

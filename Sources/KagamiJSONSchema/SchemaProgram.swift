@@ -44,8 +44,14 @@ final class SchemaNode: Sendable {
 
     let body: Body
     let resource: Int
+    /// The node's resource URI and its pointer relative to the resource: the absolute location
+    /// is written only when an error names it (a string made for every node of every schema
+    /// compiled cost a large description's lint more than its errors ever needed).
+    private let base: String
+    private let relative: ArraySlice<String>
+
     /// Absolute location, `uri#pointer`, with the pointer relative to the resource.
-    let location: String
+    var location: String { base + "#" + JSONPointer.string(Array(relative)) }
     /// Keywords for every instance (type, enum, const, references, in-place applicators),
     /// evaluated first.
     let general: [CompiledKeyword]
@@ -56,10 +62,11 @@ final class SchemaNode: Sendable {
     let string: [CompiledKeyword]
     let number: [CompiledKeyword]
 
-    init(body: Body, resource: Int, location: String, keywords: [CompiledKeyword] = []) {
+    init(body: Body, resource: Int, base: String, relative: ArraySlice<String>, keywords: [CompiledKeyword] = []) {
         self.body = body
         self.resource = resource
-        self.location = location
+        self.base = base
+        self.relative = relative
         var general: [CompiledKeyword] = [], object: [CompiledKeyword] = [], array: [CompiledKeyword] = []
         var string: [CompiledKeyword] = [], number: [CompiledKeyword] = []
         for keyword in keywords {

@@ -67,9 +67,40 @@ struct MockResponder: Sendable {
         return ScenarioAnswers.emptied(response, emptying: emptying.emptied)
     }
 
+    /// Whether the request carries the credential: a mock has none to compare a value with, so
+    /// any value in its place does (in `Authorization`, with the scheme asked for).
+    static func carries(_ credential: Credential, _ request: FlowRequest, target: URITemplate.Target) -> Bool {
+        switch credential.place {
+        case .header(let name):
+            return !(request.headers[name] ?? "").isEmpty
+        case .query(let name):
+            return target.queryParameters.contains { $0.name == name && !($0.value ?? "").isEmpty }
+        case .cookie(let name):
+            return request.headers.cookies.contains { $0.name == name && !$0.value.isEmpty }
+        case .authorization(let scheme):
+            let parts = (request.headers["Authorization"] ?? "").split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+            guard let scheme else { return !parts.isEmpty }
+            return parts.count == 2 && parts[0].caseInsensitiveCompare(scheme) == .orderedSame
+                && !parts[1].trimmingCharacters(in: .whitespaces).isEmpty
+        }
+    }
+
     private func respond(to request: MockRequest, route: OperationRoute, match: URITemplate.Match, target: URITemplate.Target) -> MockResponse {
         let action = route.action
         let body = request.body.isEmpty ? nil : (try? JSONValue(parsing: request.body))
+        // Credentials before the rest, as a server reads them first.
+        if validates, let security = action.security {
+            let flowRequest = request.flowRequest
+            if !security.contains(where: { $0.allSatisfy { Self.carries($0, flowRequest, target: target) } }) {
+                if let own = ResponseSelection.documented(status: 401, in: action.examples, request: request) {
+                    return render(own, route: route)
+                }
+                let wanted = security.map { $0.map(\.placeDescription).joined(separator: " and ") }.joined(separator: ", or ")
+                return .problem(
+                    status: 401, type: "urn:kagami:mock:no-credentials", title: "Unauthorized",
+                    detail: "\(action.method) \(action.uriTemplate) asks for credentials: \(wanted).")
+            }
+        }
         if validates {
             let violations = RequestCheck.violations(of: request.flowRequest, route: route, match: match, target: target, body: body)
             if !violations.isEmpty {

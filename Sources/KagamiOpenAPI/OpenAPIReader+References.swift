@@ -9,14 +9,14 @@ import Synchronization
 /// goes on: a walk of the whole document (half a second of a 50 MB description) that the
 /// decoding of its other parts need not wait for.
 final class ReferenceProblemsAside: Sendable {
-    private let found = Mutex<[Annotation]>([])
+    private let found = Mutex<(problems: [Annotation], notes: [ConversionNote])>(([], []))
     private let walked = DispatchGroup()
 
     init(in document: JSONValue, locator: SourceLocator) {
         walked.enter()
         DispatchQueue.global().async { [self] in
-            let problems = OpenAPIReader.referenceProblems(in: document, locator: locator)
-            found.withLock { $0 = problems }
+            let found = OpenAPIReader.referenceProblems(in: document, locator: locator)
+            self.found.withLock { $0 = found }
             walked.leave()
         }
     }
@@ -24,7 +24,13 @@ final class ReferenceProblemsAside: Sendable {
     /// The problems, once the walk has ended.
     var problems: [Annotation] {
         walked.wait()
-        return found.withLock { $0 }
+        return found.withLock { $0.problems }
+    }
+
+    /// The examples given as an `externalValue`, which are not fetched, once the walk has ended.
+    var notes: [ConversionNote] {
+        walked.wait()
+        return found.withLock { $0.notes }
     }
 }
 
@@ -37,6 +43,8 @@ extension OpenAPIReader {
         case external
         /// A discriminator's mapping entry (the key) whose schema is not in the document.
         case mapping(key: String)
+        /// An Example Object's `externalValue`: another document, never fetched.
+        case externalValue
     }
 
     /// Each `$ref` inside the document and each discriminator mapping target that points
@@ -46,13 +54,13 @@ extension OpenAPIReader {
             switch kind {
             case .dangling: (path + ["$ref"], reference)
             case .mapping(let key): (path + ["discriminator", "mapping", key], reference)
-            case .external: nil
+            case .external, .externalValue: nil
             }
         }
     }
 
-    /// Every reference that leads nowhere in the document, with the path of the object that
-    /// holds it. Example values are sample data, where `$ref` is just a key: not walked.
+    /// Every reference that leads nowhere in the document (an example's `externalValue`
+    /// among them), with the path of the object that holds it. Example values are sample data, where `$ref` is just a key: not walked.
     static func unresolvedReferences(_ document: JSONValue) -> [(path: [String], reference: String, kind: UnresolvedReference)] {
         var found: [(path: [String], reference: String, kind: UnresolvedReference)] = []
         // A document refers to the same few components thousands of times: each target is
@@ -74,6 +82,9 @@ extension OpenAPIReader {
                     }()) {
                         found.append((path, reference, .dangling))
                     }
+                }
+                if path.count >= 2, path[path.count - 2] == "examples", let external = members["externalValue"]?.stringValue {
+                    found.append((path, external, .externalValue))
                 }
                 for (key, target) in unresolvedMappings(members["discriminator"], in: document) {
                     found.append((path, target, .mapping(key: key)))

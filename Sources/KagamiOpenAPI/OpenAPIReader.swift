@@ -32,9 +32,11 @@ public enum OpenAPIReader {
     /// document is read through OpenAPIKit.
     /// The text is let go once parsed (given the last copy, a large description's text is not
     /// held while its operations are read).
+    /// `checksSchemaExamples`: the examples schemas write of themselves are checked against
+    /// them, each one refused a warning (lint's; `SchemaExampleCheck`).
     public static func parse(
         _ text: consuming String, minimumPathsApart: Int = pathsDecodedApart, reading: PathReading = .fromValues,
-        progress: ReadingProgress.Report? = nil
+        checksSchemaExamples: Bool = false, progress: ReadingProgress.Report? = nil
     ) -> APIContract {
         progress?(ReadingProgress(stage: "parsing"))
         let document: OpenAPISource.Document
@@ -46,16 +48,67 @@ public enum OpenAPIReader {
         guard let swagger = document.swagger else {
             // A walk of the whole document, on another core while the rest is decoded.
             let references = ReferenceProblemsAside(in: document.value, locator: document.locator)
-            return parse(document.value, locator: document.locator, references: references, minimumPathsApart: minimumPathsApart, reading: reading, progress: progress)
+            var contract = parse(document.value, locator: document.locator, references: references, minimumPathsApart: minimumPathsApart, reading: reading, progress: progress)
+            if checksSchemaExamples { contract.annotations += schemaExampleProblems(document, contract: contract) }
+            contract.readingNotes += references.notes
+            readSecurity(of: document.value, into: &contract)
+            return contract
         }
         // A 2.0 document's references are checked as the 2.0 text writes them.
         let references = ReferenceProblemsAside(in: swagger.original, locator: swagger.locator)
         var contract = parse(document.value, locator: document.locator, references: references, minimumPathsApart: minimumPathsApart, reading: reading, progress: progress)
+        if checksSchemaExamples { contract.annotations += schemaExampleProblems(document, contract: contract) }
+        readSecurity(of: document.value, into: &contract)
         contract.format = .swagger20
         contract.metadata = contract.metadata.map { $0.name == "openapi" ? MetadataEntry(name: "swagger", value: "2.0") : $0 }
         contract.annotations = swagger.problems + contract.annotations
         contract.readingNotes = swagger.notes
         return contract
+    }
+
+    /// Each operation's `security` (its own, else the document's) as the credentials its
+    /// schemes put in a request (`Action.security`). A requirement naming a scheme whose
+    /// credential a request can't be seen to carry (mutual TLS) asks for none: the client may
+    /// be using it.
+    static func readSecurity(of document: JSONValue, into contract: inout APIContract) {
+        guard let schemes = document["components"]?["securitySchemes"]?.objectValue, !schemes.isEmpty,
+              let paths = document["paths"]?.objectValue else { return }
+        let shared = credentials(document["security"], schemes: schemes)
+        for group in contract.groups.indices {
+            for resource in contract.groups[group].resources.indices {
+                guard let item = paths[contract.groups[group].resources[resource].uriTemplate] else { continue }
+                for action in contract.groups[group].resources[resource].actions.indices {
+                    let method = contract.groups[group].resources[resource].actions[action].method.lowercased()
+                    let own = item[method]?["security"]
+                    contract.groups[group].resources[resource].actions[action].security = own.map { credentials($0, schemes: schemes) } ?? shared
+                }
+            }
+        }
+    }
+
+    /// The alternatives of a list of security requirements; nil when one of them asks for
+    /// nothing the mock can see.
+    static func credentials(_ requirements: JSONValue?, schemes: JSONObject) -> [[Credential]]? {
+        guard case .array(let alternatives)? = requirements, !alternatives.isEmpty else { return nil }
+        var result: [[Credential]] = []
+        for alternative in alternatives {
+            guard case .object(let names) = alternative, !names.isEmpty else { return nil }
+            var all: [Credential] = []
+            for (name, _) in names {
+                guard let definition = schemes[name], let credential = Credential(scheme: name, definition: definition) else { return nil }
+                all.append(credential)
+            }
+            result.append(all)
+        }
+        return result
+    }
+
+    /// The schema examples `SchemaExampleCheck` finds refused, for a document read without
+    /// errors that keep it from use (with those, the schemas' forms are not all there).
+    private static func schemaExampleProblems(_ document: OpenAPISource.Document, contract: APIContract) -> [Annotation] {
+        guard !contract.annotations.contains(where: \.blocksUse) else { return [] }
+        return SchemaExampleCheck.problems(
+            in: document.value, locator: document.locator, components: contract.dataStructures, isSwagger: document.swagger != nil)
     }
 
     private static func parse(
@@ -117,24 +170,33 @@ public enum OpenAPIReader {
     }
 
     /// Every `$ref` inside the document that points nowhere, named, where it is written.
-    /// References to other files are not followed: a warning says so.
-    static func referenceProblems(in document: JSONValue, locator: SourceLocator) -> [Annotation] {
-        unresolvedReferences(document).map { path, reference, kind in
+    /// References to other files are not followed: a warning says so. An example's
+    /// `externalValue` is not fetched either (a description is read without network access):
+    /// a note says so, since that example is then neither checked nor served.
+    static func referenceProblems(in document: JSONValue, locator: SourceLocator) -> (problems: [Annotation], notes: [ConversionNote]) {
+        var problems: [Annotation] = []
+        var notes: [ConversionNote] = []
+        for (path, reference, kind) in unresolvedReferences(document) {
             switch kind {
+            case .externalValue:
+                notes.append(ConversionNote(
+                    "example '\(path.last ?? "")' is given as externalValue '\(reference)', which is not fetched (a description is read without network access): it is not checked against its schema, and the mock does not serve it",
+                    at: locator.location(of: path + ["externalValue"])))
             case .dangling:
-                Annotation(
+                problems.append(Annotation(
                     .error, "unresolvable reference '\(reference)': nothing in the document is at that path",
-                    at: locator.location(of: path + ["$ref"]))
+                    at: locator.location(of: path + ["$ref"])))
             case .external:
-                Annotation(
+                problems.append(Annotation(
                     .warning, "reference '\(reference)' points outside the document; it is not followed",
-                    at: locator.location(of: path + ["$ref"]))
+                    at: locator.location(of: path + ["$ref"])))
             case .mapping(let key):
-                Annotation(
+                problems.append(Annotation(
                     .error, "discriminator mapping '\(key)' names '\(reference)': no schema of the document is there",
-                    at: locator.location(of: path + ["discriminator", "mapping", key]))
+                    at: locator.location(of: path + ["discriminator", "mapping", key])))
             }
         }
+        return (problems, notes)
     }
 
     /// The value at a JSON pointer (RFC 6901, percent-decoded as in a URI fragment).

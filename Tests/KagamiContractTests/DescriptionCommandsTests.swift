@@ -3,6 +3,7 @@ import Foundation
 @testable import KagamiCLI
 import KagamiContract
 import KagamiDescription
+import KagamiJSON
 import KagamiTesting
 import Testing
 
@@ -40,5 +41,33 @@ import Testing
 
     @Test func unreadableFileExitsWithStatusTwo() {
         #expect(throws: ExitCode(2)) { try ContractCommand.parse(["/nonexistent/api.apib", "--json"]).run() }
+    }
+
+    /// `kagami contract --json` lists under `diagnostics` what it prints on standard error: a
+    /// Swagger 2.0 reading note and a Blueprint warning, each with file, line, column,
+    /// severity and message, in the same order as the lines.
+    @Test func contractJSONCarriesTheReadingNotesAndWarnings() async throws {
+        let kagami = try CommandLineClient.kagami()
+        let swaggerText = OpenAPIReaderTests.fixture("uploads-2.0.yaml")
+        let swagger = try Self.write(swaggerText, named: "uploads.yaml")
+        let tsvLine = try #require(SwaggerReadingTests.line(of: "collectionFormat: tsv", in: swaggerText))
+        let blueprint = try Self.write("# API\n\n## Notes [/notes]\n\n### List [GET]\n\n+ Response 200\n\n+ Nonsense here\n", named: "notes.apib")
+        let cases: [(path: String, severity: String, line: Int, text: String)] = [
+            (swagger, "note", tsvLine, "collectionFormat 'tsv'"), (blueprint, "warning", 9, "ignoring unrecognized block"),
+        ]
+        for expected in cases {
+            let path = expected.path
+            let result = try await kagami.run(["contract", path, "--json"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let document = try JSONValue(parsing: result.stdoutText)
+            let diagnostics = try #require(document["diagnostics"]?.arrayValue, "\(result.stdoutText.prefix(300))")
+            let found = try #require(diagnostics.first { $0["message"]?.stringValue?.contains(expected.text) == true }, "\(diagnostics)")
+            #expect(found["file"] == .string(path) && found["severity"] == .string(expected.severity), "\(found)")
+            #expect(found["line"] == .integer(expected.line) && found["column"]?.intValue ?? 0 >= 1, "\(found)")
+            let lines = diagnostics.map { entry in
+                "\(entry["file"]?.stringValue ?? ""):\(entry["line"]?.intValue ?? 0):\(entry["column"]?.intValue ?? 0): \(entry["severity"]?.stringValue ?? ""): \(entry["message"]?.stringValue ?? "")"
+            }
+            #expect(lines == result.stderr.split(separator: "\n").map(String.init), "\(result.stderr)")
+        }
     }
 }

@@ -152,7 +152,8 @@ import Testing
     }
 
     /// An example in `components/examples` used by many operations under the same schema is
-    /// one warning, at the component; an `externalValue` is not fetched (nothing to check).
+    /// one warning, at the component; an `externalValue` is not fetched (no network access):
+    /// a note at each says it was not checked.
     @Test func aSharedExampleIsOneWarningAndAnExternalValueIsNotFetched() throws {
         var yaml = """
         openapi: 3.0.3
@@ -184,8 +185,16 @@ import Testing
         """
         let result = try LintTests.lint(yaml, named: "api.yaml")
         #expect(!result.hasErrors, "\(result.lines)")
-        #expect(Self.lines(result) == [20 * 11 + 7], "\(result.lines)")
-        #expect(result.lines.first?.contains("at /n: ") == true, "\(result.lines)")
+        let warnings = result.lines.filter { $0.contains(": warning: ") }
+        #expect(warnings.count == 1 && warnings.first?.contains(":\(20 * 11 + 7):") == true, "\(result.lines)")
+        #expect(warnings.first?.contains("at /n: ") == true, "\(result.lines)")
+        let notes = result.lines.filter { $0.contains(": note: ") }
+        #expect(notes.count == 20, "\(result.lines)")
+        let column = "                shared: {$ref: '#/components/examples/Bad'}".count - "shared: {$ref: '#/components/examples/Bad'}".count + "far: {".count + 1
+        for (index, note) in notes.enumerated() {
+            #expect(note.hasPrefix("\(result.path):\(14 + 11 * index):\(column): note: example 'far' is given as externalValue 'http://127.0.0.1:9/example.json', which is not fetched"), "\(note)")
+        }
+        #expect(result.lines.count == 21, "\(result.lines)")
     }
 
     @Test func swagger20ExamplesAreCheckedAtTheir20Lines() throws {
@@ -228,5 +237,156 @@ import Testing
         #expect(warnings.map { Int($0.dropFirst(result.path.count + 1).prefix { $0 != ":" }) ?? 0 } == [9, 14, 20], "\(result.lines)")
         #expect(warnings.first?.contains("query parameter 'limit'") == true, "\(result.lines)")
         #expect(warnings.last?.contains("201 response") == true && warnings.last?.contains("at /name: ") == true, "\(result.lines)")
+    }
+
+    /// A schema's own `example` (OpenAPI 3.0 "Schema Object") is checked against that schema,
+    /// wherever the schema is written: a component, a property of one, an array's items, a
+    /// parameter's or a body's schema. A `$ref` inside it is followed.
+    @Test func aSchemasOwnExampleItsSchemaRefusesIsAWarningAtTheExample() throws {
+        let yaml = """
+        openapi: 3.0.3
+        info: {title: T, version: '1'}
+        paths:
+          /items:
+            get:
+              parameters:
+                - name: size
+                  in: query
+                  schema: {type: integer, minimum: 1, example: 0}
+              responses:
+                '200':
+                  description: ok
+                  content:
+                    application/json:
+                      schema:
+                        type: array
+                        items: {type: string, format: date, example: tomorrow}
+        components:
+          schemas:
+            Item:
+              type: object
+              required: [id, owner]
+              properties:
+                id: {type: integer, example: seven}
+                name: {type: string, example: fine}
+                tags:
+                  type: array
+                  items: {type: string, maxLength: 3, example: long-tag}
+                owner: {$ref: '#/components/schemas/User'}
+              example: {id: 1, owner: {name: 5}}
+            User:
+              type: object
+              properties:
+                name: {type: string}
+              nullable: true
+              example: null
+        """
+        let result = try LintTests.lint(yaml, named: "api.yaml")
+        #expect(!result.hasErrors, "\(result.lines)")
+        #expect(Self.lines(result) == [9, 17, 24, 28, 30], "\(result.lines)")
+        let byLine = Dictionary(uniqueKeysWithValues: zip(Self.lines(result), result.lines))
+        #expect(byLine[9]?.contains("the example of schema '#/paths/~1items/get/parameters/0/schema' is refused by its schema: ") == true, "\(result.lines)")
+        #expect(byLine[9]?.hasSuffix("(minimum)") == true, "\(result.lines)")
+        #expect(byLine[17]?.hasSuffix("(format)") == true, "\(result.lines)")
+        #expect(byLine[24]?.contains("the example of schema '#/components/schemas/Item/properties/id' is refused by its schema: ") == true, "\(result.lines)")
+        #expect(byLine[24]?.hasSuffix("(type)") == true, "\(result.lines)")
+        #expect(byLine[28]?.hasSuffix("(maxLength)") == true, "\(result.lines)")
+        // Through the `$ref` to User.
+        #expect(byLine[30]?.contains("'#/components/schemas/Item' is refused by its schema at /owner/name: ") == true, "\(result.lines)")
+        // The column is the `example` key's.
+        #expect(byLine[24]?.contains(":24:\("        id: {type: integer, ".count + 1): ") == true, "\(result.lines)")
+    }
+
+    /// JSON Schema 2020-12's `examples` (OpenAPI 3.1): each value of the array is checked, the
+    /// finding at the value. A schema example is neither a request's nor a response's: a
+    /// readOnly or a writeOnly property may be missing, not both.
+    @Test func eachOfA31SchemasExamplesIsCheckedInEitherDirection() throws {
+        let yaml = """
+        openapi: 3.1.0
+        info: {title: T, version: '1'}
+        paths: {}
+        components:
+          schemas:
+            Count:
+              type: [integer, 'null']
+              examples:
+                - 3
+                - null
+                - three
+            User:
+              type: object
+              required: [id, name, password]
+              properties:
+                id: {type: integer, readOnly: true}
+                name: {type: string}
+                password: {type: string, writeOnly: true}
+              examples:
+                - {id: 1, name: ada}
+                - {name: ada, password: s3cret}
+                - {name: ada}
+        """
+        let result = try LintTests.lint(yaml, named: "api.yaml")
+        #expect(Self.lines(result) == [11, 22], "\(result.lines)")
+        #expect(result.lines.first?.contains("the example of schema '#/components/schemas/Count' is refused by its schema: ") == true, "\(result.lines)")
+        #expect(result.lines.last?.hasSuffix("(required)") == true, "\(result.lines)")
+    }
+
+    @Test func schemaExamplesTheirSchemaAcceptsSayNothing() throws {
+        let yaml = """
+        openapi: 3.0.3
+        info: {title: T, version: '1'}
+        paths:
+          /items/{id}:
+            get:
+              parameters:
+                - {name: id, in: path, required: true, schema: {type: string, format: uuid, example: 0b6f0c3e-1a57-4a0e-9d1c-2f3b4c5d6e7f}}
+              responses:
+                '200':
+                  description: ok
+                  content:
+                    application/json:
+                      schema: {$ref: '#/components/schemas/Item'}
+        components:
+          schemas:
+            Item:
+              type: object
+              required: [id]
+              properties:
+                id: {type: integer, readOnly: true, example: 1}
+                price: {type: number, minimum: 0, example: 12.5}
+                note: {type: string, nullable: true, example: null}
+                parts: {type: array, items: {$ref: '#/components/schemas/Item'}, example: [{id: 2}]}
+              example: {id: 1, parts: [{id: 2, parts: []}]}
+        """
+        let result = try LintTests.lint(yaml, named: "api.yaml")
+        #expect(result.lines == ["\(result.path): no problems found"], "\(result.lines)")
+    }
+
+    @Test func swagger20SchemaExamplesAreCheckedAtTheir20Lines() throws {
+        let yaml = """
+        swagger: '2.0'
+        info: {title: T, version: '1'}
+        paths:
+          /items:
+            get:
+              produces: [application/json]
+              responses:
+                '200':
+                  description: ok
+                  schema:
+                    type: array
+                    items: {type: integer, example: many}
+        definitions:
+          Item:
+            type: object
+            properties:
+              name: {type: string, example: 7}
+              size: {type: integer, example: 3}
+        """
+        let result = try LintTests.lint(yaml, named: "swagger.yaml")
+        #expect(!result.hasErrors, "\(result.lines)")
+        let warnings = result.lines.filter { $0.contains(" is refused by its schema") }
+        #expect(warnings.map { Int($0.dropFirst(result.path.count + 1).prefix { $0 != ":" }) ?? 0 } == [12, 17], "\(result.lines)")
+        #expect(warnings.last?.contains("the example of schema '#/definitions/Item/properties/name' ") == true, "\(result.lines)")
     }
 }

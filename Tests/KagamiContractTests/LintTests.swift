@@ -10,7 +10,7 @@ import Testing
 @Suite struct LintTests {
     static func lint(_ text: String, named name: String = "api.apib") throws -> (path: String, lines: [String], hasErrors: Bool) {
         let path = try DescriptionCommandsTests.write(text, named: name)
-        let report = LintCommand.report(try DescriptionFile(path: path))
+        let report = LintCommand.report(try DescriptionFile(path: path, checksSchemaExamples: true))
         return (path, report.lines, report.hasErrors)
     }
 

@@ -29,8 +29,11 @@ import Testing
         let body = try JSONValue(parsing: note.stdout)
         #expect(body["id"] == 3)
         #expect(body["title"] == "note 3")
-        let missing = try await CommandLineClient.curl.run(["-s", "--max-time", "60", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Prefer: status=404", "-H", "X-Client-Version: 2.4.1", mock.url + "/api/v1/notes/5"])
+        let missing = try await CommandLineClient.curl.run(["-s", "--max-time", "60", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Prefer: status=404", "-H", "Authorization: Bearer x", "-H", "X-Client-Version: 2.4.1", mock.url + "/api/v1/notes/5"])
         #expect(missing.stdoutText == "404")
+        // The traffic sent a bearer token there, so the draft asks for one.
+        let anonymous = try await CommandLineClient.curl.run(["-s", "--max-time", "60", "-o", "/dev/null", "-w", "%{http_code}", "-H", "X-Client-Version: 2.4.1", mock.url + "/api/v1/notes/5"])
+        #expect(anonymous.stdoutText == (mock.contract.format == .apiBlueprint ? "200" : "401"))
         let created = try await CommandLineClient.curl.run(["-s", "--max-time", "60", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Content-Type: application/json", "--data-binary", #"{"title": "x"}"#, mock.url + "/api/v1/notes"])
         #expect(created.stdoutText == "201")
         // The mock checks requests against the draft: a body of the wrong shape is refused.
