@@ -57,7 +57,9 @@ public final class SQLiteFlowStore: FlowStore {
     /// letting memory grow without bound.
     public let maximumPendingBodyBytes: Int
 
-    /// Flows that may wait for the writer before `isBehind` asks the proxy to slow down.
+    /// Flows that may wait for the writer before `isBehind` asks the proxy to slow down. The
+    /// journal keeps them already, so few need wait: 8,000 hold a proxy at its pace under load
+    /// with ~20 MB less memory than 20,000 did (`bench/results/proxy-2026-11-29-record.md`).
     public let maximumPendingFlows: Int
     /// WebSocket messages that may wait for the writer before `isBehind` asks the proxy's
     /// relays to stop reading for a moment: memory stays flat over a socket of any length.
@@ -74,7 +76,7 @@ public final class SQLiteFlowStore: FlowStore {
     /// session has no journal and no body log beside it: a flow is kept once SQLite has it (a
     /// scratch copy nobody waits on).
     public init(
-        path: String, maximumPendingBodyBytes: Int = 64 << 20, maximumPendingFlows: Int = 20_000, maximumPendingMessages: Int = 50_000,
+        path: String, maximumPendingBodyBytes: Int = 64 << 20, maximumPendingFlows: Int = 8_000, maximumPendingMessages: Int = 50_000,
         filterWindow: Int = 50_000, redaction: FlowRedaction = .none, keepsJournal: Bool = true,
         warn: @escaping @Sendable (String) -> Void = { Console.error("kagami: warning: \($0)\n") }
     ) throws {
