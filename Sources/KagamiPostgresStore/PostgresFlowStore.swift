@@ -291,7 +291,7 @@ public final class PostgresFlowStore: FlowStore {
                 // What the text index can answer (a superset: `%` and `_` of the text match more),
                 // for the planner to read the index when the words are rare.
                 binds.append("%\(text)%")
-                sql += " AND \(PostgresSchema.textIndexWords) ILIKE $\(binds.count)"
+                sql += " AND \(SQLDialect.textIndexWords()) ILIKE $\(binds.count)"
             }
             if let after = query.after {
                 binds.append(after)

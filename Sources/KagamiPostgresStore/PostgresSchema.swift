@@ -15,10 +15,6 @@ enum PostgresSchema {
         var optional = false
     }
 
-    /// What the text index (`flow_words`, version 5) holds of a flow, as an SQL expression of
-    /// the `flow` table's columns: its method in lower case, host and URL.
-    static let textIndexWords = "(lower(method) || ' ' || host || ' ' || url)"
-
     static let migrations: [Migration] = [
         Migration(version: 1, name: "sessions, flows, bodies and WebSocket messages", statements: [
             """
@@ -120,7 +116,7 @@ enum PostgresSchema {
         // host and URL, as a session file finds them through FTS5's.
         Migration(version: 5, name: "text index of methods, hosts and URLs", statements: [
             "CREATE EXTENSION IF NOT EXISTS pg_trgm",
-            PostgresQuery(unsafeSQL: "CREATE INDEX flow_words ON flow USING gin (\(textIndexWords) gin_trgm_ops)"),
+            PostgresQuery(unsafeSQL: "CREATE INDEX flow_words ON flow USING gin (\(SQLDialect.textIndexWords()) gin_trgm_ops)"),
         ], optional: true),
     ]
 
@@ -150,22 +146,16 @@ enum PostgresSchema {
             }
             var done: [Int] = []
             for migration in migrations where !applied.contains(migration.version) {
-                if migration.optional {
-                    try await connection.query("SAVEPOINT kagami_optional_migration", logger: logger)
-                    do {
-                        for statement in migration.statements {
-                            try await connection.query(statement, logger: logger)
-                        }
-                        try await connection.query("RELEASE SAVEPOINT kagami_optional_migration", logger: logger)
-                    } catch {
-                        try await connection.query("ROLLBACK TO SAVEPOINT kagami_optional_migration", logger: logger)
-                        logger.warning("the shared store goes without \(migration.name): \(String(reflecting: error))")
-                        continue
-                    }
-                } else {
+                do {
+                    if migration.optional { try await connection.query("SAVEPOINT kagami_optional_migration", logger: logger) }
                     for statement in migration.statements {
                         try await connection.query(statement, logger: logger)
                     }
+                    if migration.optional { try await connection.query("RELEASE SAVEPOINT kagami_optional_migration", logger: logger) }
+                } catch where migration.optional {
+                    try await connection.query("ROLLBACK TO SAVEPOINT kagami_optional_migration", logger: logger)
+                    logger.warning("the shared store goes without \(migration.name): \(String(reflecting: error))")
+                    continue
                 }
                 try await connection.query(
                     "INSERT INTO kagami_migration (version, name) VALUES (\(migration.version), \(migration.name))", logger: logger)

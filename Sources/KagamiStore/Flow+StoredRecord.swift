@@ -88,9 +88,7 @@ extension Flow {
         if let tls {
             let texts = [tls.version, tls.clientVersion, tls.cipherSuite, tls.alpn, tls.serverName,
                          tls.certificateSubject, tls.certificateIssuer, tls.certificateFingerprintSHA256]
-            var mask = tls.upstreamVerificationDisabled ? 1 << texts.count : 0
-            for (bit, text) in texts.enumerated() where text != nil { mask |= 1 << bit }
-            record.integer(mask)
+            record.integer(StoredRecord.presence(texts) | (tls.upstreamVerificationDisabled ? 1 << texts.count : 0))
             for text in texts { if let text { record.word(text) } }
         }
         if !violations.isEmpty {
@@ -188,6 +186,13 @@ enum StoredRecord {
         return codes
     }()
 
+    /// A mask of the values present: bit n for the n-th.
+    static func presence<Value>(_ values: [Value?]) -> Int {
+        var mask = 0
+        for (bit, value) in values.enumerated() where value != nil { mask |= 1 << bit }
+        return mask
+    }
+
     struct Writer {
         var bytes: [UInt8] = []
 
@@ -239,10 +244,7 @@ enum StoredRecord {
             fixed64(start)
             let dates = [timings.connected, timings.requestSent, timings.firstByte, timings.end]
             let intervals = [timings.blocked, timings.dns, timings.ssl, timings.heldAtRequest, timings.heldAtResponse]
-            var mask = 0
-            for (bit, date) in dates.enumerated() where date != nil { mask |= 1 << bit }
-            for (bit, interval) in intervals.enumerated() where interval != nil { mask |= 1 << (dates.count + bit) }
-            integer(mask)
+            integer(StoredRecord.presence(dates) | StoredRecord.presence(intervals) << dates.count)
             for date in dates {
                 guard let date else { continue }
                 let difference = Int64(bitPattern: date.timeIntervalSinceReferenceDate.bitPattern &- start)
@@ -268,9 +270,7 @@ enum StoredRecord {
             word(violation.location.rawValue)
             let texts = [violation.name, violation.instancePointer, violation.schemaPointer, violation.keyword,
                          violation.expected, violation.actual, violation.schemaExcerpt]
-            var mask = 0
-            for (bit, text) in texts.enumerated() where text != nil { mask |= 1 << bit }
-            integer(mask)
+            integer(StoredRecord.presence(texts))
             for text in texts { if let text { self.text(text) } }
             text(violation.message)
         }
@@ -358,6 +358,13 @@ enum StoredRecord {
             return HeaderFields(fields)
         }
 
+        /// `count` values, each read when its bit of `mask` (`StoredRecord.presence`) is set.
+        mutating func present<Value>(_ count: Int, in mask: Int, _ read: (inout Reader) throws -> Value) throws -> [Value?] {
+            var values: [Value?] = []
+            for bit in 0..<count { values.append(mask & 1 << bit != 0 ? try read(&self) : nil) }
+            return values
+        }
+
         mutating func body() throws -> FlowBody {
             let packed = try integer()
             return FlowBody(size: packed >> 1, isTruncated: packed & 1 == 1)
@@ -367,20 +374,15 @@ enum StoredRecord {
             let start = try fixed64()
             var timings = FlowTimings(start: Date(timeIntervalSinceReferenceDate: Double(bitPattern: start)))
             let mask = try integer()
-            var dates: [Date?] = []
-            for bit in 0..<4 {
-                guard mask & 1 << bit != 0 else { dates.append(nil); continue }
-                let difference = Varint.unzigzag(try unsigned())
-                dates.append(Date(timeIntervalSinceReferenceDate: Double(bitPattern: start &+ UInt64(bitPattern: difference))))
+            let dates = try present(4, in: mask) { reader in
+                let difference = Varint.unzigzag(try reader.unsigned())
+                return Date(timeIntervalSinceReferenceDate: Double(bitPattern: start &+ UInt64(bitPattern: difference)))
             }
             timings.connected = dates[0]
             timings.requestSent = dates[1]
             timings.firstByte = dates[2]
             timings.end = dates[3]
-            var intervals: [TimeInterval?] = []
-            for bit in 4..<9 {
-                intervals.append(mask & 1 << bit != 0 ? Double(bitPattern: try fixed64()) : nil)
-            }
+            let intervals = try present(5, in: mask >> dates.count) { Double(bitPattern: try $0.fixed64()) }
             timings.blocked = intervals[0]
             timings.dns = intervals[1]
             timings.ssl = intervals[2]
@@ -400,9 +402,7 @@ enum StoredRecord {
             }
             let side = try enumeration(ContractViolation.Side.self)
             let location = try enumeration(ContractViolation.Location.self)
-            let mask = try integer()
-            var texts: [String?] = []
-            for bit in 0..<7 { texts.append(mask & 1 << bit != 0 ? try text() : nil) }
+            let texts = try present(7, in: try integer()) { try $0.text() }
             return ContractViolation(
                 kind: kind, severity: severity, operation: operation, side: side, location: location, name: texts[0],
                 instancePointer: texts[1], schemaPointer: texts[2], keyword: texts[3], expected: texts[4], actual: texts[5],
@@ -448,8 +448,7 @@ enum StoredRecord {
             var tls: TLSInfo?
             if parts.contains(.tls) {
                 let mask = try integer()
-                var texts: [String?] = []
-                for bit in 0..<8 { texts.append(mask & 1 << bit != 0 ? try word() : nil) }
+                let texts = try present(8, in: mask) { try $0.word() }
                 var info = TLSInfo()
                 info.version = texts[0]
                 info.clientVersion = texts[1]

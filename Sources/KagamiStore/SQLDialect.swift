@@ -6,6 +6,13 @@ public enum SQLDialect: Sendable {
     case sqlite
     case postgres
 
+    /// What the text index of either store holds of a flow, as an SQL expression of the flow
+    /// table's columns (`row` a prefix such as `new.` in a trigger): its method in lower case
+    /// (the filter's words match a method as a whole), host and URL.
+    public static func textIndexWords(of row: String = "") -> String {
+        "(lower(\(row)method) || ' ' || \(row)host || ' ' || \(row)url)"
+    }
+
     /// The case-insensitive LIKE.
     var like: String {
         switch self {

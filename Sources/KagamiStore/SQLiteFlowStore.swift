@@ -363,16 +363,16 @@ public final class SQLiteFlowStore: FlowStore {
                 return
             }
             try db.execute(sql: """
-                CREATE VIEW flow_words AS SELECT seq, \(textIndexWords("")) AS words FROM flow;
+                CREATE VIEW flow_words AS SELECT seq, \(SQLDialect.textIndexWords()) AS words FROM flow;
                 CREATE TRIGGER flow_text_insert AFTER INSERT ON flow BEGIN
-                    INSERT INTO flow_text (rowid, words) VALUES (new.seq, \(textIndexWords("new.")));
+                    INSERT INTO flow_text (rowid, words) VALUES (new.seq, \(SQLDialect.textIndexWords(of: "new.")));
                 END;
                 CREATE TRIGGER flow_text_delete AFTER DELETE ON flow BEGIN
-                    INSERT INTO flow_text (flow_text, rowid, words) VALUES ('delete', old.seq, \(textIndexWords("old.")));
+                    INSERT INTO flow_text (flow_text, rowid, words) VALUES ('delete', old.seq, \(SQLDialect.textIndexWords(of: "old.")));
                 END;
                 CREATE TRIGGER flow_text_update AFTER UPDATE OF method, host, url ON flow BEGIN
-                    INSERT INTO flow_text (flow_text, rowid, words) VALUES ('delete', old.seq, \(textIndexWords("old.")));
-                    INSERT INTO flow_text (rowid, words) VALUES (new.seq, \(textIndexWords("new.")));
+                    INSERT INTO flow_text (flow_text, rowid, words) VALUES ('delete', old.seq, \(SQLDialect.textIndexWords(of: "old.")));
+                    INSERT INTO flow_text (rowid, words) VALUES (new.seq, \(SQLDialect.textIndexWords(of: "new.")));
                 END;
                 INSERT INTO flow_text (flow_text) VALUES ('rebuild');
                 """)
@@ -388,12 +388,6 @@ public final class SQLiteFlowStore: FlowStore {
                 """)
         }
         return migrator
-    }
-
-    /// What the text index holds of a row (`row` is a prefix such as `new.`): its method in
-    /// lower case (the filter's words match a method as a whole), host and URL.
-    private static func textIndexWords(_ row: String) -> String {
-        "lower(\(row)method) || ' ' || \(row)host || ' ' || \(row)url"
     }
 
     // MARK: Recording into it
@@ -472,8 +466,9 @@ public final class SQLiteFlowStore: FlowStore {
     static func insert(_ flow: Flow, metadata: Data?, logged: LoggedBodies = LoggedBodies(), _ db: Database) throws {
         let id = flow.id.canonicalText
         let metadata = metadata ?? flow.storedRecord()
+        let small = SmallBodies(flow, logged: logged)
         do {
-            try insertRow(flow, id: id, metadata: metadata, logged: logged, db)
+            try insertRow(flow, id: id, metadata: metadata, small: small, logged: logged, db)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             // A flow recorded again (an import, an update, a WebSocket at its end) replaces the
             // earlier row and its bodies, keeping its place in the session and its messages.
@@ -485,9 +480,9 @@ public final class SQLiteFlowStore: FlowStore {
                     flow.mode.rawValue, flow.timings.start.timeIntervalSince1970, flow.request.method,
                     flow.request.url, flow.request.host, flow.response?.status, flow.request.body.size,
                     flow.response?.body.size, flow.duration, flow.error?.message, metadata,
-                    flow.repeatOf?.canonicalText, SmallBodies(flow, logged: logged).data, id,
+                    flow.repeatOf?.canonicalText, small.data, id,
                 ])
-            try insertBodies(flow, id: id, logged: logged, db)
+            try insertBodies(flow, id: id, small: small, logged: logged, db)
         }
     }
 
@@ -514,7 +509,7 @@ public final class SQLiteFlowStore: FlowStore {
         ], in: db)
     }
 
-    private static func insertRow(_ flow: Flow, id: String, metadata: Data, logged: LoggedBodies, _ db: Database) throws {
+    private static func insertRow(_ flow: Flow, id: String, metadata: Data, small: SmallBodies, logged: LoggedBodies, _ db: Database) throws {
         try db.cachedStatement(sql: """
             INSERT INTO flow (id, mode, startedAt, method, url, host, status, requestSize, responseSize, duration, error, metadata, repeatOf, smallBodies)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -522,14 +517,14 @@ public final class SQLiteFlowStore: FlowStore {
                 .text(id), .text(flow.mode.rawValue), .double(flow.timings.start.timeIntervalSince1970), .text(flow.request.method),
                 .text(flow.request.url), .text(flow.request.host), SQLiteValue(flow.response?.status), .integer(flow.request.body.size),
                 SQLiteValue(flow.response?.body.size), SQLiteValue(flow.duration), SQLiteValue(flow.error?.message), .blob(metadata),
-                SQLiteValue(flow.repeatOf?.canonicalText), SmallBodies(flow, logged: logged).column,
+                SQLiteValue(flow.repeatOf?.canonicalText), small.column,
             ], in: db)
-        try insertBodies(flow, id: id, logged: logged, db)
+        try insertBodies(flow, id: id, small: small, logged: logged, db)
     }
 
     /// A body in the body log is a row with its place and checksum and no bytes; a small body
-    /// is in its flow's row (`SmallBodies`).
-    private static func insertBodies(_ flow: Flow, id: String, logged: LoggedBodies, _ db: Database) throws {
+    /// is in its flow's row (`small`), any other in a row of its own.
+    private static func insertBodies(_ flow: Flow, id: String, small: SmallBodies, logged: LoggedBodies, _ db: Database) throws {
         let insertBody = try db.cachedStatement(sql: "INSERT INTO body (flowId, part, data, logOffset, logLength, logChecksum) VALUES (?, ?, ?, ?, ?, ?)")
         func insertLogged(_ part: String, _ place: SessionBodyLog.Place) throws {
             try insertBody.run([
@@ -539,12 +534,12 @@ public final class SQLiteFlowStore: FlowStore {
         }
         if let place = logged.request {
             try insertLogged("request", place)
-        } else if flow.request.body.keptCount > SmallBodies.limit {
+        } else if small.request == nil, flow.request.body.keptCount > 0 {
             try insertBody.run([.text(id), .text("request"), .blob(flow.request.body.data), .null, .null, .null], in: db)
         }
         if let place = logged.response {
             try insertLogged("response", place)
-        } else if let response = flow.response, response.body.keptCount > SmallBodies.limit {
+        } else if small.response == nil, let response = flow.response, response.body.keptCount > 0 {
             try insertBody.run([.text(id), .text("response"), .blob(response.body.data), .null, .null, .null], in: db)
         }
     }
