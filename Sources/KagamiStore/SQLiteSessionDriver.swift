@@ -7,6 +7,8 @@ import KagamiFlow
 struct SQLiteSessionDriver: InPlaceSessionDriver {
     let database: DatabasePool
     let path: String
+    /// The session has a text index, which takes flows in chunks (`SQLiteFlowStore.indexText`).
+    let indexesText: Bool
 
     func writeInPlace(_ batch: [SessionEntry]) -> SessionWriteOutcome {
         do {
@@ -23,6 +25,7 @@ struct SQLiteSessionDriver: InPlaceSessionDriver {
                         try SQLiteFlowStore.insert(note, db)
                     }
                 }
+                if indexesText { try SQLiteFlowStore.indexText(atLeast: SQLiteFlowStore.textIndexChunk, db) }
             }
             return .written(failure: nil)
         } catch {

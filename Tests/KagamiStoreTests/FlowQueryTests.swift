@@ -176,14 +176,19 @@ struct FlowQueryTests {
     }
 
     /// SQLite reads a filtered page from the positions next to its cursor first, and from its
-    /// index for what they don't fill: with a window of 3 positions, every page of every filter,
-    /// either way, is the page a filter over all the flows gives.
-    @Test func filteredPagesAreTheSameWhereverTheWindowEnds() async throws {
+    /// index for what they don't fill (a scan for the flows past the text index's end): with a
+    /// window of 3 positions, every page of every filter, either way, is the page a filter over
+    /// all the flows gives, with none, some or all of the flows in the text index.
+    @Test(arguments: [0, 4, 10])
+    func filteredPagesAreTheSameWhereverTheWindowEnds(indexed: Int) async throws {
         let path = NSTemporaryDirectory() + "kagami-query-\(UUID().uuidString).sqlite"
         let store = try SQLiteFlowStore(path: path, filterWindow: 3)
         let flows = Self.flows()
-        for flow in flows { store.record(flow) }
+        for flow in flows.prefix(indexed) { store.record(flow) }
+        try await store.indexText()
+        for flow in flows.dropFirst(indexed) { store.record(flow) }
         try await store.flush()
+        #expect(try await store.textIndexEnd() == Int64(indexed))
         let filters: [(String, (Int) -> Bool)] = [
             ("host:api", { $0 % 2 == 0 && $0 != 9 }), ("status:4xx", { [1, 4, 7].contains($0) }),
             ("users/1", { $0 == 1 }), ("users", { $0 != 9 }), ("-host:cdn status:200", { [0, 6].contains($0) }),
@@ -222,7 +227,7 @@ struct FlowQueryTests {
         #expect(store.hasTextIndex)
         var flows = Self.flows()
         for flow in flows { store.record(flow) }
-        try await store.flush()
+        try await store.indexText()
         flows[3].request.target = "/renamed/3"
         store.record(flows[3])
         try await store.flush()
@@ -235,6 +240,39 @@ struct FlowQueryTests {
         store.record(again)
         try await store.flush()
         #expect(try await ids(store, "users") == [again.id])
+        try await store.indexText()
+        #expect(try await ids(store, "users") == [again.id])
+        #expect(try await ids(store, "renamed").isEmpty)
+        await shutDown(store)
+    }
+
+    /// The writer adds flows to the text index a chunk at a time: never more than a chunk of
+    /// them wait past its end, for a scan to read.
+    @Test func theWriterIndexesTextAChunkAtATime() async throws {
+        let path = NSTemporaryDirectory() + "kagami-query-\(UUID().uuidString).sqlite"
+        let store = try SQLiteFlowStore(path: path, filterWindow: 1)
+        let count = SQLiteFlowStore.textIndexChunk + 25
+        let start = Date(timeIntervalSince1970: 1_780_000_000)
+        for index in 0..<count {
+            store.record(FlowFixtures.getJSON(url: "/items/\(index)", host: "api.example.com", status: 200, start: start + Double(index)))
+        }
+        try await store.flush()
+        let end = try await store.textIndexEnd()
+        #expect(end >= Int64(SQLiteFlowStore.textIndexChunk))
+        #expect(Int64(count) - end < Int64(SQLiteFlowStore.textIndexChunk))
+        // Found either side of the index's end, in order.
+        try await store.indexText()
+        #expect(try await store.textIndexEnd() == Int64(count))
+        for index in 0..<3 {
+            store.record(FlowFixtures.getJSON(url: "/items/1002-\(index)", host: "api.example.com", status: 200, start: start + Double(count + index)))
+        }
+        try await store.flush()
+        #expect(try await store.textIndexEnd() == Int64(count))
+        let both = (0..<count).filter { "\($0)".hasPrefix("1002") }.map { "/items/\($0)" } + (0..<3).map { "/items/1002-\($0)" }
+        for order in [FlowQuery.Order.newestFirst, .oldestFirst] {
+            let page = try await store.flows(FlowQuery(order: order, filter: FlowFilter(parsing: "items/1002"), limit: 20))
+            #expect(page.flows.map(\.request.target) == (order == .oldestFirst ? both : both.reversed()))
+        }
         await shutDown(store)
     }
 }

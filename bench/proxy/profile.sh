@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Where a proxy's CPU goes under the load of bench/proxy/run.sh: one target in front of the
+# nginx origin, wrk with the same settings, `perf record -g` of the proxy alone during the run;
+# prints the top symbols by own samples and by samples on the stack, and CPU per exchange.
+# Usage: bench/proxy/profile.sh [TARGET] [FILE]
+#   TARGET: kagami-reverse (default), kagami-forward, nio-proxy; FILE: small (default) or large.
+# Environment: KAGAMI, NIO_PROXY (built binaries), SESSION (the session to record into; a new
+#   one by default), PERF_FREQUENCY (499), and wrk's settings as
+#   in run.sh. Writes perf.data and the reports into OUT (default: a scratch folder, printed).
+set -euo pipefail
+
+TARGET="${1:-kagami-reverse}"
+FILE="${2:-small}"
+NEEDED_APT="nginx wrk"
+BENCH_NAME=profile
+source "$(dirname "$0")/common.sh"
+command -v perf >/dev/null || { echo "perf is needed (Debian: linux-perf)" >&2; exit 1; }
+OUT="${OUT:-$WORK/out}"
+mkdir -p "$OUT"
+
+www_file small "${SMALL_BYTES:-100}"
+www_file large "${LARGE_BYTES:-1048576}" random
+start_origin
+
+port=$(free_port)
+case "$TARGET" in
+    kagami-reverse)
+        "$KAGAMI" proxy --reverse "http://127.0.0.1:$ORIGIN_PORT" --port "$port" --session "${SESSION:-$WORK/s.sqlite}" >"$WORK/proxy.log" 2>&1 & ;;
+    kagami-forward)
+        "$KAGAMI" proxy --port "$port" --session "${SESSION:-$WORK/s.sqlite}" >"$WORK/proxy.log" 2>&1 & ;;
+    nio-proxy)
+        "${NIO_PROXY:?NIO_PROXY: a built bench/NIOProxyBaseline}" "$port" "$ORIGIN_PORT" >"$WORK/proxy.log" 2>&1 & ;;
+    *) echo "unknown target $TARGET" >&2; exit 2 ;;
+esac
+PROXY_PID=$!
+PIDS+=("$PROXY_PID")
+wait_for_port "$port"
+
+url="http://127.0.0.1:$port/$FILE"
+script=()
+if [ "$TARGET" = kagami-forward ]; then
+    cat > "$WORK/forward.lua" <<LUA
+local request_bytes = wrk.format("GET", "http://127.0.0.1:$ORIGIN_PORT/$FILE", { ["Host"] = "127.0.0.1:$ORIGIN_PORT" })
+request = function() return request_bytes end
+LUA
+    script=(-s "$WORK/forward.lua")
+fi
+wrk -t"$WRK_THREADS" -c"$WRK_CONNECTIONS" -d"$WARMUP" "${script[@]}" "$url" >/dev/null
+before=$(cpu_ticks "$PROXY_PID")
+perf record -F "${PERF_FREQUENCY:-499}" -g -p "$PROXY_PID" -o "$OUT/perf.data" -- sleep "${WRK_DURATION%s}" 2>"$OUT/perf.log" &
+perf_pid=$!
+timeout -k 5 "$WRK_TIMEOUT" wrk -t"$WRK_THREADS" -c"$WRK_CONNECTIONS" -d"$WRK_DURATION" "${script[@]}" "$url" > "$OUT/wrk.txt"
+wait "$perf_pid" || true
+ticks=$(( $(cpu_ticks "$PROXY_PID") - before ))
+requests=$(awk '/requests in/ { print $1 }' "$OUT/wrk.txt")
+rate=$(awk '/Requests\/sec/ { print $2 }' "$OUT/wrk.txt")
+hz=$(getconf CLK_TCK)
+echo "$TARGET $FILE: $rate req/s, $(python3 -c "print(f'{$ticks / $hz / $requests * 1e6:.1f}')") µs CPU per exchange (load $(cut -d' ' -f1-3 /proc/loadavg))" | tee "$OUT/summary.txt"
+report() { perf report -i "$OUT/perf.data" --stdio -g none --sort symbol "$@" 2>"$OUT/report.log" | { grep -v -e "^#" -e "^$" || true; }; }
+report --no-children --percent-limit 0.7 | head -45 > "$OUT/self.txt"
+report --children --percent-limit 2 | head -70 > "$OUT/children.txt"
+echo "--- own samples"; cat "$OUT/self.txt"
+echo "--- on the stack"; cat "$OUT/children.txt"
+[ "$OUT" = "$WORK/out" ] && { rm -rf /tmp/kagami-profile-last; cp -r "$OUT" /tmp/kagami-profile-last; echo "(kept in /tmp/kagami-profile-last)"; }
