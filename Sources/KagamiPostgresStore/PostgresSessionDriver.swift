@@ -157,7 +157,9 @@ final class PostgresSessionDriver: SessionDriver {
                 }
             }
             for failure in failures { report(failure) }
-            spool.remove()
+            // Damaged bytes that could not be set aside stay in the file, left for the next
+            // store that opens the session (writing its entries again changes nothing).
+            if damage?.notSetAside == nil { spool.remove() }
             state.withLock { state in
                 state.spools.removeFirst()
                 state.spooled = max(0, state.spooled - read.count)
