@@ -139,7 +139,10 @@ final class SessionSpool: Sendable {
     /// The entries of a spool file of the format before the journal's, which reading stops at
     /// the first record that isn't whole; nil when the file doesn't begin with one.
     static func earlierFormat(at path: String) -> [SessionEntry]? {
-        guard let data = FileManager.default.contents(atPath: path), !data.starts(with: SessionJournal.magic) else { return nil }
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: 4), !head.elementsEqual(SessionJournal.magic) else { return nil }
+        let data = head + ((try? handle.readToEnd()) ?? Data())
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .deferredToDate
         var entries: [SessionEntry] = []

@@ -312,6 +312,32 @@ extension PostgresFlowStoreTests {
     }
 }
 
+extension PostgresFlowStoreTests {
+    /// A store that fills a spool file goes on in a new one; a later store finds them oldest
+    /// first, and never one a running store holds.
+    @Test func spoolFilesAreFoundOldestFirstAndNeverWhileHeld() throws {
+        let directory = temporaryPath("spool")
+        let prefix = SessionSpool.prefix(session: "order", location: try PostgresLocation(url: "postgres://kagami@127.0.0.1:5432/kagami"))
+        let flows = (0..<3).map { FlowFixtures.getJSON(url: "/\($0)") }
+        var paths: [String] = []
+        do {
+            var spools: [SessionSpool] = []
+            for flow in flows {
+                let spool = try SessionSpool.create(in: directory, prefix: prefix)
+                try spool.append([SessionEntry(.flow(flow))])
+                spools.append(spool)
+                paths.append(spool.path)
+            }
+            #expect(SessionSpool.leftovers(in: directory, prefix: prefix).isEmpty, "every file is held by the store writing it")
+            #expect(SessionSpool.leftovers(in: directory, prefix: "other-").isEmpty)
+        }
+        let found = SessionSpool.leftovers(in: directory, prefix: prefix)
+        #expect(found.map(\.path) == paths)
+        #expect(found.map { $0.entries().entries.map(\.key) } == flows.map { [$0.id] })
+        #expect(SessionSpool.leftovers(in: directory, prefix: prefix).isEmpty, "the files found are held by whoever found them")
+    }
+}
+
 /// What the spool tests keep while the server is away: two flows, WebSocket messages with binary
 /// payloads and contract violations of the first, and a note.
 private struct SpooledSession {
