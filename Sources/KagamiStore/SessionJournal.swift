@@ -40,7 +40,7 @@ import Darwin
 /// read is set aside like damage, and said to be of that kind.
 ///
 /// Damaged bytes (a disk, a stray write) cost only the records they fall on: a record is read
-/// when its checksums hold and its JSON is a flow; past one that isn't, reading goes on at the
+/// when its checksums hold and its first part reads as its kind; past one that isn't, reading goes on at the
 /// next place carrying the header's number where a record is whole. What lies between is
 /// damaged: a replay sets it aside in a file of its own (`setAside(_:)`) and says where it was.
 ///
