@@ -81,7 +81,7 @@ final class PostgresSessionDriver: SessionDriver {
             return (state.connection, state.spools)
         }
         try? await connection?.close()
-        // The files' locks go with the last references, below.
+        // Each file is closed, and its lock let go, when `spools` goes at the end of this call.
         if !spools.isEmpty {
             report("session \(session.name) has exchanges waiting in \(spools.map(\.path).joined(separator: ", ")); they are written to \(location) when the session is next opened on this machine")
         }
@@ -107,12 +107,13 @@ final class PostgresSessionDriver: SessionDriver {
         return reason
     }
 
-    /// Appends `batch` to the newest spool (a new one when there is none, or when it is past
-    /// `SessionSpool.fileBytes`); false when the disk refused it, and the entries wait in memory.
+    /// Appends `batch` to the newest spool (a new one when that one takes no more entries: none,
+    /// found, or past `SessionSpool.fileBytes`); false when the disk refused it, and the entries
+    /// wait in memory.
     private func spool(_ batch: [SessionEntry]) -> Bool {
         let outcome = state.withLock { state -> (ok: Bool, note: String?) in
             do {
-                if (state.spools.last?.bytes ?? SessionSpool.fileBytes) >= SessionSpool.fileBytes {
+                if state.spools.last?.takesEntries != true {
                     state.spools.append(try SessionSpool.create(in: spoolDirectory, prefix: spoolPrefix))
                 }
                 let full = state.spools.reduce(0) { $0 + $1.bytes } >= maximumSpoolBytes

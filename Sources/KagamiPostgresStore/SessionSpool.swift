@@ -22,8 +22,9 @@ import Darwin
 final class SessionSpool: Sendable {
     let path: String
     private let journal: SessionJournal
-    /// What the file held when it was found (a spool a store before left).
-    private let foundBytes: Int
+    /// What the file held when it was found (a spool a store before left), nil for one this
+    /// store made.
+    private let foundBytes: Int?
     /// When it was last written, for replaying spools found in the order they were written.
     private let modified: timespec
 
@@ -31,7 +32,7 @@ final class SessionSpool: Sendable {
     /// replay reads a file at a time without holding a whole outage in memory.
     static let fileBytes = 64 << 20
 
-    private init(path: String, journal: SessionJournal, foundBytes: Int, modified: timespec) {
+    private init(path: String, journal: SessionJournal, foundBytes: Int?, modified: timespec) {
         self.path = path
         self.journal = journal
         self.foundBytes = foundBytes
@@ -39,7 +40,11 @@ final class SessionSpool: Sendable {
     }
 
     /// Bytes in the file.
-    var bytes: Int { foundBytes + journal.size }
+    var bytes: Int { (foundBytes ?? 0) + journal.size }
+
+    /// Whether new entries go here: a file this store made, not yet past `fileBytes`. A file
+    /// found is only replayed (its journal was written by a process before).
+    var takesEntries: Bool { foundBytes == nil && bytes < Self.fileBytes }
 
     /// The prefix of every spool file of one session in one database.
     static func prefix(session: String, location: PostgresLocation) -> String {
@@ -64,7 +69,7 @@ final class SessionSpool: Sendable {
         let made = String(format: "%016llx", UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec))
         let path = (directory as NSString).appendingPathComponent("\(prefix)\(made)-\(getpid())-\(UUID().uuidString.prefix(8)).spool")
         do {
-            return SessionSpool(path: path, journal: try SessionJournal(path: path), foundBytes: 0, modified: now)
+            return SessionSpool(path: path, journal: try SessionJournal(path: path), foundBytes: nil, modified: now)
         } catch is SessionJournal.InUse {
             throw FlowStoreError("cannot lock spool file \(path): another process holds it")
         }

@@ -338,6 +338,36 @@ extension PostgresFlowStoreTests {
     }
 }
 
+extension PostgresFlowStoreTests {
+    /// A store that finds spools left behind while its server is still away keeps new entries
+    /// in a file of its own, after them.
+    @Test func entriesSpooledWhileLeftoversWaitGoToANewFile() async throws {
+        let directory = temporaryPath("spool")
+        let location = try PostgresLocation(url: "postgres://kagami@127.0.0.1:9/kagami")
+        let prefix = SessionSpool.prefix(session: "away", location: location)
+        let left = FlowFixtures.getJSON(url: "/left")
+        let leftPath: String
+        do {
+            let spool = try SessionSpool.create(in: directory, prefix: prefix)
+            try spool.append([SessionEntry(.flow(left))])
+            leftPath = spool.path
+        }
+        let driver = PostgresSessionDriver(
+            location: location, session: PostgresFlowStore.Session(name: "away", recordedBy: "tests", createdAt: Date()), sessionID: 1,
+            spoolDirectory: directory, maximumSpoolBytes: 1 << 30, writeTimeout: .seconds(1),
+            limits: SessionWriter.Limits(pendingBodyBytes: 1 << 20, pendingEntries: 100, pendingMessages: 100, batch: 100),
+            leftovers: SessionSpool.leftovers(in: directory, prefix: prefix))
+        let later = FlowFixtures.getJSON(url: "/later")
+        #expect(driver.keepWhileAway([SessionEntry(.flow(later))]))
+        let files = driver.spooled.files
+        #expect(files.count == 2)
+        #expect(files.first == leftPath)
+        await driver.close()
+        let found = SessionSpool.leftovers(in: directory, prefix: prefix)
+        #expect(found.map { $0.entries().entries.map(\.key) } == [[left.id], [later.id]])
+    }
+}
+
 /// What the spool tests keep while the server is away: two flows, WebSocket messages with binary
 /// payloads and contract violations of the first, and a note.
 private struct SpooledSession {
