@@ -15,7 +15,7 @@ import Synchronization
 ///
 /// While the server is away (stopped, restarted, unreachable, or not answering within
 /// `writeTimeout`), the writer appends what it cannot commit to a spool file on this machine
-/// (`WriteSpool`, fsynced) and calls `stored` once it is there, so clients keep being served
+/// (`SessionSpool`, a session journal of entries, fsynced) and calls `stored` once it is there, so clients keep being served
 /// and every exchange a client saw complete is still kept. It reconnects with backoff; when
 /// the server is back it writes the spool, in order, before anything newer, and removes it.
 /// A spool left by a store that is gone (killed, or stopped while the server was away) is
@@ -71,7 +71,7 @@ public final class PostgresFlowStore: FlowStore {
     private init(location: PostgresLocation, session: Session, sessionID: Int64, client: PostgresClient, running: Task<Void, Never>,
                  maximumPendingBodyBytes: Int, maximumPendingFlows: Int, maximumPendingMessages: Int,
                  spoolDirectory: String, maximumSpoolBytes: Int, writeTimeout: Duration, redaction: FlowRedaction,
-                 leftovers: [WriteSpool] = []) {
+                 leftovers: [SessionSpool] = []) {
         self.location = location
         self.session = session
         self.sessionID = sessionID
@@ -114,7 +114,7 @@ public final class PostgresFlowStore: FlowStore {
             try await openSession(name, recordedBy: recordedBy, on: connection, logger: logger)
         }
         let client = PostgresClient(configuration: location.clientConfiguration(maximumConnections: maximumConnections))
-        let leftovers = WriteSpool.leftovers(in: spoolDirectory, prefix: WriteSpool.prefix(session: opened.session.name, location: location))
+        let leftovers = SessionSpool.leftovers(in: spoolDirectory, prefix: SessionSpool.prefix(session: opened.session.name, location: location))
         let store = PostgresFlowStore(
             location: location, session: opened.session, sessionID: opened.id, client: client,
             running: Task { await client.run() }, maximumPendingBodyBytes: maximumPendingBodyBytes,

@@ -10,7 +10,7 @@ import Synchronization
 /// database, one transaction each (one statement per table where it can), announcing the flows
 /// to `kagami serve` as they commit. While the server is away (stopped, restarting,
 /// unreachable, or not answering within `writeTimeout`) it keeps batches in a spool file on
-/// this machine (`WriteSpool`, fsynced), reconnects when the writer asks it to catch up and
+/// this machine (`SessionSpool`, a session journal of entries, fsynced), reconnects when the writer asks it to catch up and
 /// then writes the spools in order, before anything newer, and removes them. A spool left by a
 /// store that is gone is written by the next one that opens the same session.
 final class PostgresSessionDriver: SessionDriver {
@@ -33,7 +33,7 @@ final class PostgresSessionDriver: SessionDriver {
         var connection: PostgresConnection?
         var away: (since: Date, reason: String)?
         /// Spool files waiting to be written, oldest first; the last one takes new entries.
-        var spools: [WriteSpool] = []
+        var spools: [SessionSpool] = []
         var spooled = 0
         var spoolFailureReported = false
         var spoolFullReported = false
@@ -43,14 +43,14 @@ final class PostgresSessionDriver: SessionDriver {
 
     init(
         location: PostgresLocation, session: PostgresFlowStore.Session, sessionID: Int64, spoolDirectory: String,
-        maximumSpoolBytes: Int, writeTimeout: Duration, limits: SessionWriter.Limits, leftovers: [WriteSpool] = []
+        maximumSpoolBytes: Int, writeTimeout: Duration, limits: SessionWriter.Limits, leftovers: [SessionSpool] = []
     ) {
         self.location = location
         self.session = session
         self.sessionID = sessionID
         self.spoolDirectory = spoolDirectory
         self.maximumSpoolBytes = maximumSpoolBytes
-        self.spoolPrefix = WriteSpool.prefix(session: session.name, location: location)
+        self.spoolPrefix = SessionSpool.prefix(session: session.name, location: location)
         self.writeTimeout = writeTimeout
         self.limits = limits
         state.withLock { $0.spools = leftovers }
@@ -81,7 +81,7 @@ final class PostgresSessionDriver: SessionDriver {
             return (state.connection, state.spools)
         }
         try? await connection?.close()
-        for spool in spools { spool.release() }
+        // Each file is closed, and its lock let go, when `spools` goes at the end of this call.
         if !spools.isEmpty {
             report("session \(session.name) has exchanges waiting in \(spools.map(\.path).joined(separator: ", ")); they are written to \(location) when the session is next opened on this machine")
         }
@@ -107,18 +107,18 @@ final class PostgresSessionDriver: SessionDriver {
         return reason
     }
 
-    /// Appends `batch` to the newest spool (a new one when there is none); false when the
-    /// disk refused it, and the entries wait in memory.
+    /// Appends `batch` to the newest spool (a new one when that one takes no more entries: none,
+    /// found, or past `SessionSpool.fileBytes`); false when the disk refused it, and the entries
+    /// wait in memory.
     private func spool(_ batch: [SessionEntry]) -> Bool {
         let outcome = state.withLock { state -> (ok: Bool, note: String?) in
             do {
-                if state.spools.isEmpty {
-                    state.spools.append(try WriteSpool.create(in: spoolDirectory, prefix: spoolPrefix))
+                if state.spools.last?.takesEntries != true {
+                    state.spools.append(try SessionSpool.create(in: spoolDirectory, prefix: spoolPrefix))
                 }
                 let full = state.spools.reduce(0) { $0 + $1.bytes } >= maximumSpoolBytes
-                let records = batch.map { entry in (full ? entry.withoutBodies : entry).spoolRecord }
-                try state.spools[state.spools.count - 1].append(records)
-                state.spooled += records.count
+                try state.spools[state.spools.count - 1].append(full ? batch.map(\.withoutBodies) : batch)
+                state.spooled += batch.count
                 var note: String?
                 if full, !state.spoolFullReported {
                     state.spoolFullReported = true
@@ -145,28 +145,25 @@ final class PostgresSessionDriver: SessionDriver {
         }
         while let spool = state.withLock({ $0.spools.first }) {
             var failures: [String] = []
-            let read: Int
-            do {
-                read = try await spool.read(chunk: limits.batch) { records in
-                    var entries = records.compactMap(SessionEntry.init(spooled:))[...]
-                    while !entries.isEmpty {
-                        let batch = SessionWriter.nextBatch(of: entries, limits: limits)
-                        entries = entries.dropFirst(batch.count)
-                        switch await self.write(batch) {
-                        case .written(let failure): if let failure { failures.append(failure) }
-                        case .away(let reason): throw ServerAway(reason: reason)
-                        }
-                    }
+            let (read, damage) = spool.entries()
+            // Set aside already: said once, whether or not the server takes the rest now.
+            if let damage { report(damage.description) }
+            var entries = read[...]
+            while !entries.isEmpty {
+                let batch = SessionWriter.nextBatch(of: entries, limits: limits)
+                entries = entries.dropFirst(batch.count)
+                switch await write(batch) {
+                case .written(let failure): if let failure { failures.append(failure) }
+                case .away: return false
                 }
-            } catch {
-                goAway((error as? ServerAway)?.reason ?? "\(error)")
-                return false
             }
             for failure in failures { report(failure) }
-            spool.remove()
+            // Damaged bytes that could not be set aside stay in the file, left for the next
+            // store that opens the session (writing its entries again changes nothing).
+            if damage?.notSetAside == nil { spool.remove() }
             state.withLock { state in
                 state.spools.removeFirst()
-                state.spooled = max(0, state.spooled - read)
+                state.spooled = max(0, state.spooled - read.count)
                 if let failure = failures.last { state.lastError = failure }
             }
         }
@@ -511,31 +508,4 @@ final class PostgresSessionDriver: SessionDriver {
             "UPDATE flow SET metadata = \(flow.storedRecord()) WHERE session_id = \(sessionID) AND id = \(flowID)", logger: logger)
     }
 
-}
-
-extension SessionEntry {
-    /// The entry as a spool file keeps it.
-    fileprivate var spoolRecord: WriteSpool.Record {
-        switch item {
-        case .flow(let flow): WriteSpool.Record(key: key, flow: flow)
-        case .messages(let messages, let flowID): WriteSpool.Record(key: key, messages: messages, flowID: flowID)
-        case .violations(let violations, let flowID): WriteSpool.Record(key: key, violations: violations, flowID: flowID)
-        case .note(let note): WriteSpool.Record(key: key, note: note)
-        }
-    }
-
-    /// An entry read back from a spool file; nil for a record that holds none.
-    fileprivate convenience init?(spooled record: WriteSpool.Record) {
-        if let flow = record.flow {
-            self.init(.flow(flow), key: record.key)
-        } else if let messages = record.messages, let flowID = record.flowID {
-            self.init(.messages(messages, flowID: flowID), key: record.key)
-        } else if let violations = record.violations, let flowID = record.flowID {
-            self.init(.violations(violations, flowID: flowID), key: record.key)
-        } else if let note = record.note {
-            self.init(.note(note), key: record.key)
-        } else {
-            return nil
-        }
-    }
 }

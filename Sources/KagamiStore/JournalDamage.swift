@@ -1,6 +1,6 @@
-/// What opening a session found damaged in the journal a killed process left (`SessionJournal`):
-/// where, how much, and where those bytes were set aside. Its description is the warning the
-/// store gives.
+/// What opening a session found damaged in the journal a killed process left (`SessionJournal`),
+/// or a shared store found in a spool it replayed: where, how much, and where those bytes were
+/// set aside. Its description is the warning the store gives.
 public struct JournalDamage: Sendable, Hashable, CustomStringConvertible {
     /// Damaged bytes between whole records.
     public struct Part: Sendable, Hashable {
@@ -9,6 +9,14 @@ public struct JournalDamage: Sendable, Hashable, CustomStringConvertible {
         /// Records that began there, at least (damage may fall on where one begins); 0 when none
         /// can be said to have (the journal's header alone, a journal none of which is read).
         public var records: Int
+        /// A whole record of a kind this version doesn't read (one part each): its number.
+        public var unreadKind: UInt8?
+
+        public init(bytes: Range<Int>, records: Int, unreadKind: UInt8? = nil) {
+            self.bytes = bytes
+            self.records = records
+            self.unreadKind = unreadKind
+        }
     }
 
     public var journal: String
@@ -20,6 +28,18 @@ public struct JournalDamage: Sendable, Hashable, CustomStringConvertible {
     public var notSetAside: String?
     /// Whole records replayed into the session.
     public var replayed: Int
+    /// What the journal is, for the description: "the session journal", "the spool".
+    public var name: String
+
+    public init(journal: String, parts: [Part], asideFile: String? = nil, notSetAside: String? = nil, replayed: Int,
+                name: String = "the session journal") {
+        self.journal = journal
+        self.parts = parts
+        self.asideFile = asideFile
+        self.notSetAside = notSetAside
+        self.replayed = replayed
+        self.name = name
+    }
 
     public var damagedBytes: Int { parts.reduce(0) { $0 + $1.bytes.count } }
     /// At least this many records were lost to the damage.
@@ -30,7 +50,11 @@ public struct JournalDamage: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         let places = parts.map { "\($0.bytes.lowerBound)-\($0.bytes.upperBound - 1)" }.joined(separator: ", ")
         let records = damagedRecords == 0 ? "" : "at least \(damagedRecords) record\(damagedRecords == 1 ? "" : "s") in "
-        var text = "the session journal \(journal) is damaged: \(records)\(damagedBytes) byte\(damagedBytes == 1 ? "" : "s") (bytes \(places))"
+        var text = "\(name) \(journal) is damaged: \(records)\(damagedBytes) byte\(damagedBytes == 1 ? "" : "s") (bytes \(places))"
+        let kinds = parts.compactMap(\.unreadKind).map(String.init)
+        if !kinds.isEmpty {
+            text += ", of which \(kinds.count == 1 ? "a record" : "records") of kind \(kinds.joined(separator: ", ")) that this version of Kagami does not read,"
+        }
         if let asideFile {
             text += " set aside in \(asideFile)"
         } else if let notSetAside {

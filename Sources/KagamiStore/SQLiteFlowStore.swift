@@ -166,21 +166,10 @@ public final class SQLiteFlowStore: FlowStore {
     /// (and replayed again at the next opening), so nothing in it is lost.
     private static func replay(_ journal: SessionJournal, into database: DatabasePool, of path: String) throws -> JournalDamage? {
         let contents = SessionJournal.contents(at: journal.path)
-        var damage: JournalDamage?
-        if !contents.damage.isEmpty {
-            var report = JournalDamage(
-                journal: journal.path, parts: contents.damage.map { JournalDamage.Part(bytes: $0.bytes, records: $0.records) },
-                replayed: contents.records.count)
-            do {
-                report.asideFile = try journal.setAside(contents)
-            } catch {
-                report.notSetAside = "\(error)"
-            }
-            damage = report
-        }
+        let damage = journal.setAsideDamage(of: contents, name: "the session journal")
         if !contents.records.isEmpty {
-            let flows = contents.records.map { record -> (Flow, Data, LoggedBodies) in
-                var flow = record.flow
+            let flows = contents.records.compactMap { record -> (Flow, Data, LoggedBodies)? in
+                guard var flow = record.flow else { return nil }
                 var logged = LoggedBodies()
                 switch record.request {
                 case .inline(let data): flow.request.body.data = data

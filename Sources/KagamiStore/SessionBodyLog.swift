@@ -19,7 +19,7 @@ import Darwin
 ///
 /// Each body's checksum (`XXH64`) is kept with its place, so a body whose bytes were damaged
 /// or cut since is read as not available, with the reason, rather than as other bytes.
-final class SessionBodyLog: Sendable {
+package final class SessionBodyLog: Sendable {
     let path: String
     private let state: Mutex<State>
 
@@ -47,7 +47,7 @@ final class SessionBodyLog: Sendable {
 
     /// Where the log holds a body: `length` bytes from `offset`, whose checksum is `checksum`
     /// (nil for a body logged before bodies had one: its bytes are read unchecked).
-    struct Place: Equatable, Sendable {
+    package struct Place: Equatable, Sendable {
         var offset: Int64
         var length: Int
         var checksum: UInt64?

@@ -32,8 +32,15 @@ import Darwin
 /// flow's stored record (`Flow.storedRecord()`), its request body and its response body unless
 /// they are in the body log (`SessionBodyLog`, written before the record).
 ///
+/// The top byte of the first length says what the record holds (`Kind`): 0 for a flow, all a
+/// session file's journal holds (so journals written before there were kinds read as they
+/// did). A shared store's spool (`SessionSpool`) is a journal too, fsynced, holding every entry
+/// of a session's writer: flows, and the entry's key with a WebSocket message list, contract
+/// violations or a note as JSON in the first part. A whole record of a kind its reader doesn't
+/// read is set aside like damage, and said to be of that kind.
+///
 /// Damaged bytes (a disk, a stray write) cost only the records they fall on: a record is read
-/// when its checksums hold and its JSON is a flow; past one that isn't, reading goes on at the
+/// when its checksums hold and its first part reads as its kind; past one that isn't, reading goes on at the
 /// next place carrying the header's number where a record is whole. What lies between is
 /// damaged: a replay sets it aside in a file of its own (`setAside(_:)`) and says where it was.
 ///
@@ -41,8 +48,8 @@ import Darwin
 /// `KGJ3` (a header without checksum, records as now without checksums), records each
 /// beginning `KGJ2` (lengths and places), or `KGJ1` (three lengths, every part in the record),
 /// appended until the file was cut.
-final class SessionJournal: Sendable {
-    let path: String
+package final class SessionJournal: Sendable {
+    package let path: String
     private let state: Mutex<State>
 
     private struct State {
@@ -59,20 +66,36 @@ final class SessionJournal: Sendable {
     }
 
     /// A journaled body: its bytes, or its place in the session's body log.
-    enum Body: Equatable {
+    package enum Body: Equatable {
         case inline(Data)
         case logged(SessionBodyLog.Place)
     }
 
-    struct Record {
-        var metadata: Data
-        /// The metadata read back: a record whose JSON is not a flow is not read.
-        var flow: Flow
-        var request: Body
-        var response: Body
+    /// What a record holds: the top byte of its head's first length.
+    package enum Kind: UInt8, Sendable, CaseIterable {
+        case flow = 0
+        case messages = 1
+        case violations = 2
+        case note = 3
     }
 
-    static let magic: [UInt8] = Array("KGJ4".utf8)
+    package struct Record {
+        /// The first part: a flow's stored record, or an entry's key and JSON.
+        package var metadata: Data
+        /// The first part read back: a record that doesn't read as its kind is not read.
+        package var item: SessionEntry.Item
+        /// Identifies the entry's rows (`SessionEntry.key`); a flow's is its id.
+        package var key: UUID
+        package var request: Body
+        package var response: Body
+
+        package var flow: Flow? {
+            if case .flow(let flow) = item { return flow }
+            return nil
+        }
+    }
+
+    package static let magic: [UInt8] = Array("KGJ4".utf8)
     static let thirdMagic: [UInt8] = Array("KGJ3".utf8)
     static let secondMagic: [UInt8] = Array("KGJ2".utf8)
     static let firstMagic: [UInt8] = Array("KGJ1".utf8)
@@ -96,11 +119,11 @@ final class SessionJournal: Sendable {
     static let startsOverAfter = 1 << 20
 
     /// Another live process records into the session and owns its journal.
-    struct InUse: Error {}
+    package struct InUse: Error {}
 
     /// Opens the journal for this process alone (an advisory lock the system lets go of when
     /// the process ends, however it ends); `InUse` when another process holds it.
-    init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         // Not O_APPEND: records go where `end` says (Linux's pwrite ignores its offset on a file
         // opened for appending).
@@ -127,10 +150,10 @@ final class SessionJournal: Sendable {
         }
     }
 
-    /// Appends a flow: its stored record and its bodies. False when it could not be written
-    /// whole (a full disk...), or the journal a process before left is not replayed yet: the
-    /// caller then waits for the commit instead.
-    func append(metadata: Data, request: Body, response: Body) -> Bool {
+    /// Appends a flow: its stored record and its bodies (or, `kind` saying so, another entry:
+    /// `append(_:)`). False when it could not be written whole (a full disk...), or the journal
+    /// a process before left is not replayed yet: the caller then waits for the commit instead.
+    func append(kind: Kind = .flow, metadata: Data, request: Body, response: Body) -> Bool {
         func inline(_ body: Body) -> Data {
             if case .inline(let data) = body { return data }
             return Data()
@@ -141,7 +164,7 @@ final class SessionJournal: Sendable {
         var head: [UInt8] = []
         head.reserveCapacity(Self.headSize)
         head.append(bigEndian: 0)
-        head.append(bigEndian: UInt64(metadata.count))
+        head.append(bigEndian: UInt64(kind.rawValue) << 56 | UInt64(metadata.count))
         for body in [request, response] {
             switch body {
             case .inline(let data): head.append(bigEndian: UInt64(data.count))
@@ -179,6 +202,19 @@ final class SessionJournal: Sendable {
             return true
         }
     }
+
+    /// Waits for what is appended to reach the disk: a spool's client sees its exchange complete
+    /// only then, where a session file's journal is content with the system holding the bytes.
+    package func synchronize() throws {
+        let failure: String? = state.withLock { state in
+            guard state.descriptor >= 0, fsync(state.descriptor) != 0 else { return nil }
+            return String(cString: strerror(errno))
+        }
+        if let failure { throw FlowStoreError("cannot write \(path) to the disk: \(failure)") }
+    }
+
+    /// Bytes written since the journal last started over.
+    package var size: Int { state.withLock { $0.end } }
 
     /// `count` appended records are now in SQLite. When none is left uncommitted the journal
     /// starts over if it has grown large, or whatever its size once the writer is `idle`: a new
@@ -219,19 +255,22 @@ final class SessionJournal: Sendable {
 
     /// What a journal holds: its whole records, in the order they were appended, and where it
     /// is damaged.
-    struct Contents {
-        var records: [Record] = []
-        var damage: [Damage] = []
+    package struct Contents {
+        package var records: [Record] = []
+        package var damage: [Damage] = []
         /// The journal's bytes, for `setAside(_:)`.
         fileprivate var bytes: [UInt8] = []
     }
 
     /// Bytes of a journal that hold no whole record of the round being replayed, where one
     /// was: records damaged, cut short, or a damaged header.
-    struct Damage: Equatable {
-        var bytes: Range<Int>
+    package struct Damage: Equatable {
+        package var bytes: Range<Int>
         /// Records that began among these bytes, at least: damage may fall on where one begins.
-        var records: Int
+        package var records: Int
+        /// A whole record of a kind the reader doesn't read (a journal of a later version, or a
+        /// spool's entry in a session file's journal): its kind's number.
+        package var unreadKind: UInt8? = nil
     }
 
     /// The whole records in the journal at `path`, in the order they were appended.
@@ -242,9 +281,10 @@ final class SessionJournal: Sendable {
     /// The whole records in the journal at `path` and where it is damaged. A record cut short
     /// at the end (the machine lost power mid-write) is damaged too; what an earlier round left
     /// after the last record is not.
-    static func contents(at path: String) -> Contents {
+    /// Records of other kinds than `kinds` are set aside as damage.
+    package static func contents(at path: String, kinds: Set<Kind> = [.flow]) -> Contents {
         guard let data = FileManager.default.contents(atPath: path), !data.isEmpty else { return Contents() }
-        var contents = Reader(bytes: [UInt8](data)).contents()
+        var contents = Reader(bytes: [UInt8](data), kinds: kinds).contents()
         if !contents.damage.isEmpty { contents.bytes = [UInt8](data) }
         return contents
     }
@@ -252,7 +292,7 @@ final class SessionJournal: Sendable {
     /// Copies the damaged parts of `contents`, one after another, into a file of their own beside
     /// the journal, its owner's alone (`<session>-flows-damaged`, then `-damaged-2`... so an
     /// earlier one stays); returns its path.
-    func setAside(_ contents: Contents) throws -> String {
+    package func setAside(_ contents: Contents) throws -> String {
         var attempt = 1
         while true {
             let aside = attempt == 1 ? path + "-damaged" : path + "-damaged-\(attempt)"
@@ -275,8 +315,24 @@ final class SessionJournal: Sendable {
         }
     }
 
+    /// What a replay of `contents` found damaged, its bytes set aside (`setAside(_:)`) or why they
+    /// could not be; nil when nothing is. `name` says what the journal is, in the report.
+    package func setAsideDamage(of contents: Contents, name: String) -> JournalDamage? {
+        guard !contents.damage.isEmpty else { return nil }
+        var report = JournalDamage(
+            journal: path,
+            parts: contents.damage.map { JournalDamage.Part(bytes: $0.bytes, records: $0.records, unreadKind: $0.unreadKind) },
+            replayed: contents.records.count, name: name)
+        do {
+            report.asideFile = try setAside(contents)
+        } catch {
+            report.notSetAside = "\(error)"
+        }
+        return report
+    }
+
     /// The files earlier replays set damaged parts of the journal at `path` aside in.
-    static func asideFiles(of path: String) -> [String] {
+    package static func asideFiles(of path: String) -> [String] {
         let folder = (path as NSString).deletingLastPathComponent
         let prefix = (path as NSString).lastPathComponent + "-damaged"
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder)) ?? []
@@ -288,6 +344,15 @@ final class SessionJournal: Sendable {
     /// Reads records out of a journal's bytes, and past those that are not whole.
     private struct Reader {
         let bytes: [UInt8]
+        /// The kinds of records read; others are damage.
+        let kinds: Set<Kind>
+
+        /// What lies at a place where a record is whole.
+        enum Found {
+            case record(Record)
+            /// A record of a kind not read, by its kind's number.
+            case unread(UInt8)
+        }
 
         func contents() -> Contents {
             let tag = Array(bytes.prefix(4))
@@ -346,7 +411,7 @@ final class SessionJournal: Sendable {
         /// Reads records from `start` on. Where none is whole, the bytes up to the next one
         /// that is (looked for where `patterns` begin one) are damaged; `tail` says where the
         /// damaged bytes after the last whole record end (where they begin: none are).
-        func read(from start: Int, patterns: [[UInt8]], record: (Int) -> (Record, end: Int)?, tail: (Int) -> Int) -> Contents {
+        func read(from start: Int, patterns: [[UInt8]], record: (Int) -> (Found, end: Int)?, tail: (Int) -> Int) -> Contents {
             var contents = Contents()
             var offset = start
             var damagedFrom: Int?
@@ -364,7 +429,10 @@ final class SessionJournal: Sendable {
                 if let (found, end) = record(offset) {
                     if let from = damagedFrom { damage(from..<offset) }
                     damagedFrom = nil
-                    contents.records.append(found)
+                    switch found {
+                    case .record(let record): contents.records.append(record)
+                    case .unread(let kind): contents.damage.append(Damage(bytes: offset..<end, records: 1, unreadKind: kind))
+                    }
                     offset = end
                     continue
                 }
@@ -378,10 +446,10 @@ final class SessionJournal: Sendable {
 
         /// A record of the current format at `offset` carrying `number` (any, when nil), whole,
         /// and where it ends.
-        func fourthFormatRecord(at offset: Int, number: UInt64?) -> (Record, end: Int)? {
+        func fourthFormatRecord(at offset: Int, number: UInt64?) -> (Found, end: Int)? {
             guard let length = fourthFormatLength(at: offset), offset + length <= bytes.count,
                   number == nil || uint64(at: offset) == number,
-                  let metadataLength = size(at: offset + 8), let requestLength = size(at: offset + 16),
+                  let (kindNumber, metadataLength) = kindAndLength(at: offset + 8), let requestLength = size(at: offset + 16),
                   let responseLength = size(at: offset + 24), let requestPlace = place(at: offset + 32),
                   let responsePlace = place(at: offset + 40), let requestChecksum = uint64(at: offset + 48),
                   let responseChecksum = uint64(at: offset + 56), let partsChecksum = uint64(at: offset + 64) else { return nil }
@@ -399,8 +467,9 @@ final class SessionJournal: Sendable {
                     position += length
                 }
             }
-            guard let flow = flow(metadata) else { return nil }
-            return (Record(metadata: metadata, flow: flow, request: bodies[0], response: bodies[1]), offset + length)
+            guard let kind = Kind(rawValue: kindNumber), kinds.contains(kind) else { return (.unread(kindNumber), offset + length) }
+            guard let (item, key) = Self.item(kind, metadata) else { return nil }
+            return (.record(Record(metadata: metadata, item: item, key: key, request: bodies[0], response: bodies[1])), offset + length)
         }
 
         /// The length of the record at `offset` when its head is whole (its checksum holds).
@@ -408,7 +477,7 @@ final class SessionJournal: Sendable {
             // Lengths past the file's size say at once that no head begins here, before the
             // checksum is worked out: looking for a record byte by byte stays cheap.
             guard offset >= 0, offset + headSize <= bytes.count,
-                  let metadataLength = size(at: offset + 8), metadataLength <= bytes.count,
+                  let (_, metadataLength) = kindAndLength(at: offset + 8), metadataLength <= bytes.count,
                   let requestLength = size(at: offset + 16), let responseLength = size(at: offset + 24),
                   let requestPlace = place(at: offset + 32), let responsePlace = place(at: offset + 40),
                   requestPlace != nil || requestLength <= bytes.count, responsePlace != nil || responseLength <= bytes.count,
@@ -417,12 +486,12 @@ final class SessionJournal: Sendable {
             return headSize + metadataLength + (requestPlace == nil ? requestLength : 0) + (responsePlace == nil ? responseLength : 0)
         }
 
-        func thirdFormatRecord(at offset: Int, number: UInt64) -> (Record, end: Int)? {
+        func thirdFormatRecord(at offset: Int, number: UInt64) -> (Found, end: Int)? {
             guard uint64(at: offset) == number else { return nil }
             return parts(at: offset + 8, placed: true)
         }
 
-        func earlierFormatRecord(at offset: Int) -> (Record, end: Int)? {
+        func earlierFormatRecord(at offset: Int) -> (Found, end: Int)? {
             guard offset + 4 <= bytes.count else { return nil }
             let tag = Array(bytes[offset..<offset + 4])
             guard tag == secondMagic || tag == firstMagic else { return nil }
@@ -431,7 +500,7 @@ final class SessionJournal: Sendable {
 
         /// The three lengths, the bodies' places (`placed`: from the second format on) and the
         /// parts of a record of an earlier format, whose JSON must be a flow.
-        func parts(at start: Int, placed: Bool) -> (Record, end: Int)? {
+        func parts(at start: Int, placed: Bool) -> (Found, end: Int)? {
             guard let metadataLength = size(at: start), let requestLength = size(at: start + 8),
                   let responseLength = size(at: start + 16) else { return nil }
             var position = start + 24
@@ -454,14 +523,25 @@ final class SessionJournal: Sendable {
                     position += length
                 }
             }
-            guard let flow = flow(metadata) else { return nil }
-            return (Record(metadata: metadata, flow: flow, request: bodies[0], response: bodies[1]), position)
+            guard let (item, key) = Self.item(.flow, metadata) else { return nil }
+            return (.record(Record(metadata: metadata, item: item, key: key, request: bodies[0], response: bodies[1])), position)
         }
 
         // MARK: Fields
 
-        func flow(_ metadata: Data) -> Flow? {
-            try? Flow(stored: metadata)
+        /// What a record of `kind` holds, with its key; nil when its first part isn't that.
+        static func item(_ kind: Kind, _ metadata: Data) -> (SessionEntry.Item, key: UUID)? {
+            if kind == .flow {
+                guard let flow = try? Flow(stored: metadata) else { return nil }
+                return (.flow(flow), flow.id)
+            }
+            return SessionJournal.entry(kind, metadata)
+        }
+
+        /// A record's kind and the length of its first part, from the head's first length.
+        func kindAndLength(at offset: Int) -> (UInt8, Int)? {
+            guard let value = uint64(at: offset) else { return nil }
+            return (UInt8(value >> 56), Int(value & 0x00FF_FFFF_FFFF_FFFF))
         }
 
         func uint64(at offset: Int) -> UInt64? {

@@ -1,6 +1,6 @@
 import Foundation
 import KagamiFlow
-import KagamiPostgresStore
+@testable import KagamiPostgresStore
 import KagamiStore
 import KagamiTesting
 import Logging
@@ -234,6 +234,186 @@ struct PostgresFlowStoreTests {
             }
         }
     }
+}
+
+/// A spool a store left (killed, or closed while its server was away) is written by the next
+/// store that opens the session: every kind of entry, past damaged bytes, and in the format of
+/// the release before.
+extension PostgresFlowStoreTests {
+    @Test func aSpoolLeftWithADamagedRecordIsWrittenPastIt() async throws {
+        let location = try StoreDriver.postgresLocation()
+        let name = "spool-" + UUID().uuidString
+        let directory = temporaryPath("spool")
+        let spooled = SpooledSession()
+        let damaged = FlowFixtures.postBinary(size: 20_000)
+        let entries = [
+            SessionEntry(.flow(spooled.first)), SessionEntry(.messages(spooled.messages, flowID: spooled.first.id)),
+            SessionEntry(.violations(spooled.violations, flowID: spooled.first.id)), SessionEntry(.flow(damaged)),
+            SessionEntry(.note(spooled.note)), SessionEntry(.flow(spooled.last)),
+        ]
+        var ends: [Int] = []
+        let path: String
+        do {
+            let spool = try SessionSpool.create(in: directory, prefix: SessionSpool.prefix(session: name, location: location))
+            for entry in entries {
+                try spool.append([entry])
+                ends.append(spool.bytes)
+            }
+            path = spool.path
+        }
+        // Bytes of the damaged flow's body overwritten, as a disk or a stray write would.
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        var generator = SeededGenerator(state: 11)
+        let at = ends[2] + 5_000
+        bytes.replaceSubrange(at..<at + 64, with: (0..<64).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        try bytes.write(to: URL(fileURLWithPath: path))
+
+        let store = try await PostgresFlowStore.open(location, session: name, recordedBy: "tests", spoolDirectory: directory)
+        #expect(try await eventually(attempts: 600, every: .milliseconds(100)) { store.status.spoolFiles.isEmpty })
+        await spooled.expectWritten(to: store)
+        #expect(!FileManager.default.fileExists(atPath: path), "the spool is removed once written")
+        #expect(FileManager.default.contents(atPath: path + "-damaged") == bytes[ends[2]..<ends[3]], "the damaged record alone is set aside")
+        await store.close()
+    }
+
+    /// Spool files of the release before (a 4-byte length and a JSON document each) wait for the
+    /// server across an upgrade, and are written by the new one.
+    @Test func aSpoolOfTheFormatBeforeIsWritten() async throws {
+        let location = try StoreDriver.postgresLocation()
+        let name = "spool-" + UUID().uuidString
+        let directory = temporaryPath("spool")
+        let spooled = SpooledSession()
+        let records = [
+            EarlierSpoolRecord(key: spooled.first.id, flow: spooled.first),
+            EarlierSpoolRecord(key: UUID(), messages: spooled.messages, flowID: spooled.first.id),
+            EarlierSpoolRecord(key: UUID(), violations: spooled.violations, flowID: spooled.first.id),
+            EarlierSpoolRecord(key: spooled.note.id, note: spooled.note),
+            EarlierSpoolRecord(key: spooled.last.id, flow: spooled.last),
+        ]
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .deferredToDate
+        var file = Data()
+        for record in records {
+            let json = try encoder.encode(record)
+            withUnsafeBytes(of: UInt32(json.count).bigEndian) { file.append(contentsOf: $0) }
+            file.append(json)
+        }
+        // A record torn by the kill: reading stops there.
+        file.append(contentsOf: [0, 0, 1, 0, UInt8(ascii: "{")])
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = (directory as NSString).appendingPathComponent(SessionSpool.prefix(session: name, location: location) + "4242-0123abcd.spool")
+        try file.write(to: URL(fileURLWithPath: path))
+
+        let store = try await PostgresFlowStore.open(location, session: name, recordedBy: "tests", spoolDirectory: directory)
+        #expect(try await eventually(attempts: 600, every: .milliseconds(100)) { store.status.spoolFiles.isEmpty })
+        await spooled.expectWritten(to: store)
+        #expect(!FileManager.default.fileExists(atPath: path), "the spool is removed once written")
+        await store.close()
+    }
+}
+
+extension PostgresFlowStoreTests {
+    /// A store that fills a spool file goes on in a new one; a later store finds them oldest
+    /// first, and never one a running store holds.
+    @Test func spoolFilesAreFoundOldestFirstAndNeverWhileHeld() throws {
+        let directory = temporaryPath("spool")
+        let prefix = SessionSpool.prefix(session: "order", location: try PostgresLocation(url: "postgres://kagami@127.0.0.1:5432/kagami"))
+        let flows = (0..<3).map { FlowFixtures.getJSON(url: "/\($0)") }
+        var paths: [String] = []
+        do {
+            var spools: [SessionSpool] = []
+            for flow in flows {
+                let spool = try SessionSpool.create(in: directory, prefix: prefix)
+                try spool.append([SessionEntry(.flow(flow))])
+                spools.append(spool)
+                paths.append(spool.path)
+            }
+            #expect(SessionSpool.leftovers(in: directory, prefix: prefix).isEmpty, "every file is held by the store writing it")
+            #expect(SessionSpool.leftovers(in: directory, prefix: "other-").isEmpty)
+        }
+        let found = SessionSpool.leftovers(in: directory, prefix: prefix)
+        #expect(found.map(\.path) == paths)
+        #expect(found.map { $0.entries().entries.map(\.key) } == flows.map { [$0.id] })
+        #expect(SessionSpool.leftovers(in: directory, prefix: prefix).isEmpty, "the files found are held by whoever found them")
+    }
+}
+
+extension PostgresFlowStoreTests {
+    /// A store that finds spools left behind while its server is still away keeps new entries
+    /// in a file of its own, after them.
+    @Test func entriesSpooledWhileLeftoversWaitGoToANewFile() async throws {
+        let directory = temporaryPath("spool")
+        let location = try PostgresLocation(url: "postgres://kagami@127.0.0.1:9/kagami")
+        let prefix = SessionSpool.prefix(session: "away", location: location)
+        let left = FlowFixtures.getJSON(url: "/left")
+        let leftPath: String
+        do {
+            let spool = try SessionSpool.create(in: directory, prefix: prefix)
+            try spool.append([SessionEntry(.flow(left))])
+            leftPath = spool.path
+        }
+        let driver = PostgresSessionDriver(
+            location: location, session: PostgresFlowStore.Session(name: "away", recordedBy: "tests", createdAt: Date()), sessionID: 1,
+            spoolDirectory: directory, maximumSpoolBytes: 1 << 30, writeTimeout: .seconds(1),
+            limits: SessionWriter.Limits(pendingBodyBytes: 1 << 20, pendingEntries: 100, pendingMessages: 100, batch: 100),
+            leftovers: SessionSpool.leftovers(in: directory, prefix: prefix))
+        let later = FlowFixtures.getJSON(url: "/later")
+        #expect(driver.keepWhileAway([SessionEntry(.flow(later))]))
+        let files = driver.spooled.files
+        #expect(files.count == 2)
+        #expect(files.first == leftPath)
+        await driver.close()
+        let found = SessionSpool.leftovers(in: directory, prefix: prefix)
+        #expect(found.map { $0.entries().entries.map(\.key) } == [[left.id], [later.id]])
+    }
+}
+
+/// What the spool tests keep while the server is away: two flows, WebSocket messages with binary
+/// payloads and contract violations of the first, and a note.
+private struct SpooledSession {
+    let first = FlowFixtures.webSocket()
+    let last = FlowFixtures.postBinary(size: 70_000)
+    let messages: [WebSocketMessage]
+    let violations = [
+        ContractViolation(kind: .schema, side: .response, location: .body, instancePointer: "/id", keyword: "type",
+                          expected: "integer", actual: "\"7\"", message: "/id is not an integer"),
+        ContractViolation(kind: .missing, severity: .warning, side: .request, location: .header, name: "x-trace", message: "x-trace is missing"),
+    ]
+    let note = SessionNote(time: Date(timeIntervalSince1970: 1_780_000_100.5), author: "tests", text: "spooled ✓")
+
+    init() {
+        var generator = SeededGenerator(state: 5)
+        messages = (0..<12).map { index in
+            let data = index.isMultiple(of: 3)
+                ? Data("text \(index) ✓".utf8) : Data((0..<(index * 97)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            return WebSocketMessage(
+                direction: index.isMultiple(of: 2) ? .send : .receive, time: Date(timeIntervalSince1970: 1_780_000_003.25 + Double(index)),
+                opcode: index.isMultiple(of: 3) ? .text : .binary, data: data, size: data.count, isCompressed: index == 4)
+        }
+    }
+
+    /// Failures are recorded, not thrown: the store is closed whatever they are.
+    func expectWritten(to store: PostgresFlowStore) async {
+        var first = self.first
+        first.violations = violations
+        do {
+            #expect(try await store.allFlows() == [first, last])
+            #expect(try await store.messages(of: first.id) == messages)
+            #expect(try await store.notes() == [note])
+        } catch {
+            Issue.record(error)
+        }
+    }
+}
+
+/// A record of the spool format before the journal's, as that release wrote it.
+private struct EarlierSpoolRecord: Encodable {
+    var key: UUID
+    var flow: Flow?
+    var messages: [WebSocketMessage]?
+    var violations: [ContractViolation]?
+    var flowID: UUID?
+    var note: SessionNote?
 }
 
 /// A database of its own for a test that needs an empty one, dropped afterwards.
