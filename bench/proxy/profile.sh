@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Where a proxy's CPU goes under the load of bench/proxy/run.sh: one target in front of the
 # nginx origin, wrk with the same settings, `perf record -g` of the proxy alone during the run;
-# prints the top symbols by own samples and by samples on the stack, and CPU per exchange.
+# prints CPU per exchange and where it went (bench/proxy/profile_report.py): by thread, kernel
+# against user space, Kagami's own functions, the symbols with most samples of their own.
 # Usage: bench/proxy/profile.sh [TARGET] [FILE]
 #   TARGET: kagami-reverse (default), kagami-forward, nio-proxy; FILE: small (default) or large.
 # Environment: KAGAMI, NIO_PROXY (built binaries), SESSION (the session to record into; a new
@@ -56,9 +57,11 @@ requests=$(awk '/requests in/ { print $1 }' "$OUT/wrk.txt")
 rate=$(awk '/Requests\/sec/ { print $2 }' "$OUT/wrk.txt")
 hz=$(getconf CLK_TCK)
 echo "$TARGET $FILE: $rate req/s, $(python3 -c "print(f'{$ticks / $hz / $requests * 1e6:.1f}')") µs CPU per exchange (load $(cut -d' ' -f1-3 /proc/loadavg))" | tee "$OUT/summary.txt"
-report() { perf report -i "$OUT/perf.data" --stdio -g none --sort symbol "$@" 2>"$OUT/report.log" | { grep -v -e "^#" -e "^$" || true; }; }
-report --no-children --percent-limit 0.7 | head -45 > "$OUT/self.txt"
-report --children --percent-limit 2 | head -70 > "$OUT/children.txt"
-echo "--- own samples"; cat "$OUT/self.txt"
-echo "--- on the stack"; cat "$OUT/children.txt"
-[ "$OUT" = "$WORK/out" ] && { rm -rf /tmp/kagami-profile-last; cp -r "$OUT" /tmp/kagami-profile-last; echo "(kept in /tmp/kagami-profile-last)"; }
+perf script -i "$OUT/perf.data" -F comm,tid,ip,sym,dso > "$OUT/script.txt" 2>"$OUT/script.log"
+per_exchange=$(python3 -c "print(f'{$ticks / $hz / $requests * 1e6:.2f}')")
+python3 "$ROOT/bench/proxy/profile_report.py" "$OUT/script.txt" "$per_exchange" | tee "$OUT/report.txt"
+if [ "$OUT" = "$WORK/out" ]; then
+    rm -rf /tmp/kagami-profile-last
+    cp -r "$OUT" /tmp/kagami-profile-last
+    echo "(perf.data and the reports kept in /tmp/kagami-profile-last)"
+fi
