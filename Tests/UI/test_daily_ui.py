@@ -327,6 +327,8 @@ class Suite(Page):
         assert self.driver.find_element(By.ID, "compose-form").get_attribute("value") == "name=Ada Lovelace\nlang=en"
         assert "Content-Length" not in self.driver.find_element(By.ID, "compose-headers").get_attribute("value")
         self.driver.find_element(By.ID, "compose-send").click()
+        # The dialog stays open (modal) until the proxy has answered.
+        self.until(lambda: not self.js("return document.getElementById('compose-dialog').open"), "Compose closes once answered")
         self.filter("/menu/form")
         self.until(lambda: len(self.rows()) == 2, "the composed copy is recorded")
         # Only the composed exchange is chosen and shown: the row the menu came from lets go.
