@@ -113,6 +113,44 @@ struct PostgresFlowStoreTests {
         }
     }
 
+    /// A user who may create tables but not extensions (a managed database) gets a store
+    /// without the text index: its filters still answer (by a scan), and the index comes with the
+    /// first opening once the user may create it.
+    @Test func aDatabaseThatRefusesTheTextIndexGoesOnWithoutIt() async throws {
+        try await withFreshDatabase { location, client in
+            let role = "kagami_limited_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
+            try await client.query(PostgresQuery(unsafeSQL: "CREATE ROLE \(role) LOGIN"))
+            try await client.query(PostgresQuery(unsafeSQL: "GRANT USAGE, CREATE ON SCHEMA public TO \(role)"))
+            try await client.query(PostgresQuery(unsafeSQL: "REVOKE CREATE ON DATABASE \(location.database) FROM PUBLIC"))
+            var limited = location
+            limited.user = role
+            limited.password = nil
+            let store = try await PostgresFlowStore.open(limited, session: "limited", recordedBy: "tests")
+            #expect(try await column("SELECT version FROM kagami_migration ORDER BY version", as: Int.self, on: client) == [1, 2, 3, 4])
+            #expect(try await column("SELECT count(*) FROM pg_extension WHERE extname = 'pg_trgm'", as: Int.self, on: client) == [0])
+            let flows = [
+                FlowFixtures.getJSON(url: "/users/1", host: "api.example.com"),
+                FlowFixtures.getJSON(url: "/orders/2", host: "shop.example.net"),
+            ]
+            for flow in flows { store.record(flow) }
+            try await store.flush()
+            let found = try await store.flows(FlowQuery(filter: FlowFilter(parsing: "orders"), limit: 10)).flows.map(\.id)
+            #expect(found == [flows[1].id])
+            await store.close()
+
+            try await client.query(PostgresQuery(unsafeSQL: "GRANT CREATE ON DATABASE \(location.database) TO \(role)"))
+            let reopened = try #require(try await PostgresFlowStore.openExisting(limited, session: "limited"))
+            #expect(try await column("SELECT version FROM kagami_migration ORDER BY version", as: Int.self, on: client) == [1, 2, 3, 4, 5])
+            #expect(try await column("SELECT count(*) FROM pg_indexes WHERE indexname = 'flow_words'", as: Int.self, on: client) == [1])
+            let again = try await reopened.flows(FlowQuery(filter: FlowFilter(parsing: "users"), limit: 10)).flows.map(\.id)
+            #expect(again == [flows[0].id])
+            await reopened.close()
+            try await client.query(PostgresQuery(unsafeSQL: "REASSIGN OWNED BY \(role) TO CURRENT_USER"))
+            try await client.query(PostgresQuery(unsafeSQL: "DROP OWNED BY \(role)"))
+            try await client.query(PostgresQuery(unsafeSQL: "DROP ROLE \(role)"))
+        }
+    }
+
     @Test func aDatabaseFromANewerKagamiIsRefused() async throws {
         try await withFreshDatabase { location, client in
             let store = try await PostgresFlowStore.open(location, session: "now", recordedBy: "tests")
