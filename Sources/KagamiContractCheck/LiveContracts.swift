@@ -264,6 +264,8 @@ public final class ContractCheckStage: RecordingStage {
     private let queue = DispatchQueue(label: "kagami.contract-check")
     private let pending = Atomic<Int>(0)
     private let pendingBytes = Atomic<Int>(0)
+    /// Flows handed over to be checked alongside, and whether the queue is set to check them.
+    private let waiting = Mutex<(flows: [(Flow, Int)], scheduled: Bool)>(([], false))
     private let maximumPending: Int
     private let maximumPendingBodyBytes: Int
 
@@ -312,23 +314,50 @@ public final class ContractCheckStage: RecordingStage {
             contracts.countSkipped()
             return
         }
-        queue.async { [self] in
-            defer {
+        let first = waiting.withLock { waiting in
+            waiting.flows.append((flow, bytes))
+            defer { waiting.scheduled = true }
+            return !waiting.scheduled
+        }
+        // Flows gather a moment and the queue checks them together: a block per flow woke a
+        // thread per exchange (a context switch each, more than the check itself costs).
+        if first {
+            queue.asyncAfter(deadline: .now() + Self.gathering) { [self] in checkWaiting(found: found) }
+        }
+    }
+
+    /// How long flows checked alongside gather before the queue checks them.
+    static let gathering = DispatchTimeInterval.milliseconds(2)
+
+    /// Checks every flow waiting (on `queue`), until none is.
+    private func checkWaiting(found: @escaping @Sendable (Flow) -> Void) {
+        while true {
+            let flows = waiting.withLock { waiting -> [(Flow, Int)] in
+                let flows = waiting.flows
+                waiting.flows.removeAll(keepingCapacity: true)
+                if flows.isEmpty { waiting.scheduled = false }
+                return flows
+            }
+            if flows.isEmpty { return }
+            for (flow, bytes) in flows {
+                let violations = contracts.check(flow)
                 pending.subtract(1, ordering: .relaxed)
                 pendingBytes.subtract(bytes, ordering: .relaxed)
+                guard !violations.isEmpty else { continue }
+                var checked = flow
+                checked.violations = violations
+                found(checked)
             }
-            let violations = contracts.check(flow)
-            guard !violations.isEmpty else { return }
-            var checked = flow
-            checked.violations = violations
-            found(checked)
         }
     }
 
     /// Returns once every flow handed to the stage before the call has been checked.
     public func drain() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async { continuation.resume() }
+            queue.async { [self] in
+                if case .alongside(let found) = timing { checkWaiting(found: found) }
+                continuation.resume()
+            }
         }
     }
 }

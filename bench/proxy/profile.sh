@@ -4,7 +4,7 @@
 # prints CPU per exchange and where it went (bench/proxy/profile_report.py): by thread, kernel
 # against user space, Kagami's own functions, the symbols with most samples of their own.
 # Usage: bench/proxy/profile.sh [TARGET] [FILE]
-#   TARGET: kagami-reverse (default), kagami-forward, nio-proxy; FILE: small (default) or large.
+#   TARGET: kagami-reverse (default), kagami-forward, kagami-contract, nio-proxy; FILE: small (default) or large.
 # Environment: KAGAMI, NIO_PROXY (built binaries), SESSION (the session to record into; a new
 #   one by default), PERF_FREQUENCY (499), and wrk's settings as
 #   in run.sh. Writes perf.data and the reports into OUT (default: a scratch folder, printed).
@@ -29,6 +29,23 @@ case "$TARGET" in
         "$KAGAMI" proxy --reverse "http://127.0.0.1:$ORIGIN_PORT" --port "$port" --session "${SESSION:-$WORK/s.sqlite}" >"$WORK/proxy.log" 2>&1 & ;;
     kagami-forward)
         "$KAGAMI" proxy --port "$port" --session "${SESSION:-$WORK/s.sqlite}" >"$WORK/proxy.log" 2>&1 & ;;
+    kagami-contract)
+        # As run.sh: the benchmark's two paths as an API, each exchange checked against it.
+        cat > "$WORK/bench-api.yaml" <<YAML
+openapi: 3.1.0
+info: {title: Benchmark files, version: "1"}
+paths:
+  /small:
+    get:
+      responses:
+        "200": {description: the small file, content: {"*/*": {}}}
+  /large:
+    get:
+      responses:
+        "200": {description: the large file, content: {"*/*": {}}}
+YAML
+        "$KAGAMI" proxy --reverse "http://127.0.0.1:$ORIGIN_PORT" --port "$port" --session "${SESSION:-$WORK/s.sqlite}" \
+            --contract "$WORK/bench-api.yaml=http://127.0.0.1:$ORIGIN_PORT" >"$WORK/proxy.log" 2>&1 & ;;
     nio-proxy)
         "${NIO_PROXY:?NIO_PROXY: a built bench/NIOProxyBaseline}" "$port" "$ORIGIN_PORT" >"$WORK/proxy.log" 2>&1 & ;;
     *) echo "unknown target $TARGET" >&2; exit 2 ;;
