@@ -60,6 +60,9 @@ def main():
     parser.add_argument("--command", required=True)
     parser.add_argument("--output", required=True)
     parser.add_argument("--cores", type=int, required=True)
+    parser.add_argument("--disk-mb-s", type=int, nargs=2, default=None,
+                        help="the disk's sequential write bandwidth before and after the runs (dd, fdatasync)")
+    parser.add_argument("--large-bytes", type=int, default=1048576)
     args = parser.parse_args()
 
     runs = {}
@@ -147,6 +150,18 @@ def main():
             if direct and direct["p99"] is not None and ours["p99"] is not None:
                 parts.append(f"p99 added over nginx-direct {ours['p99'] - direct['p99']:+.2f} ms (≤ 5 ms)")
             ratio_lines.append(f"- {kagami}, {file}: " + "; ".join(parts))
+    if args.disk_mb_s:
+        disk = max(args.disk_mb_s)
+        for kagami in ("kagami-reverse", "kagami-forward"):
+            ours, floor = chosen.get((kagami, "large")), chosen.get(("nio-proxy", "large"))
+            if not ours or not ours["rps"]:
+                continue
+            written = ours["rps"] * args.large_bytes / 1048576
+            parts = [f"{written:,.0f} MB/s of response bodies captured = {written / disk:.2f}× the disk's sequential write bandwidth "
+                     f"({args.disk_mb_s[0]:,} / {args.disk_mb_s[1]:,} MB/s before / after the runs; target ≥ 0.90×)"]
+            if floor and floor["rps"]:
+                parts.append(f"/nio-proxy {ours['rps'] / floor['rps']:.2f}× (target ≥ 0.75×)")
+            ratio_lines.append(f"- {kagami}, large, against the disk: " + "; ".join(parts))
     for file in FILE_ORDER:
         ruled, plain = chosen.get(("kagami-rules20", file)), chosen.get(("kagami-reverse", file))
         if ruled and ruled["rps"] and plain and plain["rps"]:

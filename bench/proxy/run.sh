@@ -7,7 +7,9 @@
 # checking every exchange against an OpenAPI description of the benchmark's paths (--contract;
 # target ≥ 0.90 of kagami-reverse's req/s and p99 within 1 ms of it). nio-proxy is the least
 # reverse proxy SwiftNIO makes (bench/NIOProxyBaseline: its own HTTP/1 handlers relaying each part,
-# no capture): the framework's floor, against which Kagami's own cost per exchange shows.
+# no capture): the framework's floor, against which Kagami's own cost per exchange shows. The
+# disk's sequential write bandwidth (dd of 1 GB with fdatasync, before and after the runs) is the
+# other bound 1 MB bodies captured may meet: the report says which bound Kagami is nearer.
 # Usage: bench/proxy/run.sh [ROUNDS]
 #   ROUNDS (default 1): each round runs every target once per file, targets interleaved so the
 #   ones being compared run close in time, each round starting one target further along the
@@ -15,7 +17,7 @@
 # Environment: KAGAMI (a built binary; skips the release build), NIO_PROXY (a built
 #   NIOProxyBaseline; skips its build), TARGETS (subset, in order),
 #   WRK_THREADS (2), WRK_CONNECTIONS (50), WRK_DURATION (10s), WARMUP (2s),
-#   SMALL_BYTES (100), LARGE_BYTES (1048576).
+#   SMALL_BYTES (100), LARGE_BYTES (1048576), DISK_PROBE_MB (1024).
 set -euo pipefail
 
 ROUNDS="${1:-1}"
@@ -163,6 +165,15 @@ run_wrk() {
     fi
 }
 
+# The disk's sequential write bandwidth, where the sessions are written (1 GB with the data
+# synced before dd exits): durable capture of 1 MB bodies may be bound by it rather than the CPU.
+disk_mb_s() {
+    dd if=/dev/zero of="$WORK/disk-probe" bs=1M count="${DISK_PROBE_MB:-1024}" conv=fdatasync 2>&1 \
+        | awk '/copied/ { for (i = 1; i <= NF; i++) if ($i == "s,") { print int(($1 / $(i - 1)) / 1048576) } }'
+    rm -f "$WORK/disk-probe"
+}
+DISK_MB_S_BEFORE=$(disk_mb_s)
+
 RESULTS="$WORK/results.tsv"
 : > "$RESULTS"
 for round in $(seq 1 "$ROUNDS"); do
@@ -218,9 +229,10 @@ for round in $(seq 1 "$ROUNDS"); do
     done
 done
 
+DISK_MB_S_AFTER=$(disk_mb_s)
 DATE=$(date -u +%F)
 mkdir -p bench/results
-python3 bench/proxy/report.py "$RESULTS" --date "$DATE" \
+python3 bench/proxy/report.py "$RESULTS" --date "$DATE" --disk-mb-s "$DISK_MB_S_BEFORE" "$DISK_MB_S_AFTER" --large-bytes "$LARGE_BYTES" \
     --machine "nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(date -u '+%F %H:%M UTC'), load at end $(cut -d' ' -f1-3 /proc/loadavg)" \
     --tools "$(swift --version 2>&1 | head -1); $("$NGINX" -v 2>&1 | sed 's/.*: //'); $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2); mitmproxy $("$MITMDUMP" --version | awk '/Mitmproxy/ { print $2 }'); kagami $KAGAMI_BUILD at $(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
     --settings "wrk -t$WRK_THREADS -c$WRK_CONNECTIONS -d$WRK_DURATION --latency (after a $WARMUP warm-up); files: small $SMALL_BYTES B, large $LARGE_BYTES B; rounds $ROUNDS" \
