@@ -1,5 +1,6 @@
 import Foundation
 import KagamiCertificates
+import KagamiTesting
 import NIOCore
 import NIOEmbedded
 import NIOSSL
@@ -95,4 +96,53 @@ import Testing
         connection.server.pipeline.close(mode: .all, promise: nil)
         #expect(!connection.server.isActive)
     }
+
+    /// A real client (Python's ssl, OpenSSL) asking Kagami to close after the response
+    /// (`Connection: close`) reads the whole response, then Kagami's close_notify (a clean TLS
+    /// end, not a ragged EOF), then the socket's end, without closing its own side first.
+    @Test func aClientAskingForTheCloseGetsTheResponseACloseNotifyAndTheSocketsEnd() async throws {
+        try await HTTPSHarness.with { h in
+            let result = try await CommandLineClient("/usr/bin/python3").run([
+                "-c", Self.closingClient, String(h.proxy.proxyPort), "localhost", String(h.origin.port), h.kagamiCA.certificatePath,
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdoutText == "200 complete close_notify eof\n", "\(result.stdoutText) \(result.stderr)")
+            let flows = try await h.proxy.flows(count: 1)
+            #expect(flows.first?.response?.status == 200)
+        }
+    }
+
+    /// CONNECT, TLS, one GET with `Connection: close`; reads to the TLS end (a missing
+    /// close_notify raises), then the raw socket to its end; prints `STATUS complete close_notify eof`.
+    private static let closingClient = #"""
+    import socket, ssl, sys
+    proxy_port, host, port, cafile = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+    context = ssl.create_default_context(cafile=cafile)
+    raw = socket.create_connection(("127.0.0.1", proxy_port), timeout=20)
+    raw.sendall(("CONNECT %s:%s HTTP/1.1\r\nHost: %s:%s\r\n\r\n" % (host, port, host, port)).encode())
+    reply = b""
+    while b"\r\n\r\n" not in reply:
+        byte = raw.recv(1)
+        if not byte:
+            raise SystemExit("connection closed in the CONNECT reply: %r" % reply)
+        reply += byte
+    if not reply.startswith(b"HTTP/1.1 200"):
+        raise SystemExit("CONNECT refused: %r" % reply)
+    tls = context.wrap_socket(raw, server_hostname=host, suppress_ragged_eofs=False)
+    tls.sendall(("GET /echo HTTP/1.1\r\nHost: %s:%s\r\nConnection: close\r\n\r\n" % (host, port)).encode())
+    data = b""
+    while True:
+        chunk = tls.recv(65536)  # b"" only after a close_notify; a bare EOF raises SSLEOFError
+        if not chunk:
+            break
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
+    status = head.split(b" ", 2)[1].decode()
+    # The TLS layer is done; the socket itself ends (a FIN) without this side closing anything.
+    plain = socket.socket(fileno=tls.detach())
+    plain.settimeout(20)
+    ended = plain.recv(1) == b""
+    print("%s %s close_notify %s" % (status, "complete" if len(body) == length else "short %d/%d" % (len(body), length), "eof" if ended else "open"), flush=True)
+    """#
 }
