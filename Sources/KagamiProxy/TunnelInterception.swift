@@ -206,13 +206,18 @@ final class ClientTLSObserver: ChannelDuplexHandler, RemovableChannelHandler {
                 bound.value.close(mode: .all, promise: nil)
             }
             context.close(mode: .output, promise: nil)
+        } else {
+            context.close(mode: .all, promise: nil)
         }
     }
 
     /// Closes the socket under the TLS handler once what Kagami wrote has gone out, the
     /// close_notify first when `sendingCloseNotify` (nothing more can come from this client).
     private func closeUnderTLS(context: ChannelHandlerContext, sendingCloseNotify: Bool = false) {
-        guard let tlsContext = try? context.pipeline.syncOperations.context(handler: tlsHandler) else { return }
+        guard let tlsContext = try? context.pipeline.syncOperations.context(handler: tlsHandler) else {
+            context.close(mode: .all, promise: nil)
+            return
+        }
         // An empty write queued behind everything written so far completes once that is out.
         let written = context.eventLoop.makePromise(of: Void.self)
         tlsContext.writeAndFlush(NIOAny(ByteBuffer()), promise: written)
