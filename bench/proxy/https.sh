@@ -58,6 +58,11 @@ measured_hey() {
     echo "$(( $(cpu_ticks "${pid:-}") - proxy_before )) $(( $(cpu_ticks "$(nginx_pids origin)") - origin_before )) $hey_seconds" > "$out.cpu"
 }
 
+# Resets the peak RSS (VmHWM) of process PID, none for nginx-direct, so the next run's is its own.
+reset_peak() { [ -z "$1" ] || echo 5 > "/proc/$1/clear_refs"; }
+# "peak anonymous" RSS in kB of process PID since its last reset_peak (empty for none).
+peak_and_anonymous() { [ -z "$1" ] || echo "$(process_kb VmHWM "$1") $(process_kb RssAnon "$1")"; }
+
 RESULTS="$WORK/results.tsv"
 : > "$RESULTS"
 for target in nginx-direct-https mitmdump-https kagami-https; do
@@ -78,9 +83,13 @@ for target in nginx-direct-https mitmdump-https kagami-https; do
     if [ -n "$pid" ]; then PIDS+=("$pid"); wait_for_port "$port"; fi
     echo "$target (load $(cut -d' ' -f1-3 /proc/loadavg))"
     hey -z "$WARMUP" -c "$CONNECTIONS" "${proxy_args[@]}" "$URL" > "$WORK/$target.warmup" 2>&1
+    reset_peak "${pid:-}"
     measured_hey "$WORK/$target.hey" -z "$DURATION" -c "$CONNECTIONS" "${proxy_args[@]}" "$URL"
+    memory_kept=$(peak_and_anonymous "${pid:-}")
     # Every request on a new connection: a CONNECT (through a proxy) and a TLS handshake each.
+    reset_peak "${pid:-}"
     measured_hey "$WORK/$target-new.hey" -z "$DURATION" -c "$CONNECTIONS" -disable-keepalive "${proxy_args[@]}" "$URL"
+    memory_new=$(peak_and_anonymous "${pid:-}")
     if [ "$target" = kagami-https ]; then
         for handshake in full resumed; do
             before=$(cpu_ticks "$pid")
@@ -89,14 +98,12 @@ for target in nginx-direct-https mitmdump-https kagami-https; do
             printf '%s\t%s\t%s\n' "$handshake" "$(( $(cpu_ticks "$pid") - before ))" "$(cat "$WORK/reconnect-$handshake.txt")" >> "$WORK/reconnect.tsv"
         done
     fi
-    peak=""
     if [ -n "$pid" ]; then
-        peak=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$pid/status" 2>/dev/null || echo "")
         kill -TERM "$pid" 2>/dev/null || true
         for _ in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     fi
     recorded=$(grep -o 'Stopped\. [0-9]* exchange' "$WORK/$target.log" 2>/dev/null | grep -o '[0-9]*' || true)
-    printf '%s\t%s\t%s\t%s\t%s\n' "$target" "$WORK/$target.hey" "$WORK/$target-new.hey" "$peak" "$recorded" >> "$RESULTS"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$WORK/$target.hey" "$WORK/$target-new.hey" "$memory_kept" "$memory_new" "$recorded" >> "$RESULTS"
 done
 
 DATE=$(date -u +%F)
@@ -119,19 +126,20 @@ print("- Machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | sed 's
 print("- Tools: $(nginx -v 2>&1 | sed 's/.*: //'); hey $HEY_VERSION; mitmproxy $MITMPROXY_VERSION; kagami $KAGAMI_BUILD at $(git rev-parse --short HEAD 2>/dev/null || echo unknown)")
 print("- Settings: hey -z $DURATION -c $CONNECTIONS (after a $WARMUP warm-up), GET of a $BYTES-byte file over TLS from nginx; proxies decrypt (CONNECT + their own certificate), verify the origin against its test CA, and capture (Kagami into a session file, mitmdump in memory)")
 print("- Command: \`bench/proxy/https.sh\`; load generator, origin and proxies share the same cores\n")
-print("Each target is measured with connections kept alive, then with a new connection (CONNECT and TLS handshakes) per request; peak RSS and flows recorded cover both.\n")
+print("Each target is measured with connections kept alive, then with a new connection (CONNECT and TLS handshakes) per request; peak RSS is each run's own (the proxy's peak reset before it), anonymous RSS (its heap) is at the run's end; flows recorded cover both.\n")
 print("CPU per request is each process's CPU time over the run (/proc, and the shell's \`time\` for hey) divided by the requests answered: less disturbed by other work on the machine than req/s.\n")
-print("| target | connections | req/s | p50 ms | p99 ms | 2xx | errors | CPU per request, µs: proxy / origin / hey | peak RSS MB | flows recorded |")
-print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+print("| target | connections | req/s | p50 ms | p99 ms | 2xx | errors | CPU per request, µs: proxy / origin / hey | peak RSS MB | anonymous RSS MB | flows recorded |")
+print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 found = {}
-for target, kept, new, peak, recorded in rows:
-    peak_mb = f"{int(peak) / 1024:.1f}" if peak else ""
-    for connections, path in (("kept alive", kept), ("new per request", new)):
+def megabytes(kilobytes): return f"{int(kilobytes) / 1024:.1f}" if kilobytes else ""
+for target, kept, new, memory_kept, memory_new, recorded in rows:
+    for connections, path, memory in (("kept alive", kept, memory_kept), ("new per request", new, memory_new)):
+        peak, anonymous = (memory.split() + ["", ""])[:2]
         rps, lat, codes, errors, cpu = parse(path)
         found[(target, connections)] = rps
         ok = sum(int(n) for c, n in codes.items() if c.startswith("2"))
         per_request = " / ".join("–" if seconds == 0 and index == 0 else f"{seconds / max(ok, 1) * 1e6:.0f}" for index, seconds in enumerate(cpu))
-        print(f"| {target} | {connections} | {rps:,.0f} | {lat.get('50', 0):.2f} | {lat.get('99', 0):.2f} | {ok:,} | {len(errors)} | {per_request} | {peak_mb} | {recorded} |")
+        print(f"| {target} | {connections} | {rps:,.0f} | {lat.get('50', 0):.2f} | {lat.get('99', 0):.2f} | {ok:,} | {len(errors)} | {per_request} | {megabytes(peak)} | {megabytes(anonymous)} | {recorded} |")
 print()
 for connections in ("kept alive", "new per request"):
     kagami = found.get(("kagami-https", connections))
