@@ -215,3 +215,24 @@ start_reverse_proxy() {
     PROXY_PORT=$port
     wait_for_port "$port"
 }
+
+# Writes FILE: the benchmark's two paths (/small, /large) as an API, for `--contract`: the check
+# matches each exchange to its operation and checks status and media type (the files have no
+# schema to validate).
+write_bench_api() {
+    cat > "$1" <<YAML
+openapi: 3.1.0
+info: {title: Benchmark files, version: "1"}
+paths:
+  /small:
+    get:
+      operationId: small
+      responses:
+        "200": {description: the small file, content: {"*/*": {}}}
+  /large:
+    get:
+      operationId: large
+      responses:
+        "200": {description: the large file, content: {"*/*": {}}}
+YAML
+}

@@ -30,20 +30,7 @@ case "$TARGET" in
     kagami-forward)
         "$KAGAMI" proxy --port "$port" --session "${SESSION:-$WORK/s.sqlite}" >"$WORK/proxy.log" 2>&1 & ;;
     kagami-contract)
-        # As run.sh: the benchmark's two paths as an API, each exchange checked against it.
-        cat > "$WORK/bench-api.yaml" <<YAML
-openapi: 3.1.0
-info: {title: Benchmark files, version: "1"}
-paths:
-  /small:
-    get:
-      responses:
-        "200": {description: the small file, content: {"*/*": {}}}
-  /large:
-    get:
-      responses:
-        "200": {description: the large file, content: {"*/*": {}}}
-YAML
+        write_bench_api "$WORK/bench-api.yaml"
         "$KAGAMI" proxy --reverse "http://127.0.0.1:$ORIGIN_PORT" --port "$port" --session "${SESSION:-$WORK/s.sqlite}" \
             --contract "$WORK/bench-api.yaml=http://127.0.0.1:$ORIGIN_PORT" >"$WORK/proxy.log" 2>&1 & ;;
     nio-proxy)

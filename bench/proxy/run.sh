@@ -68,23 +68,7 @@ done
     done
 } > "$WORK/rules20.yaml"
 
-# The benchmark's two paths as an API: the check matches each exchange to its operation and
-# checks status and media type (the files have no schema to validate).
-cat > "$WORK/bench-api.yaml" <<YAML
-openapi: 3.1.0
-info: {title: Benchmark files, version: "1"}
-paths:
-  /small:
-    get:
-      operationId: small
-      responses:
-        "200": {description: the small file, content: {"*/*": {}}}
-  /large:
-    get:
-      operationId: large
-      responses:
-        "200": {description: the large file, content: {"*/*": {}}}
-YAML
+write_bench_api "$WORK/bench-api.yaml"
 
 # Memory of a process and its children, in kB: the sum of a /proc status field (VmHWM = peak
 # resident, VmRSS = resident now).
