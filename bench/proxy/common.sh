@@ -236,3 +236,25 @@ paths:
         "200": {description: the large file, content: {"*/*": {}}}
 YAML
 }
+
+# Writes FILE: 20 enabled rules of five tools (4 each of Block List, Map Local serving from
+# FOLDER, Map Remote to the origin, No Caching, Rewrite) whose locations match nothing the
+# benchmarks send: the cost of the rule pipeline itself.
+write_rules20() {
+    local tool i location
+    {
+        for tool in blockList mapLocal mapRemote noCaching rewrite; do
+            echo "$tool:"
+            for i in 0 1 2 3; do
+                location="{host: \"*.unrelated-$tool-$i.example\", path: \"/other/*\"}"
+                case "$tool" in
+                    blockList) echo "  - {name: block $i, locations: [$location], action: \"403\"}" ;;
+                    mapLocal) echo "  - {name: local $i, from: $location, local: $2}" ;;
+                    mapRemote) echo "  - {name: remote $i, from: $location, to: {host: 127.0.0.1, port: $ORIGIN_PORT}}" ;;
+                    noCaching) echo "  - {name: fresh $i, locations: [$location]}" ;;
+                    rewrite) echo "  - {name: rewrite $i, locations: [$location], rules: [{type: Add Header, where: both, replace: {name: X-Rule, value: \"$i\"}}]}" ;;
+                esac
+            done
+        done
+    } > "$1"
+}

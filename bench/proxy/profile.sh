@@ -4,7 +4,7 @@
 # prints CPU per exchange and where it went (bench/proxy/profile_report.py): by thread, kernel
 # against user space, Kagami's own functions, the symbols with most samples of their own.
 # Usage: bench/proxy/profile.sh [TARGET] [FILE]
-#   TARGET: kagami-reverse (default), kagami-forward, kagami-contract, nio-proxy; FILE: small (default) or large.
+#   TARGET: kagami-reverse (default), kagami-forward, kagami-rules20, kagami-contract, nio-proxy; FILE: small (default) or large.
 # Environment: KAGAMI, NIO_PROXY (built binaries), SESSION (the session to record into; a new
 #   one by default), PERF_FREQUENCY (499), and wrk's settings as
 #   in run.sh. Writes perf.data and the reports into OUT (default: a scratch folder, printed).
@@ -29,6 +29,11 @@ case "$TARGET" in
         "$KAGAMI" proxy --reverse "http://127.0.0.1:$ORIGIN_PORT" --port "$port" --session "${SESSION:-$WORK/s.sqlite}" >"$WORK/proxy.log" 2>&1 & ;;
     kagami-forward)
         "$KAGAMI" proxy --port "$port" --session "${SESSION:-$WORK/s.sqlite}" >"$WORK/proxy.log" 2>&1 & ;;
+    kagami-rules20)
+        # As run.sh: 20 enabled rules of five tools whose locations match nothing the benchmark sends.
+        write_rules20 "$WORK/rules20.yaml" "$WORK/www"
+        "$KAGAMI" proxy --reverse "http://127.0.0.1:$ORIGIN_PORT" --port "$port" --session "${SESSION:-$WORK/s.sqlite}" \
+            --rules "$WORK/rules20.yaml" >"$WORK/proxy.log" 2>&1 & ;;
     kagami-contract)
         write_bench_api "$WORK/bench-api.yaml"
         "$KAGAMI" proxy --reverse "http://127.0.0.1:$ORIGIN_PORT" --port "$port" --session "${SESSION:-$WORK/s.sqlite}" \

@@ -51,22 +51,7 @@ request = function() return request_bytes end
 LUA
 done
 
-# 20 enabled rules of five tools whose locations match nothing the benchmark sends.
-{
-    for tool in blockList mapLocal mapRemote noCaching rewrite; do
-        echo "$tool:"
-        for i in 0 1 2 3; do
-            location="{host: \"*.unrelated-$tool-$i.example\", path: \"/other/*\"}"
-            case "$tool" in
-                blockList) echo "  - {name: block $i, locations: [$location], action: \"403\"}" ;;
-                mapLocal) echo "  - {name: local $i, from: $location, local: $WORK/www}" ;;
-                mapRemote) echo "  - {name: remote $i, from: $location, to: {host: 127.0.0.1, port: $ORIGIN_PORT}}" ;;
-                noCaching) echo "  - {name: fresh $i, locations: [$location]}" ;;
-                rewrite) echo "  - {name: rewrite $i, locations: [$location], rules: [{type: Add Header, where: both, replace: {name: X-Rule, value: \"$i\"}}]}" ;;
-            esac
-        done
-    done
-} > "$WORK/rules20.yaml"
+write_rules20 "$WORK/rules20.yaml" "$WORK/www"
 
 write_bench_api "$WORK/bench-api.yaml"
 
