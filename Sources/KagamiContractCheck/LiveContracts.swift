@@ -285,10 +285,10 @@ public final class ContractCheckStage: RecordingStage {
 
     public func handle(_ record: FlowRecord, next: @escaping @Sendable (FlowRecord) -> Void) {
         switch timing {
-        case .alongside(let found):
+        case .alongside:
             next(record)
             guard case .flow(let flow, _) = record else { return }
-            checkAlongside(flow, found: found)
+            checkAlongside(flow)
         case .before:
             pending.add(1, ordering: .relaxed)
             queue.async { [self] in
@@ -304,7 +304,7 @@ public final class ContractCheckStage: RecordingStage {
         }
     }
 
-    private func checkAlongside(_ flow: Flow, found: @escaping @Sendable (Flow) -> Void) {
+    private func checkAlongside(_ flow: Flow) {
         let bytes = flow.request.body.keptCount + (flow.response?.body.keptCount ?? 0)
         let count = pending.add(1, ordering: .relaxed).newValue
         let total = pendingBytes.add(bytes, ordering: .relaxed).newValue
@@ -322,15 +322,16 @@ public final class ContractCheckStage: RecordingStage {
         // Flows gather a moment and the queue checks them together: a block per flow woke a
         // thread per exchange (a context switch each, more than the check itself costs).
         if first {
-            queue.asyncAfter(deadline: .now() + Self.gathering) { [self] in checkWaiting(found: found) }
+            queue.asyncAfter(deadline: .now() + Self.gathering) { [self] in checkWaiting() }
         }
     }
 
     /// How long flows checked alongside gather before the queue checks them.
     static let gathering = DispatchTimeInterval.milliseconds(2)
 
-    /// Checks every flow waiting (on `queue`), until none is.
-    private func checkWaiting(found: @escaping @Sendable (Flow) -> Void) {
+    /// Checks every flow waiting to be checked alongside (on `queue`), until none is.
+    private func checkWaiting() {
+        guard case .alongside(let found) = timing else { return }
         while true {
             let flows = waiting.withLock { waiting -> [(Flow, Int)] in
                 let flows = waiting.flows
@@ -355,7 +356,7 @@ public final class ContractCheckStage: RecordingStage {
     public func drain() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async { [self] in
-                if case .alongside(let found) = timing { checkWaiting(found: found) }
+                checkWaiting()
                 continuation.resume()
             }
         }

@@ -258,3 +258,12 @@ write_rules20() {
         done
     } > "$1"
 }
+
+# Writes FILE: a wrk script asking a forward proxy for the origin's /NAME (wrk has no proxy
+# option: it sends the absolute-form request line itself).
+write_forward_script() {
+    cat > "$1" <<LUA
+local request_bytes = wrk.format("GET", "http://127.0.0.1:$ORIGIN_PORT/$2", { ["Host"] = "127.0.0.1:$ORIGIN_PORT" })
+request = function() return request_bytes end
+LUA
+}

@@ -60,10 +60,7 @@ stop_target() {
 }
 # The URL a target is asked for, and (forward) the proxy option of wrk's script or hey.
 target_url() { [ "$1" = kagami-forward ] && echo "http://127.0.0.1:$ORIGIN_PORT/small" || echo "http://127.0.0.1:$PROXY_PORT/small"; }
-cat > "$WORK/forward.lua" <<LUA
-local request_bytes = wrk.format("GET", "http://127.0.0.1:$ORIGIN_PORT/small", { ["Host"] = "127.0.0.1:$ORIGIN_PORT" })
-request = function() return request_bytes end
-LUA
+write_forward_script "$WORK/forward.lua" small
 saturate() {
     local target=$1 duration=$2 out=$3
     if [ "$target" = kagami-forward ]; then

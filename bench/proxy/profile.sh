@@ -49,10 +49,7 @@ wait_for_port "$port"
 url="http://127.0.0.1:$port/$FILE"
 script=()
 if [ "$TARGET" = kagami-forward ]; then
-    cat > "$WORK/forward.lua" <<LUA
-local request_bytes = wrk.format("GET", "http://127.0.0.1:$ORIGIN_PORT/$FILE", { ["Host"] = "127.0.0.1:$ORIGIN_PORT" })
-request = function() return request_bytes end
-LUA
+    write_forward_script "$WORK/forward.lua" "$FILE"
     script=(-s "$WORK/forward.lua")
 fi
 wrk -t"$WRK_THREADS" -c"$WRK_CONNECTIONS" -d"$WARMUP" "${script[@]}" "$url" >/dev/null

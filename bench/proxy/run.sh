@@ -44,12 +44,7 @@ start_origin
 start_nginx_proxy
 
 # wrk has no proxy option: the forward-proxy runs send absolute-form request lines.
-for file in small large; do
-    cat > "$WORK/forward-$file.lua" <<LUA
-local request_bytes = wrk.format("GET", "http://127.0.0.1:$ORIGIN_PORT/$file", { ["Host"] = "127.0.0.1:$ORIGIN_PORT" })
-request = function() return request_bytes end
-LUA
-done
+for file in small large; do write_forward_script "$WORK/forward-$file.lua" "$file"; done
 
 write_rules20 "$WORK/rules20.yaml" "$WORK/www"
 
