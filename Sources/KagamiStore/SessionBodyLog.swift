@@ -9,6 +9,16 @@ import Glibc
 import Darwin
 #endif
 
+#if os(Linux)
+/// `fallocate(2)`, which glibc's headers declare only for GNU sources; nil where the C library
+/// has none.
+private let setAsideSpace: (@convention(c) (Int32, Int32, off_t, off_t) -> Int32)? = dlsym(nil, "fallocate").map {
+    unsafeBitCast($0, to: (@convention(c) (Int32, Int32, off_t, off_t) -> Int32).self)
+}
+/// `FALLOC_FL_KEEP_SIZE`: the space is set aside past the end, the file's size stays.
+private let keepingSize: Int32 = 1
+#endif
+
 /// Where a session keeps its large bodies: an append-only file beside it (`<session>-bodies`,
 /// readable by its owner only), a body's bytes written once, with one system call, as the
 /// exchange finishes: its parts as they are, one vector each. SQLite keeps the body's place in
@@ -33,13 +43,22 @@ package final class SessionBodyLog: Sendable {
         /// pages were let go of, and up to `passing` their writing out has been started.
         var passingFrom: Int64 = 0
         var passing: Int64 = 0
+        /// Where the space set aside for the log ends (`setAside`).
+        var setAsideEnd: Int64 = 0
     }
 
     /// Pages of the log are written out and let go of in steps this large, one step behind the
     /// end (whose writes may still be under way).
     static let passedOn: Int64 = 16 << 20
-    /// Starts writing out and lets go of pages off the event loops.
+    /// Starts writing out and lets go of pages off the event loops, and sets space aside.
     private let passer = DispatchQueue(label: "kagami.session.bodies")
+    /// Space past the log's end is set aside on the disk in steps this large, before appends
+    /// reach it: a write into space the file system has already given the file costs the
+    /// kernel less than one it must find space for (a fifth less system time per megabyte on
+    /// ext4). The file's size stays its written end; what is set aside past it is given back
+    /// when the log is let go of. A killed process leaves one step at most: the next one sets
+    /// its space aside from the end, over it.
+    static let setAside: Int64 = 64 << 20
 
     /// Bodies this large or larger (a SQLite page) go to the log; smaller ones stay in SQLite
     /// with their flow, on its row's page.
@@ -66,7 +85,10 @@ package final class SessionBodyLog: Sendable {
 
     deinit {
         state.withLock { state in
-            if state.appender >= 0 { close(state.appender) }
+            if state.appender >= 0 {
+                Self.giveBackSpaceSetAside(state.appender)
+                close(state.appender)
+            }
             if state.reader >= 0 { close(state.reader) }
         }
     }
@@ -79,7 +101,7 @@ package final class SessionBodyLog: Sendable {
         let total = bodies.reduce(Int64(0)) { $0 + Int64($1.keptCount) }
         // Before the lock, as the writing is after it.
         let checksums = bodies.map { XXH64.checksum($0.parts) }
-        let reserved = state.withLock { state -> (descriptor: Int32, start: Int64, passed: Range<Int64>?)? in
+        let reserved = state.withLock { state -> (descriptor: Int32, start: Int64, passed: Range<Int64>?, setAside: Range<Int64>?)? in
             if state.appender < 0 {
                 // Not O_APPEND: writes go to the place each took (Linux's pwrite ignores its offset
                 // on a file opened for appending).
@@ -94,9 +116,16 @@ package final class SessionBodyLog: Sendable {
                 state.size = Int64(status.st_size)
                 state.passingFrom = state.size
                 state.passing = state.size
+                state.setAsideEnd = state.size
             }
             let start = state.size
             state.size += total
+            var setAside: Range<Int64>? = nil
+            if state.size + Self.setAside / 2 > state.setAsideEnd {
+                let from = max(state.setAsideEnd, state.size)
+                setAside = from..<from + Self.setAside
+                state.setAsideEnd = from + Self.setAside
+            }
             // Counted before the bytes are in, so the log is never emptied under a write.
             state.uncommitted += bodies.count
             var passed: Range<Int64>? = nil
@@ -106,10 +135,18 @@ package final class SessionBodyLog: Sendable {
                 state.passingFrom = state.passing
                 state.passing = end
             }
-            return (state.appender, start, passed)
+            return (state.appender, start, passed, setAside)
         }
         guard let reserved else { return nil }
         #if os(Linux)
+        if let setAside = reserved.setAside {
+            let descriptor = reserved.descriptor
+            passer.async { [self] in
+                // Without the space (a file system that can't, a full disk) appends go on as before.
+                _ = setAsideSpace?(descriptor, keepingSize, off_t(setAside.lowerBound), off_t(setAside.count))
+                withExtendedLifetime(self) {}
+            }
+        }
         if let passed = reserved.passed {
             // A log written at hundreds of megabytes a second would otherwise fill the page cache
             // with dirty pages, push out everything else in it, and leave the kernel to write
@@ -138,6 +175,15 @@ package final class SessionBodyLog: Sendable {
         return places
     }
 
+    /// Gives back the space set aside past the file's end: cutting a file at its own size lets
+    /// go of the blocks past it.
+    private static func giveBackSpaceSetAside(_ descriptor: Int32) {
+        #if os(Linux)
+        var status = stat()
+        if fstat(descriptor, &status) == 0 { _ = ftruncate(descriptor, status.st_size) }
+        #endif
+    }
+
     /// Returns once the steps asked for so far are taken.
     func waitForPassing() {
         passer.sync {}
@@ -163,6 +209,7 @@ package final class SessionBodyLog: Sendable {
             state.size = 0
             state.passingFrom = 0
             state.passing = 0
+            state.setAsideEnd = 0
             return true
         }
     }

@@ -265,6 +265,46 @@ struct SessionJournalTests {
         #expect(residentPages(step..<3 * step) == 0, "written out a step ago: let go of")
         #expect(residentPages(3 * step..<4 * step) > 0, "the last step, whose writes may be under way, stays")
     }
+
+    /// Space is set aside on the disk past the body log's end ahead of its appends, its size
+    /// staying what was written; letting the log go gives the space back. A process killed
+    /// (here: a log never let go of) leaves one step, which the next one sets aside over.
+    @Test func theBodyLogSetsSpaceAsideAndGivesItBack() throws {
+        // In the package's build folder, on the disk the sessions' folder would be on.
+        let folder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(".build/kagami-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("session.sqlite-bodies").path
+        func sizes() -> (size: Int64, allocated: Int64) {
+            var status = stat()
+            #expect(stat(path, &status) == 0)
+            return (Int64(status.st_size), Int64(status.st_blocks) * 512)
+        }
+        let body = FlowBody(data: Data(repeating: 0x5A, count: 100_000))
+        do {
+            let log = SessionBodyLog(path: path)
+            #expect(log.append([body]) != nil)
+            log.waitForPassing()
+            #expect(sizes().size == 100_000)
+            #expect(sizes().allocated >= SessionBodyLog.setAside, "space set aside past the end")
+        }
+        #expect(sizes().size == 100_000)
+        #expect(sizes().allocated < 200_000, "given back when the log is let go of")
+
+        let killed = SessionBodyLog(path: path)
+        #expect(killed.append([body]) != nil)
+        killed.waitForPassing()
+        _ = Unmanaged.passRetained(killed)
+        do {
+            let next = SessionBodyLog(path: path)
+            #expect(next.append([body]) != nil)
+            next.waitForPassing()
+            #expect(sizes().size == 300_000)
+            #expect(sizes().allocated < 300_000 + SessionBodyLog.setAside + 200_000, "one step set aside, over the one left")
+            #expect(try next.read(SessionBodyLog.Place(offset: 200_000, length: 100_000, checksum: nil)) == body.data)
+        }
+        #expect(sizes().allocated < 400_000)
+    }
     #endif
 
     /// A journal of the second format (records each beginning `KGJ2`, large bodies in the body
