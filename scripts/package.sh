@@ -29,7 +29,16 @@ done
 if [ "$configuration" = release ]; then
     static=()
     # The Swift runtime and Foundation linked in, so the target machine needs no toolchain.
-    [ "$(uname -s)" = Linux ] && static=(--static-swift-stdlib)
+    if [ "$(uname -s)" = Linux ]; then
+        static=(--static-swift-stdlib)
+        # The statically linked Foundation links libcurl: without its development files the link
+        # fails at the end of the build with "cannot find -lcurl".
+        libraries="$(ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null || true)"
+        if ! grep -q 'libcurl\.so ' <<<"$libraries"; then
+            echo "package.sh: linking the Swift runtime in needs libcurl's development files (Debian: sudo apt install libcurl4-openssl-dev)" >&2
+            exit 1
+        fi
+    fi
     swift build -c release --product kagami "${static[@]}"
 fi
 bin="$(swift build -c "$configuration" --show-bin-path)"

@@ -140,11 +140,9 @@ package final class SessionBodyLog: Sendable {
         guard let reserved else { return nil }
         #if os(Linux)
         if let setAside = reserved.setAside {
-            let descriptor = reserved.descriptor
-            passer.async { [self] in
+            pass(reserved.descriptor) { descriptor in
                 // Without the space (a file system that can't, a full disk) appends go on as before.
                 _ = setAsideSpace?(descriptor, keepingSize, off_t(setAside.lowerBound), off_t(setAside.count))
-                withExtendedLifetime(self) {}
             }
         }
         if let passed = reserved.passed {
@@ -152,11 +150,8 @@ package final class SessionBodyLog: Sendable {
             // with dirty pages, push out everything else in it, and leave the kernel to write
             // gigabytes back at once. POSIX_FADV_DONTNEED starts writing the range out and drops
             // the pages already clean: the step before, written out since the last call.
-            let descriptor = reserved.descriptor
-            // It holds the log, so the descriptor stays open until it has run.
-            passer.async { [self] in
+            pass(reserved.descriptor) { descriptor in
                 _ = posix_fadvise(descriptor, off_t(passed.lowerBound), off_t(passed.count), POSIX_FADV_DONTNEED)
-                withExtendedLifetime(self) {}
             }
         }
         #endif
@@ -182,6 +177,18 @@ package final class SessionBodyLog: Sendable {
         var status = stat()
         if fstat(descriptor, &status) == 0 { _ = ftruncate(descriptor, status.st_size) }
         #endif
+    }
+
+    /// Runs `work` on the passer with a descriptor of the log's own, closed after it: the log may
+    /// be let go of (closing its descriptor) before it runs, and is never let go of on the
+    /// passer itself, whose queue it owns.
+    private func pass(_ descriptor: Int32, _ work: @escaping @Sendable (Int32) -> Void) {
+        let own = dup(descriptor)
+        guard own >= 0 else { return }
+        passer.async {
+            work(own)
+            close(own)
+        }
     }
 
     /// Returns once the steps asked for so far are taken.

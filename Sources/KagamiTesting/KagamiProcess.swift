@@ -22,6 +22,13 @@ public final class KagamiProcess: @unchecked Sendable {
         self.banner = banner
     }
 
+    /// The output's handler goes before its pipe is closed: Foundation watches the descriptor
+    /// with a dispatch source, which must not outlive it (nor keep calling the handler at the
+    /// pipe's end).
+    deinit {
+        process.output?.readabilityHandler = nil
+    }
+
     /// What it has printed so far.
     public var output: String { banner.text }
 
@@ -72,6 +79,7 @@ public final class KagamiProcess: @unchecked Sendable {
             guard process.isRunning else { break }
             try await Task.sleep(for: .milliseconds(50))
         }
+        out.readabilityHandler = nil
         process.signal(SIGTERM)
         throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "kagami did not start listening: \(banner.text)"])
     }
