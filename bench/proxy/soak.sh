@@ -9,13 +9,15 @@
 #   - `kagami import` of a HAR of IMPORT_COUNT entries (exported from the session) into a new
 #     session, its time.
 # Resident memory is reported whole and as its anonymous part (the heap: what the session's size
-# could grow; the rest is the executable's and libraries' pages mapped from disk).
+# could grow; the rest is the executable's and libraries' pages mapped from disk), and both parts
+# once the proxy listens, before any load.
 # Everything listens on and talks to 127.0.0.1 only; every load is bounded in count and time.
 # Usage: bench/proxy/soak.sh
 # Environment: KAGAMI (a built binary; skips the release build), COUNT (1000000),
 #   SIZES ("100 10240"), LIMIT (seconds per size, 900), STEP (seconds per wrk run, 5),
 #   IMPORT_COUNT (50000), KEEP (a folder: the session of the last size is copied there, to
-#   measure other readers on it later).
+#   measure other readers on it later), OUT (the results file, bench/results/soak-DATE.md).
+# The packaged binary (static Swift runtime, stripped): see bench/README.md.
 set -euo pipefail
 
 COUNT="${COUNT:-1000000}"
@@ -62,8 +64,8 @@ ui_token() {
 
 TABLE="$WORK/table.md"
 {
-    echo "| body | exchanges | req/s | RSS MB at 10% / 50% / 90% / end | peak RSS MB | of which anonymous, peak MB | session bytes per exchange |"
-    echo "|--:|--:|--:|--|--:|--:|--:|"
+    echo "| body | exchanges | req/s | idle RSS MB: file / anonymous | RSS MB at 10% / 50% / 90% / end | peak RSS MB | of which anonymous, peak MB | session bytes per exchange |"
+    echo "|--:|--:|--:|--|--|--:|--:|--:|"
 } > "$TABLE"
 
 SESSION=""
@@ -77,6 +79,9 @@ for size in $SIZES; do
     PIDS+=("$pid")
     wait_for_port "$port"
     TOKEN=$(ui_token "$WORK/kagami-$size.log")
+    # Idle: listening, its session open, nothing asked of it yet.
+    sleep 1
+    idle="$(process_kb RssFile "$pid") $(process_kb RssAnon "$pid")"
     : > "$WORK/rss-$size"
     : > "$WORK/anon-$size"
     ( while kill -0 "$pid" 2>/dev/null; do
@@ -112,14 +117,15 @@ for size in $SIZES; do
     wait "$sampler" 2>/dev/null || true
     # The session file and whatever lies beside it (write-ahead log, body log).
     bytes=$(du -cb "$SESSION"* | awk 'END { print $1 }')
-    python3 - "$WORK/rss-$size" "$size" "$stored" "$rate" "$bytes" "$WORK/anon-$size" >> "$TABLE" <<'PY'
+    python3 - "$WORK/rss-$size" "$size" "$stored" "$rate" "$bytes" "$WORK/anon-$size" "$idle" >> "$TABLE" <<'PY'
 import sys
 samples = [int(line) for line in open(sys.argv[1]) if line.strip()]
 anonymous = [int(line) for line in open(sys.argv[6]) if line.strip()] or [0]
 size, stored, rate, total = sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 def at(fraction): return f"{samples[min(len(samples) - 1, int(len(samples) * fraction))] / 1024:.0f}"
 points = " / ".join(at(f) for f in (0.1, 0.5, 0.9, 1.0))
-print(f"| {size} B | {stored:,} | {rate} | {points} | {max(samples) / 1024:.0f} | {max(anonymous) / 1024:.0f} | {total / max(stored, 1):,.0f} |")
+idle = " / ".join(f"{int(kb) / 1024:.0f}" for kb in sys.argv[7].split())
+print(f"| {size} B | {stored:,} | {rate} | {idle} | {points} | {max(samples) / 1024:.0f} | {max(anonymous) / 1024:.0f} | {total / max(stored, 1):,.0f} |")
 PY
 done
 
@@ -135,7 +141,7 @@ echo "exporting $IMPORT_COUNT exchanges and importing them"
 read -r import_s import_mb < <(measure "$KAGAMI" import "$WORK/part.har" --session "$WORK/imported.sqlite")
 imported=$("$KAGAMI" flows --session "$WORK/imported.sqlite" | wc -l)
 
-RESULT="bench/results/soak-$DATE.md"
+RESULT="${OUT:-bench/results/soak-$DATE.md}"
 {
     echo "# Soak: a session of $COUNT exchanges ($DATE)"
     echo
