@@ -59,9 +59,10 @@ public final class SQLiteFlowStore: FlowStore {
 
     /// Flows that may wait for the writer before `isBehind` asks the proxy to slow down. The
     /// journal keeps them already, so few need wait, and each holds its whole flow (~1.5 KB for a
-    /// small exchange): under load 2,000 take ~10 MB less memory than 8,000 (which took ~20 MB
-    /// less than 20,000) for a few percent of the proxy's pace at most, within the runs' spread
-    /// (`bench/results/memory-2026-11-29-static.md`, `bench/results/proxy-2026-11-29-record.md`).
+    /// small exchange): 8,000 took ~20 MB less memory than 20,000 at the same pace. 2,000 would
+    /// take ~10 MB less again, but at saturation the proxy then waits for the writer often
+    /// enough to double its p99 (7 → 9–17 ms, same req/s: `bench/results/memory-2026-11-29-static.md`,
+    /// `bench/results/proxy-2026-11-29-record.md`).
     public let maximumPendingFlows: Int
     /// WebSocket messages that may wait for the writer before `isBehind` asks the proxy's
     /// relays to stop reading for a moment: memory stays flat over a socket of any length.
@@ -78,7 +79,7 @@ public final class SQLiteFlowStore: FlowStore {
     /// session has no journal and no body log beside it: a flow is kept once SQLite has it (a
     /// scratch copy nobody waits on).
     public init(
-        path: String, maximumPendingBodyBytes: Int = 64 << 20, maximumPendingFlows: Int = 2_000, maximumPendingMessages: Int = 50_000,
+        path: String, maximumPendingBodyBytes: Int = 64 << 20, maximumPendingFlows: Int = 8_000, maximumPendingMessages: Int = 50_000,
         filterWindow: Int = 50_000, redaction: FlowRedaction = .none, keepsJournal: Bool = true,
         warn: @escaping @Sendable (String) -> Void = { Console.error("kagami: warning: \($0)\n") }
     ) throws {
