@@ -463,6 +463,7 @@ public final class SQLiteFlowStore: FlowStore {
     /// copied into it), so the file alone is the session once its proxy has stopped.
     public func close() async {
         try? await flush()
+        bodyLog?.giveBackSpaceSetAside()
         guard writer.journal != nil else { return }
         do {
             if marked.withLock({ $0 }) {

@@ -84,11 +84,9 @@ package final class SessionBodyLog: Sendable {
     }
 
     deinit {
+        giveBackSpaceSetAside()
         state.withLock { state in
-            if state.appender >= 0 {
-                Self.giveBackSpaceSetAside(state.appender)
-                close(state.appender)
-            }
+            if state.appender >= 0 { close(state.appender) }
             if state.reader >= 0 { close(state.reader) }
         }
     }
@@ -170,12 +168,17 @@ package final class SessionBodyLog: Sendable {
         return places
     }
 
-    /// Gives back the space set aside past the file's end: cutting a file at its own size lets
-    /// go of the blocks past it.
-    private static func giveBackSpaceSetAside(_ descriptor: Int32) {
+    /// Gives back the space set aside past the log's end, once the steps asked for so far are
+    /// taken (one may be setting space aside): cutting a file at its own size lets go of the
+    /// blocks past it. The cut is at the end of what appends have taken, under the lock, so a
+    /// write still under way is never cut. When the session closes, and when the log is let go of.
+    func giveBackSpaceSetAside() {
         #if os(Linux)
-        var status = stat()
-        if fstat(descriptor, &status) == 0 { _ = ftruncate(descriptor, status.st_size) }
+        passer.sync {}
+        state.withLock { state in
+            guard state.appender >= 0, ftruncate(state.appender, off_t(state.size)) == 0 else { return }
+            state.setAsideEnd = state.size
+        }
         #endif
     }
 

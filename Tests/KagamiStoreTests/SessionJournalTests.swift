@@ -302,8 +302,36 @@ struct SessionJournalTests {
             #expect(sizes().size == 300_000)
             #expect(sizes().allocated < 300_000 + SessionBodyLog.setAside + 200_000, "one step set aside, over the one left")
             #expect(try next.read(SessionBodyLog.Place(offset: 200_000, length: 100_000, checksum: nil)) == body.data)
+            next.giveBackSpaceSetAside()
+            #expect(sizes().allocated < 400_000, "given back when asked, the log still open")
+            #expect(next.append([body]) != nil, "and appends go on")
+            next.waitForPassing()
+            #expect(sizes().size == 400_000)
         }
-        #expect(sizes().allocated < 400_000)
+        #expect(sizes().allocated < 500_000)
+    }
+
+    /// A session closing (its proxy stopping) gives back its body log's space, whether or not
+    /// the process goes on to let the store go.
+    @Test func aClosedSessionHoldsNoSpaceSetAside() async throws {
+        let folder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(".build/kagami-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("session.sqlite").path
+        func allocated() -> Int64 {
+            var status = stat()
+            #expect(stat(path + "-bodies", &status) == 0)
+            return Int64(status.st_blocks) * 512
+        }
+        let store = try SQLiteFlowStore(path: path)
+        let flow = FlowFixtures.postBinary(size: 100_000)
+        store.record(flow) {}
+        try await store.flush()
+        store.writer.bodyLog?.waitForPassing()
+        #expect(allocated() >= SessionBodyLog.setAside)
+        await store.close()
+        #expect(allocated() < 300_000)
+        #expect(try await store.allFlows() == [flow])
     }
     #endif
 
