@@ -56,8 +56,8 @@ package final class SessionBodyLog: Sendable {
     /// reach it: a write into space the file system has already given the file costs the
     /// kernel less than one it must find space for (a fifth less system time per megabyte on
     /// ext4). The file's size stays its written end; what is set aside past it is given back
-    /// when the log is let go of. A killed process leaves one step at most: the next one sets
-    /// its space aside from the end, over it.
+    /// when the session closes or the log is let go of. A killed process leaves one step at
+    /// most: the next one sets its space aside from the end, over it.
     static let setAside: Int64 = 64 << 20
 
     /// Bodies this large or larger (a SQLite page) go to the log; smaller ones stay in SQLite
