@@ -174,7 +174,7 @@ package final class SessionBodyLog: Sendable {
     /// write still under way is never cut. When the session closes, and when the log is let go of.
     func giveBackSpaceSetAside() {
         #if os(Linux)
-        passer.sync {}
+        waitForPassing()
         state.withLock { state in
             guard state.appender >= 0, ftruncate(state.appender, off_t(state.size)) == 0 else { return }
             state.setAsideEnd = state.size

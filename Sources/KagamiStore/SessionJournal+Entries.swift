@@ -31,27 +31,25 @@ extension SessionJournal {
     /// Appends `entry` as one record. A flow's key is its id (`SessionEntry`'s default).
     package func append(_ entry: SessionEntry) throws {
         let kind: Kind
-        let json: Data
+        var metadata = withUnsafeBytes(of: entry.key.uuid) { Data($0) }
+        var request = Data(), response = Data()
         switch entry.item {
         case .flow(let flow):
-            let written = append(
-                metadata: flow.storedRecord(), request: .inline(flow.request.body.data),
-                response: .inline(flow.response?.body.data ?? Data()))
-            guard written else { throw FlowStoreError("cannot write \(path): \(String(cString: strerror(errno)))") }
-            return
+            kind = .flow
+            metadata = flow.storedRecord()
+            request = flow.request.body.data
+            response = flow.response?.body.data ?? Data()
         case .messages(let messages, let flowID):
             kind = .messages
-            json = try Self.encoder.encode(MessagesRecord(flowID: flowID, messages: messages))
+            metadata.append(try Self.encoder.encode(MessagesRecord(flowID: flowID, messages: messages)))
         case .violations(let violations, let flowID):
             kind = .violations
-            json = try Self.encoder.encode(ViolationsRecord(flowID: flowID, violations: violations))
+            metadata.append(try Self.encoder.encode(ViolationsRecord(flowID: flowID, violations: violations)))
         case .note(let note):
             kind = .note
-            json = try Self.encoder.encode(note)
+            metadata.append(try Self.encoder.encode(note))
         }
-        var metadata = withUnsafeBytes(of: entry.key.uuid) { Data($0) }
-        metadata.append(json)
-        guard append(kind: kind, metadata: metadata, request: .inline(Data()), response: .inline(Data())) else {
+        guard append(kind: kind, metadata: metadata, request: .inline(request), response: .inline(response)) else {
             throw FlowStoreError("cannot write \(path): \(String(cString: strerror(errno)))")
         }
     }
