@@ -56,6 +56,10 @@ lane() {
 }
 logs=$(mktemp -d)
 : >"$logs/summary"
+# Each failed test's name and error on a line (Tests/UI/page.py), printed after the summary;
+# scripts/test.sh names its own file to print them at the very end of its output.
+export KAGAMI_UI_FAILURES="${KAGAMI_UI_FAILURES:-$logs/failures}"
+: >>"$KAGAMI_UI_FAILURES"
 trap 'rm -rf "$logs"' EXIT
 lane test_ui.py test_scale_ui.py test_chromium_protocols.py >"$logs/first" 2>&1 &
 first=$!
@@ -70,4 +74,8 @@ cat "$logs/second"
 # Every suite's result once more, last, so the end of the output says which one failed.
 echo
 cat "$logs/summary"
+if [ -s "$KAGAMI_UI_FAILURES" ]; then
+    echo "failed browser tests:"
+    sed 's/^/  /' "$KAGAMI_UI_FAILURES"
+fi
 exit $status

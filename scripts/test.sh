@@ -87,6 +87,7 @@ if [ $# -eq 0 ]; then
     examples_log=$(mktemp)
     ./scripts/test-examples.sh >"$examples_log" 2>&1 &
     examples=$!
+    export KAGAMI_UI_FAILURES="$scratch/browser-failures"
     part "browser" ./scripts/test-ui.sh "$kagami"
     part "examples" wait $examples
     cat "$examples_log"
@@ -95,4 +96,9 @@ fi
 echo
 echo "scripts/test.sh:"
 printf '  %s\n' "${results[@]}"
+# The browser tests that failed, with their errors, where the end of a long run's output shows them.
+if [ -s "${KAGAMI_UI_FAILURES:-/nonexistent}" ]; then
+    echo "failed browser tests:"
+    sed 's/^/  /' "$KAGAMI_UI_FAILURES"
+fi
 exit $status

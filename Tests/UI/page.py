@@ -62,6 +62,11 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
 
 
+# Seconds a step waits for the page before it fails: generous, since the suites run beside a
+# compiling build on two cores, where a step that takes a second alone can take ten.
+WAIT_SECONDS = 45
+
+
 class Page:
     """A browser suite's headless Chromium on Kagami's page, and the steps its tests share. The
     suite sets `workdir`, `origin` (a server to shut down) and `kagami` (a Kagami, or None), which
@@ -69,7 +74,7 @@ class Page:
     # Seconds the list is given to redraw after the filter box is typed into.
     filter_settle = 0.3
 
-    def __init__(self, timeout):
+    def __init__(self, timeout=WAIT_SECONDS):
         self.driver = browser()
         self.wait = WebDriverWait(self.driver, timeout)
         self.passed, self.failed = 0, []
@@ -134,9 +139,21 @@ class Page:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+def note_failure(suite, name, error):
+    """A failed test's name and error, one line, added to the file KAGAMI_UI_FAILURES names (when
+    set): scripts/test-ui.sh and scripts/test.sh print it last, where a long run's end shows it."""
+    path = os.environ.get("KAGAMI_UI_FAILURES")
+    if not path:
+        return
+    text = " ".join(str(error).split())
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(f"{suite} {name}: {text[:600]}\n")
+
+
 def run_each(tests, driver, suite):
     """Runs every test, printing each result; a failure is reported (with a screenshot of the
-    page in the temporary folder) and the next test still runs. Returns (passed, failed names)."""
+    page in the temporary folder, and a line in KAGAMI_UI_FAILURES) and the next test still runs.
+    Returns (passed, failed names)."""
     passed, failed = 0, []
     for test in tests:
         started = time.time()
@@ -147,6 +164,7 @@ def run_each(tests, driver, suite):
         except Exception as error:  # noqa: BLE001 - every failure is reported
             failed.append(test.__name__)
             print(f"  FAIL  {test.__name__}: {error}")
+            note_failure(suite, test.__name__, error)
             traceback.print_exc(limit=2)
             try:
                 driver.save_screenshot(os.path.join(tempfile.gettempdir(), f"kagami-{suite}-failure-{test.__name__}.png"))
@@ -161,11 +179,15 @@ def run_suite(make_suite, label):
     when one failed. Every test file's entry point."""
     binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "debug", "kagami")
     started = time.time()
-    suite = make_suite(binary)
     try:
-        suite.run()
-    finally:
-        suite.close()
+        suite = make_suite(binary)
+        try:
+            suite.run()
+        finally:
+            suite.close()
+    except Exception as error:
+        note_failure(label, "(the suite itself)", error)
+        raise
     for name, value in getattr(suite, "timings", {}).items():
         print(f"{label} timing {name}: {value}")
     print(f"{label} tests: {suite.passed} passed, {len(suite.failed)} failed ({time.time() - started:.0f} s)")

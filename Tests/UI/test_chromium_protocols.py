@@ -22,6 +22,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.dirname(__file__))
 import test_ui  # noqa: E402
+from page import run_each  # noqa: E402
 from test_ui import api  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -211,15 +212,7 @@ class Suite:
             assert any(d == direction and opcode == 8 for d, opcode, _ in shown), shown
 
     def run(self):
-        for test in [self.test_h2_page_and_wss_socket]:
-            try:
-                test()
-                self.passed += 1
-                print(f"ok {test.__name__}")
-            except Exception:
-                self.failed.append(test.__name__)
-                print(f"FAILED {test.__name__}")
-                traceback.print_exc()
+        self.passed, self.failed = run_each([self.test_h2_page_and_wss_socket], self.driver, "chromium-protocols")
 
     def close(self):
         for stop in (self.driver.quit, self.kagami.stop, self.nginx.stop):

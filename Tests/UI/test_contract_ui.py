@@ -59,7 +59,7 @@ class Suite(Page):
         self.binary = binary
         self.kagami = None
         self.description = os.path.join(self.workdir, "notes.yaml")
-        super().__init__(timeout=15)
+        super().__init__()
 
     def rows(self):
         return self.js("return [...document.querySelectorAll('#sequence-spacer .row:not([hidden])')]"

@@ -63,7 +63,7 @@ class Suite(Page):
         self.binary = binary
         self.kagami = Kagami(binary, self.workdir, self.rules_file, ssl_proxying=True,
                              extra=["--ca-dir", os.path.join(self.workdir, "ca"), "--insecure-upstream", "--ssl-proxying-file", self.ssl_file])
-        super().__init__(timeout=20)
+        super().__init__()
 
     # -- helpers --
     def fresh(self):

@@ -70,7 +70,7 @@ def record_alone(binary, session, version):
 
 class Suite(Page):
     def __init__(self, binary):
-        super().__init__(timeout=30)
+        super().__init__()
         self.workdir = tempfile.mkdtemp(prefix="kagami-diff-ui-")
         self.origin = None
         self.kagami = None

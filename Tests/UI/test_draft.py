@@ -9,7 +9,6 @@ import os
 import shutil
 import sys
 import tempfile
-import traceback
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -17,7 +16,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 sys.path.insert(0, os.path.dirname(__file__))
 import origin  # noqa: E402
-from test_ui import ROOT, SHOTS, Kagami, api, browser, curl  # noqa: E402
+from test_ui import ROOT, SHOTS, WAIT_SECONDS, Kagami, api, browser, curl, run_each  # noqa: E402
 
 
 def main():
@@ -38,7 +37,7 @@ def main():
                  "--data-binary", json.dumps({"name": f"item {item}", "password": "hunter2"}))
         curl(kagami.proxy, f"{base}/repos/apple/swift")
         curl(kagami.proxy, f"{base}/repos/swiftlang/swift-nio")
-        wait = WebDriverWait(driver, 20)
+        wait = WebDriverWait(driver, WAIT_SECONDS)
 
         def fresh():
             """Each test opens the page afresh: the session (read only by the tests) and nothing else."""
@@ -99,15 +98,7 @@ def main():
             status, answer = api(kagami.ui, "POST", "/api/draft", {"paths": ["repos/{owner}"]})
             assert status == 400 and "paths[0]" in answer["error"], answer
 
-        for test in (test_drafts_the_session_as_openapi, test_blueprint_and_a_path_hint_draft_again, test_chosen_exchanges_only, test_bad_requests_say_why):
-            try:
-                test()
-                passed += 1
-                print(f"ok {test.__name__}")
-            except Exception:  # noqa: BLE001
-                failed.append(test.__name__)
-                print(f"FAILED {test.__name__}")
-                traceback.print_exc(limit=3)
+        passed, failed = run_each([test_drafts_the_session_as_openapi, test_blueprint_and_a_path_hint_draft_again, test_chosen_exchanges_only, test_bad_requests_say_why], driver, "draft")
     finally:
         driver.quit()
         kagami.stop()

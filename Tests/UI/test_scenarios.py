@@ -12,7 +12,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
@@ -20,7 +19,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.dirname(__file__))
 import origin  # noqa: E402
-from test_ui import ROOT, SHOTS, Kagami, api, browser  # noqa: E402
+from test_ui import ROOT, SHOTS, WAIT_SECONDS, Kagami, api, browser, run_each  # noqa: E402
 
 SCENARIOS = """
 scenarios:
@@ -65,8 +64,7 @@ def main():
     driver = browser()
     # The panel and the toolbar are drawn again after each switch: every wait looks elements up
     # afresh and takes a redraw between lookup and use as "not yet".
-    wait = WebDriverWait(driver, 20, ignored_exceptions=[StaleElementReferenceException])
-    passed, failed = 0, []
+    wait = WebDriverWait(driver, WAIT_SECONDS, ignored_exceptions=[StaleElementReferenceException])
 
     def badge():
         element = driver.find_element(By.ID, "scenario-active")
@@ -146,17 +144,7 @@ def main():
     tests = [test_switching_from_the_panel_acts_on_the_next_request, test_a_loading_request_is_released_from_the_panel]
     only = os.environ.get("KAGAMI_UI_ONLY")
     try:
-        for test in tests:
-            if only and only not in test.__name__:
-                continue
-            try:
-                test()
-                passed += 1
-                print(f"PASS {test.__name__}")
-            except Exception:
-                failed.append(test.__name__)
-                print(f"FAIL {test.__name__}")
-                traceback.print_exc()
+        passed, failed = run_each([test for test in tests if not only or only in test.__name__], driver, "scenarios")
     finally:
         driver.quit()
         kagami.stop()
