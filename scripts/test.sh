@@ -81,17 +81,13 @@ if [ $# -eq 0 ]; then
     # temporary folder, and the kagami there run (version, man page, completions, proxy, web UI).
     part "package" timeout --kill-after=15 300 ./scripts/test-package.sh
     # The web UI in a real browser, run even when a Swift test failed; the command fails if
-    # either did. Beside it, an app's own test suite using Kagami in-process and a generated
-    # client (docs/LIBRARY.md), printed once done.
+    # either did. It has the cores to itself: a build beside it makes every step of the page
+    # several times slower.
     kagami="$(swift build --show-bin-path)/kagami"
-    examples_log=$(mktemp)
-    ./scripts/test-examples.sh >"$examples_log" 2>&1 &
-    examples=$!
     export KAGAMI_UI_FAILURES="$scratch/browser-failures"
     part "browser" ./scripts/test-ui.sh "$kagami"
-    part "examples" wait $examples
-    cat "$examples_log"
-    rm -f "$examples_log"
+    # An app's own test suite using Kagami in-process and a generated client (docs/LIBRARY.md).
+    part "examples" ./scripts/test-examples.sh
 fi
 echo
 echo "scripts/test.sh:"
