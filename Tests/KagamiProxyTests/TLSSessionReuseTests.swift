@@ -103,13 +103,34 @@ struct TLSSessionReuseTests {
         }
     }
 
+    /// A client that writes without TCP_NODELAY (Python's ssl on a bare socket, as Java's sockets
+    /// do) sends its request after the handshake only once Kagami's kernel has acknowledged the
+    /// client's Finished. Kagami acknowledges it at once: the GET is answered as fast as with
+    /// TCP_NODELAY, not after a delayed ACK (40 ms at least, every connection). Connections with
+    /// and without TCP_NODELAY alternate, and their median GET times are compared.
+    #if os(Linux)
+    @Test func aClientWithNagleIsAnsweredWithoutWaitingForADelayedACK() async throws {
+        try await HTTPSHarness.with { h in
+            let result = try await CommandLineClient("/usr/bin/python3").run([
+                "-c", Self.client, "nagle", String(h.proxy.proxyPort), "localhost", String(h.origin.port), h.kagamiCA.certificatePath, "TLSv1_3",
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            let medians = result.stdoutText.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+            try #require(medians.count == 2, "\(result.stdoutText) \(result.stderr)")
+            // Half the kernel's least delayed ACK (TCP_DELACK_MIN): a GET that waited for one
+            // takes 40 ms more.
+            #expect(medians[1] < medians[0] + 20, "GET in ms, median with TCP_NODELAY \(medians[0]), without \(medians[1])")
+        }
+    }
+    #endif
+
     /// Python's ssl module (OpenSSL) through a CONNECT tunnel: the second connection offers the
     /// session of the first and Kagami resumes it, over TLS 1.3 (tickets) and TLS 1.2.
     @Test(arguments: ["TLSv1_3", "TLSv1_2"])
     func aSecondConnectionResumesItsTLSSession(version: String) async throws {
         try await HTTPSHarness.with { h in
             let result = try await CommandLineClient("/usr/bin/python3").run([
-                "-c", Self.resumingClient, String(h.proxy.proxyPort), "localhost", String(h.origin.port), h.kagamiCA.certificatePath, version,
+                "-c", Self.client, "resume", String(h.proxy.proxyPort), "localhost", String(h.origin.port), h.kagamiCA.certificatePath, version,
             ])
             #expect(result.status == 0, "\(result.stderr)")
             let lines = result.stdoutText.split(separator: "\n").map(String.init)
@@ -120,11 +141,13 @@ struct TLSSessionReuseTests {
         }
     }
 
-    /// Connects to the proxy twice, each time CONNECT then TLS then one GET, the second time
+    /// Connections to the proxy, each CONNECT then TLS then one GET. `resume`: two, the second
     /// offering the first connection's session; prints `reused=… VERSION STATUS` per connection.
-    private static let resumingClient = #"""
-    import socket, ssl, sys
-    proxy_port, host, port, cafile, version = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+    /// `nagle`: 22, every other one with TCP_NODELAY; prints the median GET time in ms of those
+    /// with it, then of those without.
+    private static let client = #"""
+    import socket, ssl, statistics, sys, time
+    mode, proxy_port, host, port, cafile, version = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
     context = ssl.create_default_context(cafile=cafile)
     context.minimum_version = context.maximum_version = getattr(ssl.TLSVersion, version)
 
@@ -137,25 +160,37 @@ struct TLSSessionReuseTests {
             head += byte
         return head
 
-    def fetch(session):
+    def fetch(session, nodelay=True, times=None):
         raw = socket.create_connection(("127.0.0.1", proxy_port), timeout=20)
+        raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, int(nodelay))
         raw.sendall(("CONNECT %s:%s HTTP/1.1\r\nHost: %s:%s\r\n\r\n" % (host, port, host, port)).encode())
         reply = read_head(raw)
         if not reply.startswith(b"HTTP/1.1 200"):
             raise SystemExit("CONNECT refused: %r" % reply)
         tls = context.wrap_socket(raw, server_hostname=host, session=session)
+        started = time.monotonic()
         tls.sendall(("GET /echo HTTP/1.1\r\nHost: %s:%s\r\n\r\n" % (host, port)).encode())
         head = read_head(tls)
         length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
         body = b""
         while len(body) < length:
             body += tls.recv(length - len(body))
+        if times is not None:
+            times.append((time.monotonic() - started) * 1000)
         status = head.split(b" ", 2)[1].decode()
-        print("reused=%s %s %s" % (tls.session_reused, tls.version(), status), flush=True)
+        if mode == "resume":
+            print("reused=%s %s %s" % (tls.session_reused, tls.version(), status), flush=True)
         session = tls.session
         tls.close()
         return session
 
-    fetch(fetch(None))
+    if mode == "resume":
+        fetch(fetch(None))
+    else:
+        with_nodelay, without = [], []
+        for _ in range(11):
+            fetch(None, True, with_nodelay)
+            fetch(None, False, without)
+        print("%.1f %.1f" % (statistics.median(with_nodelay), statistics.median(without)))
     """#
 }
