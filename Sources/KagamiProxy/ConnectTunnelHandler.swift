@@ -122,7 +122,7 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
         let throttle = settings.rules.current?.throttleProfile(for: ThrottleHandler.tunnelRequest(target))
         let bootstrap = ClientBootstrap(group: context.eventLoop)
             .connectTimeout(settings.timeouts.connect)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(TunnelRelayHandler())

@@ -131,7 +131,7 @@ public final class ProxyServer: Sendable {
         let bound = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
             // A client that half-closes after its request still gets its answer.
             .childChannelOption(.allowRemoteHalfClosure, value: true)

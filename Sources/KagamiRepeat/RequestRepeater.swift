@@ -110,7 +110,7 @@ public struct RequestRepeater: Sendable {
     private static func exchange(_ outgoing: Outgoing, host: String, port: Int, timeout: TimeAmount, group: any EventLoopGroup) async throws -> Int {
         let channel = try await ClientBootstrap(group: group)
             .connectTimeout(.seconds(10))
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if outgoing.http2 {

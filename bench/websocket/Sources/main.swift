@@ -114,7 +114,7 @@ func runServer() throws {
         })
     let channel = try ServerBootstrap(group: group)
         .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-        .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+        .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
         .childChannelInitializer { channel in
             channel.pipeline.configureHTTPServerPipeline(withServerUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
         }
@@ -139,7 +139,7 @@ func runClient(port: Int, connections: Int, messages: Int, size: Int, window: In
                 }
             })
         _ = try ClientBootstrap(group: loop)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
