@@ -95,6 +95,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func channelReadComplete(context: ChannelHandlerContext) {
         upstream?.connection.handler.flush()
+        // Part of a request read, and nothing goes back to the client until the rest comes: a
+        // client without TCP_NODELAY holds the rest until this part is acknowledged.
+        if let exchange, !exchange.state.isRequestComplete { context.channel.acknowledgeReceivedBytes() }
         context.fireChannelReadComplete()
     }
 

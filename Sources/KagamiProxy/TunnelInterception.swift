@@ -152,7 +152,10 @@ final class ClientTLSObserver: ChannelDuplexHandler, RemovableChannelHandler {
             state.handshakeCompleted = true
             state.alpn = negotiated
             state.version = tlsHandler.tlsVersion.map(TLSNames.version)
-            Self.acknowledgeNow(context.channel)
+            // BoringSSL holds its session tickets until Kagami's first write: nothing goes back
+            // to a client that has just sent its Finished, and a client without TCP_NODELAY holds
+            // its request until that Finished is acknowledged.
+            context.channel.acknowledgeReceivedBytes()
         }
         if let event = event as? ChannelEvent, event == .inputClosed {
             clientLeft = true
@@ -228,21 +231,6 @@ final class ClientTLSObserver: ChannelDuplexHandler, RemovableChannelHandler {
             if sendingCloseNotify { context.close(mode: .output, promise: nil) }
             tlsContext.close(mode: .all, promise: nil)
         }
-    }
-
-    /// Acknowledges at once what the client has sent, its TLS Finished last (Linux; elsewhere
-    /// nothing). BoringSSL holds its session tickets until the server's first write, so nothing
-    /// goes back to a client that has just finished the handshake, and the kernel delays the
-    /// ACK (up to 40 ms) on a connection it has seen answer every message. A client that writes
-    /// without TCP_NODELAY (Python's `ssl` on a bare socket, Java's sockets) holds its request
-    /// until that ACK: 42 ms on every new connection before this, against 0.3 ms to the origin.
-    static func acknowledgeNow(_ channel: any Channel) {
-        #if os(Linux)
-        // Leaving the delayed-ACK mode sends an ACK that is due (tcp(7), TCP_QUICKACK); the kernel
-        // goes back to delaying ACKs by itself as the exchange goes on.
-        let quickACK = ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: CInt(TCP_QUICKACK)))
-        try? channel.syncOptions?.setOption(quickACK, value: 1)
-        #endif
     }
 
     private func fail(_ message: String) {

@@ -31,6 +31,9 @@ final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     weak var throttle: ThrottleHandler?
     private var reads = ReadGate()
     private var context: ChannelHandlerContext?
+    /// A request went out and its response has not ended: Kagami writes nothing more to the
+    /// server until it has, so what the server sent meanwhile is acknowledged at once.
+    private var awaitingResponseEnd = false
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
     func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
@@ -41,10 +44,13 @@ final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.close(promise: nil)
             return
         }
-        delegate.upstreamReceived(unwrapInboundIn(data))
+        let part = unwrapInboundIn(data)
+        if case .end = part { awaitingResponseEnd = false }
+        delegate.upstreamReceived(part)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        if awaitingResponseEnd { context.channel.acknowledgeReceivedBytes() }
         delegate?.upstreamReadComplete()
     }
 
@@ -87,6 +93,7 @@ final class UpstreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
+        if case .head = part { awaitingResponseEnd = true }
         context.write(wrapOutboundOut(part), promise: promise)
     }
 

@@ -107,9 +107,11 @@ struct TLSSessionReuseTests {
     /// do) sends its request after the handshake only once Kagami's kernel has acknowledged the
     /// client's Finished. Kagami acknowledges it at once: the GET is answered as fast as with
     /// TCP_NODELAY, not after a delayed ACK (40 ms at least, every connection). Connections with
-    /// and without TCP_NODELAY alternate, and their median GET times are compared.
+    /// and without TCP_NODELAY alternate, and their median GET times are compared (by themselves,
+    /// as `DelayedAcknowledgementTests` are).
     #if os(Linux)
-    @Test func aClientWithNagleIsAnsweredWithoutWaitingForADelayedACK() async throws {
+    @Test(.enabled(if: TimedTests.alone))
+    func aClientWithNagleIsAnsweredWithoutWaitingForADelayedACK() async throws {
         try await HTTPSHarness.with { h in
             let result = try await CommandLineClient("/usr/bin/python3").run([
                 "-c", Self.client, "nagle", String(h.proxy.proxyPort), "localhost", String(h.origin.port), h.kagamiCA.certificatePath, "TLSv1_3",
