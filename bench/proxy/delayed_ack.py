@@ -2,7 +2,8 @@
 127.0.0.1 and, for comparison, straight to the server. The servers are Python's http.server
 echoing a POST (HTTP/1.1 kept alive, its head and body sent in two writes, as werkzeug and many
 development servers answer); the clients are bare sockets. A delayed ACK adds 40 ms or more to
-each exchange it holds. Prints each pattern's median in ms, through the proxy and direct.
+each exchange it holds. Prints each pattern's median in ms, through the proxy and direct, as a
+Markdown table (Tests/KagamiProxyTests/DelayedAcknowledgementTests.swift reads it).
 Usage: python3 bench/proxy/delayed_ack.py --proxy-port PORT [--count 15]"""
 import argparse, http.server, socket, statistics, threading, time
 
@@ -74,6 +75,7 @@ def pattern(name, server_nagle, client_nagle, kept_alive):
 
 print("| pattern | through the proxy, ms | direct, ms |")
 print("|---|--:|--:|")
+pattern("both with TCP_NODELAY, kept alive", False, False, True)
 pattern("server without TCP_NODELAY, a new client connection each", True, False, False)
 pattern("server without TCP_NODELAY, one kept-alive client connection", True, False, True)
 pattern("client without TCP_NODELAY (head and body apart), kept alive", False, True, True)
