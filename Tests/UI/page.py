@@ -62,8 +62,9 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
 
 
-# Seconds a step waits for the page before it fails: generous, since the suites run beside a
-# compiling build on two cores, where a step that takes a second alone can take ten.
+# Seconds a step waits for the page before it fails: generous, since two lanes of suites share
+# two cores with their Kagamis and servers, and on a busy machine a step that takes a second
+# alone can take ten.
 WAIT_SECONDS = 45
 
 
