@@ -7,3 +7,11 @@ apt_install() {
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
+
+# Prints the failed browser tests' lines (Tests/UI/page.py writes them to the file named by
+# KAGAMI_UI_FAILURES), when there are any.
+print_browser_failures() {
+    [ -s "${KAGAMI_UI_FAILURES:-/nonexistent}" ] || return 0
+    echo "failed browser tests:"
+    sed 's/^/  /' "$KAGAMI_UI_FAILURES"
+}

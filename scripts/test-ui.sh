@@ -74,8 +74,5 @@ cat "$logs/second"
 # Every suite's result once more, last, so the end of the output says which one failed.
 echo
 cat "$logs/summary"
-if [ -s "$KAGAMI_UI_FAILURES" ]; then
-    echo "failed browser tests:"
-    sed 's/^/  /' "$KAGAMI_UI_FAILURES"
-fi
+print_browser_failures
 exit $status

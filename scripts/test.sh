@@ -96,8 +96,5 @@ echo
 echo "scripts/test.sh:"
 printf '  %s\n' "${results[@]}"
 # The browser tests that failed, with their errors, where the end of a long run's output shows them.
-if [ -s "${KAGAMI_UI_FAILURES:-/nonexistent}" ]; then
-    echo "failed browser tests:"
-    sed 's/^/  /' "$KAGAMI_UI_FAILURES"
-fi
+print_browser_failures
 exit $status

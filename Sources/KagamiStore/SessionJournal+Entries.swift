@@ -30,9 +30,10 @@ extension SessionJournal {
 
     /// Appends `entry` as one record. A flow's key is its id (`SessionEntry`'s default).
     package func append(_ entry: SessionEntry) throws {
-        let kind: Kind
-        var metadata = withUnsafeBytes(of: entry.key.uuid) { Data($0) }
+        let kind: Kind, metadata: Data
         var request = Data(), response = Data()
+        // Any other entry's first part: its key, then its JSON.
+        func keyed(_ json: Data) -> Data { withUnsafeBytes(of: entry.key.uuid) { Data($0) } + json }
         switch entry.item {
         case .flow(let flow):
             kind = .flow
@@ -41,13 +42,13 @@ extension SessionJournal {
             response = flow.response?.body.data ?? Data()
         case .messages(let messages, let flowID):
             kind = .messages
-            metadata.append(try Self.encoder.encode(MessagesRecord(flowID: flowID, messages: messages)))
+            metadata = keyed(try Self.encoder.encode(MessagesRecord(flowID: flowID, messages: messages)))
         case .violations(let violations, let flowID):
             kind = .violations
-            metadata.append(try Self.encoder.encode(ViolationsRecord(flowID: flowID, violations: violations)))
+            metadata = keyed(try Self.encoder.encode(ViolationsRecord(flowID: flowID, violations: violations)))
         case .note(let note):
             kind = .note
-            metadata.append(try Self.encoder.encode(note))
+            metadata = keyed(try Self.encoder.encode(note))
         }
         guard append(kind: kind, metadata: metadata, request: .inline(request), response: .inline(response)) else {
             throw FlowStoreError("cannot write \(path): \(String(cString: strerror(errno)))")
